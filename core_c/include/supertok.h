@@ -1,0 +1,119 @@
+/* supertok: the one public header of the portable tokenizer core.
+ *
+ * Conventions (DESIGN §3):
+ *  - every public name starts with st_; handles are opaque;
+ *  - every call that can fail returns an st_status (numbers are pinned: they never change
+ *    meaning) and, where it applies, writes the byte offset of the failure to *err_offset;
+ *  - output goes to caller buffers with a size query (pass cap 0 to learn the size);
+ *  - no global mutable state: a handle, once made, is immutable and may be shared by threads;
+ *  - allocation goes through st_allocator hooks, per handle (NULL = the platform default).
+ *
+ * The same sources build natively and as a freestanding wasm32 module with no imports. */
+#ifndef SUPERTOK_H
+#define SUPERTOK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ST_VERSION_MAJOR 0
+#define ST_VERSION_MINOR 1
+#define ST_VERSION_PATCH 0
+
+/* Status codes. Pinned: a number keeps its meaning forever; new codes are appended. */
+typedef enum st_status {
+    ST_OK = 0,
+    ST_ERR_INVALID_ARGUMENT = 1, /* a NULL pointer or an out-of-range value */
+    ST_ERR_OUT_OF_MEMORY = 2,
+    ST_ERR_INVALID_UTF8 = 3,     /* *err_offset = byte offset where the bad sequence starts */
+    ST_ERR_BUFFER_TOO_SMALL = 4, /* the size needed is reported; nothing past cap was written */
+    ST_ERR_UNKNOWN_PATTERN = 5,
+    ST_ERR_UNKNOWN_SCRIPT = 6    /* *err_offset = byte offset of the name in the script list */
+} st_status;
+
+/* A short English message for a status; never NULL ("unknown status" for other numbers). */
+const char *st_status_str(int status);
+
+/* (major << 16) | (minor << 8) | patch, and the same as text, e.g. "0.1.0". */
+uint32_t st_version(void);
+const char *st_version_str(void);
+/* The Unicode version the property tables were generated from, e.g. "16.0". */
+const char *st_unicode_version(void);
+
+/* Allocator hooks. free receives the size that was asked of alloc. */
+typedef struct st_allocator {
+    void *(*alloc)(void *ctx, size_t size);
+    void (*free)(void *ctx, void *ptr, size_t size);
+    void *ctx;
+} st_allocator;
+
+/* The platform allocator, for hosts that must place data in the core's memory (wasm hosts
+ * write their input through these). st_malloc(0) returns a valid unique pointer or NULL. */
+void *st_malloc(size_t size);
+void st_free(void *ptr);
+
+/* ---- Scripts --------------------------------------------------------------------------- */
+
+/* The Unicode Script property value of a code point, as our id (0 Unknown, 1 Common,
+ * 2 Inherited, then real scripts); -1 for a value above U+10FFFF. */
+int st_script_of(uint32_t cp);
+/* The canonical name of a script id ("Han", "Latin", ...), or NULL if out of range. */
+const char *st_script_name(int script);
+/* Number of script ids. */
+int st_script_count(void);
+/* The id for a name or alias ("Han", "Hani", "han", "Old_Italic"), ignoring case, '_', '-'
+ * and ' '; -1 if unknown. */
+int st_script_from_name(const char *name, size_t len);
+
+/* ---- Pre-tokenizers -------------------------------------------------------------------- */
+
+/* The pattern families: the splits of tiktoken 0.14's pat_str for each encoding. */
+typedef enum st_pattern {
+    ST_PATTERN_GPT2 = 1,   /* r50k_base, p50k_base */
+    ST_PATTERN_CL100K = 2, /* cl100k_base */
+    ST_PATTERN_O200K = 3   /* o200k_base */
+} st_pattern;
+
+/* Pre-tokenizer flags. */
+#define ST_PRETOK_SCRIPT_AWARE 1u /* split into single-script chunks first (DESIGN §5) */
+
+/* Output flags for st_pretokenize. */
+#define ST_OFFSETS_CODEPOINTS 1u /* report ends in code points instead of bytes */
+
+typedef struct st_pretokenizer st_pretokenizer;
+
+/* Make a pre-tokenizer. scripts: a comma-separated list of script names that use the
+ * script-specific split in script-aware mode; NULL means the default set (Han, Hiragana,
+ * Katakana, Thai, Myanmar, Khmer, Lao); "" means none. An unknown name gives
+ * ST_ERR_UNKNOWN_SCRIPT with *err_offset at the name. alloc may be NULL. */
+st_status st_pretokenizer_new(int pattern, uint32_t flags, const char *scripts,
+                              size_t scripts_len, const st_allocator *alloc,
+                              st_pretokenizer **out, size_t *err_offset);
+void st_pretokenizer_free(st_pretokenizer *pt);
+
+/* Split UTF-8 text into pieces; writes the end offset of each piece (bytes, or code points
+ * with ST_OFFSETS_CODEPOINTS) to ends[0..], and the number of pieces to *n_pieces. Piece i
+ * spans [ends[i-1], ends[i]) with ends[-1] = 0. At most one piece per code point, so
+ * cap >= len always suffices. If cap is too small, returns ST_ERR_BUFFER_TOO_SMALL with the
+ * full count in *n_pieces. Invalid UTF-8 gives ST_ERR_INVALID_UTF8 with *err_offset. */
+st_status st_pretokenize(const st_pretokenizer *pt, const char *text, size_t len,
+                         uint32_t flags, size_t *ends, size_t cap, size_t *n_pieces,
+                         size_t *err_offset);
+
+/* The number of pieces alone: no output buffer (the scanner's own speed). */
+st_status st_pretokenize_count(const st_pretokenizer *pt, const char *text, size_t len,
+                               size_t *n_pieces, size_t *err_offset);
+
+/* ---- UTF-8 ----------------------------------------------------------------------------- */
+
+/* ST_OK if text is valid UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF);
+ * otherwise ST_ERR_INVALID_UTF8 with the offset of the first bad sequence. */
+st_status st_utf8_validate(const char *text, size_t len, size_t *err_offset);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

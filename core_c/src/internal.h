@@ -1,0 +1,32 @@
+/* Shared internals of the core: allocator plumbing and UTF-8 decoding. */
+#ifndef ST_INTERNAL_H
+#define ST_INTERNAL_H
+
+#include "platform.h"
+#include "../include/supertok.h"
+
+/* The allocator a handle was made with; a copy is kept in every handle. */
+void st__allocator_init(st_allocator *dst, const st_allocator *src);
+void *st__alloc(const st_allocator *a, size_t size);
+void st__free(const st_allocator *a, void *ptr, size_t size);
+
+static inline void st__set_offset(size_t *err_offset, size_t value) {
+    if (err_offset) *err_offset = value;
+}
+
+/* Decode one code point from valid UTF-8 at s[0..] (the caller has validated the text).
+ * Returns the sequence length. */
+ST_INLINE size_t st__utf8_decode(const uint8_t *s, uint32_t *cp) {
+    uint32_t b0 = s[0];
+    if (b0 < 0x80) { *cp = b0; return 1; }
+    if (b0 < 0xE0) { *cp = ((b0 & 0x1F) << 6) | (s[1] & 0x3F); return 2; }
+    if (b0 < 0xF0) {
+        *cp = ((b0 & 0x0F) << 12) | ((uint32_t)(s[1] & 0x3F) << 6) | (s[2] & 0x3F);
+        return 3;
+    }
+    *cp = ((b0 & 0x07) << 18) | ((uint32_t)(s[1] & 0x3F) << 12) |
+          ((uint32_t)(s[2] & 0x3F) << 6) | (s[3] & 0x3F);
+    return 4;
+}
+
+#endif

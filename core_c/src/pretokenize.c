@@ -1,0 +1,501 @@
+/* Pre-tokenizers: hand-written scanners giving exactly regex.findall(pat_str, text) for
+ * tiktoken 0.14's patterns (DESIGN §5), and the script-aware chunking mode.
+ *
+ * Each scanner is a function (text, end, start) -> end of the piece starting at `start`.
+ * regex tries a pattern's alternatives in order and takes the first that matches, each with
+ * its own greedy-then-backtrack search; every scanner below walks the alternatives in the same
+ * order, and the comment on each branch says which alternative it is and why its backtracking
+ * reduces to the closed form used. `end` is the end of the text, or of the script chunk in
+ * script-aware mode (regex.findall runs on each chunk alone, so `$` and the lookahead in
+ * \s+(?!\S) see the chunk's end).
+ *
+ * The text has been validated as UTF-8 before any scanner runs. */
+#include "internal.h"
+#include "unicode_tables.h"
+
+/* Predicate bits per class byte (class in bits 0-2, White_Space in bit 3). */
+enum {
+    P_L = 1,     /* \p{L} */
+    P_N = 2,     /* \p{N} */
+    P_WS = 4,    /* \s */
+    P_O = 8,     /* [^\s\p{L}\p{N}] */
+    P_U = 16,    /* o200k upper part: [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] */
+    P_W = 32,    /* o200k lower part: [\p{Ll}\p{Lm}\p{Lo}\p{M}] */
+    P_M = 64,    /* \p{M} */
+    P_PRE = 128  /* [^\r\n\p{L}\p{N}] minus CR/LF, which are tested by code point */
+};
+
+/* The 16 possible class bytes mapped to predicate bits, computed once at compile time. */
+#define PRED(cls) ((uint8_t)( \
+    ((((cls) & 7) >= 1 && ((cls) & 7) <= 5) ? P_L : 0) | \
+    ((((cls) & 7) == 7) ? P_N : 0) | \
+    (((cls) & 8) ? P_WS : 0) | \
+    ((!((cls) & 8) && !(((cls) & 7) >= 1 && ((cls) & 7) <= 5) && ((cls) & 7) != 7) ? P_O : 0) | \
+    ((((cls) & 7) == 1 || ((cls) & 7) == 3 || ((cls) & 7) == 4 || ((cls) & 7) == 5 || ((cls) & 7) == 6) ? P_U : 0) | \
+    ((((cls) & 7) == 2 || ((cls) & 7) == 4 || ((cls) & 7) == 5 || ((cls) & 7) == 6) ? P_W : 0) | \
+    ((((cls) & 7) == 6) ? P_M : 0) | \
+    ((!(((cls) & 7) >= 1 && ((cls) & 7) <= 5) && ((cls) & 7) != 7) ? P_PRE : 0)))
+
+static const uint8_t preds_of_class[16] = {
+    PRED(0), PRED(1), PRED(2), PRED(3), PRED(4), PRED(5), PRED(6), PRED(7),
+    PRED(8), PRED(9), PRED(10), PRED(11), PRED(12), PRED(13), PRED(14), PRED(15)};
+
+/* One decoded character: its code point, byte length and predicate bits. At the end of the
+ * text (i >= end) len and preds are 0, so every predicate is false. */
+typedef struct ch {
+    uint32_t cp;
+    uint32_t len;
+    uint32_t preds;
+} ch;
+
+ST_INLINE ch char_at(const uint8_t *s, size_t end, size_t i) {
+    ch c;
+    if (i >= end) { c.cp = 0; c.len = 0; c.preds = 0; return c; }
+    uint8_t b = s[i];
+    if (b < 0x80) {
+        c.cp = b;
+        c.len = 1;
+        c.preds = preds_of_class[st_ucd_bmp_class[b]];
+        return c;
+    }
+    c.len = (uint32_t)st__utf8_decode(s + i, &c.cp);
+    c.preds = preds_of_class[st_ucd_class(c.cp)];
+    return c;
+}
+
+/* End of the maximal run of characters having any of `mask`, starting at i. */
+ST_INLINE size_t run_of(const uint8_t *s, size_t end, size_t i, uint32_t mask) {
+    while (i < end) {
+        uint8_t b = s[i];
+        if (b < 0x80) {
+            if (!(preds_of_class[st_ucd_bmp_class[b]] & mask)) break;
+            i++;
+            continue;
+        }
+        ch c = char_at(s, end, i);
+        if (!(c.preds & mask)) break;
+        i += c.len;
+    }
+    return i;
+}
+
+ST_INLINE int is_crlf(uint32_t cp) { return cp == '\r' || cp == '\n'; }
+
+/* End of a run of [\r\n] (or [\r\n/] with slash) starting at i. */
+ST_INLINE size_t run_crlf(const uint8_t *s, size_t end, size_t i, int slash) {
+    while (i < end && (s[i] == '\r' || s[i] == '\n' || (slash && s[i] == '/'))) i++;
+    return i;
+}
+
+/* Characters that (?i:x) matches under regex's simple case folding, for the contraction
+ * letters; only 's' has a non-ASCII one (U+017F LATIN SMALL LETTER LONG S). The unicode
+ * table test checks this against regex for every code point. */
+ST_INLINE int fold_eq(uint32_t cp, char lower) {
+    if (cp < 0x80) return (cp | 0x20) == (uint32_t)lower && ((cp | 0x20) >= 'a' && (cp | 0x20) <= 'z');
+    return lower == 's' && cp == 0x17F;
+}
+
+/* The contraction after an apostrophe at i. Returns the end, or 0 if none.
+ * gpt2:  '(?:[sdmt]|ll|ve|re)  case-sensitive.
+ * other: (?i:'s|'t|'re|'ve|'m|'ll|'d)  (same set, case-insensitive). */
+ST_INLINE size_t contraction(const uint8_t *s, size_t end, size_t i, int fold) {
+    if (i >= end || s[i] != '\'') return 0;
+    ch a = char_at(s, end, i + 1);
+    if (!a.len) return 0;
+    if (!fold) {
+        if (a.cp == 's' || a.cp == 'd' || a.cp == 'm' || a.cp == 't') return i + 2;
+        if (i + 2 < end) {
+            uint8_t b = s[i + 2];
+            if ((a.cp == 'l' && b == 'l') || (a.cp == 'v' && b == 'e') || (a.cp == 'r' && b == 'e'))
+                return i + 3;
+        }
+        return 0;
+    }
+    size_t j = i + 1 + a.len;
+    if (fold_eq(a.cp, 's') || fold_eq(a.cp, 'd') || fold_eq(a.cp, 'm') || fold_eq(a.cp, 't')) return j;
+    ch b = char_at(s, end, j);
+    if (!b.len) return 0;
+    if ((fold_eq(a.cp, 'l') && fold_eq(b.cp, 'l')) || (fold_eq(a.cp, 'v') && fold_eq(b.cp, 'e')) ||
+        (fold_eq(a.cp, 'r') && fold_eq(b.cp, 'e')))
+        return j + b.len;
+    return 0;
+}
+
+/* The whitespace alternatives, shared by every pattern. The run of \s from i ends at j;
+ * `last` is where its last character starts and `crlf_end` is just past its last CR or LF
+ * (0 if it has none). Which of them a pattern uses, in which order, is decided by the caller. */
+typedef struct ws_run {
+    size_t j, last, crlf_end;
+} ws_run;
+
+ST_INLINE ws_run scan_ws(const uint8_t *s, size_t end, size_t i) {
+    ws_run r;
+    r.crlf_end = 0;
+    r.last = i;
+    size_t k = i;
+    while (k < end) {
+        ch c = char_at(s, end, k);
+        if (!(c.preds & P_WS)) break;
+        r.last = k;
+        k += c.len;
+        if (is_crlf(c.cp)) r.crlf_end = k;
+    }
+    r.j = k;
+    return r;
+}
+
+/* \s+(?!\S) then \s: the run minus its last character when that leaves something and text
+ * follows (the last space then starts the next piece), else the whole run (which, since the
+ * earlier case failed, is the run to the end or a single character). */
+ST_INLINE size_t ws_tail(const ws_run *r, size_t i, size_t end) {
+    if (r->j == end) return end;
+    if (r->last > i) return r->last;
+    return r->j;
+}
+
+/* ---- gpt2 (r50k_base, p50k_base) ---------------------------------------------------------
+ * '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s          */
+static size_t scan_gpt2(const uint8_t *s, size_t end, size_t i) {
+    ch c = char_at(s, end, i);
+    if (c.cp == '\'') {
+        size_t e = contraction(s, end, i, 0);
+        if (e) return e;
+    }
+    /* ` ?X++` for X in L, N, O: an optional space, then a run. Possessive, so nothing to
+     * backtrack into; a space followed by no X falls through to the whitespace branches. */
+    size_t k = i;
+    ch x = c;
+    if (c.cp == ' ') {
+        x = char_at(s, end, i + 1);
+        k = i + 1;
+        if (!(x.preds & (P_L | P_N | P_O))) { x = c; k = i; }
+    }
+    if (x.preds & P_L) return run_of(s, end, k + x.len, P_L);
+    if (x.preds & P_N) return run_of(s, end, k + x.len, P_N);
+    if (x.preds & P_O) return run_of(s, end, k + x.len, P_O);
+    /* \s++$ | \s+(?!\S) | \s */
+    ws_run r = scan_ws(s, end, i);
+    return ws_tail(&r, i, end);
+}
+
+/* ---- cl100k ------------------------------------------------------------------------------
+ * '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|
+ * \s++$|\s*[\r\n]|\s+(?!\S)|\s                                                              */
+static size_t scan_cl100k(const uint8_t *s, size_t end, size_t i) {
+    ch c = char_at(s, end, i);
+    if (c.cp == '\'') {
+        size_t e = contraction(s, end, i, 1);
+        if (e) return e;
+    }
+    /* [^\r\n\p{L}\p{N}]?+\p{L}++ : the prefix is possessive, so if it is taken and no letter
+     * follows, the alternative fails (and without the prefix c itself is no letter). */
+    if ((c.preds & P_PRE) && !is_crlf(c.cp)) {
+        ch n = char_at(s, end, i + c.len);
+        if (n.preds & P_L) return run_of(s, end, i + c.len + n.len, P_L);
+    } else if (c.preds & P_L) {
+        return run_of(s, end, i + c.len, P_L);
+    }
+    /* \p{N}{1,3}+ */
+    if (c.preds & P_N) {
+        size_t e = i + c.len;
+        for (int k = 1; k < 3; k++) {
+            ch n = char_at(s, end, e);
+            if (!(n.preds & P_N)) break;
+            e += n.len;
+        }
+        return e;
+    }
+    /*  ?[^\s\p{L}\p{N}]++[\r\n]*+ */
+    if (c.cp == ' ') {
+        ch n = char_at(s, end, i + 1);
+        if (n.preds & P_O) return run_crlf(s, end, run_of(s, end, i + 1 + n.len, P_O), 0);
+    }
+    if (c.preds & P_O) return run_crlf(s, end, run_of(s, end, i + c.len, P_O), 0);
+    /* \s++$ | \s*[\r\n] (greedy \s* backs off to the last CR/LF of the run) | \s+(?!\S) | \s */
+    ws_run r = scan_ws(s, end, i);
+    if (r.j == end) return end;
+    if (r.crlf_end) return r.crlf_end;
+    return ws_tail(&r, i, end);
+}
+
+/* ---- o200k ---------------------------------------------------------------------------------
+ * [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|...)?|
+ * [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|...)?|
+ * \p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ * U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}]; nothing is possessive. */
+
+/* U*W+ from k. U* grabs the maximal U run [k, a). If the character at a is in W (it is then
+ * Ll, as it is not in U), W+ takes the maximal W run from a. Otherwise U* backs off to the
+ * last W character t inside [k, a) (the characters after it are Lu/Lt, not in W), and W+
+ * ends just after t. No W anywhere: fail (0). */
+static size_t o200k_upper_lower(const uint8_t *s, size_t end, size_t k) {
+    size_t a = k, last_w_end = 0;
+    for (;;) {
+        ch c = char_at(s, end, a);
+        if (!(c.preds & P_U)) {
+            if (c.preds & P_W) return run_of(s, end, a + c.len, P_W);
+            return last_w_end;
+        }
+        a += c.len;
+        if (c.preds & P_W) last_w_end = a;
+    }
+}
+
+/* U+W* from k: the maximal U run then the maximal W run; fail (0) if no U at k. */
+static size_t o200k_upper_then_lower(const uint8_t *s, size_t end, size_t k) {
+    ch c = char_at(s, end, k);
+    if (!(c.preds & P_U)) return 0;
+    size_t a = run_of(s, end, k + c.len, P_U);
+    return run_of(s, end, a, P_W);
+}
+
+ST_INLINE size_t with_contraction(const uint8_t *s, size_t end, size_t e) {
+    size_t c = contraction(s, end, e, 1);
+    return c ? c : e;
+}
+
+static size_t scan_o200k(const uint8_t *s, size_t end, size_t i) {
+    ch c = char_at(s, end, i);
+    /* The two word alternatives, each tried with the optional prefix and then without it
+     * (a mark can be both the prefix and the start of a word, so "without" can succeed
+     * where "with" failed). Order: alt1+prefix, alt1, alt2+prefix, alt2. */
+    int pre = (c.preds & P_PRE) && !is_crlf(c.cp);
+    size_t e;
+    if (pre && (e = o200k_upper_lower(s, end, i + c.len))) return with_contraction(s, end, e);
+    if ((e = o200k_upper_lower(s, end, i))) return with_contraction(s, end, e);
+    if (pre && (e = o200k_upper_then_lower(s, end, i + c.len))) return with_contraction(s, end, e);
+    if ((e = o200k_upper_then_lower(s, end, i))) return with_contraction(s, end, e);
+    /* \p{N}{1,3} */
+    if (c.preds & P_N) {
+        e = i + c.len;
+        for (int k = 1; k < 3; k++) {
+            ch n = char_at(s, end, e);
+            if (!(n.preds & P_N)) break;
+            e += n.len;
+        }
+        return e;
+    }
+    /*  ?[^\s\p{L}\p{N}]+[\r\n/]* */
+    if (c.cp == ' ') {
+        ch n = char_at(s, end, i + 1);
+        if (n.preds & P_O) return run_crlf(s, end, run_of(s, end, i + 1 + n.len, P_O), 1);
+    }
+    if (c.preds & P_O) return run_crlf(s, end, run_of(s, end, i + c.len, P_O), 1);
+    /* \s*[\r\n]+ (ends after the last CR/LF of the run) | \s+(?!\S) | \s+ */
+    ws_run r = scan_ws(s, end, i);
+    if (r.crlf_end) return r.crlf_end;
+    return ws_tail(&r, i, end);
+}
+
+/* ---- script-specific variant (Faster Superword paper, Appendix A) --------------------------
+ *  ?\p{L}\p{M}*|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+              */
+static size_t scan_single_letter(const uint8_t *s, size_t end, size_t i) {
+    ch c = char_at(s, end, i);
+    if (c.cp == ' ') {
+        ch n = char_at(s, end, i + 1);
+        if (n.preds & P_L) return run_of(s, end, i + 1 + n.len, P_M);
+        if (n.preds & P_O) return run_crlf(s, end, run_of(s, end, i + 1 + n.len, P_O), 1);
+    }
+    if (c.preds & P_L) return run_of(s, end, i + c.len, P_M);
+    if (c.preds & P_N) {
+        size_t e = i + c.len;
+        for (int k = 1; k < 3; k++) {
+            ch n = char_at(s, end, e);
+            if (!(n.preds & P_N)) break;
+            e += n.len;
+        }
+        return e;
+    }
+    if (c.preds & P_O) return run_crlf(s, end, run_of(s, end, i + c.len, P_O), 1);
+    ws_run r = scan_ws(s, end, i);
+    if (r.crlf_end) return r.crlf_end;
+    return ws_tail(&r, i, end);
+}
+
+typedef size_t (*scan_fn)(const uint8_t *s, size_t end, size_t i);
+
+/* ---- the handle --------------------------------------------------------------------------- */
+
+#define ST_SCRIPT_WORDS 8 /* 256 bits: script ids fit in a byte */
+
+struct st_pretokenizer {
+    st_allocator alloc;
+    int pattern;
+    uint32_t flags;
+    uint32_t single_letter_scripts[ST_SCRIPT_WORDS]; /* bitset of script ids */
+};
+
+static const char *const default_scripts = "Han,Hiragana,Katakana,Thai,Myanmar,Khmer,Lao";
+
+static st_status parse_scripts(st_pretokenizer *pt, const char *list, size_t len, size_t *err_offset) {
+    size_t i = 0;
+    while (i < len) {
+        size_t j = i;
+        while (j < len && list[j] != ',') j++;
+        size_t a = i, b = j; /* trim spaces around the name */
+        while (a < b && list[a] == ' ') a++;
+        while (b > a && list[b - 1] == ' ') b--;
+        if (b > a) {
+            int id = st_script_from_name(list + a, b - a);
+            if (id < 0) { st__set_offset(err_offset, a); return ST_ERR_UNKNOWN_SCRIPT; }
+            pt->single_letter_scripts[id >> 5] |= 1u << (id & 31);
+        }
+        i = j + 1;
+    }
+    return ST_OK;
+}
+
+static size_t cstr_len(const char *s) {
+    size_t n = 0;
+    while (s[n]) n++;
+    return n;
+}
+
+st_status st_pretokenizer_new(int pattern, uint32_t flags, const char *scripts, size_t scripts_len,
+                              const st_allocator *alloc, st_pretokenizer **out, size_t *err_offset) {
+    if (!out) return ST_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (pattern != ST_PATTERN_GPT2 && pattern != ST_PATTERN_CL100K && pattern != ST_PATTERN_O200K)
+        return ST_ERR_UNKNOWN_PATTERN;
+    if (flags & ~ST_PRETOK_SCRIPT_AWARE) return ST_ERR_INVALID_ARGUMENT;
+    st_allocator a;
+    st__allocator_init(&a, alloc);
+    st_pretokenizer *pt = (st_pretokenizer *)st__alloc(&a, sizeof *pt);
+    if (!pt) return ST_ERR_OUT_OF_MEMORY;
+    st__memset(pt, 0, sizeof *pt);
+    pt->alloc = a;
+    pt->pattern = pattern;
+    pt->flags = flags;
+    st_status st = scripts ? parse_scripts(pt, scripts, scripts_len, err_offset)
+                           : parse_scripts(pt, default_scripts, cstr_len(default_scripts), err_offset);
+    if (st != ST_OK) {
+        st__free(&a, pt, sizeof *pt);
+        return st;
+    }
+    *out = pt;
+    return ST_OK;
+}
+
+void st_pretokenizer_free(st_pretokenizer *pt) {
+    if (!pt) return;
+    st_allocator a = pt->alloc;
+    st__free(&a, pt, sizeof *pt);
+}
+
+static scan_fn base_scanner(int pattern) {
+    switch (pattern) {
+    case ST_PATTERN_GPT2: return scan_gpt2;
+    case ST_PATTERN_CL100K: return scan_cl100k;
+    default: return scan_o200k;
+    }
+}
+
+/* ---- script chunking (DESIGN §5) ---------------------------------------------------------
+ * A chunk ends only where a character of a different real script begins. A run of Common
+ * (Unknown counts as Common) characters between two characters of the same script stays in
+ * the chunk; before a new script it starts the new chunk. Inherited characters join the
+ * preceding character (a Common run, if one is open). Leading Common/Inherited belong to the
+ * first real script; trailing Common to the last chunk; no real script: one chunk.
+ * Returns the end of the chunk starting at i and its script (Common if it has none). */
+static size_t next_chunk(const uint8_t *s, size_t end, size_t i, int *script) {
+    int cur = -1;
+    size_t common_start = 0;
+    int in_common = 0;
+    size_t k = i;
+    while (k < end) {
+        uint32_t cp;
+        size_t len;
+        if (s[k] < 0x80) { cp = s[k]; len = 1; }
+        else len = st__utf8_decode(s + k, &cp);
+        int sc = st_ucd_script(cp);
+        if (sc == ST_SCRIPT_UNKNOWN || sc == ST_SCRIPT_COMMON) {
+            if (!in_common) { in_common = 1; common_start = k; }
+        } else if (sc == ST_SCRIPT_INHERITED) {
+            /* stays with the preceding character: nothing changes */
+        } else if (cur < 0) {
+            cur = sc;
+            in_common = 0;
+        } else if (sc == cur) {
+            in_common = 0;
+        } else {
+            *script = cur;
+            return in_common ? common_start : k;
+        }
+        k += len;
+    }
+    *script = cur < 0 ? ST_SCRIPT_COMMON : cur;
+    return end;
+}
+
+/* Walk the pieces; emit(ctx, end_byte) for each. Returns the number of pieces. */
+typedef struct emit_state {
+    size_t *ends;
+    size_t cap;
+    size_t n;
+} emit_state;
+
+ST_INLINE void emit(emit_state *st, size_t e) {
+    if (st->n < st->cap) st->ends[st->n] = e;
+    st->n++;
+}
+
+static void scan_all(const st_pretokenizer *pt, const uint8_t *s, size_t len, emit_state *out) {
+    scan_fn base = base_scanner(pt->pattern);
+    if (!(pt->flags & ST_PRETOK_SCRIPT_AWARE)) {
+        size_t i = 0;
+        while (i < len) {
+            size_t e = base(s, len, i);
+            emit(out, e);
+            i = e;
+        }
+        return;
+    }
+    size_t i = 0;
+    while (i < len) {
+        int script;
+        size_t chunk_end = next_chunk(s, len, i, &script);
+        scan_fn f = (pt->single_letter_scripts[script >> 5] >> (script & 31)) & 1 ? scan_single_letter : base;
+        while (i < chunk_end) {
+            size_t e = f(s, chunk_end, i);
+            emit(out, e);
+            i = e;
+        }
+    }
+}
+
+/* Rewrite byte ends as code point ends: one pass counting the bytes that start a character. */
+static void ends_to_codepoints(const uint8_t *s, size_t *ends, size_t n) {
+    size_t pos = 0, cps = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t e = ends[k];
+        for (; pos < e; pos++) cps += (s[pos] & 0xC0) != 0x80;
+        ends[k] = cps;
+    }
+}
+
+st_status st_pretokenize(const st_pretokenizer *pt, const char *text, size_t len, uint32_t flags,
+                         size_t *ends, size_t cap, size_t *n_pieces, size_t *err_offset) {
+    if (!pt || !n_pieces || (!text && len) || (!ends && cap)) return ST_ERR_INVALID_ARGUMENT;
+    if (flags & ~ST_OFFSETS_CODEPOINTS) return ST_ERR_INVALID_ARGUMENT;
+    *n_pieces = 0;
+    st_status st = st_utf8_validate(text, len, err_offset);
+    if (st != ST_OK) return st;
+    emit_state out = {ends, cap, 0};
+    scan_all(pt, (const uint8_t *)text, len, &out);
+    *n_pieces = out.n;
+    if (out.n > cap) return ST_ERR_BUFFER_TOO_SMALL;
+    if (flags & ST_OFFSETS_CODEPOINTS) ends_to_codepoints((const uint8_t *)text, ends, out.n);
+    return ST_OK;
+}
+
+st_status st_pretokenize_count(const st_pretokenizer *pt, const char *text, size_t len,
+                               size_t *n_pieces, size_t *err_offset) {
+    if (!pt || !n_pieces || (!text && len)) return ST_ERR_INVALID_ARGUMENT;
+    *n_pieces = 0;
+    st_status st = st_utf8_validate(text, len, err_offset);
+    if (st != ST_OK) return st;
+    emit_state out = {NULL, 0, 0};
+    scan_all(pt, (const uint8_t *)text, len, &out);
+    *n_pieces = out.n;
+    return ST_OK;
+}

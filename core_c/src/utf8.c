@@ -1,0 +1,42 @@
+/* UTF-8 validation: the gate every text passes before a scanner sees it, so the scanners
+ * can decode without bounds or validity checks. */
+#include "internal.h"
+
+st_status st_utf8_validate(const char *text, size_t len, size_t *err_offset) {
+    const uint8_t *s = (const uint8_t *)text;
+    size_t i = 0;
+    if (!text && len) return ST_ERR_INVALID_ARGUMENT;
+    while (i < len) {
+        /* ASCII fast path, 8 bytes at a time */
+        while (i + 8 <= len) {
+            uint64_t w;
+            st__memcpy(&w, s + i, 8);
+            if (w & 0x8080808080808080ull) break;
+            i += 8;
+        }
+        if (i >= len) break;
+        uint8_t b = s[i];
+        if (b < 0x80) { i++; continue; }
+        size_t need;
+        uint32_t lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+        if (b >= 0xC2 && b <= 0xDF) need = 1;
+        else if (b >= 0xE0 && b <= 0xEF) {
+            need = 2;
+            if (b == 0xE0) lo = 0xA0;      /* no overlongs */
+            else if (b == 0xED) hi = 0x9F; /* no surrogates */
+        } else if (b >= 0xF0 && b <= 0xF4) {
+            need = 3;
+            if (b == 0xF0) lo = 0x90;      /* no overlongs */
+            else if (b == 0xF4) hi = 0x8F; /* nothing above U+10FFFF */
+        } else {
+            st__set_offset(err_offset, i);
+            return ST_ERR_INVALID_UTF8;
+        }
+        if (len - i <= need) { st__set_offset(err_offset, i); return ST_ERR_INVALID_UTF8; }
+        if (s[i + 1] < lo || s[i + 1] > hi) { st__set_offset(err_offset, i); return ST_ERR_INVALID_UTF8; }
+        for (size_t k = 2; k <= need; k++)
+            if ((s[i + k] & 0xC0) != 0x80) { st__set_offset(err_offset, i); return ST_ERR_INVALID_UTF8; }
+        i += need + 1;
+    }
+    return ST_OK;
+}

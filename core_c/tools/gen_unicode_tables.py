@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Generate core_c/src/unicode_tables.c from the pinned `regex` module.
+
+    python core_c/tools/gen_unicode_tables.py            # rewrite the file
+    python core_c/tools/gen_unicode_tables.py --check    # exit 1 if the committed file is stale
+
+Why `regex` and not unicodedata: the pre-tokenizers must reproduce tiktoken 0.14, whose regex
+engine carries Unicode 16.0, and the test oracle is `regex==2024.11.6`, which agrees with it on
+every code point (DESIGN §4). CPython 3.11's unicodedata is Unicode 14.0, so it cannot be the
+source. Every property is read by asking `regex` itself, so the table is the oracle's view by
+construction, and tests/test_unicode_tables.py checks it again code point by code point.
+
+Layout of the generated data (see unicode_tables.h):
+  * st_ucd_bmp_class[0x10000]  class byte per BMP code point: low 3 bits = ST_UCD_* letter/mark/
+                               number class, bit 3 = White_Space (what `\\s` matches);
+  * st_ucd_bmp_script[0x10000] Script value per BMP code point (ids below);
+  * st_ucd_astral[]            sorted, non-overlapping ranges above U+FFFF: first, last, class,
+                               script; code points in no range are class 0, script Unknown.
+"""
+import importlib.metadata
+import os
+import sys
+
+import regex
+from regex import _regex
+
+PINNED_REGEX = "2024.11.6"
+UNICODE_VERSION = "16.0"
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "src", "unicode_tables.c")
+
+# Class codes: must match enum in unicode_tables.h.
+CLASSES = [("Lu", 1), ("Ll", 2), ("Lt", 3), ("Lm", 4), ("Lo", 5), ("M", 6), ("N", 7)]
+WS_BIT = 8
+NCP = 0x110000
+
+
+def script_names():
+    """Script values known to regex, as (canonical name, [aliases]) with our own stable ids:
+    0 Unknown, 1 Common, 2 Inherited, then every real script sorted by canonical name."""
+    values = {}
+    for alias, v in _regex.get_properties()["SCRIPT"][1].items():
+        values.setdefault(v, []).append(alias)
+    out = []
+    for v, aliases in values.items():
+        # The long name: the longest alias that is not a 4-letter ISO 15924 code, else the code.
+        longs = [a for a in aliases if len(a) != 4]
+        name = max(longs, key=len) if longs else aliases[0]
+        canon = "_".join(w.capitalize() for w in name.split("_"))
+        out.append((canon, sorted(aliases)))
+    fixed = {"Unknown": 0, "Common": 1, "Inherited": 2}
+    real = sorted((c, a) for c, a in out if c not in fixed)
+    head = sorted(((c, a) for c, a in out if c in fixed), key=lambda x: fixed[x[0]])
+    assert [c for c, _ in head] == ["Unknown", "Common", "Inherited"], head
+    return head + real
+
+
+def all_code_points():
+    return "".join(map(chr, range(NCP)))
+
+
+def compute(everything):
+    cls = bytearray(NCP)
+    for name, code in CLASSES:
+        for m in regex.finditer(r"\p{%s}+" % name, everything):
+            for cp in range(m.start(), m.end()):
+                assert cls[cp] == 0, (hex(cp), name)
+                cls[cp] = code
+    for m in regex.finditer(r"\s+", everything):
+        for cp in range(m.start(), m.end()):
+            cls[cp] |= WS_BIT
+    scripts = script_names()
+    scr = bytearray(NCP)  # Unknown (0) by default
+    for sid, (canon, aliases) in enumerate(scripts):
+        if sid == 0:
+            continue
+        for m in regex.finditer(r"\p{Script=%s}+" % aliases[0], everything):
+            for cp in range(m.start(), m.end()):
+                scr[cp] = sid
+    return cls, scr, scripts
+
+
+def c_bytes(data, per_line=32):
+    lines = []
+    for i in range(0, len(data), per_line):
+        lines.append("    " + ",".join(str(b) for b in data[i:i + per_line]) + ",")
+    return "\n".join(lines)
+
+
+def render():
+    found = importlib.metadata.version("regex")
+    if found != PINNED_REGEX:
+        sys.exit("gen_unicode_tables: needs regex==%s (found %s)" % (PINNED_REGEX, found))
+    cls, scr, scripts = compute(all_code_points())
+    ranges = []  # (first, last, class, script) above the BMP, merged runs, class or script nonzero
+    cp = 0x10000
+    while cp < NCP:
+        c, s = cls[cp], scr[cp]
+        start = cp
+        while cp + 1 < NCP and cls[cp + 1] == c and scr[cp + 1] == s:
+            cp += 1
+        if c or s:
+            ranges.append((start, cp, c, s))
+        cp += 1
+    alias_rows = []
+    for sid, (canon, aliases) in enumerate(scripts):
+        names = {canon.upper()} | set(aliases)
+        for a in sorted(names):
+            alias_rows.append((a, sid))
+    alias_rows.sort()
+    o = []
+    o.append("/* GENERATED FILE - DO NOT EDIT.")
+    o.append(" * Made by: python core_c/tools/gen_unicode_tables.py")
+    o.append(" * Source: the regex module %s (Unicode %s), queried code point by code point." % (PINNED_REGEX, UNICODE_VERSION))
+    o.append(" * Layout and meaning: core_c/src/unicode_tables.h. */")
+    o.append('#include "unicode_tables.h"')
+    o.append("")
+    o.append('const char st_ucd_unicode_version[] = "%s";' % UNICODE_VERSION)
+    o.append("")
+    o.append("const uint8_t st_ucd_bmp_class[0x10000] = {")
+    o.append(c_bytes(cls[:0x10000]))
+    o.append("};")
+    o.append("")
+    o.append("const uint8_t st_ucd_bmp_script[0x10000] = {")
+    o.append(c_bytes(scr[:0x10000]))
+    o.append("};")
+    o.append("")
+    o.append("const st_ucd_range st_ucd_astral[%d] = {" % len(ranges))
+    for a, b, c, s in ranges:
+        o.append("    {0x%X, 0x%X, %d, %d}," % (a, b, c, s))
+    o.append("};")
+    o.append("const size_t st_ucd_astral_count = %d;" % len(ranges))
+    o.append("")
+    o.append("const char *const st_ucd_script_names[%d] = {" % len(scripts))
+    for canon, _ in scripts:
+        o.append('    "%s",' % canon)
+    o.append("};")
+    o.append("const int st_ucd_script_count = %d;" % len(scripts))
+    o.append("")
+    o.append("/* Every alias regex accepts for a Script value, upper-cased, sorted for binary search. */")
+    o.append("const st_ucd_alias st_ucd_script_aliases[%d] = {" % len(alias_rows))
+    for a, sid in alias_rows:
+        o.append('    {"%s", %d},' % (a, sid))
+    o.append("};")
+    o.append("const size_t st_ucd_script_alias_count = %d;" % len(alias_rows))
+    o.append("")
+    return "\n".join(o)
+
+
+def main():
+    text = render()
+    if "--check" in sys.argv:
+        with open(OUT, encoding="utf-8") as f:
+            if f.read() != text:
+                print("core_c/src/unicode_tables.c is stale: run python core_c/tools/gen_unicode_tables.py")
+                return 1
+        print("unicode_tables.c is up to date")
+        return 0
+    with open(OUT, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    print("wrote", os.path.relpath(OUT))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

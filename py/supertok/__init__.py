@@ -1,0 +1,125 @@
+"""supertok: a portable C tokenizer core driven from Python.
+
+One C core (core_c/) runs here through one of several backends, all giving identical results:
+the native cffi extension, the bundled supertok.wasm on wasmtime, or the same module on pywasm.
+See backend() and the SUPERTOK_BACKEND environment variable.
+"""
+from ._status import SupertokError
+from .backends import BackendUnavailable
+from .backends import select as _select
+
+__all__ = ["pretokenize", "pretokenize_spans", "backend", "version", "unicode_version",
+           "script_names", "PATTERNS", "DEFAULT_SCRIPTS", "SupertokError", "BackendUnavailable"]
+
+__version__ = "0.1.0"
+
+# Pattern names accepted by the pre-tokenizer, and the core's pattern ids for them.
+PATTERNS = {
+    "gpt2": 1, "r50k": 1, "r50k_base": 1, "p50k": 1, "p50k_base": 1,
+    "cl100k": 2, "cl100k_base": 2,
+    "o200k": 3, "o200k_base": 3,
+}
+# Scripts split one letter per piece in script-aware mode unless told otherwise (DESIGN §5).
+DEFAULT_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Myanmar", "Khmer", "Lao")
+
+_SCRIPT_AWARE = 1
+_OFFSETS_CODEPOINTS = 1
+_backend = None
+
+
+def _get():
+    global _backend
+    if _backend is None:
+        _backend = _select()
+    return _backend
+
+
+def _set_backend(name):
+    """Switch the backend of this process (tests use it to run every backend in turn);
+    returns the previous backend object. `name` is a backend name or a backend object."""
+    global _backend
+    from .backends import load
+    prev = _backend
+    _backend = load(name) if isinstance(name, str) else name
+    return prev
+
+
+def backend():
+    """The name of the backend in use: "native", "wasmtime" or "pywasm"."""
+    return _get().name
+
+
+def version():
+    return _get().version()
+
+
+def unicode_version():
+    """The Unicode version of the core's property tables."""
+    return _get().unicode_version()
+
+
+def script_names():
+    """Script names by id, as the core knows them (0 Unknown, 1 Common, 2 Inherited, ...)."""
+    return _get().script_names()
+
+
+def _utf8(text):
+    """UTF-8 bytes of a str; a lone surrogate is a ValueError naming its index."""
+    if not isinstance(text, str):
+        raise TypeError("text must be str, not %s" % type(text).__name__)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("text holds a lone surrogate U+%04X at index %d; it cannot be encoded as UTF-8"
+                         % (ord(text[exc.start]), exc.start)) from None
+
+
+def _handle(b, pattern, script_aware, scripts):
+    try:
+        pid = PATTERNS[pattern]
+    except (KeyError, TypeError):
+        raise ValueError("unknown pattern %r: choose one of %s" % (pattern, ", ".join(sorted(PATTERNS)))) from None
+    if scripts is None:
+        spec = None
+    else:
+        if isinstance(scripts, str):
+            scripts = [scripts]
+        names = list(scripts)
+        for s in names:
+            if not isinstance(s, str) or "," in s or not s.strip():
+                raise ValueError("script names must be non-empty strings without commas, got %r" % (s,))
+        spec = ",".join(names).encode("ascii", "replace")
+        try:
+            return b.pretokenizer(pid, _SCRIPT_AWARE if script_aware else 0, spec)
+        except SupertokError as exc:
+            if exc.offset is not None:
+                bad = spec[exc.offset:].split(b",")[0].decode()
+                raise ValueError("unknown script name %r" % bad) from None
+            raise
+    return b.pretokenizer(pid, _SCRIPT_AWARE if script_aware else 0, spec)
+
+
+def pretokenize_spans(text, pattern="o200k", script_aware=False, scripts=None):
+    """(start, end) character offsets of the pieces of `text`, as regex.findall(pat_str, text)
+    would cut it for the pattern (`o200k`, `cl100k`, `gpt2`/`r50k`/`p50k`). With script_aware,
+    the text is first cut into single-script chunks and the chunks of `scripts` (default
+    DEFAULT_SCRIPTS) are split one letter per piece."""
+    b = _get()
+    data = _utf8(text)
+    ends = b.pretokenize_ends(_handle(b, pattern, script_aware, scripts), data, True)
+    return list(zip([0] + ends[:-1], ends))
+
+
+def pretokenize(text, pattern="o200k", script_aware=False, scripts=None):
+    """The pieces of `text` as a list of str; see pretokenize_spans."""
+    b = _get()
+    data = _utf8(text)
+    ends = b.pretokenize_ends(_handle(b, pattern, script_aware, scripts), data, True)
+    return [text[a:e] for a, e in zip([0] + ends[:-1], ends)]
+
+
+def pretokenize_count(text, pattern="o200k", script_aware=False, scripts=None):
+    """The number of pieces, counted in the core with no list built."""
+    b = _get()
+    data = _utf8(text)
+    return b.pretokenize_count(_handle(b, pattern, script_aware, scripts), data)

@@ -1,0 +1,55 @@
+"""Command line: python -m supertok <command> ...
+
+    python -m supertok pretokenize [--pattern o200k] [--script-aware] [--scripts Han,Thai] [FILE]
+        prints one piece per line as a JSON string (reads standard input without FILE)
+    python -m supertok info
+        prints the backend, the core version and the Unicode version
+"""
+import argparse
+import json
+import sys
+
+import supertok
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="supertok", description="supertok command line")
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("pretokenize", help="split text into pre-tokenizer pieces")
+    p.add_argument("file", nargs="?", help="UTF-8 text file (default: standard input)")
+    p.add_argument("--pattern", default="o200k", choices=sorted(supertok.PATTERNS))
+    p.add_argument("--script-aware", action="store_true", help="split into single-script chunks first")
+    p.add_argument("--scripts", help="comma-separated scripts split per letter (script-aware mode)")
+    sub.add_parser("info", help="backend and versions")
+    args = ap.parse_args(argv)
+
+    if args.command == "info":
+        print("backend:", supertok.backend())
+        print("core:", supertok.version())
+        print("unicode:", supertok.unicode_version())
+        return 0
+    if args.file:
+        with open(args.file, "rb") as f:
+            raw = f.read()
+    else:
+        raw = sys.stdin.buffer.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        print("supertok: input is not valid UTF-8 at byte %d" % exc.start, file=sys.stderr)
+        return 2
+    scripts = None if args.scripts is None else [s for s in args.scripts.split(",") if s.strip()]
+    try:
+        pieces = supertok.pretokenize(text, args.pattern, args.script_aware, scripts)
+    except ValueError as exc:
+        print("supertok:", exc, file=sys.stderr)
+        return 2
+    out = sys.stdout
+    for piece in pieces:
+        out.write(json.dumps(piece, ensure_ascii=False))
+        out.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

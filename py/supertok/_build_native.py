@@ -1,0 +1,49 @@
+"""cffi builder for the native backend: compiles core_c/src into the extension `supertok._native`.
+
+Used by setup.py (`pip install .`); the declarations below are the subset of
+core_c/include/supertok.h the Python layer calls. API mode compiles them against the real
+header, so a mismatch is a build error, not a silent ABI bug. cffi releases the GIL around
+every call, which the batch APIs rely on.
+"""
+import glob
+import os
+
+from cffi import FFI
+
+ROOT = os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+CDEF = """
+typedef struct st_allocator st_allocator;
+typedef struct st_pretokenizer st_pretokenizer;
+const char *st_status_str(int status);
+uint32_t st_version(void);
+const char *st_version_str(void);
+const char *st_unicode_version(void);
+void *st_malloc(size_t size);
+void st_free(void *ptr);
+int st_script_of(uint32_t cp);
+const char *st_script_name(int script);
+int st_script_count(void);
+int st_script_from_name(const char *name, size_t len);
+int st_pretokenizer_new(int pattern, uint32_t flags, const char *scripts, size_t scripts_len,
+                        const st_allocator *alloc, st_pretokenizer **out, size_t *err_offset);
+void st_pretokenizer_free(st_pretokenizer *pt);
+int st_pretokenize(const st_pretokenizer *pt, const char *text, size_t len, uint32_t flags,
+                   size_t *ends, size_t cap, size_t *n_pieces, size_t *err_offset);
+int st_pretokenize_count(const st_pretokenizer *pt, const char *text, size_t len,
+                         size_t *n_pieces, size_t *err_offset);
+int st_utf8_validate(const char *text, size_t len, size_t *err_offset);
+"""
+
+ffibuilder = FFI()
+ffibuilder.cdef(CDEF)
+ffibuilder.set_source(
+    "supertok._native",
+    '#include "supertok.h"',
+    sources=sorted(glob.glob(os.path.join(ROOT, "core_c", "src", "*.c"))),
+    include_dirs=[os.path.join(ROOT, "core_c", "include")],
+    extra_compile_args=["-O2", "-std=c11"] if os.name != "nt" else ["/O2"],
+)
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)

@@ -1,0 +1,190 @@
+"""The wasm backend: the same C core as supertok.wasm (wasm32, no imports), run by wasmtime
+or by pywasm (a pure-Python interpreter: slow, but installs anywhere).
+
+A runner knows how to call an export and move bytes in and out of the module's memory; the
+backend on top is the same for both. One module instance per backend, used under a lock:
+wasm instances are not re-entrant.
+"""
+import os
+import struct
+import threading
+
+from . import BackendUnavailable
+from .._status import OK, SupertokError
+
+WASM_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "supertok.wasm")
+
+
+def _module_bytes():
+    try:
+        with open(WASM_PATH, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise BackendUnavailable("supertok.wasm is missing from the package (%s)" % exc) from None
+
+
+class WasmtimeRunner:
+    name = "wasmtime"
+
+    def __init__(self):
+        try:
+            import wasmtime
+        except ImportError:
+            raise BackendUnavailable("wasmtime is not installed (pip install wasmtime)") from None
+        self._store = wasmtime.Store()
+        module = wasmtime.Module(self._store.engine, _module_bytes())
+        inst = wasmtime.Instance(self._store, module, [])
+        self._exports = inst.exports(self._store)
+        self._mem = self._exports["memory"]
+        self._funcs = {}
+
+    def call(self, name, *args):
+        f = self._funcs.get(name)
+        if f is None:
+            f = self._funcs[name] = self._exports[name]
+        return f(self._store, *args)
+
+    def read(self, ptr, n):
+        return bytes(self._mem.read(self._store, ptr, ptr + n))
+
+    def write(self, ptr, data):
+        self._mem.write(self._store, data, ptr)
+
+
+class PywasmRunner:
+    name = "pywasm"
+
+    def __init__(self):
+        try:
+            import pywasm
+        except ImportError:
+            raise BackendUnavailable("pywasm is not installed (pip install pywasm)") from None
+        import io
+        self._rt = pywasm.core.Runtime()
+        self._inst = self._rt.instance(pywasm.core.ModuleDesc.from_reader(io.BytesIO(_module_bytes())))
+        self._mem = self._rt.exported_memory(self._inst, "memory")
+
+    def call(self, name, *args):
+        r = self._rt.invocate(self._inst, name, list(args))
+        return (r[0] & 0xFFFFFFFF) if r else None
+
+    def read(self, ptr, n):
+        return bytes(self._mem.data[ptr:ptr + n])
+
+    def write(self, ptr, data):
+        self._mem.data[ptr:ptr + len(data)] = data
+
+
+class WasmBackend:
+    def __init__(self, runner):
+        self._r = runner
+        self.name = runner.name
+        self._lock = threading.Lock()
+        self._scratch = self._r.call("st_malloc", 16)  # out-params: 4 x u32
+        self._pretokenizers = {}
+
+    # -- memory helpers (wasm32: size_t and pointers are u32) --
+    def _u32(self, ptr):
+        return struct.unpack("<I", self._r.read(ptr, 4))[0]
+
+    def _cstr(self, ptr):
+        out = bytearray()
+        while True:
+            chunk = self._r.read(ptr, 64)
+            k = chunk.find(b"\0")
+            if k >= 0:
+                out += chunk[:k]
+                return out.decode()
+            out += chunk
+            ptr += 64
+
+    def _put(self, data):
+        ptr = self._r.call("st_malloc", len(data) or 1)
+        if not ptr:
+            raise MemoryError("wasm module out of memory (%d bytes)" % len(data))
+        self._r.write(ptr, data)
+        return ptr
+
+    def version(self):
+        with self._lock:
+            return self._cstr(self._r.call("st_version_str"))
+
+    def unicode_version(self):
+        with self._lock:
+            return self._cstr(self._r.call("st_unicode_version"))
+
+    def status_str(self, status):
+        with self._lock:
+            return self._cstr(self._r.call("st_status_str", status))
+
+    def script_names(self):
+        with self._lock:
+            n = self._r.call("st_script_count")
+            return [self._cstr(self._r.call("st_script_name", i)) for i in range(n)]
+
+    def script_of(self, cp):
+        with self._lock:
+            r = self._r.call("st_script_of", cp)
+        return r - (1 << 32) if r >= (1 << 31) else r
+
+    def _fail(self, status, offset, what):
+        raise SupertokError(status, self.status_str(status), offset, what)
+
+    def pretokenizer(self, pattern, flags, scripts):
+        key = (pattern, flags, scripts)
+        h = self._pretokenizers.get(key)
+        if h is None:
+            with self._lock:
+                sp = self._put(scripts) if scripts is not None else 0
+                out, err = self._scratch, self._scratch + 4
+                st = self._r.call("st_pretokenizer_new", pattern, flags, sp,
+                                  0 if scripts is None else len(scripts), 0, out, err)
+                if sp:
+                    self._r.call("st_free", sp)
+                h, off = self._u32(out), self._u32(err)
+            if st != OK:
+                self._fail(st, off, "pre-tokenizer options")
+            self._pretokenizers[key] = h
+        return h
+
+    def pretokenize_ends(self, handle, data, codepoints):
+        with self._lock:
+            tp = self._put(data)
+            cap = len(data)
+            ends = self._r.call("st_malloc", 4 * cap or 4)
+            n_p, err = self._scratch, self._scratch + 4
+            try:
+                st = self._r.call("st_pretokenize", handle, tp, len(data), 1 if codepoints else 0,
+                                  ends, cap, n_p, err)
+                n, off = self._u32(n_p), self._u32(err)
+                out = list(struct.unpack("<%dI" % n, self._r.read(ends, 4 * n))) if st == OK else None
+            finally:
+                self._r.call("st_free", ends)
+                self._r.call("st_free", tp)
+        if st != OK:
+            self._fail(st, off, "text")
+        return out
+
+    def pretokenize_count(self, handle, data):
+        with self._lock:
+            tp = self._put(data)
+            n_p, err = self._scratch, self._scratch + 4
+            try:
+                st = self._r.call("st_pretokenize_count", handle, tp, len(data), n_p, err)
+                n, off = self._u32(n_p), self._u32(err)
+            finally:
+                self._r.call("st_free", tp)
+        if st != OK:
+            self._fail(st, off, "text")
+        return n
+
+    def utf8_validate(self, data):
+        with self._lock:
+            tp = self._put(data)
+            err = self._scratch + 4
+            try:
+                st = self._r.call("st_utf8_validate", tp, len(data), err)
+                off = self._u32(err)
+            finally:
+                self._r.call("st_free", tp)
+        return None if st == OK else off

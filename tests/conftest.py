@@ -1,0 +1,53 @@
+"""Shared fixtures: every conformance test runs once per backend present.
+
+SUPERTOK_TEST_BACKENDS=native,wasmtime limits the set (default: every backend that loads);
+a backend that is named there but does not load fails the run rather than being skipped.
+"""
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "vectors"))
+SHARED = os.path.join(ROOT, "..", "shared")
+CORPORA = os.path.join(SHARED, "corpora")
+
+import supertok  # noqa: E402
+from supertok import backends as _backends  # noqa: E402
+
+_loaded = {}
+
+
+def _backend_names():
+    forced = os.environ.get("SUPERTOK_TEST_BACKENDS")
+    if forced:
+        return [n.strip() for n in forced.split(",") if n.strip()]
+    return _backends.available()
+
+
+BACKENDS = _backend_names()
+
+
+def get_backend(name):
+    if name not in _loaded:
+        _loaded[name] = _backends.load(name)
+    return _loaded[name]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    """Switch supertok to one backend for the test; yields its name."""
+    b = get_backend(request.param)
+    prev = supertok._set_backend(b)
+    try:
+        yield request.param
+    finally:
+        supertok._set_backend(prev)
+
+
+def corpus_path(name):
+    p = os.path.join(CORPORA, name)
+    if not os.path.exists(p):
+        pytest.skip("../shared/corpora/%s is absent: the corpus tests need it" % name)
+    return p

@@ -1,0 +1,106 @@
+"""The reference pre-tokenizer: regex.findall with tiktoken 0.14's own pattern strings, plus
+a short script chunker implementing DESIGN §5's rules. Written for clarity, not speed; it is
+what vectors/generate.py and the differential tests compare the core against.
+
+Needs the pinned oracle regex==2024.11.6 (DESIGN §4)."""
+import json
+import os
+
+import regex
+from regex import _regex
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VOCAB = os.path.join(HERE, "..", "py", "supertok", "vocab")
+
+
+def _pat(name):
+    with open(os.path.join(VOCAB, name + ".json"), encoding="utf-8") as f:
+        return json.load(f)["pat_str"]
+
+
+PATTERNS = {
+    "gpt2": _pat("r50k_base"),
+    "cl100k": _pat("cl100k_base"),
+    "o200k": _pat("o200k_base"),
+}
+assert _pat("p50k_base") == PATTERNS["gpt2"]
+
+# Faster Superword paper, Appendix A: the first two (word) branches replaced by  ?\p{L}\p{M}*
+SCRIPT_SPECIFIC = r" ?\p{L}\p{M}*|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+DEFAULT_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Myanmar", "Khmer", "Lao")
+
+_compiled = {k: regex.compile(v) for k, v in PATTERNS.items()}
+_script_specific = regex.compile(SCRIPT_SPECIFIC)
+
+
+def _script_values():
+    """Map every code point to the upper-case name of its Script value, asking regex."""
+    names = {}
+    for alias, v in _regex.get_properties()["SCRIPT"][1].items():
+        names.setdefault(v, []).append(alias)
+    everything = "".join(map(chr, range(0x110000)))
+    table = ["UNKNOWN"] * 0x110000
+    for v, aliases in names.items():
+        name = max(aliases, key=len)
+        for m in regex.finditer(r"\p{Script=%s}+" % aliases[0], everything):
+            for cp in range(m.start(), m.end()):
+                table[cp] = name
+    return table
+
+
+_scripts = None
+
+
+def script_of(ch):
+    global _scripts
+    if _scripts is None:
+        _scripts = _script_values()
+    return _scripts[ord(ch)]
+
+
+_canonical = {}
+
+
+def canonical_script(name):
+    """Upper-case regex name for a user's script name ("Han" -> "HAN")."""
+    if name not in _canonical:
+        m = regex.search(r"\p{Script=%s}" % name, "".join(map(chr, range(0x110000))))
+        if not m:
+            raise ValueError(name)
+        _canonical[name] = script_of(m.group())
+    return _canonical[name]
+
+
+def chunks(text):
+    """Single-script chunks of text as (start, end, script) by DESIGN §5's rules."""
+    out = []
+    start, cur, common_start = 0, None, None
+    for i, ch in enumerate(text):
+        sc = script_of(ch)
+        if sc in ("COMMON", "UNKNOWN"):
+            if common_start is None:
+                common_start = i
+        elif sc == "INHERITED":
+            pass  # stays with the preceding character
+        elif cur is None:
+            cur, common_start = sc, None
+        elif sc == cur:
+            common_start = None
+        else:
+            cut = common_start if common_start is not None else i
+            out.append((start, cut, cur))
+            start, cur, common_start = cut, sc, None
+    if start < len(text) or not out:
+        out.append((start, len(text), cur or "COMMON"))
+    return [c for c in out if c[0] < c[1]]
+
+
+def pretokenize(text, pattern="o200k", script_aware=False, scripts=None):
+    if not script_aware:
+        return _compiled[pattern].findall(text)
+    chosen = {canonical_script(s) for s in (DEFAULT_SCRIPTS if scripts is None else scripts)}
+    pieces = []
+    for a, b, sc in chunks(text):
+        rx = _script_specific if sc in chosen else _compiled[pattern]
+        pieces += rx.findall(text[a:b])
+    return pieces
