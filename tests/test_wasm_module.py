@@ -1,0 +1,64 @@
+"""The shipped supertok.wasm: no imports, exactly the exports of wasm/exports.txt, and the same
+bytes as a rebuild from source with the pinned toolchain."""
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+import supertok
+from supertok.backends.wasm import WASM_PATH
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _module():
+    wasmtime = pytest.importorskip("wasmtime")
+    engine = wasmtime.Engine()
+    return wasmtime.Module.from_file(engine, WASM_PATH)
+
+
+def _listed_exports():
+    with open(os.path.join(ROOT, "wasm", "exports.txt")) as f:
+        return sorted(ln.strip() for ln in f if ln.strip() and not ln.startswith("#"))
+
+
+def test_module_imports_nothing():
+    assert [(i.module, i.name) for i in _module().imports] == []
+
+
+def test_module_exports_exactly_the_list():
+    assert sorted(e.name for e in _module().exports) == _listed_exports()
+
+
+def test_pywasm_reads_the_module_imports_nothing():
+    """Independent of wasmtime: pywasm's own parse of the import section."""
+    import io
+
+    import pywasm
+    with open(WASM_PATH, "rb") as f:
+        desc = pywasm.core.ModuleDesc.from_reader(io.BytesIO(f.read()))
+    assert list(desc.imps) == []
+
+
+def test_installed_package_ships_the_committed_module():
+    with open(WASM_PATH, "rb") as a, open(os.path.join(ROOT, "py", "supertok", "supertok.wasm"), "rb") as b:
+        assert a.read() == b.read()
+
+
+def test_module_matches_a_rebuild_from_source():
+    if importlib.util.find_spec("ziglang") is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must rebuild the wasm module: pip install ziglang==0.14.1")
+        pytest.skip("ziglang==0.14.1 is not installed: cannot rebuild the wasm module here")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "core_c", "build_wasm.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_wasm_size_recorded_in_readme():
+    size = os.path.getsize(WASM_PATH)
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    assert "{:,} bytes".format(size) in readme, "README must state the .wasm size (%d bytes)" % size
