@@ -31,7 +31,10 @@ typedef enum st_status {
     ST_ERR_INVALID_UTF8 = 3,     /* *err_offset = byte offset where the bad sequence starts */
     ST_ERR_BUFFER_TOO_SMALL = 4, /* the size needed is reported; nothing past cap was written */
     ST_ERR_UNKNOWN_PATTERN = 5,
-    ST_ERR_UNKNOWN_SCRIPT = 6    /* *err_offset = byte offset of the name in the script list */
+    ST_ERR_UNKNOWN_SCRIPT = 6,   /* *err_offset = byte offset of the name in the script list */
+    ST_ERR_MALFORMED_MODEL = 7,  /* *err_offset = byte offset of the bad line or field */
+    ST_ERR_INVALID_TOKEN = 8,    /* *err_offset = index of the bad id in the input array */
+    ST_ERR_NOT_ENCODABLE = 9     /* a byte has no token in this vocabulary; *err_offset = its offset */
 } st_status;
 
 /* A short English message for a status; never NULL ("unknown status" for other numbers). */
@@ -106,6 +109,51 @@ st_status st_pretokenize(const st_pretokenizer *pt, const char *text, size_t len
 /* The number of pieces alone: no output buffer (the scanner's own speed). */
 st_status st_pretokenize_count(const st_pretokenizer *pt, const char *text, size_t len,
                                size_t *n_pieces, size_t *err_offset);
+
+/* ---- Encodings (vocabulary + pre-tokenizer + merge rule) --------------------------------- */
+
+typedef struct st_encoding st_encoding;
+
+/* Load a tiktoken rank file: lines "base64(token bytes) rank", rank = id, merged by rank
+ * (a pair merges when its concatenated bytes are a token, lowest rank first: tiktoken's
+ * rule). specials: the special tokens in the same line format (may be empty). pattern: an
+ * st_pattern. On a malformed line: ST_ERR_MALFORMED_MODEL with *err_offset at the line
+ * (in the specials text if *err_in_specials is set). The text is not kept. */
+st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const char *specials,
+                                   size_t specials_len, int pattern, const st_allocator *alloc,
+                                   st_encoding **out, size_t *err_offset, int *err_in_specials);
+void st_encoding_free(st_encoding *enc);
+
+/* max id + 1 (ordinary and special ids). */
+uint32_t st_encoding_n_vocab(const st_encoding *enc);
+/* The number of special tokens, and the id of the i-th (sorted by id). */
+uint32_t st_encoding_n_special(const st_encoding *enc);
+uint32_t st_encoding_special_id(const st_encoding *enc, uint32_t i);
+
+/* The bytes of one token (ordinary or special): *ptr points into the encoding, valid while it
+ * lives. ST_ERR_INVALID_TOKEN for an id that is no token. */
+st_status st_token_bytes(const st_encoding *enc, uint32_t id, const uint8_t **ptr, size_t *len);
+
+/* Encode UTF-8 text. allowed_special: ids of the special tokens to recognise in the text (the
+ * rest is ordinary text; a caller wanting tiktoken's "disallowed" check does it first). Writes
+ * ids[0..cap) and the count to *n_ids (at most one id per byte, so cap >= len suffices; if
+ * cap is too small, ST_ERR_BUFFER_TOO_SMALL with the full count). char_starts, if not NULL
+ * (cap entries), receives for each token the code point offset where it starts (for a token
+ * starting inside a character, the offset of that character: tiktoken's decode_with_offsets
+ * rule). Where two allowed specials match at one position, the longer wins. */
+st_status st_encode(const st_encoding *enc, const char *text, size_t len, const uint32_t *allowed_special,
+                    size_t n_allowed, uint32_t *ids, size_t *char_starts, size_t cap, size_t *n_ids,
+                    size_t *err_offset);
+
+/* The number of tokens st_encode would give, with no output buffer. */
+st_status st_encode_count(const st_encoding *enc, const char *text, size_t len,
+                          const uint32_t *allowed_special, size_t n_allowed, size_t *n_tokens,
+                          size_t *err_offset);
+
+/* The bytes of ids[0..n) concatenated into out[0..cap); *out_len = total (size query with
+ * cap 0: ST_ERR_BUFFER_TOO_SMALL). ST_ERR_INVALID_TOKEN with *err_offset = index of a bad id. */
+st_status st_decode(const st_encoding *enc, const uint32_t *ids, size_t n, uint8_t *out, size_t cap,
+                    size_t *out_len, size_t *err_offset);
 
 /* ---- UTF-8 ----------------------------------------------------------------------------- */
 

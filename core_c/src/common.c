@@ -11,6 +11,9 @@ const char *st_status_str(int status) {
     case ST_ERR_BUFFER_TOO_SMALL: return "output buffer too small";
     case ST_ERR_UNKNOWN_PATTERN: return "unknown pre-tokenizer pattern";
     case ST_ERR_UNKNOWN_SCRIPT: return "unknown script name";
+    case ST_ERR_MALFORMED_MODEL: return "malformed model file";
+    case ST_ERR_INVALID_TOKEN: return "invalid token id";
+    case ST_ERR_NOT_ENCODABLE: return "a byte has no token in this vocabulary";
     default: return "unknown status";
     }
 }

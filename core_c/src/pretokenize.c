@@ -10,7 +10,7 @@
  * \s+(?!\S) see the chunk's end).
  *
  * The text has been validated as UTF-8 before any scanner runs. */
-#include "internal.h"
+#include "pretokenize.h"
 #include "unicode_tables.h"
 
 /* Predicate bits per class byte (class in bits 0-2, White_Space in bit 3). */
@@ -312,18 +312,9 @@ static size_t scan_single_letter(const uint8_t *s, size_t end, size_t i) {
     return ws_tail(&r, i, end);
 }
 
-typedef size_t (*scan_fn)(const uint8_t *s, size_t end, size_t i);
+typedef st__scan_fn scan_fn;
 
 /* ---- the handle --------------------------------------------------------------------------- */
-
-#define ST_SCRIPT_WORDS 8 /* 256 bits: script ids fit in a byte */
-
-struct st_pretokenizer {
-    st_allocator alloc;
-    int pattern;
-    uint32_t flags;
-    uint32_t single_letter_scripts[ST_SCRIPT_WORDS]; /* bitset of script ids */
-};
 
 static const char *const default_scripts = "Han,Hiragana,Katakana,Thai,Myanmar,Khmer,Lao";
 
@@ -351,23 +342,29 @@ static size_t cstr_len(const char *s) {
     return n;
 }
 
+st_status st__pretokenizer_init(struct st_pretokenizer *pt, int pattern, uint32_t flags, const char *scripts,
+                                size_t scripts_len, size_t *err_offset) {
+    if (pattern != ST_PATTERN_GPT2 && pattern != ST_PATTERN_CL100K && pattern != ST_PATTERN_O200K)
+        return ST_ERR_UNKNOWN_PATTERN;
+    if (flags & ~ST_PRETOK_SCRIPT_AWARE) return ST_ERR_INVALID_ARGUMENT;
+    pt->pattern = pattern;
+    pt->flags = flags;
+    st__memset(pt->single_letter_scripts, 0, sizeof pt->single_letter_scripts);
+    return scripts ? parse_scripts(pt, scripts, scripts_len, err_offset)
+                   : parse_scripts(pt, default_scripts, cstr_len(default_scripts), err_offset);
+}
+
 st_status st_pretokenizer_new(int pattern, uint32_t flags, const char *scripts, size_t scripts_len,
                               const st_allocator *alloc, st_pretokenizer **out, size_t *err_offset) {
     if (!out) return ST_ERR_INVALID_ARGUMENT;
     *out = NULL;
-    if (pattern != ST_PATTERN_GPT2 && pattern != ST_PATTERN_CL100K && pattern != ST_PATTERN_O200K)
-        return ST_ERR_UNKNOWN_PATTERN;
-    if (flags & ~ST_PRETOK_SCRIPT_AWARE) return ST_ERR_INVALID_ARGUMENT;
     st_allocator a;
     st__allocator_init(&a, alloc);
     st_pretokenizer *pt = (st_pretokenizer *)st__alloc(&a, sizeof *pt);
     if (!pt) return ST_ERR_OUT_OF_MEMORY;
     st__memset(pt, 0, sizeof *pt);
     pt->alloc = a;
-    pt->pattern = pattern;
-    pt->flags = flags;
-    st_status st = scripts ? parse_scripts(pt, scripts, scripts_len, err_offset)
-                           : parse_scripts(pt, default_scripts, cstr_len(default_scripts), err_offset);
+    st_status st = st__pretokenizer_init(pt, pattern, flags, scripts, scripts_len, err_offset);
     if (st != ST_OK) {
         st__free(&a, pt, sizeof *pt);
         return st;
@@ -427,40 +424,39 @@ static size_t next_chunk(const uint8_t *s, size_t end, size_t i, int *script) {
     return end;
 }
 
-/* Walk the pieces; emit(ctx, end_byte) for each. Returns the number of pieces. */
-typedef struct emit_state {
-    size_t *ends;
-    size_t cap;
-    size_t n;
-} emit_state;
-
-ST_INLINE void emit(emit_state *st, size_t e) {
-    if (st->n < st->cap) st->ends[st->n] = e;
-    st->n++;
+void st__pieces_init(st__piece_iter *it, const struct st_pretokenizer *pt, const uint8_t *s, size_t len) {
+    it->pt = pt;
+    it->s = s;
+    it->len = len;
+    it->i = 0;
+    it->chunk_end = 0;
+    it->scan = base_scanner(pt->pattern);
+    if (!(pt->flags & ST_PRETOK_SCRIPT_AWARE)) it->chunk_end = len; /* one chunk: the text */
 }
 
-static void scan_all(const st_pretokenizer *pt, const uint8_t *s, size_t len, emit_state *out) {
-    scan_fn base = base_scanner(pt->pattern);
-    if (!(pt->flags & ST_PRETOK_SCRIPT_AWARE)) {
-        size_t i = 0;
-        while (i < len) {
-            size_t e = base(s, len, i);
-            emit(out, e);
-            i = e;
-        }
-        return;
-    }
-    size_t i = 0;
-    while (i < len) {
+size_t st__pieces_next(st__piece_iter *it) {
+    if (it->i >= it->chunk_end) { /* script-aware: the next chunk and its scanner */
         int script;
-        size_t chunk_end = next_chunk(s, len, i, &script);
-        scan_fn f = (pt->single_letter_scripts[script >> 5] >> (script & 31)) & 1 ? scan_single_letter : base;
-        while (i < chunk_end) {
-            size_t e = f(s, chunk_end, i);
-            emit(out, e);
-            i = e;
-        }
+        it->chunk_end = next_chunk(it->s, it->len, it->i, &script);
+        int single = (it->pt->single_letter_scripts[script >> 5] >> (script & 31)) & 1;
+        it->scan = single ? scan_single_letter : base_scanner(it->pt->pattern);
     }
+    size_t e = it->scan(it->s, it->chunk_end, it->i);
+    it->i = e;
+    return e;
+}
+
+/* Write piece ends to ends[0..cap) and count them all. */
+static size_t scan_all(const st_pretokenizer *pt, const uint8_t *s, size_t len, size_t *ends, size_t cap) {
+    st__piece_iter it;
+    st__pieces_init(&it, pt, s, len);
+    size_t n = 0;
+    while (it.i < len) {
+        size_t e = st__pieces_next(&it);
+        if (n < cap) ends[n] = e;
+        n++;
+    }
+    return n;
 }
 
 /* Rewrite byte ends as code point ends: one pass counting the bytes that start a character. */
@@ -480,11 +476,10 @@ st_status st_pretokenize(const st_pretokenizer *pt, const char *text, size_t len
     *n_pieces = 0;
     st_status st = st_utf8_validate(text, len, err_offset);
     if (st != ST_OK) return st;
-    emit_state out = {ends, cap, 0};
-    scan_all(pt, (const uint8_t *)text, len, &out);
-    *n_pieces = out.n;
-    if (out.n > cap) return ST_ERR_BUFFER_TOO_SMALL;
-    if (flags & ST_OFFSETS_CODEPOINTS) ends_to_codepoints((const uint8_t *)text, ends, out.n);
+    size_t n = scan_all(pt, (const uint8_t *)text, len, ends, cap);
+    *n_pieces = n;
+    if (n > cap) return ST_ERR_BUFFER_TOO_SMALL;
+    if (flags & ST_OFFSETS_CODEPOINTS) ends_to_codepoints((const uint8_t *)text, ends, n);
     return ST_OK;
 }
 
@@ -494,8 +489,6 @@ st_status st_pretokenize_count(const st_pretokenizer *pt, const char *text, size
     *n_pieces = 0;
     st_status st = st_utf8_validate(text, len, err_offset);
     if (st != ST_OK) return st;
-    emit_state out = {NULL, 0, 0};
-    scan_all(pt, (const uint8_t *)text, len, &out);
-    *n_pieces = out.n;
+    *n_pieces = scan_all(pt, (const uint8_t *)text, len, NULL, 0);
     return ST_OK;
 }

@@ -8,10 +8,14 @@ from ._status import SupertokError
 from .backends import BackendUnavailable
 from .backends import select as _select
 
-__all__ = ["pretokenize", "pretokenize_spans", "backend", "version", "unicode_version",
+__all__ = ["get_encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names", "Encoding",
+           "pretokenize", "pretokenize_spans", "backend", "version", "unicode_version",
            "script_names", "PATTERNS", "DEFAULT_SCRIPTS", "SupertokError", "BackendUnavailable"]
 
 __version__ = "0.1.0"
+
+from .encoding import (Encoding, encoding_for_model, encoding_name_for_model,  # noqa: E402
+                       get_encoding, list_encoding_names)
 
 # Pattern names accepted by the pre-tokenizer, and the core's pattern ids for them.
 PATTERNS = {

@@ -33,6 +33,23 @@ int st_pretokenize(const st_pretokenizer *pt, const char *text, size_t len, uint
 int st_pretokenize_count(const st_pretokenizer *pt, const char *text, size_t len,
                          size_t *n_pieces, size_t *err_offset);
 int st_utf8_validate(const char *text, size_t len, size_t *err_offset);
+typedef struct st_encoding st_encoding;
+int st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const char *specials,
+                             size_t specials_len, int pattern, const st_allocator *alloc,
+                             st_encoding **out, size_t *err_offset, int *err_in_specials);
+void st_encoding_free(st_encoding *enc);
+uint32_t st_encoding_n_vocab(const st_encoding *enc);
+uint32_t st_encoding_n_special(const st_encoding *enc);
+uint32_t st_encoding_special_id(const st_encoding *enc, uint32_t i);
+int st_token_bytes(const st_encoding *enc, uint32_t id, const uint8_t **ptr, size_t *len);
+int st_encode(const st_encoding *enc, const char *text, size_t len, const uint32_t *allowed_special,
+              size_t n_allowed, uint32_t *ids, size_t *char_starts, size_t cap, size_t *n_ids,
+              size_t *err_offset);
+int st_encode_count(const st_encoding *enc, const char *text, size_t len,
+                    const uint32_t *allowed_special, size_t n_allowed, size_t *n_tokens,
+                    size_t *err_offset);
+int st_decode(const st_encoding *enc, const uint32_t *ids, size_t n, uint8_t *out, size_t cap,
+              size_t *out_len, size_t *err_offset);
 """
 
 ffibuilder = FFI()

@@ -74,3 +74,73 @@ class NativeBackend:
         err = ffi.new("size_t *")
         st = lib.st_utf8_validate(data, len(data), err)
         return None if st == OK else err[0]
+
+    # -- encodings --
+    def encoding_new(self, ranks, specials, pattern):
+        out = ffi.new("st_encoding **")
+        err = ffi.new("size_t *")
+        in_spec = ffi.new("int *")
+        st = lib.st_encoding_new_tiktoken(ranks, len(ranks), specials, len(specials), pattern, ffi.NULL,
+                                          out, err, in_spec)
+        if st != OK:
+            self._fail(st, err[0], "special tokens" if in_spec[0] else "rank file")
+        return ffi.gc(out[0], lib.st_encoding_free)
+
+    def n_vocab(self, enc):
+        return lib.st_encoding_n_vocab(enc)
+
+    def special_ids(self, enc):
+        return [lib.st_encoding_special_id(enc, i) for i in range(lib.st_encoding_n_special(enc))]
+
+    def encode(self, enc, data, allowed, want_starts=False):
+        cap = len(data)
+        ids = self._alloc("uint32_t[]", cap or 1)
+        starts = self._alloc("size_t[]", cap or 1) if want_starts else ffi.NULL
+        n = ffi.new("size_t *")
+        err = ffi.new("size_t *")
+        st = lib.st_encode(enc, data, len(data), allowed or ffi.NULL, len(allowed), ids, starts, cap, n, err)
+        if st != OK:
+            self._fail(st, err[0], "text")
+        if want_starts:
+            return ffi.unpack(ids, n[0]), ffi.unpack(starts, n[0])
+        return ffi.unpack(ids, n[0])
+
+    def encode_count(self, enc, data, allowed):
+        n = ffi.new("size_t *")
+        err = ffi.new("size_t *")
+        st = lib.st_encode_count(enc, data, len(data), allowed or ffi.NULL, len(allowed), n, err)
+        if st != OK:
+            self._fail(st, err[0], "text")
+        return n[0]
+
+    def decode_bytes(self, enc, ids):
+        n = len(ids)
+        arr = ffi.new("uint32_t[]", n) if n else ffi.NULL
+        for k, t in enumerate(ids):
+            if not 0 <= t <= 0xFFFFFFFF:
+                raise KeyError("invalid token id %r at index %d" % (t, k))
+        if n:
+            arr[0:n] = ids
+        size = ffi.new("size_t *")
+        err = ffi.new("size_t *")
+        st = lib.st_decode(enc, arr, n, ffi.NULL, 0, size, err)
+        if st == 4:  # BUFFER_TOO_SMALL: the size query
+            buf = self._alloc("uint8_t[]", size[0])
+            st = lib.st_decode(enc, arr, n, buf, size[0], size, err)
+            if st == OK:
+                return ffi.buffer(buf, size[0])[:]
+        if st == OK:
+            return b""
+        if st == 8:
+            raise KeyError("invalid token id %d at index %d" % (ids[err[0]], err[0]))
+        self._fail(st, err[0], "ids")
+
+    def token_bytes(self, enc, token):
+        if not 0 <= token <= 0xFFFFFFFF:
+            raise KeyError("invalid token id %r" % (token,))
+        ptr = ffi.new("uint8_t **")
+        size = ffi.new("size_t *")
+        st = lib.st_token_bytes(enc, token, ptr, size)
+        if st != OK:
+            raise KeyError("invalid token id %d" % token)
+        return ffi.buffer(ptr[0], size[0])[:]

@@ -1,0 +1,413 @@
+/* Encoder and decoder (DESIGN §7).
+ *
+ * Per piece from the pre-tokenizer: if the whole piece is a token, emit it (most pieces of
+ * real text are; suBPEriod's "known word" skip). Otherwise run the byte-pair merge:
+ *  - short pieces: tiktoken's loop on stack arrays, with the rank of every adjacent pair
+ *    cached and only the two pairs touching a merge looked up again;
+ *  - long pieces: the same merges in the same order from a binary heap keyed by (rank, start),
+ *    so a megabyte of one letter costs O(n log n), not O(n^2).
+ * Both pick the lowest rank and, among equal ranks, the leftmost pair: tiktoken's order. */
+#include "pretokenize.h"
+#include "vocab.h"
+
+struct st_encoding {
+    st_allocator alloc;
+    st_vocab vocab;
+    struct st_pretokenizer pt;
+};
+
+/* Pieces up to ST_LINEAR_PIECE bytes use tiktoken's linear scan (cheapest when short); longer
+ * ones the heap, on the stack up to ST_STACK_PIECE bytes. */
+#ifndef ST_LINEAR_PIECE
+#define ST_LINEAR_PIECE 16
+#endif
+#define ST_STACK_PIECE 256
+
+/* Output sink: ids (and char starts) up to cap, counting past it. */
+typedef struct sink {
+    uint32_t *ids;
+    size_t *starts;
+    size_t cap, n;
+    /* code point count of text[0..pos), for char_starts */
+    const uint8_t *text;
+    size_t pos, cps;
+} sink;
+
+ST_INLINE void put(sink *o, uint32_t id, size_t byte_start) {
+    if (o->n < o->cap) {
+        o->ids[o->n] = id;
+        if (o->starts) {
+            for (; o->pos < byte_start; o->pos++) o->cps += (o->text[o->pos] & 0xC0) != 0x80;
+            size_t c = o->cps;
+            /* a token that starts inside a character belongs to that character */
+            if ((o->text[byte_start] & 0xC0) == 0x80 && c > 0) c--;
+            o->starts[o->n] = c;
+        }
+    }
+    o->n++;
+}
+
+/* The rank of the token with bytes p[0..n), ST_NO_TOKEN if none: for tiktoken files rank = id.
+ * The merges work on a copy of the piece followed by 8 readable bytes, so keys of up to 8
+ * bytes (nearly all pairs) take the one-word path. */
+#define ST_PAD 8
+ST_INLINE uint32_t rank_of(const st_vocab *v, const uint8_t *p, size_t n) {
+    return n <= 8 ? st__vocab_lookup_short(v, p, n) : st__vocab_lookup(v, p, n);
+}
+
+/* tiktoken's merge on small arrays. start[k] is where part k begins (start[m] = n), rank[k]
+ * the rank of joining parts k and k+1, tok[k] the token of part k. Writes the m final parts'
+ * tokens and starts to tok_out/start_out and returns m. */
+static size_t merge_short(const st_vocab *v, const uint8_t *p, size_t n, uint32_t *tok_out, uint32_t *start_out) {
+    uint32_t rank[ST_LINEAR_PIECE];
+    uint32_t *start = start_out, *tok = tok_out; /* worked on in place */
+    size_t m = n;
+    for (size_t k = 0; k < n; k++) {
+        start[k] = (uint32_t)k;
+        tok[k] = v->byte_ids[p[k]];
+        rank[k] = k + 1 < n ? v->pair_ids[((uint32_t)p[k] << 8) | p[k + 1]] : ST_NO_TOKEN;
+    }
+    start[n] = (uint32_t)n;
+    for (;;) {
+        uint32_t best = ST_NO_TOKEN;
+        size_t at = 0;
+        for (size_t k = 0; k + 1 < m; k++)
+            if (rank[k] < best) { best = rank[k]; at = k; }
+        if (best == ST_NO_TOKEN) break;
+        /* join parts at and at+1: the joined part is the token whose rank was best */
+        tok[at] = best;
+        for (size_t k = at + 1; k < m; k++) { start[k] = start[k + 1]; tok[k] = tok[k + 1]; }
+        for (size_t k = at + 1; k + 1 < m; k++) rank[k] = rank[k + 1];
+        m--;
+        start[m] = (uint32_t)n;
+        rank[at] = at + 1 < m ? rank_of(v, p + start[at], start[at + 2] - start[at]) : ST_NO_TOKEN;
+        if (at > 0) rank[at - 1] = rank_of(v, p + start[at - 1], start[at + 1] - start[at - 1]);
+    }
+    return m;
+}
+
+/* ---- the heap merge for long pieces --------------------------------------------------------- */
+
+ST_INLINE void heap_push(uint64_t *h, size_t *len, uint64_t key) {
+    size_t i = (*len)++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (h[parent] <= key) break;
+        h[i] = h[parent];
+        i = parent;
+    }
+    h[i] = key;
+}
+
+ST_INLINE uint64_t heap_pop(uint64_t *h, size_t *len) {
+    uint64_t top = h[0], last = h[--(*len)];
+    size_t i = 0, n = *len;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && h[c + 1] < h[c]) c++;
+        if (last <= h[c]) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (n) h[i] = last;
+    return top;
+}
+
+/* Parts are nodes named by their start offset, linked by next/prev; rank[i] is the rank of
+ * joining node i with its successor. Heap keys are rank << 32 | start, so among equal ranks the
+ * leftmost pops first; an entry whose rank no longer matches its node, or whose node is gone, is
+ * stale and skipped. `scratch` holds merge_scratch_size(n) bytes. */
+static size_t merge_scratch_size(size_t n) { return (3 * n + 1) * sizeof(uint64_t) + 4 * (n + 1) * sizeof(uint32_t); }
+
+static size_t merge_heap(const st_vocab *v, const uint8_t *p, size_t n, uint32_t *tok_out, uint32_t *start_out,
+                         void *scratch) {
+    size_t heap_cap = 3 * n + 1; /* n - 1 initial pairs + at most 2 per merge */
+    uint64_t *heap = (uint64_t *)scratch;
+    uint32_t *next = (uint32_t *)(void *)(heap + heap_cap);
+    uint32_t *prev = next + (n + 1);
+    uint32_t *rank = prev + (n + 1);
+    uint32_t *tok = rank + (n + 1);
+    const uint32_t END = (uint32_t)n, DEAD = 0xFFFFFFFEu;
+    size_t hl = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        next[i] = i + 1;
+        prev[i] = i ? i - 1 : END;
+        tok[i] = v->byte_ids[p[i]];
+        rank[i] = i + 1 < n ? v->pair_ids[((uint32_t)p[i] << 8) | p[i + 1]] : ST_NO_TOKEN;
+        if (rank[i] != ST_NO_TOKEN) heap[hl++] = ((uint64_t)rank[i] << 32) | i;
+    }
+    for (size_t k = hl / 2; k-- > 0;) { /* heapify: sift every inner node down */
+        uint64_t x = heap[k];
+        size_t i = k;
+        for (;;) {
+            size_t c = 2 * i + 1;
+            if (c >= hl) break;
+            if (c + 1 < hl && heap[c + 1] < heap[c]) c++;
+            if (x <= heap[c]) break;
+            heap[i] = heap[c];
+            i = c;
+        }
+        heap[i] = x;
+    }
+    while (hl) {
+        uint64_t key = heap_pop(heap, &hl);
+        uint32_t i = (uint32_t)key, r = (uint32_t)(key >> 32);
+        if (prev[i] == DEAD || rank[i] != r) continue; /* stale */
+        uint32_t j = next[i];
+        uint32_t after = next[j];
+        tok[i] = r;
+        next[i] = after;
+        if (after != END) prev[after] = i;
+        prev[j] = DEAD;
+        rank[i] = after != END ? rank_of(v, p + i, next[after] - i) : ST_NO_TOKEN;
+        if (rank[i] != ST_NO_TOKEN) heap_push(heap, &hl, ((uint64_t)rank[i] << 32) | i);
+        if (i > 0) {
+            uint32_t q = prev[i];
+            rank[q] = rank_of(v, p + q, after - q);
+            if (rank[q] != ST_NO_TOKEN) heap_push(heap, &hl, ((uint64_t)rank[q] << 32) | q);
+        }
+    }
+    size_t m = 0;
+    for (uint32_t i = 0; i != END; i = next[i]) {
+        tok_out[m] = tok[i];
+        start_out[m++] = i;
+    }
+    return m;
+}
+
+/* A cache of merged pieces for one st_encode call: words that are not one token recur
+ * (inflected forms, names), and a hit replaces a merge by a compare. Direct-mapped by the
+ * piece's hash; an entry names an earlier occurrence in the same text, so the key compare
+ * reads the text itself and nothing outlives the call. */
+#define ST_CACHE_SLOTS 4096
+#define ST_CACHE_MAX_TOKENS 8
+#define ST_CACHE_MIN_TEXT 8192 /* below this the cache costs more than it saves */
+
+typedef struct cache_entry {
+    uint64_t hash; /* 0 = empty */
+    uint32_t start;
+    uint8_t len, ntok;
+    uint8_t rel[ST_CACHE_MAX_TOKENS]; /* token starts relative to the piece */
+    uint32_t tok[ST_CACHE_MAX_TOKENS];
+} cache_entry;
+
+typedef struct encoder {
+    const st_encoding *enc;
+    const uint8_t *text;
+    sink *o;
+    cache_entry *cache; /* NULL when not used */
+} encoder;
+
+static st_status encode_piece(encoder *e, size_t a, size_t b, size_t *err_offset) {
+    const st_vocab *v = &e->enc->vocab;
+    const uint8_t *p = e->text + a;
+    size_t n = b - a;
+    uint32_t id = st__vocab_lookup(v, p, n); /* the whole piece: usually one token */
+    if (id != ST_NO_TOKEN) { put(e->o, id, a); return ST_OK; }
+    cache_entry *ce = NULL;
+    uint64_t h = 0;
+    if (e->cache && n < 256) {
+        h = st__hash_bytes(p, n) | 1;
+        ce = &e->cache[(h >> 20) & (ST_CACHE_SLOTS - 1)];
+        if (ce->hash == h && ce->len == n && st__memcmp(e->text + ce->start, p, n) == 0) {
+            for (size_t k = 0; k < ce->ntok; k++) put(e->o, ce->tok[k], a + ce->rel[k]);
+            return ST_OK;
+        }
+    }
+    for (size_t k = 0; k < n; k++) /* byte-level vocabularies have all 256; others may not */
+        if (v->byte_ids[p[k]] == ST_NO_TOKEN) { st__set_offset(err_offset, a + k); return ST_ERR_NOT_ENCODABLE; }
+    size_t m;
+    if (n <= ST_STACK_PIECE) {
+        uint8_t copy[ST_STACK_PIECE + ST_PAD];
+        uint32_t tok[ST_STACK_PIECE + 1], start[ST_STACK_PIECE + 1];
+        st__memcpy(copy, p, n);
+        st__memset(copy + n, 0, ST_PAD);
+        if (n <= ST_LINEAR_PIECE) {
+            m = merge_short(v, copy, n, tok, start);
+        } else {
+            uint64_t scratch[(3 * ST_STACK_PIECE + 1) + (4 * (ST_STACK_PIECE + 1) + 1) / 2];
+            m = merge_heap(v, copy, n, tok, start, scratch);
+        }
+        for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + start[k]);
+        if (ce && m <= ST_CACHE_MAX_TOKENS) {
+            ce->hash = h;
+            ce->start = (uint32_t)a;
+            ce->len = (uint8_t)n;
+            ce->ntok = (uint8_t)m;
+            for (size_t k = 0; k < m; k++) { ce->tok[k] = tok[k]; ce->rel[k] = (uint8_t)start[k]; }
+        }
+        return ST_OK;
+    }
+    if (n > 0x7FFFFFF0u) return ST_ERR_INVALID_ARGUMENT; /* node names are 32-bit offsets */
+    size_t msz = merge_scratch_size(n);
+    size_t size = msz + 2 * n * sizeof(uint32_t) + n + ST_PAD;
+    uint8_t *scratch = (uint8_t *)st__alloc(&e->enc->alloc, size);
+    if (!scratch) return ST_ERR_OUT_OF_MEMORY;
+    uint32_t *tok = (uint32_t *)(void *)(scratch + msz), *start = tok + n;
+    uint8_t *copy = (uint8_t *)(start + n);
+    st__memcpy(copy, p, n);
+    st__memset(copy + n, 0, ST_PAD);
+    m = merge_heap(v, copy, n, tok, start, scratch);
+    for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + start[k]);
+    st__free(&e->enc->alloc, scratch, size);
+    return ST_OK;
+}
+
+static st_status encode_ordinary(encoder *e, size_t from, size_t to, size_t *err_offset) {
+    st__piece_iter it;
+    st__pieces_init(&it, &e->enc->pt, e->text + from, to - from);
+    size_t start = 0;
+    while (it.i < it.len) {
+        size_t end = st__pieces_next(&it);
+        st_status st = encode_piece(e, from + start, from + end, err_offset);
+        if (st != ST_OK) return st;
+        start = end;
+    }
+    return ST_OK;
+}
+
+/* The allowed special token matching at s[i..], longest first; ST_NO_TOKEN if none. */
+static uint32_t special_at(const st_vocab *v, const uint32_t *allowed, size_t n_allowed, const uint8_t *s,
+                           size_t i, size_t len, size_t *match_len) {
+    uint32_t best = ST_NO_TOKEN;
+    size_t best_len = 0;
+    for (size_t k = 0; k < n_allowed; k++) {
+        uint32_t id = allowed[k];
+        size_t tl = v->offsets[id + 1] - v->offsets[id];
+        if (tl > best_len && tl <= len - i && st__memcmp(s + i, v->bytes + v->offsets[id], tl) == 0) {
+            best = id;
+            best_len = tl;
+        }
+    }
+    *match_len = best_len;
+    return best;
+}
+
+static st_status encode_all(encoder *e, size_t len, const uint32_t *allowed, size_t n_allowed, size_t *err_offset) {
+    const st_vocab *v = &e->enc->vocab;
+    const uint8_t *s = e->text;
+    for (size_t k = 0; k < n_allowed; k++)
+        if (allowed[k] >= v->n_ids || !st__vocab_is_special(v, allowed[k])) {
+            st__set_offset(err_offset, k);
+            return ST_ERR_INVALID_TOKEN;
+        }
+    if (!n_allowed) return encode_ordinary(e, 0, len, err_offset);
+    uint8_t first[256];
+    st__memset(first, 0, sizeof first);
+    for (size_t k = 0; k < n_allowed; k++) first[v->bytes[v->offsets[allowed[k]]]] = 1;
+    size_t seg = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!first[s[i]]) continue;
+        size_t ml;
+        uint32_t id = special_at(v, allowed, n_allowed, s, i, len, &ml);
+        if (id == ST_NO_TOKEN) continue;
+        /* a special token's bytes are valid UTF-8 text, so i is a character boundary */
+        st_status st = encode_ordinary(e, seg, i, err_offset);
+        if (st != ST_OK) return st;
+        put(e->o, id, i);
+        i += ml - 1;
+        seg = i + 1;
+    }
+    return encode_ordinary(e, seg, len, err_offset);
+}
+
+st_status st_encode(const st_encoding *enc, const char *text, size_t len, const uint32_t *allowed_special,
+                    size_t n_allowed, uint32_t *ids, size_t *char_starts, size_t cap, size_t *n_ids,
+                    size_t *err_offset) {
+    if (!enc || !n_ids || (!text && len) || (!ids && cap) || (!allowed_special && n_allowed))
+        return ST_ERR_INVALID_ARGUMENT;
+    *n_ids = 0;
+    st_status st = st_utf8_validate(text, len, err_offset);
+    if (st != ST_OK) return st;
+    sink o = {ids, char_starts, cap, 0, (const uint8_t *)text, 0, 0};
+    encoder e = {enc, (const uint8_t *)text, &o, NULL};
+    size_t cache_size = ST_CACHE_SLOTS * sizeof(cache_entry);
+    if (len >= ST_CACHE_MIN_TEXT && len <= 0xFFFFFFFFu) { /* without memory it runs uncached */
+        e.cache = (cache_entry *)st__alloc(&enc->alloc, cache_size);
+        if (e.cache) st__memset(e.cache, 0, cache_size);
+    }
+    st = encode_all(&e, len, allowed_special, n_allowed, err_offset);
+    if (e.cache) st__free(&enc->alloc, e.cache, cache_size);
+    *n_ids = o.n;
+    if (st != ST_OK) return st;
+    return o.n > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK;
+}
+
+st_status st_encode_count(const st_encoding *enc, const char *text, size_t len, const uint32_t *allowed_special,
+                          size_t n_allowed, size_t *n_tokens, size_t *err_offset) {
+    st_status st = st_encode(enc, text, len, allowed_special, n_allowed, NULL, NULL, 0, n_tokens, err_offset);
+    return st == ST_ERR_BUFFER_TOO_SMALL ? ST_OK : st;
+}
+
+/* ---- decoding ------------------------------------------------------------------------------ */
+
+st_status st_token_bytes(const st_encoding *enc, uint32_t id, const uint8_t **ptr, size_t *len) {
+    if (!enc || !ptr || !len) return ST_ERR_INVALID_ARGUMENT;
+    const st_vocab *v = &enc->vocab;
+    if (id >= v->n_ids || v->offsets[id] == v->offsets[id + 1]) return ST_ERR_INVALID_TOKEN;
+    *ptr = v->bytes + v->offsets[id];
+    *len = v->offsets[id + 1] - v->offsets[id];
+    return ST_OK;
+}
+
+st_status st_decode(const st_encoding *enc, const uint32_t *ids, size_t n, uint8_t *out, size_t cap,
+                    size_t *out_len, size_t *err_offset) {
+    if (!enc || !out_len || (!ids && n) || (!out && cap)) return ST_ERR_INVALID_ARGUMENT;
+    const st_vocab *v = &enc->vocab;
+    size_t total = 0;
+    *out_len = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t id = ids[k];
+        if (id >= v->n_ids || v->offsets[id] == v->offsets[id + 1]) {
+            st__set_offset(err_offset, k);
+            return ST_ERR_INVALID_TOKEN;
+        }
+        size_t tl = v->offsets[id + 1] - v->offsets[id];
+        if (total + tl <= cap) st__memcpy(out + total, v->bytes + v->offsets[id], tl);
+        total += tl;
+    }
+    *out_len = total;
+    return total > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK;
+}
+
+/* ---- the handle ---------------------------------------------------------------------------- */
+
+st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const char *specials, size_t specials_len,
+                                   int pattern, const st_allocator *alloc, st_encoding **out, size_t *err_offset,
+                                   int *err_in_specials) {
+    int in_specials = 0;
+    if (err_in_specials) *err_in_specials = 0;
+    if (!out || (!ranks && ranks_len) || (!specials && specials_len)) return ST_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    st_allocator a;
+    st__allocator_init(&a, alloc);
+    st_encoding *enc = (st_encoding *)st__alloc(&a, sizeof *enc);
+    if (!enc) return ST_ERR_OUT_OF_MEMORY;
+    st__memset(enc, 0, sizeof *enc);
+    enc->alloc = a;
+    st_status st = st__pretokenizer_init(&enc->pt, pattern, 0, "", 0, err_offset);
+    if (st == ST_OK)
+        st = st__vocab_parse_tiktoken(&enc->vocab, &enc->alloc, ranks, ranks_len, specials, specials_len,
+                                      err_offset, &in_specials);
+    if (st != ST_OK) {
+        if (err_in_specials) *err_in_specials = in_specials;
+        st__free(&a, enc, sizeof *enc);
+        return st;
+    }
+    *out = enc;
+    return ST_OK;
+}
+
+void st_encoding_free(st_encoding *enc) {
+    if (!enc) return;
+    st_allocator a = enc->alloc;
+    st__vocab_free(&enc->vocab, &a);
+    st__free(&a, enc, sizeof *enc);
+}
+
+uint32_t st_encoding_n_vocab(const st_encoding *enc) { return enc ? enc->vocab.n_ids : 0; }
+uint32_t st_encoding_n_special(const st_encoding *enc) { return enc ? enc->vocab.n_special : 0; }
+uint32_t st_encoding_special_id(const st_encoding *enc, uint32_t i) {
+    return enc && i < enc->vocab.n_special ? enc->vocab.special_ids[i] : ST_NO_TOKEN;
+}

@@ -1,0 +1,259 @@
+/* Vocabulary loading (tiktoken rank files) and the bytes -> id table. */
+#include "vocab.h"
+
+/* A weak hash clusters on 200k tokens (suBPEriod: the multiply-shift variant lost 40%), so each
+ * 8-byte word is folded in with a multiply and the result goes through a full finalizer. */
+uint64_t st__hash_bytes(const uint8_t *p, size_t n) {
+    uint64_t h = ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN);
+    if (n == 8) return st__mix64(h ^ st__load_le64(p)); /* the same as the short-key path */
+    while (n >= 8) {
+        h = (h ^ st__load_le64(p)) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
+        p += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    switch (n) {
+    case 7: w |= (uint64_t)p[6] << 48; /* fall through */
+    case 6: w |= (uint64_t)p[5] << 40; /* fall through */
+    case 5: w |= (uint64_t)p[4] << 32; /* fall through */
+    case 4: w |= (uint64_t)p[3] << 24; /* fall through */
+    case 3: w |= (uint64_t)p[2] << 16; /* fall through */
+    case 2: w |= (uint64_t)p[1] << 8;  /* fall through */
+    case 1: w |= (uint64_t)p[0]; break;
+    default: break;
+    }
+    return st__mix64(h ^ w);
+}
+
+/* ---- base64 (RFC 4648, standard alphabet, padded) ---------------------------------------- */
+
+/* 0..63 for the alphabet, 64 for anything else */
+static const uint8_t b64_table[256] = {
+#define X64 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64
+    X64, X64,
+    64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 62, 64, 64, 64, 63,
+    52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 64, 64, 64, 64, 64, 64,
+    64, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 64, 64, 64, 64, 64,
+    64, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+    41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 64, 64, 64, 64, 64,
+    X64, X64, X64, X64, X64, X64, X64, X64
+#undef X64
+};
+
+static int b64_value(uint8_t c) { return b64_table[c] == 64 ? -1 : b64_table[c]; }
+
+/* Decoded length of padded base64 text of n characters (no validation). */
+static long b64_length(const uint8_t *s, size_t n) {
+    if (n == 0 || n % 4) return -1;
+    size_t pad = (s[n - 1] == '=') + (s[n - 2] == '=');
+    return (long)(n / 4 * 3 - pad);
+}
+
+/* Decoded length of s[0..n), or -1 if it is not valid padded base64. Writes to out if given. */
+static long b64_decode(const uint8_t *s, size_t n, uint8_t *out) {
+    if (n == 0 || n % 4) return -1;
+    size_t pad = 0;
+    if (s[n - 1] == '=') pad++;
+    if (s[n - 2] == '=') pad++;
+    size_t len = n / 4 * 3 - pad, o = 0;
+    for (size_t i = 0; i < n; i += 4) {
+        int v[4];
+        for (size_t k = 0; k < 4; k++) {
+            if (s[i + k] == '=' && i + 4 == n && k + pad >= 4) v[k] = 0;
+            else if ((v[k] = b64_value(s[i + k])) < 0) return -1;
+        }
+        uint32_t w = ((uint32_t)v[0] << 18) | ((uint32_t)v[1] << 12) | ((uint32_t)v[2] << 6) | (uint32_t)v[3];
+        uint8_t b[3] = {(uint8_t)(w >> 16), (uint8_t)(w >> 8), (uint8_t)w};
+        for (int k = 0; k < 3 && o < len; k++, o++)
+            if (out) out[o] = b[k];
+    }
+    return (long)len;
+}
+
+/* ---- the rank-file format ----------------------------------------------------------------- */
+
+/* One "base64 rank" line. Empty lines are skipped (as tiktoken's loader does); a trailing '\r'
+ * is allowed. */
+typedef struct line {
+    size_t start, b64_len;
+    uint32_t id;
+    long bytes_len;
+} line;
+
+/* Parse the line starting at *pos; advances *pos past it. Returns 1 for a line, 0 at the end,
+ * -1 if malformed (*pos is then the start of the bad line). */
+static int next_line(const uint8_t *s, size_t n, size_t *pos, line *ln, int validate) {
+    size_t i = *pos;
+    while (i < n && (s[i] == '\n' || s[i] == '\r')) i++;
+    if (i >= n) { *pos = n; return 0; }
+    size_t start = i;
+    while (i < n && s[i] != ' ' && s[i] != '\n') i++;
+    size_t b64_end = i;
+    if (i >= n || s[i] != ' ' || b64_end == start) { *pos = start; return -1; }
+    i++;
+    uint64_t id = 0;
+    size_t digits = 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9') {
+        id = id * 10 + (uint64_t)(s[i] - '0');
+        if (id > 0x7FFFFFFFu) { *pos = start; return -1; }
+        i++;
+        digits++;
+    }
+    if (i < n && s[i] == '\r') i++;
+    if (!digits || (i < n && s[i] != '\n')) { *pos = start; return -1; }
+    long blen = validate ? b64_decode(s + start, b64_end - start, NULL) : b64_length(s + start, b64_end - start);
+    if (blen <= 0) { *pos = start; return -1; }
+    ln->start = start;
+    ln->b64_len = b64_end - start;
+    ln->id = (uint32_t)id;
+    ln->bytes_len = blen;
+    *pos = i;
+    return 1;
+}
+
+typedef struct scan_totals {
+    size_t count;
+    uint64_t bytes;
+    uint32_t max_id;
+} scan_totals;
+
+static st_status scan_file(const uint8_t *s, size_t n, scan_totals *t, size_t *err_offset) {
+    size_t pos = 0;
+    line ln;
+    int r;
+    while ((r = next_line(s, n, &pos, &ln, 1)) > 0) {
+        t->count++;
+        t->bytes += (uint64_t)ln.bytes_len;
+        if (ln.id > t->max_id) t->max_id = ln.id;
+    }
+    if (r < 0) { st__set_offset(err_offset, pos); return ST_ERR_MALFORMED_MODEL; }
+    return ST_OK;
+}
+
+/* Second pass: record each id's length in offsets[id + 1]; a repeated id is an error. */
+static st_status fill_lengths(const uint8_t *s, size_t n, uint32_t *offsets, size_t *err_offset) {
+    size_t pos = 0;
+    line ln;
+    while (next_line(s, n, &pos, &ln, 0) > 0) {
+        if (offsets[ln.id + 1]) { st__set_offset(err_offset, ln.start); return ST_ERR_MALFORMED_MODEL; }
+        offsets[ln.id + 1] = (uint32_t)ln.bytes_len;
+    }
+    return ST_OK;
+}
+
+static void fill_bytes(const uint8_t *s, size_t n, const uint32_t *offsets, uint8_t *bytes) {
+    size_t pos = 0;
+    line ln;
+    while (next_line(s, n, &pos, &ln, 0) > 0) b64_decode(s + ln.start, ln.b64_len, bytes + offsets[ln.id]);
+}
+
+static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
+
+st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const char *ranks, size_t ranks_len,
+                                   const char *specials, size_t specials_len, size_t *err_offset,
+                                   int *err_in_specials) {
+    const uint8_t *rs = (const uint8_t *)ranks, *ss = (const uint8_t *)specials;
+    scan_totals tr = {0, 0, 0}, ts = {0, 0, 0};
+    *err_in_specials = 0;
+    st__memset(v, 0, sizeof *v);
+    st_status st = scan_file(rs, ranks_len, &tr, err_offset);
+    if (st != ST_OK) return st;
+    if (!tr.count) { st__set_offset(err_offset, 0); return ST_ERR_MALFORMED_MODEL; }
+    if (specials_len) {
+        st = scan_file(ss, specials_len, &ts, err_offset);
+        if (st != ST_OK) { *err_in_specials = 1; return st; }
+    }
+    uint32_t max_id = tr.max_id > ts.max_id ? tr.max_id : ts.max_id;
+    size_t entries = tr.count + ts.count;
+    /* ids must be dense enough that the id index is not mostly holes: a rank of 2^31 in a
+     * 10-line file is a malformed file, not a request for 8 GB */
+    if ((uint64_t)max_id + 1 > 2 * (uint64_t)entries + 65536 || tr.bytes + ts.bytes > 0xFFFFFFFFull) {
+        st__set_offset(err_offset, 0);
+        return ST_ERR_MALFORMED_MODEL;
+    }
+    uint32_t n_ids = max_id + 1;
+    uint32_t cap = 1;
+    while (cap < 2 * tr.count) cap <<= 1; /* about half full */
+    size_t off_size = align8(((size_t)n_ids + 1) * 4);
+    size_t tab_size = (size_t)cap * 8;
+    size_t spec_size = align8(ts.count * 4);
+    size_t pair_size = 65536 * 4;
+    size_t bytes_size = align8((size_t)(tr.bytes + ts.bytes)) + 8; /* + 8: see st__vocab_lookup_short */
+    size_t total = off_size + tab_size + spec_size + pair_size + bytes_size;
+    uint8_t *block = (uint8_t *)st__alloc(a, total);
+    if (!block) return ST_ERR_OUT_OF_MEMORY;
+    st__memset(block, 0, total);
+    uint32_t *offsets = (uint32_t *)(void *)block;
+    uint64_t *table = (uint64_t *)(void *)(block + off_size);
+    uint32_t *special_ids = (uint32_t *)(void *)(block + off_size + tab_size);
+    uint32_t *pair_ids = (uint32_t *)(void *)(block + off_size + tab_size + spec_size);
+    uint8_t *bytes = block + off_size + tab_size + spec_size + pair_size;
+    st__memset(pair_ids, 0xFF, pair_size);
+
+    st = fill_lengths(rs, ranks_len, offsets, err_offset);
+    if (st == ST_OK && specials_len) {
+        st = fill_lengths(ss, specials_len, offsets, err_offset);
+        if (st != ST_OK) *err_in_specials = 1;
+    }
+    if (st != ST_OK) { st__free(a, block, total); return st; }
+    /* which ids are special: mark them before the prefix sum turns lengths into offsets */
+    size_t k = 0;
+    if (specials_len) {
+        size_t pos = 0;
+        line ln;
+        while (next_line(ss, specials_len, &pos, &ln, 0) > 0) special_ids[k++] = ln.id;
+        for (size_t x = 1; x < k; x++) { /* insertion sort: a handful of specials */
+            uint32_t id = special_ids[x];
+            size_t y = x;
+            while (y > 0 && special_ids[y - 1] > id) { special_ids[y] = special_ids[y - 1]; y--; }
+            special_ids[y] = id;
+        }
+    }
+    for (uint32_t i = 0; i < n_ids; i++) offsets[i + 1] += offsets[i];
+    fill_bytes(rs, ranks_len, offsets, bytes);
+    if (specials_len) fill_bytes(ss, specials_len, offsets, bytes);
+
+    v->n_ids = n_ids;
+    v->n_ordinary = (uint32_t)tr.count;
+    v->n_special = (uint32_t)ts.count;
+    v->table_mask = cap - 1;
+    v->bytes_len = tr.bytes + ts.bytes;
+    v->offsets = offsets;
+    v->bytes = bytes;
+    v->table = table;
+    v->special_ids = special_ids;
+    v->pair_ids = pair_ids;
+    v->owned = block;
+    v->owned_size = total;
+
+    /* the table holds ordinary tokens only; specials are matched by the special-token scan */
+    size_t pos = 0;
+    line ln;
+    while (next_line(rs, ranks_len, &pos, &ln, 0) > 0) {
+        const uint8_t *p = bytes + offsets[ln.id];
+        size_t len = offsets[ln.id + 1] - offsets[ln.id];
+        if (st__vocab_lookup(v, p, len) != ST_NO_TOKEN) { /* the same bytes twice */
+            st__set_offset(err_offset, ln.start);
+            st__free(a, block, total);
+            st__memset(v, 0, sizeof *v);
+            return ST_ERR_MALFORMED_MODEL;
+        }
+        if (len == 2) pair_ids[((uint32_t)p[0] << 8) | p[1]] = ln.id;
+        uint64_t h = st__hash_bytes(p, len);
+        uint32_t i = (uint32_t)h & (cap - 1);
+        while (table[i]) i = (i + 1) & (cap - 1);
+        table[i] = (h & 0xFFFFFFFF00000000ull) | ((uint64_t)ln.id + 1);
+    }
+    for (int b = 0; b < 256; b++) {
+        uint8_t c = (uint8_t)b;
+        v->byte_ids[b] = st__vocab_lookup(v, &c, 1);
+    }
+    return ST_OK;
+}
+
+void st__vocab_free(st_vocab *v, const st_allocator *a) {
+    if (v->owned) st__free(a, v->owned, v->owned_size);
+    st__memset(v, 0, sizeof *v);
+}

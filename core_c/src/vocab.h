@@ -1,0 +1,103 @@
+/* The vocabulary: token bytes packed in one block, a dense id -> bytes index for decoding, and
+ * an open-addressing table bytes -> id kept about half full (DESIGN §7, suBPEriod seed). */
+#ifndef ST_VOCAB_H
+#define ST_VOCAB_H
+
+#include "internal.h"
+
+#define ST_NO_TOKEN 0xFFFFFFFFu
+
+typedef struct st_vocab {
+    uint32_t n_ids;          /* ids are 0..n_ids-1 (ordinary and special); gaps have length 0 */
+    uint32_t n_ordinary;     /* how many ids are ordinary tokens */
+    uint32_t n_special;
+    uint32_t table_mask;     /* table has table_mask + 1 slots, a power of two */
+    uint64_t bytes_len;
+    const uint32_t *offsets; /* n_ids + 1: token id i = bytes[offsets[i] .. offsets[i+1]) */
+    const uint8_t *bytes;
+    const uint64_t *table;   /* 0 = empty, else (hash >> 32) << 32 | (id + 1) */
+    const uint32_t *special_ids; /* n_special ids, sorted by id */
+    uint32_t byte_ids[256];  /* id of each single byte, ST_NO_TOKEN if the byte is no token */
+    const uint32_t *pair_ids; /* 65536: id of each 2-byte token by (b0 << 8 | b1), or ST_NO_TOKEN:
+                                 the first merges of every piece look these up directly */
+    void *owned;             /* the one allocation holding the arrays, NULL for a borrowed image */
+    size_t owned_size;
+} st_vocab;
+
+/* The hash of a byte string: byte-order independent (a saved image is valid on any host). */
+uint64_t st__hash_bytes(const uint8_t *p, size_t n);
+
+ST_INLINE uint64_t st__load_le64(const uint8_t *p) {
+    return (uint64_t)p[0] | ((uint64_t)p[1] << 8) | ((uint64_t)p[2] << 16) | ((uint64_t)p[3] << 24) |
+           ((uint64_t)p[4] << 32) | ((uint64_t)p[5] << 40) | ((uint64_t)p[6] << 48) | ((uint64_t)p[7] << 56);
+}
+
+ST_INLINE uint64_t st__mix64(uint64_t x) { /* the splitmix64 finalizer: a strong, cheap mix */
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return x;
+}
+
+#define ST_HASH_SEED 0x9E3779B97F4A7C15ull
+#define ST_HASH_LEN 0xD6E8FEB86659FD93ull
+
+/* Lookup of a key of 1..8 bytes whose 8 bytes at p may all be read (the caller pads): the key
+ * is one masked word, compared with one masked word of the token (the packed block is padded
+ * with 8 bytes, so that read is in bounds too). Same hash as st__hash_bytes. */
+ST_INLINE uint32_t st__vocab_lookup_short(const st_vocab *v, const uint8_t *p, size_t n) {
+    if (n == 2) return v->pair_ids[((uint32_t)p[0] << 8) | p[1]];
+    uint64_t mask = n >= 8 ? ~0ull : ((1ull << (8 * n)) - 1);
+    uint64_t w = st__load_le64(p) & mask;
+    uint64_t h = st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
+    uint64_t tag = h & 0xFFFFFFFF00000000ull;
+    uint32_t i = (uint32_t)h & v->table_mask;
+    for (;;) {
+        uint64_t slot = v->table[i];
+        if (!slot) return ST_NO_TOKEN;
+        if ((slot & 0xFFFFFFFF00000000ull) == tag) {
+            uint32_t id = (uint32_t)slot - 1;
+            uint32_t a = v->offsets[id];
+            if (v->offsets[id + 1] - a == n && (st__load_le64(v->bytes + a) & mask) == w) return id;
+        }
+        i = (i + 1) & v->table_mask;
+    }
+}
+
+/* id of the ordinary token with exactly these bytes, or ST_NO_TOKEN. */
+ST_INLINE uint32_t st__vocab_lookup(const st_vocab *v, const uint8_t *p, size_t n) {
+    uint64_t h = st__hash_bytes(p, n);
+    uint64_t tag = h & 0xFFFFFFFF00000000ull;
+    uint32_t i = (uint32_t)h & v->table_mask;
+    for (;;) {
+        uint64_t slot = v->table[i];
+        if (!slot) return ST_NO_TOKEN;
+        if ((slot & 0xFFFFFFFF00000000ull) == tag) {
+            uint32_t id = (uint32_t)slot - 1;
+            uint32_t a = v->offsets[id], b = v->offsets[id + 1];
+            if (b - a == n && st__memcmp(v->bytes + a, p, n) == 0) return id;
+        }
+        i = (i + 1) & v->table_mask;
+    }
+}
+
+ST_INLINE int st__vocab_is_special(const st_vocab *v, uint32_t id) {
+    size_t lo = 0, hi = v->n_special;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v->special_ids[mid] < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < v->n_special && v->special_ids[lo] == id;
+}
+
+/* Parse a tiktoken rank file ("base64 rank" lines) plus special tokens given in the same
+ * format. Errors carry the byte offset of the bad line (specials: offset into that text). */
+st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const char *ranks, size_t ranks_len,
+                                   const char *specials, size_t specials_len, size_t *err_offset,
+                                   int *err_in_specials);
+void st__vocab_free(st_vocab *v, const st_allocator *a);
+
+#endif

@@ -1,0 +1,275 @@
+"""tiktoken-compatible encodings on the supertok core.
+
+`get_encoding(name)` and `encoding_for_model(model)` return an `Encoding` whose methods give the
+same ids, bytes and errors as tiktoken 0.14 for the shipped vocabularies (r50k_base, p50k_base,
+p50k_edit, cl100k_base, o200k_base). The rank files ship in supertok/vocab/ and are checked
+against their sha256 when loaded; the C core parses them itself.
+"""
+import base64
+import codecs
+import functools
+import hashlib
+import json
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from . import _models
+
+VOCAB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocab")
+_PATTERN_IDS = {"r50k_base": 1, "p50k_base": 1, "cl100k_base": 2, "o200k_base": 3}
+
+# Encodings derived from a shipped rank file with other special tokens (as tiktoken defines them).
+_DERIVED = {
+    "p50k_edit": ("p50k_base", {"<|endoftext|>": 50256, "<|fim_prefix|>": 50281,
+                                "<|fim_middle|>": 50282, "<|fim_suffix|>": 50283}),
+}
+
+
+def _raise_disallowed_special_token(token):
+    # tiktoken's message, word for word: callers match on it
+    raise ValueError(
+        f"Encountered text corresponding to disallowed special token {token!r}.\n"
+        "If you want this text to be encoded as a special token, "
+        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+        f"If you want this text to be encoded as normal text, disable the check for this token "
+        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+        "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+    )
+
+
+def _to_utf8(text):
+    """UTF-8 bytes of text, repairing lone surrogates exactly as tiktoken does: a surrogate
+    pair becomes its code point, a lone surrogate becomes U+FFFD. Returns (bytes, text used)."""
+    try:
+        return text.encode("utf-8"), text
+    except UnicodeEncodeError:
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return text.encode("utf-8"), text
+
+
+class Encoding:
+    """One loaded vocabulary. Immutable; safe to share between threads."""
+
+    def __init__(self, name, *, pat_str, ranks_file, special_tokens, pattern_id, sha256=None):
+        from . import _get
+        self.name = name
+        self._pat_str = pat_str
+        self._special_tokens = dict(special_tokens)
+        self._backend = _get()
+        with open(ranks_file, "rb") as f:
+            ranks = f.read()
+        if sha256 is not None:
+            got = hashlib.sha256(ranks).hexdigest()
+            if got != sha256:
+                raise ValueError("%s: sha256 is %s, expected %s: the file is damaged or not the published one"
+                                 % (ranks_file, got, sha256))
+        specials = b"".join(base64.b64encode(tok.encode("utf-8")) + b" %d\n" % i
+                            for tok, i in sorted(special_tokens.items(), key=lambda kv: kv[1]))
+        self._handle = self._backend.encoding_new(ranks, specials, pattern_id)
+        self._special_ids = {tok.encode("utf-8"): i for tok, i in special_tokens.items()}
+        self._special_token_values = set(special_tokens.values())
+        self.n_vocab = self._backend.n_vocab(self._handle)
+        self.max_token_value = self.n_vocab - 1
+
+    def __repr__(self):
+        return "<Encoding %r>" % self.name
+
+    # -- properties ---------------------------------------------------------------------------
+    @property
+    def eot_token(self):
+        return self._special_tokens["<|endoftext|>"]
+
+    @functools.cached_property
+    def special_tokens_set(self):
+        return set(self._special_tokens.keys())
+
+    def is_special_token(self, token):
+        return token in self._special_token_values
+
+    # -- encoding -----------------------------------------------------------------------------
+    def _allowed(self, text, allowed_special, disallowed_special):
+        if allowed_special == "all":
+            allowed_special = self.special_tokens_set
+        if disallowed_special == "all":
+            disallowed_special = self.special_tokens_set - set(allowed_special)
+        if disallowed_special:
+            first = None
+            for tok in disallowed_special:
+                k = text.find(tok)
+                if k >= 0 and (first is None or k < first[0] or (k == first[0] and len(tok) > len(first[1]))):
+                    first = (k, tok)
+            if first is not None:
+                _raise_disallowed_special_token(first[1])
+        ids = []
+        for tok in allowed_special:
+            i = self._special_tokens.get(tok)
+            if i is None:
+                # tiktoken ignores allowed strings that are no special token of the encoding
+                continue
+            ids.append(i)
+        return sorted(ids)
+
+    def encode(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+        allowed = self._allowed(text, allowed_special, disallowed_special)
+        data, _ = _to_utf8(text)
+        return self._backend.encode(self._handle, data, allowed)
+
+    def encode_ordinary(self, text):
+        data, _ = _to_utf8(text)
+        return self._backend.encode(self._handle, data, [])
+
+    def count(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+        """The number of tokens encode() would return, counted in the core with no list built."""
+        allowed = self._allowed(text, allowed_special, disallowed_special)
+        data, _ = _to_utf8(text)
+        return self._backend.encode_count(self._handle, data, allowed)
+
+    def encode_with_offsets(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+        """(ids, starts): starts[i] is the character offset in text where token i starts; a
+        token starting inside a character gets that character's offset (tiktoken's
+        decode_with_offsets rule). Offsets index the text as given, lone surrogates included."""
+        allowed = self._allowed(text, allowed_special, disallowed_special)
+        data, used = _to_utf8(text)
+        ids, starts = self._backend.encode(self._handle, data, allowed, want_starts=True)
+        if len(used) != len(text):
+            # a surrogate pair became one character: map offsets back to the caller's indexing
+            caller, i = [], 0
+            for _ in used:
+                caller.append(i)
+                pair = "\ud800" <= text[i] <= "\udbff" and i + 1 < len(text) and "\udc00" <= text[i + 1] <= "\udfff"
+                i += 2 if pair else 1
+            starts = [caller[s] for s in starts]
+        return ids, starts
+
+    def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(), disallowed_special="all"):
+        fn = functools.partial(self.encode, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return self._map(fn, text, num_threads)
+
+    def encode_ordinary_batch(self, text, *, num_threads=8):
+        return self._map(self.encode_ordinary, text, num_threads)
+
+    def _map(self, fn, items, num_threads):
+        items = list(items)
+        if num_threads <= 1 or len(items) <= 1:
+            return [fn(t) for t in items]
+        # the native backend releases the GIL inside the core, so threads run in parallel
+        with ThreadPoolExecutor(num_threads) as ex:
+            return list(ex.map(fn, items))
+
+    def encode_single_token(self, text_or_bytes):
+        b = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
+        if b in self._special_ids:
+            return self._special_ids[b]
+        ids = self._backend.encode(self._handle, b, []) if _valid_utf8(b) else None
+        if ids is not None and len(ids) == 1 and self.decode_single_token_bytes(ids[0]) == b:
+            return ids[0]
+        raise KeyError(b)
+
+    # -- decoding -----------------------------------------------------------------------------
+    def decode_bytes(self, tokens):
+        return self._backend.decode_bytes(self._handle, list(tokens))
+
+    def decode(self, tokens, errors="replace"):
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token):
+        return self._backend.token_bytes(self._handle, token)
+
+    def decode_tokens_bytes(self, tokens):
+        return [self.decode_single_token_bytes(t) for t in tokens]
+
+    def decode_with_offsets(self, tokens):
+        token_bytes = self.decode_tokens_bytes(tokens)
+        text_len = 0
+        offsets = []
+        for tb in token_bytes:
+            offsets.append(max(0, text_len - (0x80 <= tb[0] < 0xC0)))
+            text_len += sum(1 for c in tb if not 0x80 <= c < 0xC0)
+        return b"".join(token_bytes).decode("utf-8", errors="strict"), offsets
+
+    def decode_batch(self, batch, *, errors="replace", num_threads=8):
+        return self._map(functools.partial(self.decode, errors=errors), batch, num_threads)
+
+    def decode_bytes_batch(self, batch, *, num_threads=8):
+        return self._map(self.decode_bytes, batch, num_threads)
+
+    def incremental_decoder(self, errors="replace"):
+        return IncrementalDecoder(self, errors)
+
+
+class IncrementalDecoder:
+    """Feed ids one at a time (or a few); each call returns the characters completed so far.
+    Any split of an id stream gives the same text as Encoding.decode on the whole stream."""
+
+    def __init__(self, encoding, errors="replace"):
+        self._enc = encoding
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors=errors)
+
+    def add(self, tokens):
+        if isinstance(tokens, int):
+            tokens = [tokens]
+        return self._utf8.decode(self._enc.decode_bytes(tokens), final=False)
+
+    def flush(self):
+        """The end of the stream: an incomplete character left over decodes as U+FFFD."""
+        return self._utf8.decode(b"", final=True)
+
+
+def _valid_utf8(b):
+    try:
+        b.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+_cache = {}
+_lock = threading.Lock()
+
+
+def list_encoding_names():
+    return ["r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base"]
+
+
+def get_encoding(encoding_name):
+    with _lock:
+        enc = _cache.get(encoding_name)
+        if enc is not None:
+            return enc
+        if encoding_name in _DERIVED:
+            base, specials = _DERIVED[encoding_name]
+        elif encoding_name in _PATTERN_IDS:
+            base, specials = encoding_name, None
+        else:
+            raise ValueError("Unknown encoding %s. Plugins found: supertok ships %s"
+                             % (encoding_name, ", ".join(list_encoding_names())))
+        with open(os.path.join(VOCAB_DIR, base + ".json"), encoding="utf-8") as f:
+            meta = json.load(f)
+        enc = Encoding(encoding_name, pat_str=meta["pat_str"], ranks_file=os.path.join(VOCAB_DIR, base + ".tiktoken"),
+                       special_tokens=specials if specials is not None else meta["special_tokens"],
+                       pattern_id=_PATTERN_IDS[base], sha256=meta["sha256"])
+        _cache[encoding_name] = enc
+        return enc
+
+
+def encoding_name_for_model(model_name):
+    name = _models.MODEL_TO_ENCODING.get(model_name)
+    if name is None:
+        for prefix, enc in _models.MODEL_PREFIX_TO_ENCODING.items():
+            if model_name.startswith(prefix):
+                name = enc
+                break
+    if name is None:
+        raise KeyError(
+            f"Could not automatically map {model_name} to a tokeniser. "
+            "Please use `tiktoken.get_encoding` to explicitly get the tokeniser you expect.")
+    return name
+
+
+def encoding_for_model(model_name):
+    name = encoding_name_for_model(model_name)
+    if name not in list_encoding_names():
+        raise KeyError("model %s uses the encoding %s, which supertok does not ship (it ships %s)"
+                       % (model_name, name, ", ".join(list_encoding_names())))
+    return get_encoding(name)
