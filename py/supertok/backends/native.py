@@ -115,12 +115,10 @@ class NativeBackend:
 
     def decode_bytes(self, enc, ids):
         n = len(ids)
-        arr = ffi.new("uint32_t[]", n) if n else ffi.NULL
-        for k, t in enumerate(ids):
-            if not 0 <= t <= 0xFFFFFFFF:
-                raise KeyError("invalid token id %r at index %d" % (t, k))
-        if n:
-            arr[0:n] = ids
+        try:
+            arr = ffi.new("uint32_t[]", ids) if n else ffi.NULL
+        except OverflowError:  # ids outside u32: tiktoken's error and message
+            raise OverflowError("out of range integral type conversion attempted") from None
         size = ffi.new("size_t *")
         err = ffi.new("size_t *")
         st = lib.st_decode(enc, arr, n, ffi.NULL, 0, size, err)
@@ -132,15 +130,15 @@ class NativeBackend:
         if st == OK:
             return b""
         if st == 8:
-            raise KeyError("invalid token id %d at index %d" % (ids[err[0]], err[0]))
+            raise KeyError("Invalid token for decoding: %d" % ids[err[0]])
         self._fail(st, err[0], "ids")
 
     def token_bytes(self, enc, token):
         if not 0 <= token <= 0xFFFFFFFF:
-            raise KeyError("invalid token id %r" % (token,))
+            raise OverflowError("out of range integral type conversion attempted")
         ptr = ffi.new("uint8_t **")
         size = ffi.new("size_t *")
         st = lib.st_token_bytes(enc, token, ptr, size)
         if st != OK:
-            raise KeyError("invalid token id %d" % token)
+            raise KeyError(str(token))
         return ffi.buffer(ptr[0], size[0])[:]

@@ -188,3 +188,116 @@ class WasmBackend:
             finally:
                 self._r.call("st_free", tp)
         return None if st == OK else off
+
+
+def _encoding_methods():
+    """Encoding calls of WasmBackend (kept apart from the pre-tokenizer ones above)."""
+
+    def encoding_new(self, ranks, specials, pattern):
+        with self._lock:
+            rp = self._put(ranks)
+            sp = self._put(specials)
+            out, err, in_spec = self._scratch, self._scratch + 4, self._scratch + 8
+            try:
+                st = self._r.call("st_encoding_new_tiktoken", rp, len(ranks), sp, len(specials), pattern, 0,
+                                  out, err, in_spec)
+                h, off, ins = self._u32(out), self._u32(err), self._u32(in_spec)
+            finally:
+                self._r.call("st_free", sp)
+                self._r.call("st_free", rp)
+        if st != OK:
+            self._fail(st, off, "special tokens" if ins else "rank file")
+        return h
+
+    def n_vocab(self, enc):
+        with self._lock:
+            return self._r.call("st_encoding_n_vocab", enc)
+
+    def special_ids(self, enc):
+        with self._lock:
+            n = self._r.call("st_encoding_n_special", enc)
+            return [self._r.call("st_encoding_special_id", enc, i) for i in range(n)]
+
+    def encode(self, enc, data, allowed, want_starts=False):
+        with self._lock:
+            tp = self._put(data)
+            ap = self._put(struct.pack("<%dI" % len(allowed), *allowed)) if allowed else 0
+            cap = len(data)
+            ids = self._r.call("st_malloc", 4 * cap or 4)
+            starts = self._r.call("st_malloc", 4 * cap or 4) if want_starts else 0
+            n_p, err = self._scratch, self._scratch + 4
+            try:
+                st = self._r.call("st_encode", enc, tp, len(data), ap, len(allowed), ids, starts, cap, n_p, err)
+                n, off = self._u32(n_p), self._u32(err)
+                out = st_out = None
+                if st == OK:
+                    out = list(struct.unpack("<%dI" % n, self._r.read(ids, 4 * n)))
+                    if want_starts:
+                        st_out = list(struct.unpack("<%dI" % n, self._r.read(starts, 4 * n)))
+            finally:
+                for p in (starts, ids, ap, tp):
+                    if p:
+                        self._r.call("st_free", p)
+        if st != OK:
+            self._fail(st, off, "text")
+        return (out, st_out) if want_starts else out
+
+    def encode_count(self, enc, data, allowed):
+        with self._lock:
+            tp = self._put(data)
+            ap = self._put(struct.pack("<%dI" % len(allowed), *allowed)) if allowed else 0
+            n_p, err = self._scratch, self._scratch + 4
+            try:
+                st = self._r.call("st_encode_count", enc, tp, len(data), ap, len(allowed), n_p, err)
+                n, off = self._u32(n_p), self._u32(err)
+            finally:
+                for p in (ap, tp):
+                    if p:
+                        self._r.call("st_free", p)
+        if st != OK:
+            self._fail(st, off, "text")
+        return n
+
+    def decode_bytes(self, enc, ids):
+        try:
+            packed = struct.pack("<%dI" % len(ids), *ids)
+        except struct.error:
+            raise OverflowError("out of range integral type conversion attempted") from None
+        with self._lock:
+            ip = self._put(packed)
+            size_p, err = self._scratch, self._scratch + 4
+            try:
+                st = self._r.call("st_decode", enc, ip, len(ids), 0, 0, size_p, err)
+                size, off = self._u32(size_p), self._u32(err)
+                out = b""
+                if st == 4:  # the size query
+                    op = self._r.call("st_malloc", size or 1)
+                    st = self._r.call("st_decode", enc, ip, len(ids), op, size, size_p, err)
+                    if st == OK:
+                        out = self._r.read(op, size)
+                    self._r.call("st_free", op)
+            finally:
+                self._r.call("st_free", ip)
+        if st == 8:
+            raise KeyError("Invalid token for decoding: %d" % ids[off])
+        if st != OK:
+            self._fail(st, off, "ids")
+        return out
+
+    def token_bytes(self, enc, token):
+        if not 0 <= token <= 0xFFFFFFFF:
+            raise OverflowError("out of range integral type conversion attempted")
+        with self._lock:
+            ptr_p, size_p = self._scratch, self._scratch + 4
+            st = self._r.call("st_token_bytes", enc, token, ptr_p, size_p)
+            out = self._r.read(self._u32(ptr_p), self._u32(size_p)) if st == OK else None
+        if st != OK:
+            raise KeyError(str(token))
+        return out
+
+    return {f.__name__: f for f in (encoding_new, n_vocab, special_ids, encode, encode_count, decode_bytes,
+                                    token_bytes)}
+
+
+for _name, _fn in _encoding_methods().items():
+    setattr(WasmBackend, _name, _fn)
