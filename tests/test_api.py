@@ -111,3 +111,17 @@ def test_backend_errors_carry_status_and_offset(backend):
         b.pretokenize_ends(b.pretokenizer(3, 0, None), b"ok\xe2\x82", True)
     assert ei.value.name == "ST_ERR_INVALID_UTF8" and ei.value.offset == 2 and ei.value.status == 3
     assert b.utf8_validate(b"\xed\xa0\x80") == 0 and b.utf8_validate("é".encode()) is None
+
+
+def test_status_codes_match_the_header(backend):
+    """The pinned numbers in supertok.h, their names in Python, and st_status_str agree."""
+    import re
+
+    from supertok import _status
+    with open(os.path.join(ROOT, "core_c", "include", "supertok.h")) as f:
+        header = dict((name, int(num)) for name, num in re.findall(r"\b(ST_(?:OK|ERR_\w+)) = (\d+)", f.read()))
+    assert header == {name: num for num, name in _status.NAMES.items()}
+    b = supertok._get()
+    for num in header.values():
+        assert b.status_str(num) not in ("", "unknown status")
+    assert b.status_str(999) == "unknown status"

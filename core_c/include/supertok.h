@@ -124,6 +124,17 @@ st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const ch
                                    st_encoding **out, size_t *err_offset, int *err_in_specials);
 void st_encoding_free(st_encoding *enc);
 
+/* A binary image of a loaded encoding: position-independent, loadable with no parsing. Size
+ * query with cap 0 (ST_ERR_BUFFER_TOO_SMALL, *size set). */
+st_status st_encoding_save_image(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size);
+/* An encoding over an image in place: the image is borrowed, not copied, and must stay alive
+ * (and unchanged) until st_encoding_free; it must be 8-byte aligned. Only the header and the
+ * section bounds are checked at load (nothing makes a pass over the contents: on an
+ * interpreter that would cost seconds); every id and offset read from the image is
+ * bounds-checked where it is used, so a damaged image gives wrong ids, never a crash. */
+st_status st_encoding_from_image(const void *image, size_t len, const st_allocator *alloc,
+                                 st_encoding **out, size_t *err_offset);
+
 /* max id + 1 (ordinary and special ids). */
 uint32_t st_encoding_n_vocab(const st_encoding *enc);
 /* The number of special tokens, and the id of the i-th (sorted by id). */

@@ -273,9 +273,9 @@ static uint32_t special_at(const st_vocab *v, const uint32_t *allowed, size_t n_
     uint32_t best = ST_NO_TOKEN;
     size_t best_len = 0;
     for (size_t k = 0; k < n_allowed; k++) {
-        uint32_t id = allowed[k];
-        size_t tl = v->offsets[id + 1] - v->offsets[id];
-        if (tl > best_len && tl <= len - i && st__memcmp(s + i, v->bytes + v->offsets[id], tl) == 0) {
+        uint32_t id = allowed[k], a, tl;
+        if (!st__vocab_span(v, id, &a, &tl)) continue;
+        if (tl > best_len && tl <= len - i && st__memcmp(s + i, v->bytes + a, tl) == 0) {
             best = id;
             best_len = tl;
         }
@@ -287,15 +287,17 @@ static uint32_t special_at(const st_vocab *v, const uint32_t *allowed, size_t n_
 static st_status encode_all(encoder *e, size_t len, const uint32_t *allowed, size_t n_allowed, size_t *err_offset) {
     const st_vocab *v = &e->enc->vocab;
     const uint8_t *s = e->text;
-    for (size_t k = 0; k < n_allowed; k++)
-        if (allowed[k] >= v->n_ids || !st__vocab_is_special(v, allowed[k])) {
+    uint8_t first[256];
+    st__memset(first, 0, sizeof first);
+    for (size_t k = 0; k < n_allowed; k++) {
+        uint32_t a, tl;
+        if (!st__vocab_is_special(v, allowed[k]) || !st__vocab_span(v, allowed[k], &a, &tl)) {
             st__set_offset(err_offset, k);
             return ST_ERR_INVALID_TOKEN;
         }
+        first[v->bytes[a]] = 1;
+    }
     if (!n_allowed) return encode_ordinary(e, 0, len, err_offset);
-    uint8_t first[256];
-    st__memset(first, 0, sizeof first);
-    for (size_t k = 0; k < n_allowed; k++) first[v->bytes[v->offsets[allowed[k]]]] = 1;
     size_t seg = 0;
     for (size_t i = 0; i < len; i++) {
         if (!first[s[i]]) continue;
@@ -345,9 +347,10 @@ st_status st_encode_count(const st_encoding *enc, const char *text, size_t len, 
 st_status st_token_bytes(const st_encoding *enc, uint32_t id, const uint8_t **ptr, size_t *len) {
     if (!enc || !ptr || !len) return ST_ERR_INVALID_ARGUMENT;
     const st_vocab *v = &enc->vocab;
-    if (id >= v->n_ids || v->offsets[id] == v->offsets[id + 1]) return ST_ERR_INVALID_TOKEN;
-    *ptr = v->bytes + v->offsets[id];
-    *len = v->offsets[id + 1] - v->offsets[id];
+    uint32_t a, tl;
+    if (!st__vocab_span(v, id, &a, &tl)) return ST_ERR_INVALID_TOKEN;
+    *ptr = v->bytes + a;
+    *len = tl;
     return ST_OK;
 }
 
@@ -358,13 +361,12 @@ st_status st_decode(const st_encoding *enc, const uint32_t *ids, size_t n, uint8
     size_t total = 0;
     *out_len = 0;
     for (size_t k = 0; k < n; k++) {
-        uint32_t id = ids[k];
-        if (id >= v->n_ids || v->offsets[id] == v->offsets[id + 1]) {
+        uint32_t a, tl;
+        if (!st__vocab_span(v, ids[k], &a, &tl)) {
             st__set_offset(err_offset, k);
             return ST_ERR_INVALID_TOKEN;
         }
-        size_t tl = v->offsets[id + 1] - v->offsets[id];
-        if (total + tl <= cap) st__memcpy(out + total, v->bytes + v->offsets[id], tl);
+        if (total + tl <= cap) st__memcpy(out + total, v->bytes + a, tl);
         total += tl;
     }
     *out_len = total;
@@ -404,6 +406,38 @@ void st_encoding_free(st_encoding *enc) {
     st_allocator a = enc->alloc;
     st__vocab_free(&enc->vocab, &a);
     st__free(&a, enc, sizeof *enc);
+}
+
+st_status st_encoding_save_image(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size) {
+    if (!enc || !size || (!out && cap)) return ST_ERR_INVALID_ARGUMENT;
+    *size = st__vocab_image_size(&enc->vocab);
+    if (*size > cap) return ST_ERR_BUFFER_TOO_SMALL;
+    st__vocab_image_write(&enc->vocab, (uint32_t)enc->pt.pattern, out);
+    return ST_OK;
+}
+
+st_status st_encoding_from_image(const void *image, size_t len, const st_allocator *alloc, st_encoding **out,
+                                 size_t *err_offset) {
+    if (!out || !image) return ST_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    st_allocator a;
+    st__allocator_init(&a, alloc);
+    st_encoding *enc = (st_encoding *)st__alloc(&a, sizeof *enc);
+    if (!enc) return ST_ERR_OUT_OF_MEMORY;
+    st__memset(enc, 0, sizeof *enc);
+    enc->alloc = a;
+    uint32_t pattern = 0;
+    st_status st = st__vocab_image_borrow(&enc->vocab, (const uint8_t *)image, len, &pattern, err_offset);
+    if (st == ST_OK) {
+        st = st__pretokenizer_init(&enc->pt, (int)pattern, 0, "", 0, err_offset);
+        if (st != ST_OK) { st__set_offset(err_offset, 12); st = ST_ERR_MALFORMED_MODEL; }
+    }
+    if (st != ST_OK) {
+        st__free(&a, enc, sizeof *enc);
+        return st;
+    }
+    *out = enc;
+    return ST_OK;
 }
 
 uint32_t st_encoding_n_vocab(const st_encoding *enc) { return enc ? enc->vocab.n_ids : 0; }

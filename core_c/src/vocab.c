@@ -47,7 +47,7 @@ static int b64_value(uint8_t c) { return b64_table[c] == 64 ? -1 : b64_table[c];
 /* Decoded length of padded base64 text of n characters (no validation). */
 static long b64_length(const uint8_t *s, size_t n) {
     if (n == 0 || n % 4) return -1;
-    size_t pad = (s[n - 1] == '=') + (s[n - 2] == '=');
+    size_t pad = (size_t)(s[n - 1] == '=') + (size_t)(s[n - 2] == '=');
     return (long)(n / 4 * 3 - pad);
 }
 
@@ -256,4 +256,92 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
 void st__vocab_free(st_vocab *v, const st_allocator *a) {
     if (v->owned) st__free(a, v->owned, v->owned_size);
     st__memset(v, 0, sizeof *v);
+}
+
+/* ---- the binary image ------------------------------------------------------------------------
+ * Little-endian, every section 8-byte aligned:
+ *   0  "STVOCAB1"          8  u32 format (1)      12 u32 pattern       16 u32 n_ids
+ *   20 u32 n_ordinary      24 u32 n_special       28 u32 table_mask    32 u32 bytes_len
+ *   36 u32 merge mode (0 = ranks)                 40 u32 section offsets: byte_ids, offsets,
+ *   table, special_ids, pair_ids, bytes (6 x u32)  64 end of header
+ * Sections: byte_ids[256] u32, offsets[n_ids + 1] u32, table[table_mask + 1] u64,
+ * special_ids[n_special] u32, pair_ids[65536] u32, bytes[bytes_len + 8]. */
+#define IMG_HEADER 64
+#define IMG_FORMAT 1
+
+static void put32(uint8_t *p, uint32_t x) {
+    p[0] = (uint8_t)x; p[1] = (uint8_t)(x >> 8); p[2] = (uint8_t)(x >> 16); p[3] = (uint8_t)(x >> 24);
+}
+static uint32_t get32(const uint8_t *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+typedef struct img_layout {
+    size_t byte_ids, offsets, table, special, pairs, bytes, total;
+} img_layout;
+
+static img_layout layout(uint32_t n_ids, uint32_t table_mask, uint32_t n_special, uint64_t bytes_len) {
+    img_layout l;
+    l.byte_ids = IMG_HEADER;
+    l.offsets = l.byte_ids + 256 * 4;
+    l.table = l.offsets + align8(((size_t)n_ids + 1) * 4);
+    l.special = l.table + ((size_t)table_mask + 1) * 8;
+    l.pairs = l.special + align8((size_t)n_special * 4);
+    l.bytes = l.pairs + 65536 * 4;
+    l.total = l.bytes + align8((size_t)bytes_len) + 8;
+    return l;
+}
+
+size_t st__vocab_image_size(const st_vocab *v) {
+    return layout(v->n_ids, v->table_mask, v->n_special, v->bytes_len).total;
+}
+
+/* Host byte order is little-endian on every target we build (x86, ARM, wasm32); the arrays are
+ * copied as they are, and the reader checks nothing but bounds. */
+void st__vocab_image_write(const st_vocab *v, uint32_t pattern, uint8_t *out) {
+    img_layout l = layout(v->n_ids, v->table_mask, v->n_special, v->bytes_len);
+    st__memset(out, 0, l.total);
+    st__memcpy(out, "STVOCAB1", 8);
+    uint32_t head[7] = {IMG_FORMAT, pattern, v->n_ids, v->n_ordinary, v->n_special, v->table_mask,
+                        (uint32_t)v->bytes_len};
+    for (int k = 0; k < 7; k++) put32(out + 8 + 4 * k, head[k]);
+    put32(out + 36, 0);
+    size_t secs[6] = {l.byte_ids, l.offsets, l.table, l.special, l.pairs, l.bytes};
+    for (int k = 0; k < 6; k++) put32(out + 40 + 4 * k, (uint32_t)secs[k]);
+    st__memcpy(out + l.byte_ids, v->byte_ids, 256 * 4);
+    st__memcpy(out + l.offsets, v->offsets, ((size_t)v->n_ids + 1) * 4);
+    st__memcpy(out + l.table, v->table, ((size_t)v->table_mask + 1) * 8);
+    st__memcpy(out + l.special, v->special_ids, (size_t)v->n_special * 4);
+    st__memcpy(out + l.pairs, v->pair_ids, 65536 * 4);
+    st__memcpy(out + l.bytes, v->bytes, (size_t)v->bytes_len);
+}
+
+st_status st__vocab_image_borrow(st_vocab *v, const uint8_t *img, size_t len, uint32_t *pattern, size_t *err_offset) {
+    st__memset(v, 0, sizeof *v);
+    if (((uintptr_t)img & 7) != 0) return ST_ERR_INVALID_ARGUMENT; /* arrays are read in place */
+    if (len < IMG_HEADER || st__memcmp(img, "STVOCAB1", 8) != 0) { st__set_offset(err_offset, 0); return ST_ERR_MALFORMED_MODEL; }
+    if (get32(img + 8) != IMG_FORMAT) { st__set_offset(err_offset, 8); return ST_ERR_MALFORMED_MODEL; }
+    if (get32(img + 36) != 0) { st__set_offset(err_offset, 36); return ST_ERR_MALFORMED_MODEL; }
+    uint32_t n_ids = get32(img + 16), n_ord = get32(img + 20), n_spec = get32(img + 24);
+    uint32_t mask = get32(img + 28), bytes_len = get32(img + 32);
+    if (n_ids == 0 || n_ids > 0x40000000u || n_spec > n_ids || n_ord > n_ids) { st__set_offset(err_offset, 16); return ST_ERR_MALFORMED_MODEL; }
+    if (mask > 0x3FFFFFFFu || (mask & (mask + 1)) != 0) { st__set_offset(err_offset, 28); return ST_ERR_MALFORMED_MODEL; }
+    img_layout l = layout(n_ids, mask, n_spec, bytes_len);
+    size_t secs[6] = {l.byte_ids, l.offsets, l.table, l.special, l.pairs, l.bytes};
+    for (int k = 0; k < 6; k++)
+        if (get32(img + 40 + 4 * k) != secs[k]) { st__set_offset(err_offset, 40 + 4 * (size_t)k); return ST_ERR_MALFORMED_MODEL; }
+    if (l.total > len) { st__set_offset(err_offset, len); return ST_ERR_MALFORMED_MODEL; }
+    v->n_ids = n_ids;
+    v->n_ordinary = n_ord;
+    v->n_special = n_spec;
+    v->table_mask = mask;
+    v->bytes_len = bytes_len;
+    st__memcpy(v->byte_ids, img + l.byte_ids, 256 * 4);
+    v->offsets = (const uint32_t *)(const void *)(img + l.offsets);
+    v->table = (const uint64_t *)(const void *)(img + l.table);
+    v->special_ids = (const uint32_t *)(const void *)(img + l.special);
+    v->pair_ids = (const uint32_t *)(const void *)(img + l.pairs);
+    v->bytes = img + l.bytes;
+    *pattern = get32(img + 12);
+    return ST_OK;
 }

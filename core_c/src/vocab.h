@@ -24,6 +24,17 @@ typedef struct st_vocab {
     size_t owned_size;
 } st_vocab;
 
+/* The span of token id in bytes[], checked: a vocabulary borrowed from an image is trusted
+ * for nothing, so every id and offset read from it is bounds-checked where it is used. */
+ST_INLINE int st__vocab_span(const st_vocab *v, uint32_t id, uint32_t *start, uint32_t *len) {
+    if (id >= v->n_ids) return 0;
+    uint32_t a = v->offsets[id], b = v->offsets[id + 1];
+    if (a >= b || b > v->bytes_len) return 0;
+    *start = a;
+    *len = b - a;
+    return 1;
+}
+
 /* The hash of a byte string: byte-order independent (a saved image is valid on any host). */
 uint64_t st__hash_bytes(const uint8_t *p, size_t n);
 
@@ -54,16 +65,21 @@ ST_INLINE uint32_t st__vocab_lookup_short(const st_vocab *v, const uint8_t *p, s
     uint64_t h = st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
     uint64_t tag = h & 0xFFFFFFFF00000000ull;
     uint32_t i = (uint32_t)h & v->table_mask;
-    for (;;) {
+    for (uint32_t probes = 0; probes <= v->table_mask; probes++) {
         uint64_t slot = v->table[i];
         if (!slot) return ST_NO_TOKEN;
         if ((slot & 0xFFFFFFFF00000000ull) == tag) {
             uint32_t id = (uint32_t)slot - 1;
-            uint32_t a = v->offsets[id];
-            if (v->offsets[id + 1] - a == n && (st__load_le64(v->bytes + a) & mask) == w) return id;
+            if (id < v->n_ids) {
+                uint32_t a = v->offsets[id];
+                if (v->offsets[id + 1] - a == n && a <= v->bytes_len &&
+                    (st__load_le64(v->bytes + a) & mask) == w)
+                    return id;
+            }
         }
         i = (i + 1) & v->table_mask;
     }
+    return ST_NO_TOKEN;
 }
 
 /* id of the ordinary token with exactly these bytes, or ST_NO_TOKEN. */
@@ -71,16 +87,16 @@ ST_INLINE uint32_t st__vocab_lookup(const st_vocab *v, const uint8_t *p, size_t 
     uint64_t h = st__hash_bytes(p, n);
     uint64_t tag = h & 0xFFFFFFFF00000000ull;
     uint32_t i = (uint32_t)h & v->table_mask;
-    for (;;) {
+    for (uint32_t probes = 0; probes <= v->table_mask; probes++) {
         uint64_t slot = v->table[i];
         if (!slot) return ST_NO_TOKEN;
         if ((slot & 0xFFFFFFFF00000000ull) == tag) {
-            uint32_t id = (uint32_t)slot - 1;
-            uint32_t a = v->offsets[id], b = v->offsets[id + 1];
-            if (b - a == n && st__memcmp(v->bytes + a, p, n) == 0) return id;
+            uint32_t id = (uint32_t)slot - 1, a, len;
+            if (st__vocab_span(v, id, &a, &len) && len == n && st__memcmp(v->bytes + a, p, n) == 0) return id;
         }
         i = (i + 1) & v->table_mask;
     }
+    return ST_NO_TOKEN;
 }
 
 ST_INLINE int st__vocab_is_special(const st_vocab *v, uint32_t id) {
@@ -99,5 +115,12 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
                                    const char *specials, size_t specials_len, size_t *err_offset,
                                    int *err_in_specials);
 void st__vocab_free(st_vocab *v, const st_allocator *a);
+
+/* The binary image: a header and the arrays, position-independent, loadable in place. */
+size_t st__vocab_image_size(const st_vocab *v);
+void st__vocab_image_write(const st_vocab *v, uint32_t pattern, uint8_t *out);
+/* Point v into the image (borrowed, not copied; it must stay alive and 8-byte aligned).
+ * Checks the header and section bounds only: nothing makes a pass over the contents. */
+st_status st__vocab_image_borrow(st_vocab *v, const uint8_t *img, size_t len, uint32_t *pattern, size_t *err_offset);
 
 #endif

@@ -38,6 +38,9 @@ int st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const char *sp
                              size_t specials_len, int pattern, const st_allocator *alloc,
                              st_encoding **out, size_t *err_offset, int *err_in_specials);
 void st_encoding_free(st_encoding *enc);
+int st_encoding_save_image(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size);
+int st_encoding_from_image(const void *image, size_t len, const st_allocator *alloc,
+                           st_encoding **out, size_t *err_offset);
 uint32_t st_encoding_n_vocab(const st_encoding *enc);
 uint32_t st_encoding_n_special(const st_encoding *enc);
 uint32_t st_encoding_special_id(const st_encoding *enc, uint32_t i);

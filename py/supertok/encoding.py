@@ -10,6 +10,7 @@ import codecs
 import functools
 import hashlib
 import json
+import lzma
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -51,22 +52,21 @@ def _to_utf8(text):
 class Encoding:
     """One loaded vocabulary. Immutable; safe to share between threads."""
 
-    def __init__(self, name, *, pat_str, ranks_file, special_tokens, pattern_id, sha256=None):
+    def __init__(self, name, *, pat_str, ranks_file, special_tokens, pattern_id, sha256=None, image=None):
+        """image: (path of an xz-compressed vocabulary image, its sha256), used instead of the
+        rank file by backends that prefer images (pywasm)."""
         from . import _get
         self.name = name
         self._pat_str = pat_str
         self._special_tokens = dict(special_tokens)
         self._backend = _get()
-        with open(ranks_file, "rb") as f:
-            ranks = f.read()
-        if sha256 is not None:
-            got = hashlib.sha256(ranks).hexdigest()
-            if got != sha256:
-                raise ValueError("%s: sha256 is %s, expected %s: the file is damaged or not the published one"
-                                 % (ranks_file, got, sha256))
-        specials = b"".join(base64.b64encode(tok.encode("utf-8")) + b" %d\n" % i
-                            for tok, i in sorted(special_tokens.items(), key=lambda kv: kv[1]))
-        self._handle = self._backend.encoding_new(ranks, specials, pattern_id)
+        if image is not None and getattr(self._backend, "prefers_image", False):
+            self._handle = self._backend.encoding_from_image(_read_checked(image[0], image[1], lzma.open))
+        else:
+            ranks = _read_checked(ranks_file, sha256, open)
+            specials = b"".join(base64.b64encode(tok.encode("utf-8")) + b" %d\n" % i
+                                for tok, i in sorted(special_tokens.items(), key=lambda kv: kv[1]))
+            self._handle = self._backend.encoding_new(ranks, specials, pattern_id)
         self._special_ids = {tok.encode("utf-8"): i for tok, i in special_tokens.items()}
         self._special_token_values = set(special_tokens.values())
         self.n_vocab = self._backend.n_vocab(self._handle)
@@ -216,6 +216,17 @@ class IncrementalDecoder:
         return self._utf8.decode(b"", final=True)
 
 
+def _read_checked(path, sha256, opener):
+    with opener(path, "rb") as f:
+        data = f.read()
+    if sha256 is not None:
+        got = hashlib.sha256(data).hexdigest()
+        if got != sha256:
+            raise ValueError("%s: sha256 is %s, expected %s: the file is damaged or not the published one"
+                             % (path, got, sha256))
+    return data
+
+
 def _valid_utf8(b):
     try:
         b.decode("utf-8")
@@ -232,24 +243,36 @@ def list_encoding_names():
     return ["r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base"]
 
 
+def _load(encoding_name):
+    """A new Encoding on the current backend (get_encoding caches these)."""
+    if encoding_name in _DERIVED:
+        base, specials = _DERIVED[encoding_name]
+    elif encoding_name in _PATTERN_IDS:
+        base, specials = encoding_name, None
+    else:
+        raise ValueError("Unknown encoding %s. supertok ships %s" % (encoding_name, ", ".join(list_encoding_names())))
+    with open(os.path.join(VOCAB_DIR, base + ".json"), encoding="utf-8") as f:
+        meta = json.load(f)
+    image = None
+    images = os.path.join(VOCAB_DIR, "images.json")
+    if os.path.exists(images):
+        with open(images, encoding="utf-8") as f:
+            entry = json.load(f).get(encoding_name)
+        if entry:
+            image = (os.path.join(VOCAB_DIR, encoding_name + ".stimg.xz"), entry["sha256"])
+    return Encoding(encoding_name, pat_str=meta["pat_str"], ranks_file=os.path.join(VOCAB_DIR, base + ".tiktoken"),
+                    special_tokens=specials if specials is not None else meta["special_tokens"],
+                    pattern_id=_PATTERN_IDS[base], sha256=meta["sha256"], image=image)
+
+
 def get_encoding(encoding_name):
+    """The encoding on the current backend, loaded once per backend and name."""
+    from . import _get
+    key = (encoding_name, id(_get()))
     with _lock:
-        enc = _cache.get(encoding_name)
-        if enc is not None:
-            return enc
-        if encoding_name in _DERIVED:
-            base, specials = _DERIVED[encoding_name]
-        elif encoding_name in _PATTERN_IDS:
-            base, specials = encoding_name, None
-        else:
-            raise ValueError("Unknown encoding %s. Plugins found: supertok ships %s"
-                             % (encoding_name, ", ".join(list_encoding_names())))
-        with open(os.path.join(VOCAB_DIR, base + ".json"), encoding="utf-8") as f:
-            meta = json.load(f)
-        enc = Encoding(encoding_name, pat_str=meta["pat_str"], ranks_file=os.path.join(VOCAB_DIR, base + ".tiktoken"),
-                       special_tokens=specials if specials is not None else meta["special_tokens"],
-                       pattern_id=_PATTERN_IDS[base], sha256=meta["sha256"])
-        _cache[encoding_name] = enc
+        enc = _cache.get(key)
+        if enc is None:
+            enc = _cache[key] = _load(encoding_name)
         return enc
 
 

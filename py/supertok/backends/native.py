@@ -11,12 +11,15 @@ except ImportError as exc:  # not built (no C compiler at install time) or not i
 
 class NativeBackend:
     name = "native"
+    prefers_image = False
 
     def __init__(self):
         if lib is None:
             raise BackendUnavailable("the native extension supertok._native is not built (%s)" % _why)
         self._alloc = ffi.new_allocator(should_clear_after_alloc=False)
         self._pretokenizers = {}
+        import weakref
+        self._images = weakref.WeakKeyDictionary()
 
     def version(self):
         return ffi.string(lib.st_version_str()).decode()
@@ -85,6 +88,27 @@ class NativeBackend:
         if st != OK:
             self._fail(st, err[0], "special tokens" if in_spec[0] else "rank file")
         return ffi.gc(out[0], lib.st_encoding_free)
+
+    def encoding_from_image(self, image):
+        buf = ffi.new("uint64_t[]", (len(image) + 7) // 8)  # 8-byte aligned, kept alive below
+        ffi.memmove(buf, image, len(image))
+        out = ffi.new("st_encoding **")
+        err = ffi.new("size_t *")
+        st = lib.st_encoding_from_image(buf, len(image), ffi.NULL, out, err)
+        if st != OK:
+            self._fail(st, err[0], "vocabulary image")
+        handle = ffi.gc(out[0], lib.st_encoding_free)
+        self._images[handle] = buf  # the encoding borrows the image
+        return handle
+
+    def save_image(self, enc):
+        size = ffi.new("size_t *")
+        lib.st_encoding_save_image(enc, ffi.NULL, 0, size)
+        buf = ffi.new("uint8_t[]", size[0])
+        st = lib.st_encoding_save_image(enc, buf, size[0], size)
+        if st != OK:
+            self._fail(st, None, "image")
+        return ffi.buffer(buf, size[0])[:]
 
     def n_vocab(self, enc):
         return lib.st_encoding_n_vocab(enc)

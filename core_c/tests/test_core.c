@@ -1,0 +1,816 @@
+// Unit tests of the supertok C core's public API (no framework).
+//
+// Build and run from the repository root:
+//   gcc -std=c11 -Icore_c/include core_c/src/*.c core_c/tests/test_core.c -o test_core
+//   ./test_core    # prints failures, then "N passed, M failed"; exits 1 on any failure
+// core_c/tests/run.sh builds it with ASan/UBSan and runs it.
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "supertok.h"
+
+static int g_pass, g_fail;
+
+#define ST_CANARY_T ((size_t)0x5A5A5A5Au)
+
+static void check(int ok, const char *file, int line, const char *fmt, ...) {
+    if (ok) {
+        g_pass++;
+        return;
+    }
+    g_fail++;
+    va_list ap;
+    va_start(ap, fmt);
+    printf("FAIL %s:%d: ", file, line);
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+}
+
+#define CHECK(cond, ...) check(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+
+static void hex(char *out, size_t outcap, const unsigned char *s, size_t len) {
+    size_t o = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < len && o + 4 < outcap; i++) o += (size_t)snprintf(out + o, outcap - o, "%02X ", s[i]);
+}
+
+static const int patterns[3] = {ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K};
+
+/* ---- status strings, versions ------------------------------------------------------------ */
+
+static void test_status_str(void) {
+    /* The numbers are pinned. */
+    CHECK(ST_OK == 0 && ST_ERR_INVALID_ARGUMENT == 1 && ST_ERR_OUT_OF_MEMORY == 2 &&
+              ST_ERR_INVALID_UTF8 == 3 && ST_ERR_BUFFER_TOO_SMALL == 4 &&
+              ST_ERR_UNKNOWN_PATTERN == 5 && ST_ERR_UNKNOWN_SCRIPT == 6,
+          "status numbers changed");
+    const char *unknown = st_status_str(1000);
+    CHECK(unknown && strcmp(unknown, "unknown status") == 0, "st_status_str(1000) = %s", unknown);
+    /* Statuses are numbered 0..last without gaps (new ones are appended): every one has its
+     * own message, and every number after the last is "unknown status". */
+    int last = -1;
+    while (last < 255 && strcmp(st_status_str(last + 1), "unknown status") != 0) last++;
+    CHECK(last >= ST_ERR_UNKNOWN_SCRIPT, "statuses 0..6 not all known: last known is %d", last);
+    for (int s = 0; s <= last; s++) {
+        const char *m = st_status_str(s);
+        CHECK(m != NULL && m[0] != 0, "st_status_str(%d) empty", s);
+        for (int t = 0; t < s; t++)
+            CHECK(strcmp(m, st_status_str(t)) != 0, "st_status_str(%d) == st_status_str(%d): %s", s, t, m);
+    }
+    for (int s = last + 1; s < last + 64; s++) {
+        const char *m = st_status_str(s);
+        CHECK(m && strcmp(m, "unknown status") == 0, "st_status_str(%d) = %s after the last status %d", s,
+              m ? m : "(null)", last);
+    }
+    CHECK(strcmp(st_status_str(ST_OK), "ok") == 0, "ST_OK message: %s", st_status_str(ST_OK));
+    CHECK(strcmp(st_status_str(ST_ERR_INVALID_UTF8), "invalid UTF-8") == 0, "ST_ERR_INVALID_UTF8 message");
+    const int others[] = {-1, -100, 1000, 0x7FFFFFFF, -0x7FFFFFFF - 1};
+    for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
+        const char *m = st_status_str(others[k]);
+        CHECK(m && strcmp(m, "unknown status") == 0, "st_status_str(%d) = %s", others[k], m ? m : "(null)");
+    }
+}
+
+static void test_version(void) {
+    uint32_t v = st_version();
+    uint32_t want = ((uint32_t)ST_VERSION_MAJOR << 16) | ((uint32_t)ST_VERSION_MINOR << 8) | ST_VERSION_PATCH;
+    CHECK(v == want, "st_version() = 0x%06X, want 0x%06X", (unsigned)v, (unsigned)want);
+    char buf[64];
+    snprintf(buf, sizeof buf, "%u.%u.%u", (unsigned)(v >> 16), (unsigned)((v >> 8) & 0xFF), (unsigned)(v & 0xFF));
+    const char *vs = st_version_str();
+    CHECK(vs && strcmp(vs, buf) == 0, "st_version_str() = %s, want %s", vs ? vs : "(null)", buf);
+    CHECK(vs && strcmp(vs, "0.1.0") == 0, "st_version_str() = %s", vs ? vs : "(null)");
+    const char *uv = st_unicode_version();
+    CHECK(uv && strcmp(uv, "16.0") == 0, "st_unicode_version() = %s", uv ? uv : "(null)");
+}
+
+/* ---- UTF-8 validation ----------------------------------------------------------------------- */
+
+typedef struct bytes {
+    const char *s;
+    size_t n;
+    const char *what;
+} bytes;
+
+#define B(lit, what) {lit, sizeof(lit) - 1, what}
+
+static const bytes valid_texts[] = {
+    B("", "empty"),
+    B("a", "one ASCII byte"),
+    B("hello, world", "ASCII"),
+    B("\x00\x01\x7F", "NUL, U+0001, U+007F"),
+    B("a\x00" "b", "embedded NUL"),
+    B("\xC2\x80", "U+0080"),
+    B("\xDF\xBF", "U+07FF"),
+    B("\xE0\xA0\x80", "U+0800"),
+    B("\xED\x9F\xBF", "U+D7FF"),
+    B("\xEE\x80\x80", "U+E000"),
+    B("\xEF\xBF\xBF", "U+FFFF"),
+    B("\xF0\x90\x80\x80", "U+10000"),
+    B("\xF3\xBF\xBF\xBF", "U+FFFFF"),
+    B("\xF4\x8F\xBF\xBF", "U+10FFFF"),
+    B("h\xC3\xA9llo \xE4\xB8\x80\xE4\xBA\x8C \xF0\x9F\x98\x80!", "mixed 1-4 byte"),
+    B("abcdefgh\xC3\xA9" "abcdefghijklmnop\xF0\x9F\x98\x80", "fast path then multibyte"),
+};
+
+/* Bad sequences; each is tested at the start, after several prefixes and before suffixes. */
+static const bytes bad_seqs[] = {
+    B("\x80", "lone continuation 80"),
+    B("\xBF", "lone continuation BF"),
+    B("\x80\x80\x80", "three continuations"),
+    B("\xC3", "truncated 2-byte (1 of 2)"),
+    B("\xE4", "truncated 3-byte (1 of 3)"),
+    B("\xE4\xB8", "truncated 3-byte (2 of 3)"),
+    B("\xF0", "truncated 4-byte (1 of 4)"),
+    B("\xF0\x9F", "truncated 4-byte (2 of 4)"),
+    B("\xF0\x9F\x98", "truncated 4-byte (3 of 4)"),
+    B("\xC0\x80", "overlong 2-byte C0 80"),
+    B("\xC0\xAF", "overlong 2-byte C0 AF"),
+    B("\xC1\xBF", "overlong 2-byte C1 BF"),
+    B("\xE0\x80\x80", "overlong 3-byte E0 80 80"),
+    B("\xE0\x9F\xBF", "overlong 3-byte E0 9F BF"),
+    B("\xF0\x80\x80\x80", "overlong 4-byte F0 80 80 80"),
+    B("\xF0\x8F\xBF\xBF", "overlong 4-byte F0 8F BF BF"),
+    B("\xED\xA0\x80", "surrogate U+D800"),
+    B("\xED\xBF\xBF", "surrogate U+DFFF"),
+    B("\xED\xB0\x80", "surrogate U+DC00"),
+    B("\xF4\x90\x80\x80", "U+110000"),
+    B("\xF4\xBF\xBF\xBF", "U+13FFFF"),
+    B("\xF5\x80\x80\x80", "lead F5"),
+    B("\xF6\x80\x80\x80", "lead F6"),
+    B("\xF7\xBF\xBF\xBF", "lead F7"),
+    B("\xF8\x88\x80\x80\x80", "lead F8 (5-byte form)"),
+    B("\xF9", "lead F9"),
+    B("\xFA", "lead FA"),
+    B("\xFB", "lead FB"),
+    B("\xFC\x84\x80\x80\x80\x80", "lead FC (6-byte form)"),
+    B("\xFD", "lead FD"),
+    B("\xFE", "byte FE"),
+    B("\xFF", "byte FF"),
+    B("\xC3\xC3", "2-byte lead then lead"),
+    B("\xE4\x41", "3-byte lead then ASCII"),
+    B("\xE4\xB8\x41", "3-byte, third is ASCII"),
+    B("\xF0\x9F\x98\x41", "4-byte, fourth is ASCII"),
+    B("\xF0\x9F\x41\x80", "4-byte, third is ASCII"),
+    B("\xE4\xB8\xC3\xA9", "truncated 3-byte before a 2-byte char"),
+};
+
+static const bytes prefixes[] = {
+    B("", "(start)"),
+    B("ab", "ab"),
+    B("\xC3\xA9", "U+00E9"),
+    B("\xE4\xB8\x80", "U+4E00"),
+    B("\xF0\x9F\x98\x80", "U+1F600"),
+    B("abcdefghi", "9 ASCII (past the 8-byte fast path)"),
+    B("abcdefghijklmnop", "16 ASCII"),
+    B("x \xCC\x81y\r\n", "mixed"),
+};
+
+/* Suffixes start with a byte that cannot continue any sequence, so the error stays put. */
+static const bytes suffixes[] = {
+    B("", "(end)"),
+    B("xyz", "xyz"),
+    B("\xC3\xA9", "U+00E9"),
+    B("\xF0\x9F\x98\x80 and more ASCII text", "U+1F600 + ASCII"),
+    B("\xFF", "a second bad byte"),
+};
+
+static void test_utf8_valid(void) {
+    for (size_t k = 0; k < sizeof valid_texts / sizeof valid_texts[0]; k++) {
+        size_t off = 12345;
+        st_status st = st_utf8_validate(valid_texts[k].s, valid_texts[k].n, &off);
+        CHECK(st == ST_OK, "st_utf8_validate(%s) = %d", valid_texts[k].what, st);
+        CHECK(off == 12345, "st_utf8_validate(%s) wrote err_offset on success", valid_texts[k].what);
+    }
+    /* Every code point, encoded by the test, is accepted. */
+    int bad = 0;
+    for (uint32_t cp = 0; cp <= 0x10FFFF; cp++) {
+        if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+        unsigned char b[4];
+        size_t n;
+        if (cp < 0x80) { b[0] = (unsigned char)cp; n = 1; }
+        else if (cp < 0x800) { b[0] = (unsigned char)(0xC0 | (cp >> 6)); b[1] = (unsigned char)(0x80 | (cp & 0x3F)); n = 2; }
+        else if (cp < 0x10000) {
+            b[0] = (unsigned char)(0xE0 | (cp >> 12)); b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+            b[2] = (unsigned char)(0x80 | (cp & 0x3F)); n = 3;
+        } else {
+            b[0] = (unsigned char)(0xF0 | (cp >> 18)); b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+            b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F)); b[3] = (unsigned char)(0x80 | (cp & 0x3F)); n = 4;
+        }
+        if (st_utf8_validate((const char *)b, n, NULL) != ST_OK && bad++ < 5)
+            printf("  U+%04X rejected\n", (unsigned)cp);
+    }
+    CHECK(bad == 0, "st_utf8_validate rejected %d valid code points", bad);
+    /* Every encoded surrogate is rejected at 0. */
+    bad = 0;
+    for (uint32_t cp = 0xD800; cp <= 0xDFFF; cp++) {
+        unsigned char b[3] = {(unsigned char)(0xE0 | (cp >> 12)), (unsigned char)(0x80 | ((cp >> 6) & 0x3F)),
+                              (unsigned char)(0x80 | (cp & 0x3F))};
+        size_t off = 99;
+        if ((st_utf8_validate((const char *)b, 3, &off) != ST_ERR_INVALID_UTF8 || off != 0) && bad++ < 5)
+            printf("  surrogate U+%04X accepted\n", (unsigned)cp);
+    }
+    CHECK(bad == 0, "st_utf8_validate accepted %d surrogates", bad);
+    /* Every two-byte string: valid iff ASCII pair or a 2-byte sequence C2..DF 80..BF. */
+    bad = 0;
+    for (int x = 0; x < 256; x++)
+        for (int y = 0; y < 256; y++) {
+            unsigned char b[2] = {(unsigned char)x, (unsigned char)y};
+            int want_ok = (x < 0x80 && y < 0x80) || (x >= 0xC2 && x <= 0xDF && y >= 0x80 && y <= 0xBF);
+            size_t want_off = x < 0x80 ? 1 : 0;
+            size_t off = 99;
+            st_status st = st_utf8_validate((const char *)b, 2, &off);
+            int ok = want_ok ? st == ST_OK : (st == ST_ERR_INVALID_UTF8 && off == want_off);
+            if (!ok && bad++ < 5) printf("  %02X %02X: status %d offset %zu\n", x, y, st, off);
+        }
+    CHECK(bad == 0, "st_utf8_validate wrong on %d two-byte strings", bad);
+}
+
+static void test_utf8_invalid(void) {
+    st_pretokenizer *pts[6] = {0};
+    for (int p = 0; p < 3; p++) {
+        CHECK(st_pretokenizer_new(patterns[p], 0, NULL, 0, NULL, &pts[2 * p], NULL) == ST_OK, "new plain");
+        CHECK(st_pretokenizer_new(patterns[p], ST_PRETOK_SCRIPT_AWARE, NULL, 0, NULL, &pts[2 * p + 1], NULL) == ST_OK,
+              "new script-aware");
+    }
+    unsigned char buf[256];
+    size_t ends[256];
+    char hx[800];
+    for (size_t b = 0; b < sizeof bad_seqs / sizeof bad_seqs[0]; b++)
+        for (size_t p = 0; p < sizeof prefixes / sizeof prefixes[0]; p++)
+            for (size_t q = 0; q < sizeof suffixes / sizeof suffixes[0]; q++) {
+                size_t n = 0;
+                memcpy(buf + n, prefixes[p].s, prefixes[p].n); n += prefixes[p].n;
+                memcpy(buf + n, bad_seqs[b].s, bad_seqs[b].n); n += bad_seqs[b].n;
+                memcpy(buf + n, suffixes[q].s, suffixes[q].n); n += suffixes[q].n;
+                size_t want = prefixes[p].n;
+                hex(hx, sizeof hx, buf, n);
+                size_t off = 9999;
+                st_status st = st_utf8_validate((const char *)buf, n, &off);
+                CHECK(st == ST_ERR_INVALID_UTF8 && off == want,
+                      "st_utf8_validate(%s + %s + %s) [%s] = %d at %zu, want 3 at %zu", prefixes[p].what,
+                      bad_seqs[b].what, suffixes[q].what, hx, st, off, want);
+                /* NULL err_offset is allowed */
+                CHECK(st_utf8_validate((const char *)buf, n, NULL) == ST_ERR_INVALID_UTF8, "validate, NULL offset");
+                for (int t = 0; t < 6; t++) {
+                    if (!pts[t]) continue;
+                    for (int mode = 0; mode < 2; mode++) {
+                        size_t np = 777;
+                        off = 9999;
+                        st = st_pretokenize(pts[t], (const char *)buf, n, mode ? ST_OFFSETS_CODEPOINTS : 0, ends,
+                                            sizeof ends / sizeof ends[0], &np, &off);
+                        CHECK(st == ST_ERR_INVALID_UTF8 && off == want && np == 0,
+                              "st_pretokenize(pt %d, mode %d, [%s]) = %d at %zu, n %zu; want 3 at %zu, n 0", t, mode,
+                              hx, st, off, np, want);
+                    }
+                    size_t np = 777;
+                    off = 9999;
+                    st = st_pretokenize_count(pts[t], (const char *)buf, n, &np, &off);
+                    CHECK(st == ST_ERR_INVALID_UTF8 && off == want && np == 0,
+                          "st_pretokenize_count(pt %d, [%s]) = %d at %zu", t, hx, st, off);
+                    st = st_pretokenize(pts[t], (const char *)buf, n, 0, ends, 256, &np, NULL);
+                    CHECK(st == ST_ERR_INVALID_UTF8, "st_pretokenize with NULL err_offset");
+                }
+            }
+    /* The bad byte at every position of a long ASCII text (exercises the 8-byte fast path). */
+    for (size_t pos = 0; pos < 40; pos++) {
+        unsigned char t[41];
+        memset(t, 'a', sizeof t);
+        t[pos] = 0x80;
+        size_t off = 9999;
+        st_status st = st_utf8_validate((const char *)t, sizeof t, &off);
+        CHECK(st == ST_ERR_INVALID_UTF8 && off == pos, "0x80 at %zu of 41 ASCII: %d at %zu", pos, st, off);
+        t[pos] = 0xE4; /* truncated at the very end when pos == 40 */
+        off = 9999;
+        st = st_utf8_validate((const char *)t, sizeof t, &off);
+        CHECK(st == ST_ERR_INVALID_UTF8 && off == pos, "E4 at %zu of 41 ASCII: %d at %zu", pos, st, off);
+        /* the length limit is respected: the same bad byte just past len is not seen */
+        off = 9999;
+        st = st_utf8_validate((const char *)t, pos, &off);
+        CHECK(st == ST_OK, "validate stops at len (pos %zu): %d", pos, st);
+    }
+    /* A sequence cut by len, even when the bytes after len would complete it. */
+    {
+        const char full[] = "ab\xF0\x9F\x98\x80";
+        for (size_t n = 3; n < 6; n++) {
+            size_t off = 9999;
+            st_status st = st_utf8_validate(full, n, &off);
+            CHECK(st == ST_ERR_INVALID_UTF8 && off == 2, "U+1F600 cut at len %zu: %d at %zu", n, st, off);
+        }
+        CHECK(st_utf8_validate(full, 6, NULL) == ST_OK, "U+1F600 whole");
+    }
+    for (int t = 0; t < 6; t++) st_pretokenizer_free(pts[t]);
+}
+
+/* ---- NULL and bad arguments --------------------------------------------------------------- */
+
+static void test_null_args(void) {
+    st_pretokenizer *pt = NULL;
+    size_t off = 0, n = 0, ends[16];
+    CHECK(st_pretokenizer_new(ST_PATTERN_GPT2, 0, NULL, 0, NULL, NULL, &off) == ST_ERR_INVALID_ARGUMENT,
+          "new with NULL out");
+    CHECK(st_pretokenizer_new(ST_PATTERN_GPT2, 0, NULL, 0, NULL, NULL, NULL) == ST_ERR_INVALID_ARGUMENT,
+          "new with NULL out and NULL err_offset");
+    /* scripts NULL means the default set, whatever scripts_len says */
+    CHECK(st_pretokenizer_new(ST_PATTERN_GPT2, ST_PRETOK_SCRIPT_AWARE, NULL, 5, NULL, &pt, NULL) == ST_OK && pt,
+          "new with NULL scripts, len 5");
+    st_pretokenizer_free(pt);
+    pt = NULL;
+    CHECK(st_pretokenizer_new(ST_PATTERN_GPT2, 0, NULL, 0, NULL, &pt, NULL) == ST_OK && pt, "new");
+    st_pretokenizer_free(NULL); /* no crash */
+
+    CHECK(st_pretokenize(NULL, "ab", 2, 0, ends, 16, &n, &off) == ST_ERR_INVALID_ARGUMENT, "pretokenize NULL pt");
+    CHECK(st_pretokenize(pt, NULL, 2, 0, ends, 16, &n, &off) == ST_ERR_INVALID_ARGUMENT, "pretokenize NULL text");
+    CHECK(st_pretokenize(pt, "ab", 2, 0, NULL, 16, &n, &off) == ST_ERR_INVALID_ARGUMENT,
+          "pretokenize NULL ends, cap 16");
+    CHECK(st_pretokenize(pt, "ab", 2, 0, ends, 16, NULL, &off) == ST_ERR_INVALID_ARGUMENT, "pretokenize NULL n");
+    CHECK(st_pretokenize(pt, "ab", 2, 2, ends, 16, &n, &off) == ST_ERR_INVALID_ARGUMENT, "pretokenize flags 2");
+    CHECK(st_pretokenize(pt, "ab", 2, 0x80000000u, ends, 16, &n, &off) == ST_ERR_INVALID_ARGUMENT,
+          "pretokenize flags 0x80000000");
+    n = 99;
+    CHECK(st_pretokenize(pt, NULL, 0, 0, NULL, 0, &n, NULL) == ST_OK && n == 0, "pretokenize NULL text, len 0");
+    n = 99;
+    CHECK(st_pretokenize(pt, "a b", 3, 0, NULL, 0, &n, NULL) == ST_ERR_BUFFER_TOO_SMALL && n == 2,
+          "pretokenize NULL ends, cap 0 (size query): n = %zu", n);
+    n = 99;
+    CHECK(st_pretokenize(pt, "a b", 3, 0, ends, 16, &n, NULL) == ST_OK && n == 2, "pretokenize NULL err_offset");
+
+    CHECK(st_pretokenize_count(NULL, "ab", 2, &n, &off) == ST_ERR_INVALID_ARGUMENT, "count NULL pt");
+    CHECK(st_pretokenize_count(pt, NULL, 2, &n, &off) == ST_ERR_INVALID_ARGUMENT, "count NULL text");
+    CHECK(st_pretokenize_count(pt, "ab", 2, NULL, &off) == ST_ERR_INVALID_ARGUMENT, "count NULL n");
+    n = 99;
+    CHECK(st_pretokenize_count(pt, NULL, 0, &n, NULL) == ST_OK && n == 0, "count NULL text, len 0");
+    n = 99;
+    CHECK(st_pretokenize_count(pt, "a b", 3, &n, NULL) == ST_OK && n == 2, "count NULL err_offset");
+
+    CHECK(st_utf8_validate(NULL, 3, &off) == ST_ERR_INVALID_ARGUMENT, "validate NULL text, len 3");
+    CHECK(st_utf8_validate(NULL, 0, &off) == ST_OK, "validate NULL text, len 0");
+    CHECK(st_utf8_validate(NULL, 0, NULL) == ST_OK, "validate NULL, NULL");
+
+    CHECK(st_script_from_name(NULL, 3) == -1, "st_script_from_name(NULL, 3)");
+    CHECK(st_script_from_name(NULL, 0) == -1, "st_script_from_name(NULL, 0)");
+    CHECK(st_script_from_name("", 0) == -1, "st_script_from_name(\"\")");
+    CHECK(st_script_from_name("___", 3) == -1, "st_script_from_name(\"___\")");
+    CHECK(st_script_name(-1) == NULL, "st_script_name(-1)");
+    CHECK(st_script_name(st_script_count()) == NULL, "st_script_name(count)");
+    CHECK(st_script_name(1 << 30) == NULL, "st_script_name(2^30)");
+    st_pretokenizer_free(pt);
+
+    void *p = st_malloc(0);
+    st_free(p);
+    p = st_malloc(100);
+    CHECK(p != NULL, "st_malloc(100)");
+    if (p) memset(p, 1, 100);
+    st_free(p);
+    st_free(NULL);
+}
+
+/* ---- pieces: size query, coverage, offsets -------------------------------------------------- */
+
+static const bytes sample_texts[] = {
+    B("Hello world", "hello"),
+    B("Hello world 12345, it's 2024!\nI'LL be there's   \t\n\n  ok  ", "english"),
+    B("  leading and trailing  ", "spaces"),
+    B("\r\n\r\n", "crlf"),
+    B("a/b//c\r\n/", "slashes"),
+    B("caf\xC3\xA9 na\xC3\xAFve \xE4\xBD\xA0\xE5\xA5\xBD\xE4\xB8\x96\xE7\x95\x8C \xF0\x9F\x98\x80\xF0\x9F\x98\x81", "mixed"),
+    B("\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x81\xB2\xE3\x82\x89\xE3\x81\x8C\xE3\x81\xAA\xE3\x82\xAB\xE3\x82\xBF\xE3\x82\xAB\xE3\x83\x8A",
+      "japanese"),
+    B("\xE0\xB8\xAA\xE0\xB8\xA7\xE0\xB8\xB1\xE0\xB8\xAA\xE0\xB8\x94\xE0\xB8\xB5 abc", "thai"),
+    B("x\xCC\x81\xCC\x82 \xCC\x81", "combining marks"),
+    B("\xC2\x85\xC2\xA0\xE2\x80\xA8\xE3\x80\x80x", "unicode spaces"),
+    B("'s 'S '\xC5\xBF 'll 'LL 'Ll 've 're 'd 'm 't 'x '", "contractions"),
+    B("HelloWorld CamelCase ABCdef \xC7\x85" "ab", "camel"),
+    B("\xCE\x91\xCE\xB2\xCE\xB3 \xD0\x90\xD0\xB1\xD0\xB2 abc\xCE\xB1\xCE\xB2", "greek/cyrillic"),
+    B("\xD9\xA0\xD9\xA1\xD9\xA2\xD9\xA3 \xEF\xBC\x91\xEF\xBC\x92 \xE2\x85\xA0\xE2\x85\xA1 \xC2\xB2", "digits"),
+    B("\x00\x01\x02 \x7F", "controls"),
+};
+
+static void test_pieces(void) {
+    size_t ends[512], ends_cp[512];
+    for (int p = 0; p < 3; p++)
+        for (int sa = 0; sa < 2; sa++) {
+            st_pretokenizer *pt = NULL;
+            st_status st = st_pretokenizer_new(patterns[p], sa ? ST_PRETOK_SCRIPT_AWARE : 0, NULL, 0, NULL, &pt, NULL);
+            CHECK(st == ST_OK && pt, "new(%d, %d)", patterns[p], sa);
+            if (!pt) continue;
+            /* empty text */
+            size_t n = 99;
+            CHECK(st_pretokenize(pt, "", 0, 0, ends, 512, &n, NULL) == ST_OK && n == 0, "empty text: n = %zu", n);
+            n = 99;
+            CHECK(st_pretokenize(pt, "", 0, ST_OFFSETS_CODEPOINTS, NULL, 0, &n, NULL) == ST_OK && n == 0,
+                  "empty text, cap 0: n = %zu", n);
+            n = 99;
+            CHECK(st_pretokenize_count(pt, "", 0, &n, NULL) == ST_OK && n == 0, "empty text count: n = %zu", n);
+
+            for (size_t t = 0; t < sizeof sample_texts / sizeof sample_texts[0]; t++) {
+                const char *s = sample_texts[t].s;
+                size_t len = sample_texts[t].n;
+                const char *what = sample_texts[t].what;
+                /* size query */
+                size_t full = 0, off = 0;
+                st = st_pretokenize(pt, s, len, 0, NULL, 0, &full, &off);
+                CHECK(st == ST_ERR_BUFFER_TOO_SMALL && full > 0 && full <= len,
+                      "[%d/%d %s] size query: %d, n %zu", p, sa, what, st, full);
+                size_t cnt = 0;
+                CHECK(st_pretokenize_count(pt, s, len, &cnt, NULL) == ST_OK && cnt == full,
+                      "[%d/%d %s] count %zu != size query %zu", p, sa, what, cnt, full);
+                /* cap = count, and every cap below it */
+                for (int mode = 0; mode < 2; mode++) {
+                    uint32_t fl = mode ? ST_OFFSETS_CODEPOINTS : 0;
+                    for (size_t k = 0; k < 512; k++) ends[k] = ST_CANARY_T;
+                    n = 0;
+                    st = st_pretokenize(pt, s, len, fl, ends, full, &n, NULL);
+                    CHECK(st == ST_OK && n == full, "[%d/%d %s] cap = count: %d n %zu", p, sa, what, st, n);
+                    CHECK(ends[full] == ST_CANARY_T, "[%d/%d %s] wrote past cap = count", p, sa, what);
+                    for (size_t cap = 1; cap < full; cap++) {
+                        for (size_t k = 0; k < 512; k++) ends[k] = ST_CANARY_T;
+                        n = 0;
+                        st = st_pretokenize(pt, s, len, fl, ends, cap, &n, NULL);
+                        int untouched = 1;
+                        for (size_t k = cap; k < full + 2; k++) untouched &= ends[k] == ST_CANARY_T;
+                        CHECK(st == ST_ERR_BUFFER_TOO_SMALL && n == full && untouched,
+                              "[%d/%d %s] cap %zu < %zu: %d n %zu untouched %d", p, sa, what, cap, full, st, n,
+                              untouched);
+                    }
+                }
+                /* cap = len (always enough); byte ends cover the text */
+                n = 0;
+                st = st_pretokenize(pt, s, len, 0, ends, len, &n, NULL);
+                CHECK(st == ST_OK && n == full, "[%d/%d %s] cap = len", p, sa, what);
+                int increasing = 1, boundary = 1;
+                for (size_t k = 0; k < n; k++) {
+                    if (ends[k] <= (k ? ends[k - 1] : 0)) increasing = 0;
+                    if (ends[k] < len && (((unsigned char)s[ends[k]]) & 0xC0) == 0x80) boundary = 0;
+                }
+                CHECK(increasing, "[%d/%d %s] byte ends not strictly increasing", p, sa, what);
+                CHECK(boundary, "[%d/%d %s] a byte end inside a character", p, sa, what);
+                CHECK(n && ends[n - 1] == len, "[%d/%d %s] last end != len", p, sa, what);
+                /* code point ends are the byte ends converted */
+                size_t n2 = 0;
+                st = st_pretokenize(pt, s, len, ST_OFFSETS_CODEPOINTS, ends_cp, len, &n2, NULL);
+                CHECK(st == ST_OK && n2 == n, "[%d/%d %s] code point mode", p, sa, what);
+                size_t pos = 0, cps = 0;
+                int agree = 1;
+                for (size_t k = 0; k < n && k < n2; k++) {
+                    for (; pos < ends[k]; pos++) cps += (((unsigned char)s[pos]) & 0xC0) != 0x80;
+                    if (ends_cp[k] != cps) agree = 0;
+                }
+                CHECK(agree, "[%d/%d %s] code point ends disagree with byte ends", p, sa, what);
+            }
+            st_pretokenizer_free(pt);
+        }
+}
+
+/* Splits checked against the patterns by hand (regex.findall with tiktoken's pat_str). */
+typedef struct split_case {
+    int pattern;
+    uint32_t flags;
+    const char *scripts; /* NULL: default set */
+    const char *text;
+    size_t n;
+    size_t ends[16];
+} split_case;
+
+static const split_case split_cases[] = {
+    {ST_PATTERN_GPT2, 0, NULL, "Hello world", 2, {5, 11}},
+    {ST_PATTERN_GPT2, 0, NULL, "it's", 2, {2, 4}},
+    {ST_PATTERN_GPT2, 0, NULL, "IT'S", 3, {2, 3, 4}}, /* gpt2 contractions are case-sensitive */
+    {ST_PATTERN_GPT2, 0, NULL, "a  b", 3, {1, 2, 4}},
+    {ST_PATTERN_GPT2, 0, NULL, "a  ", 2, {1, 3}},
+    {ST_PATTERN_GPT2, 0, NULL, "12345", 1, {5}},
+    {ST_PATTERN_CL100K, 0, NULL, "Hello world 12345", 5, {5, 11, 12, 15, 17}},
+    {ST_PATTERN_CL100K, 0, NULL, "IT'S", 2, {2, 4}},
+    {ST_PATTERN_CL100K, 0, NULL, "a \n\nb", 3, {1, 4, 5}},
+    {ST_PATTERN_CL100K, 0, NULL, "x!!\n\ny", 3, {1, 5, 6}},
+    {ST_PATTERN_O200K, 0, NULL, "HelloWorld", 2, {5, 10}},
+    {ST_PATTERN_O200K, 0, NULL, "it's", 1, {4}},
+    {ST_PATTERN_O200K, 0, NULL, "a//b\n", 4, {1, 3, 4, 5}},
+    {ST_PATTERN_O200K, 0, NULL, "1234567", 3, {3, 6, 7}},
+    /* 日本語: one letter run; script-aware (Han in the default set) splits per character */
+    {ST_PATTERN_O200K, 0, NULL, "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E", 1, {9}},
+    {ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, NULL, "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E", 3, {3, 6, 9}},
+    {ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "", "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E", 1, {9}},
+    {ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "han", "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E", 3, {3, 6, 9}},
+    {ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "Thai", "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E", 1, {9}},
+    /* abcαβγ: one letter run, but two script chunks in script-aware mode */
+    {ST_PATTERN_CL100K, 0, NULL, "abc\xCE\xB1\xCE\xB2\xCE\xB3", 1, {9}},
+    {ST_PATTERN_CL100K, ST_PRETOK_SCRIPT_AWARE, NULL, "abc\xCE\xB1\xCE\xB2\xCE\xB3", 2, {3, 9}},
+    {ST_PATTERN_CL100K, ST_PRETOK_SCRIPT_AWARE, "Latin,Greek", "abc\xCE\xB1\xCE\xB2\xCE\xB3", 6,
+     {1, 2, 3, 5, 7, 9}},
+};
+
+static void test_known_splits(void) {
+    for (size_t k = 0; k < sizeof split_cases / sizeof split_cases[0]; k++) {
+        const split_case *c = &split_cases[k];
+        st_pretokenizer *pt = NULL;
+        size_t sl = c->scripts ? strlen(c->scripts) : 0;
+        st_status st = st_pretokenizer_new(c->pattern, c->flags, c->scripts, sl, NULL, &pt, NULL);
+        CHECK(st == ST_OK, "split case %zu: new = %d", k, st);
+        if (!pt) continue;
+        size_t ends[64], n = 0, len = strlen(c->text);
+        st = st_pretokenize(pt, c->text, len, 0, ends, 64, &n, NULL);
+        int same = st == ST_OK && n == c->n;
+        for (size_t i = 0; same && i < n; i++) same = ends[i] == c->ends[i];
+        char got[256] = "", *g = got;
+        for (size_t i = 0; i < n && i < 64 && g < got + 200; i++) g += sprintf(g, "%zu ", ends[i]);
+        CHECK(same, "split case %zu (pattern %d, flags %u, \"%s\"): got %zu pieces [%s], want %zu", k, c->pattern,
+              (unsigned)c->flags, c->text, n, got, c->n);
+        st_pretokenizer_free(pt);
+    }
+}
+
+/* ---- st_pretokenizer_new arguments, script lists ------------------------------------------- */
+
+static void test_new_args(void) {
+    st_pretokenizer *pt = (st_pretokenizer *)&pt; /* must be reset to NULL on failure */
+    size_t off = 777;
+    const int bad_patterns[] = {0, 4, -1, 100, 0x7FFFFFFF};
+    for (size_t k = 0; k < sizeof bad_patterns / sizeof bad_patterns[0]; k++) {
+        pt = (st_pretokenizer *)&pt;
+        st_status st = st_pretokenizer_new(bad_patterns[k], 0, NULL, 0, NULL, &pt, &off);
+        CHECK(st == ST_ERR_UNKNOWN_PATTERN && pt == NULL, "pattern %d: %d", bad_patterns[k], st);
+    }
+    const uint32_t bad_flags[] = {2, 3, 0x100, 0x80000000u, 0xFFFFFFFFu};
+    for (size_t k = 0; k < sizeof bad_flags / sizeof bad_flags[0]; k++) {
+        pt = (st_pretokenizer *)&pt;
+        st_status st = st_pretokenizer_new(ST_PATTERN_O200K, bad_flags[k], NULL, 0, NULL, &pt, &off);
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && pt == NULL, "flags 0x%X: %d", (unsigned)bad_flags[k], st);
+    }
+    for (int p = 0; p < 3; p++)
+        for (uint32_t fl = 0; fl < 2; fl++) {
+            pt = NULL;
+            CHECK(st_pretokenizer_new(patterns[p], fl, NULL, 0, NULL, &pt, NULL) == ST_OK && pt, "new(%d, %u)",
+                  patterns[p], (unsigned)fl);
+            st_pretokenizer_free(pt);
+        }
+
+    /* script lists: (list, expected status, expected err_offset) */
+    struct {
+        const char *list;
+        st_status st;
+        size_t off;
+    } lists[] = {
+        {"Han,Nope,Thai", ST_ERR_UNKNOWN_SCRIPT, 4},
+        {"Nope", ST_ERR_UNKNOWN_SCRIPT, 0},
+        {"Han,Thai,Xyz", ST_ERR_UNKNOWN_SCRIPT, 9},
+        {"Han, Nope", ST_ERR_UNKNOWN_SCRIPT, 5},
+        {"Han,  Nope  ,Thai", ST_ERR_UNKNOWN_SCRIPT, 6},
+        {"Latin,Greek", ST_OK, 0},
+        {"han", ST_OK, 0},
+        {"HIRAGANA", ST_OK, 0},
+        {"old_italic", ST_OK, 0},
+        {"Old Italic", ST_OK, 0},
+        {"Old-Italic", ST_OK, 0},
+        {"OLDITALIC", ST_OK, 0},
+        {"Ital", ST_OK, 0},
+        {"Hani,Hira,Kana", ST_OK, 0},
+        {"Han , Thai", ST_OK, 0},
+        {"Han,,Thai,", ST_OK, 0},
+        {",", ST_OK, 0},
+        {" ", ST_OK, 0},
+        {"", ST_OK, 0},
+        {"Common,Inherited,Unknown", ST_OK, 0},
+        {"Zyyy,Zinh,Zzzz", ST_OK, 0},
+        {"Han;Thai", ST_ERR_UNKNOWN_SCRIPT, 0},
+        {"Hanx", ST_ERR_UNKNOWN_SCRIPT, 0},
+        {"Ha", ST_ERR_UNKNOWN_SCRIPT, 0},
+    };
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
+        pt = (st_pretokenizer *)&pt;
+        off = 777;
+        st_status st = st_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, lists[k].list,
+                                           strlen(lists[k].list), NULL, &pt, &off);
+        CHECK(st == lists[k].st, "scripts \"%s\": status %d, want %d", lists[k].list, st, lists[k].st);
+        if (lists[k].st != ST_OK) {
+            CHECK(off == lists[k].off, "scripts \"%s\": err_offset %zu, want %zu", lists[k].list, off, lists[k].off);
+            CHECK(pt == NULL, "scripts \"%s\": *out not NULL on failure", lists[k].list);
+        } else {
+            CHECK(pt != NULL && pt != (st_pretokenizer *)&pt, "scripts \"%s\": no handle", lists[k].list);
+            st_pretokenizer_free(pt);
+        }
+    }
+    /* scripts_len bounds the list: "HanXYZ" with length 3 is "Han" */
+    pt = NULL;
+    CHECK(st_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "HanXYZ", 3, NULL, &pt, NULL) == ST_OK,
+          "scripts_len bounds the list");
+    st_pretokenizer_free(pt);
+    /* an embedded NUL is part of the name and never matches */
+    pt = NULL;
+    off = 777;
+    CHECK(st_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "Thai,Ha\0n", 9, NULL, &pt, &off) ==
+                  ST_ERR_UNKNOWN_SCRIPT && off == 5,
+          "embedded NUL in a script name: off %zu", off);
+    /* the script list applies without SCRIPT_AWARE too (parsed, validated, unused) */
+    pt = NULL;
+    off = 777;
+    CHECK(st_pretokenizer_new(ST_PATTERN_GPT2, 0, "Han,Nope", 8, NULL, &pt, &off) == ST_ERR_UNKNOWN_SCRIPT && off == 4,
+          "bad script list without SCRIPT_AWARE: off %zu", off);
+    /* NULL err_offset with a bad list */
+    pt = NULL;
+    CHECK(st_pretokenizer_new(ST_PATTERN_GPT2, ST_PRETOK_SCRIPT_AWARE, "Nope", 4, NULL, &pt, NULL) ==
+              ST_ERR_UNKNOWN_SCRIPT,
+          "bad script list, NULL err_offset");
+
+    /* names ignore case, '_', '-', ' ' */
+    int han = st_script_from_name("Han", 3);
+    CHECK(han >= 0 && han == st_script_of(0x4E00), "Han id %d", han);
+    CHECK(st_script_from_name("han", 3) == han && st_script_from_name("HAN", 3) == han &&
+              st_script_from_name("Hani", 4) == han && st_script_from_name("h_a_n", 5) == han,
+          "Han aliases");
+    int hira = st_script_from_name("HIRAGANA", 8);
+    CHECK(hira >= 0 && hira == st_script_of(0x3042), "HIRAGANA");
+    int ital = st_script_from_name("old_italic", 10);
+    CHECK(ital >= 0 && ital == st_script_of(0x10300), "old_italic = %d, U+10300 is %d", ital, st_script_of(0x10300));
+    CHECK(st_script_from_name("Old Italic", 10) == ital && st_script_from_name("Old-Italic", 10) == ital &&
+              st_script_from_name("Ital", 4) == ital,
+          "Old Italic aliases");
+    CHECK(st_script_from_name("Hanx", 4) == -1 && st_script_from_name("Ha", 2) == -1, "prefix/extension not matched");
+    CHECK(st_script_from_name("Han", 2) == -1, "len respected");
+}
+
+/* ---- allocators --------------------------------------------------------------------------- */
+
+#define MAX_LIVE 64
+
+typedef struct counting {
+    int allocs, frees, bad_frees;
+    size_t live_bytes;
+    int fail_after; /* -1: never fail; n: the (n+1)th and later allocations fail */
+    void *ptrs[MAX_LIVE];
+    size_t sizes[MAX_LIVE];
+} counting;
+
+static void *counting_alloc(void *ctx, size_t size) {
+    counting *c = (counting *)ctx;
+    if (c->fail_after >= 0 && c->allocs >= c->fail_after) return NULL;
+    void *p = malloc(size ? size : 1);
+    if (!p) return NULL;
+    c->allocs++;
+    c->live_bytes += size;
+    for (int k = 0; k < MAX_LIVE; k++)
+        if (!c->ptrs[k]) {
+            c->ptrs[k] = p;
+            c->sizes[k] = size;
+            break;
+        }
+    return p;
+}
+
+static void counting_free(void *ctx, void *ptr, size_t size) {
+    counting *c = (counting *)ctx;
+    int found = 0;
+    for (int k = 0; k < MAX_LIVE; k++)
+        if (c->ptrs[k] == ptr) {
+            if (c->sizes[k] != size) c->bad_frees++; /* free must get the size asked of alloc */
+            c->ptrs[k] = NULL;
+            found = 1;
+            break;
+        }
+    if (!found) c->bad_frees++;
+    c->frees++;
+    c->live_bytes -= size;
+    free(ptr);
+}
+
+static void test_allocators(void) {
+    for (int p = 0; p < 3; p++)
+        for (uint32_t fl = 0; fl < 2; fl++) {
+            counting c;
+            memset(&c, 0, sizeof c);
+            c.fail_after = -1;
+            st_allocator a = {counting_alloc, counting_free, &c};
+            st_pretokenizer *pt = NULL;
+            CHECK(st_pretokenizer_new(patterns[p], fl, NULL, 0, &a, &pt, NULL) == ST_OK && pt,
+                  "counting allocator: new");
+            CHECK(c.allocs >= 1, "counting allocator unused (%d allocs)", c.allocs);
+            size_t ends[32], n = 0;
+            CHECK(st_pretokenize(pt, "hello world", 11, 0, ends, 32, &n, NULL) == ST_OK && n == 2,
+                  "pretokenize with counting allocator");
+            st_pretokenizer_free(pt);
+            CHECK(c.allocs == c.frees && c.live_bytes == 0 && c.bad_frees == 0,
+                  "counting allocator: %d allocs, %d frees, %zu live bytes, %d bad frees", c.allocs, c.frees,
+                  c.live_bytes, c.bad_frees);
+
+            /* an unknown script frees what was allocated */
+            memset(&c, 0, sizeof c);
+            c.fail_after = -1;
+            pt = NULL;
+            CHECK(st_pretokenizer_new(patterns[p], fl, "Han,Nope", 8, &a, &pt, NULL) == ST_ERR_UNKNOWN_SCRIPT &&
+                      pt == NULL,
+                  "counting allocator: unknown script");
+            CHECK(c.allocs == c.frees && c.live_bytes == 0 && c.bad_frees == 0,
+                  "unknown script leaked: %d allocs, %d frees", c.allocs, c.frees);
+
+            /* a bad pattern or bad flags frees whatever was allocated */
+            memset(&c, 0, sizeof c);
+            c.fail_after = -1;
+            pt = NULL;
+            CHECK(st_pretokenizer_new(0, fl, NULL, 0, &a, &pt, NULL) == ST_ERR_UNKNOWN_PATTERN && pt == NULL,
+                  "counting allocator: bad pattern");
+            CHECK(st_pretokenizer_new(patterns[p], fl | 2u, NULL, 0, &a, &pt, NULL) == ST_ERR_INVALID_ARGUMENT &&
+                      pt == NULL,
+                  "counting allocator: bad flags");
+            CHECK(c.allocs == c.frees && c.live_bytes == 0 && c.bad_frees == 0,
+                  "bad pattern/flags leaked: %d allocs, %d frees", c.allocs, c.frees);
+
+            /* every allocation failing in turn: OOM and no leak, or success */
+            for (int fail = 0; fail < 8; fail++) {
+                memset(&c, 0, sizeof c);
+                c.fail_after = fail;
+                pt = NULL;
+                st_status st = st_pretokenizer_new(patterns[p], fl, "Latin,Greek", 11, &a, &pt, NULL);
+                CHECK(st == ST_OK || (st == ST_ERR_OUT_OF_MEMORY && pt == NULL),
+                      "fail after %d: status %d", fail, st);
+                if (fail == 0) CHECK(st == ST_ERR_OUT_OF_MEMORY, "first allocation failing gives %d", st);
+                st_pretokenizer_free(pt);
+                CHECK(c.allocs == c.frees && c.live_bytes == 0 && c.bad_frees == 0,
+                      "fail after %d leaked: %d allocs, %d frees", fail, c.allocs, c.frees);
+            }
+        }
+}
+
+/* ---- scripts ------------------------------------------------------------------------------ */
+
+static void test_scripts(void) {
+    struct {
+        uint32_t cp;
+        const char *name;
+    } known[] = {
+        {0x0041, "Latin"},    {0x007A, "Latin"},     {0x00E9, "Latin"},    {0x4E00, "Han"},
+        {0x0020, "Common"},   {0x0000, "Common"},    {0x0031, "Common"},   {0x3000, "Common"},
+        {0x0301, "Inherited"}, {0x0378, "Unknown"},  {0x20000, "Han"},     {0x3042, "Hiragana"},
+        {0x30A2, "Katakana"}, {0x0E01, "Thai"},      {0x0391, "Greek"},    {0x0410, "Cyrillic"},
+        {0x0627, "Arabic"},   {0x05D0, "Hebrew"},    {0x0905, "Devanagari"}, {0xAC00, "Hangul"},
+        {0x1F600, "Common"},  {0xE0100, "Inherited"}, {0xE000, "Unknown"},  {0xD800, "Unknown"},
+        {0x10FFFF, "Unknown"}, {0x1000, "Myanmar"},  {0x1780, "Khmer"},    {0x0E81, "Lao"},
+    };
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
+        int id = st_script_of(known[k].cp);
+        const char *name = st_script_name(id);
+        CHECK(name && strcmp(name, known[k].name) == 0, "st_script_of(U+%04X) = %d (%s), want %s",
+              (unsigned)known[k].cp, id, name ? name : "(null)", known[k].name);
+    }
+    CHECK(st_script_of(0x110000) == -1, "st_script_of(0x110000) = %d", st_script_of(0x110000));
+    CHECK(st_script_of(0xFFFFFFFFu) == -1, "st_script_of(0xFFFFFFFF)");
+    CHECK(st_script_of(0x80000000u) == -1, "st_script_of(0x80000000)");
+    CHECK(st_script_of(0x41) == st_script_from_name("Latin", 5), "Latin by name");
+    CHECK(st_script_from_name("Unknown", 7) == 0 && st_script_from_name("Common", 6) == 1 &&
+              st_script_from_name("Inherited", 9) == 2,
+          "ids 0, 1, 2");
+
+    int count = st_script_count();
+    CHECK(count > 150 && count <= 256, "st_script_count() = %d", count);
+    int bad = 0;
+    for (int id = 0; id < count; id++) {
+        const char *name = st_script_name(id);
+        if (!name || !name[0]) {
+            if (bad++ < 5) printf("  st_script_name(%d) is empty\n", id);
+            continue;
+        }
+        size_t n = strlen(name);
+        char low[128], up[128], spaced[256];
+        size_t m = 0;
+        for (size_t i = 0; i < n && i < 120; i++) {
+            low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+            up[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
+            spaced[m++] = name[i];
+            spaced[m++] = (i % 2) ? '_' : ' ';
+        }
+        if (st_script_from_name(name, n) != id || st_script_from_name(low, n) != id ||
+            st_script_from_name(up, n) != id || st_script_from_name(spaced, m) != id) {
+            if (bad++ < 5) printf("  round trip of %d \"%s\" failed: %d\n", id, name, st_script_from_name(name, n));
+        }
+        for (int j = 0; j < id; j++)
+            if (st_script_name(j) && strcmp(st_script_name(j), name) == 0 && bad++ < 5)
+                printf("  ids %d and %d share the name %s\n", j, id, name);
+    }
+    CHECK(bad == 0, "script name round trips: %d failures", bad);
+
+    /* Every code point maps to a valid id. */
+    bad = 0;
+    for (uint32_t cp = 0; cp <= 0x10FFFF; cp++) {
+        int id = st_script_of(cp);
+        if ((id < 0 || id >= count) && bad++ < 5) printf("  st_script_of(U+%04X) = %d\n", (unsigned)cp, id);
+    }
+    CHECK(bad == 0, "st_script_of out of range for %d code points", bad);
+}
+
+int main(void) {
+    test_status_str();
+    test_version();
+    test_utf8_valid();
+    test_utf8_invalid();
+    test_null_args();
+    test_pieces();
+    test_known_splits();
+    test_new_args();
+    test_allocators();
+    test_scripts();
+    printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}
