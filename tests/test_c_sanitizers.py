@@ -1,0 +1,55 @@
+"""The C core's own tests under AddressSanitizer and UndefinedBehaviorSanitizer.
+
+Runs core_c/tests/run.sh: a warning-free build of the core (-std=c11 -pedantic -Wall -Wextra
+-Werror), then the unit tests (test_core), the random stress test with a fixed seed and the
+fuzz harness's replay driver, all built with -fsanitize=address,undefined. Skipped only when no
+C compiler is found.
+"""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RUN_SH = os.path.join(ROOT, "core_c", "tests", "run.sh")
+
+
+def _compiler():
+    cc = os.environ.get("CC")
+    if cc and shutil.which(cc):
+        return cc
+    for name in ("cc", "gcc", "clang"):
+        if shutil.which(name):
+            return name
+    return None
+
+
+def test_c_core_under_sanitizers(tmp_path):
+    cc = _compiler()
+    if cc is None:
+        pytest.skip("no C compiler (cc/gcc/clang) on PATH: the C sanitizer tests need one")
+    if shutil.which("sh") is None:
+        pytest.skip("no POSIX sh to run core_c/tests/run.sh")
+    env = dict(os.environ)
+    env["CC"] = cc
+    env["ST_TEST_BUILD_DIR"] = str(tmp_path)
+    env.setdefault("STRESS_SEED", "1")
+    env.setdefault("STRESS_ITERS", "1500")
+    env.pop("ST_FUZZ_SECONDS", None)
+    proc = subprocess.run(
+        ["sh", RUN_SH],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        timeout=300,
+    )
+    out = proc.stdout
+    assert proc.returncode == 0, "core_c/tests/run.sh failed (exit %d):\n%s" % (proc.returncode, out[-20000:])
+    summaries = [line for line in out.splitlines() if line.endswith(" failed") and " passed, " in line]
+    assert len(summaries) == 2, out[-5000:]
+    for line in summaries:
+        assert line.endswith(" 0 failed"), line
+    assert "all C tests passed" in out
