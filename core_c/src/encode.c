@@ -55,10 +55,33 @@ ST_INLINE uint32_t rank_of(const st_vocab *v, const uint8_t *p, size_t n) {
     return n <= 8 ? st__vocab_lookup_short(v, p, n) : st__vocab_lookup(v, p, n);
 }
 
+/* A per-call cache of pair ranks keyed by the two parts' token ids (which fix the joined
+ * bytes): the same joins recur all through a text (the bytes of every common character, the
+ * syllables of every common word), and a hit in this small table stays in cache where a probe
+ * of the vocabulary's multi-megabyte table would miss. Direct-mapped; NULL when not used. */
+#define ST_PAIR_CACHE_BITS 14
+typedef struct pair_slot {
+    uint32_t left, right, rank, unused;
+} pair_slot;
+
+ST_INLINE uint32_t join_rank(const st_vocab *v, pair_slot *pc, uint32_t left, uint32_t right, const uint8_t *p,
+                             size_t n) {
+    if (!pc) return rank_of(v, p, n);
+    uint64_t k = ((uint64_t)left << 32 | right) * 0x9E3779B97F4A7C15ull;
+    pair_slot *sl = &pc[k >> (64 - ST_PAIR_CACHE_BITS)];
+    if (sl->left == left && sl->right == right) return sl->rank;
+    uint32_t r = rank_of(v, p, n);
+    sl->left = left;
+    sl->right = right;
+    sl->rank = r;
+    return r;
+}
+
 /* tiktoken's merge on small arrays. start[k] is where part k begins (start[m] = n), rank[k]
  * the rank of joining parts k and k+1, tok[k] the token of part k. Writes the m final parts'
  * tokens and starts to tok_out/start_out and returns m. */
-static size_t merge_short(const st_vocab *v, const uint8_t *p, size_t n, uint32_t *tok_out, uint32_t *start_out) {
+static size_t merge_short(const st_vocab *v, pair_slot *pc, const uint8_t *p, size_t n, uint32_t *tok_out,
+                          uint32_t *start_out) {
     uint32_t rank[ST_LINEAR_PIECE];
     uint32_t *start = start_out, *tok = tok_out; /* worked on in place */
     size_t m = n;
@@ -80,8 +103,10 @@ static size_t merge_short(const st_vocab *v, const uint8_t *p, size_t n, uint32_
         for (size_t k = at + 1; k + 1 < m; k++) rank[k] = rank[k + 1];
         m--;
         start[m] = (uint32_t)n;
-        rank[at] = at + 1 < m ? rank_of(v, p + start[at], start[at + 2] - start[at]) : ST_NO_TOKEN;
-        if (at > 0) rank[at - 1] = rank_of(v, p + start[at - 1], start[at + 1] - start[at - 1]);
+        rank[at] = at + 1 < m ? join_rank(v, pc, tok[at], tok[at + 1], p + start[at], start[at + 2] - start[at])
+                              : ST_NO_TOKEN;
+        if (at > 0)
+            rank[at - 1] = join_rank(v, pc, tok[at - 1], tok[at], p + start[at - 1], start[at + 1] - start[at - 1]);
     }
     return m;
 }
@@ -120,8 +145,8 @@ ST_INLINE uint64_t heap_pop(uint64_t *h, size_t *len) {
  * stale and skipped. `scratch` holds merge_scratch_size(n) bytes. */
 static size_t merge_scratch_size(size_t n) { return (3 * n + 1) * sizeof(uint64_t) + 4 * (n + 1) * sizeof(uint32_t); }
 
-static size_t merge_heap(const st_vocab *v, const uint8_t *p, size_t n, uint32_t *tok_out, uint32_t *start_out,
-                         void *scratch) {
+static size_t merge_heap(const st_vocab *v, pair_slot *pc, const uint8_t *p, size_t n, uint32_t *tok_out,
+                         uint32_t *start_out, void *scratch) {
     size_t heap_cap = 3 * n + 1; /* n - 1 initial pairs + at most 2 per merge */
     uint64_t *heap = (uint64_t *)scratch;
     uint32_t *next = (uint32_t *)(void *)(heap + heap_cap);
@@ -160,11 +185,11 @@ static size_t merge_heap(const st_vocab *v, const uint8_t *p, size_t n, uint32_t
         next[i] = after;
         if (after != END) prev[after] = i;
         prev[j] = DEAD;
-        rank[i] = after != END ? rank_of(v, p + i, next[after] - i) : ST_NO_TOKEN;
+        rank[i] = after != END ? join_rank(v, pc, r, tok[after], p + i, next[after] - i) : ST_NO_TOKEN;
         if (rank[i] != ST_NO_TOKEN) heap_push(heap, &hl, ((uint64_t)rank[i] << 32) | i);
         if (i > 0) {
             uint32_t q = prev[i];
-            rank[q] = rank_of(v, p + q, after - q);
+            rank[q] = join_rank(v, pc, tok[q], r, p + q, after - q);
             if (rank[q] != ST_NO_TOKEN) heap_push(heap, &hl, ((uint64_t)rank[q] << 32) | q);
         }
     }
@@ -180,9 +205,13 @@ static size_t merge_heap(const st_vocab *v, const uint8_t *p, size_t n, uint32_t
  * (inflected forms, names), and a hit replaces a merge by a compare. Direct-mapped by the
  * piece's hash; an entry names an earlier occurrence in the same text, so the key compare
  * reads the text itself and nothing outlives the call. */
+#ifndef ST_CACHE_SLOTS
 #define ST_CACHE_SLOTS 4096
+#endif
 #define ST_CACHE_MAX_TOKENS 8
-#define ST_CACHE_MIN_TEXT 8192 /* below this the cache costs more than it saves */
+#ifndef ST_CACHE_MIN_TEXT
+#define ST_CACHE_MIN_TEXT 8192 /* below this the caches cost more than they save */
+#endif
 
 typedef struct cache_entry {
     uint64_t hash; /* 0 = empty */
@@ -195,15 +224,19 @@ typedef struct cache_entry {
 typedef struct encoder {
     const st_encoding *enc;
     const uint8_t *text;
+    size_t text_len;
     sink *o;
     cache_entry *cache; /* NULL when not used */
+    pair_slot *pairs;   /* NULL when not used */
 } encoder;
 
 static st_status encode_piece(encoder *e, size_t a, size_t b, size_t *err_offset) {
     const st_vocab *v = &e->enc->vocab;
     const uint8_t *p = e->text + a;
     size_t n = b - a;
-    uint32_t id = st__vocab_lookup(v, p, n); /* the whole piece: usually one token */
+    /* the whole piece: usually one token; a short piece with 8 readable bytes takes the
+     * one-word path */
+    uint32_t id = n <= 8 && e->text_len - a >= 8 ? st__vocab_lookup_short(v, p, n) : st__vocab_lookup(v, p, n);
     if (id != ST_NO_TOKEN) { put(e->o, id, a); return ST_OK; }
     cache_entry *ce = NULL;
     uint64_t h = 0;
@@ -224,10 +257,10 @@ static st_status encode_piece(encoder *e, size_t a, size_t b, size_t *err_offset
         st__memcpy(copy, p, n);
         st__memset(copy + n, 0, ST_PAD);
         if (n <= ST_LINEAR_PIECE) {
-            m = merge_short(v, copy, n, tok, start);
+            m = merge_short(v, e->pairs, copy, n, tok, start);
         } else {
             uint64_t scratch[(3 * ST_STACK_PIECE + 1) + (4 * (ST_STACK_PIECE + 1) + 1) / 2];
-            m = merge_heap(v, copy, n, tok, start, scratch);
+            m = merge_heap(v, e->pairs, copy, n, tok, start, scratch);
         }
         for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + start[k]);
         if (ce && m <= ST_CACHE_MAX_TOKENS) {
@@ -248,7 +281,7 @@ static st_status encode_piece(encoder *e, size_t a, size_t b, size_t *err_offset
     uint8_t *copy = (uint8_t *)(start + n);
     st__memcpy(copy, p, n);
     st__memset(copy + n, 0, ST_PAD);
-    m = merge_heap(v, copy, n, tok, start, scratch);
+    m = merge_heap(v, e->pairs, copy, n, tok, start, scratch);
     for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + start[k]);
     st__free(&e->enc->alloc, scratch, size);
     return ST_OK;
@@ -323,14 +356,18 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
     st_status st = st_utf8_validate(text, len, err_offset);
     if (st != ST_OK) return st;
     sink o = {ids, char_starts, cap, 0, (const uint8_t *)text, 0, 0};
-    encoder e = {enc, (const uint8_t *)text, &o, NULL};
+    encoder e = {enc, (const uint8_t *)text, len, &o, NULL, NULL};
     size_t cache_size = ST_CACHE_SLOTS * sizeof(cache_entry);
+    size_t pairs_size = ((size_t)1 << ST_PAIR_CACHE_BITS) * sizeof(pair_slot);
     if (len >= ST_CACHE_MIN_TEXT && len <= 0xFFFFFFFFu) { /* without memory it runs uncached */
         e.cache = (cache_entry *)st__alloc(&enc->alloc, cache_size);
         if (e.cache) st__memset(e.cache, 0, cache_size);
+        e.pairs = (pair_slot *)st__alloc(&enc->alloc, pairs_size);
+        if (e.pairs) st__memset(e.pairs, 0xFF, pairs_size); /* left = ST_NO_TOKEN: empty */
     }
     st = encode_all(&e, len, allowed_special, n_allowed, err_offset);
     if (e.cache) st__free(&enc->alloc, e.cache, cache_size);
+    if (e.pairs) st__free(&enc->alloc, e.pairs, pairs_size);
     *n_ids = o.n;
     if (st != ST_OK) return st;
     return o.n > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK;
