@@ -171,3 +171,25 @@ def test_shipped_rank_files_match_their_sha256():
             meta = json.load(f)
         with open(os.path.join(E.VOCAB_DIR, name + ".tiktoken"), "rb") as f:
             assert hashlib.sha256(f.read()).hexdigest() == meta["sha256"]
+
+
+def test_cli_encode_decode_round_trip():
+    import json
+    text = "Hello world, it's 2024! 德国HYDAC电磁球阀\n"
+    r = subprocess.run([sys.executable, "-m", "supertok", "encode", "--encoding", "cl100k_base"],
+                       input=text.encode(), capture_output=True)
+    assert r.returncode == 0, r.stderr
+    ids = json.loads(r.stdout)
+    assert ids == supertok.get_encoding("cl100k_base").encode(text)
+    r = subprocess.run([sys.executable, "-m", "supertok", "decode", "--encoding", "cl100k_base"],
+                       input=r.stdout, capture_output=True)
+    assert r.returncode == 0 and r.stdout.decode() == text
+
+
+def test_cli_errors_are_clear():
+    r = subprocess.run([sys.executable, "-m", "supertok", "encode"], input=b"x <|endoftext|>", capture_output=True)
+    assert r.returncode == 2 and b"disallowed special token" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "supertok", "decode"], input=b"[1, 99999999]", capture_output=True)
+    assert r.returncode == 2 and b"Invalid token for decoding: 99999999" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "supertok", "decode"], input=b"not json", capture_output=True)
+    assert r.returncode == 2 and b"cannot decode" in r.stderr

@@ -1,5 +1,10 @@
 """Command line: python -m supertok <command> ...
 
+    python -m supertok encode [--encoding o200k_base] [--allowed-special all] [FILE]
+        prints the token ids of the text as a JSON list
+    python -m supertok decode [--encoding o200k_base] [FILE]
+        reads a JSON list of ids, prints the text
+
     python -m supertok pretokenize [--pattern o200k] [--script-aware] [--scripts Han,Thai] [FILE]
         prints one piece per line as a JSON string (reads standard input without FILE)
     python -m supertok info
@@ -21,7 +26,29 @@ def main(argv=None):
     p.add_argument("--script-aware", action="store_true", help="split into single-script chunks first")
     p.add_argument("--scripts", help="comma-separated scripts split per letter (script-aware mode)")
     sub.add_parser("info", help="backend and versions")
+    e = sub.add_parser("encode", help="encode text to token ids (JSON list)")
+    e.add_argument("file", nargs="?", help="UTF-8 text file (default: standard input)")
+    e.add_argument("--encoding", default="o200k_base", choices=supertok.list_encoding_names())
+    e.add_argument("--allowed-special", default="none", choices=["none", "all"],
+                   help="'all': special tokens in the text become their ids; 'none' (default): "
+                        "a special token in the text is an error, as in tiktoken")
+    d = sub.add_parser("decode", help="decode a JSON list of token ids to text")
+    d.add_argument("file", nargs="?", help="file holding a JSON list (default: standard input)")
+    d.add_argument("--encoding", default="o200k_base", choices=supertok.list_encoding_names())
     args = ap.parse_args(argv)
+
+    if args.command == "decode":
+        raw = open(args.file, "rb").read() if args.file else sys.stdin.buffer.read()
+        try:
+            ids = json.loads(raw)
+            if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
+                raise ValueError("expected a JSON list of integers")
+            text = supertok.get_encoding(args.encoding).decode(ids)
+        except (ValueError, KeyError, OverflowError) as exc:
+            print("supertok: cannot decode: %s" % exc, file=sys.stderr)
+            return 2
+        sys.stdout.write(text)
+        return 0
 
     if args.command == "info":
         print("backend:", supertok.backend())
@@ -38,6 +65,15 @@ def main(argv=None):
     except UnicodeDecodeError as exc:
         print("supertok: input is not valid UTF-8 at byte %d" % exc.start, file=sys.stderr)
         return 2
+    if args.command == "encode":
+        enc = supertok.get_encoding(args.encoding)
+        try:
+            ids = enc.encode(text, allowed_special="all" if args.allowed_special == "all" else frozenset())
+        except ValueError as exc:
+            print("supertok:", str(exc).splitlines()[0], file=sys.stderr)
+            return 2
+        print(json.dumps(ids))
+        return 0
     scripts = None if args.scripts is None else [s for s in args.scripts.split(",") if s.strip()]
     try:
         pieces = supertok.pretokenize(text, args.pattern, args.script_aware, scripts)

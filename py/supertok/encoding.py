@@ -89,6 +89,12 @@ class Encoding:
 
     # -- encoding -----------------------------------------------------------------------------
     def _allowed(self, text, allowed_special, disallowed_special):
+        if not allowed_special and disallowed_special == "all":  # the default: the common case
+            for tok in self._special_tokens:
+                if tok in text:
+                    break
+            else:
+                return []
         if allowed_special == "all":
             allowed_special = self.special_tokens_set
         if disallowed_special == "all":
