@@ -17,11 +17,11 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "py"))
 VOCAB = os.path.join(HERE, "..", "..", "py", "supertok", "vocab")
 
 
 def build():
+    """Images made by the installed supertok (its native backend) from the repository's rank files."""
     import supertok
     from supertok import encoding as E
     supertok._set_backend("native")

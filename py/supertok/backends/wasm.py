@@ -5,6 +5,7 @@ A runner knows how to call an export and move bytes in and out of the module's m
 backend on top is the same for both. One module instance per backend, used under a lock:
 wasm instances are not re-entrant.
 """
+import atexit
 import os
 import struct
 import threading
@@ -31,12 +32,20 @@ class WasmtimeRunner:
             import wasmtime
         except ImportError:
             raise BackendUnavailable("wasmtime is not installed (pip install wasmtime)") from None
-        self._store = wasmtime.Store()
-        module = wasmtime.Module(self._store.engine, _module_bytes())
-        inst = wasmtime.Instance(self._store, module, [])
-        self._exports = inst.exports(self._store)
+        self._engine = wasmtime.Engine()
+        self._store = wasmtime.Store(self._engine)
+        self._module = wasmtime.Module(self._engine, _module_bytes())
+        self._instance = wasmtime.Instance(self._store, self._module, [])
+        self._exports = self._instance.exports(self._store)
         self._mem = self._exports["memory"]
         self._funcs = {}
+        # wasmtime's finalizers fail if they run after interpreter teardown has begun: release
+        # everything, in order, while the modules are still there
+        atexit.register(self._close)
+
+    def _close(self):
+        self._funcs = self._mem = self._exports = None
+        self._instance = self._store = self._module = self._engine = None
 
     def call(self, name, *args):
         f = self._funcs.get(name)
