@@ -19,7 +19,7 @@ struct st_encoding {
 /* Pieces up to ST_LINEAR_PIECE bytes use tiktoken's linear scan (cheapest when short); longer
  * ones the heap, on the stack up to ST_STACK_PIECE bytes. */
 #ifndef ST_LINEAR_PIECE
-#define ST_LINEAR_PIECE 16
+#define ST_LINEAR_PIECE 10
 #endif
 #define ST_STACK_PIECE 256
 
