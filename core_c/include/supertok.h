@@ -63,7 +63,9 @@ void st_free(void *ptr);
 /* The Unicode Script property value of a code point, as our id (0 Unknown, 1 Common,
  * 2 Inherited, then real scripts); -1 for a value above U+10FFFF. */
 int st_script_of(uint32_t cp);
-/* The canonical name of a script id ("Han", "Latin", ...), or NULL if out of range. */
+/* The name of a script id, or NULL if out of range: the longest alias the regex module knows
+ * for the value, title-cased, without separators ("Han", "Latin", "Olditalic" for Old_Italic);
+ * st_script_from_name accepts it and every other alias. */
 const char *st_script_name(int script);
 /* Number of script ids. */
 int st_script_count(void);
@@ -101,7 +103,8 @@ void st_pretokenizer_free(st_pretokenizer *pt);
  * with ST_OFFSETS_CODEPOINTS) to ends[0..], and the number of pieces to *n_pieces. Piece i
  * spans [ends[i-1], ends[i]) with ends[-1] = 0. At most one piece per code point, so
  * cap >= len always suffices. If cap is too small, returns ST_ERR_BUFFER_TOO_SMALL with the
- * full count in *n_pieces. Invalid UTF-8 gives ST_ERR_INVALID_UTF8 with *err_offset. */
+ * full count in *n_pieces; ends[0..cap) then hold byte offsets whatever the flags say, and
+ * are meant to be discarded. Invalid UTF-8 gives ST_ERR_INVALID_UTF8 with *err_offset. */
 st_status st_pretokenize(const st_pretokenizer *pt, const char *text, size_t len,
                          uint32_t flags, size_t *ends, size_t cap, size_t *n_pieces,
                          size_t *err_offset);
