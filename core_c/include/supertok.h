@@ -169,6 +169,46 @@ st_status st_encode_count(const st_encoding *enc, const char *text, size_t len,
 st_status st_decode(const st_encoding *enc, const uint32_t *ids, size_t n, uint8_t *out, size_t cap,
                     size_t *out_len, size_t *err_offset);
 
+/* ---- UBE: the UTF-8 / UTF-16 routed alphabet ---------------------------------------------- */
+
+/* Base symbols 0-255 are UTF-8 bytes (code points below U+0800), 256-511 UTF-16LE bytes
+ * (U+0800 and above; a surrogate pair above U+FFFF). Routing is per character. Writes
+ * symbols[0..cap) and the count (at most one symbol per input byte, so cap >= len suffices;
+ * ST_ERR_BUFFER_TOO_SMALL with the full count otherwise). Invalid UTF-8: ST_ERR_INVALID_UTF8. */
+st_status st_ube_encode_symbols(const char *text, size_t len, uint16_t *symbols, size_t cap,
+                                size_t *n_symbols, size_t *err_offset);
+
+#define ST_UBE_FINAL 1u  /* the end of the stream: flush what is pending */
+#define ST_UBE_STRICT 2u /* malformed input is ST_ERR_INVALID_UTF8 (at the symbol index where
+                            the malformed run starts) instead of U+FFFD */
+
+/* Streaming decoder state, caller-allocated (st_ube_stream_size() bytes; wasm hosts use it).
+ * It holds the active alphabet and only the bytes of the one character not yet complete. */
+typedef struct st_ube_stream {
+    uint8_t alphabet; /* 0: UTF-8, 1: UTF-16 */
+    uint8_t n_pending;
+    uint8_t pending[4];
+    size_t run_start; /* symbol index where the pending bytes began */
+    size_t base;      /* symbols fed so far */
+} st_ube_stream;
+
+size_t st_ube_stream_size(void);
+void st_ube_stream_init(st_ube_stream *s);
+
+/* Feed symbols; writes the UTF-8 text completed so far to out[0..cap) (each symbol yields at
+ * most 3 bytes, a flush at most 3 more: cap >= 3 * n + 3 suffices). Each same-alphabet run
+ * decodes as CPython's bytes.decode("utf-8" or "utf-16-le", "replace"); a change of alphabet
+ * flushes the run. With ST_UBE_FINAL the end flushes too (a special token in a token stream is
+ * a flush: feed nothing with ST_UBE_FINAL, then continue with the same state). A symbol above
+ * 511 is ST_ERR_INVALID_TOKEN at its index. On any error (and ST_ERR_BUFFER_TOO_SMALL, which
+ * reports the size needed) the state is left as it was before the call. */
+st_status st_ube_stream_feed(st_ube_stream *s, const uint16_t *symbols, size_t n, uint32_t flags,
+                             uint8_t *out, size_t cap, size_t *out_len, size_t *err_offset);
+
+/* One-shot: st_ube_stream_feed on a fresh state with ST_UBE_FINAL. */
+st_status st_ube_decode_symbols(const uint16_t *symbols, size_t n, uint32_t flags, uint8_t *out,
+                                size_t cap, size_t *out_len, size_t *err_offset);
+
 /* ---- UTF-8 ----------------------------------------------------------------------------- */
 
 /* ST_OK if text is valid UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF);

@@ -33,6 +33,15 @@ int st_pretokenize(const st_pretokenizer *pt, const char *text, size_t len, uint
 int st_pretokenize_count(const st_pretokenizer *pt, const char *text, size_t len,
                          size_t *n_pieces, size_t *err_offset);
 int st_utf8_validate(const char *text, size_t len, size_t *err_offset);
+int st_ube_encode_symbols(const char *text, size_t len, uint16_t *symbols, size_t cap,
+                          size_t *n_symbols, size_t *err_offset);
+typedef struct st_ube_stream { ...; } st_ube_stream;
+size_t st_ube_stream_size(void);
+void st_ube_stream_init(st_ube_stream *s);
+int st_ube_stream_feed(st_ube_stream *s, const uint16_t *symbols, size_t n, uint32_t flags,
+                       uint8_t *out, size_t cap, size_t *out_len, size_t *err_offset);
+int st_ube_decode_symbols(const uint16_t *symbols, size_t n, uint32_t flags, uint8_t *out,
+                          size_t cap, size_t *out_len, size_t *err_offset);
 typedef struct st_encoding st_encoding;
 int st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const char *specials,
                              size_t specials_len, int pattern, const st_allocator *alloc,

@@ -166,3 +166,30 @@ class NativeBackend:
         if st != OK:
             raise KeyError(str(token))
         return ffi.buffer(ptr[0], size[0])[:]
+
+    # -- UBE --
+    def ube_encode_symbols(self, data):
+        cap = len(data)
+        out = self._alloc("uint16_t[]", cap or 1)
+        n = ffi.new("size_t *")
+        err = ffi.new("size_t *")
+        st = lib.st_ube_encode_symbols(data, len(data), out, cap, n, err)
+        if st != OK:
+            self._fail(st, err[0], "text")
+        return ffi.unpack(out, n[0])
+
+    def ube_stream_new(self):
+        s = ffi.new("st_ube_stream *")
+        lib.st_ube_stream_init(s)
+        return s
+
+    def ube_stream_feed(self, state, symbols, flags):
+        """(status, UTF-8 bytes, error offset); state is unchanged unless status is OK."""
+        n = len(symbols)
+        arr = ffi.new("uint16_t[]", symbols) if n else ffi.NULL
+        cap = 3 * n + 3
+        buf = self._alloc("uint8_t[]", cap)
+        size = ffi.new("size_t *")
+        err = ffi.new("size_t *")
+        st = lib.st_ube_stream_feed(state, arr, n, flags, buf, cap, size, err)
+        return st, (ffi.buffer(buf, size[0])[:] if st == OK else b""), err[0]

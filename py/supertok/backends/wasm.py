@@ -9,6 +9,7 @@ import atexit
 import os
 import struct
 import threading
+import weakref
 
 from . import BackendUnavailable
 from .._status import OK, SupertokError
@@ -83,6 +84,14 @@ class PywasmRunner:
 
     def write(self, ptr, data):
         self._mem.data[ptr:ptr + len(data)] = data
+
+
+class _WasmPointer:
+    """A pointer into the module's memory whose block is freed when this object goes."""
+    __slots__ = ("ptr", "__weakref__")
+
+    def __init__(self, ptr):
+        self.ptr = ptr
 
 
 class WasmBackend:
@@ -333,7 +342,57 @@ def _encoding_methods():
             raise KeyError(str(token))
         return out
 
-    return {f.__name__: f for f in (encoding_new, encoding_from_image, save_image, n_vocab, special_ids, encode, encode_count, decode_bytes,
+    def ube_encode_symbols(self, data):
+        with self._lock:
+            tp = self._put(data)
+            cap = len(data)
+            op = self._r.call("st_malloc", 2 * cap or 2)
+            n_p, err = self._scratch, self._scratch + 4
+            try:
+                st = self._r.call("st_ube_encode_symbols", tp, len(data), op, cap, n_p, err)
+                n, off = self._u32(n_p), self._u32(err)
+                out = list(struct.unpack("<%dH" % n, self._r.read(op, 2 * n))) if st == OK else None
+            finally:
+                self._r.call("st_free", op)
+                self._r.call("st_free", tp)
+        if st != OK:
+            self._fail(st, off, "text")
+        return out
+
+    def ube_stream_new(self):
+        with self._lock:
+            size = self._r.call("st_ube_stream_size")
+            p = self._r.call("st_malloc", size)
+            self._r.call("st_ube_stream_init", p)
+        handle = _WasmPointer(p)
+        weakref.finalize(handle, self._free_later, p)
+        return handle
+
+    def _free_later(self, p):
+        try:
+            with self._lock:
+                self._r.call("st_free", p)
+        except Exception:  # interpreter teardown: the module may be gone already
+            pass
+
+    def ube_stream_feed(self, state, symbols, flags):
+        packed = struct.pack("<%dH" % len(symbols), *symbols)
+        with self._lock:
+            ip = self._put(packed)
+            cap = 3 * len(symbols) + 3
+            op = self._r.call("st_malloc", cap)
+            size_p, err = self._scratch, self._scratch + 4
+            try:
+                st = self._r.call("st_ube_stream_feed", state.ptr, ip, len(symbols), flags, op, cap, size_p, err)
+                size, off = self._u32(size_p), self._u32(err)
+                out = self._r.read(op, size) if st == OK else b""
+            finally:
+                self._r.call("st_free", op)
+                self._r.call("st_free", ip)
+        return st, out, off
+
+    return {f.__name__: f for f in (ube_encode_symbols, ube_stream_new, _free_later, ube_stream_feed,
+                                    encoding_new, encoding_from_image, save_image, n_vocab, special_ids, encode, encode_count, decode_bytes,
                                     token_bytes)}
 
 
