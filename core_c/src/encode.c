@@ -124,6 +124,20 @@ ST_INLINE void heap_push(uint64_t *h, size_t *len, uint64_t key) {
     h[i] = key;
 }
 
+/* Replace the top with key and sift it down. */
+ST_INLINE void heap_replace_top(uint64_t *h, size_t n, uint64_t key) {
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && h[c + 1] < h[c]) c++;
+        if (key <= h[c]) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = key;
+}
+
 ST_INLINE uint64_t heap_pop(uint64_t *h, size_t *len) {
     uint64_t top = h[0], last = h[--(*len)];
     size_t i = 0, n = *len;
@@ -176,9 +190,12 @@ static size_t merge_heap(const st_vocab *v, pair_slot *pc, const uint8_t *p, siz
         heap[i] = x;
     }
     while (hl) {
-        uint64_t key = heap_pop(heap, &hl);
+        uint64_t key = heap[0];
         uint32_t i = (uint32_t)key, r = (uint32_t)(key >> 32);
-        if (prev[i] == DEAD || rank[i] != r) continue; /* stale */
+        if (prev[i] == DEAD || rank[i] != r) { /* stale */
+            heap_pop(heap, &hl);
+            continue;
+        }
         uint32_t j = next[i];
         uint32_t after = next[j];
         tok[i] = r;
@@ -186,7 +203,9 @@ static size_t merge_heap(const st_vocab *v, pair_slot *pc, const uint8_t *p, siz
         if (after != END) prev[after] = i;
         prev[j] = DEAD;
         rank[i] = after != END ? join_rank(v, pc, r, tok[after], p + i, next[after] - i) : ST_NO_TOKEN;
-        if (rank[i] != ST_NO_TOKEN) heap_push(heap, &hl, ((uint64_t)rank[i] << 32) | i);
+        /* the entry just used is at the top: replace it (one sift) rather than pop and push */
+        if (rank[i] != ST_NO_TOKEN) heap_replace_top(heap, hl, ((uint64_t)rank[i] << 32) | i);
+        else heap_pop(heap, &hl);
         if (i > 0) {
             uint32_t q = prev[i];
             rank[q] = join_rank(v, pc, tok[q], r, p + q, after - q);
