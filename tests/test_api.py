@@ -125,3 +125,15 @@ def test_status_codes_match_the_header(backend):
     for num in header.values():
         assert b.status_str(num) not in ("", "unknown status")
     assert b.status_str(999) == "unknown status"
+
+
+def test_pretokenize_when_the_text_holds_every_separator(backend):
+    """pretokenize joins pieces with a control character the text lacks; a text holding all
+    of them takes the slicing path, with the same result."""
+    seps = supertok._SEPARATORS
+    text = "Hello " + seps + " world\x00x 12345 \x01\x02 德国"
+    assert all(s in text for s in seps)
+    for pattern in ("gpt2", "cl100k", "o200k"):
+        assert supertok.pretokenize(text, pattern) == oracle.pretokenize(text, pattern)
+        assert supertok.pretokenize(text[6:], pattern, script_aware=True) == \
+            oracle.pretokenize(text[6:], pattern, True)

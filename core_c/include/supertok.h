@@ -109,6 +109,12 @@ st_status st_pretokenize(const st_pretokenizer *pt, const char *text, size_t len
                          uint32_t flags, size_t *ends, size_t cap, size_t *n_pieces,
                          size_t *err_offset);
 
+/* The text with the byte sep (ASCII, which the caller has made sure the text lacks) written
+ * after every piece: a host splits it back into pieces in one call (Python's str.split)
+ * instead of slicing once per piece. cap >= 2 * len always suffices; size query with cap 0. */
+st_status st_pretokenize_join(const st_pretokenizer *pt, const char *text, size_t len, uint8_t sep,
+                              uint8_t *out, size_t cap, size_t *out_len, size_t *err_offset);
+
 /* The number of pieces alone: no output buffer (the scanner's own speed). */
 st_status st_pretokenize_count(const st_pretokenizer *pt, const char *text, size_t len,
                                size_t *n_pieces, size_t *err_offset);

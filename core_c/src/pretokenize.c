@@ -492,3 +492,26 @@ st_status st_pretokenize_count(const st_pretokenizer *pt, const char *text, size
     *n_pieces = scan_all(pt, (const uint8_t *)text, len, NULL, 0);
     return ST_OK;
 }
+
+st_status st_pretokenize_join(const st_pretokenizer *pt, const char *text, size_t len, uint8_t sep, uint8_t *out,
+                              size_t cap, size_t *out_len, size_t *err_offset) {
+    if (!pt || !out_len || (!text && len) || (!out && cap) || sep >= 0x80) return ST_ERR_INVALID_ARGUMENT;
+    *out_len = 0;
+    st_status st = st_utf8_validate(text, len, err_offset);
+    if (st != ST_OK) return st;
+    const uint8_t *s = (const uint8_t *)text;
+    st__piece_iter it;
+    st__pieces_init(&it, pt, s, len);
+    size_t n = 0, start = 0;
+    while (it.i < len) {
+        size_t e = st__pieces_next(&it);
+        if (n + (e - start) + 1 <= cap) {
+            st__memcpy(out + n, s + start, e - start);
+            out[n + (e - start)] = sep;
+        }
+        n += e - start + 1;
+        start = e;
+    }
+    *out_len = n;
+    return n > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK;
+}

@@ -1,9 +1,10 @@
 #!/bin/sh
 # Build and run the C core's tests (usable from any directory):
 #   1. compile every core source, and the tests, with -std=c11 -pedantic -Wall -Wextra -Werror;
-#   2. build test_core, stress and the fuzz harness's replay driver with
+#   2. build test_core, stress, test_encode and the fuzz harnesses' replay drivers with
 #      -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1 and run them
-#      (stress with a fixed seed and a moderate iteration count).
+#      (stress with a fixed seed and a moderate iteration count; test_encode with the shipped
+#      rank files in py/supertok/vocab, at the reduced sizes its header describes).
 # Exits non-zero on the first failure.
 #
 # Environment:
@@ -11,13 +12,19 @@
 #   ST_CORE_SOURCES    core sources to build (default: every core_c/src/*.c)
 #   ST_TEST_BUILD_DIR  where binaries go (default: a temporary directory, removed at exit)
 #   STRESS_SEED, STRESS_ITERS, STRESS_LIMIT   stress arguments (default: 1, 1500, 2 seconds)
-#   ST_FUZZ_SECONDS    if > 0 and clang has libFuzzer, also fuzz for that many seconds
+#   ST_FUZZ_SECONDS    if > 0 and clang has libFuzzer, also fuzz for that many seconds (the
+#                      pre-tokenizer harness, then each mode of the encoder harness)
+#   ST_VOCAB_DIR       the rank files for test_encode and fuzz_encode (default: py/supertok/vocab)
+#   ST_ENCODE_BIG      passed on to test_encode: 1 for its full sizes and timing limits (slow
+#                      under the sanitizers; meant for an -O2 build, see test_encode.c)
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 CC=${CC:-cc}
 SRCS=${ST_CORE_SOURCES:-$(ls "$root"/core_c/src/*.c)}
+VOCAB=${ST_VOCAB_DIR:-$root/py/supertok/vocab}
+export ST_VOCAB_DIR="$VOCAB"
 INC="-I$root/core_c/include"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -g -O1"
 WARN="-std=c11 -pedantic -Wall -Wextra -Werror"
@@ -39,7 +46,7 @@ step "warnings: $CC $WARN -O2 (core sources and tests)"
 for f in $SRCS; do
     $CC $WARN -O2 $INC -c "$f" -o "$build/warn_$(basename "$f" .c).o"
 done
-for t in test_core stress fuzz_pretokenize; do
+for t in test_core stress fuzz_pretokenize test_encode fuzz_encode; do
     $CC $WARN -O2 $INC -DST_FUZZ_MAIN -c "$here/$t.c" -o "$build/warn_$t.o"
 done
 
@@ -53,6 +60,8 @@ done
 $CC -std=c11 $SAN $INC "$here/test_core.c" $objs -o "$build/test_core"
 $CC -std=c11 $SAN $INC "$here/stress.c" $objs -o "$build/stress"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_pretokenize.c" $objs -o "$build/fuzz_replay"
+$CC -std=c11 $SAN $INC "$here/test_encode.c" $objs -o "$build/test_encode"
+$CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_encode.c" $objs -o "$build/fuzz_encode_replay"
 
 step "test_core"
 "$build/test_core"
@@ -68,6 +77,21 @@ printf 'ab\355\240\200\300\200\364\220\200\200\377' >"$build/seed4"
 : >"$build/seed5"
 "$build/fuzz_replay" "$build/seed1" "$build/seed2" "$build/seed3" "$build/seed4" "$build/seed5"
 
+step "test_encode $VOCAB"
+"$build/test_encode" "$VOCAB"
+
+step "encoder fuzz harness, replaying a few inputs (text, damaged image and rank file each)"
+mkdir -p "$build/enc_seeds"
+printf "Hello world 12345, it's 2024!\r\n  ok <|endoftext|>x<|endofprompt|>" >"$build/enc_seeds/text1"
+cp "$build/seed2" "$build/enc_seeds/text2"
+cp "$build/seed4" "$build/enc_seeds/text3"
+printf '\002\000\000\001\000\377\377\377\377\000\001\002\003' >"$build/enc_seeds/image1"
+printf '\033\000\020\000\003abcdefgh' >"$build/enc_seeds/image2"
+printf '\002\377YQ== 0\nYg== 1\nYWI= 2\nIA== 3\n\000PHx4fD4= 4\n' >"$build/enc_seeds/ranks1"
+printf '\000\003YQ== 0\r\nYg== 1\r\n' >"$build/enc_seeds/ranks2"
+: >"$build/enc_seeds/empty"
+"$build/fuzz_encode_replay" "$build"/enc_seeds/*
+
 if [ "${ST_FUZZ_SECONDS:-0}" -gt 0 ]; then
     if command -v clang >/dev/null 2>&1 &&
         clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $INC \
@@ -76,6 +100,15 @@ if [ "${ST_FUZZ_SECONDS:-0}" -gt 0 ]; then
         mkdir -p "$build/corpus"
         cp "$build"/seed? "$build/corpus/"
         (cd "$build" && ./fuzz_pretokenize -max_total_time="$ST_FUZZ_SECONDS" -max_len=4096 corpus)
+        clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $INC \
+            $SRCS "$here/fuzz_encode.c" -o "$build/fuzz_encode"
+        for mode in text image ranks; do
+            step "libFuzzer, encoder harness mode $mode, for ${ST_FUZZ_SECONDS} s"
+            mkdir -p "$build/enc_corpus_$mode"
+            cp "$build"/enc_seeds/* "$build/enc_corpus_$mode/"
+            (cd "$build" && ST_FUZZ_MODE=$mode ./fuzz_encode -max_total_time="$ST_FUZZ_SECONDS" -max_len=4096 \
+                "enc_corpus_$mode")
+        done
     else
         step "libFuzzer: clang with -fsanitize=fuzzer not available, skipped"
     fi

@@ -115,11 +115,21 @@ def pretokenize_spans(text, pattern="o200k", script_aware=False, scripts=None):
     return list(zip([0] + ends[:-1], ends))
 
 
+# Separators for pretokenize: control characters that real text rarely holds.
+_SEPARATORS = "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b"
+
+
 def pretokenize(text, pattern="o200k", script_aware=False, scripts=None):
     """The pieces of `text` as a list of str; see pretokenize_spans."""
     b = _get()
     data = _utf8(text)
-    ends = b.pretokenize_ends(_handle(b, pattern, script_aware, scripts), data, True)
+    h = _handle(b, pattern, script_aware, scripts)
+    # The core writes the text with a separator the text lacks after each piece, and one
+    # str.split builds every piece at C speed (slicing once per piece costs ~100 ns a piece).
+    for sep in _SEPARATORS:
+        if sep not in text:
+            return b.pretokenize_join(h, data, ord(sep)).decode("utf-8").split(sep)[:-1]
+    ends = b.pretokenize_ends(h, data, True)
     return [text[a:e] for a, e in zip([0] + ends[:-1], ends)]
 
 

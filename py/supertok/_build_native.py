@@ -30,6 +30,8 @@ int st_pretokenizer_new(int pattern, uint32_t flags, const char *scripts, size_t
 void st_pretokenizer_free(st_pretokenizer *pt);
 int st_pretokenize(const st_pretokenizer *pt, const char *text, size_t len, uint32_t flags,
                    size_t *ends, size_t cap, size_t *n_pieces, size_t *err_offset);
+int st_pretokenize_join(const st_pretokenizer *pt, const char *text, size_t len, uint8_t sep,
+                        uint8_t *out, size_t cap, size_t *out_len, size_t *err_offset);
 int st_pretokenize_count(const st_pretokenizer *pt, const char *text, size_t len,
                          size_t *n_pieces, size_t *err_offset);
 int st_utf8_validate(const char *text, size_t len, size_t *err_offset);

@@ -65,6 +65,17 @@ class NativeBackend:
             self._fail(st, err[0], "text")
         return ffi.unpack(ends, n[0])
 
+    def pretokenize_join(self, handle, data, sep):
+        """The text with byte sep after every piece (see st_pretokenize_join)."""
+        cap = 2 * len(data)
+        out = self._alloc("uint8_t[]", cap or 1)
+        n = ffi.new("size_t *")
+        err = ffi.new("size_t *")
+        st = lib.st_pretokenize_join(handle, data, len(data), sep, out, cap, n, err)
+        if st != OK:
+            self._fail(st, err[0], "text")
+        return ffi.buffer(out, n[0])[:]
+
     def pretokenize_count(self, handle, data):
         n = ffi.new("size_t *")
         err = ffi.new("size_t *")

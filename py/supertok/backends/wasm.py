@@ -185,6 +185,23 @@ class WasmBackend:
             self._fail(st, off, "text")
         return out
 
+    def pretokenize_join(self, handle, data, sep):
+        with self._lock:
+            tp = self._put(data)
+            cap = 2 * len(data)
+            op = self._r.call("st_malloc", cap or 1)
+            n_p, err = self._scratch, self._scratch + 4
+            try:
+                st = self._r.call("st_pretokenize_join", handle, tp, len(data), sep, op, cap, n_p, err)
+                n, off = self._u32(n_p), self._u32(err)
+                out = self._r.read(op, n) if st == OK else None
+            finally:
+                self._r.call("st_free", op)
+                self._r.call("st_free", tp)
+        if st != OK:
+            self._fail(st, off, "text")
+        return out
+
     def pretokenize_count(self, handle, data):
         with self._lock:
             tp = self._put(data)
