@@ -193,3 +193,31 @@ def test_cli_errors_are_clear():
     assert r.returncode == 2 and b"Invalid token for decoding: 99999999" in r.stderr
     r = subprocess.run([sys.executable, "-m", "supertok", "decode"], input=b"not json", capture_output=True)
     assert r.returncode == 2 and b"cannot decode" in r.stderr
+
+
+def test_image_counts_that_wrap_a_32_bit_size_are_rejected(backend):
+    """Section offsets computed from the header's counts must not wrap on wasm32: a header
+    whose offsets are consistent modulo 2^32 is still too large for its bytes."""
+    import struct as S
+
+    def image(n_ids, mask):
+        header = bytearray(64)
+        header[0:8] = b"STVOCAB1"
+        S.pack_into("<7I", header, 8, 1, 3, n_ids, 0, 0, mask, 0)
+        offs = [64]                                           # byte_ids
+        offs.append(offs[-1] + 1024)                          # offsets
+        offs.append((offs[-1] + ((n_ids + 1) * 4 + 7) // 8 * 8) % 2 ** 32)  # table
+        offs.append((offs[-1] + (mask + 1) * 8) % 2 ** 32)    # specials
+        offs.append(offs[-1])                                 # pairs
+        offs.append(offs[-1] + 65536 * 4)                     # bytes
+        S.pack_into("<6I", header, 40, *offs)
+        return bytes(header) + bytes(offs[-1] + 8 - 64)
+
+    b = supertok._get()
+    for n_ids, mask in [(0x40000000, 0), (300, 0x1FFFFFFF)]:
+        img = image(n_ids, mask)
+        if len(img) > 1 << 22:
+            continue
+        with pytest.raises(supertok.SupertokError) as ei:
+            b.encoding_from_image(img)
+        assert ei.value.name == "ST_ERR_MALFORMED_MODEL"

@@ -352,11 +352,12 @@ static st_status encode_all(encoder *e, size_t len, const uint32_t *allowed, siz
     if (!n_allowed) return encode_ordinary(e, 0, len, err_offset);
     size_t seg = 0;
     for (size_t i = 0; i < len; i++) {
-        if (!first[s[i]]) continue;
+        if (!first[s[i]] || (s[i] & 0xC0) == 0x80) continue; /* matches start on a character */
         size_t ml;
         uint32_t id = special_at(v, allowed, n_allowed, s, i, len, &ml);
         if (id == ST_NO_TOKEN) continue;
-        /* a special token's bytes are valid UTF-8 text, so i is a character boundary */
+        /* and end on one: a loaded special is valid UTF-8, but an image's is trusted for nothing */
+        if (i + ml < len && (s[i + ml] & 0xC0) == 0x80) continue;
         st_status st = encode_ordinary(e, seg, i, err_offset);
         if (st != ST_OK) return st;
         put(e->o, id, i);
@@ -374,6 +375,8 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
     *n_ids = 0;
     st_status st = st_utf8_validate(text, len, err_offset);
     if (st != ST_OK) return st;
+    static const char empty[1] = {0};
+    if (!text) text = empty; /* len is 0: no arithmetic on a NULL pointer below */
     sink o = {ids, char_starts, cap, 0, (const uint8_t *)text, 0, 0};
     encoder e = {enc, (const uint8_t *)text, len, &o, NULL, NULL};
     size_t cache_size = ST_CACHE_SLOTS * sizeof(cache_entry);

@@ -117,6 +117,7 @@ typedef struct scan_totals {
     size_t count;
     uint64_t bytes;
     uint32_t max_id;
+    size_t max_id_line; /* offset of the line holding max_id */
 } scan_totals;
 
 static st_status scan_file(const uint8_t *s, size_t n, scan_totals *t, size_t *err_offset) {
@@ -126,7 +127,7 @@ static st_status scan_file(const uint8_t *s, size_t n, scan_totals *t, size_t *e
     while ((r = next_line(s, n, &pos, &ln, 1)) > 0) {
         t->count++;
         t->bytes += (uint64_t)ln.bytes_len;
-        if (ln.id > t->max_id) t->max_id = ln.id;
+        if (ln.id > t->max_id) { t->max_id = ln.id; t->max_id_line = ln.start; }
     }
     if (r < 0) { st__set_offset(err_offset, pos); return ST_ERR_MALFORMED_MODEL; }
     return ST_OK;
@@ -155,7 +156,7 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
                                    const char *specials, size_t specials_len, size_t *err_offset,
                                    int *err_in_specials) {
     const uint8_t *rs = (const uint8_t *)ranks, *ss = (const uint8_t *)specials;
-    scan_totals tr = {0, 0, 0}, ts = {0, 0, 0};
+    scan_totals tr = {0, 0, 0, 0}, ts = {0, 0, 0, 0};
     *err_in_specials = 0;
     st__memset(v, 0, sizeof *v);
     st_status st = scan_file(rs, ranks_len, &tr, err_offset);
@@ -169,7 +170,13 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
     size_t entries = tr.count + ts.count;
     /* ids must be dense enough that the id index is not mostly holes: a rank of 2^31 in a
      * 10-line file is a malformed file, not a request for 8 GB */
-    if ((uint64_t)max_id + 1 > 2 * (uint64_t)entries + 65536 || tr.bytes + ts.bytes > 0xFFFFFFFFull) {
+    if ((uint64_t)max_id + 1 > 2 * (uint64_t)entries + 65536) { /* name the line with the rank */
+        int in_spec = ts.count && ts.max_id > tr.max_id;
+        st__set_offset(err_offset, in_spec ? ts.max_id_line : tr.max_id_line);
+        *err_in_specials = in_spec;
+        return ST_ERR_MALFORMED_MODEL;
+    }
+    if (tr.bytes + ts.bytes > 0xFFFFFFFFull) {
         st__set_offset(err_offset, 0);
         return ST_ERR_MALFORMED_MODEL;
     }
@@ -213,7 +220,21 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
     }
     for (uint32_t i = 0; i < n_ids; i++) offsets[i + 1] += offsets[i];
     fill_bytes(rs, ranks_len, offsets, bytes);
-    if (specials_len) fill_bytes(ss, specials_len, offsets, bytes);
+    if (specials_len) {
+        fill_bytes(ss, specials_len, offsets, bytes);
+        /* a special token is text found in text: its bytes must be valid UTF-8, or a match
+         * could start or end inside a character */
+        size_t pos = 0;
+        line ln;
+        while (next_line(ss, specials_len, &pos, &ln, 0) > 0) {
+            if (st_utf8_validate((const char *)bytes + offsets[ln.id], offsets[ln.id + 1] - offsets[ln.id], NULL) != ST_OK) {
+                st__set_offset(err_offset, ln.start);
+                *err_in_specials = 1;
+                st__free(a, block, total);
+                return ST_ERR_MALFORMED_MODEL;
+            }
+        }
+    }
 
     v->n_ids = n_ids;
     v->n_ordinary = (uint32_t)tr.count;
@@ -276,37 +297,40 @@ static uint32_t get32(const uint8_t *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
+/* Offsets in 64 bits: on wasm32 a damaged header's counts would wrap a 32-bit size_t. */
 typedef struct img_layout {
-    size_t byte_ids, offsets, table, special, pairs, bytes, total;
+    uint64_t byte_ids, offsets, table, special, pairs, bytes, total;
 } img_layout;
+
+static uint64_t align8_64(uint64_t x) { return (x + 7) & ~(uint64_t)7; }
 
 static img_layout layout(uint32_t n_ids, uint32_t table_mask, uint32_t n_special, uint64_t bytes_len) {
     img_layout l;
     l.byte_ids = IMG_HEADER;
     l.offsets = l.byte_ids + 256 * 4;
-    l.table = l.offsets + align8(((size_t)n_ids + 1) * 4);
-    l.special = l.table + ((size_t)table_mask + 1) * 8;
-    l.pairs = l.special + align8((size_t)n_special * 4);
+    l.table = l.offsets + align8_64(((uint64_t)n_ids + 1) * 4);
+    l.special = l.table + ((uint64_t)table_mask + 1) * 8;
+    l.pairs = l.special + align8_64((uint64_t)n_special * 4);
     l.bytes = l.pairs + 65536 * 4;
-    l.total = l.bytes + align8((size_t)bytes_len) + 8;
+    l.total = l.bytes + align8_64(bytes_len) + 8;
     return l;
 }
 
 size_t st__vocab_image_size(const st_vocab *v) {
-    return layout(v->n_ids, v->table_mask, v->n_special, v->bytes_len).total;
+    return (size_t)layout(v->n_ids, v->table_mask, v->n_special, v->bytes_len).total;
 }
 
 /* Host byte order is little-endian on every target we build (x86, ARM, wasm32); the arrays are
  * copied as they are, and the reader checks nothing but bounds. */
 void st__vocab_image_write(const st_vocab *v, uint32_t pattern, uint8_t *out) {
     img_layout l = layout(v->n_ids, v->table_mask, v->n_special, v->bytes_len);
-    st__memset(out, 0, l.total);
+    st__memset(out, 0, (size_t)l.total);
     st__memcpy(out, "STVOCAB1", 8);
     uint32_t head[7] = {IMG_FORMAT, pattern, v->n_ids, v->n_ordinary, v->n_special, v->table_mask,
                         (uint32_t)v->bytes_len};
     for (int k = 0; k < 7; k++) put32(out + 8 + 4 * k, head[k]);
     put32(out + 36, 0);
-    size_t secs[6] = {l.byte_ids, l.offsets, l.table, l.special, l.pairs, l.bytes};
+    uint64_t secs[6] = {l.byte_ids, l.offsets, l.table, l.special, l.pairs, l.bytes};
     for (int k = 0; k < 6; k++) put32(out + 40 + 4 * k, (uint32_t)secs[k]);
     st__memcpy(out + l.byte_ids, v->byte_ids, 256 * 4);
     st__memcpy(out + l.offsets, v->offsets, ((size_t)v->n_ids + 1) * 4);
@@ -327,10 +351,10 @@ st_status st__vocab_image_borrow(st_vocab *v, const uint8_t *img, size_t len, ui
     if (n_ids == 0 || n_ids > 0x40000000u || n_spec > n_ids || n_ord > n_ids) { st__set_offset(err_offset, 16); return ST_ERR_MALFORMED_MODEL; }
     if (mask > 0x3FFFFFFFu || (mask & (mask + 1)) != 0) { st__set_offset(err_offset, 28); return ST_ERR_MALFORMED_MODEL; }
     img_layout l = layout(n_ids, mask, n_spec, bytes_len);
-    size_t secs[6] = {l.byte_ids, l.offsets, l.table, l.special, l.pairs, l.bytes};
+    if (l.total > (uint64_t)len) { st__set_offset(err_offset, len); return ST_ERR_MALFORMED_MODEL; }
+    uint64_t secs[6] = {l.byte_ids, l.offsets, l.table, l.special, l.pairs, l.bytes};
     for (int k = 0; k < 6; k++)
         if (get32(img + 40 + 4 * k) != secs[k]) { st__set_offset(err_offset, 40 + 4 * (size_t)k); return ST_ERR_MALFORMED_MODEL; }
-    if (l.total > len) { st__set_offset(err_offset, len); return ST_ERR_MALFORMED_MODEL; }
     v->n_ids = n_ids;
     v->n_ordinary = n_ord;
     v->n_special = n_spec;
