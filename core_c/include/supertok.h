@@ -165,6 +165,14 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
                     size_t n_allowed, uint32_t *ids, size_t *char_starts, size_t cap, size_t *n_ids,
                     size_t *err_offset);
 
+/* Encode n_texts texts in one call: text k is texts[offsets[k] .. offsets[k+1]); their ids are
+ * written one after another to ids[0..cap) and counts[k] = how many belong to text k (cap >=
+ * offsets[n_texts] - offsets[0] suffices). One call for a batch keeps a host's per-call cost
+ * (and, in Python, the GIL) out of the loop. Errors as st_encode, *err_offset into texts. */
+st_status st_encode_many(const st_encoding *enc, const char *texts, const size_t *offsets, size_t n_texts,
+                         const uint32_t *allowed_special, size_t n_allowed, uint32_t *ids, size_t cap,
+                         size_t *counts, size_t *n_ids, size_t *err_offset);
+
 /* The number of tokens st_encode would give, with no output buffer. */
 st_status st_encode_count(const st_encoding *enc, const char *text, size_t len,
                           const uint32_t *allowed_special, size_t n_allowed, size_t *n_tokens,

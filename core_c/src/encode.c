@@ -395,6 +395,30 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
     return o.n > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK;
 }
 
+st_status st_encode_many(const st_encoding *enc, const char *texts, const size_t *offsets, size_t n_texts,
+                         const uint32_t *allowed_special, size_t n_allowed, uint32_t *ids, size_t cap, size_t *counts,
+                         size_t *n_ids, size_t *err_offset) {
+    if (!enc || !n_ids || !offsets || (!counts && n_texts) || (!ids && cap)) return ST_ERR_INVALID_ARGUMENT;
+    *n_ids = 0;
+    size_t total = 0;
+    for (size_t k = 0; k < n_texts; k++) {
+        size_t a = offsets[k], b = offsets[k + 1];
+        if (b < a || (!texts && b > a)) return ST_ERR_INVALID_ARGUMENT;
+        size_t n = 0, off = 0;
+        size_t room = total < cap ? cap - total : 0;
+        st_status st = st_encode(enc, texts ? texts + a : NULL, b - a, allowed_special, n_allowed,
+                                 room ? ids + total : NULL, NULL, room, &n, &off);
+        if (st != ST_OK && st != ST_ERR_BUFFER_TOO_SMALL) {
+            st__set_offset(err_offset, st == ST_ERR_INVALID_TOKEN ? off : a + off);
+            return st;
+        }
+        counts[k] = n;
+        total += n;
+    }
+    *n_ids = total;
+    return total > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK;
+}
+
 st_status st_encode_count(const st_encoding *enc, const char *text, size_t len, const uint32_t *allowed_special,
                           size_t n_allowed, size_t *n_tokens, size_t *err_offset) {
     st_status st = st_encode(enc, text, len, allowed_special, n_allowed, NULL, NULL, 0, n_tokens, err_offset);

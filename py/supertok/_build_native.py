@@ -59,6 +59,9 @@ int st_token_bytes(const st_encoding *enc, uint32_t id, const uint8_t **ptr, siz
 int st_encode(const st_encoding *enc, const char *text, size_t len, const uint32_t *allowed_special,
               size_t n_allowed, uint32_t *ids, size_t *char_starts, size_t cap, size_t *n_ids,
               size_t *err_offset);
+int st_encode_many(const st_encoding *enc, const char *texts, const size_t *offsets, size_t n_texts,
+                   const uint32_t *allowed_special, size_t n_allowed, uint32_t *ids, size_t cap,
+                   size_t *counts, size_t *n_ids, size_t *err_offset);
 int st_encode_count(const st_encoding *enc, const char *text, size_t len,
                     const uint32_t *allowed_special, size_t n_allowed, size_t *n_tokens,
                     size_t *err_offset);

@@ -149,11 +149,29 @@ class Encoding:
         return ids, starts
 
     def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(), disallowed_special="all"):
-        fn = functools.partial(self.encode, allowed_special=allowed_special, disallowed_special=disallowed_special)
-        return self._map(fn, text, num_threads)
+        texts = list(text)
+        allowed = set()
+        for t in texts:  # tiktoken's checks, text by text, before any encoding
+            allowed.update(self._allowed(t, allowed_special, disallowed_special))
+        return self._encode_batch(texts, sorted(allowed), num_threads)
 
     def encode_ordinary_batch(self, text, *, num_threads=8):
-        return self._map(self.encode_ordinary, text, num_threads)
+        return self._encode_batch(list(text), [], num_threads)
+
+    def _encode_batch(self, texts, allowed, num_threads):
+        """Contiguous chunks, one per thread, each encoded by one core call: the native core
+        releases the GIL for the whole chunk, so the chunks run in parallel."""
+        if not hasattr(self._backend, "encode_many"):
+            return [self._backend.encode(self._handle, _to_utf8(t)[0], allowed) for t in texts]
+        datas = [_to_utf8(t)[0] for t in texts]
+        k = max(1, min(num_threads, len(datas)))
+        size = -(-len(datas) // k) if datas else 0
+        chunks = [datas[i:i + size] for i in range(0, len(datas), size)] if datas else []
+        run = functools.partial(self._backend.encode_many, self._handle, allowed=allowed)
+        if len(chunks) <= 1:
+            return [ids for c in chunks for ids in run(c)]
+        with ThreadPoolExecutor(len(chunks)) as ex:
+            return [ids for part in ex.map(run, chunks) for ids in part]
 
     def _map(self, fn, items, num_threads):
         items = list(items)
