@@ -102,6 +102,14 @@ class WasmBackend:
         self._lock = threading.Lock()
         self._scratch = self._r.call("st_malloc", 16)  # out-params: 4 x u32
         self._pretokenizers = {}
+        # Blocks whose Python owner is gone. A finalizer may run inside any call (the cyclic GC
+        # runs where it likes) while the lock is held, so it only queues the pointer; the next
+        # call frees it.
+        self._pending_free = []
+
+    def _drain_frees(self):
+        while self._pending_free:
+            self._r.call("st_free", self._pending_free.pop())
 
     # -- memory helpers (wasm32: size_t and pointers are u32) --
     def _u32(self, ptr):
@@ -119,6 +127,7 @@ class WasmBackend:
             ptr += 64
 
     def _put(self, data):
+        self._drain_frees()
         ptr = self._r.call("st_malloc", len(data) or 1)
         if not ptr:
             raise MemoryError("wasm module out of memory (%d bytes)" % len(data))
@@ -378,19 +387,13 @@ def _encoding_methods():
 
     def ube_stream_new(self):
         with self._lock:
+            self._drain_frees()
             size = self._r.call("st_ube_stream_size")
             p = self._r.call("st_malloc", size)
             self._r.call("st_ube_stream_init", p)
         handle = _WasmPointer(p)
-        weakref.finalize(handle, self._free_later, p)
+        weakref.finalize(handle, self._pending_free.append, p)
         return handle
-
-    def _free_later(self, p):
-        try:
-            with self._lock:
-                self._r.call("st_free", p)
-        except Exception:  # interpreter teardown: the module may be gone already
-            pass
 
     def ube_stream_feed(self, state, symbols, flags):
         packed = struct.pack("<%dH" % len(symbols), *symbols)
@@ -408,7 +411,7 @@ def _encoding_methods():
                 self._r.call("st_free", ip)
         return st, out, off
 
-    return {f.__name__: f for f in (ube_encode_symbols, ube_stream_new, _free_later, ube_stream_feed,
+    return {f.__name__: f for f in (ube_encode_symbols, ube_stream_new, ube_stream_feed,
                                     encoding_new, encoding_from_image, save_image, n_vocab, special_ids, encode, encode_count, decode_bytes,
                                     token_bytes)}
 
