@@ -63,8 +63,8 @@ def _feed(b, state, symbols, flags):
     if st == 0:
         return out.decode("utf-8")
     if st == 3:
-        raise ValueError("malformed UBE symbol stream: the run starting at symbol %d does not decode "
-                         "(errors='strict')" % off)
+        raise ValueError("malformed UBE symbol stream: the ill-formed sequence starting at symbol %d "
+                         "does not decode (errors='strict')" % off)
     raise SupertokError(st, b.status_str(st), off, "symbols")
 
 
