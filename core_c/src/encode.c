@@ -124,9 +124,8 @@ ST_INLINE void heap_push(uint64_t *h, size_t *len, uint64_t key) {
     h[i] = key;
 }
 
-/* Replace the top with key and sift it down. */
-ST_INLINE void heap_replace_top(uint64_t *h, size_t n, uint64_t key) {
-    size_t i = 0;
+/* Put key at slot i of the n-entry heap and sift it down. */
+ST_INLINE void sift_down(uint64_t *h, size_t n, size_t i, uint64_t key) {
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n) break;
@@ -140,16 +139,7 @@ ST_INLINE void heap_replace_top(uint64_t *h, size_t n, uint64_t key) {
 
 ST_INLINE uint64_t heap_pop(uint64_t *h, size_t *len) {
     uint64_t top = h[0], last = h[--(*len)];
-    size_t i = 0, n = *len;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && h[c + 1] < h[c]) c++;
-        if (last <= h[c]) break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (n) h[i] = last;
+    if (*len) sift_down(h, *len, 0, last);
     return top;
 }
 
@@ -176,19 +166,7 @@ static size_t merge_heap(const st_vocab *v, pair_slot *pc, const uint8_t *p, siz
         rank[i] = i + 1 < n ? v->pair_ids[((uint32_t)p[i] << 8) | p[i + 1]] : ST_NO_TOKEN;
         if (rank[i] != ST_NO_TOKEN) heap[hl++] = ((uint64_t)rank[i] << 32) | i;
     }
-    for (size_t k = hl / 2; k-- > 0;) { /* heapify: sift every inner node down */
-        uint64_t x = heap[k];
-        size_t i = k;
-        for (;;) {
-            size_t c = 2 * i + 1;
-            if (c >= hl) break;
-            if (c + 1 < hl && heap[c + 1] < heap[c]) c++;
-            if (x <= heap[c]) break;
-            heap[i] = heap[c];
-            i = c;
-        }
-        heap[i] = x;
-    }
+    for (size_t k = hl / 2; k-- > 0;) sift_down(heap, hl, k, heap[k]); /* heapify */
     while (hl) {
         uint64_t key = heap[0];
         uint32_t i = (uint32_t)key, r = (uint32_t)(key >> 32);
@@ -204,7 +182,7 @@ static size_t merge_heap(const st_vocab *v, pair_slot *pc, const uint8_t *p, siz
         prev[j] = DEAD;
         rank[i] = after != END ? join_rank(v, pc, r, tok[after], p + i, next[after] - i) : ST_NO_TOKEN;
         /* the entry just used is at the top: replace it (one sift) rather than pop and push */
-        if (rank[i] != ST_NO_TOKEN) heap_replace_top(heap, hl, ((uint64_t)rank[i] << 32) | i);
+        if (rank[i] != ST_NO_TOKEN) sift_down(heap, hl, 0, ((uint64_t)rank[i] << 32) | i);
         else heap_pop(heap, &hl);
         if (i > 0) {
             uint32_t q = prev[i];
