@@ -51,3 +51,29 @@ def corpus_path(name):
     if not os.path.exists(p):
         pytest.skip("../shared/corpora/%s is absent: the corpus tests need it" % name)
     return p
+
+
+# ---- golden vector files (JSONL: a header record, then one record per case) ----------------------
+
+PYWASM_HEAD = 200   # pywasm runs records i < PYWASM_HEAD or i % PYWASM_STRIDE == 0 of each file
+PYWASM_STRIDE = 5
+_vector_cache = {}
+
+
+def load_vectors(path):
+    """(header, records) of one vectors file, parsed once per session."""
+    if path not in _vector_cache:
+        import json
+        with open(path, encoding="utf-8", newline="") as f:
+            lines = f.read().split("\n")
+        assert lines[-1] == "", "%s does not end with a newline" % path
+        rows = [json.loads(line) for line in lines[:-1]]
+        _vector_cache[path] = (rows[0] if rows else None, rows[1:])
+    return _vector_cache[path]
+
+
+def select_for_backend(records, backend):
+    """(index, record) pairs a backend runs: all of them, or pywasm's documented subset."""
+    if backend != "pywasm":
+        return list(enumerate(records))
+    return [(i, r) for i, r in enumerate(records) if i < PYWASM_HEAD or i % PYWASM_STRIDE == 0]

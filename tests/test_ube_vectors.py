@@ -17,7 +17,6 @@ records of at most PYWASM_DECODE_MAX (120) symbols.
 Also checked: the header of every file, and `python vectors/generate_ube.py --check` (the
 committed files are not stale; skipped when ../shared/corpora/udhr.jsonl.xz is absent).
 """
-import json
 import os
 import re
 import subprocess
@@ -25,12 +24,10 @@ import sys
 
 import pytest
 import supertok
-from conftest import CORPORA, ROOT
+from conftest import CORPORA, PYWASM_HEAD, ROOT, load_vectors, select_for_backend
 
 VEC_DIR = os.path.join(ROOT, "vectors", "ube")
 EXPECTED_FILES = ("decode.jsonl", "routing.jsonl", "stream.jsonl")
-PYWASM_HEAD = 200
-PYWASM_STRIDE = 5
 PYWASM_DECODE_MAX = 120
 META_KEYS = ("generated_by", "oracle", "part", "file", "records", "fields", "alphabet", "sources")
 REQUIRED = {
@@ -41,23 +38,12 @@ REQUIRED = {
 SHOWN = 15
 
 
-_cache = {}
-
-
 def _load(name):
-    if name not in _cache:
-        with open(os.path.join(VEC_DIR, name), encoding="utf-8", newline="") as f:
-            lines = f.read().split("\n")
-        assert lines[-1] == "", "%s does not end with a newline" % name
-        rows = [json.loads(line) for line in lines[:-1]]
-        _cache[name] = (rows[0] if rows else None, rows[1:])
-    return _cache[name]
+    return load_vectors(os.path.join(VEC_DIR, name))
 
 
 def _selected(records, backend):
-    if backend != "pywasm":
-        return list(enumerate(records))
-    return [(i, r) for i, r in enumerate(records) if i < PYWASM_HEAD or i % PYWASM_STRIDE == 0]
+    return select_for_backend(records, backend)
 
 
 def _index_of_error(exc):

@@ -13,42 +13,27 @@ a fifth of the rest (at least 200 records per file).
 Also checked: every file starts with its `_meta` header and every record has the required
 fields; `python vectors/generate.py --check` passes (the committed files are not stale).
 """
-import json
 import os
 import subprocess
 import sys
 
 import pytest
 import supertok
-from conftest import CORPORA, ROOT
+from conftest import CORPORA, PYWASM_HEAD, ROOT, load_vectors, select_for_backend
 
 VEC_DIR = os.path.join(ROOT, "vectors", "pretokenize")
 EXPECTED_FILES = ("cl100k.jsonl", "gpt2.jsonl", "o200k.jsonl", "script_aware.jsonl")
 PATTERN_NAMES = ("gpt2", "cl100k", "o200k")
-PYWASM_HEAD = 200
-PYWASM_STRIDE = 5
 META_KEYS = ("generated_by", "oracle", "unicode", "part", "fields", "records")
 REQUIRED = {"pattern", "script_aware", "scripts", "text", "pieces"}
 SHOWN = 15
 
-_cache = {}
-
-
 def _load(name):
-    """(header, records) of one vectors file, parsed once per session."""
-    if name not in _cache:
-        with open(os.path.join(VEC_DIR, name), encoding="utf-8", newline="") as f:
-            lines = f.read().split("\n")
-        assert lines[-1] == "", "%s does not end with a newline" % name
-        rows = [json.loads(line) for line in lines[:-1]]
-        _cache[name] = (rows[0] if rows else None, rows[1:])
-    return _cache[name]
+    return load_vectors(os.path.join(VEC_DIR, name))
 
 
 def _selected(records, backend):
-    if backend != "pywasm":
-        return list(enumerate(records))
-    return [(i, r) for i, r in enumerate(records) if i < PYWASM_HEAD or i % PYWASM_STRIDE == 0]
+    return select_for_backend(records, backend)
 
 
 def _describe(i, r):
