@@ -134,6 +134,28 @@ class WasmBackend:
         self._r.write(ptr, data)
         return ptr
 
+    def _call_io(self, name, pre, data, mid, cap, unit, fmt):
+        """The shape most core calls share: name(*pre, text, len, *mid, out, cap, &n, &err).
+        Under the lock: data into the module, a block of cap units for the output; returns
+        (status, output items or None, error offset), everything freed."""
+        with self._lock:
+            tp = self._put(data)
+            op = self._r.call("st_malloc", unit * cap or unit)
+            n_p, err = self._scratch, self._scratch + 4
+            try:
+                st = self._r.call(name, *pre, tp, len(data), *mid, op, cap, n_p, err)
+                n, off = self._u32(n_p), self._u32(err)
+                out = None
+                if st == OK:
+                    raw = self._r.read(op, unit * n)
+                    out = raw if fmt is None else list(struct.unpack("<%d%s" % (n, fmt), raw))
+            finally:
+                self._r.call("st_free", op)
+                self._r.call("st_free", tp)
+        if st != OK:
+            self._fail(st, off, "text")
+        return out
+
     def version(self):
         with self._lock:
             return self._cstr(self._r.call("st_version_str"))
@@ -177,39 +199,10 @@ class WasmBackend:
         return h
 
     def pretokenize_ends(self, handle, data, codepoints):
-        with self._lock:
-            tp = self._put(data)
-            cap = len(data)
-            ends = self._r.call("st_malloc", 4 * cap or 4)
-            n_p, err = self._scratch, self._scratch + 4
-            try:
-                st = self._r.call("st_pretokenize", handle, tp, len(data), 1 if codepoints else 0,
-                                  ends, cap, n_p, err)
-                n, off = self._u32(n_p), self._u32(err)
-                out = list(struct.unpack("<%dI" % n, self._r.read(ends, 4 * n))) if st == OK else None
-            finally:
-                self._r.call("st_free", ends)
-                self._r.call("st_free", tp)
-        if st != OK:
-            self._fail(st, off, "text")
-        return out
+        return self._call_io("st_pretokenize", (handle,), data, (1 if codepoints else 0,), len(data), 4, "I")
 
     def pretokenize_join(self, handle, data, sep):
-        with self._lock:
-            tp = self._put(data)
-            cap = 2 * len(data)
-            op = self._r.call("st_malloc", cap or 1)
-            n_p, err = self._scratch, self._scratch + 4
-            try:
-                st = self._r.call("st_pretokenize_join", handle, tp, len(data), sep, op, cap, n_p, err)
-                n, off = self._u32(n_p), self._u32(err)
-                out = self._r.read(op, n) if st == OK else None
-            finally:
-                self._r.call("st_free", op)
-                self._r.call("st_free", tp)
-        if st != OK:
-            self._fail(st, off, "text")
-        return out
+        return self._call_io("st_pretokenize_join", (handle,), data, (sep,), 2 * len(data), 1, None)
 
     def pretokenize_count(self, handle, data):
         with self._lock:
@@ -369,21 +362,7 @@ def _encoding_methods():
         return out
 
     def ube_encode_symbols(self, data):
-        with self._lock:
-            tp = self._put(data)
-            cap = len(data)
-            op = self._r.call("st_malloc", 2 * cap or 2)
-            n_p, err = self._scratch, self._scratch + 4
-            try:
-                st = self._r.call("st_ube_encode_symbols", tp, len(data), op, cap, n_p, err)
-                n, off = self._u32(n_p), self._u32(err)
-                out = list(struct.unpack("<%dH" % n, self._r.read(op, 2 * n))) if st == OK else None
-            finally:
-                self._r.call("st_free", op)
-                self._r.call("st_free", tp)
-        if st != OK:
-            self._fail(st, off, "text")
-        return out
+        return self._call_io("st_ube_encode_symbols", (), data, (), len(data), 2, "H")
 
     def ube_stream_new(self):
         with self._lock:
