@@ -2,10 +2,11 @@
 
 Where no C compiler is available the build of supertok._native fails, the failure is
 reported, and the package installs anyway: it then runs on the bundled supertok.wasm.
+The same holds for supertok._lists (fast id lists); without it the backends use ffi.unpack.
 """
 import sys
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 
@@ -30,5 +31,7 @@ class optional_build_ext(build_ext):
 
 setup(
     cmdclass={"build_ext": optional_build_ext},
+    # optional too: lists of ids without a new int object per id (see the file's header)
+    ext_modules=[Extension("supertok._lists", ["py/supertok/_lists.c"])],
     cffi_modules=["py/supertok/_build_native.py:ffibuilder"],
 )

@@ -39,4 +39,31 @@ void st__platform_free(void *ptr);
 #define ST_INLINE static inline
 #endif
 
+/* Atomics for one-time initialisation shared by threads (a loaded tokenizer builds its
+ * backtracking tables on first need, from whichever thread needs them first). */
+#if defined(__GNUC__) || defined(__clang__)
+ST_INLINE int st__atomic_load(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+ST_INLINE void st__atomic_store(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+/* 1 if *p was `from` and is now `to` (this caller won), 0 if *p was something else */
+ST_INLINE int st__atomic_claim(int *p, int from, int to) {
+    return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+#elif defined(_MSC_VER)
+#include <intrin.h>
+ST_INLINE int st__atomic_load(const int *p) {
+    int v = *(const volatile int *)p;
+    _ReadWriteBarrier();
+    return v;
+}
+ST_INLINE void st__atomic_store(int *p, int v) {
+    _ReadWriteBarrier();
+    *(volatile int *)p = v;
+}
+ST_INLINE int st__atomic_claim(int *p, int from, int to) {
+    return _InterlockedCompareExchange((volatile long *)p, to, from) == from;
+}
+#else
+#error "supertok: no atomics for this compiler; add them to platform.h"
+#endif
+
 #endif

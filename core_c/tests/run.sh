@@ -80,6 +80,17 @@ printf 'ab\355\240\200\300\200\364\220\200\200\377' >"$build/seed4"
 step "test_encode $VOCAB"
 "$build/test_encode" "$VOCAB"
 
+step "test_encode $VOCAB, with the backtracking encoder on every piece of every script"
+# (encode.c sends only CJK pieces there; this checks the method itself everywhere)
+sobjs=""
+for f in $SRCS; do
+    o="$build/bt_$(basename "$f" .c).o"
+    $CC -std=c11 $SAN $INC -DST_BACKTRACK_EVERY_PIECE -c "$f" -o "$o"
+    sobjs="$sobjs $o"
+done
+$CC -std=c11 $SAN $INC "$here/test_encode.c" $sobjs -o "$build/test_encode_bt"
+"$build/test_encode_bt" "$VOCAB"
+
 step "encoder fuzz harness, replaying a few inputs (text, damaged image and rank file each)"
 mkdir -p "$build/enc_seeds"
 printf "Hello world 12345, it's 2024!\r\n  ok <|endoftext|>x<|endofprompt|>" >"$build/enc_seeds/text1"

@@ -1232,6 +1232,66 @@ static uint64_t *save_image(const st_encoding *enc, size_t *size) {
     return img;
 }
 
+/* Random pieces for the backtracking encoder (encode.c sends pieces longer than 10 bytes whose
+ * last character is CJK, kana or Hangul there): letters of several scripts run together with
+ * no space, so o200k keeps them in one piece, ending in CJK; some runs are long enough to leave
+ * the stack buffers. */
+static size_t gen_cjk_text(uint64_t *r, uint8_t *o, size_t max) {
+    size_t n = 0;
+    while (n + 8 < max) {
+        int run = 1 + (int)rng_below(r, rng_below(r, 8) == 0 ? 900 : 12);
+        for (int k = 0; k < run && n + 8 < max; k++) {
+            uint32_t cp;
+            switch (rng_below(r, 12)) {
+            case 0: cp = 'a' + rng_below(r, 26); break;
+            case 1: cp = 0x400 + rng_below(r, 0x100); break;
+            case 2: cp = 0x3040 + rng_below(r, 0xC0); break;
+            case 3: cp = 0xAC00 + rng_below(r, 0x2BA4); break;
+            case 4: cp = 0x3000 + rng_below(r, 0x40); break;
+            default: cp = 0x4E00 + rng_below(r, rng_below(r, 2) ? 0x600 : 0x5200); break;
+            }
+            n += put_cp(o + n, cp);
+        }
+        if (n + 8 < max) o[n++] = " ,\n"[rng_below(r, 3)];
+    }
+    return n;
+}
+
+/* The backtracking encoder against the reference merge, and against the merge loop of the same
+ * vocabulary loaded from an image (which never uses backtracking). */
+static void test_backtrack(void) {
+    uint64_t r = g_seed * 0x2545F4914F6CDD1Dull + 7;
+    int count = g_big ? 400 : 60;
+    size_t max = 6000;
+    uint8_t *buf = (uint8_t *)xmalloc(max);
+    uint32_t *a = (uint32_t *)xmalloc(max * 4), *b = (uint32_t *)xmalloc(max * 4);
+    for (int e = 0; e < N_ENC; e++) {
+        if (!g_big && e == 1) continue; /* p50k is r50k plus a few tokens */
+        size_t sz = 0;
+        uint64_t *img = save_image(g_enc[e], &sz);
+        st_encoding *ie = NULL;
+        size_t off = 0;
+        CHECK(st_encoding_from_image(img, sz, NULL, &ie, &off) == ST_OK, "%s: from_image", INFOS[e].name);
+        check_opts o = {NULL, 0, 1, 0, 0};
+        for (int i = 0; i < count && ie; i++) {
+            size_t n = gen_cjk_text(&r, buf, i % 4 == 0 ? max : 300);
+            char label[64];
+            snprintf(label, sizeof label, "CJK pieces %d (seed %llu)", i, (unsigned long long)g_seed);
+            check_text(e, g_enc[e], &g_ref[e], g_pt[e], buf, n, &o, label);
+            size_t na = 0, nb = 0;
+            st_status sa = st_encode(g_enc[e], (const char *)buf, n, NULL, 0, a, NULL, max, &na, &off);
+            st_status sb = st_encode(ie, (const char *)buf, n, NULL, 0, b, NULL, max, &nb, &off);
+            CHECK(sa == ST_OK && sb == ST_OK && na == nb && memcmp(a, b, na * 4) == 0,
+                  "%s %s: rank file and image encodings differ (%zu and %zu ids)", INFOS[e].name, label, na, nb);
+        }
+        st_encoding_free(ie);
+        free(img);
+    }
+    free(a);
+    free(b);
+    free(buf);
+}
+
 static void test_images(void) {
     static const char *texts[] = {"Hello, world! <|endoftext|> 12345 \xE4\xBD\xA0\xE5\xA5\xBD",
                                   "    def f(x):\n        return x\n\n<|endofprompt|>",
@@ -1624,11 +1684,20 @@ static void test_allocator(void) {
     st_status st = load_encoding(g_dir, &INFOS[O200K], &a, &enc, NULL);
     CHECK(st == ST_OK && c.allocs > 0 && c.live > 0, "o200k with a counting allocator: %d, %ld allocs", st, c.allocs);
     if (st != ST_OK) return;
-    long base_allocs = c.allocs;
-    size_t base_live = c.live;
-    /* short text: nothing allocated per call */
     uint32_t *ids = (uint32_t *)xmalloc(300000 * 4);
     size_t n = 0;
+    /* the backtracking tables: built by the first piece that wants them, kept by the handle */
+    static const char cjk[] = "\xE4\xB8\xAD\xE6\x96\x87\xE5\xAD\x97\xE7\xAC\xA6\xE4\xB8\xB2";
+    long pre = c.allocs;
+    size_t pre_live = c.live;
+    st = st_encode(enc, cjk, sizeof cjk - 1, NULL, 0, ids, NULL, 300000, &n, NULL);
+    CHECK(st == ST_OK && c.allocs > pre && c.live > pre_live, "first CJK piece: %d, %ld allocations kept", st,
+          c.allocs - pre);
+    long base_allocs = c.allocs;
+    size_t base_live = c.live;
+    st = st_encode(enc, cjk, sizeof cjk - 1, NULL, 0, ids, NULL, 300000, &n, NULL);
+    CHECK(st == ST_OK && c.allocs == base_allocs, "second CJK piece: %ld allocations", c.allocs - base_allocs);
+    /* short text: nothing allocated per call */
     st = st_encode(enc, "hello world", 11, NULL, 0, ids, NULL, 300000, &n, NULL);
     CHECK(st == ST_OK && c.allocs == base_allocs, "short text: %ld allocations", c.allocs - base_allocs);
     /* a long piece (> 256 bytes): heap-merge scratch, freed before return */
@@ -1687,6 +1756,34 @@ static void test_allocator(void) {
     st = st_encode(enc, "short text", 10, NULL, 0, ids, NULL, 300000, &n, NULL);
     CHECK(st == ST_OK, "no memory, short text needs none: %d", st);
     c.fail_from = -1;
+    /* the tables failing to build (every allocation of the build failing, then each one in
+     * turn): the piece goes through the merge loop, same ids; they are not tried again */
+    size_t full = 0; /* the tables' bytes, from the run with nothing failing (k = -2) */
+    for (long k = -2; k < 12; k++) {
+        counter c2;
+        counter_reset(&c2);
+        st_allocator a2 = {c_alloc, c_free, &c2};
+        st_encoding *e2 = NULL;
+        if (load_encoding(g_dir, &INFOS[O200K], &a2, &e2, NULL) != ST_OK) break;
+        size_t live0 = c2.live, n2 = 0, n3 = 0;
+        uint32_t got[16], ref[16];
+        c2.calls = 0;
+        if (k == -1) c2.fail_from = 0;
+        else if (k >= 0) c2.fail_at = k;
+        st = st_encode(e2, cjk, sizeof cjk - 1, NULL, 0, got, NULL, 16, &n2, NULL);
+        c2.fail_from = c2.fail_at = -1;
+        st_encode(g_enc[O200K], cjk, sizeof cjk - 1, NULL, 0, ref, NULL, 16, &n3, NULL);
+        CHECK(st == ST_OK && n2 == n3 && memcmp(got, ref, n2 * 4) == 0,
+              "backtracking tables failing at allocation %ld: %d, %zu ids", k, st, n2);
+        if (k == -2) full = c2.live - live0;
+        CHECK(c2.bad_frees == 0 && (c2.live == live0 || c2.live == live0 + full),
+              "allocation %ld failing: the build left %zu bytes (tables: %zu)", k, c2.live - live0, full);
+        long after = c2.allocs;
+        st = st_encode(e2, cjk, sizeof cjk - 1, NULL, 0, got, NULL, 16, &n2, NULL);
+        CHECK(st == ST_OK && c2.allocs == after, "a second encode allocated (a failed build is not retried)");
+        st_encoding_free(e2);
+        CHECK(c2.live == 0 && c2.bad_frees == 0, "after free: %zu bytes live", c2.live);
+    }
     /* decode allocates nothing */
     before = c.allocs;
     uint8_t out[64];
@@ -1861,6 +1958,7 @@ int main(int argc, char **argv) {
         {"char starts inside characters", test_char_starts_inside_characters},
         {"long runs", test_long_runs},
         {"random texts", test_random_texts},
+        {"backtracking", test_backtrack},
         {"specials", test_specials},
         {"special longest match", test_special_longest_match},
         {"special not UTF-8", test_special_not_utf8},

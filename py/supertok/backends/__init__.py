@@ -5,8 +5,22 @@ issue), else wasm on pywasm, which is pure Python and always present. SUPERTOK_B
 forces one: native | wasm (wasmtime if installed, else pywasm) | wasmtime | pywasm.
 """
 import os
+import struct
+import sys
 
 KNOWN = ("native", "wasm", "wasmtime", "pywasm")
+
+try:  # optional C helper, built with the package where a compiler is present (_lists.c)
+    from .._lists import ids_to_list as _ids_to_list
+except ImportError:
+    _ids_to_list = None
+
+
+def id_list(raw, n):
+    """The list of the first n little-endian uint32 ids in the buffer raw."""
+    if _ids_to_list is not None and sys.byteorder == "little":
+        return _ids_to_list(raw, n)
+    return list(struct.unpack("<%dI" % n, bytes(raw[:4 * n])))
 
 
 class BackendUnavailable(RuntimeError):

@@ -1,5 +1,5 @@
 """The native backend: the C core compiled into the cffi extension supertok._native."""
-from . import BackendUnavailable
+from . import BackendUnavailable, id_list
 from .._status import OK, SupertokError
 
 try:
@@ -137,8 +137,8 @@ class NativeBackend:
         if st != OK:
             self._fail(st, err[0], "text")
         if want_starts:
-            return ffi.unpack(ids, n[0]), ffi.unpack(starts, n[0])
-        return ffi.unpack(ids, n[0])
+            return id_list(ffi.buffer(ids, 4 * n[0]), n[0]), ffi.unpack(starts, n[0])
+        return id_list(ffi.buffer(ids, 4 * n[0]), n[0])
 
     def encode_many(self, enc, datas, allowed):
         """Lists of ids for several UTF-8 texts, in one call that runs without the GIL."""
@@ -156,7 +156,7 @@ class NativeBackend:
                                 n, err)
         if st != OK:
             self._fail(st, err[0], "text")
-        flat = ffi.unpack(ids, n[0])
+        flat = id_list(ffi.buffer(ids, 4 * n[0]), n[0])
         out, k = [], 0
         for c in ffi.unpack(counts, len(datas)):
             out.append(flat[k:k + c])

@@ -11,7 +11,7 @@ import struct
 import threading
 import weakref
 
-from . import BackendUnavailable
+from . import BackendUnavailable, id_list
 from .._status import OK, SupertokError
 
 WASM_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "supertok.wasm")
@@ -297,7 +297,7 @@ def _encoding_methods():
                 n, off = self._u32(n_p), self._u32(err)
                 out = st_out = None
                 if st == OK:
-                    out = list(struct.unpack("<%dI" % n, self._r.read(ids, 4 * n)))
+                    out = id_list(self._r.read(ids, 4 * n), n)
                     if want_starts:
                         st_out = list(struct.unpack("<%dI" % n, self._r.read(starts, 4 * n)))
             finally:
