@@ -182,14 +182,18 @@ def load_stats(encoding):
         "def rss():\n"
         "    with open('/proc/self/statm') as f: return int(f.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')\n"
         "r0 = rss(); t = time.perf_counter(); e = supertok.get_encoding(%r); dt = time.perf_counter() - t\n"
-        "print(dt, rss() - r0)\n" % encoding)
-    times, rss = [], []
+        "r1 = rss(); t = time.perf_counter(); e.encode_ordinary('\u4e2d\u6587\u5b57\u7b26\u4e32')\n"
+        "dt2 = time.perf_counter() - t\n"
+        "print(dt, r1 - r0, dt2, rss() - r1)\n" % encoding)
+    times, rss, first, first_rss = [], [], [], []
     for _ in range(5):
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-        dt, drss = r.stdout.split()
+        dt, drss, dt2, drss2 = r.stdout.split()
         times.append(float(dt))
         rss.append(int(drss))
-    return times, rss
+        first.append(float(dt2))
+        first_rss.append(int(drss2))
+    return times, rss, first, first_rss
 
 
 def batch_scaling(encoding, runs):
@@ -287,13 +291,17 @@ def main():
             print("| %s | %.4f | %.4f | %.4f | %.1fx |" % (kind, ts[0], ts[1], ts[2], ts[2] / ts[1]))
 
     if "load" not in skip and not args.quick and "supertok-native" in impls:
-        times, rss = load_stats(args.encoding)
+        times, rss, first, first_rss = load_stats(args.encoding)
         size = os.path.getsize(os.path.join(ROOT, "py", "supertok", "vocab", args.encoding + ".tiktoken"))
         print("\n### Loading %s (native, fresh process, 5 runs)\n" % args.encoding)
         print("- get_encoding: median %.1f ms (min %.1f, max %.1f), including the sha256 check"
               % (1e3 * statistics.median(times), 1e3 * min(times), 1e3 * max(times)))
         print("- resident memory added: median %.1f MB = %.2fx the rank file (%.1f MB)"
               % (statistics.median(rss) / 1e6, statistics.median(rss) / size, size / 1e6))
+        print("- then the first piece that wants the backtracking tables (a 5-character Chinese text) "
+              "builds them: median %.1f ms (min %.1f, max %.1f), adding %.1f MB resident"
+              % (1e3 * statistics.median(first), 1e3 * min(first), 1e3 * max(first),
+                 statistics.median(first_rss) / 1e6))
 
     if "batch" not in skip and not args.quick and "supertok-native" in impls:
         print("\n### encode_ordinary_batch scaling (native, English lines, ~4 MB)\n")

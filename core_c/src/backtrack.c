@@ -7,6 +7,9 @@
 
 #define BT_LEAF 0x80000000u      /* flag on a trie node value: the node has no children */
 #define BT_NODE_MASK 0x7FFFFFFFu
+#define BT_CHAR_NODES (1u << 22)   /* character edges hold node ids below this */
+#define BT_CHAR_LEAF (1u << 22)
+#define BT_CHAR_MID (1u << 23)
 
 ST_INLINE int is_reachable(const st_backtrack *bt, uint32_t id) {
     return id < bt->n_ids && ((bt->reach[id >> 6] >> (id & 63)) & 1);
@@ -54,6 +57,20 @@ ST_INLINE uint32_t trie_child(const st_backtrack *bt, uint32_t node, uint8_t byt
         if ((uint32_t)s == key) return (uint32_t)(s >> 32);
         if (!s) return ST_NO_TOKEN;
         if (++i == bt->trie_cap) i = 0;
+    }
+}
+
+/* The character edge from node by code point cp: the value (BT_CHAR_* flags), or ST_NO_TOKEN. */
+ST_INLINE uint32_t char_child(const st_backtrack *bt, uint32_t node, uint32_t cp) {
+    uint64_t key = ((uint64_t)(node & BT_NODE_MASK) << 16) | cp;
+    uint64_t h = st__mix64(key + 0x100000000000ull); /* apart from the byte keys' hashes */
+    if (!filter_has(bt->chars_filter, bt->chars_filter_mask, h)) return ST_NO_TOKEN;
+    uint32_t i = slot_at(h, bt->chars_cap);
+    for (;;) {
+        uint64_t s = bt->chars[i];
+        if (!s) return ST_NO_TOKEN;
+        if ((s & 0xFFFFFFFFFFull) == key) return (uint32_t)(s >> 40);
+        if (++i == bt->chars_cap) i = 0;
     }
 }
 
@@ -155,7 +172,80 @@ static uint32_t *ordinary_by_length(const st_vocab *v, const st_allocator *a, si
 void st__backtrack_free(st_backtrack *bt, const st_allocator *a) {
     if (bt->owned) st__free(a, bt->owned, bt->owned_size);
     if (bt->trie_owned) st__free(a, bt->trie_owned, bt->trie_owned_size);
+    if (bt->chars_owned) st__free(a, bt->chars_owned, bt->chars_owned_size);
     st__memset(bt, 0, sizeof *bt);
+}
+
+/* The character edges of the trie in g (nodes 0..n_nodes-1, inner = bit per node with a
+ * child): for every node X inside the trie (not the root: by_char covers it) followed by the
+ * bytes of a whole character of 2 or 3 bytes, an edge (X, code point) to the node after them. */
+static st_status build_char_edges(st_backtrack *bt, const growing_trie *g, const uint32_t *root, const uint64_t *inner,
+                                  uint32_t n_nodes, const st_allocator *a) {
+    if (n_nodes >= BT_CHAR_NODES) return ST_OK;
+    size_t usz = (size_t)n_nodes * 5;
+    uint32_t *up = (uint32_t *)st__alloc(a, usz); /* parent of each node; via[] the byte into it */
+    if (!up) return ST_ERR_OUT_OF_MEMORY;
+    uint8_t *via = (uint8_t *)(up + n_nodes);
+    st__memset(up, 0xFF, (size_t)n_nodes * 4);
+    for (uint32_t i = 0; i < g->cap; i++)
+        if (g->slots[i]) {
+            uint32_t key = (uint32_t)g->slots[i] - 1, child = (uint32_t)(g->slots[i] >> 32);
+            up[child] = key >> 8;
+            via[child] = (uint8_t)key;
+        }
+    for (int b = 0; b < 256; b++)
+        if (root[b] != ST_NO_TOKEN) via[root[b] & BT_NODE_MASK] = (uint8_t)b; /* up: none */
+    uint64_t *chars = NULL, *cf = NULL;
+    uint32_t cap = 0, cf_words = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t count = 0;
+        for (uint32_t y = 0; y < n_nodes; y++) {
+            /* y ends a character of 2 or 3 bytes that starts below a node x */
+            uint32_t p1 = up[y], p2, x, cp, mid;
+            if (p1 == ST_NO_TOKEN || (via[y] & 0xC0) != 0x80) continue;
+            if (via[p1] >= 0xC2 && via[p1] < 0xE0) {
+                x = up[p1];
+                cp = ((uint32_t)(via[p1] & 0x1F) << 6) | (via[y] & 0x3F);
+                mid = is_reachable(bt, p1);
+            } else if ((via[p1] & 0xC0) == 0x80 && (p2 = up[p1]) != ST_NO_TOKEN && via[p2] >= 0xE0 && via[p2] < 0xF0) {
+                x = up[p2];
+                cp = ((uint32_t)(via[p2] & 0x0F) << 12) | ((uint32_t)(via[p1] & 0x3F) << 6) | (via[y] & 0x3F);
+                mid = is_reachable(bt, p1) || is_reachable(bt, p2);
+            } else {
+                continue;
+            }
+            if (x == ST_NO_TOKEN) continue; /* from the root: by_char */
+            count++;
+            if (pass == 0) continue;
+            uint32_t value = y | (((inner[y >> 6] >> (y & 63)) & 1) ? 0u : BT_CHAR_LEAF) | (mid ? BT_CHAR_MID : 0u);
+            uint64_t key = ((uint64_t)x << 16) | cp;
+            uint64_t h = st__mix64(key + 0x100000000000ull);
+            filter_add(cf, cf_words - 1, h);
+            uint32_t i = slot_at(h, cap);
+            while (chars[i])
+                if (++i == cap) i = 0;
+            chars[i] = ((uint64_t)value << 40) | key;
+        }
+        if (pass == 0) {
+            cap = (uint32_t)(count + count * 2 / 3 + 1);
+            cf_words = filter_words(count * 8 / 10);
+            bt->chars_owned_size = ((size_t)cap + cf_words) * 8;
+            chars = (uint64_t *)st__alloc(a, bt->chars_owned_size);
+            if (!chars) {
+                st__free(a, up, usz);
+                return ST_ERR_OUT_OF_MEMORY;
+            }
+            st__memset(chars, 0, bt->chars_owned_size);
+            cf = chars + cap;
+        }
+    }
+    st__free(a, up, usz);
+    bt->chars = chars;
+    bt->chars_filter = cf;
+    bt->chars_cap = cap;
+    bt->chars_filter_mask = cf_words - 1;
+    bt->chars_owned = chars;
+    return ST_OK;
 }
 
 st_status st__backtrack_build(st_backtrack *bt, const st_vocab *v, const st_allocator *a) {
@@ -297,13 +387,15 @@ st_status st__backtrack_build(st_backtrack *bt, const st_vocab *v, const st_allo
         for (int b = 0; b < 256; b++)
             if (root[b] != ST_NO_TOKEN) root[b] |= LEAF_FLAG(root[b]);
 #undef LEAF_FLAG
-        st__free(a, inner, lw * 8);
-        bt->trie = trie;
+        bt->trie = trie; /* owned from here on: freed with bt */
         bt->trie_cap = cap;
         bt->trie_filter = tf;
         bt->trie_filter_mask = tf_words - 1;
         bt->trie_owned = trie;
         bt->trie_owned_size = tsize;
+        st_status cst = build_char_edges(bt, &g, root, inner, next_node, a);
+        st__free(a, inner, lw * 8);
+        if (cst != ST_OK) goto out_of_memory;
     }
     /* 5. the first-character table */
     for (uint32_t cp = 0; cp < 65536; cp++) {
@@ -345,9 +437,9 @@ out_of_memory:
 
 /* The longest reachable token that is a prefix of p[0..n), n >= 1, valid UTF-8 from a
  * character start or from inside a character. */
-ST_INLINE uint32_t longest_match(const st_backtrack *bt, const uint8_t *p, size_t n) {
+ST_INLINE uint32_t longest_match(const st_backtrack *bt, const uint8_t *p, size_t n, size_t *best_len, int whole) {
     uint32_t node = ST_NO_TOKEN, best = ST_NO_TOKEN;
-    size_t i = 1;
+    size_t i = 1, blen = 0;
     uint8_t b0 = p[0];
     if (b0 >= 0xC2 && b0 < 0xF0) { /* a 2- or 3-byte character: whole, from the table */
         size_t clen = b0 < 0xE0 ? 2 : 3;
@@ -355,19 +447,44 @@ ST_INLINE uint32_t longest_match(const st_backtrack *bt, const uint8_t *p, size_
             uint32_t cp = clen == 2 ? ((uint32_t)(b0 & 0x1F) << 6) | (p[1] & 0x3F)
                                     : ((uint32_t)(b0 & 0x0F) << 12) | ((uint32_t)(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
             node = bt->by_char[cp];
-            if (node != ST_NO_TOKEN) { best = node & BT_NODE_MASK; i = clen; }
+            if (node != ST_NO_TOKEN) { best = node & BT_NODE_MASK; i = blen = clen; }
         }
     }
     if (node == ST_NO_TOKEN) {
         node = bt->root[b0];
         if (node == ST_NO_TOKEN) return ST_NO_TOKEN;
-        if (is_reachable(bt, node & BT_NODE_MASK)) best = node & BT_NODE_MASK;
+        if (is_reachable(bt, node & BT_NODE_MASK)) { best = node & BT_NODE_MASK; blen = 1; }
     }
-    for (; i < n && !(node & BT_LEAF); i++) {
-        node = trie_child(bt, node, p[i]);
+    while (i < n && !(node & BT_LEAF)) {
+        uint8_t b = p[i];
+        if (b >= 0xC2 && b < 0xF0 && bt->chars_cap) { /* a whole character in one probe */
+            size_t clen = b < 0xE0 ? 2 : 3;
+            if (i + clen <= n) {
+                uint32_t cp = clen == 2 ? ((uint32_t)(b & 0x1F) << 6) | (p[i + 1] & 0x3F)
+                                        : ((uint32_t)(b & 0x0F) << 12) | ((uint32_t)(p[i + 1] & 0x3F) << 6) |
+                                              (p[i + 2] & 0x3F);
+                uint32_t v = char_child(bt, node, cp);
+                if (v != ST_NO_TOKEN && !(v & BT_CHAR_MID)) {
+                    node = (v & (BT_CHAR_NODES - 1)) | ((v & BT_CHAR_LEAF) ? BT_LEAF : 0u);
+                    i += clen;
+                    if (is_reachable(bt, node & BT_NODE_MASK)) { best = node & BT_NODE_MASK; blen = i; }
+                    continue;
+                }
+                /* no edge: the walk may still end inside the character; or a node inside it
+                 * is a token: take it byte by byte */
+            }
+        }
+        node = trie_child(bt, node, b);
         if (node == ST_NO_TOKEN) break;
-        if (is_reachable(bt, node & BT_NODE_MASK)) best = node & BT_NODE_MASK;
+        i++;
+        if (is_reachable(bt, node & BT_NODE_MASK)) { best = node & BT_NODE_MASK; blen = i; }
     }
+    if (whole && i == n && node != ST_NO_TOKEN && (node & BT_NODE_MASK) < bt->n_ids) {
+        /* the whole piece is a token: tiktoken takes it even if merging could not reach it */
+        best = node & BT_NODE_MASK;
+        blen = n;
+    }
+    *best_len = blen;
     return best;
 }
 
@@ -388,20 +505,19 @@ size_t st__backtrack_encode(const st_backtrack *bt, const st_vocab *v, const uin
     /* open[i / 64] bit i: a token may still end at position i (cleared at dead ends) */
     uint64_t *open = (uint64_t *)scratch;
     st__memset(open, 0xFF, st__backtrack_scratch_size(n));
-    size_t m = 0, pos = 0;
-    uint32_t next = longest_match(bt, p, n);
+    size_t m = 0, pos = 0, next_len = 0;
+    uint32_t next = longest_match(bt, p, n, &next_len, 1);
     while (pos < n) {
         uint32_t t = next;
+        size_t len = next_len; /* t's length, known from the walk */
         if (t == ST_NO_TOKEN) return 0;
         for (;;) {
-            uint32_t at, len;
-            if (!st__vocab_span(v, t, &at, &len)) return 0;
             size_t end = pos + len;
             if (end <= n && ((open[end >> 6] >> (end & 63)) & 1) && (m == 0 || pair_ok_memo(bt, memo, tok[m - 1], t))) {
                 tok[m] = t;
                 start[m++] = (uint32_t)pos;
                 pos = end;
-                next = pos < n ? longest_match(bt, p + pos, n - pos) : ST_NO_TOKEN;
+                next = pos < n ? longest_match(bt, p + pos, n - pos, &next_len, 0) : ST_NO_TOKEN;
                 break;
             }
             t = bt->prefix[t];
@@ -409,10 +525,14 @@ size_t st__backtrack_encode(const st_backtrack *bt, const st_vocab *v, const uin
                 open[pos >> 6] &= ~(1ull << (pos & 63));
                 if (m == 0) return 0;
                 m--;
+                next_len = pos - start[m];
                 pos = start[m];
                 next = tok[m];
                 break;
             }
+            uint32_t at, tl;
+            if (!st__vocab_span(v, t, &at, &tl)) return 0;
+            len = tl;
         }
     }
     return m;

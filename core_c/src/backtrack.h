@@ -8,7 +8,9 @@
  * the longest reachable token that is compatible with the one before it, trying shorter ones
  * and, past a dead end, stepping back one token; a bit per position remembers dead ends, so
  * the work stays linear. (The method is that of GitHub's `bpe` crate; the tables below are
- * built from the vocabulary at load.)
+ * built from the vocabulary, by encode.c on the first piece that wants them.) The first walk
+ * of a piece also tells whether the whole piece is a token, reachable or not: tiktoken takes
+ * such a piece as it is, so that check needs no separate probe.
  *
  * Tables, all indexed by token id (= rank for tiktoken files):
  *  - split: the last merge that builds each token from two smaller ones (a single byte splits
@@ -17,7 +19,8 @@
  *  - pairs: (left, right) -> the token whose split it is.
  *  - prefix: the longest reachable token that is a proper prefix of each token.
  *  - a byte trie of the ordinary tokens for longest-prefix matches; the node of a token is
- *    its id, other nodes are numbered from n_ids up.
+ *    its id, other nodes are numbered from n_ids up. The walk reads a whole character of 2
+ *    or 3 bytes per probe where it can (by_char from the root, character edges below it).
  * A vocabulary borrowed from an image has no tables: its pieces go through the merge loop. */
 #ifndef ST_BACKTRACK_H
 #define ST_BACKTRACK_H
@@ -46,6 +49,15 @@ typedef struct st_backtrack {
     size_t owned_size;
     void *trie_owned;        /* trie and trie_filter */
     size_t trie_owned_size;
+    /* Character edges: from a node, a whole character of 2 or 3 UTF-8 bytes in one probe (the
+     * trie walk otherwise takes a probe a byte). 0 = empty, else
+     * value << 40 | node << 16 | code point, where value is the node reached (22 bits) plus
+     * BT_CHAR_LEAF and BT_CHAR_MID (a node inside the character is a reachable token, so the
+     * walk takes that character byte by byte). chars_cap = 0: none (over 2^22 nodes). */
+    const uint64_t *chars, *chars_filter;
+    uint32_t chars_cap, chars_filter_mask;
+    void *chars_owned;
+    size_t chars_owned_size;
 } st_backtrack;
 
 /* Build the tables for v. ST_OK with ready = 0 when v does not suit (too many ids, a

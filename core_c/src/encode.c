@@ -46,16 +46,19 @@ static const st_backtrack *backtrack_tables(const st_encoding *enc) {
 #define ST_STACK_PIECE 256
 
 /* Which pieces go to the backtracking encoder. Measured on the corpora (o200k, 4 MB a
- * language, against the merge loop): about 1.5x faster on Chinese and Japanese pieces, even on
- * Korean, 5-15% slower on Cyrillic, Greek, Arabic, Devanagari and Latin ones, where tokens
- * are longer and the byte-by-byte trie walk costs more than the few cached merges. So: pieces
- * past the linear-merge length whose last character is in U+3000..U+DFFF (CJK, kana, Hangul). */
+ * language, the same text through the merge loop of an image-loaded copy): pieces over 6
+ * bytes ending in a non-ASCII byte run 1.2x (Arabic, Devanagari) to 2.1x (Chinese, Thai)
+ * faster there, counting the whole-piece check its first walk replaces; ASCII pieces (English,
+ * code) run 10-20% slower, as their words are mostly one token found by a single probe of the
+ * vocabulary, so they keep the merge loop, up to 64 bytes: past that (a megabyte of one letter,
+ * of spaces, of random letters) backtracking is linear where the heap merge is n log n, and
+ * 4x-17x faster at a megabyte. */
 ST_INLINE int wants_backtrack(const uint8_t *p, size_t n) {
 #ifdef ST_BACKTRACK_EVERY_PIECE /* tests: every piece that is not one token, whatever its script */
     (void)p;
     return n > 1;
 #else
-    return n > ST_LINEAR_PIECE && p[n - 3] >= 0xE3 && p[n - 3] <= 0xED;
+    return n > 6 && (p[n - 1] >= 0x80 || n > 64);
 #endif
 }
 
@@ -284,9 +287,12 @@ static st_status encode_piece(encoder *e, size_t a, size_t b, size_t *err_offset
     const uint8_t *p = e->text + a;
     size_t n = b - a;
     /* the whole piece: usually one token; a short piece with 8 readable bytes takes the
-     * one-word path */
-    uint32_t id = n <= 8 && e->text_len - a >= 8 ? st__vocab_lookup_short(v, p, n) : st__vocab_lookup(v, p, n);
-    if (id != ST_NO_TOKEN) { put(e->o, id, a); return ST_OK; }
+     * one-word path. (The backtracking encoder's first trie walk makes this check itself.) */
+    const st_backtrack *bt = wants_backtrack(p, n) ? backtrack_tables(e->enc) : NULL;
+    if (!bt) {
+        uint32_t id = n <= 8 && e->text_len - a >= 8 ? st__vocab_lookup_short(v, p, n) : st__vocab_lookup(v, p, n);
+        if (id != ST_NO_TOKEN) { put(e->o, id, a); return ST_OK; }
+    }
     cache_entry *ce = NULL;
     uint64_t h = 0;
     if (e->cache && n < 256) {
@@ -300,7 +306,6 @@ static st_status encode_piece(encoder *e, size_t a, size_t b, size_t *err_offset
     for (size_t k = 0; k < n; k++) /* byte-level vocabularies have all 256; others may not */
         if (v->byte_ids[p[k]] == ST_NO_TOKEN) { st__set_offset(err_offset, a + k); return ST_ERR_NOT_ENCODABLE; }
     size_t m;
-    const st_backtrack *bt = wants_backtrack(p, n) ? backtrack_tables(e->enc) : NULL;
     if (n <= ST_STACK_PIECE) {
         uint8_t copy[ST_STACK_PIECE + ST_PAD];
         uint32_t tok[ST_STACK_PIECE + 1], start[ST_STACK_PIECE + 1];
