@@ -14,6 +14,7 @@ measures a different program. MB = 10^6 bytes of UTF-8 input. Reported: median M
 min-max over the runs; ratios are of medians, to tiktoken measured in the same run.
 
 Also: time to load o200k_base and the resident memory get_encoding adds (fresh process each),
+then the time and memory of the first encode that builds the backtracking encoder's tables,
 growth on 100 KB / 1 MB / 4 MB of the pathological inputs, and encode_batch scaling on 1..N
 threads.
 """
