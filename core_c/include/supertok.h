@@ -131,10 +131,32 @@ typedef struct st_encoding st_encoding;
 st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const char *specials,
                                    size_t specials_len, int pattern, const st_allocator *alloc,
                                    st_encoding **out, size_t *err_offset, int *err_in_specials);
+
+/* The base alphabet of an encoding's tokens. */
+#define ST_ALPHABET_BYTES 0 /* ids 0-255 are the bytes of the UTF-8 text (tiktoken files too) */
+#define ST_ALPHABET_UBE 1   /* ids 0-511 are UBE symbols (st_ube_encode_symbols) */
+
+/* A model of merge rules, the project's own trained models (DESIGN §7): ids 0..A-1 are the
+ * base symbols (A = 256 for ST_ALPHABET_BYTES, 512 for ST_ALPHABET_UBE); id A + i is rule i,
+ * which joins the tokens merges[2i] and merges[2i + 1] (both below A + i). Each piece of the
+ * pre-tokenized text becomes base symbols (UBE: routed per character), and a pair of adjacent
+ * parts merges only when it is a rule: the lowest rule first, the leftmost among equal pairs.
+ * A piece that spells a token is not taken whole: the rules decide (rules a b, c d, ab c,
+ * abc d give [ab, cd] for "abcd", where ranks would give [abcd]). specials: as for
+ * st_encoding_new_tiktoken, with ids at or above A + n_merges. At most 2^21 - 1 ids. A bad
+ * rule (a part not below its own id, the same pair twice): ST_ERR_MALFORMED_MODEL with
+ * *err_offset = the rule's index; a bad special: its line, with *err_in_specials set. */
+st_status st_encoding_new_merges(int alphabet, const uint32_t *merges, size_t n_merges, const char *specials,
+                                 size_t specials_len, int pattern, const st_allocator *alloc,
+                                 st_encoding **out, size_t *err_offset, int *err_in_specials);
 void st_encoding_free(st_encoding *enc);
 
+/* ST_ALPHABET_BYTES or ST_ALPHABET_UBE. */
+int st_encoding_alphabet(const st_encoding *enc);
+
 /* A binary image of a loaded encoding: position-independent, loadable with no parsing. Size
- * query with cap 0 (ST_ERR_BUFFER_TOO_SMALL, *size set). */
+ * query with cap 0 (ST_ERR_BUFFER_TOO_SMALL, *size set). Images hold tiktoken vocabularies;
+ * a merge-rules model gives ST_ERR_INVALID_ARGUMENT (it loads from its rules directly). */
 st_status st_encoding_save_image(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size);
 /* An encoding over an image in place: the image is borrowed, not copied, and must stay alive
  * (and unchanged) until st_encoding_free; it must be 8-byte aligned. Only the header and the
@@ -151,8 +173,15 @@ uint32_t st_encoding_n_special(const st_encoding *enc);
 uint32_t st_encoding_special_id(const st_encoding *enc, uint32_t i);
 
 /* The bytes of one token (ordinary or special): *ptr points into the encoding, valid while it
- * lives. ST_ERR_INVALID_TOKEN for an id that is no token. */
+ * lives. ST_ERR_INVALID_TOKEN for an id that is no token. In a UBE encoding an ordinary
+ * token's bytes are its symbols, two little-endian bytes each (st_token_symbols); a special
+ * token's are its UTF-8 text, as everywhere. */
 st_status st_token_bytes(const st_encoding *enc, uint32_t id, const uint8_t **ptr, size_t *len);
+
+/* The base symbols of an ordinary token into out[0..cap), their number in *n (size query with
+ * cap 0: ST_ERR_BUFFER_TOO_SMALL). ST_ERR_INVALID_TOKEN for a special token (it has text, not
+ * symbols) or an id that is no token. */
+st_status st_token_symbols(const st_encoding *enc, uint32_t id, uint16_t *out, size_t cap, size_t *n);
 
 /* Encode UTF-8 text. allowed_special: ids of the special tokens to recognise in the text (the
  * rest is ordinary text; a caller wanting tiktoken's "disallowed" check does it first). Writes
@@ -179,9 +208,20 @@ st_status st_encode_count(const st_encoding *enc, const char *text, size_t len,
                           size_t *err_offset);
 
 /* The bytes of ids[0..n) concatenated into out[0..cap); *out_len = total (size query with
- * cap 0: ST_ERR_BUFFER_TOO_SMALL). ST_ERR_INVALID_TOKEN with *err_offset = index of a bad id. */
+ * cap 0: ST_ERR_BUFFER_TOO_SMALL). ST_ERR_INVALID_TOKEN with *err_offset = index of a bad id.
+ * A UBE encoding's tokens are symbols, not text bytes: ST_ERR_INVALID_ARGUMENT, use
+ * st_decode_text. */
 st_status st_decode(const st_encoding *enc, const uint32_t *ids, size_t n, uint8_t *out, size_t cap,
                     size_t *out_len, size_t *err_offset);
+
+/* ids[0..n) decoded to UTF-8 text in out[0..cap), *out_len = its length (size query with cap
+ * 0). The tokens' base symbols go through the UBE decoder (DESIGN §6; a byte alphabet is one
+ * UTF-8 run): each same-alphabet run decodes as CPython's "replace" decoder; a special token
+ * flushes the run and adds its own text. flags: ST_UBE_STRICT makes malformed text
+ * ST_ERR_INVALID_UTF8 with *err_offset = the index of the id where the malformed run starts.
+ * An id that is no token: ST_ERR_INVALID_TOKEN at its index. */
+st_status st_decode_text(const st_encoding *enc, const uint32_t *ids, size_t n, uint32_t flags, uint8_t *out,
+                         size_t cap, size_t *out_len, size_t *err_offset);
 
 /* ---- UBE: the UTF-8 / UTF-16 routed alphabet ---------------------------------------------- */
 

@@ -282,8 +282,130 @@ static uint64_t *memo_of(encoder *e) {
     return e->memo;
 }
 
+/* The piece cache's entry for p[0..n) at text offset a: replays a hit into the output and
+ * returns NULL; else returns the entry to fill (NULL when the cache is off). */
+static cache_entry *cache_find(encoder *e, const uint8_t *p, size_t n, size_t a, uint64_t *h, int *hit) {
+    *hit = 0;
+    if (!e->cache || n >= 256) return NULL;
+    *h = st__hash_bytes(p, n) | 1;
+    cache_entry *ce = &e->cache[(*h >> 20) & (e->cache_slots - 1)];
+    if (ce->hash == *h && ce->len == n && st__memcmp(e->text + ce->start, p, n) == 0) {
+        for (size_t k = 0; k < ce->ntok; k++) put(e->o, ce->tok[k], a + ce->rel[k]);
+        *hit = 1;
+        return NULL;
+    }
+    return ce;
+}
+
+/* ---- merge-rules models (st_encoding_new_merges) ------------------------------------------- */
+
+/* The heap merge of merge_heap with rules instead of ranks: a pair joins when it is a rule, and
+ * the token it makes is its rank (rule i makes id A + i, so lower ids are earlier rules). Parts
+ * are named by the index of their first symbol; tok_out and start_out (symbol indexes) get the
+ * m final parts. scratch: merge_scratch_size(n) bytes. */
+static size_t merge_rules(const st_vocab *v, const uint32_t *sym, size_t n, uint32_t *tok_out, uint32_t *start_out,
+                          void *scratch) {
+    size_t heap_cap = 3 * n + 1;
+    uint64_t *heap = (uint64_t *)scratch;
+    uint32_t *next = (uint32_t *)(void *)(heap + heap_cap);
+    uint32_t *prev = next + (n + 1);
+    uint32_t *rank = prev + (n + 1);
+    uint32_t *tok = rank + (n + 1);
+    const uint32_t END = (uint32_t)n, DEAD = 0xFFFFFFFEu;
+    size_t hl = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        next[i] = i + 1;
+        prev[i] = i ? i - 1 : END;
+        tok[i] = sym[i];
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        rank[i] = i + 1 < n ? st__vocab_rule(v, tok[i], tok[i + 1]) : ST_NO_TOKEN;
+        if (rank[i] != ST_NO_TOKEN) heap[hl++] = ((uint64_t)rank[i] << 32) | i;
+    }
+    for (size_t k = hl / 2; k-- > 0;) sift_down(heap, hl, k, heap[k]);
+    while (hl) {
+        uint64_t key = heap[0];
+        uint32_t i = (uint32_t)key, r = (uint32_t)(key >> 32);
+        if (prev[i] == DEAD || rank[i] != r) {
+            heap_pop(heap, &hl);
+            continue;
+        }
+        uint32_t j = next[i], after = next[j];
+        tok[i] = r;
+        next[i] = after;
+        if (after != END) prev[after] = i;
+        prev[j] = DEAD;
+        rank[i] = after != END ? st__vocab_rule(v, r, tok[after]) : ST_NO_TOKEN;
+        if (rank[i] != ST_NO_TOKEN) sift_down(heap, hl, 0, ((uint64_t)rank[i] << 32) | i);
+        else heap_pop(heap, &hl);
+        if (i > 0) {
+            uint32_t q = prev[i];
+            rank[q] = st__vocab_rule(v, tok[q], r);
+            if (rank[q] != ST_NO_TOKEN) heap_push(heap, &hl, ((uint64_t)rank[q] << 32) | q);
+        }
+    }
+    size_t m = 0;
+    for (uint32_t i = 0; i != END; i = next[i]) {
+        tok_out[m] = tok[i];
+        start_out[m++] = i;
+    }
+    return m;
+}
+
+/* The base symbols of the piece p[0..n) (valid UTF-8) and, for each, its byte offset in the
+ * piece: a UTF-16 symbol after a character's first gets an offset inside that character, so a
+ * token starting there counts as starting in it. At most n symbols. */
+static size_t piece_symbols(uint32_t alphabet, const uint8_t *p, size_t n, uint32_t *sym, uint32_t *off) {
+    if (alphabet == ST_ALPHABET_BYTES) {
+        for (size_t i = 0; i < n; i++) { sym[i] = p[i]; off[i] = (uint32_t)i; }
+        return n;
+    }
+    size_t ns = 0;
+    for (size_t i = 0; i < n;) {
+        uint16_t u[4];
+        size_t l, k = st__ube_char_symbols(p + i, u, &l);
+        for (size_t j = 0; j < k; j++) {
+            sym[ns] = u[j];
+            off[ns++] = (uint32_t)(i + (j < l ? j : l - 1));
+        }
+        i += l;
+    }
+    return ns;
+}
+
+static st_status encode_piece_rules(encoder *e, size_t a, size_t b) {
+    const st_vocab *v = &e->enc->vocab;
+    const uint8_t *p = e->text + a;
+    size_t n = b - a;
+    uint64_t h = 0;
+    int hit;
+    cache_entry *ce = cache_find(e, p, n, a, &h, &hit);
+    if (hit) return ST_OK;
+    if (n > 0x7FFFFFF0u) return ST_ERR_INVALID_ARGUMENT;
+    /* symbols, their offsets, the final tokens and starts, the merge scratch */
+    size_t size = 4 * n * sizeof(uint32_t) + merge_scratch_size(n);
+    uint64_t stack[(4 * ST_STACK_PIECE + 1) / 2 + (3 * ST_STACK_PIECE + 1) + (4 * (ST_STACK_PIECE + 1) + 1) / 2];
+    uint8_t *mem = n <= ST_STACK_PIECE ? (uint8_t *)stack : (uint8_t *)st__alloc(&e->enc->alloc, size);
+    if (!mem) return ST_ERR_OUT_OF_MEMORY;
+    uint64_t *scratch = (uint64_t *)(void *)mem;
+    uint32_t *sym = (uint32_t *)(void *)(mem + merge_scratch_size(n)), *off = sym + n, *tok = off + n, *start = tok + n;
+    size_t ns = piece_symbols(v->alphabet, p, n, sym, off);
+    size_t m = merge_rules(v, sym, ns, tok, start, scratch);
+    for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + off[start[k]]);
+    if (ce && m <= ST_CACHE_MAX_TOKENS) {
+        ce->hash = h;
+        ce->start = (uint32_t)a;
+        ce->len = (uint8_t)n;
+        ce->ntok = (uint8_t)m;
+        for (size_t k = 0; k < m; k++) { ce->tok[k] = tok[k]; ce->rel[k] = (uint8_t)off[start[k]]; }
+    }
+    if (mem != (uint8_t *)stack) st__free(&e->enc->alloc, mem, size);
+    return ST_OK;
+}
+
 static st_status encode_piece(encoder *e, size_t a, size_t b, size_t *err_offset) {
     const st_vocab *v = &e->enc->vocab;
+    if (v->mode == ST_MODE_RULES) return encode_piece_rules(e, a, b);
     const uint8_t *p = e->text + a;
     size_t n = b - a;
     /* the whole piece: usually one token; a short piece with 8 readable bytes takes the
@@ -293,16 +415,10 @@ static st_status encode_piece(encoder *e, size_t a, size_t b, size_t *err_offset
         uint32_t id = n <= 8 && e->text_len - a >= 8 ? st__vocab_lookup_short(v, p, n) : st__vocab_lookup(v, p, n);
         if (id != ST_NO_TOKEN) { put(e->o, id, a); return ST_OK; }
     }
-    cache_entry *ce = NULL;
     uint64_t h = 0;
-    if (e->cache && n < 256) {
-        h = st__hash_bytes(p, n) | 1;
-        ce = &e->cache[(h >> 20) & (e->cache_slots - 1)];
-        if (ce->hash == h && ce->len == n && st__memcmp(e->text + ce->start, p, n) == 0) {
-            for (size_t k = 0; k < ce->ntok; k++) put(e->o, ce->tok[k], a + ce->rel[k]);
-            return ST_OK;
-        }
-    }
+    int hit;
+    cache_entry *ce = cache_find(e, p, n, a, &h, &hit);
+    if (hit) return ST_OK;
     for (size_t k = 0; k < n; k++) /* byte-level vocabularies have all 256; others may not */
         if (v->byte_ids[p[k]] == ST_NO_TOKEN) { st__set_offset(err_offset, a + k); return ST_ERR_NOT_ENCODABLE; }
     size_t m;
@@ -493,6 +609,7 @@ st_status st_decode(const st_encoding *enc, const uint32_t *ids, size_t n, uint8
                     size_t *out_len, size_t *err_offset) {
     if (!enc || !out_len || (!ids && n) || (!out && cap)) return ST_ERR_INVALID_ARGUMENT;
     const st_vocab *v = &enc->vocab;
+    if (v->alphabet == ST_ALPHABET_UBE) return ST_ERR_INVALID_ARGUMENT; /* symbols: st_decode_text */
     size_t total = 0;
     *out_len = 0;
     for (size_t k = 0; k < n; k++) {
@@ -536,6 +653,115 @@ st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const ch
     return ST_OK;
 }
 
+st_status st_encoding_new_merges(int alphabet, const uint32_t *merges, size_t n_merges, const char *specials,
+                                 size_t specials_len, int pattern, const st_allocator *alloc, st_encoding **out,
+                                 size_t *err_offset, int *err_in_specials) {
+    int in_specials = 0;
+    if (err_in_specials) *err_in_specials = 0;
+    if (!out || (!merges && n_merges) || (!specials && specials_len)) return ST_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    st_allocator a;
+    st__allocator_init(&a, alloc);
+    st_encoding *enc = (st_encoding *)st__alloc(&a, sizeof *enc);
+    if (!enc) return ST_ERR_OUT_OF_MEMORY;
+    st__memset(enc, 0, sizeof *enc);
+    enc->alloc = a;
+    enc->bt_state = BT_UNAVAILABLE; /* backtracking follows ranks, not rules */
+    st_status st = st__pretokenizer_init(&enc->pt, pattern, 0, "", 0, err_offset);
+    if (st == ST_OK)
+        st = st__vocab_from_merges(&enc->vocab, &enc->alloc, alphabet, merges, n_merges, specials, specials_len,
+                                   err_offset, &in_specials);
+    if (st != ST_OK) {
+        if (err_in_specials) *err_in_specials = in_specials;
+        st__free(&a, enc, sizeof *enc);
+        return st;
+    }
+    *out = enc;
+    return ST_OK;
+}
+
+int st_encoding_alphabet(const st_encoding *enc) { return enc ? (int)enc->vocab.alphabet : ST_ALPHABET_BYTES; }
+
+st_status st_token_symbols(const st_encoding *enc, uint32_t id, uint16_t *out, size_t cap, size_t *n) {
+    if (!enc || !n || (!out && cap)) return ST_ERR_INVALID_ARGUMENT;
+    const st_vocab *v = &enc->vocab;
+    uint32_t a, len;
+    *n = 0;
+    if (!st__vocab_span(v, id, &a, &len) || st__vocab_is_special(v, id)) return ST_ERR_INVALID_TOKEN;
+    size_t count = v->alphabet == ST_ALPHABET_UBE ? len / 2 : len;
+    for (size_t k = 0; k < count && k < cap; k++)
+        out[k] = v->alphabet == ST_ALPHABET_UBE ? (uint16_t)(v->bytes[a + 2 * k] | (v->bytes[a + 2 * k + 1] << 8))
+                                                : v->bytes[a + k];
+    *n = count;
+    return count > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK;
+}
+
+/* Appends data to out[0..cap), counting past cap. */
+static void append(uint8_t *out, size_t cap, size_t *total, const uint8_t *data, size_t len) {
+    if (*total < cap) st__memcpy(out + *total, data, len <= cap - *total ? len : cap - *total);
+    *total += len;
+}
+
+/* The index of the id whose symbols hold symbol number sym (specials hold none). */
+static size_t id_of_symbol(const st_vocab *v, const uint32_t *ids, size_t n, size_t sym) {
+    size_t seen = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t a, len;
+        if (!st__vocab_span(v, ids[k], &a, &len) || st__vocab_is_special(v, ids[k])) continue;
+        seen += v->alphabet == ST_ALPHABET_UBE ? len / 2 : len;
+        if (sym < seen) return k;
+    }
+    return n;
+}
+
+st_status st_decode_text(const st_encoding *enc, const uint32_t *ids, size_t n, uint32_t flags, uint8_t *out,
+                         size_t cap, size_t *out_len, size_t *err_offset) {
+    if (!enc || !out_len || (!ids && n) || (!out && cap)) return ST_ERR_INVALID_ARGUMENT;
+    const st_vocab *v = &enc->vocab;
+    uint32_t strict = flags & ST_UBE_STRICT;
+    st_ube_stream s;
+    st_ube_stream_init(&s);
+    uint16_t sym[160];
+    uint8_t buf[3 * 160 + 3]; /* what feeding 160 symbols can give, a flush included */
+    size_t total = 0, got, eo = 0;
+    st_status st;
+    *out_len = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t a, len;
+        if (!st__vocab_span(v, ids[k], &a, &len)) {
+            st__set_offset(err_offset, k);
+            return ST_ERR_INVALID_TOKEN;
+        }
+        if (st__vocab_is_special(v, ids[k])) { /* flush, then the special's own text */
+            st = st_ube_stream_feed(&s, NULL, 0, ST_UBE_FINAL | strict, buf, sizeof buf, &got, &eo);
+            if (st != ST_OK) goto malformed;
+            append(out, cap, &total, buf, got);
+            append(out, cap, &total, v->bytes + a, len);
+            continue;
+        }
+        size_t count = v->alphabet == ST_ALPHABET_UBE ? len / 2 : len;
+        for (size_t done = 0; done < count;) {
+            size_t c = count - done < 160 ? count - done : 160;
+            for (size_t j = 0; j < c; j++) {
+                size_t at = a + (v->alphabet == ST_ALPHABET_UBE ? 2 * (done + j) : done + j);
+                sym[j] = v->alphabet == ST_ALPHABET_UBE ? (uint16_t)(v->bytes[at] | (v->bytes[at + 1] << 8)) : v->bytes[at];
+            }
+            st = st_ube_stream_feed(&s, sym, c, strict, buf, sizeof buf, &got, &eo);
+            if (st != ST_OK) goto malformed;
+            append(out, cap, &total, buf, got);
+            done += c;
+        }
+    }
+    st = st_ube_stream_feed(&s, NULL, 0, ST_UBE_FINAL | strict, buf, sizeof buf, &got, &eo);
+    if (st != ST_OK) goto malformed;
+    append(out, cap, &total, buf, got);
+    *out_len = total;
+    return total > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK;
+malformed: /* strict mode: the symbol index where the malformed run starts, as an id index */
+    st__set_offset(err_offset, st == ST_ERR_INVALID_UTF8 ? id_of_symbol(v, ids, n, eo) : eo);
+    return st;
+}
+
 void st_encoding_free(st_encoding *enc) {
     if (!enc) return;
     st_allocator a = enc->alloc;
@@ -545,7 +771,7 @@ void st_encoding_free(st_encoding *enc) {
 }
 
 st_status st_encoding_save_image(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size) {
-    if (!enc || !size || (!out && cap)) return ST_ERR_INVALID_ARGUMENT;
+    if (!enc || !size || (!out && cap) || enc->vocab.mode != ST_MODE_RANKS) return ST_ERR_INVALID_ARGUMENT;
     *size = st__vocab_image_size(&enc->vocab);
     if (*size > cap) return ST_ERR_BUFFER_TOO_SMALL;
     st__vocab_image_write(&enc->vocab, (uint32_t)enc->pt.pattern, out);

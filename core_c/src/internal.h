@@ -29,4 +29,28 @@ ST_INLINE size_t st__utf8_decode(const uint8_t *s, uint32_t *cp) {
     return 4;
 }
 
+/* UBE routing of one character (DESIGN §6): the symbols of the character at s (valid UTF-8)
+ * into sym[0..4); returns how many and sets *len to its UTF-8 length. Below U+0800 its UTF-8
+ * bytes (symbols 0-255), else its UTF-16LE bytes + 256 (2, or 4 for a surrogate pair). */
+ST_INLINE size_t st__ube_char_symbols(const uint8_t *s, uint16_t sym[4], size_t *len) {
+    uint32_t cp = s[0];
+    size_t l = cp < 0x80 ? 1 : st__utf8_decode(s, &cp);
+    *len = l;
+    if (cp < 0x800) {
+        for (size_t k = 0; k < l; k++) sym[k] = s[k];
+        return l;
+    }
+    if (cp < 0x10000) {
+        sym[0] = (uint16_t)(256 + (cp & 0xFF));
+        sym[1] = (uint16_t)(256 + (cp >> 8));
+        return 2;
+    }
+    uint32_t v = cp - 0x10000, hi = 0xD800 + (v >> 10), lo = 0xDC00 + (v & 0x3FF);
+    sym[0] = (uint16_t)(256 + (hi & 0xFF));
+    sym[1] = (uint16_t)(256 + (hi >> 8));
+    sym[2] = (uint16_t)(256 + (lo & 0xFF));
+    sym[3] = (uint16_t)(256 + (lo >> 8));
+    return 4;
+}
+
 #endif

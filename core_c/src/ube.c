@@ -27,20 +27,9 @@ st_status st_ube_encode_symbols(const char *text, size_t len, uint16_t *symbols,
     size_t n = 0, i = 0;
 #define EMIT(v) do { if (n < cap) symbols[n] = (uint16_t)(v); n++; } while (0)
     while (i < len) {
-        uint32_t cp = s[i];
-        size_t l = cp < 0x80 ? 1 : st__utf8_decode(s + i, &cp);
-        if (cp < 0x800) {
-            for (size_t k = 0; k < l; k++) EMIT(s[i + k]);
-        } else if (cp < 0x10000) {
-            EMIT(256 + (cp & 0xFF));
-            EMIT(256 + (cp >> 8));
-        } else {
-            uint32_t v = cp - 0x10000, hi = 0xD800 + (v >> 10), lo = 0xDC00 + (v & 0x3FF);
-            EMIT(256 + (hi & 0xFF));
-            EMIT(256 + (hi >> 8));
-            EMIT(256 + (lo & 0xFF));
-            EMIT(256 + (lo >> 8));
-        }
+        uint16_t sym[4];
+        size_t l, k = st__ube_char_symbols(s + i, sym, &l);
+        for (size_t j = 0; j < k; j++) EMIT(sym[j]);
         i += l;
     }
 #undef EMIT

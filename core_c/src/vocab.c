@@ -274,6 +274,162 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
     return ST_OK;
 }
 
+/* ---- merge-rules models ------------------------------------------------------------------ */
+
+st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet, const uint32_t *merges,
+                                size_t n_merges, const char *specials, size_t specials_len, size_t *err_offset,
+                                int *err_in_specials) {
+    const uint8_t *ss = (const uint8_t *)specials;
+    *err_in_specials = 0;
+    st__memset(v, 0, sizeof *v);
+    if (alphabet != ST_ALPHABET_BYTES && alphabet != ST_ALPHABET_UBE) return ST_ERR_INVALID_ARGUMENT;
+    uint32_t base = alphabet == ST_ALPHABET_UBE ? 512 : 256, unit = alphabet == ST_ALPHABET_UBE ? 2 : 1;
+    if (n_merges >= ST_RULES_MAX_IDS - base) { st__set_offset(err_offset, n_merges); return ST_ERR_MALFORMED_MODEL; }
+    uint32_t n_ord = base + (uint32_t)n_merges;
+    /* every rule joins two earlier tokens; token lengths (in symbols) add up */
+    uint64_t symbols = base;
+    for (size_t i = 0; i < n_merges; i++)
+        if (merges[2 * i] >= base + i || merges[2 * i + 1] >= base + i) {
+            st__set_offset(err_offset, i);
+            return ST_ERR_MALFORMED_MODEL;
+        }
+    scan_totals ts = {0, 0, 0, 0};
+    if (specials_len) {
+        st_status st = scan_file(ss, specials_len, &ts, err_offset);
+        if (st != ST_OK) { *err_in_specials = 1; return st; }
+        size_t pos = 0;
+        line ln;
+        while (next_line(ss, specials_len, &pos, &ln, 0) > 0)
+            if (ln.id < n_ord || ln.id >= ST_RULES_MAX_IDS) { /* a special cannot be a rule's id */
+                st__set_offset(err_offset, ln.start);
+                *err_in_specials = 1;
+                return ST_ERR_MALFORMED_MODEL;
+            }
+    }
+    uint32_t n_ids = ts.count && ts.max_id >= n_ord ? ts.max_id + 1 : n_ord;
+    if ((uint64_t)n_ids > (uint64_t)n_ord + 2 * ts.count + 65536) {
+        st__set_offset(err_offset, ts.max_id_line);
+        *err_in_specials = 1;
+        return ST_ERR_MALFORMED_MODEL;
+    }
+    uint32_t cap = 1, rcap = 1;
+    while (cap < 2 * n_ord) cap <<= 1;
+    while (rcap < 2 * n_merges + 2) rcap <<= 1;
+    size_t off_size = align8(((size_t)n_ids + 1) * 4);
+    size_t tab_size = (size_t)cap * 8;
+    size_t spec_size = align8(ts.count * 4);
+    size_t pair_size = 65536 * 4;
+    size_t rules_size = (size_t)rcap * 8;
+    /* the token lengths come from the rules, so their total is known only after a pass */
+    uint32_t *len = (uint32_t *)st__alloc(a, (size_t)n_ord * 4);
+    if (!len) return ST_ERR_OUT_OF_MEMORY;
+    for (uint32_t id = 0; id < base; id++) len[id] = 1;
+    for (size_t i = 0; i < n_merges; i++) {
+        uint64_t l = (uint64_t)len[merges[2 * i]] + len[merges[2 * i + 1]];
+        if (l * unit > 0x7FFFFFFFu) { st__free(a, len, (size_t)n_ord * 4); st__set_offset(err_offset, i); return ST_ERR_MALFORMED_MODEL; }
+        len[base + i] = (uint32_t)l;
+        symbols += l;
+    }
+    uint64_t ord_bytes = symbols * unit;
+    if (ord_bytes + ts.bytes > 0xFFFFFFF0ull) {
+        st__free(a, len, (size_t)n_ord * 4);
+        st__set_offset(err_offset, n_merges);
+        return ST_ERR_MALFORMED_MODEL;
+    }
+    size_t bytes_size = align8((size_t)(ord_bytes + ts.bytes)) + 8;
+    size_t total = off_size + tab_size + spec_size + pair_size + rules_size + bytes_size;
+    uint8_t *block = (uint8_t *)st__alloc(a, total);
+    if (!block) { st__free(a, len, (size_t)n_ord * 4); return ST_ERR_OUT_OF_MEMORY; }
+    st__memset(block, 0, total);
+    uint32_t *offsets = (uint32_t *)(void *)block;
+    uint64_t *table = (uint64_t *)(void *)(block + off_size);
+    uint32_t *special_ids = (uint32_t *)(void *)(block + off_size + tab_size);
+    uint32_t *pair_ids = (uint32_t *)(void *)(block + off_size + tab_size + spec_size);
+    uint64_t *rules = (uint64_t *)(void *)(block + off_size + tab_size + spec_size + pair_size);
+    uint8_t *bytes = block + off_size + tab_size + spec_size + pair_size + rules_size;
+    st__memset(pair_ids, 0xFF, pair_size); /* the ranks mode's 2-byte table: unused here */
+    for (uint32_t id = 0; id < n_ord; id++) offsets[id + 1] = len[id] * unit;
+    st__free(a, len, (size_t)n_ord * 4);
+    st_status st = ST_OK;
+    if (specials_len) {
+        st = fill_lengths(ss, specials_len, offsets, err_offset);
+        if (st != ST_OK) { *err_in_specials = 1; st__free(a, block, total); return st; }
+        size_t pos = 0, k = 0;
+        line ln;
+        while (next_line(ss, specials_len, &pos, &ln, 0) > 0) special_ids[k++] = ln.id;
+        for (size_t x = 1; x < k; x++) {
+            uint32_t id = special_ids[x];
+            size_t y = x;
+            while (y > 0 && special_ids[y - 1] > id) { special_ids[y] = special_ids[y - 1]; y--; }
+            special_ids[y] = id;
+        }
+    }
+    for (uint32_t i = 0; i < n_ids; i++) offsets[i + 1] += offsets[i];
+    for (uint32_t id = 0; id < base; id++) { /* the symbols themselves */
+        bytes[offsets[id]] = (uint8_t)id;
+        if (unit == 2) bytes[offsets[id] + 1] = (uint8_t)(id >> 8);
+    }
+    for (size_t i = 0; i < n_merges; i++) { /* each rule: its two parts, already written */
+        uint32_t l = merges[2 * i], r = merges[2 * i + 1], at = offsets[base + i];
+        uint32_t ll = offsets[l + 1] - offsets[l], rl = offsets[r + 1] - offsets[r];
+        st__memcpy(bytes + at, bytes + offsets[l], ll);
+        st__memcpy(bytes + at + ll, bytes + offsets[r], rl);
+    }
+    if (specials_len) {
+        fill_bytes(ss, specials_len, offsets, bytes);
+        size_t pos = 0;
+        line ln;
+        while (next_line(ss, specials_len, &pos, &ln, 0) > 0)
+            if (st_utf8_validate((const char *)bytes + offsets[ln.id], offsets[ln.id + 1] - offsets[ln.id], NULL) != ST_OK) {
+                st__set_offset(err_offset, ln.start);
+                *err_in_specials = 1;
+                st__free(a, block, total);
+                return ST_ERR_MALFORMED_MODEL;
+            }
+    }
+    v->n_ids = n_ids;
+    v->n_ordinary = n_ord;
+    v->n_special = (uint32_t)ts.count;
+    v->table_mask = cap - 1;
+    v->bytes_len = ord_bytes + ts.bytes;
+    v->offsets = offsets;
+    v->bytes = bytes;
+    v->table = table;
+    v->special_ids = special_ids;
+    v->pair_ids = pair_ids;
+    v->owned = block;
+    v->owned_size = total;
+    v->mode = ST_MODE_RULES;
+    v->alphabet = (uint32_t)alphabet;
+    v->rules = rules;
+    v->rules_mask = rcap - 1;
+    /* bytes -> id: the first token with given bytes (two rules may spell the same bytes) */
+    for (uint32_t id = 0; id < n_ord; id++) {
+        const uint8_t *p = bytes + offsets[id];
+        size_t n = offsets[id + 1] - offsets[id];
+        if (st__vocab_lookup(v, p, n) != ST_NO_TOKEN) continue;
+        uint64_t h = st__hash_bytes(p, n);
+        uint32_t i = (uint32_t)h & (cap - 1);
+        while (table[i]) i = (i + 1) & (cap - 1);
+        table[i] = (h & 0xFFFFFFFF00000000ull) | ((uint64_t)id + 1);
+    }
+    for (size_t i = 0; i < n_merges; i++) {
+        uint32_t l = merges[2 * i], r = merges[2 * i + 1];
+        if (st__vocab_rule(v, l, r) != ST_NO_TOKEN) { /* the same pair twice */
+            st__set_offset(err_offset, i);
+            st__free(a, block, total);
+            st__memset(v, 0, sizeof *v);
+            return ST_ERR_MALFORMED_MODEL;
+        }
+        uint64_t key = ((uint64_t)l << 21) | r;
+        uint32_t k = (uint32_t)st__mix64(key) & (rcap - 1);
+        while (rules[k]) k = (k + 1) & (rcap - 1);
+        rules[k] = (key << 21) | (base + (uint32_t)i);
+    }
+    for (int b = 0; b < 256; b++) v->byte_ids[b] = (uint32_t)b; /* symbol b is id b */
+    return st;
+}
+
 void st__vocab_free(st_vocab *v, const st_allocator *a) {
     if (v->owned) st__free(a, v->owned, v->owned_size);
     st__memset(v, 0, sizeof *v);

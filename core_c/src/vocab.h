@@ -22,7 +22,20 @@ typedef struct st_vocab {
                                  the first merges of every piece look these up directly */
     void *owned;             /* the one allocation holding the arrays, NULL for a borrowed image */
     size_t owned_size;
+    /* Merge-rules models (st_encoding_new_merges). mode: ST_MODE_RANKS (tiktoken files: a pair
+     * merges when its joined bytes are a token) or ST_MODE_RULES (a pair merges when it is a
+     * rule). alphabet: ST_ALPHABET_BYTES, or ST_ALPHABET_UBE, whose ordinary tokens' bytes are
+     * their symbols, two little-endian bytes each. */
+    uint32_t mode, alphabet;
+    const uint64_t *rules;   /* 0 = empty, else (left << 21 | right) << 21 | token: each rule */
+    uint32_t rules_mask;     /* rules has rules_mask + 1 slots, a power of two */
 } st_vocab;
+
+#define ST_MODE_RANKS 0
+#define ST_MODE_RULES 1
+#define ST_RULES_MAX_IDS ((1u << 21) - 1) /* rule slots pack three ids of 21 bits */
+
+
 
 /* The span of token id in bytes[], checked: a vocabulary borrowed from an image is trusted
  * for nothing, so every id and offset read from it is bounds-checked where it is used. */
@@ -50,6 +63,19 @@ ST_INLINE uint64_t st__mix64(uint64_t x) { /* the splitmix64 finalizer: a strong
     x *= 0x94D049BB133111EBull;
     x ^= x >> 31;
     return x;
+}
+
+/* The token made by the rule joining left and right, or ST_NO_TOKEN. */
+ST_INLINE uint32_t st__vocab_rule(const st_vocab *v, uint32_t left, uint32_t right) {
+    uint64_t key = ((uint64_t)left << 21) | right;
+    uint32_t i = (uint32_t)st__mix64(key) & v->rules_mask;
+    for (uint32_t probes = 0; probes <= v->rules_mask; probes++) {
+        uint64_t s = v->rules[i];
+        if (!s) return ST_NO_TOKEN;
+        if ((s >> 21) == key) return (uint32_t)s & ST_RULES_MAX_IDS;
+        i = (i + 1) & v->rules_mask;
+    }
+    return ST_NO_TOKEN;
 }
 
 #define ST_HASH_SEED 0x9E3779B97F4A7C15ull
@@ -114,6 +140,12 @@ ST_INLINE int st__vocab_is_special(const st_vocab *v, uint32_t id) {
 st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const char *ranks, size_t ranks_len,
                                    const char *specials, size_t specials_len, size_t *err_offset,
                                    int *err_in_specials);
+/* A merge-rules model: ids 0..A-1 the base symbols (A = 256 or 512), id A + i the join of
+ * merges[2i] and merges[2i + 1]; specials as for st__vocab_parse_tiktoken (ids >= A + n). A
+ * bad rule is ST_ERR_MALFORMED_MODEL with *err_offset = its index. */
+st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet, const uint32_t *merges,
+                                size_t n_merges, const char *specials, size_t specials_len, size_t *err_offset,
+                                int *err_in_specials);
 void st__vocab_free(st_vocab *v, const st_allocator *a);
 
 /* The binary image: a header and the arrays, position-independent, loadable in place. */

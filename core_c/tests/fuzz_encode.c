@@ -13,8 +13,9 @@
 //   ST_FUZZ_MODE=text  ./fuzz_encode -max_total_time=180 -max_len=4096 /tmp/fuzz_encode_text
 //   ST_FUZZ_MODE=image ./fuzz_encode -max_total_time=180 -max_len=4096 /tmp/fuzz_encode_image
 //   ST_FUZZ_MODE=ranks ./fuzz_encode -max_total_time=180 -max_len=4096 /tmp/fuzz_encode_ranks
+//   ST_FUZZ_MODE=rules ./fuzz_encode -max_total_time=180 -max_len=4096 /tmp/fuzz_encode_rules
 //
-// ST_FUZZ_MODE picks what an input is (unset or "all": every input is tried all three ways):
+// ST_FUZZ_MODE picks what an input is (unset or "all": every input is tried all four ways):
 //
 //  text   The input is text for o200k_base with its two specials allowed. Valid UTF-8:
 //         decode(encode(x)) == x, st_encode_count agrees, char_starts non-decreasing and inside
@@ -38,6 +39,7 @@
 //         ST_ERR_MALFORMED_MODEL with an offset inside the text it names, or
 //         ST_ERR_OUT_OF_MEMORY when an allocation failed; nothing may leak. A loaded encoding round-trips a fixed text and the input (when it is valid
 //         UTF-8 and every byte has a token), and its image gives the same ids.
+//  rules  A merge-rules model (st_encoding_new_merges) and a text; see run_rules.
 //
 // Specials that are not valid UTF-8 (raw specials of bit 7, or a damaged image's) are allowed:
 // this harness found that such a special matched inside a character (input C2 FF 00 00 80 00 00
@@ -59,7 +61,7 @@
 #define ST_FUZZ_VOCAB_DIR "py/supertok/vocab"
 #endif
 
-enum { MODE_TEXT = 1, MODE_IMAGE = 2, MODE_RANKS = 4 };
+enum { MODE_TEXT = 1, MODE_IMAGE = 2, MODE_RANKS = 4, MODE_RULES = 8 };
 
 static int g_modes;
 static st_encoding *g_o200k;
@@ -193,12 +195,13 @@ static void setup_image(void) {
 
 static void setup(void) {
     const char *m = getenv("ST_FUZZ_MODE");
-    if (!m || !*m || strcmp(m, "all") == 0) g_modes = MODE_TEXT | MODE_IMAGE | MODE_RANKS;
+    if (!m || !*m || strcmp(m, "all") == 0) g_modes = MODE_TEXT | MODE_IMAGE | MODE_RANKS | MODE_RULES;
     else if (strcmp(m, "text") == 0) g_modes = MODE_TEXT;
     else if (strcmp(m, "image") == 0) g_modes = MODE_IMAGE;
     else if (strcmp(m, "ranks") == 0) g_modes = MODE_RANKS;
+    else if (strcmp(m, "rules") == 0) g_modes = MODE_RULES;
     else {
-        fprintf(stderr, "fuzz_encode: ST_FUZZ_MODE must be text, image, ranks or all\n");
+        fprintf(stderr, "fuzz_encode: ST_FUZZ_MODE must be text, image, ranks, rules or all\n");
         abort();
     }
     if (g_modes & MODE_TEXT) setup_o200k();
@@ -572,6 +575,60 @@ static void run_ranks(const uint8_t *data, size_t size, uint64_t seed) {
     if (c.live) fail("memory left after st_encoding_free", data, size);
 }
 
+/* ---- mode rules --------------------------------------------------------------------------------------
+ * Input: byte 0 picks the alphabet (bit 0) and pattern; byte 1 the number of rules k; then k
+ * pairs of 16-bit ids, each reduced below the rule's own id (so most models load; a raw id
+ * over the limit when byte 0 bit 7 is set, which must be rejected); the rest is text. Checks:
+ * load and encode never crash; on valid UTF-8 the ids decode back to the text (replace and
+ * strict), the count agrees, and every id is below n_vocab; a rejected model leaks nothing. */
+static void run_rules(const uint8_t *data, size_t size, uint64_t seed) {
+    g_mode_name = "rules";
+    (void)seed;
+    if (size < 2) return;
+    int ube = data[0] & 1, raw = (data[0] & 0x80) != 0, pattern = 1 + (data[0] >> 1) % 3;
+    size_t k = data[1], at = 2;
+    uint32_t base = ube ? 512 : 256, merges[2 * 256];
+    size_t n = 0;
+    for (; n < k && at + 4 <= size; n++, at += 4) {
+        uint32_t a = (uint32_t)data[at] | ((uint32_t)data[at + 1] << 8), b = (uint32_t)data[at + 2] | ((uint32_t)data[at + 3] << 8);
+        merges[2 * n] = raw ? a : a % (base + (uint32_t)n);
+        merges[2 * n + 1] = raw ? b : b % (base + (uint32_t)n);
+    }
+    counter c = {0, -1, 0};
+    st_allocator alloc = {c_alloc, c_free, &c};
+    st_encoding *enc = NULL;
+    size_t off = 0;
+    int in_spec = 0;
+    st_status st = st_encoding_new_merges(ube, merges, n, "PHxlbmR8Pg== 9999\n", 18, pattern, &alloc, &enc, &off, &in_spec);
+    if (st != ST_OK) {
+        if (st != ST_ERR_MALFORMED_MODEL || c.live) fail("rules: a rejected model: wrong status or a leak", data, size);
+        return;
+    }
+    const char *text = (const char *)data + at;
+    size_t len = size - at, cap = len + 1, got = 0, cnt = 0;
+    uint32_t *ids = (uint32_t *)malloc(cap * 4);
+    uint8_t *back = (uint8_t *)malloc(3 * len + 16);
+    uint32_t allowed = 9999;
+    st = st_encode(enc, text, len, &allowed, 1, ids, NULL, cap, &got, &off);
+    if (st == ST_OK) {
+        if (st_encode_count(enc, text, len, &allowed, 1, &cnt, &off) != ST_OK || cnt != got)
+            fail("rules: count differs from encode", data, size);
+        for (size_t i = 0; i < got; i++)
+            if (ids[i] >= st_encoding_n_vocab(enc)) fail("rules: an id past n_vocab", data, size);
+        size_t bl = 0;
+        for (uint32_t flags = 0; flags <= ST_UBE_STRICT; flags += ST_UBE_STRICT) {
+            st = st_decode_text(enc, ids, got, flags, back, 3 * len + 16, &bl, &off);
+            if (st != ST_OK || bl != len || memcmp(back, text, len) != 0) fail("rules: decode_text(encode(text)) != text", data, size);
+        }
+    } else if (st != ST_ERR_INVALID_UTF8) {
+        fail("rules: encode failed on a loaded model", data, size);
+    }
+    free(ids);
+    free(back);
+    st_encoding_free(enc);
+    if (c.live) fail("rules: memory left after st_encoding_free", data, size);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -582,6 +639,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (g_modes & MODE_TEXT) run_text(data, size, seed);
     if (g_modes & MODE_IMAGE) run_image(data, size, seed);
     if (g_modes & MODE_RANKS) run_ranks(data, size, seed);
+    if (g_modes & MODE_RULES) run_rules(data, size, seed);
     return 0;
 }
 

@@ -1292,6 +1292,196 @@ static void test_backtrack(void) {
     free(buf);
 }
 
+/* ---- merge-rules models (st_encoding_new_merges) ------------------------------------------- */
+
+/* The reference: repeatedly join the adjacent pair whose rule comes first (leftmost among
+ * equal), over the piece's symbols; rules looked up by a linear search. Returns the count. */
+static size_t ref_rules(const uint32_t *merges, size_t n_merges, uint32_t base, const uint16_t *sym, size_t n,
+                        uint32_t *out) {
+    for (size_t k = 0; k < n; k++) out[k] = sym[k];
+    size_t m = n;
+    for (;;) {
+        size_t best_rule = n_merges, at = 0;
+        for (size_t k = 0; k + 1 < m; k++)
+            for (size_t r = 0; r < best_rule; r++)
+                if (merges[2 * r] == out[k] && merges[2 * r + 1] == out[k + 1]) { best_rule = r; at = k; break; }
+        if (best_rule == n_merges) return m;
+        out[at] = base + (uint32_t)best_rule;
+        memmove(out + at + 1, out + at + 2, (m - at - 2) * sizeof *out);
+        m--;
+    }
+}
+
+/* Random rules over the symbols of a few characters, so that texts of those characters merge
+ * a lot: each rule joins two tokens chosen among the base symbols in use and earlier rules. */
+static size_t random_rules(uint64_t *r, int ube, uint32_t *merges, size_t max) {
+    static const char *chars[] = {"a", "b", " ", "\xC3\xA9", "\xD0\xBF", "\xE4\xB8\xAD", "\xE6\x96\x87",
+                                  "\xF0\x9F\x98\x80", ".", "\n"};
+    uint32_t pool[600];
+    size_t np = 0, n = 0;
+    for (size_t c = 0; c < sizeof chars / sizeof chars[0]; c++) {
+        uint16_t sym[8];
+        size_t ns = 0;
+        if (ube) st_ube_encode_symbols(chars[c], strlen(chars[c]), sym, 8, &ns, NULL);
+        else for (ns = 0; chars[c][ns]; ns++) sym[ns] = (uint8_t)chars[c][ns];
+        for (size_t k = 0; k < ns; k++) pool[np++] = sym[k];
+    }
+    uint32_t base = ube ? 512 : 256;
+    while (n < max) {
+        uint32_t a = pool[rng_below(r, (uint32_t)np)], b = pool[rng_below(r, (uint32_t)np)];
+        int dup = 0;
+        for (size_t k = 0; k < n; k++) dup |= merges[2 * k] == a && merges[2 * k + 1] == b;
+        if (dup) continue;
+        merges[2 * n] = a;
+        merges[2 * n + 1] = b;
+        pool[np++] = base + (uint32_t)n++;
+    }
+    return n;
+}
+
+static void test_merges(void) {
+    size_t off = 0;
+    int in_spec = 0;
+    st_encoding *enc = NULL;
+    /* DESIGN section 7: rules a b, c d, ab c, abc d give [ab, cd] for "abcd" */
+    for (int ube = 0; ube < 2; ube++) {
+        uint32_t base = ube ? 512 : 256;
+        uint32_t m[8] = {'a', 'b', 'c', 'd', base, 'c', base + 2, 'd'};
+        const char *sp = "PHxlbmR8Pg== 600\n"; /* <|end|> */
+        st_status st = st_encoding_new_merges(ube, m, 4, sp, strlen(sp), ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
+        CHECK(st == ST_OK, "new_merges(%d): %d at %zu", ube, st, off);
+        if (st != ST_OK) continue;
+        uint32_t ids[16];
+        size_t n = 0, cs[16];
+        st = st_encode(enc, "abcd", 4, NULL, 0, ids, cs, 16, &n, &off);
+        CHECK(st == ST_OK && n == 2 && ids[0] == base && ids[1] == base + 1, "rules: abcd -> %zu ids %u %u", n,
+              ids[0], ids[1]);
+        uint32_t allowed = 600;
+        st = st_encode(enc, "abc<|end|>d", 11, &allowed, 1, ids, cs, 16, &n, &off);
+        CHECK(st == ST_OK && n == 3 && ids[0] == base + 2 && ids[1] == 600 && ids[2] == 'd' && cs[1] == 3 && cs[2] == 10,
+              "rules with a special: %zu ids", n);
+        CHECK(st_encoding_alphabet(enc) == ube, "alphabet");
+        CHECK(st_encoding_n_vocab(enc) == 601, "n_vocab %u", st_encoding_n_vocab(enc));
+        size_t sz = 0;
+        CHECK(st_encoding_save_image(enc, NULL, 0, &sz) == ST_ERR_INVALID_ARGUMENT, "rules models have no image");
+        uint16_t syms[8];
+        size_t ns = 0;
+        st = st_token_symbols(enc, base + 3, NULL, 0, &ns);
+        CHECK(st == ST_ERR_BUFFER_TOO_SMALL && ns == 4, "token_symbols size query: %d %zu", st, ns);
+        st = st_token_symbols(enc, base + 3, syms, 8, &ns);
+        CHECK(st == ST_OK && ns == 4 && syms[0] == 'a' && syms[3] == 'd', "token_symbols");
+        CHECK(st_token_symbols(enc, 600, syms, 8, &ns) == ST_ERR_INVALID_TOKEN, "a special has no symbols");
+        CHECK(st_token_symbols(enc, 601, syms, 8, &ns) == ST_ERR_INVALID_TOKEN, "no such id");
+        uint8_t out[64];
+        uint32_t dids[4] = {base, 600, base + 1, 'x'};
+        st = st_decode_text(enc, dids, 4, 0, NULL, 0, &sz, &off);
+        CHECK(st == ST_ERR_BUFFER_TOO_SMALL && sz == 12, "decode_text size query: %d %zu", st, sz);
+        st = st_decode_text(enc, dids, 4, 0, out, sizeof out, &sz, &off);
+        CHECK(st == ST_OK && sz == 12 && memcmp(out, "ab<|end|>cdx", 12) == 0, "decode_text");
+        dids[3] = 601;
+        CHECK(st_decode_text(enc, dids, 4, 0, out, sizeof out, &sz, &off) == ST_ERR_INVALID_TOKEN && off == 3,
+              "decode_text: a bad id at %zu", off);
+        CHECK(st_decode(enc, dids, 1, out, sizeof out, &sz, &off) == (ube ? ST_ERR_INVALID_ARGUMENT : ST_OK),
+              "st_decode on a %s model", ube ? "UBE" : "byte");
+        st_encoding_free(enc);
+    }
+    /* UBE decoding: a lone UTF-16 byte before a special is flushed as U+FFFD; strict names the id */
+    {
+        uint32_t m[2] = {256 + 0x2D, 256 + 0x4E}; /* U+4E2D */
+        st_status st = st_encoding_new_merges(ST_ALPHABET_UBE, m, 1, "PHw+ 513\n", 9, ST_PATTERN_O200K, NULL,
+                                              &enc, &off, &in_spec);
+        CHECK(st == ST_OK, "UBE model: %d", st);
+        if (st == ST_OK) {
+            uint32_t ids[4] = {512, 256 + 0x2D, 513, 'a'};
+            uint8_t out[64];
+            size_t sz = 0;
+            st = st_decode_text(enc, ids, 4, 0, out, sizeof out, &sz, &off);
+            CHECK(st == ST_OK && sz == 3 + 3 + 3 + 1 && memcmp(out, "\xE4\xB8\xAD\xEF\xBF\xBD<|>a", 10) == 0,
+                  "UBE decode with a flush: %d, %zu bytes", st, sz);
+            st = st_decode_text(enc, ids, 4, ST_UBE_STRICT, out, sizeof out, &sz, &off);
+            CHECK(st == ST_ERR_INVALID_UTF8 && off == 1, "strict: %d at id %zu", st, off);
+            /* a UBE token starting inside a character: char starts name that character */
+            uint32_t e[8];
+            size_t n = 0, cs[8];
+            st = st_encode(enc, "\xE4\xB8\xAD\xE4\xB8\x80", 6, NULL, 0, e, cs, 8, &n, &off);
+            CHECK(st == ST_OK && n == 3 && e[0] == 512 && e[1] == 256 && e[2] == 256 + 0x4E && cs[0] == 0 && cs[1] == 1 &&
+                  cs[2] == 1, "UBE encode: %zu ids, starts %zu %zu %zu", n, cs[0], cs[1], cs[2]);
+            st_encoding_free(enc);
+        }
+    }
+    /* malformed rules and specials */
+    {
+        uint32_t fwd[4] = {'a', 'b', 'a', 300}, dup[4] = {'a', 'b', 'a', 'b'};
+        CHECK(st_encoding_new_merges(0, fwd, 2, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL && off == 1 &&
+                  !in_spec, "a rule naming a later id: at %zu", off);
+        CHECK(st_encoding_new_merges(0, dup, 2, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL && off == 1,
+              "the same pair twice: at %zu", off);
+        CHECK(st_encoding_new_merges(0, dup, 1, "YQ== 100\n", 9, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL &&
+                  in_spec && off == 0, "a special on an ordinary id");
+        CHECK(st_encoding_new_merges(2, dup, 1, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_INVALID_ARGUMENT,
+              "alphabet 2");
+        CHECK(st_encoding_new_merges(0, NULL, 1, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_INVALID_ARGUMENT,
+              "NULL merges");
+        CHECK(st_encoding_new_merges(0, dup, 1, "", 0, 9, NULL, &enc, &off, &in_spec) != ST_OK, "unknown pattern");
+        CHECK(st_encoding_new_merges(0, dup, (size_t)1 << 22, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL,
+              "too many rules");
+        CHECK(st_encoding_new_merges(0, NULL, 0, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_OK, "no rules at all");
+        if (enc) {
+            uint32_t ids[8];
+            size_t n = 0;
+            CHECK(st_encode(enc, "ab", 2, NULL, 0, ids, NULL, 8, &n, &off) == ST_OK && n == 2 && ids[0] == 'a',
+                  "no rules: bytes");
+            st_encoding_free(enc);
+        }
+    }
+    /* random rules, random texts of their characters: st_encode against the reference */
+    uint64_t r = g_seed * 0x9E3779B97F4A7C15ull + 99;
+    st_pretokenizer *pt = NULL;
+    st_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, &off);
+    static const char *chars[] = {"a", "b", " ", "\xC3\xA9", "\xD0\xBF", "\xE4\xB8\xAD", "\xE6\x96\x87",
+                                  "\xF0\x9F\x98\x80", ".", "\n"};
+    uint32_t merges[2 * 300];
+    char text[1400];
+    uint32_t *got = (uint32_t *)xmalloc(1400 * 4), *want = (uint32_t *)xmalloc(1400 * 4);
+    uint16_t *sym = (uint16_t *)xmalloc(1400 * 2);
+    size_t *ends = (size_t *)xmalloc(1400 * sizeof(size_t));
+    for (int round = 0; round < (g_big ? 200 : 40); round++) {
+        int ube = round & 1;
+        size_t nm = random_rules(&r, ube, merges, 20 + rng_below(&r, 280));
+        st_status st = st_encoding_new_merges(ube, merges, nm, "", 0, ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
+        CHECK(st == ST_OK, "random rules round %d: %d at %zu", round, st, off);
+        if (st != ST_OK) continue;
+        for (int t = 0; t < 10; t++) {
+            size_t len = 0, target = rng_below(&r, t == 0 ? 1200 : 120);
+            while (len < target) { /* runs of one character, so long pieces happen */
+                const char *c = chars[rng_below(&r, 10)];
+                for (int k = 1 + (int)rng_below(&r, t == 0 ? 300 : 6); k > 0 && len + strlen(c) < target; k--) {
+                    memcpy(text + len, c, strlen(c));
+                    len += strlen(c);
+                }
+                if (len + 4 >= target) break;
+            }
+            size_t n = 0, np = 0, w = 0;
+            st = st_encode(enc, text, len, NULL, 0, got, NULL, 1400, &n, &off);
+            st_pretokenize(pt, text, len, 0, ends, 1400, &np, &off);
+            for (size_t k = 0, a = 0; k < np; a = ends[k++]) {
+                size_t ns = 0;
+                if (ube) st_ube_encode_symbols(text + a, ends[k] - a, sym, 1400, &ns, &off);
+                else for (ns = 0; ns < ends[k] - a; ns++) sym[ns] = (uint8_t)text[a + ns];
+                w += ref_rules(merges, nm, ube ? 512 : 256, sym, ns, want + w);
+            }
+            CHECK(st == ST_OK && n == w && memcmp(got, want, n * 4) == 0,
+                  "random rules round %d text %d (%zu bytes): %zu ids, reference %zu", round, t, len, n, w);
+        }
+        st_encoding_free(enc);
+    }
+    free(got);
+    free(want);
+    free(sym);
+    free(ends);
+    st_pretokenizer_free(pt);
+}
+
 static void test_images(void) {
     static const char *texts[] = {"Hello, world! <|endoftext|> 12345 \xE4\xBD\xA0\xE5\xA5\xBD",
                                   "    def f(x):\n        return x\n\n<|endofprompt|>",
@@ -1846,6 +2036,40 @@ static void test_allocator(void) {
     enc = (st_encoding *)(uintptr_t)1;
     st = st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, NULL, 0, ST_PATTERN_O200K, &a, &enc, NULL, NULL);
     CHECK(st == ST_ERR_OUT_OF_MEMORY && enc == NULL && c.live == 0, "load with no memory: %d", st);
+    /* a merge-rules model: each allocation of its load failing in turn; a long piece (its
+     * merge scratch comes from the allocator) failing; a malformed model: nothing leaked */
+    {
+        uint32_t m[6] = {'a', 'a', 256, 256, 257, 257};
+        for (long k = 0; k < 6; k++) {
+            counter_reset(&c);
+            c.fail_at = k;
+            enc = NULL;
+            st = st_encoding_new_merges(ST_ALPHABET_BYTES, m, 3, "PHw+ 259\n", 9, ST_PATTERN_O200K, &a, &enc,
+                                        NULL, NULL);
+            CHECK((st == ST_OK && enc) || (st == ST_ERR_OUT_OF_MEMORY && !enc), "rules load, allocation %ld failing: %d", k, st);
+            if (st == ST_OK) {
+                char *longa = (char *)xmalloc(3000);
+                memset(longa, 'a', 3000);
+                uint32_t *ids = (uint32_t *)xmalloc(3000 * 4);
+                size_t n = 0;
+                c.calls = 0;
+                c.fail_from = 0;
+                st = st_encode(enc, longa, 3000, NULL, 0, ids, NULL, 3000, &n, NULL);
+                CHECK(st == ST_ERR_OUT_OF_MEMORY, "rules, a long piece with no memory: %d", st);
+                c.fail_from = -1;
+                st = st_encode(enc, longa, 3000, NULL, 0, ids, NULL, 3000, &n, NULL);
+                CHECK(st == ST_OK && n == 375 && ids[0] == 258, "rules, a long piece: %d, %zu ids", st, n);
+                free(longa);
+                free(ids);
+            }
+            st_encoding_free(enc);
+            CHECK(c.live == 0 && c.allocs == c.frees && c.bad_frees == 0, "rules load, allocation %ld failing: leak", k);
+        }
+        counter_reset(&c);
+        uint32_t bad[2] = {'a', 300};
+        st = st_encoding_new_merges(ST_ALPHABET_BYTES, bad, 1, NULL, 0, ST_PATTERN_O200K, &a, &enc, NULL, NULL);
+        CHECK(st == ST_ERR_MALFORMED_MODEL && c.live == 0, "malformed rules: %d, leak of %zu bytes", st, c.live);
+    }
     /* a malformed file with a counting allocator: nothing leaked */
     counter_reset(&c);
     st = st_encoding_new_tiktoken("YQ== 0\nYQ== 1\n", 14, NULL, 0, ST_PATTERN_O200K, &a, &enc, NULL, NULL);
@@ -1959,6 +2183,7 @@ int main(int argc, char **argv) {
         {"long runs", test_long_runs},
         {"random texts", test_random_texts},
         {"backtracking", test_backtrack},
+        {"merge rules", test_merges},
         {"specials", test_specials},
         {"special longest match", test_special_longest_match},
         {"special not UTF-8", test_special_not_utf8},

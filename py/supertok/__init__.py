@@ -8,15 +8,15 @@ from ._status import SupertokError
 from .backends import BackendUnavailable
 from .backends import select as _select
 
-__all__ = ["ube_encode_symbols", "ube_decode_symbols", "UbeStreamDecoder", "get_encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names", "Encoding",
+__all__ = ["ube_encode_symbols", "ube_decode_symbols", "UbeStreamDecoder", "UbeDecodeError", "get_encoding", "load_model", "encoding_for_model", "encoding_name_for_model", "list_encoding_names", "Encoding",
            "pretokenize", "pretokenize_spans", "backend", "version", "unicode_version",
            "script_names", "PATTERNS", "DEFAULT_SCRIPTS", "SupertokError", "BackendUnavailable"]
 
 __version__ = "0.1.0"
 
 from .encoding import (Encoding, encoding_for_model, encoding_name_for_model,  # noqa: E402
-                       get_encoding, list_encoding_names)
-from .ube import UbeStreamDecoder, ube_decode_symbols, ube_encode_symbols  # noqa: E402
+                       get_encoding, list_encoding_names, load_model)
+from .ube import UbeDecodeError, UbeStreamDecoder, ube_decode_symbols, ube_encode_symbols  # noqa: E402
 
 # Pattern names accepted by the pre-tokenizer, and the core's pattern ids for them.
 PATTERNS = {

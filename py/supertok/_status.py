@@ -34,5 +34,6 @@ class SupertokError(ValueError):
         self.name = NAMES.get(status, "ST_ERR_%d" % status)
         self.message = message
         self.offset = offset
+        self.what = what
         where = "" if offset is None else " at byte %d" % offset
         super().__init__("%s%s%s (%s)" % (what + ": " if what else "", message, where, self.name))

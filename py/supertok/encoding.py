@@ -16,6 +16,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from . import _models
+from ._status import SupertokError
 
 VOCAB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocab")
 _PATTERN_IDS = {"r50k_base": 1, "p50k_base": 1, "cl100k_base": 2, "o200k_base": 3}
@@ -52,20 +53,29 @@ def _to_utf8(text):
 class Encoding:
     """One loaded vocabulary. Immutable; safe to share between threads."""
 
-    def __init__(self, name, *, pat_str, ranks_file, special_tokens, pattern_id, sha256=None, image=None):
-        """image: (path of an xz-compressed vocabulary image, its sha256), used instead of the
-        rank file by backends that prefer images (pywasm)."""
+    def __init__(self, name, *, pat_str, special_tokens, pattern_id, ranks_file=None, sha256=None, image=None,
+                 merges=None, alphabet="bytes"):
+        """A tiktoken vocabulary (ranks_file; image: (path of an xz-compressed vocabulary image,
+        its sha256), used instead by backends that prefer images, i.e. pywasm), or a model of
+        merge rules (merges: [(left, right), ...], rule i making id A + i; alphabet "bytes"
+        (A = 256) or "ube" (A = 512); see load_model)."""
         from . import _get
         self.name = name
         self._pat_str = pat_str
         self._special_tokens = dict(special_tokens)
         self._backend = _get()
-        if image is not None and getattr(self._backend, "prefers_image", False):
+        if alphabet not in _ALPHABETS:
+            raise ValueError("alphabet must be 'bytes' or 'ube', not %r" % (alphabet,))
+        self.alphabet = alphabet
+        specials = b"".join(base64.b64encode(tok.encode("utf-8")) + b" %d\n" % i
+                            for tok, i in sorted(special_tokens.items(), key=lambda kv: kv[1]))
+        if merges is not None:
+            flat = [x for pair in merges for x in pair]
+            self._handle = self._backend.encoding_new_merges(_ALPHABETS[alphabet], flat, specials, pattern_id)
+        elif image is not None and getattr(self._backend, "prefers_image", False):
             self._handle = self._backend.encoding_from_image(_read_checked(image[0], image[1], lzma.open))
         else:
             ranks = _read_checked(ranks_file, sha256, open)
-            specials = b"".join(base64.b64encode(tok.encode("utf-8")) + b" %d\n" % i
-                                for tok, i in sorted(special_tokens.items(), key=lambda kv: kv[1]))
             self._handle = self._backend.encoding_new(ranks, specials, pattern_id)
         self._special_ids = {tok.encode("utf-8"): i for tok, i in special_tokens.items()}
         self._special_token_values = set(special_tokens.values())
@@ -186,18 +196,47 @@ class Encoding:
         if b in self._special_ids:
             return self._special_ids[b]
         ids = self._backend.encode(self._handle, b, []) if _valid_utf8(b) else None
-        if ids is not None and len(ids) == 1 and self.decode_single_token_bytes(ids[0]) == b:
+        if ids is not None and len(ids) == 1 and self.decode_bytes(ids) == b:
             return ids[0]
         raise KeyError(b)
 
     # -- decoding -----------------------------------------------------------------------------
     def decode_bytes(self, tokens):
+        """The bytes of the tokens. For a UBE model, whose tokens are symbols rather than bytes,
+        the UTF-8 of decode(tokens) (malformed runs as U+FFFD)."""
+        if self.alphabet == "ube":
+            return self.decode(tokens).encode("utf-8")
         return self._backend.decode_bytes(self._handle, list(tokens))
 
     def decode(self, tokens, errors="replace"):
-        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+        """Text of the tokens. For a UBE model: the tokens' base symbols through the UBE decoder
+        (DESIGN §6), each same-alphabet run as CPython decodes it, a special token flushing the
+        run; errors is "replace" or "strict" (a ValueError naming the token where the malformed
+        run starts)."""
+        if self.alphabet != "ube":
+            return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+        if errors not in ("replace", "strict"):
+            raise ValueError("a UBE model decodes with errors='replace' or 'strict', not %r" % (errors,))
+        tokens = list(tokens)
+        st, out, off = self._backend.decode_text(self._handle, tokens, 2 if errors == "strict" else 0)
+        if st == 0:
+            return out.decode("utf-8")
+        if st == 8:
+            raise KeyError("Invalid token for decoding: %d" % tokens[off])
+        if st == 3:
+            from .ube import UbeDecodeError
+            raise UbeDecodeError("malformed UBE text: the ill-formed sequence starting in token %d (index %d) "
+                                 "does not decode (errors='strict')" % (tokens[off], off), off)
+        raise SupertokError(st, self._backend.status_str(st), off, "ids")
+
+    def token_symbols(self, token):
+        """The base symbols of an ordinary token (bytes 0-255; for UBE also 256-511)."""
+        return self._backend.token_symbols(self._handle, token)
 
     def decode_single_token_bytes(self, token):
+        if self.alphabet == "ube" and token not in self._special_token_values:
+            raise ValueError("token %d of a UBE model is a sequence of symbols, not bytes: "
+                             "use token_symbols(%d), or decode() for text" % (token, token))
         return self._backend.token_bytes(self._handle, token)
 
     def decode_tokens_bytes(self, tokens):
@@ -224,19 +263,39 @@ class Encoding:
 
 class IncrementalDecoder:
     """Feed ids one at a time (or a few); each call returns the characters completed so far.
-    Any split of an id stream gives the same text as Encoding.decode on the whole stream."""
+    Any split of an id stream gives the same text as Encoding.decode on the whole stream. For a
+    UBE model it holds the alphabet and the bytes of the one incomplete character (DESIGN §6),
+    and a special token flushes it."""
 
     def __init__(self, encoding, errors="replace"):
         self._enc = encoding
-        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors=errors)
+        if encoding.alphabet == "ube":
+            from .ube import UbeStreamDecoder
+            if errors not in ("replace", "strict"):
+                raise ValueError("a UBE model decodes with errors='replace' or 'strict', not %r" % (errors,))
+            self._ube = UbeStreamDecoder(errors)
+        else:
+            self._ube = None
+            self._utf8 = codecs.getincrementaldecoder("utf-8")(errors=errors)
 
     def add(self, tokens):
         if isinstance(tokens, int):
             tokens = [tokens]
-        return self._utf8.decode(self._enc.decode_bytes(tokens), final=False)
+        if self._ube is None:
+            return self._utf8.decode(self._enc.decode_bytes(tokens), final=False)
+        out = []
+        for t in tokens:
+            if t in self._enc._special_token_values:
+                out.append(self._ube.special())
+                out.append(self._enc._backend.token_bytes(self._enc._handle, t).decode("utf-8"))
+            else:
+                out.append(self._ube.add(self._enc.token_symbols(t)))
+        return "".join(out)
 
     def flush(self):
         """The end of the stream: an incomplete character left over decodes as U+FFFD."""
+        if self._ube is not None:
+            return self._ube.flush()
         return self._utf8.decode(b"", final=True)
 
 
@@ -287,6 +346,65 @@ def _load(encoding_name):
     return Encoding(encoding_name, pat_str=meta["pat_str"], ranks_file=os.path.join(VOCAB_DIR, base + ".tiktoken"),
                     special_tokens=specials if specials is not None else meta["special_tokens"],
                     pattern_id=_PATTERN_IDS[base], sha256=meta["sha256"], image=image)
+
+
+_ALPHABETS = {"bytes": 0, "ube": 1}
+_PATTERN_BASE = {"gpt2": "r50k_base", "cl100k": "cl100k_base", "o200k": "o200k_base"}
+MODEL_FORMAT = "supertok-merges"
+
+
+def load_model(model):
+    """An Encoding from a merge-rules model: a path to its JSON file, or the parsed dict.
+
+    {"format": "supertok-merges", "version": 1, "name": str, "alphabet": "bytes" | "ube",
+     "pattern": "gpt2" | "cl100k" | "o200k", "merges": [[left, right], ...],
+     "special_tokens": {text: id}}
+
+    Ids 0..A-1 are the base symbols (A = 256 bytes, or 512 UBE symbols); rule i joins two
+    earlier ids into id A + i. A pair merges only when it is a rule, lowest rule first
+    (DESIGN §7). Errors name the file and the field."""
+    where = "model"
+    if not isinstance(model, dict):
+        where = str(model)
+        with open(model, encoding="utf-8") as f:
+            try:
+                model = json.load(f)
+            except json.JSONDecodeError as exc:
+                raise ValueError("%s: not JSON (%s)" % (where, exc)) from None
+
+    def bad(field, why):
+        return ValueError("%s: %s %s" % (where, field, why))
+
+    if model.get("format") != MODEL_FORMAT:
+        raise bad("format", "must be %r, not %r" % (MODEL_FORMAT, model.get("format")))
+    if model.get("version") != 1:
+        raise bad("version", "must be 1, not %r" % (model.get("version"),))
+    alphabet = model.get("alphabet")
+    if alphabet not in _ALPHABETS:
+        raise bad("alphabet", "must be 'bytes' or 'ube', not %r" % (alphabet,))
+    pattern = model.get("pattern")
+    if pattern not in _PATTERN_BASE:
+        raise bad("pattern", "must be one of %s, not %r" % (", ".join(sorted(_PATTERN_BASE)), pattern))
+    merges = model.get("merges")
+    if not isinstance(merges, list):
+        raise bad("merges", "must be a list of [left, right] pairs")
+    for i, m in enumerate(merges):
+        if (not isinstance(m, (list, tuple)) or len(m) != 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in m)):
+            raise bad("merges[%d]" % i, "must be a pair of non-negative ids, not %r" % (m,))
+    specials = model.get("special_tokens", {})
+    if not isinstance(specials, dict) or not all(isinstance(k, str) and isinstance(v, int) for k, v in specials.items()):
+        raise bad("special_tokens", "must map text to ids")
+    with open(os.path.join(VOCAB_DIR, _PATTERN_BASE[pattern] + ".json"), encoding="utf-8") as f:
+        pat_str = json.load(f)["pat_str"]
+    try:
+        return Encoding(str(model.get("name", "model")), pat_str=pat_str, special_tokens=specials,
+                        pattern_id=_PATTERN_IDS[_PATTERN_BASE[pattern]], merges=merges, alphabet=alphabet)
+    except SupertokError as exc:
+        if exc.what == "merge rules":
+            raise bad("merges[%d]" % exc.offset, "is not a rule of two earlier ids, or repeats one (%s)"
+                      % exc.message) from None
+        raise
 
 
 def get_encoding(encoding_name):

@@ -58,13 +58,22 @@ def _check_symbols(symbols):
     return symbols
 
 
+class UbeDecodeError(ValueError):
+    """Malformed text under errors="strict". index: where the malformed sequence starts (a
+    symbol index for symbol streams, an id index for token streams)."""
+
+    def __init__(self, message, index):
+        super().__init__(message)
+        self.index = index
+
+
 def _feed(b, state, symbols, flags):
     st, out, off = b.ube_stream_feed(state, symbols, flags)
     if st == 0:
         return out.decode("utf-8")
     if st == 3:
-        raise ValueError("malformed UBE symbol stream: the ill-formed sequence starting at symbol %d "
-                         "does not decode (errors='strict')" % off)
+        raise UbeDecodeError("malformed UBE symbol stream: the ill-formed sequence starting at symbol %d "
+                             "does not decode (errors='strict')" % off, off)
     raise SupertokError(st, b.status_str(st), off, "symbols")
 
 

@@ -100,6 +100,21 @@ class NativeBackend:
             self._fail(st, err[0], "special tokens" if in_spec[0] else "rank file")
         return ffi.gc(out[0], lib.st_encoding_free)
 
+    def encoding_new_merges(self, alphabet, merges, specials, pattern):
+        """merges: flat [left0, right0, left1, right1, ...]."""
+        arr = ffi.new("uint32_t[]", merges) if merges else ffi.NULL
+        out = ffi.new("st_encoding **")
+        err = ffi.new("size_t *")
+        in_spec = ffi.new("int *")
+        st = lib.st_encoding_new_merges(alphabet, arr, len(merges) // 2, specials, len(specials), pattern,
+                                        ffi.NULL, out, err, in_spec)
+        if st != OK:
+            self._fail(st, err[0], "special tokens" if in_spec[0] else "merge rules")
+        return ffi.gc(out[0], lib.st_encoding_free)
+
+    def alphabet(self, enc):
+        return lib.st_encoding_alphabet(enc)
+
     def encoding_from_image(self, image):
         buf = ffi.new("uint64_t[]", (len(image) + 7) // 8)  # 8-byte aligned, kept alive below
         ffi.memmove(buf, image, len(image))
@@ -200,6 +215,36 @@ class NativeBackend:
         if st != OK:
             raise KeyError(str(token))
         return ffi.buffer(ptr[0], size[0])[:]
+
+    def token_symbols(self, enc, token):
+        if not 0 <= token <= 0xFFFFFFFF:
+            raise OverflowError("out of range integral type conversion attempted")
+        n = ffi.new("size_t *")
+        st = lib.st_token_symbols(enc, token, ffi.NULL, 0, n)
+        if st == 4:
+            out = ffi.new("uint16_t[]", n[0])
+            st = lib.st_token_symbols(enc, token, out, n[0], n)
+            if st == OK:
+                return ffi.unpack(out, n[0])
+        if st == OK:
+            return []
+        raise KeyError(str(token))
+
+    def decode_text(self, enc, ids, flags):
+        """(status, UTF-8 bytes, error offset) of st_decode_text."""
+        n = len(ids)
+        try:
+            arr = ffi.new("uint32_t[]", ids) if n else ffi.NULL
+        except OverflowError:
+            raise OverflowError("out of range integral type conversion attempted") from None
+        size = ffi.new("size_t *")
+        err = ffi.new("size_t *")
+        st = lib.st_decode_text(enc, arr, n, flags, ffi.NULL, 0, size, err)
+        if st == 4:
+            buf = self._alloc("uint8_t[]", size[0])
+            st = lib.st_decode_text(enc, arr, n, flags, buf, size[0], size, err)
+            return st, (ffi.buffer(buf, size[0])[:] if st == OK else b""), err[0]
+        return st, b"", err[0]
 
     # -- UBE --
     def ube_encode_symbols(self, data):

@@ -248,6 +248,28 @@ def _encoding_methods():
             self._fail(st, off, "special tokens" if ins else "rank file")
         return h
 
+    def encoding_new_merges(self, alphabet, merges, specials, pattern):
+        packed = struct.pack("<%dI" % len(merges), *merges)
+        with self._lock:
+            mp = self._put(packed) if merges else 0
+            sp = self._put(specials)
+            out, err, in_spec = self._scratch, self._scratch + 4, self._scratch + 8
+            try:
+                st = self._r.call("st_encoding_new_merges", alphabet, mp, len(merges) // 2, sp, len(specials),
+                                  pattern, 0, out, err, in_spec)
+                h, off, ins = self._u32(out), self._u32(err), self._u32(in_spec)
+            finally:
+                self._r.call("st_free", sp)
+                if mp:
+                    self._r.call("st_free", mp)
+        if st != OK:
+            self._fail(st, off, "special tokens" if ins else "merge rules")
+        return h
+
+    def alphabet(self, enc):
+        with self._lock:
+            return self._r.call("st_encoding_alphabet", enc)
+
     def encoding_from_image(self, image):
         """The image is written into the module's memory and stays there for the encoding's
         life: nothing inside wasm reads it through at load (pywasm runs ~0.2M instructions/s)."""
@@ -361,6 +383,48 @@ def _encoding_methods():
             raise KeyError(str(token))
         return out
 
+    def token_symbols(self, enc, token):
+        if not 0 <= token <= 0xFFFFFFFF:
+            raise OverflowError("out of range integral type conversion attempted")
+        with self._lock:
+            n_p = self._scratch
+            st = self._r.call("st_token_symbols", enc, token, 0, 0, n_p)
+            n = self._u32(n_p)
+            out = []
+            if st == 4:
+                op = self._r.call("st_malloc", 2 * n)
+                st = self._r.call("st_token_symbols", enc, token, op, n, n_p)
+                if st == OK:
+                    out = list(struct.unpack("<%dH" % n, self._r.read(op, 2 * n)))
+                self._r.call("st_free", op)
+        if st != OK:
+            raise KeyError(str(token))
+        return out
+
+    def decode_text(self, enc, ids, flags):
+        try:
+            packed = struct.pack("<%dI" % len(ids), *ids)
+        except struct.error:
+            raise OverflowError("out of range integral type conversion attempted") from None
+        with self._lock:
+            ip = self._put(packed) if ids else 0
+            size_p, err = self._scratch, self._scratch + 4
+            try:
+                st = self._r.call("st_decode_text", enc, ip, len(ids), flags, 0, 0, size_p, err)
+                size, off = self._u32(size_p), self._u32(err)
+                out = b""
+                if st == 4:
+                    op = self._r.call("st_malloc", size or 1)
+                    st = self._r.call("st_decode_text", enc, ip, len(ids), flags, op, size, size_p, err)
+                    off = self._u32(err)
+                    if st == OK:
+                        out = self._r.read(op, size)
+                    self._r.call("st_free", op)
+            finally:
+                if ip:
+                    self._r.call("st_free", ip)
+        return st, out, off
+
     def ube_encode_symbols(self, data):
         return self._call_io("st_ube_encode_symbols", (), data, (), len(data), 2, "H")
 
@@ -391,8 +455,9 @@ def _encoding_methods():
         return st, out, off
 
     return {f.__name__: f for f in (ube_encode_symbols, ube_stream_new, ube_stream_feed,
-                                    encoding_new, encoding_from_image, save_image, n_vocab, special_ids, encode, encode_count, decode_bytes,
-                                    token_bytes)}
+                                    encoding_new, encoding_new_merges, alphabet, encoding_from_image, save_image, n_vocab,
+                                    special_ids, encode, encode_count, decode_bytes, token_bytes, token_symbols,
+                                    decode_text)}
 
 
 for _name, _fn in _encoding_methods().items():

@@ -1,0 +1,211 @@
+"""Merge-rules models (DESIGN §7) and UBE models (DESIGN §6) on every backend.
+
+- vectors/models/encode.jsonl: encode_with_offsets(text, allowed_special=allowed) gives `ids`
+  and `starts`; count() agrees.
+- vectors/models/decode.jsonl: decode(ids) == text; under errors="strict" a UbeDecodeError whose
+  index is strict_error (or the text when it is null); an incremental decoder fed one id at a
+  time returns exactly `stream`, then `flush`.
+- The models are vectors/models/*.json, loaded with supertok.load_model.
+- A differential run against the reference of vectors/generate_models.py on generated text
+  (hypothesis), the rules-versus-ranks example, load_model's errors, and the UBE model's
+  byte-level calls (decode_single_token_bytes refuses, token_symbols answers).
+
+pywasm runs the documented subset of each vectors file (conftest.select_for_backend) and no
+differential run.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import supertok
+from conftest import ROOT, load_vectors, select_for_backend
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+VEC_DIR = os.path.join(ROOT, "vectors", "models")
+MODEL_NAMES = ("ube_small", "bytes_small")
+SHOWN = 12
+sys.path.insert(0, os.path.join(ROOT, "vectors"))
+
+
+def _model_dict(name):
+    with open(os.path.join(VEC_DIR, name + ".json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+_models = {}
+
+
+def model(name, backend):
+    key = (name, backend)
+    if key not in _models:
+        _models[key] = supertok.load_model(os.path.join(VEC_DIR, name + ".json"))
+    return _models[key]
+
+
+def _report(what, failures, checked):
+    assert not failures, "%d of %d records of %s fail:\n%s" % (len(failures), checked, what,
+                                                               "\n".join(failures[:SHOWN]))
+
+
+def test_headers():
+    for name, fields in (("encode.jsonl", {"model", "text", "allowed", "ids", "starts"}),
+                         ("decode.jsonl", {"model", "ids", "text", "strict_error", "stream", "flush"})):
+        header, records = load_vectors(os.path.join(VEC_DIR, name))
+        meta = header["_meta"]
+        assert meta["file"] == name and meta["part"] == "models" and meta["records"] == len(records)
+        assert set(meta["fields"]) == fields
+        assert all(set(r) == fields for r in records)
+        assert {r["model"] for r in records} == set(MODEL_NAMES)
+        assert len(records) >= 1000
+
+
+def test_encode_vectors(backend):
+    _, records = load_vectors(os.path.join(VEC_DIR, "encode.jsonl"))
+    failures, checked = [], 0
+    for i, r in select_for_backend(records, backend):
+        enc = model(r["model"], backend)
+        checked += 1
+        ids, starts = enc.encode_with_offsets(r["text"], allowed_special=set(r["allowed"]), disallowed_special=())
+        n = enc.count(r["text"], allowed_special=set(r["allowed"]), disallowed_special=())
+        if ids != r["ids"] or starts != r["starts"] or n != len(r["ids"]):
+            failures.append("record %d (%s, %r): ids %s starts %s count %d; expected %s %s"
+                            % (i, r["model"], r["text"][:40], ids[:10], starts[:10], n, r["ids"][:10], r["starts"][:10]))
+    _report("encode.jsonl", failures, checked)
+
+
+def test_decode_vectors(backend):
+    _, records = load_vectors(os.path.join(VEC_DIR, "decode.jsonl"))
+    failures, checked = [], 0
+    for i, r in select_for_backend(records, backend):
+        enc = model(r["model"], backend)
+        checked += 1
+        got = enc.decode(r["ids"])
+        try:
+            strict = enc.decode(r["ids"], errors="strict")
+            strict_error = None
+        except supertok.UbeDecodeError as exc:
+            strict, strict_error = None, exc.index
+        except UnicodeDecodeError:  # a byte-level model decodes with CPython's codec
+            strict, strict_error = None, "codec"
+        d = enc.incremental_decoder()
+        stream = [d.add(t) for t in r["ids"]]
+        flush = d.flush()
+        want_strict = r["strict_error"]
+        if enc.alphabet == "bytes" and want_strict is not None:
+            want_strict = "codec"
+        problems = []
+        if got != r["text"]:
+            problems.append("decode %r, expected %r" % (got[:40], r["text"][:40]))
+        if strict_error != want_strict or (strict_error is None and strict != r["text"]):
+            problems.append("strict error %r, expected %r" % (strict_error, want_strict))
+        if stream != r["stream"] or flush != r["flush"]:
+            problems.append("stream %r + %r, expected %r + %r" % (stream[:6], flush, r["stream"][:6], r["flush"]))
+        if problems:
+            failures.append("record %d (%s, ids %s): %s" % (i, r["model"], r["ids"][:12], "; ".join(problems)))
+    _report("decode.jsonl", failures, checked)
+
+
+def test_not_stale():
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "vectors", "generate_models.py"), "--check"],
+                       capture_output=True, text=True)
+    if r.returncode == 2:
+        pytest.skip(r.stderr.strip())
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_rules_not_ranks(backend):
+    """DESIGN §7: rules a b, c d, ab c, abc d give [ab, cd] for "abcd" (ranks would give [abcd])."""
+    a, b, c, d = (ord(x) for x in "abcd")
+    for alphabet in ("bytes", "ube"):
+        base = 256 if alphabet == "bytes" else 512
+        enc = supertok.load_model({"format": "supertok-merges", "version": 1, "alphabet": alphabet,
+                                   "pattern": "o200k", "merges": [[a, b], [c, d], [base, c], [base + 2, d]]})
+        assert enc.encode("abcd") == [base, base + 1]
+        assert enc.encode("abc") == [base + 2]
+        assert enc.decode([base + 3]) == "abcd"
+        assert enc.n_vocab == base + 4
+
+
+def test_ube_model_byte_calls(backend):
+    enc = model("ube_small", backend)
+    eot = enc.encode_single_token("<|endoftext|>")
+    ids = enc.encode("中国 的")
+    assert enc.token_symbols(ids[0]) == supertok.ube_encode_symbols("中国")
+    with pytest.raises(ValueError, match="token_symbols"):
+        enc.decode_single_token_bytes(ids[0])
+    assert enc.decode_single_token_bytes(eot) == b"<|endoftext|>"
+    assert enc.decode_bytes(ids) == "中国 的".encode("utf-8")
+    with pytest.raises(KeyError):
+        enc.token_symbols(eot)
+    with pytest.raises(KeyError):
+        enc.decode([enc.n_vocab + 5])
+    with pytest.raises(ValueError, match="errors"):
+        enc.decode(ids, errors="ignore")
+    b = supertok._get()
+    with pytest.raises(supertok.SupertokError):
+        b.save_image(enc._handle)  # images hold tiktoken vocabularies only
+
+
+BAD_MODELS = [
+    ({"format": "x"}, "format"),
+    ({"version": 2}, "version"),
+    ({"alphabet": "utf16"}, "alphabet"),
+    ({"pattern": "llama"}, "pattern"),
+    ({"merges": {"a": 1}}, "merges"),
+    ({"merges": [[1, 2, 3]]}, r"merges\[0\]"),
+    ({"merges": [[97, -1]]}, r"merges\[0\]"),
+    ({"merges": [[97, 98], [97, 600]]}, r"merges\[1\]"),   # a part not below its own id
+    ({"merges": [[97, 98], [97, 98]]}, r"merges\[1\]"),    # the same pair twice
+    ({"special_tokens": {"<|x|>": 3}}, "special"),         # a special on an ordinary id
+    ({"special_tokens": ["<|x|>"]}, "special_tokens"),
+]
+
+
+@pytest.mark.parametrize("change,message", BAD_MODELS)
+def test_load_model_errors(backend, change, message):
+    m = {"format": "supertok-merges", "version": 1, "name": "bad", "alphabet": "ube", "pattern": "o200k",
+         "merges": [[97, 98]], "special_tokens": {}}
+    m.update(change)
+    with pytest.raises(ValueError, match=message):
+        supertok.load_model(m)
+
+
+def test_load_model_file_errors(tmp_path):
+    p = tmp_path / "m.json"
+    p.write_text("{not json")
+    with pytest.raises(ValueError, match="m.json: not JSON"):
+        supertok.load_model(str(p))
+    with pytest.raises(FileNotFoundError):
+        supertok.load_model(str(tmp_path / "absent.json"))
+
+
+# ---- differential against the reference ------------------------------------------------------
+
+ALPHABET = ("abcdthengi \n\t.,!?'0123456789" "中国世界我们你好人民的是一不" "ですますのには"
+            "한국어사람" "приветмир" "αβου" "éï" "😀👍" "\U00010000\u0800\u07ff")
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_differential(backend, name):
+    if backend == "pywasm":
+        pytest.skip("pywasm: the vectors' subset only (an interpreter)")
+    from generate_models import Reference
+    ref = Reference(_model_dict(name))
+    enc = model(name, backend)
+    specials = list(_model_dict(name)["special_tokens"])
+    examples = int(os.environ.get("SUPERTOK_HYPOTHESIS_EXAMPLES", "300"))
+
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.one_of(st.sampled_from(ALPHABET), st.sampled_from(specials), st.characters(
+        blacklist_categories=("Cs",))), max_size=40).map("".join))
+    def check(text):
+        ids, starts = enc.encode_with_offsets(text, allowed_special="all")
+        assert (ids, starts) == ref.encode(text, specials)
+        assert enc.decode(ids) == text
+        d = enc.incremental_decoder()
+        assert "".join(d.add(t) for t in ids) + d.flush() == text
+
+    check()
