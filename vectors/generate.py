@@ -450,10 +450,7 @@ def _meta(name, n, udhr_note, udhr_codes):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true",
-                    help="regenerate in memory and exit 1 if a committed file differs")
-    args = ap.parse_args(argv)
+    check = check_flag(__doc__, argv)
 
     try:
         have = importlib.metadata.version("regex")
@@ -464,7 +461,15 @@ def main(argv=None):
                          "pip install regex==%s\n" % (ORACLE_REGEX, have, ORACLE_REGEX))
         return 2
 
-    return write_or_check(build(), OUT_DIR, "generate.py", args.check)
+    return write_or_check(build(), OUT_DIR, "generate.py", check)
+
+
+def check_flag(doc, argv=None):
+    """A generator's command line: True for --check (regenerate in memory and compare)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true",
+                    help="regenerate in memory and exit 1 if a committed file differs")
+    return ap.parse_args(argv).check
 
 
 def write_or_check(files, out_dir, script, check):

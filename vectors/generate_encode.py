@@ -16,7 +16,6 @@ cases (stored as UTF-16 code units, see `text_utf16_hex`), about 100 samples of
 ../shared/corpora/udhr.jsonl.xz (the only corpus whose text may be committed; without it the
 generator stops rather than write fewer vectors) and very long pieces. Output is deterministic.
 """
-import argparse
 import codecs
 import hashlib
 import importlib.metadata
@@ -631,15 +630,13 @@ def _versions_ok():
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true",
-                    help="regenerate in memory and exit 1 if a committed file differs")
-    args = ap.parse_args(argv)
+    from generate import check_flag
+    check = check_flag(__doc__, argv)
     if not _versions_ok():
         return 2
 
     files = build()
-    if args.check:
+    if check:
         stale = []
         for rel, text in sorted(files.items()):
             try:

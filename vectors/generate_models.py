@@ -23,7 +23,6 @@ The reference never calls supertok and is written for clarity, not speed:
 
 Output is byte-for-byte deterministic.
 """
-import argparse
 import json
 import os
 import random
@@ -349,12 +348,8 @@ def build():
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true",
-                    help="regenerate in memory and exit 1 if a committed file differs")
-    args = ap.parse_args(argv)
-    from generate import write_or_check
-    return write_or_check(build(), OUT_DIR, "generate_models.py", args.check)
+    from generate import check_flag, write_or_check
+    return write_or_check(build(), OUT_DIR, "generate_models.py", check_flag(__doc__, argv))
 
 
 if __name__ == "__main__":

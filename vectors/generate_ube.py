@@ -24,7 +24,6 @@ UDHR lines from ../shared/corpora/udhr.jsonl.xz (the only corpus whose text may 
 without that corpus the generator stops rather than write fewer vectors. Random streams use
 random.Random with fixed seeds. Output is byte-for-byte deterministic.
 """
-import argparse
 import codecs
 import itertools
 import json
@@ -570,12 +569,9 @@ def build():
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true",
-                    help="regenerate in memory and exit 1 if a committed file differs")
-    args = ap.parse_args(argv)
-    from generate import write_or_check
-    return write_or_check(build(), OUT_DIR, "generate_ube.py", args.check)
+    from generate import check_flag, write_or_check
+    return write_or_check(build(), OUT_DIR, "generate_ube.py", check_flag(__doc__, argv))
+
 
 if __name__ == "__main__":
     sys.exit(main())

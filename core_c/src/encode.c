@@ -182,14 +182,25 @@ ST_INLINE uint64_t heap_pop(uint64_t *h, size_t *len) {
     return top;
 }
 
+/* The rank of joining the parts at [a, at) and [at, b) holding tokens left and right: by
+ * ranks, the rank of their joined bytes p[a..b) (if a token); by rules (merge-rules models),
+ * the token the rule (left, right) makes, whose id orders the rules. p is unused (and may be
+ * NULL) for rules. */
+ST_INLINE uint32_t pair_rank(const st_vocab *v, pair_slot *pc, uint32_t left, uint32_t right, const uint8_t *p,
+                             size_t a, size_t b) {
+    return v->mode == ST_MODE_RULES ? st__vocab_rule(v, left, right) : join_rank(v, pc, left, right, p + a, b - a);
+}
+
 /* Parts are nodes named by their start offset, linked by next/prev; rank[i] is the rank of
  * joining node i with its successor. Heap keys are rank << 32 | start, so among equal ranks the
  * leftmost pops first; an entry whose rank no longer matches its node, or whose node is gone, is
- * stale and skipped. `scratch` holds merge_scratch_size(n) bytes. */
+ * stale and skipped. `scratch` holds merge_scratch_size(n) bytes.
+ * The parts start as the piece's bytes p[0..n) (ranks), or, for a merge-rules model, as its
+ * base symbols sym[0..n) (p NULL); starts are then symbol indexes. */
 static size_t merge_scratch_size(size_t n) { return (3 * n + 1) * sizeof(uint64_t) + 4 * (n + 1) * sizeof(uint32_t); }
 
-static size_t merge_heap(const st_vocab *v, pair_slot *pc, const uint8_t *p, size_t n, uint32_t *tok_out,
-                         uint32_t *start_out, void *scratch) {
+static size_t merge_heap(const st_vocab *v, pair_slot *pc, const uint8_t *p, const uint32_t *sym, size_t n,
+                         uint32_t *tok_out, uint32_t *start_out, void *scratch) {
     size_t heap_cap = 3 * n + 1; /* n - 1 initial pairs + at most 2 per merge */
     uint64_t *heap = (uint64_t *)scratch;
     uint32_t *next = (uint32_t *)(void *)(heap + heap_cap);
@@ -201,8 +212,12 @@ static size_t merge_heap(const st_vocab *v, pair_slot *pc, const uint8_t *p, siz
     for (uint32_t i = 0; i < n; i++) {
         next[i] = i + 1;
         prev[i] = i ? i - 1 : END;
-        tok[i] = v->byte_ids[p[i]];
-        rank[i] = i + 1 < n ? v->pair_ids[((uint32_t)p[i] << 8) | p[i + 1]] : ST_NO_TOKEN;
+        tok[i] = sym ? sym[i] : v->byte_ids[p[i]];
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (i + 1 == n) rank[i] = ST_NO_TOKEN;
+        else if (sym) rank[i] = st__vocab_rule(v, tok[i], tok[i + 1]);
+        else rank[i] = v->pair_ids[((uint32_t)p[i] << 8) | p[i + 1]]; /* 2-byte tokens: one read */
         if (rank[i] != ST_NO_TOKEN) heap[hl++] = ((uint64_t)rank[i] << 32) | i;
     }
     for (size_t k = hl / 2; k-- > 0;) sift_down(heap, hl, k, heap[k]); /* heapify */
@@ -219,13 +234,13 @@ static size_t merge_heap(const st_vocab *v, pair_slot *pc, const uint8_t *p, siz
         next[i] = after;
         if (after != END) prev[after] = i;
         prev[j] = DEAD;
-        rank[i] = after != END ? join_rank(v, pc, r, tok[after], p + i, next[after] - i) : ST_NO_TOKEN;
+        rank[i] = after != END ? pair_rank(v, pc, r, tok[after], p, i, next[after]) : ST_NO_TOKEN;
         /* the entry just used is at the top: replace it (one sift) rather than pop and push */
         if (rank[i] != ST_NO_TOKEN) sift_down(heap, hl, 0, ((uint64_t)rank[i] << 32) | i);
         else heap_pop(heap, &hl);
         if (i > 0) {
             uint32_t q = prev[i];
-            rank[q] = join_rank(v, pc, tok[q], r, p + q, after - q);
+            rank[q] = pair_rank(v, pc, tok[q], r, p, q, after);
             if (rank[q] != ST_NO_TOKEN) heap_push(heap, &hl, ((uint64_t)rank[q] << 32) | q);
         }
     }
@@ -299,59 +314,6 @@ static cache_entry *cache_find(encoder *e, const uint8_t *p, size_t n, size_t a,
 
 /* ---- merge-rules models (st_encoding_new_merges) ------------------------------------------- */
 
-/* The heap merge of merge_heap with rules instead of ranks: a pair joins when it is a rule, and
- * the token it makes is its rank (rule i makes id A + i, so lower ids are earlier rules). Parts
- * are named by the index of their first symbol; tok_out and start_out (symbol indexes) get the
- * m final parts. scratch: merge_scratch_size(n) bytes. */
-static size_t merge_rules(const st_vocab *v, const uint32_t *sym, size_t n, uint32_t *tok_out, uint32_t *start_out,
-                          void *scratch) {
-    size_t heap_cap = 3 * n + 1;
-    uint64_t *heap = (uint64_t *)scratch;
-    uint32_t *next = (uint32_t *)(void *)(heap + heap_cap);
-    uint32_t *prev = next + (n + 1);
-    uint32_t *rank = prev + (n + 1);
-    uint32_t *tok = rank + (n + 1);
-    const uint32_t END = (uint32_t)n, DEAD = 0xFFFFFFFEu;
-    size_t hl = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        next[i] = i + 1;
-        prev[i] = i ? i - 1 : END;
-        tok[i] = sym[i];
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        rank[i] = i + 1 < n ? st__vocab_rule(v, tok[i], tok[i + 1]) : ST_NO_TOKEN;
-        if (rank[i] != ST_NO_TOKEN) heap[hl++] = ((uint64_t)rank[i] << 32) | i;
-    }
-    for (size_t k = hl / 2; k-- > 0;) sift_down(heap, hl, k, heap[k]);
-    while (hl) {
-        uint64_t key = heap[0];
-        uint32_t i = (uint32_t)key, r = (uint32_t)(key >> 32);
-        if (prev[i] == DEAD || rank[i] != r) {
-            heap_pop(heap, &hl);
-            continue;
-        }
-        uint32_t j = next[i], after = next[j];
-        tok[i] = r;
-        next[i] = after;
-        if (after != END) prev[after] = i;
-        prev[j] = DEAD;
-        rank[i] = after != END ? st__vocab_rule(v, r, tok[after]) : ST_NO_TOKEN;
-        if (rank[i] != ST_NO_TOKEN) sift_down(heap, hl, 0, ((uint64_t)rank[i] << 32) | i);
-        else heap_pop(heap, &hl);
-        if (i > 0) {
-            uint32_t q = prev[i];
-            rank[q] = st__vocab_rule(v, tok[q], r);
-            if (rank[q] != ST_NO_TOKEN) heap_push(heap, &hl, ((uint64_t)rank[q] << 32) | q);
-        }
-    }
-    size_t m = 0;
-    for (uint32_t i = 0; i != END; i = next[i]) {
-        tok_out[m] = tok[i];
-        start_out[m++] = i;
-    }
-    return m;
-}
-
 /* The base symbols of the piece p[0..n) (valid UTF-8) and, for each, its byte offset in the
  * piece: a UTF-16 symbol after a character's first gets an offset inside that character, so a
  * token starting there counts as starting in it. At most n symbols. */
@@ -390,7 +352,7 @@ static st_status encode_piece_rules(encoder *e, size_t a, size_t b) {
     uint64_t *scratch = (uint64_t *)(void *)mem;
     uint32_t *sym = (uint32_t *)(void *)(mem + merge_scratch_size(n)), *off = sym + n, *tok = off + n, *start = tok + n;
     size_t ns = piece_symbols(v->alphabet, p, n, sym, off);
-    size_t m = merge_rules(v, sym, ns, tok, start, scratch);
+    size_t m = merge_heap(v, NULL, NULL, sym, ns, tok, start, scratch);
     for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + off[start[k]]);
     if (ce && m <= ST_CACHE_MAX_TOKENS) {
         ce->hash = h;
@@ -434,7 +396,7 @@ static st_status encode_piece(encoder *e, size_t a, size_t b, size_t *err_offset
                 m = merge_short(v, e->pairs, copy, n, tok, start);
             } else {
                 uint64_t scratch[(3 * ST_STACK_PIECE + 1) + (4 * (ST_STACK_PIECE + 1) + 1) / 2];
-                m = merge_heap(v, e->pairs, copy, n, tok, start, scratch);
+                m = merge_heap(v, e->pairs, copy, NULL, n, tok, start, scratch);
             }
         }
         for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + start[k]);
@@ -466,7 +428,7 @@ static st_status encode_piece(encoder *e, size_t a, size_t b, size_t *err_offset
     uint8_t *copy = (uint8_t *)(start + n);
     st__memcpy(copy, p, n);
     st__memset(copy + n, 0, ST_PAD);
-    m = merge_heap(v, e->pairs, copy, n, tok, start, scratch);
+    m = merge_heap(v, e->pairs, copy, NULL, n, tok, start, scratch);
     for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + start[k]);
     st__free(&e->enc->alloc, scratch, size);
     return ST_OK;
@@ -627,6 +589,35 @@ st_status st_decode(const st_encoding *enc, const uint32_t *ids, size_t n, uint8
 
 /* ---- the handle ---------------------------------------------------------------------------- */
 
+/* A new handle with its allocator and pre-tokenizer; the caller loads the vocabulary, then
+ * hands it out (or frees it) with encoding_finish. */
+static st_status encoding_start(const st_allocator *alloc, int pattern, st_encoding **enc, size_t *err_offset) {
+    st_allocator a;
+    st__allocator_init(&a, alloc);
+    *enc = (st_encoding *)st__alloc(&a, sizeof **enc);
+    if (!*enc) return ST_ERR_OUT_OF_MEMORY;
+    st__memset(*enc, 0, sizeof **enc);
+    (*enc)->alloc = a;
+    st_status st = st__pretokenizer_init(&(*enc)->pt, pattern, 0, "", 0, err_offset);
+    if (st != ST_OK) {
+        st__free(&a, *enc, sizeof **enc);
+        *enc = NULL;
+    }
+    return st;
+}
+
+static st_status encoding_finish(st_encoding *enc, st_status st, int in_specials, int *err_in_specials,
+                                 st_encoding **out) {
+    if (st != ST_OK) {
+        if (err_in_specials) *err_in_specials = in_specials;
+        st_allocator a = enc->alloc;
+        st__free(&a, enc, sizeof *enc);
+        return st;
+    }
+    *out = enc;
+    return ST_OK;
+}
+
 st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const char *specials, size_t specials_len,
                                    int pattern, const st_allocator *alloc, st_encoding **out, size_t *err_offset,
                                    int *err_in_specials) {
@@ -634,23 +625,12 @@ st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const ch
     if (err_in_specials) *err_in_specials = 0;
     if (!out || (!ranks && ranks_len) || (!specials && specials_len)) return ST_ERR_INVALID_ARGUMENT;
     *out = NULL;
-    st_allocator a;
-    st__allocator_init(&a, alloc);
-    st_encoding *enc = (st_encoding *)st__alloc(&a, sizeof *enc);
-    if (!enc) return ST_ERR_OUT_OF_MEMORY;
-    st__memset(enc, 0, sizeof *enc);
-    enc->alloc = a;
-    st_status st = st__pretokenizer_init(&enc->pt, pattern, 0, "", 0, err_offset);
-    if (st == ST_OK)
-        st = st__vocab_parse_tiktoken(&enc->vocab, &enc->alloc, ranks, ranks_len, specials, specials_len,
-                                      err_offset, &in_specials);
-    if (st != ST_OK) {
-        if (err_in_specials) *err_in_specials = in_specials;
-        st__free(&a, enc, sizeof *enc);
-        return st;
-    }
-    *out = enc;
-    return ST_OK;
+    st_encoding *enc;
+    st_status st = encoding_start(alloc, pattern, &enc, err_offset);
+    if (st != ST_OK) return st;
+    st = st__vocab_parse_tiktoken(&enc->vocab, &enc->alloc, ranks, ranks_len, specials, specials_len, err_offset,
+                                  &in_specials);
+    return encoding_finish(enc, st, in_specials, err_in_specials, out);
 }
 
 st_status st_encoding_new_merges(int alphabet, const uint32_t *merges, size_t n_merges, const char *specials,
@@ -660,24 +640,13 @@ st_status st_encoding_new_merges(int alphabet, const uint32_t *merges, size_t n_
     if (err_in_specials) *err_in_specials = 0;
     if (!out || (!merges && n_merges) || (!specials && specials_len)) return ST_ERR_INVALID_ARGUMENT;
     *out = NULL;
-    st_allocator a;
-    st__allocator_init(&a, alloc);
-    st_encoding *enc = (st_encoding *)st__alloc(&a, sizeof *enc);
-    if (!enc) return ST_ERR_OUT_OF_MEMORY;
-    st__memset(enc, 0, sizeof *enc);
-    enc->alloc = a;
+    st_encoding *enc;
+    st_status st = encoding_start(alloc, pattern, &enc, err_offset);
+    if (st != ST_OK) return st;
     enc->bt_state = BT_UNAVAILABLE; /* backtracking follows ranks, not rules */
-    st_status st = st__pretokenizer_init(&enc->pt, pattern, 0, "", 0, err_offset);
-    if (st == ST_OK)
-        st = st__vocab_from_merges(&enc->vocab, &enc->alloc, alphabet, merges, n_merges, specials, specials_len,
-                                   err_offset, &in_specials);
-    if (st != ST_OK) {
-        if (err_in_specials) *err_in_specials = in_specials;
-        st__free(&a, enc, sizeof *enc);
-        return st;
-    }
-    *out = enc;
-    return ST_OK;
+    st = st__vocab_from_merges(&enc->vocab, &enc->alloc, alphabet, merges, n_merges, specials, specials_len,
+                               err_offset, &in_specials);
+    return encoding_finish(enc, st, in_specials, err_in_specials, out);
 }
 
 int st_encoding_alphabet(const st_encoding *enc) { return enc ? (int)enc->vocab.alphabet : ST_ALPHABET_BYTES; }

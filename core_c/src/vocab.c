@@ -152,6 +152,33 @@ static void fill_bytes(const uint8_t *s, size_t n, const uint32_t *offsets, uint
 
 static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
 
+/* The ids of the specials text, sorted (insertion sort: a handful of specials). */
+static void sorted_special_ids(const uint8_t *ss, size_t len, uint32_t *special_ids) {
+    size_t pos = 0, k = 0;
+    line ln;
+    while (next_line(ss, len, &pos, &ln, 0) > 0) special_ids[k++] = ln.id;
+    for (size_t x = 1; x < k; x++) {
+        uint32_t id = special_ids[x];
+        size_t y = x;
+        while (y > 0 && special_ids[y - 1] > id) { special_ids[y] = special_ids[y - 1]; y--; }
+        special_ids[y] = id;
+    }
+}
+
+/* A special token is text found in text: its bytes must be valid UTF-8, or a match could start
+ * or end inside a character. ST_ERR_MALFORMED_MODEL at the first line that is not. */
+static st_status check_specials_utf8(const uint8_t *ss, size_t len, const uint32_t *offsets, const uint8_t *bytes,
+                                     size_t *err_offset) {
+    size_t pos = 0;
+    line ln;
+    while (next_line(ss, len, &pos, &ln, 0) > 0)
+        if (st_utf8_validate((const char *)bytes + offsets[ln.id], offsets[ln.id + 1] - offsets[ln.id], NULL) != ST_OK) {
+            st__set_offset(err_offset, ln.start);
+            return ST_ERR_MALFORMED_MODEL;
+        }
+    return ST_OK;
+}
+
 st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const char *ranks, size_t ranks_len,
                                    const char *specials, size_t specials_len, size_t *err_offset,
                                    int *err_in_specials) {
@@ -205,34 +232,15 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
         if (st != ST_OK) *err_in_specials = 1;
     }
     if (st != ST_OK) { st__free(a, block, total); return st; }
-    /* which ids are special: mark them before the prefix sum turns lengths into offsets */
-    size_t k = 0;
-    if (specials_len) {
-        size_t pos = 0;
-        line ln;
-        while (next_line(ss, specials_len, &pos, &ln, 0) > 0) special_ids[k++] = ln.id;
-        for (size_t x = 1; x < k; x++) { /* insertion sort: a handful of specials */
-            uint32_t id = special_ids[x];
-            size_t y = x;
-            while (y > 0 && special_ids[y - 1] > id) { special_ids[y] = special_ids[y - 1]; y--; }
-            special_ids[y] = id;
-        }
-    }
+    if (specials_len) sorted_special_ids(ss, specials_len, special_ids);
     for (uint32_t i = 0; i < n_ids; i++) offsets[i + 1] += offsets[i];
     fill_bytes(rs, ranks_len, offsets, bytes);
     if (specials_len) {
         fill_bytes(ss, specials_len, offsets, bytes);
-        /* a special token is text found in text: its bytes must be valid UTF-8, or a match
-         * could start or end inside a character */
-        size_t pos = 0;
-        line ln;
-        while (next_line(ss, specials_len, &pos, &ln, 0) > 0) {
-            if (st_utf8_validate((const char *)bytes + offsets[ln.id], offsets[ln.id + 1] - offsets[ln.id], NULL) != ST_OK) {
-                st__set_offset(err_offset, ln.start);
-                *err_in_specials = 1;
-                st__free(a, block, total);
-                return ST_ERR_MALFORMED_MODEL;
-            }
+        if ((st = check_specials_utf8(ss, specials_len, offsets, bytes, err_offset)) != ST_OK) {
+            *err_in_specials = 1;
+            st__free(a, block, total);
+            return st;
         }
     }
 
@@ -354,15 +362,7 @@ st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet
     if (specials_len) {
         st = fill_lengths(ss, specials_len, offsets, err_offset);
         if (st != ST_OK) { *err_in_specials = 1; st__free(a, block, total); return st; }
-        size_t pos = 0, k = 0;
-        line ln;
-        while (next_line(ss, specials_len, &pos, &ln, 0) > 0) special_ids[k++] = ln.id;
-        for (size_t x = 1; x < k; x++) {
-            uint32_t id = special_ids[x];
-            size_t y = x;
-            while (y > 0 && special_ids[y - 1] > id) { special_ids[y] = special_ids[y - 1]; y--; }
-            special_ids[y] = id;
-        }
+        sorted_special_ids(ss, specials_len, special_ids);
     }
     for (uint32_t i = 0; i < n_ids; i++) offsets[i + 1] += offsets[i];
     for (uint32_t id = 0; id < base; id++) { /* the symbols themselves */
@@ -377,15 +377,11 @@ st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet
     }
     if (specials_len) {
         fill_bytes(ss, specials_len, offsets, bytes);
-        size_t pos = 0;
-        line ln;
-        while (next_line(ss, specials_len, &pos, &ln, 0) > 0)
-            if (st_utf8_validate((const char *)bytes + offsets[ln.id], offsets[ln.id + 1] - offsets[ln.id], NULL) != ST_OK) {
-                st__set_offset(err_offset, ln.start);
-                *err_in_specials = 1;
-                st__free(a, block, total);
-                return ST_ERR_MALFORMED_MODEL;
-            }
+        if ((st = check_specials_utf8(ss, specials_len, offsets, bytes, err_offset)) != ST_OK) {
+            *err_in_specials = 1;
+            st__free(a, block, total);
+            return st;
+        }
     }
     v->n_ids = n_ids;
     v->n_ordinary = n_ord;
