@@ -1,7 +1,7 @@
 #!/bin/sh
 # Build and run the C core's tests (usable from any directory):
 #   1. compile every core source, and the tests, with -std=c11 -pedantic -Wall -Wextra -Werror;
-#   2. build test_core, stress, test_encode and the fuzz harnesses' replay drivers with
+#   2. build test_core, stress, test_encode, test_threads and the fuzz harnesses' replay drivers with
 #      -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1 and run them
 #      (stress with a fixed seed and a moderate iteration count; test_encode with the shipped
 #      rank files in py/supertok/vocab, at the reduced sizes its header describes).
@@ -46,7 +46,7 @@ step "warnings: $CC $WARN -O2 (core sources and tests)"
 for f in $SRCS; do
     $CC $WARN -O2 $INC -c "$f" -o "$build/warn_$(basename "$f" .c).o"
 done
-for t in test_core stress fuzz_pretokenize test_encode fuzz_encode; do
+for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads; do
     $CC $WARN -O2 $INC -DST_FUZZ_MAIN -c "$here/$t.c" -o "$build/warn_$t.o"
 done
 
@@ -90,6 +90,18 @@ for f in $SRCS; do
 done
 $CC -std=c11 $SAN $INC "$here/test_encode.c" $sobjs -o "$build/test_encode_bt"
 "$build/test_encode_bt" "$VOCAB"
+
+step "test_threads: one encoding shared by 4 threads while its backtracking tables get built"
+$CC -std=c11 $SAN -pthread $INC "$here/test_threads.c" $objs -o "$build/test_threads"
+"$build/test_threads" "$VOCAB"
+printf 'int main(void) { return 0; }\n' >"$build/tsan_probe.c"
+if $CC -fsanitize=thread "$build/tsan_probe.c" -o "$build/tsan_probe" 2>/dev/null && "$build/tsan_probe"; then
+    step "test_threads under ThreadSanitizer"
+    $CC -std=c11 -fsanitize=thread -g -O1 -pthread $INC $SRCS "$here/test_threads.c" -o "$build/test_threads_tsan"
+    TSAN_OPTIONS=halt_on_error=1 "$build/test_threads_tsan" "$VOCAB"
+else
+    echo "(ThreadSanitizer not available with $CC: skipped)"
+fi
 
 step "encoder fuzz harness, replaying a few inputs (text, damaged image and rank file each)"
 mkdir -p "$build/enc_seeds"

@@ -1,0 +1,122 @@
+// One loaded encoding shared by several threads (DESIGN §3: a loaded tokenizer is safe to share).
+//
+// The backtracking encoder's tables are built by the first piece that wants them, from
+// whichever thread gets there first, while the other threads keep encoding with the merge loop
+// (encode.c: backtrack_tables). Here 4 threads start at once on a fresh o200k_base encoding,
+// each encoding texts that want the tables (Chinese, Russian, a long run of one letter) and
+// texts that do not, several rounds; every result must equal the one-thread result of a
+// second encoding. run.sh runs it under ASan/UBSan, and under ThreadSanitizer where the
+// compiler has it (a data race there is a failure).
+//
+// Build and run from the repository root:
+//   cc -std=c11 -O2 -pthread -Icore_c/include core_c/src/*.c core_c/tests/test_threads.c -o test_threads
+//   ./test_threads py/supertok/vocab    # prints "N passed, M failed"; exit 1 on failure
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "supertok.h"
+
+#define N_THREADS 4
+#define ROUNDS 3
+
+static const char *TEXTS[] = {
+    "\xE4\xB8\xAD\xE5\x8D\x8E\xE4\xBA\xBA\xE6\xB0\x91\xE5\x85\xB1\xE5\x92\x8C\xE5\x9B\xBD\xE6\x88\x90\xE7\xAB\x8B"
+    "\xE4\xBA\x8E\xE4\xB8\x80\xE4\xB9\x9D\xE5\x9B\x9B\xE4\xB9\x9D\xE5\xB9\xB4",
+    "\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82, \xD0\xBC\xD0\xB8\xD1\x80! "
+    "\xD0\x93\xD0\xBE\xD1\x81\xD1\x83\xD0\xB4\xD0\xB0\xD1\x80\xD1\x81\xD1\x82\xD0\xB2\xD0\xB5\xD0\xBD\xD0\xBD\xD1\x8B\xD0\xB9",
+    "Hello world, it's 2024! The quick brown fox jumps over the lazy dog.",
+    NULL, /* a long run of one letter, filled in main */
+    "    def f(x):\n        return x * 2\n",
+};
+#define N_TEXTS (sizeof TEXTS / sizeof TEXTS[0])
+
+static st_encoding *g_shared;
+static uint32_t *g_want[N_TEXTS];
+static size_t g_want_n[N_TEXTS];
+static int g_failures[N_THREADS];
+static pthread_barrier_t g_start;
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = (char *)malloc((size_t)n + 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        fclose(f);
+        free(buf);
+        return NULL;
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static void *worker(void *arg) {
+    int t = (int)(intptr_t)arg;
+    pthread_barrier_wait(&g_start);
+    for (int round = 0; round < ROUNDS; round++)
+        for (size_t k = 0; k < N_TEXTS; k++) {
+            size_t i = (k + (size_t)t) % N_TEXTS, len = strlen(TEXTS[i]), n = 0;
+            uint32_t *ids = (uint32_t *)malloc((len + 1) * 4);
+            st_status st = st_encode(g_shared, TEXTS[i], len, NULL, 0, ids, NULL, len + 1, &n, NULL);
+            if (st != ST_OK || n != g_want_n[i] || memcmp(ids, g_want[i], n * 4) != 0) g_failures[t]++;
+            free(ids);
+        }
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : "py/supertok/vocab";
+    char path[1024];
+    snprintf(path, sizeof path, "%s/o200k_base.tiktoken", dir);
+    size_t rlen = 0;
+    char *ranks = read_file(path, &rlen);
+    if (!ranks) {
+        fprintf(stderr, "test_threads: cannot read %s\n", path);
+        return 1;
+    }
+    char *run = (char *)malloc(20001);
+    memset(run, 'a', 20000);
+    run[20000] = 0;
+    TEXTS[3] = run;
+    st_encoding *ref = NULL;
+    size_t off = 0;
+    int pass = 0, fail = 0;
+    if (st_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &ref, &off, NULL) != ST_OK ||
+        st_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &g_shared, &off, NULL) != ST_OK) {
+        fprintf(stderr, "test_threads: loading o200k_base failed at %zu\n", off);
+        return 1;
+    }
+    for (size_t i = 0; i < N_TEXTS; i++) { /* the one-thread results, from the other encoding */
+        size_t len = strlen(TEXTS[i]);
+        g_want[i] = (uint32_t *)malloc((len + 1) * 4);
+        if (st_encode(ref, TEXTS[i], len, NULL, 0, g_want[i], NULL, len + 1, &g_want_n[i], &off) != ST_OK) fail++;
+    }
+    pthread_t th[N_THREADS];
+    pthread_barrier_init(&g_start, NULL, N_THREADS);
+    for (int t = 0; t < N_THREADS; t++) pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
+    for (int t = 0; t < N_THREADS; t++) pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&g_start);
+    for (int t = 0; t < N_THREADS; t++) {
+        if (g_failures[t]) {
+            printf("FAIL thread %d: %d of %d encodes differ from the one-thread result\n", t, g_failures[t],
+                   (int)(ROUNDS * N_TEXTS));
+            fail++;
+        } else {
+            pass++;
+        }
+    }
+    for (size_t i = 0; i < N_TEXTS; i++) free(g_want[i]);
+    st_encoding_free(g_shared);
+    st_encoding_free(ref);
+    free(run);
+    free(ranks);
+    printf("%d passed, %d failed\n", pass, fail);
+    return fail != 0;
+}
