@@ -209,3 +209,21 @@ def test_differential(backend, name):
         assert "".join(d.add(t) for t in ids) + d.flush() == text
 
     check()
+
+
+def test_cli_model(tmp_path):
+    path = os.path.join(VEC_DIR, "ube_small.json")
+    text = "中国 的 abcd 😀\n"
+    r = subprocess.run([sys.executable, "-m", "supertok", "encode", "--model", path], input=text.encode(),
+                       capture_output=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == supertok.load_model(path).encode(text)
+    r = subprocess.run([sys.executable, "-m", "supertok", "decode", "--model", path], input=r.stdout,
+                       capture_output=True)
+    assert r.returncode == 0 and r.stdout.decode() == text
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "supertok-merges", "version": 1, "alphabet": "ube", "pattern": "o200k",
+                               "merges": [[97, 9999]]}))
+    r = subprocess.run([sys.executable, "-m", "supertok", "encode", "--model", str(bad)], input=b"x",
+                       capture_output=True)
+    assert r.returncode == 2 and b"merges[0]" in r.stderr

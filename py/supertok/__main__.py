@@ -1,9 +1,10 @@
 """Command line: python -m supertok <command> ...
 
-    python -m supertok encode [--encoding o200k_base] [--allowed-special all] [FILE]
+    python -m supertok encode [--encoding o200k_base | --model MODEL.json] [--allowed-special all] [FILE]
         prints the token ids of the text as a JSON list
-    python -m supertok decode [--encoding o200k_base] [FILE]
+    python -m supertok decode [--encoding o200k_base | --model MODEL.json] [FILE]
         reads a JSON list of ids, prints the text
+    (--model: a model of merge rules, byte-level or UBE, in the format supertok.load_model reads)
 
     python -m supertok pretokenize [--pattern o200k] [--script-aware] [--scripts Han,Thai] [FILE]
         prints one piece per line as a JSON string (reads standard input without FILE)
@@ -29,13 +30,20 @@ def main(argv=None):
     e = sub.add_parser("encode", help="encode text to token ids (JSON list)")
     e.add_argument("file", nargs="?", help="UTF-8 text file (default: standard input)")
     e.add_argument("--encoding", default="o200k_base", choices=supertok.list_encoding_names())
+    e.add_argument("--model", help="a merge-rules model file (JSON) instead of --encoding")
     e.add_argument("--allowed-special", default="none", choices=["none", "all"],
                    help="'all': special tokens in the text become their ids; 'none' (default): "
                         "a special token in the text is an error, as in tiktoken")
     d = sub.add_parser("decode", help="decode a JSON list of token ids to text")
     d.add_argument("file", nargs="?", help="file holding a JSON list (default: standard input)")
     d.add_argument("--encoding", default="o200k_base", choices=supertok.list_encoding_names())
+    d.add_argument("--model", help="a merge-rules model file (JSON) instead of --encoding")
     args = ap.parse_args(argv)
+
+    def encoding():
+        if getattr(args, "model", None):
+            return supertok.load_model(args.model)
+        return supertok.get_encoding(args.encoding)
 
     if args.command == "decode":
         raw = open(args.file, "rb").read() if args.file else sys.stdin.buffer.read()
@@ -43,8 +51,8 @@ def main(argv=None):
             ids = json.loads(raw)
             if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
                 raise ValueError("expected a JSON list of integers")
-            text = supertok.get_encoding(args.encoding).decode(ids)
-        except (ValueError, KeyError, OverflowError) as exc:
+            text = encoding().decode(ids)
+        except (ValueError, KeyError, OverflowError, OSError) as exc:
             print("supertok: cannot decode: %s" % exc, file=sys.stderr)
             return 2
         sys.stdout.write(text)
@@ -66,7 +74,11 @@ def main(argv=None):
         print("supertok: input is not valid UTF-8 at byte %d" % exc.start, file=sys.stderr)
         return 2
     if args.command == "encode":
-        enc = supertok.get_encoding(args.encoding)
+        try:
+            enc = encoding()
+        except (ValueError, OSError) as exc:
+            print("supertok: cannot load the model: %s" % exc, file=sys.stderr)
+            return 2
         try:
             ids = enc.encode(text, allowed_special="all" if args.allowed_special == "all" else frozenset())
         except ValueError as exc:
