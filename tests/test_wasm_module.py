@@ -7,7 +7,6 @@ import sys
 
 import pytest
 
-import supertok
 from supertok.backends.wasm import WASM_PATH
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
