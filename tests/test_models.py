@@ -227,3 +227,15 @@ def test_cli_model(tmp_path):
     r = subprocess.run([sys.executable, "-m", "supertok", "encode", "--model", str(bad)], input=b"x",
                        capture_output=True)
     assert r.returncode == 2 and b"merges[0]" in r.stderr
+
+
+def test_prepare(backend):
+    """Encoding.prepare builds the backtracking tables now where the encoding uses them."""
+    enc = supertok.get_encoding("o200k_base")
+    text = "中文字符串 Привет мир " + "a" * 100
+    want = enc.encode(text)
+    assert enc.prepare() is (backend != "pywasm")  # pywasm loads an image: merges only
+    assert enc.prepare() is (backend != "pywasm")  # twice: nothing more to do
+    assert enc.encode(text) == want
+    assert model("ube_small", backend).prepare() is False
+

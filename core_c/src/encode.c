@@ -21,6 +21,7 @@ struct st_encoding {
      * code) never pays their build time or memory. A vocabulary from an image never builds
      * them: an image is for start-up where nothing may make a pass over the vocabulary. */
     int bt_state;
+    int bt_failed; /* the build ran out of memory (set before bt_state becomes BT_UNAVAILABLE) */
     st_backtrack bt;
 };
 
@@ -33,6 +34,7 @@ static const st_backtrack *backtrack_tables(const st_encoding *enc) {
     if (state != BT_NOT_BUILT || !st__atomic_claim(&e->bt_state, BT_NOT_BUILT, BT_BUILDING)) return NULL;
     st_status st = st__backtrack_build(&e->bt, &enc->vocab, &enc->alloc);
     int ready = st == ST_OK && e->bt.ready;
+    e->bt_failed = st == ST_ERR_OUT_OF_MEMORY;
     st__atomic_store(&e->bt_state, ready ? BT_READY : BT_UNAVAILABLE);
     return ready ? &enc->bt : NULL;
 }
@@ -647,6 +649,14 @@ st_status st_encoding_new_merges(int alphabet, const uint32_t *merges, size_t n_
     st = st__vocab_from_merges(&enc->vocab, &enc->alloc, alphabet, merges, n_merges, specials, specials_len,
                                err_offset, &in_specials);
     return encoding_finish(enc, st, in_specials, err_in_specials, out);
+}
+
+st_status st_encoding_prepare(const st_encoding *enc) {
+    if (!enc) return ST_ERR_INVALID_ARGUMENT;
+    int state = st__atomic_load(&enc->bt_state);
+    if (state == BT_UNAVAILABLE) return enc->bt_failed ? ST_ERR_OUT_OF_MEMORY : ST_ERR_INVALID_ARGUMENT;
+    if (backtrack_tables(enc) || st__atomic_load(&enc->bt_state) == BT_BUILDING) return ST_OK;
+    return enc->bt_failed ? ST_ERR_OUT_OF_MEMORY : ST_ERR_INVALID_ARGUMENT;
 }
 
 int st_encoding_alphabet(const st_encoding *enc) { return enc ? (int)enc->vocab.alphabet : ST_ALPHABET_BYTES; }

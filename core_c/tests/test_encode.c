@@ -1284,9 +1284,13 @@ static void test_backtrack(void) {
             CHECK(sa == ST_OK && sb == ST_OK && na == nb && memcmp(a, b, na * 4) == 0,
                   "%s %s: rank file and image encodings differ (%zu and %zu ids)", INFOS[e].name, label, na, nb);
         }
+        CHECK(st_encoding_prepare(g_enc[e]) == ST_OK, "%s: prepare", INFOS[e].name);
+        CHECK(!ie || st_encoding_prepare(ie) == ST_ERR_INVALID_ARGUMENT, "%s: an image never builds the tables",
+              INFOS[e].name);
         st_encoding_free(ie);
         free(img);
     }
+    CHECK(st_encoding_prepare(NULL) == ST_ERR_INVALID_ARGUMENT, "prepare(NULL)");
     free(a);
     free(b);
     free(buf);
@@ -1361,6 +1365,7 @@ static void test_merges(void) {
         CHECK(st == ST_OK && n == 3 && ids[0] == base + 2 && ids[1] == 600 && ids[2] == 'd' && cs[1] == 3 && cs[2] == 10,
               "rules with a special: %zu ids", n);
         CHECK(st_encoding_alphabet(enc) == ube, "alphabet");
+        CHECK(st_encoding_prepare(enc) == ST_ERR_INVALID_ARGUMENT, "a rules model has no tables to build");
         CHECK(st_encoding_n_vocab(enc) == 601, "n_vocab %u", st_encoding_n_vocab(enc));
         size_t sz = 0;
         CHECK(st_encoding_save_image(enc, NULL, 0, &sz) == ST_ERR_INVALID_ARGUMENT, "rules models have no image");
@@ -1971,6 +1976,8 @@ static void test_allocator(void) {
         long after = c2.allocs;
         st = st_encode(e2, cjk, sizeof cjk - 1, NULL, 0, got, NULL, 16, &n2, NULL);
         CHECK(st == ST_OK && c2.allocs == after, "a second encode allocated (a failed build is not retried)");
+        st = st_encoding_prepare(e2);
+        CHECK(st == (c2.live == live0 ? ST_ERR_OUT_OF_MEMORY : ST_OK), "prepare after build %ld: %d", k, st);
         st_encoding_free(e2);
         CHECK(c2.live == 0 && c2.bad_frees == 0, "after free: %zu bytes live", c2.live);
     }

@@ -115,6 +115,9 @@ class NativeBackend:
     def alphabet(self, enc):
         return lib.st_encoding_alphabet(enc)
 
+    def prepare(self, enc):
+        return lib.st_encoding_prepare(enc)
+
     def encoding_from_image(self, image):
         buf = ffi.new("uint64_t[]", (len(image) + 7) // 8)  # 8-byte aligned, kept alive below
         ffi.memmove(buf, image, len(image))

@@ -270,6 +270,10 @@ def _encoding_methods():
         with self._lock:
             return self._r.call("st_encoding_alphabet", enc)
 
+    def prepare(self, enc):
+        with self._lock:
+            return self._r.call("st_encoding_prepare", enc)
+
     def encoding_from_image(self, image):
         """The image is written into the module's memory and stays there for the encoding's
         life: nothing inside wasm reads it through at load (pywasm runs ~0.2M instructions/s)."""
@@ -455,7 +459,7 @@ def _encoding_methods():
         return st, out, off
 
     return {f.__name__: f for f in (ube_encode_symbols, ube_stream_new, ube_stream_feed,
-                                    encoding_new, encoding_new_merges, alphabet, encoding_from_image, save_image, n_vocab,
+                                    encoding_new, encoding_new_merges, alphabet, prepare, encoding_from_image, save_image, n_vocab,
                                     special_ids, encode, encode_count, decode_bytes, token_bytes, token_symbols,
                                     decode_text)}
 
