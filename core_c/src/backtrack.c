@@ -35,10 +35,9 @@ static uint32_t filter_words(size_t keys) {
 
 ST_INLINE uint32_t slot_at(uint64_t h, uint32_t cap) { return (uint32_t)(((h >> 32) * (uint64_t)cap) >> 32); }
 
-/* The child of node by byte in a trie table, ST_NO_TOKEN if none (flags kept in the value). */
-ST_INLINE uint32_t table_child(const uint64_t *trie, uint32_t cap, uint32_t node, uint8_t byte) {
-    uint32_t key = (((node & BT_NODE_MASK) << 8) | byte) + 1;
-    uint32_t i = slot_at(st__mix64(key), cap);
+/* The value stored for key (its mix h) in a trie table, ST_NO_TOKEN if none. */
+ST_INLINE uint32_t trie_probe(const uint64_t *trie, uint32_t cap, uint32_t key, uint64_t h) {
+    uint32_t i = slot_at(h, cap);
     for (;;) {
         uint64_t s = trie[i];
         if ((uint32_t)s == key) return (uint32_t)(s >> 32);
@@ -47,17 +46,20 @@ ST_INLINE uint32_t table_child(const uint64_t *trie, uint32_t cap, uint32_t node
     }
 }
 
+ST_INLINE uint32_t trie_key(uint32_t node, uint8_t byte) { return (((node & BT_NODE_MASK) << 8) | byte) + 1; }
+
+/* The child of node by byte in a trie table, ST_NO_TOKEN if none (flags kept in the value). */
+ST_INLINE uint32_t table_child(const uint64_t *trie, uint32_t cap, uint32_t node, uint8_t byte) {
+    uint32_t key = trie_key(node, byte);
+    return trie_probe(trie, cap, key, st__mix64(key));
+}
+
+/* The same in the finished trie, its filter first. */
 ST_INLINE uint32_t trie_child(const st_backtrack *bt, uint32_t node, uint8_t byte) {
-    uint32_t key = (((node & BT_NODE_MASK) << 8) | byte) + 1;
+    uint32_t key = trie_key(node, byte);
     uint64_t h = st__mix64(key);
     if (!filter_has(bt->trie_filter, bt->trie_filter_mask, h)) return ST_NO_TOKEN;
-    uint32_t i = slot_at(h, bt->trie_cap);
-    for (;;) {
-        uint64_t s = bt->trie[i];
-        if ((uint32_t)s == key) return (uint32_t)(s >> 32);
-        if (!s) return ST_NO_TOKEN;
-        if (++i == bt->trie_cap) i = 0;
-    }
+    return trie_probe(bt->trie, bt->trie_cap, key, h);
 }
 
 /* The character edge from node by code point cp: the value (BT_CHAR_* flags), or ST_NO_TOKEN. */

@@ -165,10 +165,12 @@ static void sorted_special_ids(const uint8_t *ss, size_t len, uint32_t *special_
     }
 }
 
-/* A special token is text found in text: its bytes must be valid UTF-8, or a match could start
- * or end inside a character. ST_ERR_MALFORMED_MODEL at the first line that is not. */
-static st_status check_specials_utf8(const uint8_t *ss, size_t len, const uint32_t *offsets, const uint8_t *bytes,
-                                     size_t *err_offset) {
+/* Write the specials' bytes at their offsets. A special token is text found in text: its
+ * bytes must be valid UTF-8, or a match could start or end inside a character;
+ * ST_ERR_MALFORMED_MODEL at the first line that is not. */
+static st_status fill_specials(const uint8_t *ss, size_t len, const uint32_t *offsets, uint8_t *bytes,
+                               size_t *err_offset) {
+    fill_bytes(ss, len, offsets, bytes);
     size_t pos = 0;
     line ln;
     while (next_line(ss, len, &pos, &ln, 0) > 0)
@@ -236,8 +238,7 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
     for (uint32_t i = 0; i < n_ids; i++) offsets[i + 1] += offsets[i];
     fill_bytes(rs, ranks_len, offsets, bytes);
     if (specials_len) {
-        fill_bytes(ss, specials_len, offsets, bytes);
-        if ((st = check_specials_utf8(ss, specials_len, offsets, bytes, err_offset)) != ST_OK) {
+        if ((st = fill_specials(ss, specials_len, offsets, bytes, err_offset)) != ST_OK) {
             *err_in_specials = 1;
             st__free(a, block, total);
             return st;
@@ -376,8 +377,7 @@ st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet
         st__memcpy(bytes + at + ll, bytes + offsets[r], rl);
     }
     if (specials_len) {
-        fill_bytes(ss, specials_len, offsets, bytes);
-        if ((st = check_specials_utf8(ss, specials_len, offsets, bytes, err_offset)) != ST_OK) {
+        if ((st = fill_specials(ss, specials_len, offsets, bytes, err_offset)) != ST_OK) {
             *err_in_specials = 1;
             st__free(a, block, total);
             return st;

@@ -11,26 +11,11 @@
 #include <string.h>
 
 #include "supertok.h"
+#include "check.h"
 
-static int g_pass, g_fail;
 
 #define ST_CANARY_T ((size_t)0x5A5A5A5Au)
 
-static void check(int ok, const char *file, int line, const char *fmt, ...) {
-    if (ok) {
-        g_pass++;
-        return;
-    }
-    g_fail++;
-    va_list ap;
-    va_start(ap, fmt);
-    printf("FAIL %s:%d: ", file, line);
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-}
-
-#define CHECK(cond, ...) check(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
 
 static void hex(char *out, size_t outcap, const unsigned char *s, size_t len) {
     size_t o = 0;

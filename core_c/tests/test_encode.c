@@ -31,26 +31,11 @@
 #include <time.h>
 
 #include "supertok.h"
+#include "check.h"
 
-static int g_pass, g_fail;
 static int g_big;
 static uint64_t g_seed = 1;
 
-static void check(int ok, const char *file, int line, const char *fmt, ...) {
-    if (ok) {
-        g_pass++;
-        return;
-    }
-    g_fail++;
-    va_list ap;
-    va_start(ap, fmt);
-    printf("FAIL %s:%d: ", file, line);
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-}
-
-#define CHECK(cond, ...) check(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
 
 /* A failing check is only counted once per test group where loops would repeat it. */
 #define CHECK_ONCE(flag, cond, ...)                                                                      \
@@ -100,30 +85,6 @@ static uint32_t rng_below(uint64_t *s, uint32_t n) { return (uint32_t)(rng_next(
 
 /* ---- files, base64 ----------------------------------------------------------------------- */
 
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 20, n = 0;
-    char *d = (char *)xmalloc(cap);
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            char *q = (char *)realloc(d, cap);
-            if (!q) {
-                free(d);
-                fclose(f);
-                return NULL;
-            }
-            d = q;
-        }
-        size_t got = fread(d + n, 1, cap - n, f);
-        if (!got) break;
-        n += got;
-    }
-    fclose(f);
-    *len = n;
-    return d;
-}
 
 static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 

@@ -14,11 +14,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "supertok.h"
+#include "check.h"
 
 #define N_THREADS 4
 #define ROUNDS 3
@@ -40,22 +39,6 @@ static size_t g_want_n[N_TEXTS];
 static int g_failures[N_THREADS];
 static pthread_barrier_t g_start;
 
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = (char *)malloc((size_t)n + 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        free(buf);
-        return NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
 
 static void *worker(void *arg) {
     int t = (int)(intptr_t)arg;
@@ -87,7 +70,6 @@ int main(int argc, char **argv) {
     TEXTS[3] = run;
     st_encoding *ref = NULL;
     size_t off = 0;
-    int pass = 0, fail = 0;
     if (st_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &ref, &off, NULL) != ST_OK ||
         st_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &g_shared, &off, NULL) != ST_OK) {
         fprintf(stderr, "test_threads: loading o200k_base failed at %zu\n", off);
@@ -96,27 +78,22 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < N_TEXTS; i++) { /* the one-thread results, from the other encoding */
         size_t len = strlen(TEXTS[i]);
         g_want[i] = (uint32_t *)malloc((len + 1) * 4);
-        if (st_encode(ref, TEXTS[i], len, NULL, 0, g_want[i], NULL, len + 1, &g_want_n[i], &off) != ST_OK) fail++;
+        CHECK(st_encode(ref, TEXTS[i], len, NULL, 0, g_want[i], NULL, len + 1, &g_want_n[i], &off) == ST_OK,
+              "one-thread encode of text %zu", i);
     }
     pthread_t th[N_THREADS];
     pthread_barrier_init(&g_start, NULL, N_THREADS);
     for (int t = 0; t < N_THREADS; t++) pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
     for (int t = 0; t < N_THREADS; t++) pthread_join(th[t], NULL);
     pthread_barrier_destroy(&g_start);
-    for (int t = 0; t < N_THREADS; t++) {
-        if (g_failures[t]) {
-            printf("FAIL thread %d: %d of %d encodes differ from the one-thread result\n", t, g_failures[t],
-                   (int)(ROUNDS * N_TEXTS));
-            fail++;
-        } else {
-            pass++;
-        }
-    }
+    for (int t = 0; t < N_THREADS; t++)
+        CHECK(!g_failures[t], "thread %d: %d of %d encodes differ from the one-thread result", t, g_failures[t],
+              (int)(ROUNDS * N_TEXTS));
     for (size_t i = 0; i < N_TEXTS; i++) free(g_want[i]);
     st_encoding_free(g_shared);
     st_encoding_free(ref);
     free(run);
     free(ranks);
-    printf("%d passed, %d failed\n", pass, fail);
-    return fail != 0;
+    printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail != 0;
 }
