@@ -124,9 +124,21 @@ def test_vector_file_format(name):
 
 
 def test_vectors_not_stale():
-    if not os.path.exists(os.path.join(CORPORA, "udhr.jsonl.xz")):
-        pytest.skip("../shared/corpora/udhr.jsonl.xz is absent: generate.py --check needs it")
+    # Runs on a fresh clone: the generator reads the UDHR excerpts vendored in vectors/texts/.
     proc = subprocess.run([sys.executable, os.path.join("vectors", "generate.py"), "--check"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, "vectors/generate.py --check exited %d:\n%s%s" % (
+        proc.returncode, proc.stdout, proc.stderr)
+
+
+def test_vendored_udhr_excerpts_match_the_corpus():
+    """vectors/texts/udhr.jsonl holds exactly the lines vectors/vendor_udhr.py selects from the
+    full corpus (the generators read that file, not the corpus)."""
+    if not os.path.exists(os.path.join(CORPORA, "udhr.jsonl.xz")):
+        pytest.skip("../shared/corpora/udhr.jsonl.xz is absent: the check of the vendored UDHR "
+                    "excerpts against the corpus needs it")
+    env = dict(os.environ, SUPERTOK_CORPORA=CORPORA)
+    proc = subprocess.run([sys.executable, os.path.join("vectors", "vendor_udhr.py"), "--check"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, "vectors/vendor_udhr.py --check exited %d:\n%s%s" % (
         proc.returncode, proc.stdout, proc.stderr)

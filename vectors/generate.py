@@ -7,13 +7,13 @@ The expected pieces come from vectors/oracle.py (regex.findall with tiktoken 0.1
 strings, plus the script chunker of DESIGN §5), so the generator refuses to run unless the
 installed `regex` is exactly the pinned oracle (DESIGN §4). The case texts are the hand-written
 lists below plus real text from ../shared/corpora/udhr.jsonl.xz (the only corpus whose text may
-be committed); without that corpus the generator stops instead of writing fewer vectors.
+be committed), read from the excerpts vendored in vectors/texts/udhr.jsonl (vectors/vendor_udhr.py
+makes them), so it runs on a fresh clone.
 Output is deterministic: the same bytes on every run.
 """
 import argparse
 import importlib.metadata
 import json
-import lzma
 import os
 import sys
 
@@ -23,7 +23,6 @@ UNICODE_VERSION = "16.0"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 OUT_DIR = os.path.join(HERE, "pretokenize")
-UDHR = os.path.join(ROOT, "..", "shared", "corpora", "udhr.jsonl.xz")
 
 PATTERN_NAMES = ("gpt2", "cl100k", "o200k")
 CUSTOM_SCRIPTS = (["Han"], [], ["Latin", "Greek"])
@@ -294,45 +293,17 @@ UDHR_MIN_LINE = 30
 UDHR_MAX_LINE = 400
 
 
-def _cut(line):
-    """At most UDHR_MAX_LINE characters, cut at the last space when there is one late enough."""
-    if len(line) <= UDHR_MAX_LINE:
-        return line
-    head = line[:UDHR_MAX_LINE]
-    sp = head.rfind(" ")
-    return head[:sp] if sp >= UDHR_MAX_LINE // 2 else head
-
-
 def udhr_lines():
     """[(code, dominant script, line)]: for each dominant script (`scripts[0]`), the first
     record in file order with it, then the UDHR_EXTRA records; from each, its first two lines
-    of at least UDHR_MIN_LINE characters, each cut to at most UDHR_MAX_LINE."""
-    if not os.path.exists(UDHR):
-        sys.stderr.write(
-            "generate.py: %s is absent. The vectors take their real text from it, so refusing to "
-            "write an incomplete set; put the shared corpora at ../shared/corpora.\n"
-            % os.path.normpath(UDHR))
-        sys.exit(2)
-    with lzma.open(UDHR, "rt", encoding="utf-8") as f:
-        records = [json.loads(line) for line in f if line.strip()]
-    chosen, seen = [], set()
-    for r in records:
-        script = r["scripts"][0][0]
-        if script not in seen:
-            seen.add(script)
-            chosen.append(r)
-    by_code = {r["code"]: r for r in records}
-    for code in UDHR_EXTRA:
-        if by_code[code] not in chosen:
-            chosen.append(by_code[code])
-    out = []
-    for r in chosen:
-        lines = [ln for ln in r["text"].split("\n") if len(ln) >= UDHR_MIN_LINE][:2]
-        out += [(r["code"], r["scripts"][0][0], _cut(ln)) for ln in lines]
-    if len(out) < 60 or len(seen) < 30:
-        sys.exit("generate.py: %s gave only %d lines from %d scripts; is it the right file?"
-                 % (UDHR, len(out), len(seen)))
-    return out
+    of at least UDHR_MIN_LINE characters, each cut to at most UDHR_MAX_LINE. The selection is
+    made by vectors/vendor_udhr.py from ../shared/corpora/udhr.jsonl.xz; this reads its output,
+    vectors/texts/udhr.jsonl, so the check runs on a fresh clone."""
+    sys.path.insert(0, HERE)
+    import vendor_udhr
+    assert (UDHR_EXTRA, UDHR_MIN_LINE, UDHR_MAX_LINE) == (
+        vendor_udhr.PRE_EXTRA, vendor_udhr.PRE_MIN_LINE, vendor_udhr.PRE_MAX_LINE)
+    return vendor_udhr.excerpts("pretokenize")
 
 
 # ---------------------------------------------------------------------------------------------

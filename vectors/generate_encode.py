@@ -13,14 +13,13 @@ regex also writes the JSON escapes shared with vectors/generate.py) are installe
 Texts: every text of vectors/pretokenize/o200k.jsonl (read from the committed file, so
 regenerate these vectors after the pre-tokenizer vectors), special-token cases, lone-surrogate
 cases (stored as UTF-16 code units, see `text_utf16_hex`), about 100 samples of
-../shared/corpora/udhr.jsonl.xz (the only corpus whose text may be committed; without it the
-generator stops rather than write fewer vectors) and very long pieces. Output is deterministic.
+../shared/corpora/udhr.jsonl.xz (the only corpus whose text may be committed; read from the
+excerpts vendored in vectors/texts/udhr.jsonl, so this runs on a fresh clone) and very long pieces. Output is deterministic.
 """
 import codecs
 import hashlib
 import importlib.metadata
 import json
-import lzma
 import os
 import random
 import shutil
@@ -36,7 +35,6 @@ VOCAB_DIR = os.path.join(ROOT, "py", "supertok", "vocab")
 ENCODE_DIR = os.path.join(HERE, "encode")
 DECODE_DIR = os.path.join(HERE, "decode")
 PRETOKENIZE_TEXTS = os.path.join(HERE, "pretokenize", "o200k.jsonl")
-UDHR = os.path.join(ROOT, "..", "shared", "corpora", "udhr.jsonl.xz")
 
 ENCODINGS = ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
 TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/%s.tiktoken"
@@ -273,53 +271,17 @@ UDHR_SAMPLES = 100
 UDHR_SAMPLE_CHARS = 500
 
 
-def _udhr_records():
-    if not os.path.exists(UDHR):
-        sys.stderr.write(
-            "generate_encode.py: %s is absent. The vectors take real text from it, so refusing to "
-            "write an incomplete set; put the shared corpora at ../shared/corpora.\n"
-            % os.path.normpath(UDHR))
-        sys.exit(2)
-    with lzma.open(UDHR, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def udhr_samples():
     """[(code, script, text)]: UDHR_SAMPLES translations chosen round-robin over dominant scripts
     (`scripts[0]`, in order of first appearance; each round takes the next translation in file
     order of every script that has one left), and from each, the lines starting at a third of
     the text, joined while they fit in UDHR_SAMPLE_CHARS characters (a longer first line is cut
-    at its last space before the limit)."""
-    records = _udhr_records()
-    by_script = {}
-    for r in records:
-        by_script.setdefault(r["scripts"][0][0], []).append(r)
-    chosen, k = [], 0
-    while len(chosen) < UDHR_SAMPLES and any(k < len(v) for v in by_script.values()):
-        for script, rs in by_script.items():
-            if k < len(rs) and len(chosen) < UDHR_SAMPLES:
-                chosen.append((script, rs[k]))
-        k += 1
-    out = []
-    for script, r in chosen:
-        lines = r["text"].split("\n")
-        lines = lines[len(lines) // 3:]
-        while len(lines) > 1 and not lines[0].strip():
-            lines = lines[1:]
-        text = lines[0]
-        if len(text) > UDHR_SAMPLE_CHARS:
-            head = text[:UDHR_SAMPLE_CHARS]
-            sp = head.rfind(" ")
-            text = head[:sp] if sp >= UDHR_SAMPLE_CHARS // 2 else head
-        for line in lines[1:]:
-            if len(text) + 1 + len(line) > UDHR_SAMPLE_CHARS:
-                break
-            text += "\n" + line
-        out.append((r["code"], script, text))
-    if len(out) < UDHR_SAMPLES or len(by_script) < 30:
-        sys.exit("generate_encode.py: %s gave %d samples from %d scripts; is it the right file?"
-                 % (UDHR, len(out), len(by_script)))
-    return out
+    at its last space before the limit). The selection is made by vectors/vendor_udhr.py from
+    ../shared/corpora/udhr.jsonl.xz; this reads its output, vectors/texts/udhr.jsonl."""
+    sys.path.insert(0, HERE)
+    import vendor_udhr
+    assert (UDHR_SAMPLES, UDHR_SAMPLE_CHARS) == (vendor_udhr.ENC_SAMPLES, vendor_udhr.ENC_SAMPLE_CHARS)
+    return vendor_udhr.excerpts("encode")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,14 +20,13 @@ The oracle (DESIGN section 6) is written here in plain Python and never calls su
 
 Texts come from the committed pre-tokenizer vectors (vectors/pretokenize/o200k.jsonl and
 script_aware.jsonl, whose real text is UDHR lines), hand-written edge cases below, and further
-UDHR lines from ../shared/corpora/udhr.jsonl.xz (the only corpus whose text may be committed);
-without that corpus the generator stops rather than write fewer vectors. Random streams use
+UDHR lines from ../shared/corpora/udhr.jsonl.xz (the only corpus whose text may be committed),
+read from the excerpts vendored in vectors/texts/udhr.jsonl, so this runs on a fresh clone. Random streams use
 random.Random with fixed seeds. Output is byte-for-byte deterministic.
 """
 import codecs
 import itertools
 import json
-import lzma
 import os
 import random
 import re
@@ -37,7 +36,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 OUT_DIR = os.path.join(HERE, "ube")
 PRETOK_DIR = os.path.join(HERE, "pretokenize")
-UDHR = os.path.join(ROOT, "..", "shared", "corpora", "udhr.jsonl.xz")
 GENERATED_BY = "python vectors/generate_ube.py"
 CODECS = ("utf-8", "utf-16-le")
 
@@ -214,28 +212,13 @@ UDHR_MAX_LINE = 200
 def udhr_extra_lines():
     """[(code, script, line)]: for each dominant script (`scripts[0][0]`), the last translation
     in file order with it (the pre-tokenizer vectors take the first), its first line of at least
-    UDHR_MIN_LINE characters, cut to at most UDHR_MAX_LINE."""
-    if not os.path.exists(UDHR):
-        sys.stderr.write(
-            "generate_ube.py: %s is absent. The vectors take real text from it, so refusing to "
-            "write an incomplete set; put the shared corpora at ../shared/corpora.\n"
-            % os.path.normpath(UDHR))
-        sys.exit(2)
-    last = {}
-    with lzma.open(UDHR, "rt", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                r = json.loads(line)
-                last[r["scripts"][0][0]] = r
-    out = []
-    for script in sorted(last):
-        r = last[script]
-        lines = [ln for ln in r["text"].split("\n") if len(ln) >= UDHR_MIN_LINE]
-        if lines:
-            out.append((r["code"], script, lines[0][:UDHR_MAX_LINE]))
-    if len(out) < 30:
-        sys.exit("generate_ube.py: %s gave only %d scripts; is it the right file?" % (UDHR, len(out)))
-    return out
+    UDHR_MIN_LINE characters, cut to at most UDHR_MAX_LINE. The selection is made by
+    vectors/vendor_udhr.py from ../shared/corpora/udhr.jsonl.xz; this reads its output,
+    vectors/texts/udhr.jsonl."""
+    sys.path.insert(0, HERE)
+    import vendor_udhr
+    assert (UDHR_MIN_LINE, UDHR_MAX_LINE) == (vendor_udhr.UBE_MIN_LINE, vendor_udhr.UBE_MAX_LINE)
+    return vendor_udhr.excerpts("ube")
 
 
 def _unique(items):
