@@ -1,8 +1,9 @@
 """The C core's own tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 
 Runs core_c/tests/run.sh: a warning-free build of the core (-std=c11 -pedantic -Wall -Wextra
--Werror), then the unit tests (test_core), the random stress test with a fixed seed and the
-fuzz harness's replay driver, all built with -fsanitize=address,undefined. Skipped only when no
+-Werror), then the unit tests (test_core, test_encode), the golden vectors through the C API
+(test_vectors), the random stress test with a fixed seed and the fuzz harnesses' replay drivers,
+all built with -fsanitize=address,undefined. Skipped only when no
 C compiler is found.
 """
 import os
@@ -44,15 +45,15 @@ def test_c_core_under_sanitizers(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         universal_newlines=True,
-        timeout=300,
+        timeout=3600,  # a hang guard only, far from any real run (minutes on a busy 2-core machine)
     )
     out = proc.stdout
     assert proc.returncode == 0, "core_c/tests/run.sh failed (exit %d):\n%s" % (proc.returncode, out[-20000:])
     summaries = [line for line in out.splitlines() if line.endswith(" failed") and " passed, " in line]
-    # test_core, stress, test_encode, test_encode with backtracking on every piece, test_threads
-    # (and test_threads again under ThreadSanitizer where the compiler has it)
+    # test_core, stress, test_encode, test_vectors, test_encode with backtracking on every piece,
+    # test_threads (and test_threads again under ThreadSanitizer where the compiler has it)
     tsan = "test_threads under ThreadSanitizer" in out
-    assert len(summaries) == 5 + tsan, out[-5000:]
+    assert len(summaries) == 6 + tsan, out[-5000:]
     for line in summaries:
         assert line.endswith(" 0 failed"), line
     assert "all C tests passed" in out

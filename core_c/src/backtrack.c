@@ -458,6 +458,7 @@ ST_INLINE uint32_t longest_match(const st_backtrack *bt, const uint8_t *p, size_
         if (is_reachable(bt, node & BT_NODE_MASK)) { best = node & BT_NODE_MASK; blen = 1; }
     }
     while (i < n && !(node & BT_LEAF)) {
+        ST_COUNT(1); /* test builds only: one trie probe */
         uint8_t b = p[i];
         if (b >= 0xC2 && b < 0xF0 && bt->chars_cap) { /* a whole character in one probe */
             size_t clen = b < 0xE0 ? 2 : 3;
@@ -514,6 +515,7 @@ size_t st__backtrack_encode(const st_backtrack *bt, const st_vocab *v, const uin
         size_t len = next_len; /* t's length, known from the walk */
         if (t == ST_NO_TOKEN) return 0;
         for (;;) {
+            ST_COUNT(1); /* test builds only: one candidate token tried */
             size_t end = pos + len;
             if (end <= n && ((open[end >> 6] >> (end & 63)) & 1) && (m == 0 || pair_ok_memo(bt, memo, tok[m - 1], t))) {
                 tok[m] = t;

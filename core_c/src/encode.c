@@ -133,6 +133,7 @@ static size_t merge_short(const st_vocab *v, pair_slot *pc, const uint8_t *p, si
     }
     start[n] = (uint32_t)n;
     for (;;) {
+        ST_COUNT(m); /* test builds only: the scan below reads m ranks */
         uint32_t best = ST_NO_TOKEN;
         size_t at = 0;
         for (size_t k = 0; k + 1 < m; k++)
@@ -224,6 +225,7 @@ static size_t merge_heap(const st_vocab *v, pair_slot *pc, const uint8_t *p, con
     }
     for (size_t k = hl / 2; k-- > 0;) sift_down(heap, hl, k, heap[k]); /* heapify */
     while (hl) {
+        ST_COUNT(1); /* test builds only: one heap operation */
         uint64_t key = heap[0];
         uint32_t i = (uint32_t)key, r = (uint32_t)(key >> 32);
         if (prev[i] == DEAD || rank[i] != r) { /* stale */

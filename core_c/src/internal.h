@@ -3,6 +3,7 @@
 #define ST_INTERNAL_H
 
 #include "platform.h"
+#include "counters.h" /* ST_COUNT: empty unless -DST_TEST_COUNTERS */
 #include "../include/supertok.h"
 
 /* The allocator a handle was made with; a copy is kept in every handle. */

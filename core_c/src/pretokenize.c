@@ -51,6 +51,7 @@ typedef struct ch {
 ST_INLINE ch char_at(const uint8_t *s, size_t end, size_t i) {
     ch c;
     if (i >= end) { c.cp = 0; c.len = 0; c.preds = 0; return c; }
+    ST_COUNT(1);
     uint8_t b = s[i];
     if (b < 0x80) {
         c.cp = b;
@@ -68,6 +69,7 @@ ST_INLINE size_t run_of(const uint8_t *s, size_t end, size_t i, uint32_t mask) {
     while (i < end) {
         uint8_t b = s[i];
         if (b < 0x80) {
+            ST_COUNT(1);
             if (!(preds_of_class[st_ucd_bmp_class[b]] & mask)) break;
             i++;
             continue;
@@ -83,7 +85,7 @@ ST_INLINE int is_crlf(uint32_t cp) { return cp == '\r' || cp == '\n'; }
 
 /* End of a run of [\r\n] (or [\r\n/] with slash) starting at i. */
 ST_INLINE size_t run_crlf(const uint8_t *s, size_t end, size_t i, int slash) {
-    while (i < end && (s[i] == '\r' || s[i] == '\n' || (slash && s[i] == '/'))) i++;
+    while (i < end && (s[i] == '\r' || s[i] == '\n' || (slash && s[i] == '/'))) { ST_COUNT(1); i++; }
     return i;
 }
 
@@ -405,6 +407,7 @@ static size_t next_chunk(const uint8_t *s, size_t end, size_t i, int *script) {
         if (s[k] < 0x80) { cp = s[k]; len = 1; }
         else len = st__utf8_decode(s + k, &cp);
         int sc = st_ucd_script(cp);
+        ST_COUNT(1);
         if (sc == ST_SCRIPT_UNKNOWN || sc == ST_SCRIPT_COMMON) {
             if (!in_common) { in_common = 1; common_start = k; }
         } else if (sc == ST_SCRIPT_INHERITED) {

@@ -1,22 +1,26 @@
 #!/bin/sh
 # Build and run the C core's tests (usable from any directory):
 #   1. compile every core source, and the tests, with -std=c11 -pedantic -Wall -Wextra -Werror;
-#   2. build test_core, stress, test_encode, test_threads and the fuzz harnesses' replay drivers with
-#      -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1 and run them
-#      (stress with a fixed seed and a moderate iteration count; test_encode with the shipped
-#      rank files in py/supertok/vocab, at the reduced sizes its header describes).
+#   2. build test_core, stress, test_encode, test_vectors, test_threads and the fuzz harnesses'
+#      replay drivers with -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1 and run
+#      them (stress with a fixed seed and a moderate iteration count; test_encode with the shipped
+#      rank files in py/supertok/vocab, at the reduced sizes its header describes; test_vectors
+#      on every file of vectors/ the C API covers).
+#   stress and test_encode check that the core's work grows linearly by counting it, not by
+#   timing it: they link a copy of the core whose files using ST_COUNT (core_c/src/counters.h)
+#   are compiled with -DST_TEST_COUNTERS. Every other binary links the core as shipped.
 # Exits non-zero on the first failure.
 #
 # Environment:
 #   CC                 C compiler (default: cc)
 #   ST_CORE_SOURCES    core sources to build (default: every core_c/src/*.c)
 #   ST_TEST_BUILD_DIR  where binaries go (default: a temporary directory, removed at exit)
-#   STRESS_SEED, STRESS_ITERS, STRESS_LIMIT   stress arguments (default: 1, 1500, 2 seconds)
+#   STRESS_SEED, STRESS_ITERS   stress arguments (default: 1, 1500)
 #   ST_FUZZ_SECONDS    if > 0 and clang has libFuzzer, also fuzz for that many seconds (the
 #                      pre-tokenizer harness, then each mode of the encoder harness)
 #   ST_VOCAB_DIR       the rank files for test_encode and fuzz_encode (default: py/supertok/vocab)
-#   ST_ENCODE_BIG      passed on to test_encode: 1 for its full sizes and timing limits (slow
-#                      under the sanitizers; meant for an -O2 build, see test_encode.c)
+#   ST_ENCODE_BIG      passed on to test_encode: 1 for its full sizes (slow under the
+#                      sanitizers; meant for an -O2 build, see test_encode.c)
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -46,8 +50,13 @@ step "warnings: $CC $WARN -O2 (core sources and tests)"
 for f in $SRCS; do
     $CC $WARN -O2 $INC -c "$f" -o "$build/warn_$(basename "$f" .c).o"
 done
-for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads; do
-    $CC $WARN -O2 $INC -DST_FUZZ_MAIN -c "$here/$t.c" -o "$build/warn_$t.o"
+# the files using the work counter, compiled as tests build them (counters.h)
+CNT_SRCS=$(grep -l 'ST_COUNT\|ST_TEST_COUNTERS' $SRCS)
+for f in $CNT_SRCS; do
+    $CC $WARN -O2 $INC -DST_TEST_COUNTERS -c "$f" -o "$build/warn_cnt_$(basename "$f" .c).o"
+done
+for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors; do
+    $CC $WARN -O2 $INC -DST_FUZZ_MAIN -DST_TEST_COUNTERS -c "$here/$t.c" -o "$build/warn_$t.o"
 done
 
 step "sanitizer build: $CC $SAN"
@@ -57,17 +66,29 @@ for f in $SRCS; do
     $CC -std=c11 $SAN $INC -c "$f" -o "$o"
     objs="$objs $o"
 done
+# the same objects, with the files using the work counter rebuilt with -DST_TEST_COUNTERS
+cobjs=""
+for f in $SRCS; do
+    o="$build/san_$(basename "$f" .c).o"
+    case " $(echo $CNT_SRCS) " in
+    *" $f "*)
+        o="$build/san_cnt_$(basename "$f" .c).o"
+        $CC -std=c11 $SAN $INC -DST_TEST_COUNTERS -c "$f" -o "$o" ;;
+    esac
+    cobjs="$cobjs $o"
+done
 $CC -std=c11 $SAN $INC "$here/test_core.c" $objs -o "$build/test_core"
-$CC -std=c11 $SAN $INC "$here/stress.c" $objs -o "$build/stress"
+$CC -std=c11 $SAN $INC -DST_TEST_COUNTERS "$here/stress.c" $cobjs -o "$build/stress"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_pretokenize.c" $objs -o "$build/fuzz_replay"
-$CC -std=c11 $SAN $INC "$here/test_encode.c" $objs -o "$build/test_encode"
+$CC -std=c11 $SAN $INC -DST_TEST_COUNTERS "$here/test_encode.c" $cobjs -o "$build/test_encode"
+$CC -std=c11 $SAN $INC "$here/test_vectors.c" $objs -o "$build/test_vectors"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_encode.c" $objs -o "$build/fuzz_encode_replay"
 
 step "test_core"
 "$build/test_core"
 
 step "stress ${STRESS_SEED:-1} ${STRESS_ITERS:-1500}"
-"$build/stress" "${STRESS_SEED:-1}" "${STRESS_ITERS:-1500}" "${STRESS_LIMIT:-2}"
+"$build/stress" "${STRESS_SEED:-1}" "${STRESS_ITERS:-1500}"
 
 step "fuzz harness, replaying a few inputs"
 printf "Hello world 12345, it's 2024!\r\n  ok  " >"$build/seed1"
@@ -80,15 +101,18 @@ printf 'ab\355\240\200\300\200\364\220\200\200\377' >"$build/seed4"
 step "test_encode $VOCAB"
 "$build/test_encode" "$VOCAB"
 
+step "test_vectors $root/vectors"
+"$build/test_vectors" "$root"
+
 step "test_encode $VOCAB, with the backtracking encoder on every piece of every script"
 # (encode.c sends only CJK pieces there; this checks the method itself everywhere)
 sobjs=""
 for f in $SRCS; do
     o="$build/bt_$(basename "$f" .c).o"
-    $CC -std=c11 $SAN $INC -DST_BACKTRACK_EVERY_PIECE -c "$f" -o "$o"
+    $CC -std=c11 $SAN $INC -DST_BACKTRACK_EVERY_PIECE -DST_TEST_COUNTERS -c "$f" -o "$o"
     sobjs="$sobjs $o"
 done
-$CC -std=c11 $SAN $INC "$here/test_encode.c" $sobjs -o "$build/test_encode_bt"
+$CC -std=c11 $SAN $INC -DST_TEST_COUNTERS "$here/test_encode.c" $sobjs -o "$build/test_encode_bt"
 "$build/test_encode_bt" "$VOCAB"
 
 step "test_threads: one encoding shared by 4 threads while its backtracking tables get built"

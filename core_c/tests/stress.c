@@ -2,24 +2,31 @@
 //
 //   gcc -std=c11 -O1 -g -fsanitize=address,undefined -Icore_c/include core_c/src/*.c
 //       core_c/tests/stress.c -o stress
-//   ./stress [seed [iterations [max_seconds_per_call]]]    (defaults: 1 2000 2)
+//   (add -DST_TEST_COUNTERS: the core's work counter, counters.h, is required)
+//   ./stress [seed [iterations]]    (defaults: 1 2000)
 //
 // Each iteration builds a random byte string (ASCII, valid UTF-8 of every length from
 // interesting ranges, and sometimes invalid bytes), runs it through every pattern (gpt2,
 // cl100k, o200k) x {plain, script-aware with the default scripts, with "", with
 // "Latin,Greek"} and checks the invariants of invariants.h in both offset modes. Then long
-// inputs (16 KB growing to 1 MB) are timed per configuration, to catch quadratic behaviour:
-// the 1 MB times are printed, and a call slower than the limit (seconds), or one growing
-// superlinearly with the size, fails. The last line is
+// inputs (16 KB growing to 1 MB) are run per configuration, to catch quadratic behaviour: the
+// core's work counter (characters examined, counters.h) is read around each call, and a call
+// whose work grows more than 5x for 4x the input, or exceeds WORK_PER_BYTE per byte, fails.
+// Nothing is timed (a busy machine must not fail a test; timings belong in bench/). The
+// per-byte work at 1 MB is printed. The last line is
 // "N passed, M failed"; the exit status is 1 on any failure.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "invariants.h"
 #include "supertok.h"
+#include "../src/counters.h"
+
+#ifndef ST_TEST_COUNTERS
+#error "stress.c needs the core's work counter: build the core and this file with -DST_TEST_COUNTERS"
+#endif
 
 /* ---- PRNG: xorshift64* -------------------------------------------------------------------- */
 
@@ -273,18 +280,15 @@ static const char *short_name(int c) {
     return names[c];
 }
 
-static double now(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* Long inputs: each kind is built at 16 KB, 64 KB, 256 KB and 1 MB. Every configuration is
- * timed at each size (the slowest of pretokenize in bytes, in code points, and
- * pretokenize_count); a size fails if a call exceeds `limit` seconds, or if it takes over
- * 0.1 s and over 10 times the previous size (a quarter as long: linear code gives about 4x,
- * quadratic 16x), and then the larger sizes are skipped, so a quadratic scanner fails in
- * seconds instead of hanging. The 1 MB times are printed. */
+/* Long inputs: each kind is built at 16 KB, 64 KB, 256 KB and 1 MB. Every configuration runs
+ * pretokenize in bytes, in code points, and pretokenize_count at each size, and the core's work
+ * counter is read around each call (the most of the three is the size's work). A size fails if
+ * its work is over WORK_RATIO times the previous size's (a quarter as long: linear code gives
+ * 4x, quadratic 16x) or over WORK_PER_BYTE per byte of input (the scanners look at each
+ * character a small fixed number of times), and then the larger sizes are skipped, so a
+ * quadratic scanner fails in seconds instead of hanging. The 1 MB work per byte is printed. */
+#define WORK_RATIO 5.0
+#define WORK_PER_BYTE 8.0
 typedef struct long_kind {
     const char *name;
     const char *head, *unit, *tail; /* head + unit repeated + tail */
@@ -323,59 +327,60 @@ static void build_long(buf *b, const long_kind *k, size_t size) {
     put(b, k->tail, t);
 }
 
-static void long_inputs(double limit) {
+static void long_inputs(void) {
     static const size_t sizes[4] = {16 << 10, 64 << 10, 256 << 10, 1 << 20};
     buf b = {0, 0, 0};
     st_check_buf cb = {0, 0, 0, 0};
-    double worst = 0;
+    double worst = 0; /* work per byte */
     const char *worst_name = "";
     if (!st_check_buf_reserve(&cb, sizes[3] + 2)) {
         printf("FAIL: out of memory\n");
         g_fail++;
         return;
     }
-    printf("long inputs (1 MB each): ms of the slowest of pretokenize(bytes), pretokenize(codepoints),\n"
-           "pretokenize_count, per configuration (sa = script-aware, default scripts; none = \"\";\n"
-           "lg = \"Latin,Greek\")\n");
+    printf("long inputs (1 MB each): work per byte (characters examined, the most of pretokenize(bytes),\n"
+           "pretokenize(codepoints), pretokenize_count) per configuration (sa = script-aware, default\n"
+           "scripts; none = \"\"; lg = \"Latin,Greek\")\n");
     printf("  %-26s", "");
     for (int c = 0; c < N_CONFIGS; c++) printf(" %11s", short_name(c));
     printf("\n");
-    int dead[N_CONFIGS] = {0}; /* a configuration that failed once is not timed again */
+    int dead[N_CONFIGS] = {0}; /* a configuration that failed once is not run again */
     for (size_t k = 0; k < COUNT(long_kinds); k++) {
         double prev[N_CONFIGS] = {0}, last[N_CONFIGS] = {0};
         for (int z = 0; z < 4; z++) {
             build_long(&b, &long_kinds[k], sizes[z]);
             for (int c = 0; c < N_CONFIGS; c++) {
                 if (dead[c]) continue;
-                double t0 = now();
                 size_t n1 = 0, n2 = 0, n3 = 0;
+                st__test_work_take();
                 st_status s1 = st_pretokenize(handles[c], (const char *)b.p, b.n, 0, cb.ends_b, b.n, &n1, NULL);
-                double t1 = now();
+                double w1 = (double)st__test_work_take();
                 st_status s2 = st_pretokenize(handles[c], (const char *)b.p, b.n, ST_OFFSETS_CODEPOINTS, cb.ends_c,
                                               b.n, &n2, NULL);
-                double t2 = now();
+                double w2 = (double)st__test_work_take();
                 st_status s3 = st_pretokenize_count(handles[c], (const char *)b.p, b.n, &n3, NULL);
-                double t3 = now();
-                double m = t1 - t0;
-                if (t2 - t1 > m) m = t2 - t1;
-                if (t3 - t2 > m) m = t3 - t2;
-                if (m > worst) {
-                    worst = m;
+                double w3 = (double)st__test_work_take();
+                double m = w1;
+                if (w2 > m) m = w2;
+                if (w3 > m) m = w3;
+                if (m / (double)b.n > worst) {
+                    worst = m / (double)b.n;
                     worst_name = long_kinds[k].name;
                 }
-                int superlinear = z > 0 && m > 0.1 && m > 10 * prev[c];
+                int superlinear = z > 0 && m > WORK_RATIO * prev[c];
                 int ok = s1 == ST_OK && s2 == ST_OK && s3 == ST_OK && n1 == n2 && n1 == n3 && n1 > 0 &&
-                         cb.ends_b[n1 - 1] == b.n && m <= limit && !superlinear;
+                         cb.ends_b[n1 - 1] == b.n && m > 0 && m <= WORK_PER_BYTE * (double)b.n && !superlinear;
                 if (ok) g_pass++;
                 else {
                     g_fail++;
                     dead[c] = 1 + (int)k;
                     printf("FAIL: long input %s (%zu bytes) with %s: status %d/%d/%d, pieces %zu/%zu/%zu, "
-                           "%.3f s (limit %.1f; %.3f s at a quarter of the size)\n",
-                           long_kinds[k].name, b.n, configs[c].name, s1, s2, s3, n1, n2, n3, m, limit, prev[c]);
+                           "work %.0f (%.2f per byte, limit %.0f; %.0f at a quarter of the size, ratio limit %.0f)\n",
+                           long_kinds[k].name, b.n, configs[c].name, s1, s2, s3, n1, n2, n3, m, m / (double)b.n,
+                           WORK_PER_BYTE, prev[c], WORK_RATIO);
                 }
                 prev[c] = m;
-                last[c] = m;
+                last[c] = m / (double)b.n;
             }
             /* full invariants at 1 MB on one configuration per input (o200k script-aware) */
             if (z == 3 && !dead[9]) {
@@ -389,11 +394,11 @@ static void long_inputs(double limit) {
         printf("  %-26s", long_kinds[k].name);
         for (int c = 0; c < N_CONFIGS; c++) {
             if (dead[c]) printf(" %11s", dead[c] == 1 + (int)k ? "FAIL" : "-");
-            else printf(" %11.1f", last[c] * 1e3);
+            else printf(" %11.2f", last[c]);
         }
         printf("\n");
     }
-    printf("slowest single call: %.1f ms (%s)\n", worst * 1e3, worst_name);
+    printf("most work per byte in one call: %.2f (%s)\n", worst, worst_name);
     free(b.p);
     st_check_buf_free(&cb);
 }
@@ -401,7 +406,6 @@ static void long_inputs(double limit) {
 int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 1;
     long iters = argc > 2 ? strtol(argv[2], NULL, 0) : 2000;
-    double limit = argc > 3 ? strtod(argv[3], NULL) : 2.0;
     rng_state = seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL;
     if (!rng_state) rng_state = 1;
     printf("stress: seed %llu, %ld iterations\n", (unsigned long long)seed, iters);
@@ -412,7 +416,6 @@ int main(int argc, char **argv) {
     buf b = {0, 0, 0};
     st_check_buf cb = {0, 0, 0, 0};
     long invalid = 0, shown = 0;
-    double t0 = now();
     for (long it = 0; it < iters; it++) {
         gen_text(&b);
         if (st_utf8_validate((const char *)b.p, b.n, NULL) != ST_OK) invalid++;
@@ -429,9 +432,8 @@ int main(int argc, char **argv) {
             }
         }
     }
-    printf("random: %ld texts (%ld invalid UTF-8) x %d configurations in %.2f s\n", iters, invalid, N_CONFIGS,
-           now() - t0);
-    long_inputs(limit);
+    printf("random: %ld texts (%ld invalid UTF-8) x %d configurations\n", iters, invalid, N_CONFIGS);
+    long_inputs();
     for (int c = 0; c < N_CONFIGS; c++) st_pretokenizer_free(handles[c]);
     free(b.p);
     st_check_buf_free(&cb);
