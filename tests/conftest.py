@@ -80,3 +80,69 @@ def select_for_backend(records, backend):
     if backend != "pywasm":
         return list(enumerate(records))
     return [(i, r) for i, r in enumerate(records) if i < PYWASM_HEAD or i % PYWASM_STRIDE == 0]
+
+
+# ---- skips must be expected (.ci/run: python -m pytest --strict-skips) --------------------------
+# Every skip's reason is matched against the patterns of tests/expected_skips.txt (one regular
+# expression a line, each under a comment saying why that skip is expected). With --strict-skips a
+# skip that matches none fails the run, naming the test and its reason, so a broken backend, a
+# lost tool or a stale condition cannot hide as a skip.
+
+EXPECTED_SKIPS = os.path.join(ROOT, "tests", "expected_skips.txt")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--strict-skips", action="store_true", default=False,
+                     help="fail the run on a skip whose reason matches no pattern of tests/expected_skips.txt")
+
+
+def _expected_skip_patterns():
+    import re
+    pats = []
+    with open(EXPECTED_SKIPS, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.strip() and not line.lstrip().startswith("#"):
+                pats.append(re.compile(line.strip()))
+    return pats
+
+
+_skips = []  # (where, reason)
+
+
+def _skip_reason(report):
+    lr = report.longrepr
+    if isinstance(lr, tuple) and len(lr) == 3:
+        reason = str(lr[2])
+    else:
+        reason = str(lr)
+    return reason[len("Skipped: "):] if reason.startswith("Skipped: ") else reason
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped and not hasattr(report, "wasxfail"):
+        _skips.append((report.nodeid, _skip_reason(report)))
+
+
+def pytest_collectreport(report):
+    if report.skipped:
+        _skips.append((report.nodeid, _skip_reason(report)))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if not session.config.getoption("--strict-skips"):
+        return
+    pats = _expected_skip_patterns()
+    unexpected = [(w, r) for w, r in _skips if not any(p.search(r) for p in pats)]
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    write = tr.write_line if tr else print
+    write("")
+    write("--strict-skips: %d skips, %d expected (tests/expected_skips.txt), %d unexpected"
+          % (len(_skips), len(_skips) - len(unexpected), len(unexpected)))
+    for where, reason in unexpected:
+        write("UNEXPECTED SKIP %s: %s" % (where, reason))
+    if unexpected:
+        write("--strict-skips: the run FAILS on %d unexpected skip(s): fix the cause, or add a pattern with "
+              "a comment to tests/expected_skips.txt" % len(unexpected))
+        if session.exitstatus == 0:
+            session.exitstatus = 1
