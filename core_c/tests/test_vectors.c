@@ -519,7 +519,7 @@ static void run_pretokenize(const char *name) {
         free(ends);
     }
     for (size_t k = 0; k < n_cache; k++) tv_pretokenizer_free(cache[k].pt);
-    printf("  vectors/%s: %zu records, %d passed, %d failed\n", rel, f.n, g_pass - p0, g_fail - f0);
+    printf("  vectors/%s: %zu records (checks: %d passed, %d failed)\n", rel, f.n, g_pass - p0, g_fail - f0);
     free_vfile(&f);
 }
 
@@ -732,7 +732,7 @@ static void run_encode(enc_ctx *c) {
         free(disallowed.s);
         free(text);
     }
-    printf("  vectors/%s: %zu records, %d passed, %d failed\n", rel, f.n, g_pass - p0, g_fail - f0);
+    printf("  vectors/%s: %zu records (checks: %d passed, %d failed)\n", rel, f.n, g_pass - p0, g_fail - f0);
     free_vfile(&f);
 }
 
@@ -852,7 +852,7 @@ static void run_decode(enc_ctx *c) {
         } else fail(rel, i, "unknown kind %s", kind->s);
         free(ids);
     }
-    printf("  vectors/%s: %zu records, %d passed, %d failed (%zu with ids no uint32_t holds: host-side)\n", rel, f.n,
+    printf("  vectors/%s: %zu records (checks: %d passed, %d failed; %zu with ids no uint32_t holds: host-side)\n", rel, f.n,
            g_pass - p0, g_fail - f0, host_only);
     if (known_timing)
         printf("    KNOWN DIFFERENCE: %zu incremental records give the right text but not CPython's chunks per add():\n"
@@ -894,7 +894,7 @@ static void run_ube_routing(void) {
         free(sym);
         free(want);
     }
-    printf("  vectors/%s: %zu records, %d passed, %d failed\n", rel, f.n, g_pass - p0, g_fail - f0);
+    printf("  vectors/%s: %zu records (checks: %d passed, %d failed)\n", rel, f.n, g_pass - p0, g_fail - f0);
     free_vfile(&f);
 }
 
@@ -939,7 +939,7 @@ static void run_ube_decode(void) {
         free(out);
         free(sym);
     }
-    printf("  vectors/%s: %zu records, %d passed, %d failed\n", rel, f.n, g_pass - p0, g_fail - f0);
+    printf("  vectors/%s: %zu records (checks: %d passed, %d failed)\n", rel, f.n, g_pass - p0, g_fail - f0);
     free_vfile(&f);
 }
 
@@ -982,7 +982,7 @@ static void run_ube_stream(void) {
         free(sym);
         free(splits);
     }
-    printf("  vectors/%s: %zu records, %d passed, %d failed\n", rel, f.n, g_pass - p0, g_fail - f0);
+    printf("  vectors/%s: %zu records (checks: %d passed, %d failed)\n", rel, f.n, g_pass - p0, g_fail - f0);
     free_vfile(&f);
 }
 
