@@ -45,6 +45,15 @@ def _cut(line):
     return head[:sp] if sp >= PRE_MAX_LINE // 2 else head
 
 
+def _enough(out, n_min, n_scripts, what):
+    """out, if the selection looks like the UDHR file (at least n_min items from 30 scripts);
+    else exit naming the file: the same sanity check for every selector."""
+    if len(out) < n_min or n_scripts < 30:
+        sys.exit("vendor_udhr.py: %s gave only %d %s from %d scripts; is it the right file?"
+                 % (UDHR, len(out), what, n_scripts))
+    return out
+
+
 def select_pretokenize(records):
     """[(code, dominant script, line)]: for each dominant script (`scripts[0]`), the first
     record in file order with it, then the PRE_EXTRA records; from each, its first two lines
@@ -63,10 +72,7 @@ def select_pretokenize(records):
     for r in chosen:
         lines = [ln for ln in r["text"].split("\n") if len(ln) >= PRE_MIN_LINE][:2]
         out += [(r["code"], r["scripts"][0][0], _cut(ln)) for ln in lines]
-    if len(out) < 60 or len(seen) < 30:
-        sys.exit("vendor_udhr.py: %s gave only %d lines from %d scripts; is it the right file?"
-                 % (UDHR, len(out), len(seen)))
-    return out
+    return _enough(out, 60, len(seen), "lines")
 
 
 # generate_encode.py: vectors/encode/ and vectors/decode/
@@ -105,10 +111,7 @@ def select_encode(records):
                 break
             text += "\n" + line
         out.append((r["code"], script, text))
-    if len(out) < ENC_SAMPLES or len(by_script) < 30:
-        sys.exit("vendor_udhr.py: %s gave %d samples from %d scripts; is it the right file?"
-                 % (UDHR, len(out), len(by_script)))
-    return out
+    return _enough(out, ENC_SAMPLES, len(by_script), "samples")
 
 
 # generate_ube.py: vectors/ube/ (and vectors/models/ through generate_models.py)
@@ -129,9 +132,7 @@ def select_ube(records):
         lines = [ln for ln in r["text"].split("\n") if len(ln) >= UBE_MIN_LINE]
         if lines:
             out.append((r["code"], script, lines[0][:UBE_MAX_LINE]))
-    if len(out) < 30:
-        sys.exit("vendor_udhr.py: %s gave only %d scripts; is it the right file?" % (UDHR, len(out)))
-    return out
+    return _enough(out, 30, len(out), "lines")
 
 
 SELECT = {"pretokenize": select_pretokenize, "encode": select_encode, "ube": select_ube}
