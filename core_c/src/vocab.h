@@ -19,7 +19,8 @@ typedef struct st_vocab {
     const uint32_t *special_ids; /* n_special ids, sorted by id */
     uint32_t byte_ids[256];  /* id of each single byte, ST_NO_TOKEN if the byte is no token */
     const uint32_t *pair_ids; /* 65536: id of each 2-byte token by (b0 << 8 | b1), or ST_NO_TOKEN:
-                                 the first merges of every piece look these up directly */
+                                 the first merges of every piece look these up directly (rank
+                                 vocabularies only; NULL for rules, which never join bytes) */
     void *owned;             /* the one allocation holding the arrays, NULL for a borrowed image */
     size_t owned_size;
     /* Merge-rules models (st_encoding_new_merges). mode: ST_MODE_RANKS (tiktoken files: a pair
@@ -138,14 +139,12 @@ ST_INLINE int st__vocab_is_special(const st_vocab *v, uint32_t id) {
 /* Parse a tiktoken rank file ("base64 rank" lines) plus special tokens given in the same
  * format. Errors carry the byte offset of the bad line (specials: offset into that text). */
 st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const char *ranks, size_t ranks_len,
-                                   const char *specials, size_t specials_len, size_t *err_offset,
-                                   int *err_in_specials);
+                                   const char *specials, size_t specials_len, st_error *err);
 /* A merge-rules model: ids 0..A-1 the base symbols (A = 256 or 512), id A + i the join of
  * merges[2i] and merges[2i + 1]; specials as for st__vocab_parse_tiktoken (ids >= A + n). A
  * bad rule is ST_ERR_MALFORMED_MODEL with *err_offset = its index. */
 st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet, const uint32_t *merges,
-                                size_t n_merges, const char *specials, size_t specials_len, size_t *err_offset,
-                                int *err_in_specials);
+                                size_t n_merges, const char *specials, size_t specials_len, st_error *err);
 void st__vocab_free(st_vocab *v, const st_allocator *a);
 
 /* The binary image: a header and the arrays, position-independent, loadable in place. */
@@ -153,6 +152,6 @@ size_t st__vocab_image_size(const st_vocab *v);
 void st__vocab_image_write(const st_vocab *v, uint32_t pattern, uint8_t *out);
 /* Point v into the image (borrowed, not copied; it must stay alive and 8-byte aligned).
  * Checks the header and section bounds only: nothing makes a pass over the contents. */
-st_status st__vocab_image_borrow(st_vocab *v, const uint8_t *img, size_t len, uint32_t *pattern, size_t *err_offset);
+st_status st__vocab_image_borrow(st_vocab *v, const uint8_t *img, size_t len, uint32_t *pattern, st_error *err);
 
 #endif
