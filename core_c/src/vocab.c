@@ -312,10 +312,11 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
 
 /* ---- merge-rules models ------------------------------------------------------------------ */
 
-st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet, const uint32_t *merges,
+st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, const st_allocator *a, int alphabet, const uint32_t *merges,
                                 size_t n_merges, const char *specials, size_t specials_len, st_error *err) {
     const uint8_t *ss = (const uint8_t *)specials;
     st__memset(v, 0, sizeof *v);
+    st__memset(rs, 0, sizeof *rs);
     if (alphabet != ST_ALPHABET_BYTES && alphabet != ST_ALPHABET_UBE)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown alphabet");
     uint32_t base = alphabet == ST_ALPHABET_UBE ? 512 : 256, unit = alphabet == ST_ALPHABET_UBE ? 2 : 1;
@@ -431,10 +432,10 @@ st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet
     v->pair_ids = NULL;
     v->owned = block;
     v->owned_size = total;
-    v->mode = ST_MODE_RULES;
     v->alphabet = (uint32_t)alphabet;
-    v->rules = rules;
-    v->rules_mask = rcap - 1;
+    rs->slots = rules;
+    rs->mask = rcap - 1;
+    rs->base = base;
     /* bytes -> id: the first token with given bytes (two rules may spell the same bytes) */
     for (uint32_t id = 0; id < n_ord; id++) {
         const uint8_t *p = bytes + offsets[id];
@@ -447,7 +448,7 @@ st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet
     }
     for (size_t i = 0; i < n_merges; i++) {
         uint32_t l = merges[2 * i], r = merges[2 * i + 1];
-        uint32_t earlier = st__vocab_rule(v, l, r);
+        uint32_t earlier = st__rule_find(rs, l, r);
         if (earlier != ST_NO_TOKEN) { /* the same pair twice */
             st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, i, "rule ");
             st__error_append_u64(err, i);
@@ -455,6 +456,7 @@ st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet
             st__error_append_u64(err, earlier - base);
             st__free(a, block, total);
             st__memset(v, 0, sizeof *v);
+            st__memset(rs, 0, sizeof *rs);
             return ST_ERR_MALFORMED_MODEL;
         }
         uint64_t key = ((uint64_t)l << 21) | r;

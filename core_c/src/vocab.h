@@ -23,17 +23,22 @@ typedef struct st_vocab {
                                  vocabularies only; NULL for rules, which never join bytes) */
     void *owned;             /* the one allocation holding the arrays, NULL for a borrowed image */
     size_t owned_size;
-    /* Merge-rules models (st_encoding_new_merges). mode: ST_MODE_RANKS (tiktoken files: a pair
-     * merges when its joined bytes are a token) or ST_MODE_RULES (a pair merges when it is a
-     * rule). alphabet: ST_ALPHABET_BYTES, or ST_ALPHABET_UBE, whose ordinary tokens' bytes are
-     * their symbols, two little-endian bytes each. */
-    uint32_t mode, alphabet;
-    const uint64_t *rules;   /* 0 = empty, else (left << 21 | right) << 21 | token: each rule */
-    uint32_t rules_mask;     /* rules has rules_mask + 1 slots, a power of two */
+    /* ST_ALPHABET_BYTES, or ST_ALPHABET_UBE, whose ordinary tokens' bytes are their symbols,
+     * two little-endian bytes each. */
+    uint32_t alphabet;
 } st_vocab;
 
-#define ST_MODE_RANKS 0
-#define ST_MODE_RULES 1
+/* The token store above is what every kind of model has (ids <-> bytes, specials, decoding).
+ * What turns a piece into tokens is the kind's own: a rank vocabulary (tiktoken files) merges
+ * a pair when its joined bytes are a token and needs nothing more than the store (byte_ids,
+ * pair_ids and the table are its lookups); a rule model merges a pair when it is a rule, and
+ * keeps its rules here. The arrays live in the store's one allocation. */
+typedef struct st_rules {
+    const uint64_t *slots; /* 0 = empty, else (left << 21 | right) << 21 | token: each rule */
+    uint32_t mask;         /* slots has mask + 1 entries, a power of two */
+    uint32_t base;         /* the number of base symbols: 256 or 512; rule i makes id base + i */
+} st_rules;
+
 #define ST_RULES_MAX_IDS ((1u << 21) - 1) /* rule slots pack three ids of 21 bits */
 
 
@@ -67,14 +72,14 @@ ST_INLINE uint64_t st__mix64(uint64_t x) { /* the splitmix64 finalizer: a strong
 }
 
 /* The token made by the rule joining left and right, or ST_NO_TOKEN. */
-ST_INLINE uint32_t st__vocab_rule(const st_vocab *v, uint32_t left, uint32_t right) {
+ST_INLINE uint32_t st__rule_find(const st_rules *r, uint32_t left, uint32_t right) {
     uint64_t key = ((uint64_t)left << 21) | right;
-    uint32_t i = (uint32_t)st__mix64(key) & v->rules_mask;
-    for (uint32_t probes = 0; probes <= v->rules_mask; probes++) {
-        uint64_t s = v->rules[i];
+    uint32_t i = (uint32_t)st__mix64(key) & r->mask;
+    for (uint32_t probes = 0; probes <= r->mask; probes++) {
+        uint64_t s = r->slots[i];
         if (!s) return ST_NO_TOKEN;
         if ((s >> 21) == key) return (uint32_t)s & ST_RULES_MAX_IDS;
-        i = (i + 1) & v->rules_mask;
+        i = (i + 1) & r->mask;
     }
     return ST_NO_TOKEN;
 }
@@ -143,7 +148,7 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
 /* A merge-rules model: ids 0..A-1 the base symbols (A = 256 or 512), id A + i the join of
  * merges[2i] and merges[2i + 1]; specials as for st__vocab_parse_tiktoken (ids >= A + n). A
  * bad rule is ST_ERR_MALFORMED_MODEL with *err_offset = its index. */
-st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet, const uint32_t *merges,
+st_status st__vocab_from_merges(st_vocab *v, st_rules *rules, const st_allocator *a, int alphabet, const uint32_t *merges,
                                 size_t n_merges, const char *specials, size_t specials_len, st_error *err);
 void st__vocab_free(st_vocab *v, const st_allocator *a);
 
