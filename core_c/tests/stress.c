@@ -20,6 +20,7 @@
 
 #include "invariants.h"
 #include "supertok.h"
+#include "shim.h"
 
 /* ---- PRNG: xorshift64* -------------------------------------------------------------------- */
 
@@ -245,7 +246,7 @@ static int make_configs(void) {
                      v == 0 ? "plain" : v == 1 ? "sa-default" : v == 2 ? "sa-none" : "sa-latin-greek");
             configs[k].name = names[k];
             size_t sl = configs[k].scripts ? strlen(configs[k].scripts) : 0;
-            if (st_pretokenizer_new(configs[k].pattern, configs[k].flags, configs[k].scripts, sl, NULL, &handles[k],
+            if (t_pretokenizer_new(configs[k].pattern, configs[k].flags, configs[k].scripts, sl, NULL, &handles[k],
                                     NULL) != ST_OK) {
                 printf("FAIL: st_pretokenizer_new for %s\n", configs[k].name);
                 return 0;
@@ -349,12 +350,12 @@ static void long_inputs(double limit) {
                 if (dead[c]) continue;
                 double t0 = now();
                 size_t n1 = 0, n2 = 0, n3 = 0;
-                st_status s1 = st_pretokenize(handles[c], (const char *)b.p, b.n, 0, cb.ends_b, b.n, &n1, NULL);
+                st_status s1 = t_pretokenize(handles[c], (const char *)b.p, b.n, 0, cb.ends_b, b.n, &n1, NULL);
                 double t1 = now();
-                st_status s2 = st_pretokenize(handles[c], (const char *)b.p, b.n, ST_OFFSETS_CODEPOINTS, cb.ends_c,
+                st_status s2 = t_pretokenize(handles[c], (const char *)b.p, b.n, ST_OFFSETS_CODEPOINTS, cb.ends_c,
                                               b.n, &n2, NULL);
                 double t2 = now();
-                st_status s3 = st_pretokenize_count(handles[c], (const char *)b.p, b.n, &n3, NULL);
+                st_status s3 = t_pretokenize_count(handles[c], (const char *)b.p, b.n, &n3, NULL);
                 double t3 = now();
                 double m = t1 - t0;
                 if (t2 - t1 > m) m = t2 - t1;
@@ -415,7 +416,7 @@ int main(int argc, char **argv) {
     double t0 = now();
     for (long it = 0; it < iters; it++) {
         gen_text(&b);
-        if (st_utf8_validate((const char *)b.p, b.n, NULL) != ST_OK) invalid++;
+        if (t_utf8_validate((const char *)b.p, b.n, NULL) != ST_OK) invalid++;
         for (int c = 0; c < N_CONFIGS; c++) {
             const char *why = st_check_text(handles[c], b.n ? b.p : (const unsigned char *)"", b.n, &cb, rng());
             if (!why) {

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "supertok.h"
+#include "shim.h"
 #include "check.h"
 
 #define N_THREADS 4
@@ -47,7 +48,7 @@ static void *worker(void *arg) {
         for (size_t k = 0; k < N_TEXTS; k++) {
             size_t i = (k + (size_t)t) % N_TEXTS, len = strlen(TEXTS[i]), n = 0;
             uint32_t *ids = (uint32_t *)malloc((len + 1) * 4);
-            st_status st = st_encode(g_shared, TEXTS[i], len, NULL, 0, ids, NULL, len + 1, &n, NULL);
+            st_status st = t_encode(g_shared, TEXTS[i], len, NULL, 0, ids, NULL, len + 1, &n, NULL);
             if (st != ST_OK || n != g_want_n[i] || memcmp(ids, g_want[i], n * 4) != 0) g_failures[t]++;
             free(ids);
         }
@@ -70,15 +71,15 @@ int main(int argc, char **argv) {
     TEXTS[3] = run;
     st_encoding *ref = NULL;
     size_t off = 0;
-    if (st_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &ref, &off, NULL) != ST_OK ||
-        st_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &g_shared, &off, NULL) != ST_OK) {
+    if (t_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &ref, &off, NULL) != ST_OK ||
+        t_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &g_shared, &off, NULL) != ST_OK) {
         fprintf(stderr, "test_threads: loading o200k_base failed at %zu\n", off);
         return 1;
     }
     for (size_t i = 0; i < N_TEXTS; i++) { /* the one-thread results, from the other encoding */
         size_t len = strlen(TEXTS[i]);
         g_want[i] = (uint32_t *)malloc((len + 1) * 4);
-        CHECK(st_encode(ref, TEXTS[i], len, NULL, 0, g_want[i], NULL, len + 1, &g_want_n[i], &off) == ST_OK,
+        CHECK(t_encode(ref, TEXTS[i], len, NULL, 0, g_want[i], NULL, len + 1, &g_want_n[i], &off) == ST_OK,
               "one-thread encode of text %zu", i);
     }
     pthread_t th[N_THREADS];
