@@ -20,7 +20,9 @@
 #include "shim.h"
 #include "check.h"
 
-#define N_THREADS 4
+/* more threads than a handle keeps scratch blocks (ST_SCRATCH_SLOTS, 4): the last ones
+ * allocate their own */
+#define N_THREADS 6
 #define ROUNDS 3
 
 static const char *TEXTS[] = {
@@ -31,6 +33,7 @@ static const char *TEXTS[] = {
     "Hello world, it's 2024! The quick brown fox jumps over the lazy dog.",
     NULL, /* a long run of one letter, filled in main */
     "    def f(x):\n        return x * 2\n",
+    NULL, /* 12 KB of mixed words: the piece cache of a reused scratch block, filled in main */
 };
 #define N_TEXTS (sizeof TEXTS / sizeof TEXTS[0])
 
@@ -69,6 +72,13 @@ int main(int argc, char **argv) {
     memset(run, 'a', 20000);
     run[20000] = 0;
     TEXTS[3] = run;
+    static const char words[] = "unbelievable \xD0\xBF\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82\xD1\x81\xD1\x82\xD0\xB2\xD0\xB8\xD0\xB5 "
+                                "\xE4\xB8\xAD\xE5\x8D\x8E\xE4\xBA\xBA\xE6\xB0\x91 misunderstanding ";
+    size_t wl = sizeof words - 1, reps = 12000 / wl + 1;
+    char *mixed = (char *)malloc(reps * wl + 1);
+    for (size_t r = 0; r < reps; r++) memcpy(mixed + r * wl, words, wl);
+    mixed[reps * wl] = 0;
+    TEXTS[5] = mixed;
     st_encoding *ref = NULL;
     size_t off = 0;
     if (t_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &ref, &off, NULL) != ST_OK ||
@@ -94,6 +104,7 @@ int main(int argc, char **argv) {
     st_encoding_free(g_shared);
     st_encoding_free(ref);
     free(run);
+    free(mixed);
     free(ranks);
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail != 0;
