@@ -43,6 +43,7 @@ def _raise_disallowed_special_token(token):
 # st_special_policy flags (supertok.h)
 _ALLOW_ALL = 1
 _DISALLOW_REST = 2
+_DEFAULT_POLICY = ((), (), _DISALLOW_REST)  # tiktoken's defaults: nothing allowed, every special refused
 
 
 def _to_utf8(text):
@@ -133,6 +134,8 @@ class Encoding:
         and reports it (ST_ERR_DISALLOWED_SPECIAL). Allowed strings that are no special token
         are ignored, as tiktoken ignores them. tiktoken also refuses a disallowed string that is
         no special token at all; the core knows only tokens, so that rare case is checked here."""
+        if not allowed_special and disallowed_special == "all":  # the default: the common case
+            return _DEFAULT_POLICY
         flags = 0
         if allowed_special == "all":
             flags |= _ALLOW_ALL
@@ -166,8 +169,12 @@ class Encoding:
     def encode(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         data, _ = _to_utf8(text)
-        return self._core(self._backend.encode, self._handle, data, allowed, disallowed=disallowed,
-                          special_flags=flags)
+        try:  # inline rather than through _core: this is the per-call path of short texts
+            return self._backend.encode(self._handle, data, allowed, disallowed=disallowed, special_flags=flags)
+        except SupertokError as exc:
+            if exc.name == "ST_ERR_DISALLOWED_SPECIAL":
+                _raise_disallowed_special_token(self._special_by_id[exc.token])
+            raise
 
     def encode_ordinary(self, text):
         data, _ = _to_utf8(text)

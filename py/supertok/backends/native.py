@@ -58,11 +58,20 @@ class NativeBackend:
                             token=None if e.token == _NO_TOKEN else e.token, line=e.line or None,
                             input=e.input, unit=e.unit)
 
-    @staticmethod
-    def _policy(allowed, disallowed, flags):
-        """An st_special_policy (and the arrays it points to, kept alive with it), or NULL."""
-        if not allowed and not disallowed and not flags:
-            return ffi.NULL, None
+    _flag_policies = {}
+
+    @classmethod
+    def _policy(cls, allowed, disallowed, flags):
+        """An st_special_policy (and the arrays it points to, kept alive with it), or NULL. A
+        policy of flags alone (tiktoken's default: every special disallowed) is made once and
+        shared: the core only reads it, and a short text must not pay for building it."""
+        if not allowed and not disallowed:
+            if not flags:
+                return ffi.NULL, None
+            p = cls._flag_policies.get(flags)
+            if p is None:
+                p = cls._flag_policies[flags] = ffi.new("st_special_policy *", {"flags": flags})
+            return p, None
         a = ffi.new("uint32_t[]", allowed) if allowed else ffi.NULL
         d = ffi.new("uint32_t[]", disallowed) if disallowed else ffi.NULL
         p = ffi.new("st_special_policy *", {"allowed": a, "n_allowed": len(allowed or ()), "disallowed": d,
