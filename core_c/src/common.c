@@ -134,3 +134,11 @@ void st__error_append_quoted(st_error *err, const uint8_t *p, size_t len) {
     }
     st__error_append_bytes(err, "\"", 1);
 }
+
+/* Hosts read st_error from the module's memory at fixed offsets (supertok.h): the same layout
+ * on every target, wasm32 included, or a host reads garbage. */
+_Static_assert(sizeof(st_error) == 152, "st_error is 152 bytes");
+_Static_assert(offsetof(st_error, unit) == 4 && offsetof(st_error, offset) == 8 && offsetof(st_error, line) == 16 &&
+                   offsetof(st_error, token) == 24 && offsetof(st_error, input) == 28 &&
+                   offsetof(st_error, message) == 32,
+               "st_error field offsets");

@@ -37,11 +37,9 @@ static void encoding_release(st_encoding *enc) {
     st_allocator a = enc->alloc;
     st__backtrack_free(&enc->lazy->bt, &a);
     st__scratch_pool_free(enc->lazy, &a);
-    switch (enc->kind) { /* the rules live in the store's allocation: nothing of their own */
-    case ST__KIND_RANKS:
-    case ST__KIND_RULES:
-    default: st__vocab_free(&enc->vocab, &a); break;
-    }
+    /* every kind so far keeps its tables in the store's one allocation (a rule model's rules
+     * too); a kind with tables of its own frees them here */
+    st__vocab_free(&enc->vocab, &a);
     st__free(&a, enc->lazy, sizeof *enc->lazy);
     st__free(&a, enc, sizeof *enc);
 }

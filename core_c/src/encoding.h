@@ -9,8 +9,9 @@
 
 /* The kinds of model behind an encoding. Each kind has its own small structure next to the
  * token store every kind shares (st_vocab); encode.c turns a piece into tokens with one switch
- * on the kind (encode_piece) and encoding.c frees with one. A new kind (superword models) is a
- * new value, its structure, and a case in each: not a branch through the merge loops. */
+ * on the kind (encode_piece). A new kind (superword models) is a
+ * new value, its structure, and a case in encode_piece (and a free in encoding_release if it
+ * owns tables): not a branch through the merge loops. */
 typedef enum st__kind {
     ST__KIND_RANKS = 0, /* tiktoken rank files and images: a pair merges when its joined bytes
                            are a token, lowest id first; the store is all they need */
