@@ -231,6 +231,54 @@ static size_t usable_specials(const st_encoding *enc, uint32_t *out, size_t cap)
     return n;
 }
 
+/* The special-token policy: with every special not allowed disallowed (tiktoken's default),
+ * the call fails with ST_ERR_DISALLOWED_SPECIAL exactly when the text holds one, at the first
+ * (earliest, then longest), and otherwise gives the ids of the allowed-only call; starts in
+ * bytes and UTF-16 units agree with the code point starts. */
+static void check_policy(const st_encoding *enc, const uint8_t *s, size_t len, const uint32_t *allowed,
+                         size_t n_allowed, const uint32_t *want, size_t n_want, const size_t *cs, const uint8_t *data,
+                         size_t size) {
+    size_t first = (size_t)-1, first_len = 0;
+    uint32_t first_id = 0xFFFFFFFFu;
+    for (uint32_t k = 0; k < st_encoding_n_special(enc); k++) {
+        uint32_t id = st_encoding_special_id(enc, k);
+        int ok = 0;
+        for (size_t j = 0; j < n_allowed; j++) ok |= allowed[j] == id;
+        const uint8_t *p;
+        size_t l;
+        if (ok || st_token_bytes(enc, id, &p, &l, NULL) != ST_OK || l > len) continue;
+        for (size_t i = 0; i + l <= len && i <= first; i++)
+            if (memcmp(s + i, p, l) == 0) {
+                if (i < first || l > first_len) { first = i; first_len = l; first_id = id; }
+                break;
+            }
+    }
+    size_t cap = len + 1, n = 0;
+    uint32_t *ids = (uint32_t *)malloc(cap * 4);
+    size_t *sb = (size_t *)malloc(cap * sizeof(size_t)), *su = (size_t *)malloc(cap * sizeof(size_t));
+    if (!ids || !sb || !su) abort();
+    st_special_policy p = {allowed, n_allowed, NULL, 0, ST_SPECIAL_DISALLOW_REST};
+    st_error e;
+    st_status st = st_encode(enc, (const char *)s, len, &p, ST_OFFSETS_BYTES, ids, sb, cap, &n, &e);
+    if (first != (size_t)-1) {
+        if (st != ST_ERR_DISALLOWED_SPECIAL || e.offset != first || e.token != first_id || e.unit != ST_UNIT_BYTE)
+            fail("policy: the first disallowed special not reported", data, size);
+    } else {
+        if (st != ST_OK || n != n_want || memcmp(ids, want, n * 4) != 0) fail("policy: ids differ", data, size);
+        st = st_encode(enc, (const char *)s, len, &p, ST_OFFSETS_UTF16, ids, su, cap, &n, &e);
+        for (size_t k = 0; st == ST_OK && k < n; k++) {
+            size_t cps = 0, u16 = 0;
+            for (size_t j = 0; j < sb[k]; j++)
+                if ((s[j] & 0xC0) != 0x80) { cps++; u16 += s[j] >= 0xF0 ? 2 : 1; }
+            if ((sb[k] < len && (s[sb[k]] & 0xC0) == 0x80) || cps != cs[k] || u16 != su[k])
+                fail("policy: starts in bytes, code points and UTF-16 disagree", data, size);
+        }
+    }
+    free(ids);
+    free(sb);
+    free(su);
+}
+
 /* Encode valid UTF-8 text (in a buffer of exactly len bytes) with enc and check the round trip
  * and the contracts. strict: the encoding is trusted (a shipped or freshly parsed vocabulary),
  * so the encode must succeed (or be ST_ERR_NOT_ENCODABLE when allow_not_encodable) and decode
@@ -271,6 +319,7 @@ static void check_encode(const st_encoding *enc, const uint8_t *s, size_t len, c
     size_t cnt = 0;
     st_status sc = t_encode_count(enc, (const char *)s, len, allowed, n_allowed, &cnt, NULL);
     if (sc != ST_OK || cnt != n) fail("st_encode_count disagrees with st_encode", data, size);
+    if (strict) check_policy(enc, s, len, allowed, n_allowed, ids, n, cs, data, size);
     /* a small cap: nothing past it, the full count */
     if (n > 1) {
         size_t small = (size_t)(seed % n);
