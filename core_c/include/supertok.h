@@ -3,7 +3,9 @@
  * Conventions (DESIGN §3):
  *  - every public name starts with st_; handles are opaque;
  *  - every call that can fail returns an st_status (numbers are pinned: they never change
- *    meaning) and, where it applies, writes the byte offset of the failure to *err_offset;
+ *    meaning) and, as its last parameter, takes an st_error * (may be NULL) that it clears at
+ *    entry and fills on failure: the status, where it went wrong and in which unit, the line
+ *    of a text input, the token concerned, and a message naming what was wrong;
  *  - output goes to caller buffers with a size query (pass cap 0 to learn the size);
  *  - no global mutable state: a handle, once made, is immutable and may be shared by threads;
  *  - allocation goes through st_allocator hooks, per handle (NULL = the platform default).
@@ -23,28 +25,66 @@ extern "C" {
 #define ST_VERSION_MINOR 1
 #define ST_VERSION_PATCH 0
 
-/* Status codes. Pinned: a number keeps its meaning forever; new codes are appended. */
+/* Public symbols. The C build for embedders defines this (visibility, dllexport); empty here. */
+#ifndef ST_API
+#define ST_API
+#endif
+
+/* Status codes. Pinned: a number keeps its meaning forever; new codes are appended. Where the
+ * failure has a position, st_error says where and in which unit (below). */
 typedef enum st_status {
     ST_OK = 0,
     ST_ERR_INVALID_ARGUMENT = 1, /* a NULL pointer or an out-of-range value */
     ST_ERR_OUT_OF_MEMORY = 2,
-    ST_ERR_INVALID_UTF8 = 3,     /* *err_offset = byte offset where the bad sequence starts */
+    ST_ERR_INVALID_UTF8 = 3,     /* offset = byte offset where the bad sequence starts */
     ST_ERR_BUFFER_TOO_SMALL = 4, /* the size needed is reported; nothing past cap was written */
     ST_ERR_UNKNOWN_PATTERN = 5,
-    ST_ERR_UNKNOWN_SCRIPT = 6,   /* *err_offset = byte offset of the name in the script list */
-    ST_ERR_MALFORMED_MODEL = 7,  /* *err_offset = byte offset of the bad line or field */
-    ST_ERR_INVALID_TOKEN = 8,    /* *err_offset = index of the bad id in the input array */
-    ST_ERR_NOT_ENCODABLE = 9     /* a byte has no token in this vocabulary; *err_offset = its offset */
+    ST_ERR_UNKNOWN_SCRIPT = 6,   /* offset = byte offset of the name in the script list */
+    ST_ERR_MALFORMED_MODEL = 7,  /* offset = byte offset of the bad line (line = its number) or
+                                    field, or index of the bad rule */
+    ST_ERR_INVALID_TOKEN = 8,    /* offset = index of the bad id in the input array */
+    ST_ERR_NOT_ENCODABLE = 9,    /* a byte has no token in this vocabulary; offset = its offset */
+    ST_ERR_DISALLOWED_SPECIAL = 10, /* the text holds a disallowed special token: offset = its
+                                       byte offset, token = its id, message = its text */
+    ST_ERR_UNSUPPORTED_PATTERN = 11 /* a regex that no scanner implements */
 } st_status;
 
+/* What an error's offset counts. Pinned numbers. */
+typedef enum st_unit {
+    ST_UNIT_NONE = 0,      /* no position applies */
+    ST_UNIT_BYTE = 1,      /* byte offset in the input text or file */
+    ST_UNIT_CODEPOINT = 2, /* code point offset in the input text */
+    ST_UNIT_UTF16 = 3,     /* UTF-16 code unit offset in the input text */
+    ST_UNIT_INDEX = 4      /* index into the input array (ids, symbols, rules, allowed ids, texts) */
+} st_unit;
+
+/* The one error report of every fallible call (its last parameter, may be NULL). Cleared at
+ * entry (status ST_OK, token 0xFFFFFFFF, the rest zero), filled on failure: status always, the
+ * rest where known. Fixed-width fields: the same layout natively and in wasm32 (byte offsets
+ * 0 status, 4 unit, 8 offset, 16 line, 24 token, 28 input, 32 message; 152 bytes), so hosts
+ * read it from memory. */
+typedef struct st_error {
+    uint32_t status;   /* the st_status the call returned */
+    uint32_t unit;     /* st_unit of offset */
+    uint64_t offset;   /* where it went wrong, in unit */
+    uint64_t line;     /* 1-based line in a text input (model file, rank file), 0 if none */
+    uint32_t token;    /* the token id concerned (e.g. a disallowed special), 0xFFFFFFFF if none */
+    uint32_t input;    /* which input of the call: 0 the main one, 1 the special tokens, ... */
+    char message[120]; /* NUL-terminated detail naming what was wrong (field, token, value);
+                          "" when the status says it all */
+} st_error;
+
 /* A short English message for a status; never NULL ("unknown status" for other numbers). */
-const char *st_status_str(int status);
+ST_API const char *st_status_str(int status);
+/* The status's name as in this header ("ST_ERR_INVALID_UTF8"), so hosts map names, never
+ * numbers; NULL for a number that is no status. */
+ST_API const char *st_status_name(int status);
 
 /* (major << 16) | (minor << 8) | patch, and the same as text, e.g. "0.1.0". */
-uint32_t st_version(void);
-const char *st_version_str(void);
+ST_API uint32_t st_version(void);
+ST_API const char *st_version_str(void);
 /* The Unicode version the property tables were generated from, e.g. "16.0". */
-const char *st_unicode_version(void);
+ST_API const char *st_unicode_version(void);
 
 /* Allocator hooks. free receives the size that was asked of alloc. */
 typedef struct st_allocator {
@@ -55,23 +95,23 @@ typedef struct st_allocator {
 
 /* The platform allocator, for hosts that must place data in the core's memory (wasm hosts
  * write their input through these). st_malloc(0) returns a valid unique pointer or NULL. */
-void *st_malloc(size_t size);
-void st_free(void *ptr);
+ST_API void *st_malloc(size_t size);
+ST_API void st_free(void *ptr);
 
 /* ---- Scripts --------------------------------------------------------------------------- */
 
 /* The Unicode Script property value of a code point, as our id (0 Unknown, 1 Common,
  * 2 Inherited, then real scripts); -1 for a value above U+10FFFF. */
-int st_script_of(uint32_t cp);
+ST_API int st_script_of(uint32_t cp);
 /* The name of a script id, or NULL if out of range: the longest alias the regex module knows
  * for the value, title-cased, without separators ("Han", "Latin", "Olditalic" for Old_Italic);
  * st_script_from_name accepts it and every other alias. */
-const char *st_script_name(int script);
+ST_API const char *st_script_name(int script);
 /* Number of script ids. */
-int st_script_count(void);
+ST_API int st_script_count(void);
 /* The id for a name or alias ("Han", "Hani", "han", "Old_Italic"), ignoring case, '_', '-'
  * and ' '; -1 if unknown. */
-int st_script_from_name(const char *name, size_t len);
+ST_API int st_script_from_name(const char *name, size_t len);
 
 /* ---- Pre-tokenizers -------------------------------------------------------------------- */
 
@@ -82,42 +122,51 @@ typedef enum st_pattern {
     ST_PATTERN_O200K = 3   /* o200k_base */
 } st_pattern;
 
+/* The st_pattern whose scanner implements pat[0..len), which must be one of tiktoken 0.14's
+ * pat_str strings exactly (r50k_base and p50k_base share one); any other regex is
+ * ST_ERR_UNSUPPORTED_PATTERN (no regex engine in the core: a regex it does not know would be
+ * split some other way, silently). */
+ST_API st_status st_pattern_from_regex(const char *pat, size_t len, int *pattern, st_error *err);
+
 /* Pre-tokenizer flags. */
 #define ST_PRETOK_SCRIPT_AWARE 1u /* split into single-script chunks first (DESIGN §5) */
 
-/* Output flags for st_pretokenize. */
-#define ST_OFFSETS_CODEPOINTS 1u /* report ends in code points instead of bytes */
+/* Output flags for st_pretokenize and st_encode: the unit of the offsets they report. */
+#define ST_OFFSETS_BYTES 0u      /* UTF-8 bytes (the default) */
+#define ST_OFFSETS_CODEPOINTS 1u /* code points (Python's str indexes) */
+#define ST_OFFSETS_UTF16 2u      /* UTF-16 code units (JavaScript's string indexes; st_encode only) */
 
 typedef struct st_pretokenizer st_pretokenizer;
 
 /* Make a pre-tokenizer. scripts: a comma-separated list of script names that use the
  * script-specific split in script-aware mode; NULL means the default set (Han, Hiragana,
  * Katakana, Thai, Myanmar, Khmer, Lao); "" means none. An unknown name gives
- * ST_ERR_UNKNOWN_SCRIPT with *err_offset at the name. alloc may be NULL. */
-st_status st_pretokenizer_new(int pattern, uint32_t flags, const char *scripts,
-                              size_t scripts_len, const st_allocator *alloc,
-                              st_pretokenizer **out, size_t *err_offset);
-void st_pretokenizer_free(st_pretokenizer *pt);
+ * ST_ERR_UNKNOWN_SCRIPT with offset (bytes) at the name. alloc may be NULL. */
+ST_API st_status st_pretokenizer_new(int pattern, uint32_t flags, const char *scripts,
+                                     size_t scripts_len, const st_allocator *alloc,
+                                     st_pretokenizer **out, st_error *err);
+ST_API void st_pretokenizer_free(st_pretokenizer *pt);
 
 /* Split UTF-8 text into pieces; writes the end offset of each piece (bytes, or code points
  * with ST_OFFSETS_CODEPOINTS) to ends[0..], and the number of pieces to *n_pieces. Piece i
  * spans [ends[i-1], ends[i]) with ends[-1] = 0. At most one piece per code point, so
  * cap >= len always suffices. If cap is too small, returns ST_ERR_BUFFER_TOO_SMALL with the
  * full count in *n_pieces; ends[0..cap) then hold byte offsets whatever the flags say, and
- * are meant to be discarded. Invalid UTF-8 gives ST_ERR_INVALID_UTF8 with *err_offset. */
-st_status st_pretokenize(const st_pretokenizer *pt, const char *text, size_t len,
-                         uint32_t flags, size_t *ends, size_t cap, size_t *n_pieces,
-                         size_t *err_offset);
+ * are meant to be discarded. Invalid UTF-8 gives ST_ERR_INVALID_UTF8 at its byte offset. */
+ST_API st_status st_pretokenize(const st_pretokenizer *pt, const char *text, size_t len,
+                                uint32_t flags, size_t *ends, size_t cap, size_t *n_pieces,
+                                st_error *err);
 
 /* The text with the byte sep (ASCII, which the caller has made sure the text lacks) written
  * after every piece: a host splits it back into pieces in one call (Python's str.split)
  * instead of slicing once per piece. cap >= 2 * len always suffices; size query with cap 0. */
-st_status st_pretokenize_join(const st_pretokenizer *pt, const char *text, size_t len, uint8_t sep,
-                              uint8_t *out, size_t cap, size_t *out_len, size_t *err_offset);
+ST_API st_status st_pretokenize_join(const st_pretokenizer *pt, const char *text, size_t len,
+                                     uint8_t sep, uint8_t *out, size_t cap, size_t *out_len,
+                                     st_error *err);
 
 /* The number of pieces alone: no output buffer (the scanner's own speed). */
-st_status st_pretokenize_count(const st_pretokenizer *pt, const char *text, size_t len,
-                               size_t *n_pieces, size_t *err_offset);
+ST_API st_status st_pretokenize_count(const st_pretokenizer *pt, const char *text, size_t len,
+                                      size_t *n_pieces, st_error *err);
 
 /* ---- Encodings (vocabulary + pre-tokenizer + merge rule) --------------------------------- */
 
@@ -125,12 +174,14 @@ typedef struct st_encoding st_encoding;
 
 /* Load a tiktoken rank file: lines "base64(token bytes) rank", rank = id, merged by rank
  * (a pair merges when its concatenated bytes are a token, lowest rank first: tiktoken's
- * rule). specials: the special tokens in the same line format (may be empty). pattern: an
- * st_pattern. On a malformed line: ST_ERR_MALFORMED_MODEL with *err_offset at the line
- * (in the specials text if *err_in_specials is set). The text is not kept. */
-st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const char *specials,
-                                   size_t specials_len, int pattern, const st_allocator *alloc,
-                                   st_encoding **out, size_t *err_offset, int *err_in_specials);
+ * rule). specials: the special tokens in the same line format (may be empty). pt: the
+ * pre-tokenizer (its pattern, flags and scripts are copied; it may be freed after the call;
+ * NULL is ST_ERR_INVALID_ARGUMENT). On a malformed line: ST_ERR_MALFORMED_MODEL with the
+ * line's byte offset and 1-based number, input 0 (the rank file) or 1 (the specials text),
+ * and a message naming what was wrong. The texts are not kept. */
+ST_API st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const char *specials,
+                                          size_t specials_len, const st_pretokenizer *pt,
+                                          const st_allocator *alloc, st_encoding **out, st_error *err);
 
 /* The base alphabet of an encoding's tokens. */
 #define ST_ALPHABET_BYTES 0 /* ids 0-255 are the bytes of the UTF-8 text (tiktoken files too) */
@@ -145,14 +196,15 @@ st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const ch
  * abc d give [ab, cd] for "abcd", where ranks would give [abcd]). specials: as for
  * st_encoding_new_tiktoken, with ids at or above A + n_merges. At most 2^21 - 1 ids. A bad
  * rule (a part not below its own id, the same pair twice): ST_ERR_MALFORMED_MODEL with
- * *err_offset = the rule's index; a bad special: its line, with *err_in_specials set. */
-st_status st_encoding_new_merges(int alphabet, const uint32_t *merges, size_t n_merges, const char *specials,
-                                 size_t specials_len, int pattern, const st_allocator *alloc,
-                                 st_encoding **out, size_t *err_offset, int *err_in_specials);
-void st_encoding_free(st_encoding *enc);
+ * offset = the rule's index (ST_UNIT_INDEX); a bad special: its line, input 1. */
+ST_API st_status st_encoding_new_merges(int alphabet, const uint32_t *merges, size_t n_merges,
+                                        const char *specials, size_t specials_len,
+                                        const st_pretokenizer *pt, const st_allocator *alloc,
+                                        st_encoding **out, st_error *err);
+ST_API void st_encoding_free(st_encoding *enc);
 
 /* ST_ALPHABET_BYTES or ST_ALPHABET_UBE. */
-int st_encoding_alphabet(const st_encoding *enc);
+ST_API int st_encoding_alphabet(const st_encoding *enc);
 
 /* Build now the tables that st_encode otherwise builds on the first piece that needs them
  * (the backtracking encoder's, for a rank file: about 100 ms and 16 MB for o200k_base), for a
@@ -160,76 +212,109 @@ int st_encoding_alphabet(const st_encoding *enc);
  * ready (or being built by another thread); ST_ERR_INVALID_ARGUMENT for an encoding that never
  * builds them (an image, a merge-rules model), which encodes with the merge loop; a build that
  * ran out of memory is ST_ERR_OUT_OF_MEMORY (the encoding still works, without them). */
-st_status st_encoding_prepare(const st_encoding *enc);
+ST_API st_status st_encoding_prepare(const st_encoding *enc);
 
 /* A binary image of a loaded encoding: position-independent, loadable with no parsing. Size
  * query with cap 0 (ST_ERR_BUFFER_TOO_SMALL, *size set). Images hold tiktoken vocabularies;
- * a merge-rules model gives ST_ERR_INVALID_ARGUMENT (it loads from its rules directly). */
-st_status st_encoding_save_image(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size);
+ * a merge-rules model gives ST_ERR_INVALID_ARGUMENT (it loads from its rules directly). An
+ * image keeps the pattern only, so an encoding with a script-aware pre-tokenizer gives
+ * ST_ERR_INVALID_ARGUMENT too (saving it would silently change its splits). */
+ST_API st_status st_encoding_save_image(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size,
+                                        st_error *err);
 /* An encoding over an image in place: the image is borrowed, not copied, and must stay alive
  * (and unchanged) until st_encoding_free; it must be 8-byte aligned. Only the header and the
  * section bounds are checked at load (nothing makes a pass over the contents: on an
  * interpreter that would cost seconds); every id and offset read from the image is
- * bounds-checked where it is used, so a damaged image gives wrong ids, never a crash. */
-st_status st_encoding_from_image(const void *image, size_t len, const st_allocator *alloc,
-                                 st_encoding **out, size_t *err_offset);
+ * bounds-checked where it is used, so a damaged image gives wrong ids, never a crash. A bad
+ * header: ST_ERR_MALFORMED_MODEL with the byte offset of the bad field. */
+ST_API st_status st_encoding_from_image(const void *image, size_t len, const st_allocator *alloc,
+                                        st_encoding **out, st_error *err);
 
 /* max id + 1 (ordinary and special ids). */
-uint32_t st_encoding_n_vocab(const st_encoding *enc);
+ST_API uint32_t st_encoding_n_vocab(const st_encoding *enc);
 /* The number of special tokens, and the id of the i-th (sorted by id). */
-uint32_t st_encoding_n_special(const st_encoding *enc);
-uint32_t st_encoding_special_id(const st_encoding *enc, uint32_t i);
+ST_API uint32_t st_encoding_n_special(const st_encoding *enc);
+ST_API uint32_t st_encoding_special_id(const st_encoding *enc, uint32_t i);
 
 /* The bytes of one token (ordinary or special): *ptr points into the encoding, valid while it
  * lives. ST_ERR_INVALID_TOKEN for an id that is no token. In a UBE encoding an ordinary
  * token's bytes are its symbols, two little-endian bytes each (st_token_symbols); a special
  * token's are its UTF-8 text, as everywhere. */
-st_status st_token_bytes(const st_encoding *enc, uint32_t id, const uint8_t **ptr, size_t *len);
+ST_API st_status st_token_bytes(const st_encoding *enc, uint32_t id, const uint8_t **ptr, size_t *len,
+                                st_error *err);
+
+/* The id of the token whose bytes are exactly bytes[0..len), as st_token_bytes gives them:
+ * any bytes, UTF-8 or not (b"\xe5" is 161 in o200k_base), ordinary or special (a special
+ * token's text). ST_ERR_INVALID_TOKEN if no token has them. */
+ST_API st_status st_token_id(const st_encoding *enc, const uint8_t *bytes, size_t len, uint32_t *id,
+                             st_error *err);
 
 /* The base symbols of an ordinary token into out[0..cap), their number in *n (size query with
  * cap 0: ST_ERR_BUFFER_TOO_SMALL). ST_ERR_INVALID_TOKEN for a special token (it has text, not
  * symbols) or an id that is no token. */
-st_status st_token_symbols(const st_encoding *enc, uint32_t id, uint16_t *out, size_t cap, size_t *n);
+ST_API st_status st_token_symbols(const st_encoding *enc, uint32_t id, uint16_t *out, size_t cap, size_t *n,
+                                  st_error *err);
 
-/* Encode UTF-8 text. allowed_special: ids of the special tokens to recognise in the text (the
- * rest is ordinary text; a caller wanting tiktoken's "disallowed" check does it first). Writes
+/* Which special tokens an encode call recognises and which it refuses (tiktoken's
+ * allowed_special / disallowed_special). NULL policy = none recognised, none refused
+ * (tiktoken's encode_ordinary). Every id listed must be a special token of the encoding
+ * (ST_ERR_INVALID_ARGUMENT, offset = its index in allowed, input 1, or in disallowed,
+ * input 2); a host drops strings that are no special token, as tiktoken ignores them. If the
+ * text holds a disallowed special token anywhere (the raw text, whatever is allowed), the call
+ * fails with ST_ERR_DISALLOWED_SPECIAL before any output: offset = the byte offset of the
+ * first (the earliest; at one position the longest), token = its id, message = its text.
+ * Allowed specials are matched in the text, on character boundaries, the longest at a
+ * position winning; the text between them is encoded as ordinary text. */
+typedef struct st_special_policy {
+    const uint32_t *allowed;
+    size_t n_allowed;
+    const uint32_t *disallowed;
+    size_t n_disallowed;
+    uint32_t flags; /* ST_SPECIAL_* */
+} st_special_policy;
+
+#define ST_SPECIAL_ALLOW_ALL 1u     /* every special token is allowed (allowed is ignored) */
+#define ST_SPECIAL_DISALLOW_REST 2u /* every special token not allowed is disallowed
+                                       (tiktoken's default disallowed_special="all") */
+
+/* Encode UTF-8 text with the special-token policy specials (may be NULL). Writes
  * ids[0..cap) and the count to *n_ids (at most one id per byte, so cap >= len suffices; if
- * cap is too small, ST_ERR_BUFFER_TOO_SMALL with the full count). char_starts, if not NULL
- * (cap entries), receives for each token the code point offset where it starts (for a token
- * starting inside a character, the offset of that character: tiktoken's decode_with_offsets
- * rule). Where two allowed specials match at one position, the longer wins. */
-st_status st_encode(const st_encoding *enc, const char *text, size_t len, const uint32_t *allowed_special,
-                    size_t n_allowed, uint32_t *ids, size_t *char_starts, size_t cap, size_t *n_ids,
-                    size_t *err_offset);
+ * cap is too small, ST_ERR_BUFFER_TOO_SMALL with the full count). starts, if not NULL (cap
+ * entries), receives for each token the offset where it starts, in the unit flags names
+ * (ST_OFFSETS_BYTES, _CODEPOINTS or _UTF16); a token starting inside a character gets the
+ * offset of that character (tiktoken's decode_with_offsets rule), in every unit. */
+ST_API st_status st_encode(const st_encoding *enc, const char *text, size_t len,
+                           const st_special_policy *specials, uint32_t flags, uint32_t *ids,
+                           size_t *starts, size_t cap, size_t *n_ids, st_error *err);
 
 /* Encode n_texts texts in one call: text k is texts[offsets[k] .. offsets[k+1]); their ids are
  * written one after another to ids[0..cap) and counts[k] = how many belong to text k (cap >=
  * offsets[n_texts] - offsets[0] suffices). One call for a batch keeps a host's per-call cost
- * (and, in Python, the GIL) out of the loop. Errors as st_encode, *err_offset into texts. */
-st_status st_encode_many(const st_encoding *enc, const char *texts, const size_t *offsets, size_t n_texts,
-                         const uint32_t *allowed_special, size_t n_allowed, uint32_t *ids, size_t cap,
-                         size_t *counts, size_t *n_ids, size_t *err_offset);
+ * (and, in Python, the GIL) out of the loop. Errors as st_encode, for the first text that
+ * fails; a byte offset counts from texts (not from the failing text's start). */
+ST_API st_status st_encode_many(const st_encoding *enc, const char *texts, const size_t *offsets,
+                                size_t n_texts, const st_special_policy *specials, uint32_t *ids,
+                                size_t cap, size_t *counts, size_t *n_ids, st_error *err);
 
 /* The number of tokens st_encode would give, with no output buffer. */
-st_status st_encode_count(const st_encoding *enc, const char *text, size_t len,
-                          const uint32_t *allowed_special, size_t n_allowed, size_t *n_tokens,
-                          size_t *err_offset);
+ST_API st_status st_encode_count(const st_encoding *enc, const char *text, size_t len,
+                                 const st_special_policy *specials, size_t *n_tokens, st_error *err);
 
 /* The bytes of ids[0..n) concatenated into out[0..cap); *out_len = total (size query with
- * cap 0: ST_ERR_BUFFER_TOO_SMALL). ST_ERR_INVALID_TOKEN with *err_offset = index of a bad id.
- * A UBE encoding's tokens are symbols, not text bytes: ST_ERR_INVALID_ARGUMENT, use
- * st_decode_text. */
-st_status st_decode(const st_encoding *enc, const uint32_t *ids, size_t n, uint8_t *out, size_t cap,
-                    size_t *out_len, size_t *err_offset);
+ * cap 0: ST_ERR_BUFFER_TOO_SMALL). ST_ERR_INVALID_TOKEN with offset = index of a bad id,
+ * token = the id. A UBE encoding's tokens are symbols, not text bytes:
+ * ST_ERR_INVALID_ARGUMENT, use st_decode_text. */
+ST_API st_status st_decode(const st_encoding *enc, const uint32_t *ids, size_t n, uint8_t *out, size_t cap,
+                           size_t *out_len, st_error *err);
 
 /* ids[0..n) decoded to UTF-8 text in out[0..cap), *out_len = its length (size query with cap
  * 0). The tokens' base symbols go through the UBE decoder (DESIGN §6; a byte alphabet is one
  * UTF-8 run): each same-alphabet run decodes as CPython's "replace" decoder; a special token
  * flushes the run and adds its own text. flags: ST_UBE_STRICT makes malformed text
- * ST_ERR_INVALID_UTF8 with *err_offset = the index of the id where the malformed run starts.
+ * ST_ERR_INVALID_UTF8 with offset = the index of the id where the malformed run starts.
  * An id that is no token: ST_ERR_INVALID_TOKEN at its index. */
-st_status st_decode_text(const st_encoding *enc, const uint32_t *ids, size_t n, uint32_t flags, uint8_t *out,
-                         size_t cap, size_t *out_len, size_t *err_offset);
+ST_API st_status st_decode_text(const st_encoding *enc, const uint32_t *ids, size_t n, uint32_t flags,
+                                uint8_t *out, size_t cap, size_t *out_len, st_error *err);
 
 /* ---- UBE: the UTF-8 / UTF-16 routed alphabet ---------------------------------------------- */
 
@@ -237,8 +322,8 @@ st_status st_decode_text(const st_encoding *enc, const uint32_t *ids, size_t n, 
  * (U+0800 and above; a surrogate pair above U+FFFF). Routing is per character. Writes
  * symbols[0..cap) and the count (at most one symbol per input byte, so cap >= len suffices;
  * ST_ERR_BUFFER_TOO_SMALL with the full count otherwise). Invalid UTF-8: ST_ERR_INVALID_UTF8. */
-st_status st_ube_encode_symbols(const char *text, size_t len, uint16_t *symbols, size_t cap,
-                                size_t *n_symbols, size_t *err_offset);
+ST_API st_status st_ube_encode_symbols(const char *text, size_t len, uint16_t *symbols, size_t cap,
+                                       size_t *n_symbols, st_error *err);
 
 #define ST_UBE_FINAL 1u  /* the end of the stream: flush what is pending */
 #define ST_UBE_STRICT 2u /* malformed input is ST_ERR_INVALID_UTF8 (at the symbol index where
@@ -254,8 +339,8 @@ typedef struct st_ube_stream {
     size_t base;      /* symbols fed so far */
 } st_ube_stream;
 
-size_t st_ube_stream_size(void);
-void st_ube_stream_init(st_ube_stream *s);
+ST_API size_t st_ube_stream_size(void);
+ST_API void st_ube_stream_init(st_ube_stream *s);
 
 /* Feed symbols; writes the UTF-8 text completed so far to out[0..cap) (each symbol yields at
  * most 3 bytes, a flush at most 3 more: cap >= 3 * n + 3 suffices). Each same-alphabet run
@@ -264,18 +349,18 @@ void st_ube_stream_init(st_ube_stream *s);
  * a flush: feed nothing with ST_UBE_FINAL, then continue with the same state). A symbol above
  * 511 is ST_ERR_INVALID_TOKEN at its index. On any error (and ST_ERR_BUFFER_TOO_SMALL, which
  * reports the size needed) the state is left as it was before the call. */
-st_status st_ube_stream_feed(st_ube_stream *s, const uint16_t *symbols, size_t n, uint32_t flags,
-                             uint8_t *out, size_t cap, size_t *out_len, size_t *err_offset);
+ST_API st_status st_ube_stream_feed(st_ube_stream *s, const uint16_t *symbols, size_t n, uint32_t flags,
+                                    uint8_t *out, size_t cap, size_t *out_len, st_error *err);
 
 /* One-shot: st_ube_stream_feed on a fresh state with ST_UBE_FINAL. */
-st_status st_ube_decode_symbols(const uint16_t *symbols, size_t n, uint32_t flags, uint8_t *out,
-                                size_t cap, size_t *out_len, size_t *err_offset);
+ST_API st_status st_ube_decode_symbols(const uint16_t *symbols, size_t n, uint32_t flags, uint8_t *out,
+                                       size_t cap, size_t *out_len, st_error *err);
 
 /* ---- UTF-8 ----------------------------------------------------------------------------- */
 
 /* ST_OK if text is valid UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF);
- * otherwise ST_ERR_INVALID_UTF8 with the offset of the first bad sequence. */
-st_status st_utf8_validate(const char *text, size_t len, size_t *err_offset);
+ * otherwise ST_ERR_INVALID_UTF8 with the byte offset of the first bad sequence. */
+ST_API st_status st_utf8_validate(const char *text, size_t len, st_error *err);
 
 #ifdef __cplusplus
 }

@@ -320,7 +320,7 @@ typedef st__scan_fn scan_fn;
 
 static const char *const default_scripts = "Han,Hiragana,Katakana,Thai,Myanmar,Khmer,Lao";
 
-static st_status parse_scripts(st_pretokenizer *pt, const char *list, size_t len, size_t *err_offset) {
+static st_status parse_scripts(st_pretokenizer *pt, const char *list, size_t len, st_error *err) {
     size_t i = 0;
     while (i < len) {
         size_t j = i;
@@ -330,7 +330,11 @@ static st_status parse_scripts(st_pretokenizer *pt, const char *list, size_t len
         while (b > a && list[b - 1] == ' ') b--;
         if (b > a) {
             int id = st_script_from_name(list + a, b - a);
-            if (id < 0) { st__set_offset(err_offset, a); return ST_ERR_UNKNOWN_SCRIPT; }
+            if (id < 0) {
+                st__error_set(err, ST_ERR_UNKNOWN_SCRIPT, ST_UNIT_BYTE, a, "unknown script ");
+                st__error_append_quoted(err, (const uint8_t *)list + a, b - a);
+                return ST_ERR_UNKNOWN_SCRIPT;
+            }
             pt->single_letter_scripts[id >> 5] |= 1u << (id & 31);
         }
         i = j + 1;
@@ -344,29 +348,64 @@ static size_t cstr_len(const char *s) {
     return n;
 }
 
+/* ---- tiktoken's pat_str strings --------------------------------------------------------------
+ * Copied from tiktoken 0.14's pat_str values, as stored in py/supertok/vocab/<name>.json
+ * (r50k_base and p50k_base share one). Each scanner implements exactly one of them; the core
+ * has no regex engine, so any other string is refused rather than split some other way. */
+static const struct { const char *regex; int pattern; } known_patterns[] = {
+    /* r50k_base, p50k_base */
+    {"'(?:[sdmt]|ll|ve|re)| ?\\p{L}++| ?\\p{N}++| ?[^\\s\\p{L}\\p{N}]++|\\s++$|\\s+(?!\\S)|\\s",
+     ST_PATTERN_GPT2},
+    /* cl100k_base */
+    {"'(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++|\\p{N}{1,3}+| ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*+|\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s",
+     ST_PATTERN_CL100K},
+    /* o200k_base */
+    {"[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+     ST_PATTERN_O200K},
+};
+
+st_status st_pattern_from_regex(const char *pat, size_t len, int *pattern, st_error *err) {
+    st__error_clear(err);
+    if ((!pat && len) || !pattern) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
+    for (size_t k = 0; k < sizeof known_patterns / sizeof known_patterns[0]; k++) {
+        const char *r = known_patterns[k].regex;
+        size_t n = cstr_len(r);
+        if (n == len && (len == 0 || st__memcmp(r, pat, len) == 0)) {
+            *pattern = known_patterns[k].pattern;
+            return ST_OK;
+        }
+    }
+    return st__error_set(err, ST_ERR_UNSUPPORTED_PATTERN, ST_UNIT_NONE, 0,
+                         "not one of tiktoken's r50k/p50k, cl100k or o200k patterns");
+}
+
 st_status st__pretokenizer_init(struct st_pretokenizer *pt, int pattern, uint32_t flags, const char *scripts,
-                                size_t scripts_len, size_t *err_offset) {
-    if (pattern != ST_PATTERN_GPT2 && pattern != ST_PATTERN_CL100K && pattern != ST_PATTERN_O200K)
+                                size_t scripts_len, st_error *err) {
+    if (pattern != ST_PATTERN_GPT2 && pattern != ST_PATTERN_CL100K && pattern != ST_PATTERN_O200K) {
+        st__error_set(err, ST_ERR_UNKNOWN_PATTERN, ST_UNIT_NONE, 0, "pattern ");
+        st__error_append_u64(err, (uint32_t)pattern);
         return ST_ERR_UNKNOWN_PATTERN;
-    if (flags & ~ST_PRETOK_SCRIPT_AWARE) return ST_ERR_INVALID_ARGUMENT;
+    }
+    if (flags & ~ST_PRETOK_SCRIPT_AWARE) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown flags");
     pt->pattern = pattern;
     pt->flags = flags;
     st__memset(pt->single_letter_scripts, 0, sizeof pt->single_letter_scripts);
-    return scripts ? parse_scripts(pt, scripts, scripts_len, err_offset)
-                   : parse_scripts(pt, default_scripts, cstr_len(default_scripts), err_offset);
+    return scripts ? parse_scripts(pt, scripts, scripts_len, err)
+                   : parse_scripts(pt, default_scripts, cstr_len(default_scripts), err);
 }
 
 st_status st_pretokenizer_new(int pattern, uint32_t flags, const char *scripts, size_t scripts_len,
-                              const st_allocator *alloc, st_pretokenizer **out, size_t *err_offset) {
-    if (!out) return ST_ERR_INVALID_ARGUMENT;
+                              const st_allocator *alloc, st_pretokenizer **out, st_error *err) {
+    st__error_clear(err);
+    if (!out) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
     *out = NULL;
     st_allocator a;
     st__allocator_init(&a, alloc);
     st_pretokenizer *pt = (st_pretokenizer *)st__alloc(&a, sizeof *pt);
-    if (!pt) return ST_ERR_OUT_OF_MEMORY;
+    if (!pt) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     st__memset(pt, 0, sizeof *pt);
     pt->alloc = a;
-    st_status st = st__pretokenizer_init(pt, pattern, flags, scripts, scripts_len, err_offset);
+    st_status st = st__pretokenizer_init(pt, pattern, flags, scripts, scripts_len, err);
     if (st != ST_OK) {
         st__free(&a, pt, sizeof *pt);
         return st;
@@ -473,34 +512,39 @@ static void ends_to_codepoints(const uint8_t *s, size_t *ends, size_t n) {
 }
 
 st_status st_pretokenize(const st_pretokenizer *pt, const char *text, size_t len, uint32_t flags,
-                         size_t *ends, size_t cap, size_t *n_pieces, size_t *err_offset) {
-    if (!pt || !n_pieces || (!text && len) || (!ends && cap)) return ST_ERR_INVALID_ARGUMENT;
-    if (flags & ~ST_OFFSETS_CODEPOINTS) return ST_ERR_INVALID_ARGUMENT;
+                         size_t *ends, size_t cap, size_t *n_pieces, st_error *err) {
+    st__error_clear(err);
+    if (!pt || !n_pieces || (!text && len) || (!ends && cap))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
+    if (flags & ~ST_OFFSETS_CODEPOINTS) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown flags");
     *n_pieces = 0;
-    st_status st = st_utf8_validate(text, len, err_offset);
+    st_status st = st_utf8_validate(text, len, err);
     if (st != ST_OK) return st;
     size_t n = scan_all(pt, (const uint8_t *)text, len, ends, cap);
     *n_pieces = n;
-    if (n > cap) return ST_ERR_BUFFER_TOO_SMALL;
+    if (n > cap) return st__error_status(err, ST_ERR_BUFFER_TOO_SMALL);
     if (flags & ST_OFFSETS_CODEPOINTS) ends_to_codepoints((const uint8_t *)text, ends, n);
     return ST_OK;
 }
 
 st_status st_pretokenize_count(const st_pretokenizer *pt, const char *text, size_t len,
-                               size_t *n_pieces, size_t *err_offset) {
-    if (!pt || !n_pieces || (!text && len)) return ST_ERR_INVALID_ARGUMENT;
+                               size_t *n_pieces, st_error *err) {
+    st__error_clear(err);
+    if (!pt || !n_pieces || (!text && len)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
     *n_pieces = 0;
-    st_status st = st_utf8_validate(text, len, err_offset);
+    st_status st = st_utf8_validate(text, len, err);
     if (st != ST_OK) return st;
     *n_pieces = scan_all(pt, (const uint8_t *)text, len, NULL, 0);
     return ST_OK;
 }
 
 st_status st_pretokenize_join(const st_pretokenizer *pt, const char *text, size_t len, uint8_t sep, uint8_t *out,
-                              size_t cap, size_t *out_len, size_t *err_offset) {
-    if (!pt || !out_len || (!text && len) || (!out && cap) || sep >= 0x80) return ST_ERR_INVALID_ARGUMENT;
+                              size_t cap, size_t *out_len, st_error *err) {
+    st__error_clear(err);
+    if (!pt || !out_len || (!text && len) || (!out && cap) || sep >= 0x80)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
     *out_len = 0;
-    st_status st = st_utf8_validate(text, len, err_offset);
+    st_status st = st_utf8_validate(text, len, err);
     if (st != ST_OK) return st;
     const uint8_t *s = (const uint8_t *)text;
     st__piece_iter it;
@@ -516,5 +560,5 @@ st_status st_pretokenize_join(const st_pretokenizer *pt, const char *text, size_
         start = e;
     }
     *out_len = n;
-    return n > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK;
+    return st__error_status(err, n > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK);
 }

@@ -29,6 +29,6 @@ size_t st__pieces_next(st__piece_iter *it);
 
 /* Fill a pre-tokenizer in place (no allocation): used by handles that embed one. */
 st_status st__pretokenizer_init(struct st_pretokenizer *pt, int pattern, uint32_t flags, const char *scripts,
-                                size_t scripts_len, size_t *err_offset);
+                                size_t scripts_len, st_error *err);
 
 #endif

@@ -18,10 +18,12 @@
 #define ST_UBE_UTF16 1
 
 st_status st_ube_encode_symbols(const char *text, size_t len, uint16_t *symbols, size_t cap, size_t *n_symbols,
-                                size_t *err_offset) {
-    if (!n_symbols || (!text && len) || (!symbols && cap)) return ST_ERR_INVALID_ARGUMENT;
+                                st_error *err) {
+    st__error_clear(err);
+    if (!n_symbols || (!text && len) || (!symbols && cap))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
     *n_symbols = 0;
-    st_status st = st_utf8_validate(text, len, err_offset);
+    st_status st = st_utf8_validate(text, len, err);
     if (st != ST_OK) return st;
     const uint8_t *s = (const uint8_t *)text;
     size_t n = 0, i = 0;
@@ -34,7 +36,7 @@ st_status st_ube_encode_symbols(const char *text, size_t len, uint16_t *symbols,
     }
 #undef EMIT
     *n_symbols = n;
-    return n > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK;
+    return st__error_status(err, n > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK);
 }
 
 /* ---- the streaming decoder ------------------------------------------------------------------ */
@@ -188,11 +190,16 @@ void st_ube_stream_init(st_ube_stream *s) {
 }
 
 st_status st_ube_stream_feed(st_ube_stream *s, const uint16_t *symbols, size_t n, uint32_t flags, uint8_t *out,
-                             size_t cap, size_t *out_len, size_t *err_offset) {
-    if (!s || !out_len || (!symbols && n) || (!out && cap)) return ST_ERR_INVALID_ARGUMENT;
+                             size_t cap, size_t *out_len, st_error *err) {
+    st__error_clear(err);
+    if (!s || !out_len || (!symbols && n) || (!out && cap))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
     *out_len = 0;
     for (size_t k = 0; k < n; k++)
-        if (symbols[k] > 511) { st__set_offset(err_offset, k); return ST_ERR_INVALID_TOKEN; }
+        if (symbols[k] > 511) {
+            st__error_token(err, symbols[k]);
+            return st__error_set(err, ST_ERR_INVALID_TOKEN, ST_UNIT_INDEX, k, "a symbol above 511");
+        }
     dec_ctx c = {{out, cap, 0}, (flags & ST_UBE_STRICT) != 0, 0, 0, 0};
     st_ube_stream saved = *s;
     for (size_t k = 0; k < n; k++) {
@@ -206,20 +213,19 @@ st_status st_ube_stream_feed(st_ube_stream *s, const uint16_t *symbols, size_t n
     }
     if (c.failed) {
         *s = saved; /* strict: nothing was consumed */
-        st__set_offset(err_offset, c.fail_at);
-        return ST_ERR_INVALID_UTF8;
+        return st__error_set(err, ST_ERR_INVALID_UTF8, ST_UNIT_INDEX, c.fail_at, "malformed text (strict)");
     }
     *out_len = c.o.n;
     if (c.o.n > cap) {
         *s = saved; /* nothing consumed: the caller retries with the size given */
-        return ST_ERR_BUFFER_TOO_SMALL;
+        return st__error_set(err, ST_ERR_BUFFER_TOO_SMALL, ST_UNIT_NONE, 0, NULL);
     }
     return ST_OK;
 }
 
 st_status st_ube_decode_symbols(const uint16_t *symbols, size_t n, uint32_t flags, uint8_t *out, size_t cap,
-                                size_t *out_len, size_t *err_offset) {
+                                size_t *out_len, st_error *err) {
     st_ube_stream s;
     st_ube_stream_init(&s);
-    return st_ube_stream_feed(&s, symbols, n, flags | ST_UBE_FINAL, out, cap, out_len, err_offset);
+    return st_ube_stream_feed(&s, symbols, n, flags | ST_UBE_FINAL, out, cap, out_len, err);
 }

@@ -2,10 +2,11 @@
  * can decode without bounds or validity checks. */
 #include "internal.h"
 
-st_status st_utf8_validate(const char *text, size_t len, size_t *err_offset) {
+st_status st_utf8_validate(const char *text, size_t len, st_error *err) {
     const uint8_t *s = (const uint8_t *)text;
     size_t i = 0;
-    if (!text && len) return ST_ERR_INVALID_ARGUMENT;
+    st__error_clear(err);
+    if (!text && len) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "text is NULL");
     while (i < len) {
         /* ASCII fast path, 8 bytes at a time */
         while (i + 8 <= len) {
@@ -29,13 +30,12 @@ st_status st_utf8_validate(const char *text, size_t len, size_t *err_offset) {
             if (b == 0xF0) lo = 0x90;      /* no overlongs */
             else if (b == 0xF4) hi = 0x8F; /* nothing above U+10FFFF */
         } else {
-            st__set_offset(err_offset, i);
-            return ST_ERR_INVALID_UTF8;
+            return st__error_set(err, ST_ERR_INVALID_UTF8, ST_UNIT_BYTE, i, NULL);
         }
-        if (len - i <= need) { st__set_offset(err_offset, i); return ST_ERR_INVALID_UTF8; }
-        if (s[i + 1] < lo || s[i + 1] > hi) { st__set_offset(err_offset, i); return ST_ERR_INVALID_UTF8; }
+        if (len - i <= need) return st__error_set(err, ST_ERR_INVALID_UTF8, ST_UNIT_BYTE, i, "truncated sequence");
+        if (s[i + 1] < lo || s[i + 1] > hi) return st__error_set(err, ST_ERR_INVALID_UTF8, ST_UNIT_BYTE, i, NULL);
         for (size_t k = 2; k <= need; k++)
-            if ((s[i + k] & 0xC0) != 0x80) { st__set_offset(err_offset, i); return ST_ERR_INVALID_UTF8; }
+            if ((s[i + k] & 0xC0) != 0x80) return st__error_set(err, ST_ERR_INVALID_UTF8, ST_UNIT_BYTE, i, NULL);
         i += need + 1;
     }
     return ST_OK;

@@ -83,28 +83,37 @@ typedef struct line {
 } line;
 
 /* Parse the line starting at *pos; advances *pos past it. Returns 1 for a line, 0 at the end,
- * -1 if malformed (*pos is then the start of the bad line). */
-static int next_line(const uint8_t *s, size_t n, size_t *pos, line *ln, int validate) {
+ * -1 if malformed (*pos is then the start of the bad line, and *why, if given, says what was
+ * wrong with it). */
+static int next_line(const uint8_t *s, size_t n, size_t *pos, line *ln, int validate, const char **why) {
     size_t i = *pos;
     while (i < n && (s[i] == '\n' || s[i] == '\r')) i++;
     if (i >= n) { *pos = n; return 0; }
     size_t start = i;
     while (i < n && s[i] != ' ' && s[i] != '\n') i++;
     size_t b64_end = i;
-    if (i >= n || s[i] != ' ' || b64_end == start) { *pos = start; return -1; }
+    if (i >= n || s[i] != ' ' || b64_end == start) {
+        if (why) *why = b64_end == start ? "no token before the space" : "no space between token and rank";
+        *pos = start;
+        return -1;
+    }
     i++;
     uint64_t id = 0;
     size_t digits = 0;
     while (i < n && s[i] >= '0' && s[i] <= '9') {
         id = id * 10 + (uint64_t)(s[i] - '0');
-        if (id > 0x7FFFFFFFu) { *pos = start; return -1; }
+        if (id > 0x7FFFFFFFu) { if (why) *why = "rank above 2^31 - 1"; *pos = start; return -1; }
         i++;
         digits++;
     }
     if (i < n && s[i] == '\r') i++;
-    if (!digits || (i < n && s[i] != '\n')) { *pos = start; return -1; }
+    if (!digits || (i < n && s[i] != '\n')) {
+        if (why) *why = digits ? "text after the rank" : "the rank is not a decimal number";
+        *pos = start;
+        return -1;
+    }
     long blen = validate ? b64_decode(s + start, b64_end - start, NULL) : b64_length(s + start, b64_end - start);
-    if (blen <= 0) { *pos = start; return -1; }
+    if (blen <= 0) { if (why) *why = "the token is not padded base64 of at least one byte"; *pos = start; return -1; }
     ln->start = start;
     ln->b64_len = b64_end - start;
     ln->id = (uint32_t)id;
@@ -120,25 +129,41 @@ typedef struct scan_totals {
     size_t max_id_line; /* offset of the line holding max_id */
 } scan_totals;
 
-static st_status scan_file(const uint8_t *s, size_t n, scan_totals *t, size_t *err_offset) {
+/* ST_ERR_MALFORMED_MODEL at the line starting at byte pos of s (input 0: the rank file, 1: the
+ * specials text), with its 1-based number (counted only now: errors are rare, loads are not). */
+static st_status line_error(st_error *err, const uint8_t *s, size_t pos, uint32_t input, const char *msg) {
+    uint64_t line = 1;
+    for (size_t k = 0; k < pos; k++) line += s[k] == '\n';
+    st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, pos, msg);
+    st__error_line(err, line, input);
+    return ST_ERR_MALFORMED_MODEL;
+}
+
+static st_status scan_file(const uint8_t *s, size_t n, scan_totals *t, uint32_t input, st_error *err) {
     size_t pos = 0;
     line ln;
     int r;
-    while ((r = next_line(s, n, &pos, &ln, 1)) > 0) {
+    const char *why = "malformed line";
+    while ((r = next_line(s, n, &pos, &ln, 1, &why)) > 0) {
         t->count++;
         t->bytes += (uint64_t)ln.bytes_len;
         if (ln.id > t->max_id) { t->max_id = ln.id; t->max_id_line = ln.start; }
     }
-    if (r < 0) { st__set_offset(err_offset, pos); return ST_ERR_MALFORMED_MODEL; }
+    if (r < 0) return line_error(err, s, pos, input, why);
     return ST_OK;
 }
 
 /* Second pass: record each id's length in offsets[id + 1]; a repeated id is an error. */
-static st_status fill_lengths(const uint8_t *s, size_t n, uint32_t *offsets, size_t *err_offset) {
+static st_status fill_lengths(const uint8_t *s, size_t n, uint32_t *offsets, uint32_t input, st_error *err) {
     size_t pos = 0;
     line ln;
-    while (next_line(s, n, &pos, &ln, 0) > 0) {
-        if (offsets[ln.id + 1]) { st__set_offset(err_offset, ln.start); return ST_ERR_MALFORMED_MODEL; }
+    while (next_line(s, n, &pos, &ln, 0, NULL) > 0) {
+        if (offsets[ln.id + 1]) {
+            line_error(err, s, ln.start, input, "rank ");
+            st__error_append_u64(err, ln.id);
+            st__error_append(err, " is given to an earlier line too");
+            return ST_ERR_MALFORMED_MODEL;
+        }
         offsets[ln.id + 1] = (uint32_t)ln.bytes_len;
     }
     return ST_OK;
@@ -147,7 +172,7 @@ static st_status fill_lengths(const uint8_t *s, size_t n, uint32_t *offsets, siz
 static void fill_bytes(const uint8_t *s, size_t n, const uint32_t *offsets, uint8_t *bytes) {
     size_t pos = 0;
     line ln;
-    while (next_line(s, n, &pos, &ln, 0) > 0) b64_decode(s + ln.start, ln.b64_len, bytes + offsets[ln.id]);
+    while (next_line(s, n, &pos, &ln, 0, NULL) > 0) b64_decode(s + ln.start, ln.b64_len, bytes + offsets[ln.id]);
 }
 
 static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
@@ -156,7 +181,7 @@ static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
 static void sorted_special_ids(const uint8_t *ss, size_t len, uint32_t *special_ids) {
     size_t pos = 0, k = 0;
     line ln;
-    while (next_line(ss, len, &pos, &ln, 0) > 0) special_ids[k++] = ln.id;
+    while (next_line(ss, len, &pos, &ln, 0, NULL) > 0) special_ids[k++] = ln.id;
     for (size_t x = 1; x < k; x++) {
         uint32_t id = special_ids[x];
         size_t y = x;
@@ -169,31 +194,34 @@ static void sorted_special_ids(const uint8_t *ss, size_t len, uint32_t *special_
  * bytes must be valid UTF-8, or a match could start or end inside a character;
  * ST_ERR_MALFORMED_MODEL at the first line that is not. */
 static st_status fill_specials(const uint8_t *ss, size_t len, const uint32_t *offsets, uint8_t *bytes,
-                               size_t *err_offset) {
+                               st_error *err) {
     fill_bytes(ss, len, offsets, bytes);
     size_t pos = 0;
     line ln;
-    while (next_line(ss, len, &pos, &ln, 0) > 0)
-        if (st_utf8_validate((const char *)bytes + offsets[ln.id], offsets[ln.id + 1] - offsets[ln.id], NULL) != ST_OK) {
-            st__set_offset(err_offset, ln.start);
+    while (next_line(ss, len, &pos, &ln, 0, NULL) > 0) {
+        const uint8_t *p = bytes + offsets[ln.id];
+        size_t n = offsets[ln.id + 1] - offsets[ln.id];
+        if (st_utf8_validate((const char *)p, n, NULL) != ST_OK) {
+            line_error(err, ss, ln.start, 1, "special token ");
+            st__error_append_quoted(err, p, n);
+            st__error_append(err, " is not valid UTF-8");
             return ST_ERR_MALFORMED_MODEL;
         }
+    }
     return ST_OK;
 }
 
 st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const char *ranks, size_t ranks_len,
-                                   const char *specials, size_t specials_len, size_t *err_offset,
-                                   int *err_in_specials) {
+                                   const char *specials, size_t specials_len, st_error *err) {
     const uint8_t *rs = (const uint8_t *)ranks, *ss = (const uint8_t *)specials;
     scan_totals tr = {0, 0, 0, 0}, ts = {0, 0, 0, 0};
-    *err_in_specials = 0;
     st__memset(v, 0, sizeof *v);
-    st_status st = scan_file(rs, ranks_len, &tr, err_offset);
+    st_status st = scan_file(rs, ranks_len, &tr, 0, err);
     if (st != ST_OK) return st;
-    if (!tr.count) { st__set_offset(err_offset, 0); return ST_ERR_MALFORMED_MODEL; }
+    if (!tr.count) return line_error(err, rs, 0, 0, "the rank file holds no token");
     if (specials_len) {
-        st = scan_file(ss, specials_len, &ts, err_offset);
-        if (st != ST_OK) { *err_in_specials = 1; return st; }
+        st = scan_file(ss, specials_len, &ts, 1, err);
+        if (st != ST_OK) return st;
     }
     uint32_t max_id = tr.max_id > ts.max_id ? tr.max_id : ts.max_id;
     size_t entries = tr.count + ts.count;
@@ -201,14 +229,12 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
      * 10-line file is a malformed file, not a request for 8 GB */
     if ((uint64_t)max_id + 1 > 2 * (uint64_t)entries + 65536) { /* name the line with the rank */
         int in_spec = ts.count && ts.max_id > tr.max_id;
-        st__set_offset(err_offset, in_spec ? ts.max_id_line : tr.max_id_line);
-        *err_in_specials = in_spec;
+        line_error(err, in_spec ? ss : rs, in_spec ? ts.max_id_line : tr.max_id_line, (uint32_t)in_spec, "rank ");
+        st__error_append_u64(err, max_id);
+        st__error_append(err, " leaves most ids below it unused");
         return ST_ERR_MALFORMED_MODEL;
     }
-    if (tr.bytes + ts.bytes > 0xFFFFFFFFull) {
-        st__set_offset(err_offset, 0);
-        return ST_ERR_MALFORMED_MODEL;
-    }
+    if (tr.bytes + ts.bytes > 0xFFFFFFFFull) return line_error(err, rs, 0, 0, "the tokens hold 4 GB or more");
     uint32_t n_ids = max_id + 1;
     uint32_t cap = 1;
     while (cap < 2 * tr.count) cap <<= 1; /* about half full */
@@ -219,7 +245,7 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
     size_t bytes_size = align8((size_t)(tr.bytes + ts.bytes)) + 8; /* + 8: see st__vocab_lookup_short */
     size_t total = off_size + tab_size + spec_size + pair_size + bytes_size;
     uint8_t *block = (uint8_t *)st__alloc(a, total);
-    if (!block) return ST_ERR_OUT_OF_MEMORY;
+    if (!block) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     st__memset(block, 0, total);
     uint32_t *offsets = (uint32_t *)(void *)block;
     uint64_t *table = (uint64_t *)(void *)(block + off_size);
@@ -228,18 +254,14 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
     uint8_t *bytes = block + off_size + tab_size + spec_size + pair_size;
     st__memset(pair_ids, 0xFF, pair_size);
 
-    st = fill_lengths(rs, ranks_len, offsets, err_offset);
-    if (st == ST_OK && specials_len) {
-        st = fill_lengths(ss, specials_len, offsets, err_offset);
-        if (st != ST_OK) *err_in_specials = 1;
-    }
+    st = fill_lengths(rs, ranks_len, offsets, 0, err);
+    if (st == ST_OK && specials_len) st = fill_lengths(ss, specials_len, offsets, 1, err);
     if (st != ST_OK) { st__free(a, block, total); return st; }
     if (specials_len) sorted_special_ids(ss, specials_len, special_ids);
     for (uint32_t i = 0; i < n_ids; i++) offsets[i + 1] += offsets[i];
     fill_bytes(rs, ranks_len, offsets, bytes);
     if (specials_len) {
-        if ((st = fill_specials(ss, specials_len, offsets, bytes, err_offset)) != ST_OK) {
-            *err_in_specials = 1;
+        if ((st = fill_specials(ss, specials_len, offsets, bytes, err)) != ST_OK) {
             st__free(a, block, total);
             return st;
         }
@@ -261,11 +283,16 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
     /* the table holds ordinary tokens only; specials are matched by the special-token scan */
     size_t pos = 0;
     line ln;
-    while (next_line(rs, ranks_len, &pos, &ln, 0) > 0) {
+    while (next_line(rs, ranks_len, &pos, &ln, 0, NULL) > 0) {
         const uint8_t *p = bytes + offsets[ln.id];
         size_t len = offsets[ln.id + 1] - offsets[ln.id];
-        if (st__vocab_lookup(v, p, len) != ST_NO_TOKEN) { /* the same bytes twice */
-            st__set_offset(err_offset, ln.start);
+        uint32_t earlier = st__vocab_lookup(v, p, len);
+        if (earlier != ST_NO_TOKEN) { /* the same bytes twice */
+            line_error(err, rs, ln.start, 0, "token ");
+            st__error_append_quoted(err, p, len);
+            st__error_append(err, " has rank ");
+            st__error_append_u64(err, earlier);
+            st__error_append(err, " on an earlier line");
             st__free(a, block, total);
             st__memset(v, 0, sizeof *v);
             return ST_ERR_MALFORMED_MODEL;
@@ -285,40 +312,48 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
 
 /* ---- merge-rules models ------------------------------------------------------------------ */
 
-st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet, const uint32_t *merges,
-                                size_t n_merges, const char *specials, size_t specials_len, size_t *err_offset,
-                                int *err_in_specials) {
+st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, const st_allocator *a, int alphabet, const uint32_t *merges,
+                                size_t n_merges, const char *specials, size_t specials_len, st_error *err) {
     const uint8_t *ss = (const uint8_t *)specials;
-    *err_in_specials = 0;
     st__memset(v, 0, sizeof *v);
-    if (alphabet != ST_ALPHABET_BYTES && alphabet != ST_ALPHABET_UBE) return ST_ERR_INVALID_ARGUMENT;
+    st__memset(rs, 0, sizeof *rs);
+    if (alphabet != ST_ALPHABET_BYTES && alphabet != ST_ALPHABET_UBE)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown alphabet");
     uint32_t base = alphabet == ST_ALPHABET_UBE ? 512 : 256, unit = alphabet == ST_ALPHABET_UBE ? 2 : 1;
-    if (n_merges >= ST_RULES_MAX_IDS - base) { st__set_offset(err_offset, n_merges); return ST_ERR_MALFORMED_MODEL; }
+    if (n_merges >= ST_RULES_MAX_IDS - base)
+        return st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, n_merges, "more rules than 2^21 ids hold");
     uint32_t n_ord = base + (uint32_t)n_merges;
     /* every rule joins two earlier tokens; token lengths (in symbols) add up */
     uint64_t symbols = base;
     for (size_t i = 0; i < n_merges; i++)
         if (merges[2 * i] >= base + i || merges[2 * i + 1] >= base + i) {
-            st__set_offset(err_offset, i);
+            st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, i, "rule ");
+            st__error_append_u64(err, i);
+            st__error_append(err, ": part ");
+            st__error_append_u64(err, merges[2 * i] >= base + i ? merges[2 * i] : merges[2 * i + 1]);
+            st__error_append(err, " is not below the rule's own id ");
+            st__error_append_u64(err, base + i);
             return ST_ERR_MALFORMED_MODEL;
         }
     scan_totals ts = {0, 0, 0, 0};
     if (specials_len) {
-        st_status st = scan_file(ss, specials_len, &ts, err_offset);
-        if (st != ST_OK) { *err_in_specials = 1; return st; }
+        st_status st = scan_file(ss, specials_len, &ts, 1, err);
+        if (st != ST_OK) return st;
         size_t pos = 0;
         line ln;
-        while (next_line(ss, specials_len, &pos, &ln, 0) > 0)
+        while (next_line(ss, specials_len, &pos, &ln, 0, NULL) > 0)
             if (ln.id < n_ord || ln.id >= ST_RULES_MAX_IDS) { /* a special cannot be a rule's id */
-                st__set_offset(err_offset, ln.start);
-                *err_in_specials = 1;
+                line_error(err, ss, ln.start, 1, "special token id ");
+                st__error_append_u64(err, ln.id);
+                st__error_append(err, ln.id < n_ord ? " is a symbol's or rule's id" : " is above 2^21 - 1");
                 return ST_ERR_MALFORMED_MODEL;
             }
     }
     uint32_t n_ids = ts.count && ts.max_id >= n_ord ? ts.max_id + 1 : n_ord;
     if ((uint64_t)n_ids > (uint64_t)n_ord + 2 * ts.count + 65536) {
-        st__set_offset(err_offset, ts.max_id_line);
-        *err_in_specials = 1;
+        line_error(err, ss, ts.max_id_line, 1, "special token id ");
+        st__error_append_u64(err, ts.max_id);
+        st__error_append(err, " leaves most ids below it unused");
         return ST_ERR_MALFORMED_MODEL;
     }
     uint32_t cap = 1, rcap = 1;
@@ -327,42 +362,45 @@ st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet
     size_t off_size = align8(((size_t)n_ids + 1) * 4);
     size_t tab_size = (size_t)cap * 8;
     size_t spec_size = align8(ts.count * 4);
-    size_t pair_size = 65536 * 4;
     size_t rules_size = (size_t)rcap * 8;
     /* the token lengths come from the rules, so their total is known only after a pass */
     uint32_t *len = (uint32_t *)st__alloc(a, (size_t)n_ord * 4);
-    if (!len) return ST_ERR_OUT_OF_MEMORY;
+    if (!len) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     for (uint32_t id = 0; id < base; id++) len[id] = 1;
     for (size_t i = 0; i < n_merges; i++) {
         uint64_t l = (uint64_t)len[merges[2 * i]] + len[merges[2 * i + 1]];
-        if (l * unit > 0x7FFFFFFFu) { st__free(a, len, (size_t)n_ord * 4); st__set_offset(err_offset, i); return ST_ERR_MALFORMED_MODEL; }
+        if (l * unit > 0x7FFFFFFFu) {
+            st__free(a, len, (size_t)n_ord * 4);
+            return st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, i, "the rule's token is 2 GB or longer");
+        }
         len[base + i] = (uint32_t)l;
         symbols += l;
     }
     uint64_t ord_bytes = symbols * unit;
     if (ord_bytes + ts.bytes > 0xFFFFFFF0ull) {
         st__free(a, len, (size_t)n_ord * 4);
-        st__set_offset(err_offset, n_merges);
-        return ST_ERR_MALFORMED_MODEL;
+        return st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, n_merges, "the tokens hold 4 GB or more");
     }
     size_t bytes_size = align8((size_t)(ord_bytes + ts.bytes)) + 8;
-    size_t total = off_size + tab_size + spec_size + pair_size + rules_size + bytes_size;
+    /* no 2-byte pair table: rules merge by rule, never by joined bytes (pair_ids stays NULL) */
+    size_t total = off_size + tab_size + spec_size + rules_size + bytes_size;
     uint8_t *block = (uint8_t *)st__alloc(a, total);
-    if (!block) { st__free(a, len, (size_t)n_ord * 4); return ST_ERR_OUT_OF_MEMORY; }
+    if (!block) {
+        st__free(a, len, (size_t)n_ord * 4);
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    }
     st__memset(block, 0, total);
     uint32_t *offsets = (uint32_t *)(void *)block;
     uint64_t *table = (uint64_t *)(void *)(block + off_size);
     uint32_t *special_ids = (uint32_t *)(void *)(block + off_size + tab_size);
-    uint32_t *pair_ids = (uint32_t *)(void *)(block + off_size + tab_size + spec_size);
-    uint64_t *rules = (uint64_t *)(void *)(block + off_size + tab_size + spec_size + pair_size);
-    uint8_t *bytes = block + off_size + tab_size + spec_size + pair_size + rules_size;
-    st__memset(pair_ids, 0xFF, pair_size); /* the ranks mode's 2-byte table: unused here */
+    uint64_t *rules = (uint64_t *)(void *)(block + off_size + tab_size + spec_size);
+    uint8_t *bytes = block + off_size + tab_size + spec_size + rules_size;
     for (uint32_t id = 0; id < n_ord; id++) offsets[id + 1] = len[id] * unit;
     st__free(a, len, (size_t)n_ord * 4);
     st_status st = ST_OK;
     if (specials_len) {
-        st = fill_lengths(ss, specials_len, offsets, err_offset);
-        if (st != ST_OK) { *err_in_specials = 1; st__free(a, block, total); return st; }
+        st = fill_lengths(ss, specials_len, offsets, 1, err);
+        if (st != ST_OK) { st__free(a, block, total); return st; }
         sorted_special_ids(ss, specials_len, special_ids);
     }
     for (uint32_t i = 0; i < n_ids; i++) offsets[i + 1] += offsets[i];
@@ -377,8 +415,7 @@ st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet
         st__memcpy(bytes + at + ll, bytes + offsets[r], rl);
     }
     if (specials_len) {
-        if ((st = fill_specials(ss, specials_len, offsets, bytes, err_offset)) != ST_OK) {
-            *err_in_specials = 1;
+        if ((st = fill_specials(ss, specials_len, offsets, bytes, err)) != ST_OK) {
             st__free(a, block, total);
             return st;
         }
@@ -392,13 +429,13 @@ st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet
     v->bytes = bytes;
     v->table = table;
     v->special_ids = special_ids;
-    v->pair_ids = pair_ids;
+    v->pair_ids = NULL;
     v->owned = block;
     v->owned_size = total;
-    v->mode = ST_MODE_RULES;
     v->alphabet = (uint32_t)alphabet;
-    v->rules = rules;
-    v->rules_mask = rcap - 1;
+    rs->slots = rules;
+    rs->mask = rcap - 1;
+    rs->base = base;
     /* bytes -> id: the first token with given bytes (two rules may spell the same bytes) */
     for (uint32_t id = 0; id < n_ord; id++) {
         const uint8_t *p = bytes + offsets[id];
@@ -411,10 +448,15 @@ st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet
     }
     for (size_t i = 0; i < n_merges; i++) {
         uint32_t l = merges[2 * i], r = merges[2 * i + 1];
-        if (st__vocab_rule(v, l, r) != ST_NO_TOKEN) { /* the same pair twice */
-            st__set_offset(err_offset, i);
+        uint32_t earlier = st__rule_find(rs, l, r);
+        if (earlier != ST_NO_TOKEN) { /* the same pair twice */
+            st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, i, "rule ");
+            st__error_append_u64(err, i);
+            st__error_append(err, " repeats rule ");
+            st__error_append_u64(err, earlier - base);
             st__free(a, block, total);
             st__memset(v, 0, sizeof *v);
+            st__memset(rs, 0, sizeof *rs);
             return ST_ERR_MALFORMED_MODEL;
         }
         uint64_t key = ((uint64_t)l << 21) | r;
@@ -492,21 +534,29 @@ void st__vocab_image_write(const st_vocab *v, uint32_t pattern, uint8_t *out) {
     st__memcpy(out + l.bytes, v->bytes, (size_t)v->bytes_len);
 }
 
-st_status st__vocab_image_borrow(st_vocab *v, const uint8_t *img, size_t len, uint32_t *pattern, size_t *err_offset) {
+/* ST_ERR_MALFORMED_MODEL at byte offset `at` of the image header, naming the field. */
+static st_status image_error(st_error *err, uint64_t at, const char *field) {
+    st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, at, "image: ");
+    st__error_append(err, field);
+    return ST_ERR_MALFORMED_MODEL;
+}
+
+st_status st__vocab_image_borrow(st_vocab *v, const uint8_t *img, size_t len, uint32_t *pattern, st_error *err) {
     st__memset(v, 0, sizeof *v);
-    if (((uintptr_t)img & 7) != 0) return ST_ERR_INVALID_ARGUMENT; /* arrays are read in place */
-    if (len < IMG_HEADER || st__memcmp(img, "STVOCAB1", 8) != 0) { st__set_offset(err_offset, 0); return ST_ERR_MALFORMED_MODEL; }
-    if (get32(img + 8) != IMG_FORMAT) { st__set_offset(err_offset, 8); return ST_ERR_MALFORMED_MODEL; }
-    if (get32(img + 36) != 0) { st__set_offset(err_offset, 36); return ST_ERR_MALFORMED_MODEL; }
+    if (((uintptr_t)img & 7) != 0) /* arrays are read in place */
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the image is not 8-byte aligned");
+    if (len < IMG_HEADER || st__memcmp(img, "STVOCAB1", 8) != 0) return image_error(err, 0, "no STVOCAB1 header");
+    if (get32(img + 8) != IMG_FORMAT) return image_error(err, 8, "unknown format version");
+    if (get32(img + 36) != 0) return image_error(err, 36, "merge mode is not ranks");
     uint32_t n_ids = get32(img + 16), n_ord = get32(img + 20), n_spec = get32(img + 24);
     uint32_t mask = get32(img + 28), bytes_len = get32(img + 32);
-    if (n_ids == 0 || n_ids > 0x40000000u || n_spec > n_ids || n_ord > n_ids) { st__set_offset(err_offset, 16); return ST_ERR_MALFORMED_MODEL; }
-    if (mask > 0x3FFFFFFFu || (mask & (mask + 1)) != 0) { st__set_offset(err_offset, 28); return ST_ERR_MALFORMED_MODEL; }
+    if (n_ids == 0 || n_ids > 0x40000000u || n_spec > n_ids || n_ord > n_ids) return image_error(err, 16, "token counts");
+    if (mask > 0x3FFFFFFFu || (mask & (mask + 1)) != 0) return image_error(err, 28, "table size");
     img_layout l = layout(n_ids, mask, n_spec, bytes_len);
-    if (l.total > (uint64_t)len) { st__set_offset(err_offset, len); return ST_ERR_MALFORMED_MODEL; }
+    if (l.total > (uint64_t)len) return image_error(err, len, "truncated");
     uint64_t secs[6] = {l.byte_ids, l.offsets, l.table, l.special, l.pairs, l.bytes};
     for (int k = 0; k < 6; k++)
-        if (get32(img + 40 + 4 * k) != secs[k]) { st__set_offset(err_offset, 40 + 4 * (size_t)k); return ST_ERR_MALFORMED_MODEL; }
+        if (get32(img + 40 + 4 * k) != secs[k]) return image_error(err, 40 + 4 * (uint64_t)k, "section offset");
     v->n_ids = n_ids;
     v->n_ordinary = n_ord;
     v->n_special = n_spec;

@@ -19,20 +19,26 @@ typedef struct st_vocab {
     const uint32_t *special_ids; /* n_special ids, sorted by id */
     uint32_t byte_ids[256];  /* id of each single byte, ST_NO_TOKEN if the byte is no token */
     const uint32_t *pair_ids; /* 65536: id of each 2-byte token by (b0 << 8 | b1), or ST_NO_TOKEN:
-                                 the first merges of every piece look these up directly */
+                                 the first merges of every piece look these up directly (rank
+                                 vocabularies only; NULL for rules, which never join bytes) */
     void *owned;             /* the one allocation holding the arrays, NULL for a borrowed image */
     size_t owned_size;
-    /* Merge-rules models (st_encoding_new_merges). mode: ST_MODE_RANKS (tiktoken files: a pair
-     * merges when its joined bytes are a token) or ST_MODE_RULES (a pair merges when it is a
-     * rule). alphabet: ST_ALPHABET_BYTES, or ST_ALPHABET_UBE, whose ordinary tokens' bytes are
-     * their symbols, two little-endian bytes each. */
-    uint32_t mode, alphabet;
-    const uint64_t *rules;   /* 0 = empty, else (left << 21 | right) << 21 | token: each rule */
-    uint32_t rules_mask;     /* rules has rules_mask + 1 slots, a power of two */
+    /* ST_ALPHABET_BYTES, or ST_ALPHABET_UBE, whose ordinary tokens' bytes are their symbols,
+     * two little-endian bytes each. */
+    uint32_t alphabet;
 } st_vocab;
 
-#define ST_MODE_RANKS 0
-#define ST_MODE_RULES 1
+/* The token store above is what every kind of model has (ids <-> bytes, specials, decoding).
+ * What turns a piece into tokens is the kind's own: a rank vocabulary (tiktoken files) merges
+ * a pair when its joined bytes are a token and needs nothing more than the store (byte_ids,
+ * pair_ids and the table are its lookups); a rule model merges a pair when it is a rule, and
+ * keeps its rules here. The arrays live in the store's one allocation. */
+typedef struct st_rules {
+    const uint64_t *slots; /* 0 = empty, else (left << 21 | right) << 21 | token: each rule */
+    uint32_t mask;         /* slots has mask + 1 entries, a power of two */
+    uint32_t base;         /* the number of base symbols: 256 or 512; rule i makes id base + i */
+} st_rules;
+
 #define ST_RULES_MAX_IDS ((1u << 21) - 1) /* rule slots pack three ids of 21 bits */
 
 
@@ -66,14 +72,14 @@ ST_INLINE uint64_t st__mix64(uint64_t x) { /* the splitmix64 finalizer: a strong
 }
 
 /* The token made by the rule joining left and right, or ST_NO_TOKEN. */
-ST_INLINE uint32_t st__vocab_rule(const st_vocab *v, uint32_t left, uint32_t right) {
+ST_INLINE uint32_t st__rule_find(const st_rules *r, uint32_t left, uint32_t right) {
     uint64_t key = ((uint64_t)left << 21) | right;
-    uint32_t i = (uint32_t)st__mix64(key) & v->rules_mask;
-    for (uint32_t probes = 0; probes <= v->rules_mask; probes++) {
-        uint64_t s = v->rules[i];
+    uint32_t i = (uint32_t)st__mix64(key) & r->mask;
+    for (uint32_t probes = 0; probes <= r->mask; probes++) {
+        uint64_t s = r->slots[i];
         if (!s) return ST_NO_TOKEN;
         if ((s >> 21) == key) return (uint32_t)s & ST_RULES_MAX_IDS;
-        i = (i + 1) & v->rules_mask;
+        i = (i + 1) & r->mask;
     }
     return ST_NO_TOKEN;
 }
@@ -138,14 +144,12 @@ ST_INLINE int st__vocab_is_special(const st_vocab *v, uint32_t id) {
 /* Parse a tiktoken rank file ("base64 rank" lines) plus special tokens given in the same
  * format. Errors carry the byte offset of the bad line (specials: offset into that text). */
 st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const char *ranks, size_t ranks_len,
-                                   const char *specials, size_t specials_len, size_t *err_offset,
-                                   int *err_in_specials);
+                                   const char *specials, size_t specials_len, st_error *err);
 /* A merge-rules model: ids 0..A-1 the base symbols (A = 256 or 512), id A + i the join of
  * merges[2i] and merges[2i + 1]; specials as for st__vocab_parse_tiktoken (ids >= A + n). A
  * bad rule is ST_ERR_MALFORMED_MODEL with *err_offset = its index. */
-st_status st__vocab_from_merges(st_vocab *v, const st_allocator *a, int alphabet, const uint32_t *merges,
-                                size_t n_merges, const char *specials, size_t specials_len, size_t *err_offset,
-                                int *err_in_specials);
+st_status st__vocab_from_merges(st_vocab *v, st_rules *rules, const st_allocator *a, int alphabet, const uint32_t *merges,
+                                size_t n_merges, const char *specials, size_t specials_len, st_error *err);
 void st__vocab_free(st_vocab *v, const st_allocator *a);
 
 /* The binary image: a header and the arrays, position-independent, loadable in place. */
@@ -153,6 +157,6 @@ size_t st__vocab_image_size(const st_vocab *v);
 void st__vocab_image_write(const st_vocab *v, uint32_t pattern, uint8_t *out);
 /* Point v into the image (borrowed, not copied; it must stay alive and 8-byte aligned).
  * Checks the header and section bounds only: nothing makes a pass over the contents. */
-st_status st__vocab_image_borrow(st_vocab *v, const uint8_t *img, size_t len, uint32_t *pattern, size_t *err_offset);
+st_status st__vocab_image_borrow(st_vocab *v, const uint8_t *img, size_t len, uint32_t *pattern, st_error *err);
 
 #endif

@@ -56,6 +56,7 @@
 #include <string.h>
 
 #include "supertok.h"
+#include "shim.h"
 
 #ifndef ST_FUZZ_VOCAB_DIR
 #define ST_FUZZ_VOCAB_DIR "py/supertok/vocab"
@@ -141,7 +142,7 @@ static void setup_o200k(void) {
     size_t sl = b64_line((const uint8_t *)"<|endoftext|>", 13, 199999, spec);
     sl += b64_line((const uint8_t *)"<|endofprompt|>", 15, 200018, spec + sl);
     size_t off = 0;
-    if (st_encoding_new_tiktoken(ranks, len, spec, sl, ST_PATTERN_O200K, NULL, &g_o200k, &off, NULL) != ST_OK) {
+    if (t_encoding_new_tiktoken(ranks, len, spec, sl, ST_PATTERN_O200K, NULL, &g_o200k, &off, NULL) != ST_OK) {
         fprintf(stderr, "fuzz_encode: loading %s failed at %zu\n", path, off);
         abort();
     }
@@ -167,11 +168,11 @@ static void setup_image(void) {
     size_t sl = b64_line((const uint8_t *)"<|endoftext|>", 13, 300, spec);
     sl += b64_line((const uint8_t *)"<|x|>", 5, 302, spec + sl);
     st_encoding *enc = NULL;
-    if (st_encoding_new_tiktoken(ranks, n, spec, sl, ST_PATTERN_CL100K, NULL, &enc, NULL, NULL) != ST_OK) abort();
+    if (t_encoding_new_tiktoken(ranks, n, spec, sl, ST_PATTERN_CL100K, NULL, &enc, NULL, NULL) != ST_OK) abort();
     free(ranks);
-    st_encoding_save_image(enc, NULL, 0, &g_image_len);
+    t_encoding_save_image(enc, NULL, 0, &g_image_len);
     g_image = (uint8_t *)malloc(g_image_len);
-    if (!g_image || st_encoding_save_image(enc, g_image, g_image_len, &g_image_len) != ST_OK) abort();
+    if (!g_image || t_encoding_save_image(enc, g_image, g_image_len, &g_image_len) != ST_OK) abort();
     st_encoding_free(enc);
     /* the section starts, from the header (u32 at 40..63), then the end */
     g_sections[0] = 0;
@@ -224,10 +225,58 @@ static size_t usable_specials(const st_encoding *enc, uint32_t *out, size_t cap)
         uint32_t id = st_encoding_special_id(enc, k);
         const uint8_t *p;
         size_t l;
-        if (st_token_bytes(enc, id, &p, &l) != ST_OK) continue;
+        if (t_token_bytes(enc, id, &p, &l) != ST_OK) continue;
         out[n++] = id;
     }
     return n;
+}
+
+/* The special-token policy: with every special not allowed disallowed (tiktoken's default),
+ * the call fails with ST_ERR_DISALLOWED_SPECIAL exactly when the text holds one, at the first
+ * (earliest, then longest), and otherwise gives the ids of the allowed-only call; starts in
+ * bytes and UTF-16 units agree with the code point starts. */
+static void check_policy(const st_encoding *enc, const uint8_t *s, size_t len, const uint32_t *allowed,
+                         size_t n_allowed, const uint32_t *want, size_t n_want, const size_t *cs, const uint8_t *data,
+                         size_t size) {
+    size_t first = (size_t)-1, first_len = 0;
+    uint32_t first_id = 0xFFFFFFFFu;
+    for (uint32_t k = 0; k < st_encoding_n_special(enc); k++) {
+        uint32_t id = st_encoding_special_id(enc, k);
+        int ok = 0;
+        for (size_t j = 0; j < n_allowed; j++) ok |= allowed[j] == id;
+        const uint8_t *p;
+        size_t l;
+        if (ok || st_token_bytes(enc, id, &p, &l, NULL) != ST_OK || l > len) continue;
+        for (size_t i = 0; i + l <= len && i <= first; i++)
+            if (memcmp(s + i, p, l) == 0) {
+                if (i < first || l > first_len) { first = i; first_len = l; first_id = id; }
+                break;
+            }
+    }
+    size_t cap = len + 1, n = 0;
+    uint32_t *ids = (uint32_t *)malloc(cap * 4);
+    size_t *sb = (size_t *)malloc(cap * sizeof(size_t)), *su = (size_t *)malloc(cap * sizeof(size_t));
+    if (!ids || !sb || !su) abort();
+    st_special_policy p = {allowed, n_allowed, NULL, 0, ST_SPECIAL_DISALLOW_REST};
+    st_error e;
+    st_status st = st_encode(enc, (const char *)s, len, &p, ST_OFFSETS_BYTES, ids, sb, cap, &n, &e);
+    if (first != (size_t)-1) {
+        if (st != ST_ERR_DISALLOWED_SPECIAL || e.offset != first || e.token != first_id || e.unit != ST_UNIT_BYTE)
+            fail("policy: the first disallowed special not reported", data, size);
+    } else {
+        if (st != ST_OK || n != n_want || memcmp(ids, want, n * 4) != 0) fail("policy: ids differ", data, size);
+        st = st_encode(enc, (const char *)s, len, &p, ST_OFFSETS_UTF16, ids, su, cap, &n, &e);
+        for (size_t k = 0; st == ST_OK && k < n; k++) {
+            size_t cps = 0, u16 = 0;
+            for (size_t j = 0; j < sb[k]; j++)
+                if ((s[j] & 0xC0) != 0x80) { cps++; u16 += s[j] >= 0xF0 ? 2 : 1; }
+            if ((sb[k] < len && (s[sb[k]] & 0xC0) == 0x80) || cps != cs[k] || u16 != su[k])
+                fail("policy: starts in bytes, code points and UTF-16 disagree", data, size);
+        }
+    }
+    free(ids);
+    free(sb);
+    free(su);
 }
 
 /* Encode valid UTF-8 text (in a buffer of exactly len bytes) with enc and check the round trip
@@ -243,7 +292,7 @@ static void check_encode(const st_encoding *enc, const uint8_t *s, size_t len, c
     uint8_t *dec = (uint8_t *)malloc(len + 1);
     if (!ids || !cs || !dec) abort();
     size_t n = 0, off = (size_t)-1;
-    st_status st = st_encode(enc, (const char *)s, len, allowed, n_allowed, ids, cs, cap, &n, &off);
+    st_status st = t_encode(enc, (const char *)s, len, allowed, n_allowed, ids, cs, cap, &n, &off);
     if (strict) {
         if (st == ST_ERR_NOT_ENCODABLE && allow_not_encodable) {
             if (off >= len) fail("ST_ERR_NOT_ENCODABLE with an offset outside the text", data, size);
@@ -253,13 +302,13 @@ static void check_encode(const st_encoding *enc, const uint8_t *s, size_t len, c
     }
     if (st != ST_OK) {
         size_t c2 = 0;
-        st_encode_count(enc, (const char *)s, len, allowed, n_allowed, &c2, NULL);
+        t_encode_count(enc, (const char *)s, len, allowed, n_allowed, &c2, NULL);
         goto done;
     }
     if (n > len) fail("more ids than bytes", data, size);
     /* decode: the text back (damaged images: any status, nothing past cap) */
     size_t dl = 0;
-    st_status sd = st_decode(enc, ids, n, dec, len, &dl, &off);
+    st_status sd = t_decode(enc, ids, n, dec, len, &dl, &off);
     if (strict && (sd != ST_OK || dl != len || memcmp(dec, s, len) != 0)) fail("decode(encode(x)) != x", data, size);
     if (sd == ST_ERR_INVALID_TOKEN && off >= n) fail("st_decode: bad id offset outside the ids", data, size);
     /* char_starts */
@@ -268,8 +317,9 @@ static void check_encode(const st_encoding *enc, const uint8_t *s, size_t len, c
         if ((k && cs[k] < cs[k - 1]) || cs[k] >= ncp) fail("char_starts decreasing or outside the text", data, size);
     /* the count alone */
     size_t cnt = 0;
-    st_status sc = st_encode_count(enc, (const char *)s, len, allowed, n_allowed, &cnt, NULL);
+    st_status sc = t_encode_count(enc, (const char *)s, len, allowed, n_allowed, &cnt, NULL);
     if (sc != ST_OK || cnt != n) fail("st_encode_count disagrees with st_encode", data, size);
+    if (strict) check_policy(enc, s, len, allowed, n_allowed, ids, n, cs, data, size);
     /* a small cap: nothing past it, the full count */
     if (n > 1) {
         size_t small = (size_t)(seed % n);
@@ -281,7 +331,7 @@ static void check_encode(const st_encoding *enc, const uint8_t *s, size_t len, c
             ss[k] = 0xA5A5A5A5u;
         }
         size_t got = 0;
-        st_status s2 = st_encode(enc, (const char *)s, len, allowed, n_allowed, si, ss, small, &got, NULL);
+        st_status s2 = t_encode(enc, (const char *)s, len, allowed, n_allowed, si, ss, small, &got, NULL);
         if (s2 != ST_ERR_BUFFER_TOO_SMALL || got != n) fail("small cap: status or count", data, size);
         for (size_t k = small; k < n + 4; k++)
             if (si[k] != 0xDEADBEEFu || ss[k] != 0xA5A5A5A5u) fail("small cap: written past cap", data, size);
@@ -305,12 +355,12 @@ static void run_text(const uint8_t *data, size_t size, uint64_t seed) {
     if (!s) abort();
     memcpy(s, data, size);
     size_t voff = (size_t)-1;
-    st_status v = st_utf8_validate((const char *)s, size, &voff);
+    st_status v = t_utf8_validate((const char *)s, size, &voff);
     if (v != ST_OK) {
         size_t n = 0, off = (size_t)-2, off2 = (size_t)-3;
         uint32_t ids[8];
-        st_status st = st_encode(g_o200k, (const char *)s, size, O200K_SPECIALS, 2, ids, NULL, 8, &n, &off);
-        st_status sc = st_encode_count(g_o200k, (const char *)s, size, NULL, 0, &n, &off2);
+        st_status st = t_encode(g_o200k, (const char *)s, size, O200K_SPECIALS, 2, ids, NULL, 8, &n, &off);
+        st_status sc = t_encode_count(g_o200k, (const char *)s, size, NULL, 0, &n, &off2);
         if (st != ST_ERR_INVALID_UTF8 || off != voff || sc != ST_ERR_INVALID_UTF8 || off2 != voff)
             fail("invalid UTF-8: status or offset differs from st_utf8_validate", data, size);
         free(s);
@@ -321,13 +371,13 @@ static void run_text(const uint8_t *data, size_t size, uint64_t seed) {
     uint32_t *ids = (uint32_t *)malloc((size + 1) * 4);
     size_t n = 0;
     if (!ids) abort();
-    if (st_encode(g_o200k, (const char *)s, size, NULL, 0, ids, NULL, size + 1, &n, NULL) != ST_OK)
+    if (t_encode(g_o200k, (const char *)s, size, NULL, 0, ids, NULL, size + 1, &n, NULL) != ST_OK)
         fail("st_encode without specials failed", data, size);
     for (size_t k = 0; k < n; k++)
         if (ids[k] == 199999 || ids[k] == 200018) fail("a special id with no specials allowed", data, size);
     uint8_t *dec = (uint8_t *)malloc(size + 1);
     size_t dl = 0;
-    if (!dec || st_decode(g_o200k, ids, n, dec, size, &dl, NULL) != ST_OK || dl != size || memcmp(dec, s, size) != 0)
+    if (!dec || t_decode(g_o200k, ids, n, dec, size, &dl, NULL) != ST_OK || dl != size || memcmp(dec, s, size) != 0)
         fail("decode(encode(x)) != x without specials", data, size);
     free(dec);
     free(ids);
@@ -341,8 +391,8 @@ static void run_text(const uint8_t *data, size_t size, uint64_t seed) {
         uint8_t *bd = (uint8_t *)malloc(len);
         size_t bn = 0, bl = 0;
         if (!bi || !bd) abort();
-        if (st_encode(g_o200k, (const char *)big, len, O200K_SPECIALS, 2, bi, NULL, len, &bn, NULL) != ST_OK ||
-            st_decode(g_o200k, bi, bn, bd, len, &bl, NULL) != ST_OK || bl != len || memcmp(bd, big, len) != 0)
+        if (t_encode(g_o200k, (const char *)big, len, O200K_SPECIALS, 2, bi, NULL, len, &bn, NULL) != ST_OK ||
+            t_decode(g_o200k, bi, bn, bd, len, &bl, NULL) != ST_OK || bl != len || memcmp(bd, big, len) != 0)
             fail("the repeated input does not round-trip", data, size);
         free(big);
         free(bi);
@@ -370,7 +420,7 @@ static void run_image(const uint8_t *data, size_t size, uint64_t seed) {
     for (size_t k = 5; k < size && at + (k - 5) < len; k++) img[at + (k - 5)] = data[k];
     st_encoding *enc = NULL;
     size_t off = (size_t)-1;
-    st_status st = st_encoding_from_image(img, len, NULL, &enc, &off);
+    st_status st = t_encoding_from_image(img, len, NULL, &enc, &off);
     if (st != ST_OK) {
         if (enc) fail("from_image failed but gave a handle", data, size);
         if (st != ST_ERR_MALFORMED_MODEL || off > len) fail("from_image: bad status or offset", data, size);
@@ -409,7 +459,7 @@ static void run_image(const uint8_t *data, size_t size, uint64_t seed) {
     for (uint32_t id = 0; id <= nv && id < 100000; id++) {
         const uint8_t *p = NULL;
         size_t l = 0;
-        if (st_token_bytes(enc, id, &p, &l) == ST_OK) {
+        if (t_token_bytes(enc, id, &p, &l) == ST_OK) {
             volatile uint8_t sink = 0;
             for (size_t k = 0; k < l; k++) sink ^= p[k]; /* ASan checks the span is readable */
             (void)sink;
@@ -423,13 +473,13 @@ static void run_image(const uint8_t *data, size_t size, uint64_t seed) {
     uint8_t out[256];
     size_t ol = 0;
     off = (size_t)-1;
-    st = st_decode(enc, dids, nd, out, sizeof out, &ol, &off);
+    st = t_decode(enc, dids, nd, out, sizeof out, &ol, &off);
     if (st == ST_ERR_INVALID_TOKEN && off >= nd) fail("st_decode: offset outside the ids", data, size);
     /* save again */
     size_t sz = 0;
-    if (st_encoding_save_image(enc, NULL, 0, &sz) != ST_ERR_BUFFER_TOO_SMALL) fail("save_image size query", data, size);
+    if (t_encoding_save_image(enc, NULL, 0, &sz) != ST_ERR_BUFFER_TOO_SMALL) fail("save_image size query", data, size);
     uint8_t *again = (uint8_t *)malloc(sz);
-    if (!again || st_encoding_save_image(enc, again, sz, &sz) != ST_OK) fail("save_image", data, size);
+    if (!again || t_encoding_save_image(enc, again, sz, &sz) != ST_OK) fail("save_image", data, size);
     free(again);
     st_encoding_free(enc);
     free(img);
@@ -508,7 +558,7 @@ static void run_ranks(const uint8_t *data, size_t size, uint64_t seed) {
     st_encoding *enc = NULL;
     size_t off = (size_t)-1;
     int in_spec = -1;
-    st_status st = st_encoding_new_tiktoken(ranks, rlen, spec, slen, pattern, &a, &enc, &off, &in_spec);
+    st_status st = t_encoding_new_tiktoken(ranks, rlen, spec, slen, pattern, &a, &enc, &off, &in_spec);
     if (st == ST_OK) {
         if (!enc || in_spec != 0) fail("ST_OK without a handle, or err_in_specials set", data, size);
     } else {
@@ -534,7 +584,7 @@ static void run_ranks(const uint8_t *data, size_t size, uint64_t seed) {
     for (uint32_t id = 0; id <= nv; id = id == 4096 && nv > 4200 ? nv - 100 : id + 1) {
         const uint8_t *p;
         size_t l;
-        st_status s = st_token_bytes(enc, id, &p, &l);
+        st_status s = t_token_bytes(enc, id, &p, &l);
         if (s == ST_OK ? l == 0 : s != ST_ERR_INVALID_TOKEN) fail("st_token_bytes: bad result", data, size);
     }
     uint32_t allowed[16];
@@ -548,7 +598,7 @@ static void run_ranks(const uint8_t *data, size_t size, uint64_t seed) {
     memcpy(s, text, tl);
     check_encode(enc, s, tl, allowed, na, 1, 1, seed, data, size);
     free(s);
-    if (st_utf8_validate((const char *)data, size, NULL) == ST_OK) {
+    if (t_utf8_validate((const char *)data, size, NULL) == ST_OK) {
         s = (uint8_t *)malloc(size);
         if (!s) abort();
         memcpy(s, data, size);
@@ -557,16 +607,16 @@ static void run_ranks(const uint8_t *data, size_t size, uint64_t seed) {
     }
     /* its image encodes the same */
     size_t sz = 0;
-    st_encoding_save_image(enc, NULL, 0, &sz);
+    t_encoding_save_image(enc, NULL, 0, &sz);
     uint8_t *img = (uint8_t *)malloc(sz);
     st_encoding *ie = NULL;
-    if (!img || st_encoding_save_image(enc, img, sz, &sz) != ST_OK ||
-        st_encoding_from_image(img, sz, &a, &ie, NULL) != ST_OK)
+    if (!img || t_encoding_save_image(enc, img, sz, &sz) != ST_OK ||
+        t_encoding_from_image(img, sz, &a, &ie, NULL) != ST_OK)
         fail("the image of a loaded encoding does not load", data, size);
     uint32_t i1[128], i2[128];
     size_t n1 = 0, n2 = 0;
-    st_status s1 = st_encode(enc, text, tl, allowed, na, i1, NULL, 128, &n1, NULL);
-    st_status s2 = st_encode(ie, text, tl, allowed, na, i2, NULL, 128, &n2, NULL);
+    st_status s1 = t_encode(enc, text, tl, allowed, na, i1, NULL, 128, &n1, NULL);
+    st_status s2 = t_encode(ie, text, tl, allowed, na, i2, NULL, 128, &n2, NULL);
     if (s1 != s2 || n1 != n2 || (s1 == ST_OK && memcmp(i1, i2, n1 * 4) != 0))
         fail("the image encodes differently", data, size);
     st_encoding_free(ie);
@@ -599,7 +649,7 @@ static void run_rules(const uint8_t *data, size_t size, uint64_t seed) {
     st_encoding *enc = NULL;
     size_t off = 0;
     int in_spec = 0;
-    st_status st = st_encoding_new_merges(ube, merges, n, "PHxlbmR8Pg== 9999\n", 18, pattern, &alloc, &enc, &off, &in_spec);
+    st_status st = t_encoding_new_merges(ube, merges, n, "PHxlbmR8Pg== 9999\n", 18, pattern, &alloc, &enc, &off, &in_spec);
     if (st != ST_OK) {
         if (st != ST_ERR_MALFORMED_MODEL || c.live) fail("rules: a rejected model: wrong status or a leak", data, size);
         return;
@@ -609,15 +659,15 @@ static void run_rules(const uint8_t *data, size_t size, uint64_t seed) {
     uint32_t *ids = (uint32_t *)malloc(cap * 4);
     uint8_t *back = (uint8_t *)malloc(3 * len + 16);
     uint32_t allowed = 9999;
-    st = st_encode(enc, text, len, &allowed, 1, ids, NULL, cap, &got, &off);
+    st = t_encode(enc, text, len, &allowed, 1, ids, NULL, cap, &got, &off);
     if (st == ST_OK) {
-        if (st_encode_count(enc, text, len, &allowed, 1, &cnt, &off) != ST_OK || cnt != got)
+        if (t_encode_count(enc, text, len, &allowed, 1, &cnt, &off) != ST_OK || cnt != got)
             fail("rules: count differs from encode", data, size);
         for (size_t i = 0; i < got; i++)
             if (ids[i] >= st_encoding_n_vocab(enc)) fail("rules: an id past n_vocab", data, size);
         size_t bl = 0;
         for (uint32_t flags = 0; flags <= ST_UBE_STRICT; flags += ST_UBE_STRICT) {
-            st = st_decode_text(enc, ids, got, flags, back, 3 * len + 16, &bl, &off);
+            st = t_decode_text(enc, ids, got, flags, back, 3 * len + 16, &bl, &off);
             if (st != ST_OK || bl != len || memcmp(back, text, len) != 0) fail("rules: decode_text(encode(text)) != text", data, size);
         }
     } else if (st != ST_ERR_INVALID_UTF8) {

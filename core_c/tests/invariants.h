@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "supertok.h"
+#include "shim.h"
 
 #define ST_CANARY ((size_t)0xA5A5A5A5u)
 
@@ -68,15 +69,15 @@ static inline const char *st_check_text(const st_pretokenizer *pt, const unsigne
     if (!st_check_buf_reserve(b, need)) return "test harness out of memory";
 
     size_t vofs = (size_t)-1;
-    st_status vst = st_utf8_validate(text, len, &vofs);
+    st_status vst = t_utf8_validate(text, len, &vofs);
     if (vst != ST_OK && vst != ST_ERR_INVALID_UTF8) return "st_utf8_validate: unexpected status";
     if (vst == ST_ERR_INVALID_UTF8 && vofs >= len) return "st_utf8_validate: offset out of range";
 
     size_t nb = (size_t)-1, nc = (size_t)-1, nn = (size_t)-1;
     size_t ob = (size_t)-1, oc = (size_t)-1, on = (size_t)-1;
-    st_status sb = st_pretokenize(pt, text, len, 0, b->ends_b, len, &nb, &ob);
-    st_status sc = st_pretokenize(pt, text, len, ST_OFFSETS_CODEPOINTS, b->ends_c, len, &nc, &oc);
-    st_status sn = st_pretokenize_count(pt, text, len, &nn, &on);
+    st_status sb = t_pretokenize(pt, text, len, 0, b->ends_b, len, &nb, &ob);
+    st_status sc = t_pretokenize(pt, text, len, ST_OFFSETS_CODEPOINTS, b->ends_c, len, &nc, &oc);
+    st_status sn = t_pretokenize_count(pt, text, len, &nn, &on);
 
     if (vst != ST_OK) {
         if (sb != ST_ERR_INVALID_UTF8 || sc != ST_ERR_INVALID_UTF8 || sn != ST_ERR_INVALID_UTF8)
@@ -112,7 +113,7 @@ static inline const char *st_check_text(const st_pretokenizer *pt, const unsigne
     for (size_t k = 0; k < nb + 2 && k < b->cap; k++) b->ends_s[k] = ST_CANARY;
     size_t ns = (size_t)-1, os = (size_t)-1;
     uint32_t flags = (small_cap_seed >> 32) & 1 ? ST_OFFSETS_CODEPOINTS : 0;
-    st_status ss = st_pretokenize(pt, text, len, flags, cap ? b->ends_s : NULL, cap, &ns, &os);
+    st_status ss = t_pretokenize(pt, text, len, flags, cap ? b->ends_s : NULL, cap, &ns, &os);
     if (ss != ST_ERR_BUFFER_TOO_SMALL) return "cap < count did not give ST_ERR_BUFFER_TOO_SMALL";
     if (ns != nb) return "ST_ERR_BUFFER_TOO_SMALL did not report the full count";
     for (size_t k = cap; k < nb + 2 && k < b->cap; k++)

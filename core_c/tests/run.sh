@@ -115,7 +115,7 @@ done
 $CC -std=c11 $SAN $INC -DST_TEST_COUNTERS "$here/test_encode.c" $sobjs -o "$build/test_encode_bt"
 "$build/test_encode_bt" "$VOCAB"
 
-step "test_threads: one encoding shared by 4 threads while its backtracking tables get built"
+step "test_threads: one encoding shared by 6 threads while its backtracking tables get built (and its scratch blocks reused)"
 $CC -std=c11 $SAN -pthread $INC "$here/test_threads.c" $objs -o "$build/test_threads"
 "$build/test_threads" "$VOCAB"
 printf 'int main(void) { return 0; }\n' >"$build/tsan_probe.c"

@@ -22,6 +22,7 @@
 
 #include "invariants.h"
 #include "supertok.h"
+#include "shim.h"
 #include "../src/counters.h"
 
 #ifndef ST_TEST_COUNTERS
@@ -252,7 +253,7 @@ static int make_configs(void) {
                      v == 0 ? "plain" : v == 1 ? "sa-default" : v == 2 ? "sa-none" : "sa-latin-greek");
             configs[k].name = names[k];
             size_t sl = configs[k].scripts ? strlen(configs[k].scripts) : 0;
-            if (st_pretokenizer_new(configs[k].pattern, configs[k].flags, configs[k].scripts, sl, NULL, &handles[k],
+            if (t_pretokenizer_new(configs[k].pattern, configs[k].flags, configs[k].scripts, sl, NULL, &handles[k],
                                     NULL) != ST_OK) {
                 printf("FAIL: st_pretokenizer_new for %s\n", configs[k].name);
                 return 0;
@@ -353,12 +354,12 @@ static void long_inputs(void) {
                 if (dead[c]) continue;
                 size_t n1 = 0, n2 = 0, n3 = 0;
                 st__test_work_take();
-                st_status s1 = st_pretokenize(handles[c], (const char *)b.p, b.n, 0, cb.ends_b, b.n, &n1, NULL);
+                st_status s1 = t_pretokenize(handles[c], (const char *)b.p, b.n, 0, cb.ends_b, b.n, &n1, NULL);
                 double w1 = (double)st__test_work_take();
-                st_status s2 = st_pretokenize(handles[c], (const char *)b.p, b.n, ST_OFFSETS_CODEPOINTS, cb.ends_c,
+                st_status s2 = t_pretokenize(handles[c], (const char *)b.p, b.n, ST_OFFSETS_CODEPOINTS, cb.ends_c,
                                               b.n, &n2, NULL);
                 double w2 = (double)st__test_work_take();
-                st_status s3 = st_pretokenize_count(handles[c], (const char *)b.p, b.n, &n3, NULL);
+                st_status s3 = t_pretokenize_count(handles[c], (const char *)b.p, b.n, &n3, NULL);
                 double w3 = (double)st__test_work_take();
                 double m = w1;
                 if (w2 > m) m = w2;
@@ -418,7 +419,7 @@ int main(int argc, char **argv) {
     long invalid = 0, shown = 0;
     for (long it = 0; it < iters; it++) {
         gen_text(&b);
-        if (st_utf8_validate((const char *)b.p, b.n, NULL) != ST_OK) invalid++;
+        if (t_utf8_validate((const char *)b.p, b.n, NULL) != ST_OK) invalid++;
         for (int c = 0; c < N_CONFIGS; c++) {
             const char *why = st_check_text(handles[c], b.n ? b.p : (const unsigned char *)"", b.n, &cb, rng());
             if (!why) {

@@ -30,7 +30,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <stddef.h>
+
 #include "supertok.h"
+#include "shim.h"
 #include "check.h"
 #include "../src/counters.h"
 
@@ -341,7 +344,7 @@ static size_t ref_encode(const refvocab *r, const st_pretokenizer *pt, const uin
         if (best == NONE && i < len) continue;
         /* the ordinary text [seg, i) */
         size_t np = 0;
-        st_status stt = st_pretokenize(pt, (const char *)s + seg, i - seg, 0, ends, len + 1, &np, NULL);
+        st_status stt = t_pretokenize(pt, (const char *)s + seg, i - seg, 0, ends, len + 1, &np, NULL);
         if (stt != ST_OK) {
             printf("reference: st_pretokenize failed (%d)\n", stt);
             exit(2);
@@ -383,8 +386,8 @@ static st_status load_encoding(const char *dir, const enc_info *e, const st_allo
     char *spec = specials_text(e, &slen);
     size_t off = 12345;
     int in_spec = 7;
-    st_status st = st_encoding_new_tiktoken(ranks, rlen, spec, slen, e->pattern, alloc, out, &off, &in_spec);
-    if (st != ST_OK) printf("st_encoding_new_tiktoken(%s) = %d at %zu (specials %d)\n", e->name, st, off, in_spec);
+    st_status st = t_encoding_new_tiktoken(ranks, rlen, spec, slen, e->pattern, alloc, out, &off, &in_spec);
+    if (st != ST_OK) printf("t_encoding_new_tiktoken(%s) = %d at %zu (specials %d)\n", e->name, st, off, in_spec);
     if (ref) {
         if (!ref_parse(ref, ranks, rlen)) printf("reference parse of %s failed\n", path);
         ref->info = e;
@@ -426,7 +429,7 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
     uint32_t *ids = (uint32_t *)xmalloc(cap * 4);
     size_t *cs = (size_t *)xmalloc(cap * sizeof(size_t));
     size_t n = 0, off = 777;
-    st_status st = st_encode(enc, (const char *)s, len, o->allowed, o->n_allowed, ids, cs, cap, &n, &off);
+    st_status st = t_encode(enc, (const char *)s, len, o->allowed, o->n_allowed, ids, cs, cap, &n, &off);
     CHECK(st == ST_OK, "%s %s: st_encode = %d (offset %zu) on %zu bytes [%s]", name, label, st, off, len, hx);
     if (st != ST_OK) {
         free(ids);
@@ -446,7 +449,7 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
     uint8_t *dec = (uint8_t *)xmalloc(len + 16);
     size_t dlen = 0;
     off = 777;
-    st = st_decode(enc, ids, n, dec, len + 16, &dlen, &off);
+    st = t_decode(enc, ids, n, dec, len + 16, &dlen, &off);
     CHECK(st == ST_OK && dlen == len && memcmp(dec, s, len) == 0,
           "%s %s: decode(encode(x)) != x: status %d, %zu bytes vs %zu [%s]", name, label, st, dlen, len, hx);
     free(dec);
@@ -458,7 +461,7 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
     for (size_t k = 0; k < n; k++) {
         const uint8_t *tb;
         size_t tl;
-        if (st_token_bytes(enc, ids[k], &tb, &tl) != ST_OK) {
+        if (t_token_bytes(enc, ids[k], &tb, &tl) != ST_OK) {
             cs_ok = 0;
             break;
         }
@@ -479,19 +482,19 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
     if (!o->light) {
         uint32_t *ids2 = (uint32_t *)xmalloc(cap * 4);
         size_t n2 = 0;
-        st = st_encode(enc, (const char *)s, len, o->allowed, o->n_allowed, ids2, NULL, cap, &n2, NULL);
+        st = t_encode(enc, (const char *)s, len, o->allowed, o->n_allowed, ids2, NULL, cap, &n2, NULL);
         CHECK(st == ST_OK && n2 == n && memcmp(ids, ids2, n * 4) == 0, "%s %s: encode without char_starts differs",
               name, label);
         free(ids2);
     }
     size_t cnt = 0;
-    st = st_encode_count(enc, (const char *)s, len, o->allowed, o->n_allowed, &cnt, NULL);
+    st = t_encode_count(enc, (const char *)s, len, o->allowed, o->n_allowed, &cnt, NULL);
     CHECK(st == ST_OK && cnt == n, "%s %s: st_encode_count = %d, %zu; st_encode gave %zu", name, label, st, cnt, n);
 
     if (o->with_small) {
         /* size query */
         size_t q = 12345;
-        st = st_encode(enc, (const char *)s, len, o->allowed, o->n_allowed, NULL, NULL, 0, &q, NULL);
+        st = t_encode(enc, (const char *)s, len, o->allowed, o->n_allowed, NULL, NULL, 0, &q, NULL);
         CHECK((n ? st == ST_ERR_BUFFER_TOO_SMALL : st == ST_OK) && q == n,
               "%s %s: size query (cap 0) = %d, %zu; want %d, %zu", name, label, st, q,
               n ? ST_ERR_BUFFER_TOO_SMALL : ST_OK, n);
@@ -507,7 +510,7 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
                 ss[k] = (size_t)0xA5A5A5A5u;
             }
             size_t got = 0;
-            st = st_encode(enc, (const char *)s, len, o->allowed, o->n_allowed, si, ss, sc, &got, NULL);
+            st = t_encode(enc, (const char *)s, len, o->allowed, o->n_allowed, si, ss, sc, &got, NULL);
             int untouched = 1, prefix = 1;
             for (size_t k = sc; k < n + 8; k++) untouched &= si[k] == 0xDEADBEEFu && ss[k] == (size_t)0xA5A5A5A5u;
             for (size_t k = 0; k < sc; k++) prefix &= si[k] == ids[k] && ss[k] == cs[k];
@@ -628,9 +631,9 @@ static void test_load(void) {
                   in->name, k, st_encoding_special_id(enc, (uint32_t)k), in->special_id[k]);
             const uint8_t *p = NULL;
             size_t l = 0;
-            st = st_token_bytes(enc, in->special_id[k], &p, &l);
+            st = t_token_bytes(enc, in->special_id[k], &p, &l);
             CHECK(st == ST_OK && l == strlen(in->special[k]) && memcmp(p, in->special[k], l) == 0,
-                  "%s: st_token_bytes(special %u)", in->name, in->special_id[k]);
+                  "%s: t_token_bytes(special %u)", in->name, in->special_id[k]);
         }
         CHECK(st_encoding_special_id(enc, (uint32_t)in->n_special) == 0xFFFFFFFFu, "%s: special_id past the end",
               in->name);
@@ -640,7 +643,7 @@ static void test_load(void) {
         for (uint32_t id = 0; id < g_ref[e].n_ids && bad == NONE; id++) {
             const uint8_t *p = NULL;
             size_t l = 0;
-            st = st_token_bytes(enc, id, &p, &l);
+            st = t_token_bytes(enc, id, &p, &l);
             if (g_ref[e].len[id] == 0) {
                 int is_special = 0;
                 for (int k = 0; k < in->n_special; k++) is_special |= in->special_id[k] == id;
@@ -649,26 +652,26 @@ static void test_load(void) {
                 bad = id;
             }
         }
-        CHECK(bad == NONE, "%s: st_token_bytes(%u) differs from the rank file", in->name, bad);
+        CHECK(bad == NONE, "%s: t_token_bytes(%u) differs from the rank file", in->name, bad);
         for (int k = 0; k < 4 && in->gaps[k]; k++) {
             const uint8_t *p = (const uint8_t *)"x";
             size_t l = 99;
-            st = st_token_bytes(enc, in->gaps[k], &p, &l);
-            CHECK(st == ST_ERR_INVALID_TOKEN, "%s: st_token_bytes(%u) (no token) = %d", in->name, in->gaps[k], st);
+            st = t_token_bytes(enc, in->gaps[k], &p, &l);
+            CHECK(st == ST_ERR_INVALID_TOKEN, "%s: t_token_bytes(%u) (no token) = %d", in->name, in->gaps[k], st);
         }
         const uint8_t *p;
         size_t l;
-        CHECK(st_token_bytes(enc, 0xFFFFFFFFu, &p, &l) == ST_ERR_INVALID_TOKEN, "%s: st_token_bytes(0xFFFFFFFF)",
+        CHECK(t_token_bytes(enc, 0xFFFFFFFFu, &p, &l) == ST_ERR_INVALID_TOKEN, "%s: t_token_bytes(0xFFFFFFFF)",
               in->name);
-        CHECK(st_token_bytes(enc, 0, NULL, &l) == ST_ERR_INVALID_ARGUMENT, "%s: st_token_bytes(NULL ptr)", in->name);
-        CHECK(st_token_bytes(NULL, 0, &p, &l) == ST_ERR_INVALID_ARGUMENT, "%s: st_token_bytes(NULL enc)", in->name);
-        st = st_pretokenizer_new(in->pattern, 0, NULL, 0, NULL, &g_pt[e], NULL);
+        CHECK(t_token_bytes(enc, 0, NULL, &l) == ST_ERR_INVALID_ARGUMENT, "%s: t_token_bytes(NULL ptr)", in->name);
+        CHECK(t_token_bytes(NULL, 0, &p, &l) == ST_ERR_INVALID_ARGUMENT, "%s: t_token_bytes(NULL enc)", in->name);
+        st = t_pretokenizer_new(in->pattern, 0, NULL, 0, NULL, &g_pt[e], NULL);
         CHECK(st == ST_OK, "pretokenizer for %s", in->name);
     }
     /* cl100k's gap at 100256 specifically */
     const uint8_t *p;
     size_t l;
-    CHECK(st_token_bytes(g_enc[CL100K], 100256, &p, &l) == ST_ERR_INVALID_TOKEN, "cl100k: st_token_bytes(100256)");
+    CHECK(t_token_bytes(g_enc[CL100K], 100256, &p, &l) == ST_ERR_INVALID_TOKEN, "cl100k: t_token_bytes(100256)");
 }
 
 static const char *FIXED_TEXTS[] = {
@@ -720,24 +723,24 @@ static void test_fixed_texts(void) {
     for (int e = 0; e < N_ENC; e++) {
         size_t n = 99;
         uint32_t id;
-        CHECK(st_encode(g_enc[e], NULL, 0, NULL, 0, &id, NULL, 1, &n, NULL) == ST_OK && n == 0, "%s: encode(NULL, 0)",
+        CHECK(t_encode(g_enc[e], NULL, 0, NULL, 0, &id, NULL, 1, &n, NULL) == ST_OK && n == 0, "%s: encode(NULL, 0)",
               INFOS[e].name);
-        CHECK(st_encode_count(g_enc[e], NULL, 0, NULL, 0, &n, NULL) == ST_OK && n == 0, "%s: count(NULL, 0)",
+        CHECK(t_encode_count(g_enc[e], NULL, 0, NULL, 0, &n, NULL) == ST_OK && n == 0, "%s: count(NULL, 0)",
               INFOS[e].name);
     }
     /* argument checks */
     st_encoding *enc = g_enc[O200K];
     size_t n;
     uint32_t ids[4];
-    CHECK(st_encode(NULL, "a", 1, NULL, 0, ids, NULL, 4, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "encode(NULL enc)");
-    CHECK(st_encode(enc, "a", 1, NULL, 0, ids, NULL, 4, NULL, NULL) == ST_ERR_INVALID_ARGUMENT, "encode(NULL n_ids)");
-    CHECK(st_encode(enc, NULL, 1, NULL, 0, ids, NULL, 4, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "encode(NULL text, 1)");
-    CHECK(st_encode(enc, "a", 1, NULL, 0, NULL, NULL, 4, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "encode(NULL ids, 4)");
-    CHECK(st_encode(enc, "a", 1, NULL, 1, ids, NULL, 4, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "encode(NULL allowed, 1)");
-    CHECK(st_decode(NULL, ids, 0, NULL, 0, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "decode(NULL enc)");
-    CHECK(st_decode(enc, NULL, 1, NULL, 0, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "decode(NULL ids, 1)");
-    CHECK(st_decode(enc, ids, 0, NULL, 0, NULL, NULL) == ST_ERR_INVALID_ARGUMENT, "decode(NULL out_len)");
-    CHECK(st_decode(enc, NULL, 0, NULL, 0, &n, NULL) == ST_OK && n == 0, "decode of nothing");
+    CHECK(t_encode(NULL, "a", 1, NULL, 0, ids, NULL, 4, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "encode(NULL enc)");
+    CHECK(t_encode(enc, "a", 1, NULL, 0, ids, NULL, 4, NULL, NULL) == ST_ERR_INVALID_ARGUMENT, "encode(NULL n_ids)");
+    CHECK(t_encode(enc, NULL, 1, NULL, 0, ids, NULL, 4, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "encode(NULL text, 1)");
+    CHECK(t_encode(enc, "a", 1, NULL, 0, NULL, NULL, 4, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "encode(NULL ids, 4)");
+    CHECK(t_encode(enc, "a", 1, NULL, 1, ids, NULL, 4, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "encode(NULL allowed, 1)");
+    CHECK(t_decode(NULL, ids, 0, NULL, 0, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "decode(NULL enc)");
+    CHECK(t_decode(enc, NULL, 1, NULL, 0, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "decode(NULL ids, 1)");
+    CHECK(t_decode(enc, ids, 0, NULL, 0, NULL, NULL) == ST_ERR_INVALID_ARGUMENT, "decode(NULL out_len)");
+    CHECK(t_decode(enc, NULL, 0, NULL, 0, &n, NULL) == ST_OK && n == 0, "decode of nothing");
 }
 
 /* A character that is split over several tokens: every token starts in that character. */
@@ -746,14 +749,14 @@ static void test_char_starts_inside_characters(void) {
     const char *s = "a\xE4\xB8\x80\xF0\x9F\x98\x80z";
     uint32_t ids[16];
     size_t cs[16], n = 0;
-    st_status st = st_encode(g_enc[0], s, strlen(s), NULL, 0, ids, cs, 16, &n, NULL);
+    st_status st = t_encode(g_enc[0], s, strlen(s), NULL, 0, ids, cs, 16, &n, NULL);
     CHECK(st == ST_OK && n >= 4, "r50k: %s", "encode of a CJK and an emoji");
     size_t pos = 0;
     int ok = 1;
     for (size_t k = 0; k < n && st == ST_OK; k++) {
         const uint8_t *p;
         size_t l;
-        st_token_bytes(g_enc[0], ids[k], &p, &l);
+        t_token_bytes(g_enc[0], ids[k], &p, &l);
         /* bytes: a [0], U+4E00 [1,4), U+1F600 [4,8), z [8]: code points 0, 1, 2, 3 */
         size_t want = pos == 0 ? 0 : pos < 4 ? 1 : pos < 8 ? 2 : 3;
         ok &= cs[k] == want;
@@ -849,7 +852,7 @@ static void test_random_texts(void) {
 static size_t encode_ids(const st_encoding *enc, const char *s, const uint32_t *allowed, size_t na, uint32_t *ids,
                          size_t cap, st_status *st, size_t *off) {
     size_t n = 0;
-    *st = st_encode(enc, s, strlen(s), allowed, na, ids, NULL, cap, &n, off);
+    *st = t_encode(enc, s, strlen(s), allowed, na, ids, NULL, cap, &n, off);
     return n;
 }
 
@@ -912,7 +915,7 @@ static void test_specials(void) {
     {
         const char *u = "\xC3\xA9<|endoftext|>\xE4\xBD\xA0<|endofprompt|>";
         size_t cs[32];
-        st = st_encode(enc, u, strlen(u), both, 2, ids, cs, 32, &n, NULL);
+        st = t_encode(enc, u, strlen(u), both, 2, ids, cs, 32, &n, NULL);
         int found = 0;
         for (size_t k = 0; k < n; k++) {
             if (ids[k] == eot) found += cs[k] == 1;
@@ -920,7 +923,7 @@ static void test_specials(void) {
         }
         CHECK(st == ST_OK && found == 2, "o200k: char_starts of special tokens");
     }
-    /* an id that is not a special: ST_ERR_INVALID_TOKEN, err_offset = its index in allowed */
+    /* an id that is not a special: ST_ERR_INVALID_ARGUMENT, offset = its index in allowed */
     struct {
         uint32_t allowed[4];
         size_t n, want;
@@ -935,16 +938,16 @@ static void test_specials(void) {
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         off = 999;
         size_t cnt = 5;
-        st = st_encode(enc, "abc", 3, bad[k].allowed, bad[k].n, ids, NULL, 256, &n, &off);
-        CHECK(st == ST_ERR_INVALID_TOKEN && off == bad[k].want, "o200k: bad allowed set %zu: status %d offset %zu, want %zu",
+        st = t_encode(enc, "abc", 3, bad[k].allowed, bad[k].n, ids, NULL, 256, &n, &off);
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && off == bad[k].want, "o200k: bad allowed set %zu: status %d offset %zu, want %zu",
               k, st, off, bad[k].want);
         off = 999;
-        st = st_encode_count(enc, "abc", 3, bad[k].allowed, bad[k].n, &cnt, &off);
-        CHECK(st == ST_ERR_INVALID_TOKEN && off == bad[k].want, "o200k: count, bad allowed set %zu: %d at %zu", k, st, off);
+        st = t_encode_count(enc, "abc", 3, bad[k].allowed, bad[k].n, &cnt, &off);
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && off == bad[k].want, "o200k: count, bad allowed set %zu: %d at %zu", k, st, off);
         /* also on the empty text */
         off = 999;
-        st = st_encode(enc, "", 0, bad[k].allowed, bad[k].n, ids, NULL, 256, &n, &off);
-        CHECK(st == ST_ERR_INVALID_TOKEN && off == bad[k].want, "o200k: bad allowed set %zu on empty text: %d", k, st);
+        st = t_encode(enc, "", 0, bad[k].allowed, bad[k].n, ids, NULL, 256, &n, &off);
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && off == bad[k].want, "o200k: bad allowed set %zu on empty text: %d", k, st);
     }
     /* cl100k: every special */
     {
@@ -961,8 +964,8 @@ static void test_specials(void) {
         CHECK(st == ST_OK && found == (size_t)in->n_special, "cl100k: every special found once (%zu)", found);
         uint32_t one = 100256;
         off = 9;
-        st = st_encode(g_enc[CL100K], "x", 1, &one, 1, ids, NULL, 256, &n, &off);
-        CHECK(st == ST_ERR_INVALID_TOKEN && off == 0, "cl100k: allowed gap id 100256 rejected");
+        st = t_encode(g_enc[CL100K], "x", 1, &one, 1, ids, NULL, 256, &n, &off);
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && off == 0, "cl100k: allowed gap id 100256 rejected");
     }
     /* r50k/p50k */
     for (int e = 0; e < 2; e++) {
@@ -1024,7 +1027,7 @@ static void test_special_longest_match(void) {
     uint32_t sids[] = {400, 401, 402, 403};
     small_vocab sv = make_small(specials, sids, 4);
     st_encoding *enc = NULL;
-    st_status st = st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, ST_PATTERN_O200K, NULL,
+    st_status st = t_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, ST_PATTERN_O200K, NULL,
                                             &enc, NULL, NULL);
     CHECK(st == ST_OK, "small vocabulary with specials: %d", st);
     if (st != ST_OK) {
@@ -1064,7 +1067,7 @@ static void test_special_not_utf8(void) {
         st_encoding *enc = NULL;
         size_t off = 0;
         int in_spec = 0;
-        st_status st = st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, ST_PATTERN_O200K,
+        st_status st = t_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, ST_PATTERN_O200K,
                                                 NULL, &enc, &off, &in_spec);
         if (st == ST_ERR_MALFORMED_MODEL) { /* rejecting such a special at load is a fix too */
             CHECK(in_spec == 1 && off == 0, "non-UTF-8 special rejected: offset %zu in specials %d", off, in_spec);
@@ -1078,10 +1081,10 @@ static void test_special_not_utf8(void) {
                 memcpy(s, texts[t], len);
                 uint32_t ids[16];
                 size_t n = 0;
-                st_status se = st_encode(enc, s, len, &sid, 1, ids, NULL, 16, &n, NULL);
+                st_status se = t_encode(enc, s, len, &sid, 1, ids, NULL, 16, &n, NULL);
                 uint8_t out[32];
                 size_t ol = 0;
-                st_status sd = se == ST_OK ? st_decode(enc, ids, n, out, sizeof out, &ol, NULL) : ST_OK;
+                st_status sd = se == ST_OK ? t_decode(enc, ids, n, out, sizeof out, &ol, NULL) : ST_OK;
                 CHECK(se == ST_OK && sd == ST_OK && ol == len && memcmp(out, s, len) == 0,
                       "non-UTF-8 special %d on text %d: encode %d, decode gives %zu bytes of %zu", v, t, se, ol, len);
                 free(s);
@@ -1114,10 +1117,10 @@ static void test_invalid_utf8(void) {
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
             uint32_t ids[32];
             size_t n = 0, off = 999, cnt = 0, off2 = 999, voff = 999;
-            st_status st = st_encode(g_enc[e], cases[k].s, cases[k].len, INFOS[e].special_id,
+            st_status st = t_encode(g_enc[e], cases[k].s, cases[k].len, INFOS[e].special_id,
                                      (size_t)INFOS[e].n_special, ids, NULL, 32, &n, &off);
-            st_status st2 = st_encode_count(g_enc[e], cases[k].s, cases[k].len, NULL, 0, &cnt, &off2);
-            st_utf8_validate(cases[k].s, cases[k].len, &voff);
+            st_status st2 = t_encode_count(g_enc[e], cases[k].s, cases[k].len, NULL, 0, &cnt, &off2);
+            t_utf8_validate(cases[k].s, cases[k].len, &voff);
             CHECK(st == ST_ERR_INVALID_UTF8 && off == cases[k].off && st2 == ST_ERR_INVALID_UTF8 &&
                       off2 == cases[k].off && voff == cases[k].off,
                   "%s: invalid UTF-8 case %zu: status %d offset %zu, count %d offset %zu; want offset %zu", INFOS[e].name,
@@ -1130,7 +1133,7 @@ static void test_invalid_utf8(void) {
     s[len - 3] = (char)0xE4;
     s[len - 2] = (char)0xBD;
     size_t n, off = 0;
-    st_status st = st_encode_count(g_enc[O200K], s, len, NULL, 0, &n, &off);
+    st_status st = t_encode_count(g_enc[O200K], s, len, NULL, 0, &n, &off);
     CHECK(st == ST_ERR_INVALID_UTF8 && off == len - 3, "long text, bad at the end: %d at %zu", st, off);
     free(s);
 }
@@ -1140,41 +1143,41 @@ static void test_decode(void) {
     uint8_t out[256];
     size_t n = 0, off = 999;
     uint32_t ids[] = {0, 1, 100256, 5};
-    st_status st = st_decode(enc, ids, 4, out, sizeof out, &n, &off);
+    st_status st = t_decode(enc, ids, 4, out, sizeof out, &n, &off);
     CHECK(st == ST_ERR_INVALID_TOKEN && off == 2, "cl100k: decode with a gap id: %d at %zu", st, off);
     uint32_t ids2[] = {100277};
     off = 999;
-    st = st_decode(enc, ids2, 1, out, sizeof out, &n, &off);
+    st = t_decode(enc, ids2, 1, out, sizeof out, &n, &off);
     CHECK(st == ST_ERR_INVALID_TOKEN && off == 0, "cl100k: decode id n_vocab: %d at %zu", st, off);
     uint32_t ids3[] = {10, 20, 30, 0xFFFFFFFFu};
     off = 999;
-    st = st_decode(enc, ids3, 4, out, sizeof out, &n, &off);
+    st = t_decode(enc, ids3, 4, out, sizeof out, &n, &off);
     CHECK(st == ST_ERR_INVALID_TOKEN && off == 3, "cl100k: decode 0xFFFFFFFF: %d at %zu", st, off);
     uint32_t ids4[] = {200000, 1};
     off = 999;
-    st = st_decode(g_enc[O200K], ids4, 2, out, sizeof out, &n, &off);
+    st = t_decode(g_enc[O200K], ids4, 2, out, sizeof out, &n, &off);
     CHECK(st == ST_ERR_INVALID_TOKEN && off == 0, "o200k: decode a gap id: %d at %zu", st, off);
     /* a special decodes to its text */
     uint32_t ids5[] = {100257, 100276};
-    st = st_decode(enc, ids5, 2, out, sizeof out, &n, NULL);
+    st = t_decode(enc, ids5, 2, out, sizeof out, &n, NULL);
     CHECK(st == ST_OK && n == 28 && memcmp(out, "<|endoftext|><|endofprompt|>", 28) == 0, "cl100k: decode specials");
     /* size query and small buffers: nothing past cap */
     const char *text = "Hello, world! This is a test of the size query.";
     uint32_t t[64];
     size_t nt = 0;
-    st = st_encode(enc, text, strlen(text), NULL, 0, t, NULL, 64, &nt, NULL);
+    st = t_encode(enc, text, strlen(text), NULL, 0, t, NULL, 64, &nt, NULL);
     size_t q = 0;
-    st = st_decode(enc, t, nt, NULL, 0, &q, NULL);
+    st = t_decode(enc, t, nt, NULL, 0, &q, NULL);
     CHECK(st == ST_ERR_BUFFER_TOO_SMALL && q == strlen(text), "decode size query: %d, %zu", st, q);
     for (size_t cap = 1; cap < strlen(text); cap += 3) {
         memset(out, 0xEE, sizeof out);
-        st = st_decode(enc, t, nt, out, cap, &q, NULL);
+        st = t_decode(enc, t, nt, out, cap, &q, NULL);
         int clean = 1;
         for (size_t k = cap; k < sizeof out; k++) clean &= out[k] == 0xEE;
         CHECK(st == ST_ERR_BUFFER_TOO_SMALL && q == strlen(text) && clean, "decode with cap %zu: %d %zu, clean %d", cap,
               st, q, clean);
     }
-    st = st_decode(enc, t, nt, out, strlen(text), &q, NULL);
+    st = t_decode(enc, t, nt, out, strlen(text), &q, NULL);
     CHECK(st == ST_OK && q == strlen(text), "decode with cap = exact size");
 }
 
@@ -1182,17 +1185,17 @@ static void test_decode(void) {
 
 static uint64_t *save_image(const st_encoding *enc, size_t *size) {
     size_t sz = 0;
-    st_status st = st_encoding_save_image(enc, NULL, 0, &sz);
+    st_status st = t_encoding_save_image(enc, NULL, 0, &sz);
     CHECK(st == ST_ERR_BUFFER_TOO_SMALL && sz > 64, "save_image size query: %d, %zu", st, sz);
     uint64_t *img = (uint64_t *)xmalloc((sz + 7) / 8 * 8 + 8);
     memset(img, 0xCD, (sz + 7) / 8 * 8 + 8);
     size_t sz2 = 0;
-    st = st_encoding_save_image(enc, (uint8_t *)img, sz - 1, &sz2);
+    st = t_encoding_save_image(enc, (uint8_t *)img, sz - 1, &sz2);
     int untouched = 1;
     for (size_t k = 0; k < sz; k++) untouched &= ((uint8_t *)img)[k] == 0xCD;
     CHECK(st == ST_ERR_BUFFER_TOO_SMALL && sz2 == sz && untouched, "save_image with cap size-1: %d, untouched %d", st,
           untouched);
-    st = st_encoding_save_image(enc, (uint8_t *)img, sz, &sz2);
+    st = t_encoding_save_image(enc, (uint8_t *)img, sz, &sz2);
     CHECK(st == ST_OK && sz2 == sz, "save_image: %d", st);
     *size = sz;
     return img;
@@ -1237,7 +1240,7 @@ static void test_backtrack(void) {
         uint64_t *img = save_image(g_enc[e], &sz);
         st_encoding *ie = NULL;
         size_t off = 0;
-        CHECK(st_encoding_from_image(img, sz, NULL, &ie, &off) == ST_OK, "%s: from_image", INFOS[e].name);
+        CHECK(t_encoding_from_image(img, sz, NULL, &ie, &off) == ST_OK, "%s: from_image", INFOS[e].name);
         check_opts o = {NULL, 0, 1, 0, 0};
         for (int i = 0; i < count && ie; i++) {
             size_t n = gen_cjk_text(&r, buf, i % 4 == 0 ? max : 300);
@@ -1245,8 +1248,8 @@ static void test_backtrack(void) {
             snprintf(label, sizeof label, "CJK pieces %d (seed %llu)", i, (unsigned long long)g_seed);
             check_text(e, g_enc[e], &g_ref[e], g_pt[e], buf, n, &o, label);
             size_t na = 0, nb = 0;
-            st_status sa = st_encode(g_enc[e], (const char *)buf, n, NULL, 0, a, NULL, max, &na, &off);
-            st_status sb = st_encode(ie, (const char *)buf, n, NULL, 0, b, NULL, max, &nb, &off);
+            st_status sa = t_encode(g_enc[e], (const char *)buf, n, NULL, 0, a, NULL, max, &na, &off);
+            st_status sb = t_encode(ie, (const char *)buf, n, NULL, 0, b, NULL, max, &nb, &off);
             CHECK(sa == ST_OK && sb == ST_OK && na == nb && memcmp(a, b, na * 4) == 0,
                   "%s %s: rank file and image encodings differ (%zu and %zu ids)", INFOS[e].name, label, na, nb);
         }
@@ -1292,7 +1295,7 @@ static size_t random_rules(uint64_t *r, int ube, uint32_t *merges, size_t max) {
     for (size_t c = 0; c < sizeof chars / sizeof chars[0]; c++) {
         uint16_t sym[8];
         size_t ns = 0;
-        if (ube) st_ube_encode_symbols(chars[c], strlen(chars[c]), sym, 8, &ns, NULL);
+        if (ube) t_ube_encode_symbols(chars[c], strlen(chars[c]), sym, 8, &ns, NULL);
         else for (ns = 0; chars[c][ns]; ns++) sym[ns] = (uint8_t)chars[c][ns];
         for (size_t k = 0; k < ns; k++) pool[np++] = sym[k];
     }
@@ -1318,63 +1321,63 @@ static void test_merges(void) {
         uint32_t base = ube ? 512 : 256;
         uint32_t m[8] = {'a', 'b', 'c', 'd', base, 'c', base + 2, 'd'};
         const char *sp = "PHxlbmR8Pg== 600\n"; /* <|end|> */
-        st_status st = st_encoding_new_merges(ube, m, 4, sp, strlen(sp), ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
+        st_status st = t_encoding_new_merges(ube, m, 4, sp, strlen(sp), ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
         CHECK(st == ST_OK, "new_merges(%d): %d at %zu", ube, st, off);
         if (st != ST_OK) continue;
         uint32_t ids[16];
         size_t n = 0, cs[16];
-        st = st_encode(enc, "abcd", 4, NULL, 0, ids, cs, 16, &n, &off);
+        st = t_encode(enc, "abcd", 4, NULL, 0, ids, cs, 16, &n, &off);
         CHECK(st == ST_OK && n == 2 && ids[0] == base && ids[1] == base + 1, "rules: abcd -> %zu ids %u %u", n,
               ids[0], ids[1]);
         uint32_t allowed = 600;
-        st = st_encode(enc, "abc<|end|>d", 11, &allowed, 1, ids, cs, 16, &n, &off);
+        st = t_encode(enc, "abc<|end|>d", 11, &allowed, 1, ids, cs, 16, &n, &off);
         CHECK(st == ST_OK && n == 3 && ids[0] == base + 2 && ids[1] == 600 && ids[2] == 'd' && cs[1] == 3 && cs[2] == 10,
               "rules with a special: %zu ids", n);
         CHECK(st_encoding_alphabet(enc) == ube, "alphabet");
         CHECK(st_encoding_prepare(enc) == ST_ERR_INVALID_ARGUMENT, "a rules model has no tables to build");
         CHECK(st_encoding_n_vocab(enc) == 601, "n_vocab %u", st_encoding_n_vocab(enc));
         size_t sz = 0;
-        CHECK(st_encoding_save_image(enc, NULL, 0, &sz) == ST_ERR_INVALID_ARGUMENT, "rules models have no image");
+        CHECK(t_encoding_save_image(enc, NULL, 0, &sz) == ST_ERR_INVALID_ARGUMENT, "rules models have no image");
         uint16_t syms[8];
         size_t ns = 0;
-        st = st_token_symbols(enc, base + 3, NULL, 0, &ns);
+        st = t_token_symbols(enc, base + 3, NULL, 0, &ns);
         CHECK(st == ST_ERR_BUFFER_TOO_SMALL && ns == 4, "token_symbols size query: %d %zu", st, ns);
-        st = st_token_symbols(enc, base + 3, syms, 8, &ns);
+        st = t_token_symbols(enc, base + 3, syms, 8, &ns);
         CHECK(st == ST_OK && ns == 4 && syms[0] == 'a' && syms[3] == 'd', "token_symbols");
-        CHECK(st_token_symbols(enc, 600, syms, 8, &ns) == ST_ERR_INVALID_TOKEN, "a special has no symbols");
-        CHECK(st_token_symbols(enc, 601, syms, 8, &ns) == ST_ERR_INVALID_TOKEN, "no such id");
+        CHECK(t_token_symbols(enc, 600, syms, 8, &ns) == ST_ERR_INVALID_TOKEN, "a special has no symbols");
+        CHECK(t_token_symbols(enc, 601, syms, 8, &ns) == ST_ERR_INVALID_TOKEN, "no such id");
         uint8_t out[64];
         uint32_t dids[4] = {base, 600, base + 1, 'x'};
-        st = st_decode_text(enc, dids, 4, 0, NULL, 0, &sz, &off);
+        st = t_decode_text(enc, dids, 4, 0, NULL, 0, &sz, &off);
         CHECK(st == ST_ERR_BUFFER_TOO_SMALL && sz == 12, "decode_text size query: %d %zu", st, sz);
-        st = st_decode_text(enc, dids, 4, 0, out, sizeof out, &sz, &off);
+        st = t_decode_text(enc, dids, 4, 0, out, sizeof out, &sz, &off);
         CHECK(st == ST_OK && sz == 12 && memcmp(out, "ab<|end|>cdx", 12) == 0, "decode_text");
         dids[3] = 601;
-        CHECK(st_decode_text(enc, dids, 4, 0, out, sizeof out, &sz, &off) == ST_ERR_INVALID_TOKEN && off == 3,
+        CHECK(t_decode_text(enc, dids, 4, 0, out, sizeof out, &sz, &off) == ST_ERR_INVALID_TOKEN && off == 3,
               "decode_text: a bad id at %zu", off);
-        CHECK(st_decode(enc, dids, 1, out, sizeof out, &sz, &off) == (ube ? ST_ERR_INVALID_ARGUMENT : ST_OK),
+        CHECK(t_decode(enc, dids, 1, out, sizeof out, &sz, &off) == (ube ? ST_ERR_INVALID_ARGUMENT : ST_OK),
               "st_decode on a %s model", ube ? "UBE" : "byte");
         st_encoding_free(enc);
     }
     /* UBE decoding: a lone UTF-16 byte before a special is flushed as U+FFFD; strict names the id */
     {
         uint32_t m[2] = {256 + 0x2D, 256 + 0x4E}; /* U+4E2D */
-        st_status st = st_encoding_new_merges(ST_ALPHABET_UBE, m, 1, "PHw+ 513\n", 9, ST_PATTERN_O200K, NULL,
+        st_status st = t_encoding_new_merges(ST_ALPHABET_UBE, m, 1, "PHw+ 513\n", 9, ST_PATTERN_O200K, NULL,
                                               &enc, &off, &in_spec);
         CHECK(st == ST_OK, "UBE model: %d", st);
         if (st == ST_OK) {
             uint32_t ids[4] = {512, 256 + 0x2D, 513, 'a'};
             uint8_t out[64];
             size_t sz = 0;
-            st = st_decode_text(enc, ids, 4, 0, out, sizeof out, &sz, &off);
+            st = t_decode_text(enc, ids, 4, 0, out, sizeof out, &sz, &off);
             CHECK(st == ST_OK && sz == 3 + 3 + 3 + 1 && memcmp(out, "\xE4\xB8\xAD\xEF\xBF\xBD<|>a", 10) == 0,
                   "UBE decode with a flush: %d, %zu bytes", st, sz);
-            st = st_decode_text(enc, ids, 4, ST_UBE_STRICT, out, sizeof out, &sz, &off);
+            st = t_decode_text(enc, ids, 4, ST_UBE_STRICT, out, sizeof out, &sz, &off);
             CHECK(st == ST_ERR_INVALID_UTF8 && off == 1, "strict: %d at id %zu", st, off);
             /* a UBE token starting inside a character: char starts name that character */
             uint32_t e[8];
             size_t n = 0, cs[8];
-            st = st_encode(enc, "\xE4\xB8\xAD\xE4\xB8\x80", 6, NULL, 0, e, cs, 8, &n, &off);
+            st = t_encode(enc, "\xE4\xB8\xAD\xE4\xB8\x80", 6, NULL, 0, e, cs, 8, &n, &off);
             CHECK(st == ST_OK && n == 3 && e[0] == 512 && e[1] == 256 && e[2] == 256 + 0x4E && cs[0] == 0 && cs[1] == 1 &&
                   cs[2] == 1, "UBE encode: %zu ids, starts %zu %zu %zu", n, cs[0], cs[1], cs[2]);
             st_encoding_free(enc);
@@ -1383,24 +1386,24 @@ static void test_merges(void) {
     /* malformed rules and specials */
     {
         uint32_t fwd[4] = {'a', 'b', 'a', 300}, dup[4] = {'a', 'b', 'a', 'b'};
-        CHECK(st_encoding_new_merges(0, fwd, 2, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL && off == 1 &&
+        CHECK(t_encoding_new_merges(0, fwd, 2, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL && off == 1 &&
                   !in_spec, "a rule naming a later id: at %zu", off);
-        CHECK(st_encoding_new_merges(0, dup, 2, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL && off == 1,
+        CHECK(t_encoding_new_merges(0, dup, 2, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL && off == 1,
               "the same pair twice: at %zu", off);
-        CHECK(st_encoding_new_merges(0, dup, 1, "YQ== 100\n", 9, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL &&
+        CHECK(t_encoding_new_merges(0, dup, 1, "YQ== 100\n", 9, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL &&
                   in_spec && off == 0, "a special on an ordinary id");
-        CHECK(st_encoding_new_merges(2, dup, 1, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_INVALID_ARGUMENT,
+        CHECK(t_encoding_new_merges(2, dup, 1, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_INVALID_ARGUMENT,
               "alphabet 2");
-        CHECK(st_encoding_new_merges(0, NULL, 1, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_INVALID_ARGUMENT,
+        CHECK(t_encoding_new_merges(0, NULL, 1, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_INVALID_ARGUMENT,
               "NULL merges");
-        CHECK(st_encoding_new_merges(0, dup, 1, "", 0, 9, NULL, &enc, &off, &in_spec) != ST_OK, "unknown pattern");
-        CHECK(st_encoding_new_merges(0, dup, (size_t)1 << 22, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL,
+        CHECK(t_encoding_new_merges(0, dup, 1, "", 0, 9, NULL, &enc, &off, &in_spec) != ST_OK, "unknown pattern");
+        CHECK(t_encoding_new_merges(0, dup, (size_t)1 << 22, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL,
               "too many rules");
-        CHECK(st_encoding_new_merges(0, NULL, 0, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_OK, "no rules at all");
+        CHECK(t_encoding_new_merges(0, NULL, 0, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_OK, "no rules at all");
         if (enc) {
             uint32_t ids[8];
             size_t n = 0;
-            CHECK(st_encode(enc, "ab", 2, NULL, 0, ids, NULL, 8, &n, &off) == ST_OK && n == 2 && ids[0] == 'a',
+            CHECK(t_encode(enc, "ab", 2, NULL, 0, ids, NULL, 8, &n, &off) == ST_OK && n == 2 && ids[0] == 'a',
                   "no rules: bytes");
             st_encoding_free(enc);
         }
@@ -1408,7 +1411,7 @@ static void test_merges(void) {
     /* random rules, random texts of their characters: st_encode against the reference */
     uint64_t r = g_seed * 0x9E3779B97F4A7C15ull + 99;
     st_pretokenizer *pt = NULL;
-    st_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, &off);
+    t_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, &off);
     static const char *chars[] = {"a", "b", " ", "\xC3\xA9", "\xD0\xBF", "\xE4\xB8\xAD", "\xE6\x96\x87",
                                   "\xF0\x9F\x98\x80", ".", "\n"};
     uint32_t merges[2 * 300];
@@ -1419,7 +1422,7 @@ static void test_merges(void) {
     for (int round = 0; round < (g_big ? 200 : 40); round++) {
         int ube = round & 1;
         size_t nm = random_rules(&r, ube, merges, 20 + rng_below(&r, 280));
-        st_status st = st_encoding_new_merges(ube, merges, nm, "", 0, ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
+        st_status st = t_encoding_new_merges(ube, merges, nm, "", 0, ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
         CHECK(st == ST_OK, "random rules round %d: %d at %zu", round, st, off);
         if (st != ST_OK) continue;
         for (int t = 0; t < 10; t++) {
@@ -1433,11 +1436,11 @@ static void test_merges(void) {
                 if (len + 4 >= target) break;
             }
             size_t n = 0, np = 0, w = 0;
-            st = st_encode(enc, text, len, NULL, 0, got, NULL, 1400, &n, &off);
-            st_pretokenize(pt, text, len, 0, ends, 1400, &np, &off);
+            st = t_encode(enc, text, len, NULL, 0, got, NULL, 1400, &n, &off);
+            t_pretokenize(pt, text, len, 0, ends, 1400, &np, &off);
             for (size_t k = 0, a = 0; k < np; a = ends[k++]) {
                 size_t ns = 0;
-                if (ube) st_ube_encode_symbols(text + a, ends[k] - a, sym, 1400, &ns, &off);
+                if (ube) t_ube_encode_symbols(text + a, ends[k] - a, sym, 1400, &ns, &off);
                 else for (ns = 0; ns < ends[k] - a; ns++) sym[ns] = (uint8_t)text[a + ns];
                 w += ref_rules(merges, nm, ube ? 512 : 256, sym, ns, want + w);
             }
@@ -1465,7 +1468,7 @@ static void test_images(void) {
         st_encoding *ie = NULL;
         size_t off = 0;
         double t0 = now_seconds();
-        st_status st = st_encoding_from_image(img, sz, NULL, &ie, &off);
+        st_status st = t_encoding_from_image(img, sz, NULL, &ie, &off);
         double dt = now_seconds() - t0;
         CHECK(st == ST_OK && ie, "%s: from_image: %d at %zu", in->name, st, off);
         if (st != ST_OK) {
@@ -1481,8 +1484,8 @@ static void test_images(void) {
             uint32_t a[256], b[256];
             size_t ca[256], cb[256], na = 0, nb = 0;
             size_t len = strlen(texts[t]);
-            st_status s1 = st_encode(g_enc[e], texts[t], len, in->special_id, (size_t)in->n_special, a, ca, 256, &na, NULL);
-            st_status s2 = st_encode(ie, texts[t], len, in->special_id, (size_t)in->n_special, b, cb, 256, &nb, NULL);
+            st_status s1 = t_encode(g_enc[e], texts[t], len, in->special_id, (size_t)in->n_special, a, ca, 256, &na, NULL);
+            st_status s2 = t_encode(ie, texts[t], len, in->special_id, (size_t)in->n_special, b, cb, 256, &nb, NULL);
             CHECK(s1 == ST_OK && s2 == ST_OK && na == nb && memcmp(a, b, na * 4) == 0 &&
                       memcmp(ca, cb, na * sizeof(size_t)) == 0,
                   "%s: image encode of text %zu differs", in->name, t);
@@ -1492,7 +1495,7 @@ static void test_images(void) {
         for (uint32_t id = 0; id < in->n_vocab + 2 && bad == NONE; id++) {
             const uint8_t *p1 = NULL, *p2 = NULL;
             size_t l1 = 0, l2 = 0;
-            st_status s1 = st_token_bytes(g_enc[e], id, &p1, &l1), s2 = st_token_bytes(ie, id, &p2, &l2);
+            st_status s1 = t_token_bytes(g_enc[e], id, &p1, &l1), s2 = t_token_bytes(ie, id, &p2, &l2);
             if (s1 != s2 || (s1 == ST_OK && (l1 != l2 || memcmp(p1, p2, l1) != 0))) bad = id;
         }
         CHECK(bad == NONE, "%s: image token bytes of %u differ", in->name, bad);
@@ -1504,8 +1507,8 @@ static void test_images(void) {
             size_t len = gen_text(&r, buf, sizeof buf, 1);
             uint32_t a[512], b[512];
             size_t na = 0, nb = 0;
-            st_encode(g_enc[e], (const char *)buf, len, in->special_id, (size_t)in->n_special, a, NULL, 512, &na, NULL);
-            st_encode(ie, (const char *)buf, len, in->special_id, (size_t)in->n_special, b, NULL, 512, &nb, NULL);
+            t_encode(g_enc[e], (const char *)buf, len, in->special_id, (size_t)in->n_special, a, NULL, 512, &na, NULL);
+            t_encode(ie, (const char *)buf, len, in->special_id, (size_t)in->n_special, b, NULL, 512, &nb, NULL);
             diff |= na != nb || memcmp(a, b, na * 4) != 0;
         }
         CHECK(!diff, "%s: image encodes random texts differently", in->name);
@@ -1520,25 +1523,25 @@ static void test_images(void) {
         uint8_t *b = (uint8_t *)img;
         st_encoding *x = NULL;
         off = 999;
-        st = st_encoding_from_image((uint8_t *)img + 8, sz - 8, NULL, &x, &off);
+        st = t_encoding_from_image((uint8_t *)img + 8, sz - 8, NULL, &x, &off);
         CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL && off == 0, "%s: image without magic: %d at %zu", in->name, st,
               off);
         off = 999;
-        st = st_encoding_from_image(img, sz - 1, NULL, &x, &off);
+        st = t_encoding_from_image(img, sz - 1, NULL, &x, &off);
         CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL, "%s: truncated image: %d at %zu", in->name, st, off);
-        st = st_encoding_from_image(img, 63, NULL, &x, &off);
+        st = t_encoding_from_image(img, 63, NULL, &x, &off);
         CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL && off == 0, "%s: 63-byte image: %d", in->name, st);
-        st = st_encoding_from_image(img, 0, NULL, &x, &off);
+        st = t_encoding_from_image(img, 0, NULL, &x, &off);
         CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL, "%s: empty image: %d", in->name, st);
         if (e == O200K) {
             /* misaligned: the arrays are read in place */
             uint64_t *mis = (uint64_t *)xmalloc(sz + 16);
             memcpy((uint8_t *)mis + 4, img, sz);
-            st = st_encoding_from_image((uint8_t *)mis + 4, sz, NULL, &x, &off);
+            st = t_encoding_from_image((uint8_t *)mis + 4, sz, NULL, &x, &off);
             CHECK(st == ST_ERR_INVALID_ARGUMENT && x == NULL, "misaligned image: %d", st);
             free(mis);
-            CHECK(st_encoding_from_image(NULL, sz, NULL, &x, &off) == ST_ERR_INVALID_ARGUMENT, "from_image(NULL)");
-            CHECK(st_encoding_from_image(img, sz, NULL, NULL, &off) == ST_ERR_INVALID_ARGUMENT, "from_image(out NULL)");
+            CHECK(t_encoding_from_image(NULL, sz, NULL, &x, &off) == ST_ERR_INVALID_ARGUMENT, "from_image(NULL)");
+            CHECK(t_encoding_from_image(img, sz, NULL, NULL, &off) == ST_ERR_INVALID_ARGUMENT, "from_image(out NULL)");
             struct {
                 size_t at;
                 uint32_t value;
@@ -1551,7 +1554,7 @@ static void test_images(void) {
                 uint8_t le[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
                 memcpy(b + hdr[k].at, le, 4);
                 off = 999;
-                st = st_encoding_from_image(img, sz, NULL, &x, &off);
+                st = t_encoding_from_image(img, sz, NULL, &x, &off);
                 CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL && off == hdr[k].want_off,
                       "damaged header field at %zu: %d at %zu, want offset %zu", hdr[k].at, st, off, hdr[k].want_off);
                 memcpy(b + hdr[k].at, save, 4);
@@ -1568,7 +1571,7 @@ static void test_damaged_images(void) {
     uint32_t sids[] = {400, 402};
     small_vocab sv = make_small(specials, sids, 2);
     st_encoding *enc = NULL;
-    st_status st = st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, ST_PATTERN_CL100K, NULL,
+    st_status st = t_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, ST_PATTERN_CL100K, NULL,
                                             &enc, NULL, NULL);
     CHECK(st == ST_OK, "small vocabulary: %d", st);
     free_small(&sv);
@@ -1603,7 +1606,7 @@ static void test_damaged_images(void) {
             for (int q = 0; q < 4 && at + (size_t)q < b; q++) copy[at + (size_t)q] = (uint8_t)(v >> (8 * q));
         }
         st_encoding *de = NULL;
-        if (st_encoding_from_image(copy, sz, NULL, &de, NULL) != ST_OK) continue;
+        if (t_encoding_from_image(copy, sz, NULL, &de, NULL) != ST_OK) continue;
         loads++;
         uint32_t allowed[2];
         size_t na = 0;
@@ -1612,20 +1615,20 @@ static void test_damaged_images(void) {
             const uint8_t *p;
             size_t l;
             /* specials that are not valid UTF-8 too: the core matches them on character boundaries only */
-            if (st_token_bytes(de, id, &p, &l) == ST_OK)
+            if (t_token_bytes(de, id, &p, &l) == ST_OK)
                 allowed[na++] = id;
         }
         char *t = (char *)xmalloc(tlen);
         memcpy(t, text, tlen);
         uint32_t ids[512];
         size_t n = 0;
-        st = st_encode(de, t, tlen, allowed, na, ids, NULL, 512, &n, NULL);
+        st = t_encode(de, t, tlen, allowed, na, ids, NULL, 512, &n, NULL);
         if (st == ST_OK) {
             uint8_t out[1024];
             size_t ol;
-            st_decode(de, ids, n, out, sizeof out, &ol, NULL);
+            t_decode(de, ids, n, out, sizeof out, &ol, NULL);
         }
-        st_encode_count(de, t, tlen, NULL, 0, &n, NULL);
+        t_encode_count(de, t, tlen, NULL, 0, &n, NULL);
         free(t);
         st_encoding_free(de);
     }
@@ -1685,7 +1688,7 @@ static void test_malformed(void) {
         st_encoding *enc = (st_encoding *)(uintptr_t)1;
         size_t off = 999;
         int in_spec = 5;
-        st_status st = st_encoding_new_tiktoken(r, len, NULL, 0, ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
+        st_status st = t_encoding_new_tiktoken(r, len, NULL, 0, ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
         if (cases[k].want == ST_OK) {
             CHECK(st == ST_OK && enc != NULL && in_spec == 0, "rank file \"%s\": status %d at %zu, want ok", cases[k].what, st,
                   off);
@@ -1697,13 +1700,13 @@ static void test_malformed(void) {
         if (st == ST_OK) {
             const uint8_t *p;
             size_t l;
-            CHECK(st_token_bytes(enc, 0, &p, &l) == ST_OK || st_token_bytes(enc, 1, &p, &l) == ST_OK,
+            CHECK(t_token_bytes(enc, 0, &p, &l) == ST_OK || t_token_bytes(enc, 1, &p, &l) == ST_OK,
                   "rank file \"%s\": token bytes", cases[k].what);
             st_encoding_free(enc);
         }
         /* NULL err_offset / err_in_specials are fine */
         st_encoding *e2 = NULL;
-        st_status st2 = st_encoding_new_tiktoken(r, len, NULL, 0, ST_PATTERN_O200K, NULL, &e2, NULL, NULL);
+        st_status st2 = t_encoding_new_tiktoken(r, len, NULL, 0, ST_PATTERN_O200K, NULL, &e2, NULL, NULL);
         CHECK(st2 == st, "rank file \"%s\" with NULL offsets: %d vs %d", cases[k].what, st2, st);
         st_encoding_free(e2);
         free(r);
@@ -1712,16 +1715,16 @@ static void test_malformed(void) {
     {
         const char *crlf = "YQ== 0\r\nYg== 1\r\nYWI= 2\r\n";
         st_encoding *enc = NULL;
-        st_status st = st_encoding_new_tiktoken(crlf, strlen(crlf), "PHx4fD4= 3\r\n", 12, ST_PATTERN_O200K, NULL, &enc, NULL,
+        st_status st = t_encoding_new_tiktoken(crlf, strlen(crlf), "PHx4fD4= 3\r\n", 12, ST_PATTERN_O200K, NULL, &enc, NULL,
                                                 NULL);
         const uint8_t *p;
         size_t l;
-        CHECK(st == ST_OK && st_encoding_n_vocab(enc) == 4 && st_token_bytes(enc, 2, &p, &l) == ST_OK && l == 2 &&
-                  memcmp(p, "ab", 2) == 0 && st_token_bytes(enc, 3, &p, &l) == ST_OK && l == 5 && memcmp(p, "<|x|>", 5) == 0,
+        CHECK(st == ST_OK && st_encoding_n_vocab(enc) == 4 && t_token_bytes(enc, 2, &p, &l) == ST_OK && l == 2 &&
+                  memcmp(p, "ab", 2) == 0 && t_token_bytes(enc, 3, &p, &l) == ST_OK && l == 5 && memcmp(p, "<|x|>", 5) == 0,
               "CRLF rank file: tokens");
         uint32_t ids[8];
         size_t n = 0;
-        st = st_encode(enc, "ab", 2, NULL, 0, ids, NULL, 8, &n, NULL);
+        st = t_encode(enc, "ab", 2, NULL, 0, ids, NULL, 8, &n, NULL);
         CHECK(st == ST_OK && n == 1 && ids[0] == 2, "CRLF rank file: encode \"ab\"");
         st_encoding_free(enc);
     }
@@ -1742,7 +1745,7 @@ static void test_malformed(void) {
             st_encoding *enc = NULL;
             size_t off = 999;
             int in_spec = 0;
-            st_status st = st_encoding_new_tiktoken(ranks, strlen(ranks), sc[k].spec, strlen(sc[k].spec), ST_PATTERN_O200K,
+            st_status st = t_encoding_new_tiktoken(ranks, strlen(ranks), sc[k].spec, strlen(sc[k].spec), ST_PATTERN_O200K,
                                                     NULL, &enc, &off, &in_spec);
             CHECK(st == ST_ERR_MALFORMED_MODEL && off == sc[k].off && in_spec == 1 && enc == NULL,
                   "%s: status %d at %zu, in specials %d; want offset %zu", sc[k].what, st, off, in_spec, sc[k].off);
@@ -1756,12 +1759,12 @@ static void test_malformed(void) {
         st_encoding *enc = NULL;
         size_t off = 999;
         int in_spec = 0;
-        st_status st = st_encoding_new_tiktoken(ranks, strlen(ranks), NULL, 0, ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
+        st_status st = t_encoding_new_tiktoken(ranks, strlen(ranks), NULL, 0, ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
         CHECK(st == ST_ERR_MALFORMED_MODEL && enc == NULL, "sparse rank 1000000: %d", st);
         CHECK(off == 7, "sparse rank 1000000: offset %zu, want 7 (its line)", off);
         const char *spec = "PHx4fD4= 1000000\n";
         off = 999;
-        st = st_encoding_new_tiktoken(ranks, 7, spec, strlen(spec), ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
+        st = t_encoding_new_tiktoken(ranks, 7, spec, strlen(spec), ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
         CHECK(st == ST_ERR_MALFORMED_MODEL && enc == NULL, "sparse special rank: %d", st);
         CHECK(off == 0 && in_spec == 1, "sparse special rank 1000000: offset %zu in specials %d", off, in_spec);
     }
@@ -1769,16 +1772,16 @@ static void test_malformed(void) {
     {
         st_encoding *enc = NULL;
         size_t off = 0;
-        CHECK(st_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 0, 99, NULL, &enc, &off, NULL) == ST_ERR_UNKNOWN_PATTERN &&
+        CHECK(t_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 0, 99, NULL, &enc, &off, NULL) == ST_ERR_UNKNOWN_PATTERN &&
                   enc == NULL,
               "unknown pattern");
-        CHECK(st_encoding_new_tiktoken(NULL, 7, NULL, 0, ST_PATTERN_O200K, NULL, &enc, &off, NULL) ==
+        CHECK(t_encoding_new_tiktoken(NULL, 7, NULL, 0, ST_PATTERN_O200K, NULL, &enc, &off, NULL) ==
                   ST_ERR_INVALID_ARGUMENT,
               "NULL ranks with a length");
-        CHECK(st_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 3, ST_PATTERN_O200K, NULL, &enc, &off, NULL) ==
+        CHECK(t_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 3, ST_PATTERN_O200K, NULL, &enc, &off, NULL) ==
                   ST_ERR_INVALID_ARGUMENT,
               "NULL specials with a length");
-        CHECK(st_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 0, ST_PATTERN_O200K, NULL, NULL, &off, NULL) ==
+        CHECK(t_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 0, ST_PATTERN_O200K, NULL, NULL, &off, NULL) ==
                   ST_ERR_INVALID_ARGUMENT,
               "NULL out");
         st_encoding_free(NULL);
@@ -1788,13 +1791,13 @@ static void test_malformed(void) {
     {
         const char *ranks = "YQ== 0\nYg== 1\nYWI= 2\nIA== 3\n"; /* a b ab space */
         st_encoding *enc = NULL;
-        st_status st = st_encoding_new_tiktoken(ranks, strlen(ranks), NULL, 0, ST_PATTERN_O200K, NULL, &enc, NULL, NULL);
+        st_status st = t_encoding_new_tiktoken(ranks, strlen(ranks), NULL, 0, ST_PATTERN_O200K, NULL, &enc, NULL, NULL);
         uint32_t ids[16];
         size_t n = 0, off = 999;
         CHECK(st == ST_OK, "partial vocabulary");
-        st = st_encode(enc, "ab ab", 5, NULL, 0, ids, NULL, 16, &n, NULL);
+        st = t_encode(enc, "ab ab", 5, NULL, 0, ids, NULL, 16, &n, NULL);
         CHECK(st == ST_OK && n == 3 && ids[0] == 2 && ids[1] == 3 && ids[2] == 2, "partial vocabulary: \"ab ab\" (%zu)", n);
-        st = st_encode(enc, "ab abc", 6, NULL, 0, ids, NULL, 16, &n, &off);
+        st = t_encode(enc, "ab abc", 6, NULL, 0, ids, NULL, 16, &n, &off);
         CHECK(st == ST_ERR_NOT_ENCODABLE && off == 5, "partial vocabulary: 'c' not encodable: %d at %zu", st, off);
         st_encoding_free(enc);
     }
@@ -1851,36 +1854,42 @@ static void test_allocator(void) {
     static const char cjk[] = "\xE4\xB8\xAD\xE6\x96\x87\xE5\xAD\x97\xE7\xAC\xA6\xE4\xB8\xB2";
     long pre = c.allocs;
     size_t pre_live = c.live;
-    st = st_encode(enc, cjk, sizeof cjk - 1, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = t_encode(enc, cjk, sizeof cjk - 1, NULL, 0, ids, NULL, 300000, &n, NULL);
     CHECK(st == ST_OK && c.allocs > pre && c.live > pre_live, "first CJK piece: %d, %ld allocations kept", st,
           c.allocs - pre);
     long base_allocs = c.allocs;
     size_t base_live = c.live;
-    st = st_encode(enc, cjk, sizeof cjk - 1, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = t_encode(enc, cjk, sizeof cjk - 1, NULL, 0, ids, NULL, 300000, &n, NULL);
     CHECK(st == ST_OK && c.allocs == base_allocs, "second CJK piece: %ld allocations", c.allocs - base_allocs);
     /* short text: nothing allocated per call */
-    st = st_encode(enc, "hello world", 11, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = t_encode(enc, "hello world", 11, NULL, 0, ids, NULL, 300000, &n, NULL);
     CHECK(st == ST_OK && c.allocs == base_allocs, "short text: %ld allocations", c.allocs - base_allocs);
     /* a long piece (> 256 bytes): heap-merge scratch, freed before return */
     char *s = (char *)xmalloc(200000);
     memset(s, 'a', 5000);
-    st = st_encode(enc, s, 5000, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = t_encode(enc, s, 5000, NULL, 0, ids, NULL, 300000, &n, NULL);
     CHECK(st == ST_OK && c.allocs > base_allocs && c.live == base_live && c.bad_frees == 0,
           "long piece: %ld allocations, %zu bytes left", c.allocs - base_allocs, c.live - base_live);
     uint32_t *want = (uint32_t *)xmalloc(300000 * 4);
     size_t wn = 0;
-    st_encode(g_enc[O200K], s, 5000, NULL, 0, want, NULL, 300000, &wn, NULL);
+    t_encode(g_enc[O200K], s, 5000, NULL, 0, want, NULL, 300000, &wn, NULL);
     CHECK(n == wn && memcmp(ids, want, n * 4) == 0, "counting allocator: same ids");
-    /* >= 8192 bytes: the per-call piece cache too */
+    /* >= 8192 bytes: the piece cache too, in a scratch block the handle makes on the first such
+     * call and keeps for the next (freed with the handle) */
     for (size_t i = 0; i < 20000; i++) s[i] = "abcdefgh xyzzy qwrtp "[i % 21];
     memset(s + 20000, 'b', 3000); /* and a long piece */
     size_t len = 23000;
+    st = t_encode(enc, s, len, NULL, 0, ids, NULL, 300000, &n, NULL);
+    size_t kept = c.live - base_live;
+    CHECK(st == ST_OK && kept > 0 && c.bad_frees == 0, "cached text: the handle keeps its scratch (%zu bytes)", kept);
+    base_live = c.live;
     long before = c.allocs;
-    st = st_encode(enc, s, len, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = t_encode(enc, s, len, NULL, 0, ids, NULL, 300000, &n, NULL);
     long per_call = c.allocs - before;
-    CHECK(st == ST_OK && per_call >= 2 && c.live == base_live && c.bad_frees == 0,
-          "cached text with a long piece: %ld allocations, %zu bytes left", per_call, c.live - base_live);
-    st_encode(g_enc[O200K], s, len, NULL, 0, want, NULL, 300000, &wn, NULL);
+    CHECK(st == ST_OK && per_call >= 1 && c.live == base_live && c.bad_frees == 0,
+          "cached text with a long piece, scratch reused: %ld allocations, %zu bytes left", per_call,
+          c.live - base_live);
+    t_encode(g_enc[O200K], s, len, NULL, 0, want, NULL, 300000, &wn, NULL);
     CHECK(n == wn && memcmp(ids, want, n * 4) == 0, "counting allocator: same ids (cached text)");
     /* every one of those allocations failing in turn */
     int saw_encode_oom = 0;
@@ -1888,33 +1897,42 @@ static void test_allocator(void) {
         c.calls = 0;
         c.fail_at = k;
         size_t n2 = 0;
-        st = st_encode(enc, s, len, NULL, 0, ids, NULL, 300000, &n2, NULL);
+        st = t_encode(enc, s, len, NULL, 0, ids, NULL, 300000, &n2, NULL);
         CHECK((st == ST_OK && n2 == wn && memcmp(ids, want, wn * 4) == 0) || st == ST_ERR_OUT_OF_MEMORY,
               "allocation %ld failing: %d", k, st);
         saw_encode_oom |= st == ST_ERR_OUT_OF_MEMORY;
         CHECK(c.live == base_live && c.bad_frees == 0, "allocation %ld failing: %zu bytes leaked", k, c.live - base_live);
         c.calls = 0;
-        st_status st2 = st_encode_count(enc, s, len, NULL, 0, &n2, NULL);
+        st_status st2 = t_encode_count(enc, s, len, NULL, 0, &n2, NULL);
         c.fail_at = -1;
         CHECK(st2 == st, "count with allocation %ld failing: %d vs %d", k, st2, st);
     }
     c.fail_at = -1;
     CHECK(saw_encode_oom, "no failing allocation during st_encode gave ST_ERR_OUT_OF_MEMORY");
-    /* the cache failing only: the encode still works, uncached (documented) */
+    /* the scratch block failing only: the encode still works, uncached (documented). A fresh
+     * handle (from an image: no parse), as enc has made its block already. */
+    size_t sisz = 0;
+    t_encoding_save_image(enc, NULL, 0, &sisz);
+    uint64_t *simg = (uint64_t *)xmalloc(sisz + 8);
+    st_encoding *sie = NULL;
+    CHECK(t_encoding_save_image(enc, (uint8_t *)simg, sisz, &sisz) == ST_OK &&
+          t_encoding_from_image(simg, sisz, &a, &sie, NULL) == ST_OK, "image for the scratch test");
     c.calls = 0;
-    c.fail_at = 0;
+    c.fail_at = 0; /* the call's first allocation: its scratch block */
     memset(s, 'x', 9000);
     s[100] = ' ';
-    st = st_encode(enc, s, 9000, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = sie ? t_encode(sie, s, 9000, NULL, 0, ids, NULL, 300000, &n, NULL) : ST_ERR_INVALID_ARGUMENT;
     c.fail_at = -1;
-    st_encode(g_enc[O200K], s, 9000, NULL, 0, want, NULL, 300000, &wn, NULL);
+    st_encoding_free(sie);
+    free(simg);
+    t_encode(g_enc[O200K], s, 9000, NULL, 0, want, NULL, 300000, &wn, NULL);
     CHECK(st == ST_OK && n == wn && memcmp(ids, want, n * 4) == 0,
           "the piece cache's allocation failing: %d (documented: the encode runs uncached)", st);
     /* all failing: ST_ERR_OUT_OF_MEMORY for a long piece, nothing leaked */
     c.fail_from = 0;
-    st = st_encode(enc, s, 9000, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = t_encode(enc, s, 9000, NULL, 0, ids, NULL, 300000, &n, NULL);
     CHECK(st == ST_ERR_OUT_OF_MEMORY && c.live == base_live, "no memory, long piece: %d", st);
-    st = st_encode(enc, "short text", 10, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = t_encode(enc, "short text", 10, NULL, 0, ids, NULL, 300000, &n, NULL);
     CHECK(st == ST_OK, "no memory, short text needs none: %d", st);
     c.fail_from = -1;
     /* the tables failing to build (every allocation of the build failing, then each one in
@@ -1931,16 +1949,16 @@ static void test_allocator(void) {
         c2.calls = 0;
         if (k == -1) c2.fail_from = 0;
         else if (k >= 0) c2.fail_at = k;
-        st = st_encode(e2, cjk, sizeof cjk - 1, NULL, 0, got, NULL, 16, &n2, NULL);
+        st = t_encode(e2, cjk, sizeof cjk - 1, NULL, 0, got, NULL, 16, &n2, NULL);
         c2.fail_from = c2.fail_at = -1;
-        st_encode(g_enc[O200K], cjk, sizeof cjk - 1, NULL, 0, ref, NULL, 16, &n3, NULL);
+        t_encode(g_enc[O200K], cjk, sizeof cjk - 1, NULL, 0, ref, NULL, 16, &n3, NULL);
         CHECK(st == ST_OK && n2 == n3 && memcmp(got, ref, n2 * 4) == 0,
               "backtracking tables failing at allocation %ld: %d, %zu ids", k, st, n2);
         if (k == -2) full = c2.live - live0;
         CHECK(c2.bad_frees == 0 && (c2.live == live0 || c2.live == live0 + full),
               "allocation %ld failing: the build left %zu bytes (tables: %zu)", k, c2.live - live0, full);
         long after = c2.allocs;
-        st = st_encode(e2, cjk, sizeof cjk - 1, NULL, 0, got, NULL, 16, &n2, NULL);
+        st = t_encode(e2, cjk, sizeof cjk - 1, NULL, 0, got, NULL, 16, &n2, NULL);
         CHECK(st == ST_OK && c2.allocs == after, "a second encode allocated (a failed build is not retried)");
         st = st_encoding_prepare(e2);
         CHECK(st == (c2.live == live0 ? ST_ERR_OUT_OF_MEMORY : ST_OK), "prepare after build %ld: %d", k, st);
@@ -1952,22 +1970,22 @@ static void test_allocator(void) {
     uint8_t out[64];
     size_t ol;
     uint32_t dids[3] = {1, 2, 3};
-    st_decode(enc, dids, 3, out, sizeof out, &ol, NULL);
+    t_decode(enc, dids, 3, out, sizeof out, &ol, NULL);
     CHECK(c.allocs == before, "decode allocated");
     /* an image loaded with the counting allocator */
     size_t sz = 0;
-    st_encoding_save_image(enc, NULL, 0, &sz);
+    t_encoding_save_image(enc, NULL, 0, &sz);
     uint64_t *img = (uint64_t *)xmalloc(sz + 8);
-    st_encoding_save_image(enc, (uint8_t *)img, sz, &sz);
+    t_encoding_save_image(enc, (uint8_t *)img, sz, &sz);
     counter ci;
     counter_reset(&ci);
     st_allocator ai = {c_alloc, c_free, &ci};
     st_encoding *ie = NULL;
-    st = st_encoding_from_image(img, sz, &ai, &ie, NULL);
+    st = t_encoding_from_image(img, sz, &ai, &ie, NULL);
     CHECK(st == ST_OK && ci.live < 65536, "image with a counting allocator: %d, %zu bytes (borrowed: small)", st, ci.live);
     if (st == ST_OK) {
         memset(s, 'a', 5000);
-        st = st_encode(ie, s, 5000, NULL, 0, ids, NULL, 300000, &n, NULL);
+        st = t_encode(ie, s, 5000, NULL, 0, ids, NULL, 300000, &n, NULL);
         CHECK(st == ST_OK && ci.allocs >= 2, "image: long piece allocates through the image's allocator");
         st_encoding_free(ie);
     }
@@ -1976,7 +1994,7 @@ static void test_allocator(void) {
         counter_reset(&ci);
         ci.fail_at = k;
         ie = NULL;
-        st = st_encoding_from_image(img, sz, &ai, &ie, NULL);
+        st = t_encoding_from_image(img, sz, &ai, &ie, NULL);
         if (st == ST_OK) st_encoding_free(ie);
         CHECK((st == ST_OK || st == ST_ERR_OUT_OF_MEMORY) && ci.live == 0, "image, allocation %ld failing: %d, leak %zu",
               k, st, ci.live);
@@ -1996,7 +2014,7 @@ static void test_allocator(void) {
         counter_reset(&c);
         c.fail_at = k;
         enc = NULL;
-        st = st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, ST_PATTERN_O200K, &a, &enc,
+        st = t_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, ST_PATTERN_O200K, &a, &enc,
                                       NULL, NULL);
         saw_oom |= st == ST_ERR_OUT_OF_MEMORY;
         CHECK((st == ST_OK && enc) || (st == ST_ERR_OUT_OF_MEMORY && !enc), "load, allocation %ld failing: %d", k, st);
@@ -2007,7 +2025,7 @@ static void test_allocator(void) {
     counter_reset(&c);
     c.fail_from = 0;
     enc = (st_encoding *)(uintptr_t)1;
-    st = st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, NULL, 0, ST_PATTERN_O200K, &a, &enc, NULL, NULL);
+    st = t_encoding_new_tiktoken(sv.ranks, sv.ranks_len, NULL, 0, ST_PATTERN_O200K, &a, &enc, NULL, NULL);
     CHECK(st == ST_ERR_OUT_OF_MEMORY && enc == NULL && c.live == 0, "load with no memory: %d", st);
     /* a merge-rules model: each allocation of its load failing in turn; a long piece (its
      * merge scratch comes from the allocator) failing; a malformed model: nothing leaked */
@@ -2017,7 +2035,7 @@ static void test_allocator(void) {
             counter_reset(&c);
             c.fail_at = k;
             enc = NULL;
-            st = st_encoding_new_merges(ST_ALPHABET_BYTES, m, 3, "PHw+ 259\n", 9, ST_PATTERN_O200K, &a, &enc,
+            st = t_encoding_new_merges(ST_ALPHABET_BYTES, m, 3, "PHw+ 259\n", 9, ST_PATTERN_O200K, &a, &enc,
                                         NULL, NULL);
             CHECK((st == ST_OK && enc) || (st == ST_ERR_OUT_OF_MEMORY && !enc), "rules load, allocation %ld failing: %d", k, st);
             if (st == ST_OK) {
@@ -2027,10 +2045,10 @@ static void test_allocator(void) {
                 size_t n = 0;
                 c.calls = 0;
                 c.fail_from = 0;
-                st = st_encode(enc, longa, 3000, NULL, 0, ids, NULL, 3000, &n, NULL);
+                st = t_encode(enc, longa, 3000, NULL, 0, ids, NULL, 3000, &n, NULL);
                 CHECK(st == ST_ERR_OUT_OF_MEMORY, "rules, a long piece with no memory: %d", st);
                 c.fail_from = -1;
-                st = st_encode(enc, longa, 3000, NULL, 0, ids, NULL, 3000, &n, NULL);
+                st = t_encode(enc, longa, 3000, NULL, 0, ids, NULL, 3000, &n, NULL);
                 CHECK(st == ST_OK && n == 375 && ids[0] == 258, "rules, a long piece: %d, %zu ids", st, n);
                 free(longa);
                 free(ids);
@@ -2040,15 +2058,15 @@ static void test_allocator(void) {
         }
         counter_reset(&c);
         uint32_t bad[2] = {'a', 300};
-        st = st_encoding_new_merges(ST_ALPHABET_BYTES, bad, 1, NULL, 0, ST_PATTERN_O200K, &a, &enc, NULL, NULL);
+        st = t_encoding_new_merges(ST_ALPHABET_BYTES, bad, 1, NULL, 0, ST_PATTERN_O200K, &a, &enc, NULL, NULL);
         CHECK(st == ST_ERR_MALFORMED_MODEL && c.live == 0, "malformed rules: %d, leak of %zu bytes", st, c.live);
     }
     /* a malformed file with a counting allocator: nothing leaked */
     counter_reset(&c);
-    st = st_encoding_new_tiktoken("YQ== 0\nYQ== 1\n", 14, NULL, 0, ST_PATTERN_O200K, &a, &enc, NULL, NULL);
+    st = t_encoding_new_tiktoken("YQ== 0\nYQ== 1\n", 14, NULL, 0, ST_PATTERN_O200K, &a, &enc, NULL, NULL);
     CHECK(st == ST_ERR_MALFORMED_MODEL && c.live == 0, "malformed file: leak of %zu bytes", c.live);
     counter_reset(&c);
-    st = st_encoding_new_tiktoken("YQ== 0\n", 7, "PHx4fD4= 0\n", 11, ST_PATTERN_O200K, &a, &enc, NULL, NULL);
+    st = t_encoding_new_tiktoken("YQ== 0\n", 7, "PHx4fD4= 0\n", 11, ST_PATTERN_O200K, &a, &enc, NULL, NULL);
     CHECK(st == ST_ERR_MALFORMED_MODEL && c.live == 0, "malformed specials: leak of %zu bytes", c.live);
     free_small(&sv);
     free(s);
@@ -2089,7 +2107,7 @@ static const char *KIND_NAMES[] = {"one letter", "random lowercase", "spaces the
  * pre-tokenizer's characters) for one encode of b[0..n). */
 static double work_encode(const st_encoding *enc, const uint8_t *b, size_t n, uint32_t *ids, size_t *count) {
     st__test_work_take();
-    st_status st = st_encode(enc, (const char *)b, n, NULL, 0, ids, NULL, n, count, NULL);
+    st_status st = t_encode(enc, (const char *)b, n, NULL, 0, ids, NULL, n, count, NULL);
     double w = (double)st__test_work_take();
     if (st != ST_OK) {
         CHECK(0, "work encode failed: %d", st);
@@ -2134,6 +2152,253 @@ static void test_work_linear(void) {
     free(ids);
 }
 
+/* ---- issue 8: the error report, the special-token policy, offset units, token ids ------------ */
+
+static int has(const char *hay, const char *needle) { return strstr(hay, needle) != NULL; }
+
+static void test_error_report(void) {
+    for (int s = 0; s <= 11; s++) CHECK(st_status_name(s) != NULL && strncmp(st_status_name(s), "ST_", 3) == 0, "name %d", s);
+    CHECK(strcmp(st_status_name(10), "ST_ERR_DISALLOWED_SPECIAL") == 0 && strcmp(st_status_name(11), "ST_ERR_UNSUPPORTED_PATTERN") == 0 &&
+          strcmp(st_status_name(3), "ST_ERR_INVALID_UTF8") == 0 && st_status_name(12) == NULL && st_status_name(-1) == NULL,
+          "status names");
+    CHECK(sizeof(st_error) == 152 && offsetof(st_error, offset) == 8 && offsetof(st_error, line) == 16 &&
+          offsetof(st_error, token) == 24 && offsetof(st_error, input) == 28 && offsetof(st_error, message) == 32,
+          "st_error layout (hosts read it from memory)");
+    st_error e;
+    int pat = 0;
+    CHECK(st_pattern_from_regex("\\s+", 3, &pat, &e) == ST_ERR_UNSUPPORTED_PATTERN && e.status == 11 && e.message[0],
+          "an unknown regex is refused");
+    /* UTF-8: the byte offset */
+    CHECK(st_utf8_validate("ab\xC3", 3, &e) == ST_ERR_INVALID_UTF8 && e.unit == ST_UNIT_BYTE && e.offset == 2, "utf8 offset");
+    CHECK(st_utf8_validate("ab", 2, &e) == ST_OK && e.status == 0 && e.token == 0xFFFFFFFFu, "cleared on success");
+    /* a rank file: line 3 is malformed; its byte offset, line number, input 0, a message */
+    st_pretokenizer *pt = NULL;
+    CHECK(st_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, &e) == ST_OK, "pre-tokenizer");
+    st_encoding *enc = NULL;
+    const char *r1 = "YQ== 0\nYg== 1\nYw==2\n";
+    st_status st = st_encoding_new_tiktoken(r1, strlen(r1), "", 0, pt, NULL, &enc, &e);
+    CHECK(st == ST_ERR_MALFORMED_MODEL && e.status == 7 && e.unit == ST_UNIT_BYTE && e.offset == 14 && e.line == 3 &&
+          e.input == 0 && has(e.message, "space"), "rank file line 3: %d offset %llu line %llu '%s'", st,
+          (unsigned long long)e.offset, (unsigned long long)e.line, e.message);
+    const char *r2 = "YQ== 0\n\nYg== 0\n";
+    st = st_encoding_new_tiktoken(r2, strlen(r2), "", 0, pt, NULL, &enc, &e);
+    CHECK(st == ST_ERR_MALFORMED_MODEL && e.line == 3 && e.offset == 8 && has(e.message, "rank 0"),
+          "repeated rank: line %llu '%s'", (unsigned long long)e.line, e.message);
+    const char *r3 = "YQ== 0\nYg== 1\nYQ== 2\n";
+    st = st_encoding_new_tiktoken(r3, strlen(r3), "", 0, pt, NULL, &enc, &e);
+    CHECK(st == ST_ERR_MALFORMED_MODEL && e.line == 3 && has(e.message, "\"a\"") && has(e.message, "rank 0"),
+          "repeated token: line %llu '%s'", (unsigned long long)e.line, e.message);
+    /* the specials text: input 1, its own line numbers; the special's text named */
+    const char *sp = "PHg+ 3\n/w== 4\n";
+    st = st_encoding_new_tiktoken(r1, 14, sp, strlen(sp), pt, NULL, &enc, &e);
+    CHECK(st == ST_ERR_MALFORMED_MODEL && e.input == 1 && e.line == 2 && e.offset == 7 && has(e.message, "\\xff") &&
+          has(e.message, "special token"), "special not UTF-8: input %u line %llu '%s'", e.input,
+          (unsigned long long)e.line, e.message);
+    CHECK(st_encoding_new_tiktoken(r1, 14, "", 0, NULL, NULL, &enc, &e) == ST_ERR_INVALID_ARGUMENT, "NULL pre-tokenizer");
+    /* rules: the index of the bad rule */
+    uint32_t bad_rules[] = {97, 98, 97, 98};
+    st = st_encoding_new_merges(ST_ALPHABET_BYTES, bad_rules, 2, "", 0, pt, NULL, &enc, &e);
+    CHECK(st == ST_ERR_MALFORMED_MODEL && e.unit == ST_UNIT_INDEX && e.offset == 1 && has(e.message, "repeats rule 0"),
+          "repeated rule: '%s'", e.message);
+    /* decode: the index of the bad id, the id */
+    uint32_t ids[3] = {1, 2, 999999};
+    uint8_t out[16];
+    size_t n;
+    st = st_decode(g_enc[O200K], ids, 3, out, sizeof out, &n, &e);
+    CHECK(st == ST_ERR_INVALID_TOKEN && e.unit == ST_UNIT_INDEX && e.offset == 2 && e.token == 999999, "decode bad id");
+    st_pretokenizer_free(pt);
+}
+
+static void test_special_policy(void) {
+    st_encoding *enc = g_enc[O200K];
+    const uint32_t eot = 199999, eop = 200018;
+    const char *t = "a<|endoftext|>b<|endofprompt|>";
+    size_t len = strlen(t), n = 0;
+    uint32_t ids[64];
+    st_error e;
+    st_special_policy rest = {NULL, 0, NULL, 0, ST_SPECIAL_DISALLOW_REST};
+    st_status st = st_encode(enc, t, len, &rest, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.unit == ST_UNIT_BYTE && e.offset == 1 && e.token == eot &&
+          strcmp(e.message, "<|endoftext|>") == 0, "default: the first disallowed special (%d, %llu, %u)", st,
+          (unsigned long long)e.offset, e.token);
+    uint32_t only_eot = eot, both[2] = {eop, eot};
+    st_special_policy p1 = {&only_eot, 1, NULL, 0, ST_SPECIAL_DISALLOW_REST};
+    st = st_encode(enc, t, len, &p1, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 15 && e.token == eop, "eot allowed: eop refused at 15");
+    st_special_policy p2 = {both, 2, NULL, 0, ST_SPECIAL_DISALLOW_REST};
+    st = st_encode(enc, t, len, &p2, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_OK && n == 4 && ids[1] == eot && ids[3] == eop, "both allowed");
+    uint32_t all_ids[64];
+    size_t n_all = 0;
+    st_special_policy pall = {NULL, 0, NULL, 0, ST_SPECIAL_ALLOW_ALL | ST_SPECIAL_DISALLOW_REST};
+    st = st_encode(enc, t, len, &pall, 0, all_ids, NULL, 64, &n_all, &e);
+    CHECK(st == ST_OK && n_all == n && memcmp(all_ids, ids, 4 * n) == 0, "allow all");
+    /* listed as disallowed: refused even when allowed (tiktoken checks the raw text) */
+    st_special_policy p3 = {NULL, 0, &eop, 1, ST_SPECIAL_ALLOW_ALL};
+    st = st_encode(enc, t, len, &p3, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 15 && e.token == eop, "allowed and disallowed: refused");
+    /* earliest first, whatever the order of the specials' ids */
+    const char *t2 = "x<|endofprompt|>y<|endoftext|>";
+    st = st_encode(enc, t2, strlen(t2), &rest, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 1 && e.token == eop, "earliest disallowed first");
+    /* ids that are no special: the index, which list */
+    uint32_t bad[2] = {eot, 12345};
+    st_special_policy p4 = {NULL, 0, bad, 2, 0};
+    st = st_encode(enc, "abc", 3, &p4, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_INVALID_ARGUMENT && e.unit == ST_UNIT_INDEX && e.offset == 1 && e.input == 2 && e.token == 12345,
+          "bad disallowed id");
+    st_special_policy p5 = {bad + 1, 1, NULL, 0, 0};
+    st = st_encode_count(enc, "abc", 3, &p5, &n, &e);
+    CHECK(st == ST_ERR_INVALID_ARGUMENT && e.offset == 0 && e.input == 1, "bad allowed id (count)");
+    /* NULL policy: encode_ordinary */
+    st = st_encode(enc, t, len, NULL, 0, ids, NULL, 64, &n, &e);
+    size_t ordinary_n = n;
+    CHECK(st == ST_OK && n > 4, "NULL policy: specials are text");
+    st = st_encode_count(enc, t, len, NULL, &n, &e);
+    CHECK(st == ST_OK && n == ordinary_n && e.status == 0, "count, NULL policy");
+    /* text with no special at all, under the default policy, in a long text (the word scan) */
+    char *big = (char *)xmalloc(50000);
+    for (size_t i = 0; i < 50000; i++) big[i] = "hello <world> |x| endoftext "[i % 28];
+    uint32_t *bi = (uint32_t *)xmalloc(50000 * 4), *bj = (uint32_t *)xmalloc(50000 * 4);
+    size_t bn = 0, bm = 0;
+    st = st_encode(enc, big, 50000, &rest, 0, bi, NULL, 50000, &bn, &e);
+    st_status st2 = st_encode(enc, big, 50000, NULL, 0, bj, NULL, 50000, &bm, &e);
+    CHECK(st == ST_OK && st2 == ST_OK && bn == bm && memcmp(bi, bj, 4 * bn) == 0, "long text, no special: same ids");
+    memcpy(big + 40003, "<|endoftext|>", 13);
+    st = st_encode(enc, big, 50000, &rest, 0, bi, NULL, 50000, &bn, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 40003, "long text: special at 40003 (%llu)", (unsigned long long)e.offset);
+    /* encode_many: the offset counts from the start of texts */
+    const char *texts = "abc" "de<|endoftext|>";
+    size_t offs[3] = {0, 3, 18}, counts[2];
+    st = st_encode_many(enc, texts, offs, 2, &rest, bi, 100, counts, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 5 && e.token == eot, "encode_many: offset in texts (%llu)",
+          (unsigned long long)e.offset);
+    free(big);
+    free(bi);
+    free(bj);
+}
+
+/* starts in bytes, code points and UTF-16 units agree with each other, the tiktoken rule
+ * (a token starting inside a character gets the character's offset) in each */
+static void test_offset_units(void) {
+    static const char *texts[] = {
+        "a\xE2\x82\xAC\xF0\x9F\x98\x80" "b \xF0\x9D\x94\x98\xF0\x9D\x94\xAB\xF0\x9D\x94\xA6 caf\xC3\xA9",
+        "\xF0\x90\x8C\xB0\xF0\x90\x8C\xB1\xF0\x90\x8C\xB2 \xE4\xB8\xAD\xE6\x96\x87 x\xCC\x81",
+    };
+    for (int e = 0; e < N_ENC; e++)
+        for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+            const char *t = texts[k];
+            size_t len = strlen(t), nb, nc, nu;
+            uint32_t ids[64], ids2[64];
+            size_t sb[64], sc[64], su[64];
+            st_error err;
+            st_status s1 = st_encode(g_enc[e], t, len, NULL, ST_OFFSETS_BYTES, ids, sb, 64, &nb, &err);
+            st_status s2 = st_encode(g_enc[e], t, len, NULL, ST_OFFSETS_CODEPOINTS, ids2, sc, 64, &nc, &err);
+            st_status s3 = st_encode(g_enc[e], t, len, NULL, ST_OFFSETS_UTF16, ids2, su, 64, &nu, &err);
+            CHECK(s1 == ST_OK && s2 == ST_OK && s3 == ST_OK && nb == nc && nb == nu, "units: %d %d %d", s1, s2, s3);
+            int ok = 1, inside = 0;
+            size_t prev = 0;
+            for (size_t i = 0; i < nb && ok; i++) {
+                size_t b = 0; /* this token's start, moved back to its character's start */
+                size_t raw = 0;
+                for (size_t j = 0; j < i; j++) {
+                    const uint8_t *p;
+                    size_t l;
+                    st_token_bytes(g_enc[e], ids[j], &p, &l, NULL);
+                    raw += l;
+                }
+                b = raw;
+                while (b > 0 && ((uint8_t)t[b] & 0xC0) == 0x80) b--;
+                inside |= b != raw;
+                size_t cps = 0, u16 = 0;
+                for (size_t j = 0; j < b; j++)
+                    if (((uint8_t)t[j] & 0xC0) != 0x80) { cps++; u16 += (uint8_t)t[j] >= 0xF0 ? 2 : 1; }
+                ok = sb[i] == b && sc[i] == cps && su[i] == u16 && sb[i] >= prev;
+                prev = sb[i];
+            }
+            CHECK(ok, "enc %d text %zu: starts in bytes, code points, UTF-16 agree", e, k);
+            if (e == O200K && k == 0) CHECK(inside, "the test text has a token starting inside a character");
+        }
+    size_t n;
+    uint32_t id;
+    st_error err;
+    CHECK(st_encode(g_enc[O200K], "a", 1, NULL, 3, &id, NULL, 1, &n, &err) == ST_ERR_INVALID_ARGUMENT, "unknown unit");
+}
+
+static void test_token_id(void) {
+    st_error e;
+    uint32_t id = 0;
+    CHECK(st_token_id(g_enc[O200K], (const uint8_t *)"\xE5", 1, &id, &e) == ST_OK && id == 161, "o200k b'\\xe5' is 161 (%u)", id);
+    CHECK(st_token_id(g_enc[O200K], (const uint8_t *)"<|endoftext|>", 13, &id, &e) == ST_OK && id == 199999, "special by text");
+    CHECK(st_token_id(g_enc[O200K], (const uint8_t *)"<|endoftext|>x", 14, &id, &e) == ST_ERR_INVALID_TOKEN &&
+          e.status == ST_ERR_INVALID_TOKEN && id == 0xFFFFFFFFu, "no such token");
+    CHECK(st_token_id(g_enc[O200K], NULL, 0, &id, &e) == ST_ERR_INVALID_TOKEN, "no empty token");
+    for (int en = 0; en < N_ENC; en++) {
+        int ok = 1;
+        uint32_t nv = st_encoding_n_vocab(g_enc[en]);
+        for (uint32_t t = 0; t < nv && ok; t += (t < 1000 ? 1 : 37)) {
+            const uint8_t *p;
+            size_t l;
+            if (st_token_bytes(g_enc[en], t, &p, &l, NULL) != ST_OK) continue; /* a gap */
+            ok = st_token_id(g_enc[en], p, l, &id, &e) == ST_OK && id == t;
+        }
+        CHECK(ok, "enc %d: token_id(token_bytes(t)) == t", en);
+    }
+    /* a UBE rule model: bytes are its symbols, 2 LE bytes each */
+    st_pretokenizer *pt = NULL;
+    st_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, NULL);
+    uint32_t rules[] = {0x4E2D & 0, 0, 256 + 0x2D, 256 + 0x4E}; /* rule 0: sym 0 + sym 0; rule 1: U+4E2D's symbols */
+    st_encoding *ube = NULL;
+    CHECK(st_encoding_new_merges(ST_ALPHABET_UBE, rules, 2, "", 0, pt, NULL, &ube, &e) == ST_OK, "UBE model");
+    if (ube) {
+        const uint8_t sym2[4] = {0x2D, 0x01, 0x4E, 0x01};
+        CHECK(st_token_id(ube, sym2, 4, &id, &e) == ST_OK && id == 513, "UBE: the rule's symbols give its id (%u)", id);
+        CHECK(st_token_id(ube, sym2, 2, &id, &e) == ST_OK && id == 256 + 0x2D, "UBE: one symbol");
+        st_encoding_free(ube);
+    }
+    st_pretokenizer_free(pt);
+}
+
+/* The scratch block a handle reuses: a long text, then a shorter one, then many calls at
+ * once; ids always as with fresh caches (an entry from an earlier call must never be read:
+ * the sanitizers would see a read past the shorter text). */
+static void test_scratch_reuse(void) {
+    st_encoding *enc = g_enc[O200K];
+    size_t big = 60000;
+    char *t = (char *)xmalloc(big);
+    static const char unit[] = "Unbelievable misunderstandings \xD0\xBF\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82 ";
+    big -= big % (sizeof unit - 1); /* whole repeats: valid UTF-8 */
+    for (size_t i = 0; i < big; i++) t[i] = unit[i % (sizeof unit - 1)];
+    uint32_t *a = (uint32_t *)xmalloc(big * 4), *b = (uint32_t *)xmalloc(big * 4);
+    size_t na, nb;
+    st_encode(enc, t, big, NULL, 0, a, NULL, big, &na, NULL);
+    size_t small = 9000;
+    while (((uint8_t)t[5 + small] & 0xC0) == 0x80) small--;
+    st_status st = st_encode(enc, t + 5, small, NULL, 0, a, NULL, big, &na, NULL);
+    /* the same text below the cache threshold, in pieces that keep the splits: no cache */
+    size_t pos = 5, total = 0;
+    int ok = st == ST_OK;
+    while (ok && pos < 5 + small) {
+        size_t end = pos + 4000 < 5 + small ? pos + 4000 : 5 + small;
+        while (end < 5 + small && t[end] != ' ') end++; /* cut before a space */
+        size_t got = 0;
+        ok = st_encode(enc, t + pos, end - pos, NULL, 0, b + total, NULL, big - total, &got, NULL) == ST_OK;
+        total += got;
+        pos = end;
+    }
+    CHECK(ok && total == na && memcmp(a, b, 4 * na) == 0, "scratch reused for a shorter text: same ids (%zu vs %zu)",
+          na, total);
+    nb = 0;
+    for (int k = 0; k < 3; k++) {
+        st = st_encode(enc, t, big, NULL, 0, b, NULL, big, &nb, NULL);
+        if (k == 0) st_encode(enc, t, big, NULL, 0, a, NULL, big, &na, NULL);
+    }
+    CHECK(st == ST_OK && na == nb && memcmp(a, b, 4 * na) == 0, "repeated calls: same ids");
+    free(t);
+    free(a);
+    free(b);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) g_dir = argv[1];
     const char *big = getenv("ST_ENCODE_BIG");
@@ -2161,6 +2426,11 @@ int main(int argc, char **argv) {
         {"malformed rank files", test_malformed},
         {"allocator", test_allocator},
         {"work grows linearly", test_work_linear},
+        {"error report", test_error_report},
+        {"special-token policy", test_special_policy},
+        {"offset units", test_offset_units},
+        {"token ids", test_token_id},
+        {"scratch reuse", test_scratch_reuse},
     };
     double t_all = now_seconds();
     for (size_t k = 0; k < sizeof tests / sizeof tests[0]; k++) {

@@ -17,9 +17,12 @@
 #include <string.h>
 
 #include "supertok.h"
+#include "shim.h"
 #include "check.h"
 
-#define N_THREADS 4
+/* more threads than a handle keeps scratch blocks (ST_SCRATCH_SLOTS, 4): the last ones
+ * allocate their own */
+#define N_THREADS 6
 #define ROUNDS 3
 
 static const char *TEXTS[] = {
@@ -30,6 +33,7 @@ static const char *TEXTS[] = {
     "Hello world, it's 2024! The quick brown fox jumps over the lazy dog.",
     NULL, /* a long run of one letter, filled in main */
     "    def f(x):\n        return x * 2\n",
+    NULL, /* 12 KB of mixed words: the piece cache of a reused scratch block, filled in main */
 };
 #define N_TEXTS (sizeof TEXTS / sizeof TEXTS[0])
 
@@ -47,7 +51,7 @@ static void *worker(void *arg) {
         for (size_t k = 0; k < N_TEXTS; k++) {
             size_t i = (k + (size_t)t) % N_TEXTS, len = strlen(TEXTS[i]), n = 0;
             uint32_t *ids = (uint32_t *)malloc((len + 1) * 4);
-            st_status st = st_encode(g_shared, TEXTS[i], len, NULL, 0, ids, NULL, len + 1, &n, NULL);
+            st_status st = t_encode(g_shared, TEXTS[i], len, NULL, 0, ids, NULL, len + 1, &n, NULL);
             if (st != ST_OK || n != g_want_n[i] || memcmp(ids, g_want[i], n * 4) != 0) g_failures[t]++;
             free(ids);
         }
@@ -68,17 +72,24 @@ int main(int argc, char **argv) {
     memset(run, 'a', 20000);
     run[20000] = 0;
     TEXTS[3] = run;
+    static const char words[] = "unbelievable \xD0\xBF\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82\xD1\x81\xD1\x82\xD0\xB2\xD0\xB8\xD0\xB5 "
+                                "\xE4\xB8\xAD\xE5\x8D\x8E\xE4\xBA\xBA\xE6\xB0\x91 misunderstanding ";
+    size_t wl = sizeof words - 1, reps = 12000 / wl + 1;
+    char *mixed = (char *)malloc(reps * wl + 1);
+    for (size_t r = 0; r < reps; r++) memcpy(mixed + r * wl, words, wl);
+    mixed[reps * wl] = 0;
+    TEXTS[5] = mixed;
     st_encoding *ref = NULL;
     size_t off = 0;
-    if (st_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &ref, &off, NULL) != ST_OK ||
-        st_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &g_shared, &off, NULL) != ST_OK) {
+    if (t_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &ref, &off, NULL) != ST_OK ||
+        t_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &g_shared, &off, NULL) != ST_OK) {
         fprintf(stderr, "test_threads: loading o200k_base failed at %zu\n", off);
         return 1;
     }
     for (size_t i = 0; i < N_TEXTS; i++) { /* the one-thread results, from the other encoding */
         size_t len = strlen(TEXTS[i]);
         g_want[i] = (uint32_t *)malloc((len + 1) * 4);
-        CHECK(st_encode(ref, TEXTS[i], len, NULL, 0, g_want[i], NULL, len + 1, &g_want_n[i], &off) == ST_OK,
+        CHECK(t_encode(ref, TEXTS[i], len, NULL, 0, g_want[i], NULL, len + 1, &g_want_n[i], &off) == ST_OK,
               "one-thread encode of text %zu", i);
     }
     pthread_t th[N_THREADS];
@@ -93,6 +104,7 @@ int main(int argc, char **argv) {
     st_encoding_free(g_shared);
     st_encoding_free(ref);
     free(run);
+    free(mixed);
     free(ranks);
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail != 0;

@@ -34,16 +34,22 @@
 
 /* ==== the core, behind one wrapper per API function ========================================= */
 
-/* Error position of a failed call (an index or byte offset; which one depends on the call). */
+/* The error report of a failed call (st_error: status, offset and the unit it counts). */
 typedef struct tv_err {
     size_t offset;
+    st_error e;
 } tv_err;
+
+static st_status tv_done(tv_err *err, st_status st) {
+    if (err) err->offset = (size_t)err->e.offset;
+    return st;
+}
 
 static st_status tv_pretokenizer_new(int pattern, int script_aware, const char *scripts, size_t scripts_len,
                                      st_pretokenizer **out) {
-    size_t off = 0;
+    st_error e;
     return st_pretokenizer_new(pattern, script_aware ? ST_PRETOK_SCRIPT_AWARE : 0, scripts, scripts_len, NULL, out,
-                               &off);
+                               &e);
 }
 
 static void tv_pretokenizer_free(st_pretokenizer *pt) { st_pretokenizer_free(pt); }
@@ -51,97 +57,103 @@ static void tv_pretokenizer_free(st_pretokenizer *pt) { st_pretokenizer_free(pt)
 /* Byte ends of the pieces. */
 static st_status tv_pretokenize(const st_pretokenizer *pt, const char *text, size_t len, size_t *ends, size_t cap,
                                 size_t *n) {
-    size_t off = 0;
-    return st_pretokenize(pt, text, len, 0, ends, cap, n, &off);
+    st_error e;
+    return st_pretokenize(pt, text, len, 0, ends, cap, n, &e);
 }
 
 /* An encoding from a rank file and specials (rank-file line format), with base pattern
  * `pattern` (not script-aware). */
 static st_status tv_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const char *specials,
                                           size_t specials_len, int pattern, st_encoding **out) {
-    size_t off = 0;
-    int in_specials = 0;
-    return st_encoding_new_tiktoken(ranks, ranks_len, specials, specials_len, pattern, NULL, out, &off, &in_specials);
+    st_error e;
+    st_pretokenizer *pt = NULL;
+    st_status st = st_pretokenizer_new(pattern, 0, NULL, 0, NULL, &pt, &e);
+    if (st != ST_OK) return st;
+    st = st_encoding_new_tiktoken(ranks, ranks_len, specials, specials_len, pt, NULL, out, &e);
+    st_pretokenizer_free(pt);
+    return st;
 }
 
 static void tv_encoding_free(st_encoding *enc) { st_encoding_free(enc); }
 
-static st_status tv_encode(const st_encoding *enc, const char *text, size_t len, const uint32_t *allowed,
-                           size_t n_allowed, uint32_t *ids, size_t *char_starts, size_t cap, size_t *n_ids) {
-    size_t off = 0;
-    return st_encode(enc, text, len, allowed, n_allowed, ids, char_starts, cap, n_ids, &off);
+/* Encode with the core's special-token policy; starts (if not NULL) in code points. */
+static st_status tv_encode(const st_encoding *enc, const char *text, size_t len, const st_special_policy *policy,
+                           uint32_t *ids, size_t *char_starts, size_t cap, size_t *n_ids, tv_err *err) {
+    return tv_done(err, st_encode(enc, text, len, policy, ST_OFFSETS_CODEPOINTS, ids, char_starts, cap, n_ids, &err->e));
 }
 
 static st_status tv_decode(const st_encoding *enc, const uint32_t *ids, size_t n, uint8_t *out, size_t cap,
                            size_t *out_len, tv_err *err) {
-    return st_decode(enc, ids, n, out, cap, out_len, &err->offset);
+    return tv_done(err, st_decode(enc, ids, n, out, cap, out_len, &err->e));
 }
 
 static st_status tv_decode_text(const st_encoding *enc, const uint32_t *ids, size_t n, uint8_t *out, size_t cap,
                                 size_t *out_len, tv_err *err) {
-    return st_decode_text(enc, ids, n, 0, out, cap, out_len, &err->offset);
+    return tv_done(err, st_decode_text(enc, ids, n, 0, out, cap, out_len, &err->e));
 }
 
 static st_status tv_token_bytes(const st_encoding *enc, uint32_t id, const uint8_t **p, size_t *len) {
-    return st_token_bytes(enc, id, p, len);
+    st_error e;
+    return st_token_bytes(enc, id, p, len, &e);
 }
 
 static st_status tv_ube_encode_symbols(const char *text, size_t len, uint16_t *sym, size_t cap, size_t *n) {
-    size_t off = 0;
-    return st_ube_encode_symbols(text, len, sym, cap, n, &off);
+    st_error e;
+    return st_ube_encode_symbols(text, len, sym, cap, n, &e);
 }
 
 static st_status tv_ube_decode_symbols(const uint16_t *sym, size_t n, int strict, uint8_t *out, size_t cap,
                                        size_t *out_len, tv_err *err) {
-    return st_ube_decode_symbols(sym, n, strict ? ST_UBE_STRICT : 0, out, cap, out_len, &err->offset);
+    return tv_done(err, st_ube_decode_symbols(sym, n, strict ? ST_UBE_STRICT : 0, out, cap, out_len, &err->e));
 }
 
 static void tv_ube_stream_init(st_ube_stream *s) { st_ube_stream_init(s); }
 
 static st_status tv_ube_stream_feed(st_ube_stream *s, const uint16_t *sym, size_t n, int final, uint8_t *out,
                                     size_t cap, size_t *out_len, tv_err *err) {
-    return st_ube_stream_feed(s, sym, n, final ? ST_UBE_FINAL : 0, out, cap, out_len, &err->offset);
+    return tv_done(err, st_ube_stream_feed(s, sym, n, final ? ST_UBE_FINAL : 0, out, cap, out_len, &err->e));
 }
 
-/* tiktoken's special-token policy (encoding.py `_allowed` today; issue 8 item 1 moves it into
- * the core). specials[k] is the text of special token k with id special_ids[k]; allowed and
- * disallowed are "all" (all_*) or lists of strings (which may be no special token). Returns 1
- * and the allowed ids (sorted) when the text may be encoded; 0 when it holds a disallowed one. */
+/* tiktoken's allowed_special / disallowed_special as the core's policy (st_special_policy).
+ * specials[k] is the text of special token k with id special_ids[k]; allowed and disallowed are
+ * "all" (all_*) or lists of strings (which may be no special token). Allowed strings that are no
+ * special token are dropped, as tiktoken drops them. A disallowed string that is no special
+ * token is the host's check (tiktoken refuses it too): returns 0 when the text holds one,
+ * else 1 with the policy filled (its id arrays are allowed_ids and disallowed_ids, 16 each). */
 typedef struct tv_strs {
     int all;
     size_t n;
     char **s;
 } tv_strs;
 
+static int tv_special_index(const char *const *specials, size_t n_specials, const char *s) {
+    for (size_t k = 0; k < n_specials; k++)
+        if (!strcmp(specials[k], s)) return (int)k;
+    return -1;
+}
+
 static int tv_special_policy(const char *const *specials, const uint32_t *special_ids, size_t n_specials,
                              const char *text, size_t len, const tv_strs *allowed, const tv_strs *disallowed,
-                             uint32_t *allowed_ids, size_t *n_allowed) {
-    /* the disallowed set: "all" is every special not allowed */
-    *n_allowed = 0;
-    for (size_t k = 0; k < n_specials; k++) {
-        int is_allowed = allowed->all;
-        for (size_t j = 0; j < allowed->n && !is_allowed; j++) is_allowed = strcmp(allowed->s[j], specials[k]) == 0;
-        if (is_allowed) allowed_ids[(*n_allowed)++] = special_ids[k];
+                             st_special_policy *pol, uint32_t *allowed_ids, uint32_t *disallowed_ids) {
+    memset(pol, 0, sizeof *pol);
+    pol->allowed = allowed_ids;
+    pol->disallowed = disallowed_ids;
+    if (allowed->all) pol->flags |= ST_SPECIAL_ALLOW_ALL;
+    for (size_t j = 0; j < allowed->n && pol->n_allowed < 16; j++) {
+        int k = tv_special_index(specials, n_specials, allowed->s[j]);
+        if (k >= 0) allowed_ids[pol->n_allowed++] = special_ids[k];
     }
-    size_t nd = disallowed->all ? n_specials : disallowed->n;
-    for (size_t k = 0; k < nd; k++) {
-        const char *d = disallowed->all ? specials[k] : disallowed->s[k];
-        if (disallowed->all) {
-            int is_allowed = allowed->all;
-            for (size_t j = 0; j < allowed->n && !is_allowed; j++) is_allowed = strcmp(allowed->s[j], d) == 0;
-            if (is_allowed) continue;
+    if (disallowed->all) pol->flags |= ST_SPECIAL_DISALLOW_REST;
+    for (size_t j = 0; j < disallowed->n && pol->n_disallowed < 16; j++) {
+        int k = tv_special_index(specials, n_specials, disallowed->s[j]);
+        if (k >= 0) {
+            disallowed_ids[pol->n_disallowed++] = special_ids[k];
+            continue;
         }
-        size_t dl = strlen(d);
-        if (!dl) continue;
-        for (size_t i = 0; i + dl <= len; i++)
-            if (memcmp(text + i, d, dl) == 0) return 0;
+        size_t dl = strlen(disallowed->s[j]);
+        for (size_t i = 0; dl && i + dl <= len; i++)
+            if (memcmp(text + i, disallowed->s[j], dl) == 0) return 0;
     }
-    for (size_t a = 1; a < *n_allowed; a++) /* sort */
-        for (size_t b = a; b > 0 && allowed_ids[b - 1] > allowed_ids[b]; b--) {
-            uint32_t t = allowed_ids[b];
-            allowed_ids[b] = allowed_ids[b - 1];
-            allowed_ids[b - 1] = t;
-        }
     return 1;
 }
 
@@ -693,24 +705,26 @@ static void run_encode(enc_ctx *c) {
         tv_strs allowed, disallowed;
         strs_of(jget(r, "allowed_special"), &allowed);
         strs_of(jget(r, "disallowed_special"), &disallowed);
-        uint32_t allowed_ids[16];
-        size_t n_allowed = 0;
+        uint32_t allowed_ids[16], disallowed_ids[16];
+        st_special_policy pol;
         int may = tv_special_policy((const char *const *)c->specials, c->special_ids, c->n_specials, text, len,
-                                    &allowed, &disallowed, allowed_ids, &n_allowed);
+                                    &allowed, &disallowed, &pol, allowed_ids, disallowed_ids);
+        size_t cap = len + 1, n = 0;
+        uint32_t *ids = (uint32_t *)malloc(cap * sizeof *ids);
+        size_t *starts = (size_t *)malloc(cap * sizeof *starts);
+        tv_err er = {0};
+        st_status st = may ? tv_encode(c->enc, text, len, &pol, ids, starts_v ? starts : NULL, cap, &n, &er)
+                           : ST_ERR_DISALLOWED_SPECIAL;
         if (err) {
-            if (!may) g_pass++;
-            else fail(rel, i, "expected %s (a disallowed special token), the policy let it through",
-                      is_str(err) ? err->s : "?");
-        } else if (!may) {
+            if (st == ST_ERR_DISALLOWED_SPECIAL) g_pass++;
+            else fail(rel, i, "expected %s (a disallowed special token), got %s", is_str(err) ? err->s : "?",
+                      st_status_str(st));
+        } else if (st == ST_ERR_DISALLOWED_SPECIAL) {
             fail(rel, i, "the policy refused a text tiktoken encodes");
         } else {
             size_t want_n = 0;
             int ok_w = 1;
             uint32_t *want = ids_r && ids_r->t == J_ARR ? expand_id_runs(ids_r, &want_n) : u32_array(ids_v, &want_n, &ok_w);
-            size_t cap = len + 1, n = 0;
-            uint32_t *ids = (uint32_t *)malloc(cap * sizeof *ids);
-            size_t *starts = (size_t *)malloc(cap * sizeof *starts);
-            st_status st = tv_encode(c->enc, text, len, allowed_ids, n_allowed, ids, starts_v ? starts : NULL, cap, &n);
             int ok = ok_w && st == ST_OK && n == want_n && memcmp(ids, want, n * sizeof *ids) == 0;
             if (!ok) {
                 size_t k = 0;
@@ -725,9 +739,9 @@ static void run_encode(enc_ctx *c) {
                 else fail(rel, i, "char starts differ");
             }
             free(want);
-            free(ids);
-            free(starts);
         }
+        free(ids);
+        free(starts);
         free(allowed.s);
         free(disallowed.s);
         free(text);

@@ -21,6 +21,7 @@ def header_cdef(path=HEADER):
     exactly the header (no second copy to drift)."""
     with open(path, encoding="utf-8") as f:
         text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    text = re.sub(r"\bST_API\s+", "", text)  # the visibility macro: cffi needs plain declarations
     out = []
     for line in text.splitlines():
         words = line.split()

@@ -10,6 +10,8 @@ UNKNOWN_SCRIPT = 6
 MALFORMED_MODEL = 7
 INVALID_TOKEN = 8
 NOT_ENCODABLE = 9
+DISALLOWED_SPECIAL = 10
+UNSUPPORTED_PATTERN = 11
 
 NAMES = {
     OK: "ST_OK",
@@ -22,18 +24,29 @@ NAMES = {
     MALFORMED_MODEL: "ST_ERR_MALFORMED_MODEL",
     INVALID_TOKEN: "ST_ERR_INVALID_TOKEN",
     NOT_ENCODABLE: "ST_ERR_NOT_ENCODABLE",
+    DISALLOWED_SPECIAL: "ST_ERR_DISALLOWED_SPECIAL",
+    UNSUPPORTED_PATTERN: "ST_ERR_UNSUPPORTED_PATTERN",
 }
 
 
 class SupertokError(ValueError):
-    """A failure reported by the core: `status` (number), `name`, `message`, and `offset`
-    (byte offset of the failure in the input it concerns, or None)."""
+    """A failure reported by the core: `status` (number), `name` (the header's, from
+    st_status_name), `message`, `offset` (where it went wrong, in `unit`: an st_unit, 1 bytes of
+    the input, 4 an index into an input array; None when no position applies), and from the
+    core's st_error where it gives them: `line` (1-based, in a text input), `input` (0 the main
+    input, 1 the special tokens, ...) and `token` (the id concerned)."""
 
-    def __init__(self, status, message, offset=None, what=""):
+    def __init__(self, status, message, offset=None, what="", name=None, token=None, line=None, input=0, unit=1):
         self.status = status
-        self.name = NAMES.get(status, "ST_ERR_%d" % status)
+        self.name = name or NAMES.get(status, "ST_ERR_%d" % status)
         self.message = message
         self.offset = offset
         self.what = what
-        where = "" if offset is None else " at byte %d" % offset
+        self.token = token
+        self.line = line
+        self.input = input
+        self.unit = unit
+        where = "" if offset is None else (" at index %d" if unit == 4 else " at byte %d") % offset
+        if line:
+            where += " (line %d)" % line
         super().__init__("%s%s%s (%s)" % (what + ": " if what else "", message, where, self.name))

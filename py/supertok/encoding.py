@@ -40,6 +40,12 @@ def _raise_disallowed_special_token(token):
     )
 
 
+# st_special_policy flags (supertok.h)
+_ALLOW_ALL = 1
+_DISALLOW_REST = 2
+_DEFAULT_POLICY = ((), (), _DISALLOW_REST)  # tiktoken's defaults: nothing allowed, every special refused
+
+
 def _to_utf8(text):
     """UTF-8 bytes of text, repairing lone surrogates exactly as tiktoken does: a surrogate
     pair becomes its code point, a lone surrogate becomes U+FFFD. Returns (bytes, text used)."""
@@ -53,17 +59,30 @@ def _to_utf8(text):
 class Encoding:
     """One loaded vocabulary. Immutable; safe to share between threads."""
 
-    def __init__(self, name, *, pat_str, special_tokens, pattern_id, ranks_file=None, sha256=None, image=None,
+    def __init__(self, name, *, pat_str, special_tokens, pattern_id=None, ranks_file=None, sha256=None, image=None,
                  merges=None, alphabet="bytes"):
         """A tiktoken vocabulary (ranks_file; image: (path of an xz-compressed vocabulary image,
         its sha256), used instead by backends that prefer images, i.e. pywasm), or a model of
         merge rules (merges: [(left, right), ...], rule i making id A + i; alphabet "bytes"
-        (A = 256) or "ube" (A = 512); see load_model)."""
+        (A = 256) or "ube" (A = 512); see load_model). pat_str must be one of tiktoken's
+        patterns (the core has a scanner for each, and no regex engine): any other is a
+        ValueError, never silently split some other way."""
         from . import _get
         self.name = name
         self._pat_str = pat_str
         self._special_tokens = dict(special_tokens)
         self._backend = _get()
+        try:
+            pid = self._backend.pattern_from_regex(pat_str.encode("utf-8"))
+        except SupertokError as exc:
+            if exc.name != "ST_ERR_UNSUPPORTED_PATTERN":
+                raise
+            raise ValueError("pat_str %r: no supertok pre-tokenizer implements this regex (supertok has a "
+                             "scanner for each of tiktoken's patterns, r50k/p50k, cl100k and o200k, and no "
+                             "regex engine)" % (pat_str,)) from None
+        if pattern_id is not None and pattern_id != pid:
+            raise ValueError("pattern_id %r does not match pat_str (which is pattern %d)" % (pattern_id, pid))
+        pattern_id = pid
         if alphabet not in _ALPHABETS:
             raise ValueError("alphabet must be 'bytes' or 'ube', not %r" % (alphabet,))
         self.alphabet = alphabet
@@ -78,6 +97,7 @@ class Encoding:
             ranks = _read_checked(ranks_file, sha256, open)
             self._handle = self._backend.encoding_new(ranks, specials, pattern_id)
         self._special_ids = {tok.encode("utf-8"): i for tok, i in special_tokens.items()}
+        self._special_by_id = {i: tok for tok, i in special_tokens.items()}
         self._special_token_values = set(special_tokens.values())
         self.n_vocab = self._backend.n_vocab(self._handle)
         self.max_token_value = self.n_vocab - 1
@@ -91,7 +111,7 @@ class Encoding:
         first request. True when they are ready; False when this encoding never uses them (a
         vocabulary image, as pywasm loads, or a merge-rules model), which changes no id."""
         st = self._backend.prepare(self._handle)
-        if st == 2:
+        if st != 0 and self._backend.status_name(st) == "ST_ERR_OUT_OF_MEMORY":
             raise MemoryError("out of memory building the encoder's tables (the encoding still works without them)")
         return st == 0
 
@@ -108,18 +128,24 @@ class Encoding:
         return token in self._special_token_values
 
     # -- encoding -----------------------------------------------------------------------------
-    def _allowed(self, text, allowed_special, disallowed_special):
+    def _policy(self, text, allowed_special, disallowed_special):
+        """tiktoken's allowed_special / disallowed_special as the core's special-token policy
+        (allowed ids, disallowed ids, flags): the core finds a disallowed special in the text
+        and reports it (ST_ERR_DISALLOWED_SPECIAL). Allowed strings that are no special token
+        are ignored, as tiktoken ignores them. tiktoken also refuses a disallowed string that is
+        no special token at all; the core knows only tokens, so that rare case is checked here."""
         if not allowed_special and disallowed_special == "all":  # the default: the common case
-            for tok in self._special_tokens:
-                if tok in text:
-                    break
-            else:
-                return []
+            return _DEFAULT_POLICY
+        flags = 0
         if allowed_special == "all":
-            allowed_special = self.special_tokens_set
+            flags |= _ALLOW_ALL
+            allowed = []
+        else:
+            allowed = sorted(self._special_tokens[t] for t in allowed_special if t in self._special_tokens)
         if disallowed_special == "all":
-            disallowed_special = self.special_tokens_set - set(allowed_special)
-        if disallowed_special:
+            return allowed, [], flags | _DISALLOW_REST
+        disallowed = [self._special_tokens[t] for t in disallowed_special if t in self._special_tokens]
+        if len(disallowed) != len(disallowed_special):  # strings that are no special token
             first = None
             for tok in disallowed_special:
                 k = text.find(tok)
@@ -127,19 +153,28 @@ class Encoding:
                     first = (k, tok)
             if first is not None:
                 _raise_disallowed_special_token(first[1])
-        ids = []
-        for tok in allowed_special:
-            i = self._special_tokens.get(tok)
-            if i is None:
-                # tiktoken ignores allowed strings that are no special token of the encoding
-                continue
-            ids.append(i)
-        return sorted(ids)
+            disallowed = []
+        return allowed, disallowed, flags
+
+    def _core(self, fn, *args, **kw):
+        """A backend encode call; the core's ST_ERR_DISALLOWED_SPECIAL becomes tiktoken's
+        ValueError, built from the token the core names."""
+        try:
+            return fn(*args, **kw)
+        except SupertokError as exc:
+            if exc.name == "ST_ERR_DISALLOWED_SPECIAL":
+                _raise_disallowed_special_token(self._special_by_id[exc.token])
+            raise
 
     def encode(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
-        allowed = self._allowed(text, allowed_special, disallowed_special)
+        allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         data, _ = _to_utf8(text)
-        return self._backend.encode(self._handle, data, allowed)
+        try:  # inline rather than through _core: this is the per-call path of short texts
+            return self._backend.encode(self._handle, data, allowed, disallowed=disallowed, special_flags=flags)
+        except SupertokError as exc:
+            if exc.name == "ST_ERR_DISALLOWED_SPECIAL":
+                _raise_disallowed_special_token(self._special_by_id[exc.token])
+            raise
 
     def encode_ordinary(self, text):
         data, _ = _to_utf8(text)
@@ -147,17 +182,19 @@ class Encoding:
 
     def count(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
         """The number of tokens encode() would return, counted in the core with no list built."""
-        allowed = self._allowed(text, allowed_special, disallowed_special)
+        allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         data, _ = _to_utf8(text)
-        return self._backend.encode_count(self._handle, data, allowed)
+        return self._core(self._backend.encode_count, self._handle, data, allowed, disallowed=disallowed,
+                          special_flags=flags)
 
     def encode_with_offsets(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
         """(ids, starts): starts[i] is the character offset in text where token i starts; a
         token starting inside a character gets that character's offset (tiktoken's
         decode_with_offsets rule). Offsets index the text as given, lone surrogates included."""
-        allowed = self._allowed(text, allowed_special, disallowed_special)
+        allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         data, used = _to_utf8(text)
-        ids, starts = self._backend.encode(self._handle, data, allowed, want_starts=True)
+        ids, starts = self._core(self._backend.encode, self._handle, data, allowed, want_starts=True,
+                                 disallowed=disallowed, special_flags=flags)
         if len(used) != len(text):
             # a surrogate pair became one character: map offsets back to the caller's indexing
             caller, i = [], 0
@@ -170,24 +207,27 @@ class Encoding:
 
     def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(), disallowed_special="all"):
         texts = list(text)
-        allowed = set()
-        for t in texts:  # tiktoken's checks, text by text, before any encoding
-            allowed.update(self._allowed(t, allowed_special, disallowed_special))
-        return self._encode_batch(texts, sorted(allowed), num_threads)
+        policy = None
+        for t in texts:  # the same policy for every text (only the Python-side check reads the text)
+            policy = self._policy(t, allowed_special, disallowed_special)
+        return self._encode_batch(texts, policy or ([], [], 0), num_threads)
 
     def encode_ordinary_batch(self, text, *, num_threads=8):
-        return self._encode_batch(list(text), [], num_threads)
+        return self._encode_batch(list(text), ([], [], 0), num_threads)
 
-    def _encode_batch(self, texts, allowed, num_threads):
+    def _encode_batch(self, texts, policy, num_threads):
         """Contiguous chunks, one per thread, each encoded by one core call: the native core
         releases the GIL for the whole chunk, so the chunks run in parallel."""
+        allowed, disallowed, flags = policy
         if not hasattr(self._backend, "encode_many"):
-            return [self._backend.encode(self._handle, _to_utf8(t)[0], allowed) for t in texts]
+            return [self._core(self._backend.encode, self._handle, _to_utf8(t)[0], allowed, disallowed=disallowed,
+                               special_flags=flags) for t in texts]
         datas = [_to_utf8(t)[0] for t in texts]
         k = max(1, min(num_threads, len(datas)))
         size = -(-len(datas) // k) if datas else 0
         chunks = [datas[i:i + size] for i in range(0, len(datas), size)] if datas else []
-        run = functools.partial(self._backend.encode_many, self._handle, allowed=allowed)
+        run = functools.partial(self._core, self._backend.encode_many, self._handle, allowed=allowed,
+                                disallowed=disallowed, special_flags=flags)
         if len(chunks) <= 1:
             return [ids for c in chunks for ids in run(c)]
         with ThreadPoolExecutor(len(chunks)) as ex:
@@ -202,13 +242,21 @@ class Encoding:
             return list(ex.map(fn, items))
 
     def encode_single_token(self, text_or_bytes):
+        """The id of the token with exactly these bytes (tiktoken: any bytes, UTF-8 or not, and
+        tokens the pre-tokenizer would split), looked up in the core. For a UBE model an
+        ordinary token's bytes are its symbols: text (or UTF-8 bytes) is turned into them."""
         b = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
         if b in self._special_ids:
             return self._special_ids[b]
-        ids = self._backend.encode(self._handle, b, []) if _valid_utf8(b) else None
-        if ids is not None and len(ids) == 1 and self.decode_bytes(ids) == b:
-            return ids[0]
-        raise KeyError(b)
+        key = b
+        if self.alphabet == "ube":
+            if not _valid_utf8(b):
+                raise KeyError(b)
+            key = b"".join(s.to_bytes(2, "little") for s in self._backend.ube_encode_symbols(b))
+        i = self._backend.token_id(self._handle, key)
+        if i is None:
+            raise KeyError(b)
+        return i
 
     # -- decoding -----------------------------------------------------------------------------
     def decode_bytes(self, tokens):
@@ -229,11 +277,12 @@ class Encoding:
             raise ValueError("a UBE model decodes with errors='replace' or 'strict', not %r" % (errors,))
         tokens = list(tokens)
         st, out, off = self._backend.decode_text(self._handle, tokens, 2 if errors == "strict" else 0)
-        if st == 0:
+        name = self._backend.status_name(st)
+        if name == "ST_OK":
             return out.decode("utf-8")
-        if st == 8:
+        if name == "ST_ERR_INVALID_TOKEN":
             raise KeyError("Invalid token for decoding: %d" % tokens[off])
-        if st == 3:
+        if name == "ST_ERR_INVALID_UTF8":
             from .ube import UbeDecodeError
             raise UbeDecodeError("malformed UBE text: the ill-formed sequence starting in token %d (index %d) "
                                  "does not decode (errors='strict')" % (tokens[off], off), off)

@@ -9,6 +9,9 @@ except ImportError as exc:  # not built (no C compiler at install time) or not i
     _why = str(exc)
 
 
+_NO_TOKEN = 0xFFFFFFFF
+
+
 class NativeBackend:
     name = "native"
     prefers_image = False
@@ -30,6 +33,11 @@ class NativeBackend:
     def status_str(self, status):
         return ffi.string(lib.st_status_str(status)).decode()
 
+    def status_name(self, status):
+        """The status's name in the header ("ST_ERR_INVALID_UTF8"): the Python layer maps names."""
+        p = lib.st_status_name(status)
+        return ffi.string(p).decode() if p != ffi.NULL else "ST_ERR_%d" % status
+
     def script_names(self):
         return [ffi.string(lib.st_script_name(i)).decode() for i in range(lib.st_script_count())]
 
@@ -37,7 +45,47 @@ class NativeBackend:
         return lib.st_script_of(cp)
 
     def _fail(self, status, offset, what):
-        raise SupertokError(status, self.status_str(status), offset, what)
+        raise SupertokError(status, self.status_str(status), offset, what, name=self.status_name(status))
+
+    def _raise(self, err, what):
+        """SupertokError from an st_error: its status, name, offset (None when no unit applies),
+        and the detail the core gave (line, input, token, message)."""
+        e = err[0]
+        status = e.status
+        detail = ffi.string(e.message).decode("utf-8", "replace")
+        msg = self.status_str(status) + (": " + detail if detail else "")
+        raise SupertokError(status, msg, e.offset if e.unit else None, what, name=self.status_name(status),
+                            token=None if e.token == _NO_TOKEN else e.token, line=e.line or None,
+                            input=e.input, unit=e.unit)
+
+    _flag_policies = {}
+
+    @classmethod
+    def _policy(cls, allowed, disallowed, flags):
+        """An st_special_policy (and the arrays it points to, kept alive with it), or NULL. A
+        policy of flags alone (tiktoken's default: every special disallowed) is made once and
+        shared: the core only reads it, and a short text must not pay for building it."""
+        if not allowed and not disallowed:
+            if not flags:
+                return ffi.NULL, None
+            p = cls._flag_policies.get(flags)
+            if p is None:
+                p = cls._flag_policies[flags] = ffi.new("st_special_policy *", {"flags": flags})
+            return p, None
+        a = ffi.new("uint32_t[]", allowed) if allowed else ffi.NULL
+        d = ffi.new("uint32_t[]", disallowed) if disallowed else ffi.NULL
+        p = ffi.new("st_special_policy *", {"allowed": a, "n_allowed": len(allowed or ()), "disallowed": d,
+                                            "n_disallowed": len(disallowed or ()), "flags": flags})
+        return p, (a, d)
+
+    def pattern_from_regex(self, pat):
+        """The st_pattern id of tiktoken's pat_str pat (bytes); SupertokError
+        ST_ERR_UNSUPPORTED_PATTERN for any other regex."""
+        out = ffi.new("int *")
+        err = ffi.new("st_error *")
+        if lib.st_pattern_from_regex(pat, len(pat), out, err) != OK:
+            self._raise(err, "pat_str")
+        return out[0]
 
     def pretokenizer(self, pattern, flags, scripts):
         """A cached handle for (pattern id, flags, scripts as bytes or None)."""
@@ -45,12 +93,12 @@ class NativeBackend:
         h = self._pretokenizers.get(key)
         if h is None:
             out = ffi.new("st_pretokenizer **")
-            err = ffi.new("size_t *")
+            err = ffi.new("st_error *")
             sc = ffi.NULL if scripts is None else scripts
             st = lib.st_pretokenizer_new(pattern, flags, sc, 0 if scripts is None else len(scripts),
                                          ffi.NULL, out, err)
             if st != OK:
-                self._fail(st, err[0], "pre-tokenizer options")
+                self._raise(err, "pre-tokenizer options")
             h = ffi.gc(out[0], lib.st_pretokenizer_free)
             self._pretokenizers[key] = h
         return h
@@ -59,10 +107,10 @@ class NativeBackend:
         cap = len(data)
         ends = self._alloc("size_t[]", cap or 1)
         n = ffi.new("size_t *")
-        err = ffi.new("size_t *")
+        err = ffi.new("st_error *")
         st = lib.st_pretokenize(handle, data, len(data), 1 if codepoints else 0, ends, cap, n, err)
         if st != OK:
-            self._fail(st, err[0], "text")
+            self._raise(err, "text")
         return ffi.unpack(ends, n[0])
 
     def pretokenize_join(self, handle, data, sep):
@@ -70,46 +118,46 @@ class NativeBackend:
         cap = 2 * len(data)
         out = self._alloc("uint8_t[]", cap or 1)
         n = ffi.new("size_t *")
-        err = ffi.new("size_t *")
+        err = ffi.new("st_error *")
         st = lib.st_pretokenize_join(handle, data, len(data), sep, out, cap, n, err)
         if st != OK:
-            self._fail(st, err[0], "text")
+            self._raise(err, "text")
         return ffi.buffer(out, n[0])[:]
 
     def pretokenize_count(self, handle, data):
         n = ffi.new("size_t *")
-        err = ffi.new("size_t *")
+        err = ffi.new("st_error *")
         st = lib.st_pretokenize_count(handle, data, len(data), n, err)
         if st != OK:
-            self._fail(st, err[0], "text")
+            self._raise(err, "text")
         return n[0]
 
     def utf8_validate(self, data):
-        err = ffi.new("size_t *")
+        err = ffi.new("st_error *")
         st = lib.st_utf8_validate(data, len(data), err)
-        return None if st == OK else err[0]
+        return None if st == OK else err.offset
 
     # -- encodings --
-    def encoding_new(self, ranks, specials, pattern):
+    def encoding_new(self, ranks, specials, pattern, flags=0, scripts=None):
+        """A rank-file encoding with the pre-tokenizer (pattern id, flags, scripts)."""
+        pt = self.pretokenizer(pattern, flags, scripts)
         out = ffi.new("st_encoding **")
-        err = ffi.new("size_t *")
-        in_spec = ffi.new("int *")
-        st = lib.st_encoding_new_tiktoken(ranks, len(ranks), specials, len(specials), pattern, ffi.NULL,
-                                          out, err, in_spec)
+        err = ffi.new("st_error *")
+        st = lib.st_encoding_new_tiktoken(ranks, len(ranks), specials, len(specials), pt, ffi.NULL, out, err)
         if st != OK:
-            self._fail(st, err[0], "special tokens" if in_spec[0] else "rank file")
+            self._raise(err, "special tokens" if err.input == 1 else "rank file")
         return ffi.gc(out[0], lib.st_encoding_free)
 
-    def encoding_new_merges(self, alphabet, merges, specials, pattern):
+    def encoding_new_merges(self, alphabet, merges, specials, pattern, flags=0, scripts=None):
         """merges: flat [left0, right0, left1, right1, ...]."""
+        pt = self.pretokenizer(pattern, flags, scripts)
         arr = ffi.new("uint32_t[]", merges) if merges else ffi.NULL
         out = ffi.new("st_encoding **")
-        err = ffi.new("size_t *")
-        in_spec = ffi.new("int *")
-        st = lib.st_encoding_new_merges(alphabet, arr, len(merges) // 2, specials, len(specials), pattern,
-                                        ffi.NULL, out, err, in_spec)
+        err = ffi.new("st_error *")
+        st = lib.st_encoding_new_merges(alphabet, arr, len(merges) // 2, specials, len(specials), pt, ffi.NULL,
+                                        out, err)
         if st != OK:
-            self._fail(st, err[0], "special tokens" if in_spec[0] else "merge rules")
+            self._raise(err, "special tokens" if err.input == 1 else "merge rules")
         return ffi.gc(out[0], lib.st_encoding_free)
 
     def alphabet(self, enc):
@@ -122,21 +170,22 @@ class NativeBackend:
         buf = ffi.new("uint64_t[]", (len(image) + 7) // 8)  # 8-byte aligned, kept alive below
         ffi.memmove(buf, image, len(image))
         out = ffi.new("st_encoding **")
-        err = ffi.new("size_t *")
+        err = ffi.new("st_error *")
         st = lib.st_encoding_from_image(buf, len(image), ffi.NULL, out, err)
         if st != OK:
-            self._fail(st, err[0], "vocabulary image")
+            self._raise(err, "vocabulary image")
         handle = ffi.gc(out[0], lib.st_encoding_free)
         self._images[handle] = buf  # the encoding borrows the image
         return handle
 
     def save_image(self, enc):
         size = ffi.new("size_t *")
-        lib.st_encoding_save_image(enc, ffi.NULL, 0, size)
+        err = ffi.new("st_error *")
+        lib.st_encoding_save_image(enc, ffi.NULL, 0, size, err)
         buf = ffi.new("uint8_t[]", size[0])
-        st = lib.st_encoding_save_image(enc, buf, size[0], size)
+        st = lib.st_encoding_save_image(enc, buf, size[0], size, err)
         if st != OK:
-            self._fail(st, None, "image")
+            self._raise(err, "image")
         return ffi.buffer(buf, size[0])[:]
 
     def n_vocab(self, enc):
@@ -145,20 +194,24 @@ class NativeBackend:
     def special_ids(self, enc):
         return [lib.st_encoding_special_id(enc, i) for i in range(lib.st_encoding_n_special(enc))]
 
-    def encode(self, enc, data, allowed, want_starts=False):
+    def encode(self, enc, data, allowed, want_starts=False, disallowed=(), special_flags=0):
+        """Ids of UTF-8 data under the special-token policy (allowed ids, disallowed ids,
+        ST_SPECIAL_* flags); with want_starts, also each token's start in code points."""
         cap = len(data)
         ids = self._alloc("uint32_t[]", cap or 1)
         starts = self._alloc("size_t[]", cap or 1) if want_starts else ffi.NULL
         n = ffi.new("size_t *")
-        err = ffi.new("size_t *")
-        st = lib.st_encode(enc, data, len(data), allowed or ffi.NULL, len(allowed), ids, starts, cap, n, err)
+        err = ffi.new("st_error *")
+        policy, _keep = self._policy(allowed, disallowed, special_flags)
+        st = lib.st_encode(enc, data, len(data), policy, lib.ST_OFFSETS_CODEPOINTS if want_starts else 0, ids,
+                           starts, cap, n, err)
         if st != OK:
-            self._fail(st, err[0], "text")
+            self._raise(err, "text")
         if want_starts:
             return id_list(ffi.buffer(ids, 4 * n[0]), n[0]), ffi.unpack(starts, n[0])
         return id_list(ffi.buffer(ids, 4 * n[0]), n[0])
 
-    def encode_many(self, enc, datas, allowed):
+    def encode_many(self, enc, datas, allowed, disallowed=(), special_flags=0):
         """Lists of ids for several UTF-8 texts, in one call that runs without the GIL."""
         offsets = [0]
         for d in datas:
@@ -169,11 +222,11 @@ class NativeBackend:
         counts = self._alloc("size_t[]", len(datas) or 1)
         offs = ffi.new("size_t[]", offsets)
         n = ffi.new("size_t *")
-        err = ffi.new("size_t *")
-        st = lib.st_encode_many(enc, buf, offs, len(datas), allowed or ffi.NULL, len(allowed), ids, cap, counts,
-                                n, err)
+        err = ffi.new("st_error *")
+        policy, _keep = self._policy(allowed, disallowed, special_flags)
+        st = lib.st_encode_many(enc, buf, offs, len(datas), policy, ids, cap, counts, n, err)
         if st != OK:
-            self._fail(st, err[0], "text")
+            self._raise(err, "text")
         flat = id_list(ffi.buffer(ids, 4 * n[0]), n[0])
         out, k = [], 0
         for c in ffi.unpack(counts, len(datas)):
@@ -181,12 +234,13 @@ class NativeBackend:
             k += c
         return out
 
-    def encode_count(self, enc, data, allowed):
+    def encode_count(self, enc, data, allowed, disallowed=(), special_flags=0):
         n = ffi.new("size_t *")
-        err = ffi.new("size_t *")
-        st = lib.st_encode_count(enc, data, len(data), allowed or ffi.NULL, len(allowed), n, err)
+        err = ffi.new("st_error *")
+        policy, _keep = self._policy(allowed, disallowed, special_flags)
+        st = lib.st_encode_count(enc, data, len(data), policy, n, err)
         if st != OK:
-            self._fail(st, err[0], "text")
+            self._raise(err, "text")
         return n[0]
 
     def decode_bytes(self, enc, ids):
@@ -196,37 +250,43 @@ class NativeBackend:
         except OverflowError:  # ids outside u32: tiktoken's error and message
             raise OverflowError("out of range integral type conversion attempted") from None
         size = ffi.new("size_t *")
-        err = ffi.new("size_t *")
+        err = ffi.new("st_error *")
         st = lib.st_decode(enc, arr, n, ffi.NULL, 0, size, err)
-        if st == 4:  # BUFFER_TOO_SMALL: the size query
+        if st == lib.ST_ERR_BUFFER_TOO_SMALL:  # the size query
             buf = self._alloc("uint8_t[]", size[0])
             st = lib.st_decode(enc, arr, n, buf, size[0], size, err)
             if st == OK:
                 return ffi.buffer(buf, size[0])[:]
         if st == OK:
             return b""
-        if st == 8:
-            raise KeyError("Invalid token for decoding: %d" % ids[err[0]])
-        self._fail(st, err[0], "ids")
+        if self.status_name(st) == "ST_ERR_INVALID_TOKEN":
+            raise KeyError("Invalid token for decoding: %d" % ids[err.offset])
+        self._raise(err, "ids")
 
     def token_bytes(self, enc, token):
         if not 0 <= token <= 0xFFFFFFFF:
             raise OverflowError("out of range integral type conversion attempted")
         ptr = ffi.new("uint8_t **")
         size = ffi.new("size_t *")
-        st = lib.st_token_bytes(enc, token, ptr, size)
+        st = lib.st_token_bytes(enc, token, ptr, size, ffi.NULL)
         if st != OK:
             raise KeyError(str(token))
         return ffi.buffer(ptr[0], size[0])[:]
+
+    def token_id(self, enc, data):
+        """The id of the ordinary or special token with exactly the bytes data, or None."""
+        out = ffi.new("uint32_t *")
+        st = lib.st_token_id(enc, data, len(data), out, ffi.NULL)
+        return out[0] if st == OK else None
 
     def token_symbols(self, enc, token):
         if not 0 <= token <= 0xFFFFFFFF:
             raise OverflowError("out of range integral type conversion attempted")
         n = ffi.new("size_t *")
-        st = lib.st_token_symbols(enc, token, ffi.NULL, 0, n)
-        if st == 4:
+        st = lib.st_token_symbols(enc, token, ffi.NULL, 0, n, ffi.NULL)
+        if st == lib.ST_ERR_BUFFER_TOO_SMALL:
             out = ffi.new("uint16_t[]", n[0])
-            st = lib.st_token_symbols(enc, token, out, n[0], n)
+            st = lib.st_token_symbols(enc, token, out, n[0], n, ffi.NULL)
             if st == OK:
                 return ffi.unpack(out, n[0])
         if st == OK:
@@ -241,23 +301,23 @@ class NativeBackend:
         except OverflowError:
             raise OverflowError("out of range integral type conversion attempted") from None
         size = ffi.new("size_t *")
-        err = ffi.new("size_t *")
+        err = ffi.new("st_error *")
         st = lib.st_decode_text(enc, arr, n, flags, ffi.NULL, 0, size, err)
-        if st == 4:
+        if st == lib.ST_ERR_BUFFER_TOO_SMALL:
             buf = self._alloc("uint8_t[]", size[0])
             st = lib.st_decode_text(enc, arr, n, flags, buf, size[0], size, err)
-            return st, (ffi.buffer(buf, size[0])[:] if st == OK else b""), err[0]
-        return st, b"", err[0]
+            return st, (ffi.buffer(buf, size[0])[:] if st == OK else b""), err.offset
+        return st, b"", err.offset
 
     # -- UBE --
     def ube_encode_symbols(self, data):
         cap = len(data)
         out = self._alloc("uint16_t[]", cap or 1)
         n = ffi.new("size_t *")
-        err = ffi.new("size_t *")
+        err = ffi.new("st_error *")
         st = lib.st_ube_encode_symbols(data, len(data), out, cap, n, err)
         if st != OK:
-            self._fail(st, err[0], "text")
+            self._raise(err, "text")
         return ffi.unpack(out, n[0])
 
     def ube_stream_new(self):
@@ -272,6 +332,6 @@ class NativeBackend:
         cap = 3 * n + 3
         buf = self._alloc("uint8_t[]", cap)
         size = ffi.new("size_t *")
-        err = ffi.new("size_t *")
+        err = ffi.new("st_error *")
         st = lib.st_ube_stream_feed(state, arr, n, flags, buf, cap, size, err)
-        return st, (ffi.buffer(buf, size[0])[:] if st == OK else b""), err[0]
+        return st, (ffi.buffer(buf, size[0])[:] if st == OK else b""), err.offset
