@@ -15,6 +15,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ST_API marks every public function (and nothing else): the native builds compile with
+ * -fvisibility=hidden, so a shared library exports exactly these names. On Windows define
+ * ST_BUILDING_DLL when building supertok as a DLL and ST_USING_DLL when linking against one;
+ * a static library needs neither. The wasm build exports by an explicit list (wasm/exports.txt)
+ * and gets an empty ST_API. core_c/tools/apply_st_api.py adds it to new declarations. */
+#ifndef ST_API
+#if defined(__wasm__)
+#define ST_API
+#elif defined(_WIN32) || defined(__CYGWIN__)
+#if defined(ST_BUILDING_DLL)
+#define ST_API __declspec(dllexport)
+#elif defined(ST_USING_DLL)
+#define ST_API __declspec(dllimport)
+#else
+#define ST_API
+#endif
+#elif defined(__GNUC__) || defined(__clang__)
+#define ST_API __attribute__((visibility("default")))
+#else
+#define ST_API
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -38,15 +61,25 @@ typedef enum st_status {
 } st_status;
 
 /* A short English message for a status; never NULL ("unknown status" for other numbers). */
-const char *st_status_str(int status);
+ST_API const char *st_status_str(int status);
 
 /* (major << 16) | (minor << 8) | patch, and the same as text, e.g. "0.1.0". */
-uint32_t st_version(void);
-const char *st_version_str(void);
+ST_API uint32_t st_version(void);
+ST_API const char *st_version_str(void);
 /* The Unicode version the property tables were generated from, e.g. "16.0". */
-const char *st_unicode_version(void);
+ST_API const char *st_unicode_version(void);
 
-/* Allocator hooks. free receives the size that was asked of alloc. */
+/* Allocator hooks, set per handle (NULL = the platform allocator). The contract:
+ *  - thread safety: the core calls the hooks from whichever thread is using a handle made with
+ *    them, and a shared handle is used by many threads at once, so alloc and free may be called
+ *    concurrently, from any thread: they must be thread-safe;
+ *  - ctx is passed through untouched as the first argument of every call;
+ *  - alloc returns memory aligned for any object type (as malloc does) or NULL on failure
+ *    (the call then fails with ST_ERR_OUT_OF_MEMORY);
+ *  - free receives a pointer alloc returned, with the size that was asked of alloc;
+ *  - the struct is copied when a handle is made; the functions and ctx must stay valid while a
+ *    handle made with them lives, and the core never calls them after the st_*_free of that
+ *    handle returns. Both hooks or neither: a struct with a NULL hook means the platform's. */
 typedef struct st_allocator {
     void *(*alloc)(void *ctx, size_t size);
     void (*free)(void *ctx, void *ptr, size_t size);
@@ -55,23 +88,23 @@ typedef struct st_allocator {
 
 /* The platform allocator, for hosts that must place data in the core's memory (wasm hosts
  * write their input through these). st_malloc(0) returns a valid unique pointer or NULL. */
-void *st_malloc(size_t size);
-void st_free(void *ptr);
+ST_API void *st_malloc(size_t size);
+ST_API void st_free(void *ptr);
 
 /* ---- Scripts --------------------------------------------------------------------------- */
 
 /* The Unicode Script property value of a code point, as our id (0 Unknown, 1 Common,
  * 2 Inherited, then real scripts); -1 for a value above U+10FFFF. */
-int st_script_of(uint32_t cp);
+ST_API int st_script_of(uint32_t cp);
 /* The name of a script id, or NULL if out of range: the longest alias the regex module knows
  * for the value, title-cased, without separators ("Han", "Latin", "Olditalic" for Old_Italic);
  * st_script_from_name accepts it and every other alias. */
-const char *st_script_name(int script);
+ST_API const char *st_script_name(int script);
 /* Number of script ids. */
-int st_script_count(void);
+ST_API int st_script_count(void);
 /* The id for a name or alias ("Han", "Hani", "han", "Old_Italic"), ignoring case, '_', '-'
  * and ' '; -1 if unknown. */
-int st_script_from_name(const char *name, size_t len);
+ST_API int st_script_from_name(const char *name, size_t len);
 
 /* ---- Pre-tokenizers -------------------------------------------------------------------- */
 
@@ -94,10 +127,10 @@ typedef struct st_pretokenizer st_pretokenizer;
  * script-specific split in script-aware mode; NULL means the default set (Han, Hiragana,
  * Katakana, Thai, Myanmar, Khmer, Lao); "" means none. An unknown name gives
  * ST_ERR_UNKNOWN_SCRIPT with *err_offset at the name. alloc may be NULL. */
-st_status st_pretokenizer_new(int pattern, uint32_t flags, const char *scripts,
-                              size_t scripts_len, const st_allocator *alloc,
-                              st_pretokenizer **out, size_t *err_offset);
-void st_pretokenizer_free(st_pretokenizer *pt);
+ST_API st_status st_pretokenizer_new(int pattern, uint32_t flags, const char *scripts,
+                                     size_t scripts_len, const st_allocator *alloc,
+                                     st_pretokenizer **out, size_t *err_offset);
+ST_API void st_pretokenizer_free(st_pretokenizer *pt);
 
 /* Split UTF-8 text into pieces; writes the end offset of each piece (bytes, or code points
  * with ST_OFFSETS_CODEPOINTS) to ends[0..], and the number of pieces to *n_pieces. Piece i
@@ -105,19 +138,19 @@ void st_pretokenizer_free(st_pretokenizer *pt);
  * cap >= len always suffices. If cap is too small, returns ST_ERR_BUFFER_TOO_SMALL with the
  * full count in *n_pieces; ends[0..cap) then hold byte offsets whatever the flags say, and
  * are meant to be discarded. Invalid UTF-8 gives ST_ERR_INVALID_UTF8 with *err_offset. */
-st_status st_pretokenize(const st_pretokenizer *pt, const char *text, size_t len,
-                         uint32_t flags, size_t *ends, size_t cap, size_t *n_pieces,
-                         size_t *err_offset);
+ST_API st_status st_pretokenize(const st_pretokenizer *pt, const char *text, size_t len,
+                                uint32_t flags, size_t *ends, size_t cap, size_t *n_pieces,
+                                size_t *err_offset);
 
 /* The text with the byte sep (ASCII, which the caller has made sure the text lacks) written
  * after every piece: a host splits it back into pieces in one call (Python's str.split)
  * instead of slicing once per piece. cap >= 2 * len always suffices; size query with cap 0. */
-st_status st_pretokenize_join(const st_pretokenizer *pt, const char *text, size_t len, uint8_t sep,
-                              uint8_t *out, size_t cap, size_t *out_len, size_t *err_offset);
+ST_API st_status st_pretokenize_join(const st_pretokenizer *pt, const char *text, size_t len, uint8_t sep,
+                                     uint8_t *out, size_t cap, size_t *out_len, size_t *err_offset);
 
 /* The number of pieces alone: no output buffer (the scanner's own speed). */
-st_status st_pretokenize_count(const st_pretokenizer *pt, const char *text, size_t len,
-                               size_t *n_pieces, size_t *err_offset);
+ST_API st_status st_pretokenize_count(const st_pretokenizer *pt, const char *text, size_t len,
+                                      size_t *n_pieces, size_t *err_offset);
 
 /* ---- Encodings (vocabulary + pre-tokenizer + merge rule) --------------------------------- */
 
@@ -128,9 +161,9 @@ typedef struct st_encoding st_encoding;
  * rule). specials: the special tokens in the same line format (may be empty). pattern: an
  * st_pattern. On a malformed line: ST_ERR_MALFORMED_MODEL with *err_offset at the line
  * (in the specials text if *err_in_specials is set). The text is not kept. */
-st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const char *specials,
-                                   size_t specials_len, int pattern, const st_allocator *alloc,
-                                   st_encoding **out, size_t *err_offset, int *err_in_specials);
+ST_API st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const char *specials,
+                                          size_t specials_len, int pattern, const st_allocator *alloc,
+                                          st_encoding **out, size_t *err_offset, int *err_in_specials);
 
 /* The base alphabet of an encoding's tokens. */
 #define ST_ALPHABET_BYTES 0 /* ids 0-255 are the bytes of the UTF-8 text (tiktoken files too) */
@@ -146,13 +179,13 @@ st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const ch
  * st_encoding_new_tiktoken, with ids at or above A + n_merges. At most 2^21 - 1 ids. A bad
  * rule (a part not below its own id, the same pair twice): ST_ERR_MALFORMED_MODEL with
  * *err_offset = the rule's index; a bad special: its line, with *err_in_specials set. */
-st_status st_encoding_new_merges(int alphabet, const uint32_t *merges, size_t n_merges, const char *specials,
-                                 size_t specials_len, int pattern, const st_allocator *alloc,
-                                 st_encoding **out, size_t *err_offset, int *err_in_specials);
-void st_encoding_free(st_encoding *enc);
+ST_API st_status st_encoding_new_merges(int alphabet, const uint32_t *merges, size_t n_merges, const char *specials,
+                                        size_t specials_len, int pattern, const st_allocator *alloc,
+                                        st_encoding **out, size_t *err_offset, int *err_in_specials);
+ST_API void st_encoding_free(st_encoding *enc);
 
 /* ST_ALPHABET_BYTES or ST_ALPHABET_UBE. */
-int st_encoding_alphabet(const st_encoding *enc);
+ST_API int st_encoding_alphabet(const st_encoding *enc);
 
 /* Build now the tables that st_encode otherwise builds on the first piece that needs them
  * (the backtracking encoder's, for a rank file: about 100 ms and 16 MB for o200k_base), for a
@@ -160,36 +193,36 @@ int st_encoding_alphabet(const st_encoding *enc);
  * ready (or being built by another thread); ST_ERR_INVALID_ARGUMENT for an encoding that never
  * builds them (an image, a merge-rules model), which encodes with the merge loop; a build that
  * ran out of memory is ST_ERR_OUT_OF_MEMORY (the encoding still works, without them). */
-st_status st_encoding_prepare(const st_encoding *enc);
+ST_API st_status st_encoding_prepare(const st_encoding *enc);
 
 /* A binary image of a loaded encoding: position-independent, loadable with no parsing. Size
  * query with cap 0 (ST_ERR_BUFFER_TOO_SMALL, *size set). Images hold tiktoken vocabularies;
  * a merge-rules model gives ST_ERR_INVALID_ARGUMENT (it loads from its rules directly). */
-st_status st_encoding_save_image(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size);
+ST_API st_status st_encoding_save_image(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size);
 /* An encoding over an image in place: the image is borrowed, not copied, and must stay alive
  * (and unchanged) until st_encoding_free; it must be 8-byte aligned. Only the header and the
  * section bounds are checked at load (nothing makes a pass over the contents: on an
  * interpreter that would cost seconds); every id and offset read from the image is
  * bounds-checked where it is used, so a damaged image gives wrong ids, never a crash. */
-st_status st_encoding_from_image(const void *image, size_t len, const st_allocator *alloc,
-                                 st_encoding **out, size_t *err_offset);
+ST_API st_status st_encoding_from_image(const void *image, size_t len, const st_allocator *alloc,
+                                        st_encoding **out, size_t *err_offset);
 
 /* max id + 1 (ordinary and special ids). */
-uint32_t st_encoding_n_vocab(const st_encoding *enc);
+ST_API uint32_t st_encoding_n_vocab(const st_encoding *enc);
 /* The number of special tokens, and the id of the i-th (sorted by id). */
-uint32_t st_encoding_n_special(const st_encoding *enc);
-uint32_t st_encoding_special_id(const st_encoding *enc, uint32_t i);
+ST_API uint32_t st_encoding_n_special(const st_encoding *enc);
+ST_API uint32_t st_encoding_special_id(const st_encoding *enc, uint32_t i);
 
 /* The bytes of one token (ordinary or special): *ptr points into the encoding, valid while it
  * lives. ST_ERR_INVALID_TOKEN for an id that is no token. In a UBE encoding an ordinary
  * token's bytes are its symbols, two little-endian bytes each (st_token_symbols); a special
  * token's are its UTF-8 text, as everywhere. */
-st_status st_token_bytes(const st_encoding *enc, uint32_t id, const uint8_t **ptr, size_t *len);
+ST_API st_status st_token_bytes(const st_encoding *enc, uint32_t id, const uint8_t **ptr, size_t *len);
 
 /* The base symbols of an ordinary token into out[0..cap), their number in *n (size query with
  * cap 0: ST_ERR_BUFFER_TOO_SMALL). ST_ERR_INVALID_TOKEN for a special token (it has text, not
  * symbols) or an id that is no token. */
-st_status st_token_symbols(const st_encoding *enc, uint32_t id, uint16_t *out, size_t cap, size_t *n);
+ST_API st_status st_token_symbols(const st_encoding *enc, uint32_t id, uint16_t *out, size_t cap, size_t *n);
 
 /* Encode UTF-8 text. allowed_special: ids of the special tokens to recognise in the text (the
  * rest is ordinary text; a caller wanting tiktoken's "disallowed" check does it first). Writes
@@ -198,29 +231,29 @@ st_status st_token_symbols(const st_encoding *enc, uint32_t id, uint16_t *out, s
  * (cap entries), receives for each token the code point offset where it starts (for a token
  * starting inside a character, the offset of that character: tiktoken's decode_with_offsets
  * rule). Where two allowed specials match at one position, the longer wins. */
-st_status st_encode(const st_encoding *enc, const char *text, size_t len, const uint32_t *allowed_special,
-                    size_t n_allowed, uint32_t *ids, size_t *char_starts, size_t cap, size_t *n_ids,
-                    size_t *err_offset);
+ST_API st_status st_encode(const st_encoding *enc, const char *text, size_t len, const uint32_t *allowed_special,
+                           size_t n_allowed, uint32_t *ids, size_t *char_starts, size_t cap, size_t *n_ids,
+                           size_t *err_offset);
 
 /* Encode n_texts texts in one call: text k is texts[offsets[k] .. offsets[k+1]); their ids are
  * written one after another to ids[0..cap) and counts[k] = how many belong to text k (cap >=
  * offsets[n_texts] - offsets[0] suffices). One call for a batch keeps a host's per-call cost
  * (and, in Python, the GIL) out of the loop. Errors as st_encode, *err_offset into texts. */
-st_status st_encode_many(const st_encoding *enc, const char *texts, const size_t *offsets, size_t n_texts,
-                         const uint32_t *allowed_special, size_t n_allowed, uint32_t *ids, size_t cap,
-                         size_t *counts, size_t *n_ids, size_t *err_offset);
+ST_API st_status st_encode_many(const st_encoding *enc, const char *texts, const size_t *offsets, size_t n_texts,
+                                const uint32_t *allowed_special, size_t n_allowed, uint32_t *ids, size_t cap,
+                                size_t *counts, size_t *n_ids, size_t *err_offset);
 
 /* The number of tokens st_encode would give, with no output buffer. */
-st_status st_encode_count(const st_encoding *enc, const char *text, size_t len,
-                          const uint32_t *allowed_special, size_t n_allowed, size_t *n_tokens,
-                          size_t *err_offset);
+ST_API st_status st_encode_count(const st_encoding *enc, const char *text, size_t len,
+                                 const uint32_t *allowed_special, size_t n_allowed, size_t *n_tokens,
+                                 size_t *err_offset);
 
 /* The bytes of ids[0..n) concatenated into out[0..cap); *out_len = total (size query with
  * cap 0: ST_ERR_BUFFER_TOO_SMALL). ST_ERR_INVALID_TOKEN with *err_offset = index of a bad id.
  * A UBE encoding's tokens are symbols, not text bytes: ST_ERR_INVALID_ARGUMENT, use
  * st_decode_text. */
-st_status st_decode(const st_encoding *enc, const uint32_t *ids, size_t n, uint8_t *out, size_t cap,
-                    size_t *out_len, size_t *err_offset);
+ST_API st_status st_decode(const st_encoding *enc, const uint32_t *ids, size_t n, uint8_t *out, size_t cap,
+                           size_t *out_len, size_t *err_offset);
 
 /* ids[0..n) decoded to UTF-8 text in out[0..cap), *out_len = its length (size query with cap
  * 0). The tokens' base symbols go through the UBE decoder (DESIGN §6; a byte alphabet is one
@@ -228,8 +261,8 @@ st_status st_decode(const st_encoding *enc, const uint32_t *ids, size_t n, uint8
  * flushes the run and adds its own text. flags: ST_UBE_STRICT makes malformed text
  * ST_ERR_INVALID_UTF8 with *err_offset = the index of the id where the malformed run starts.
  * An id that is no token: ST_ERR_INVALID_TOKEN at its index. */
-st_status st_decode_text(const st_encoding *enc, const uint32_t *ids, size_t n, uint32_t flags, uint8_t *out,
-                         size_t cap, size_t *out_len, size_t *err_offset);
+ST_API st_status st_decode_text(const st_encoding *enc, const uint32_t *ids, size_t n, uint32_t flags, uint8_t *out,
+                                size_t cap, size_t *out_len, size_t *err_offset);
 
 /* ---- UBE: the UTF-8 / UTF-16 routed alphabet ---------------------------------------------- */
 
@@ -237,8 +270,8 @@ st_status st_decode_text(const st_encoding *enc, const uint32_t *ids, size_t n, 
  * (U+0800 and above; a surrogate pair above U+FFFF). Routing is per character. Writes
  * symbols[0..cap) and the count (at most one symbol per input byte, so cap >= len suffices;
  * ST_ERR_BUFFER_TOO_SMALL with the full count otherwise). Invalid UTF-8: ST_ERR_INVALID_UTF8. */
-st_status st_ube_encode_symbols(const char *text, size_t len, uint16_t *symbols, size_t cap,
-                                size_t *n_symbols, size_t *err_offset);
+ST_API st_status st_ube_encode_symbols(const char *text, size_t len, uint16_t *symbols, size_t cap,
+                                       size_t *n_symbols, size_t *err_offset);
 
 #define ST_UBE_FINAL 1u  /* the end of the stream: flush what is pending */
 #define ST_UBE_STRICT 2u /* malformed input is ST_ERR_INVALID_UTF8 (at the symbol index where
@@ -254,8 +287,8 @@ typedef struct st_ube_stream {
     size_t base;      /* symbols fed so far */
 } st_ube_stream;
 
-size_t st_ube_stream_size(void);
-void st_ube_stream_init(st_ube_stream *s);
+ST_API size_t st_ube_stream_size(void);
+ST_API void st_ube_stream_init(st_ube_stream *s);
 
 /* Feed symbols; writes the UTF-8 text completed so far to out[0..cap) (each symbol yields at
  * most 3 bytes, a flush at most 3 more: cap >= 3 * n + 3 suffices). Each same-alphabet run
@@ -264,18 +297,18 @@ void st_ube_stream_init(st_ube_stream *s);
  * a flush: feed nothing with ST_UBE_FINAL, then continue with the same state). A symbol above
  * 511 is ST_ERR_INVALID_TOKEN at its index. On any error (and ST_ERR_BUFFER_TOO_SMALL, which
  * reports the size needed) the state is left as it was before the call. */
-st_status st_ube_stream_feed(st_ube_stream *s, const uint16_t *symbols, size_t n, uint32_t flags,
-                             uint8_t *out, size_t cap, size_t *out_len, size_t *err_offset);
+ST_API st_status st_ube_stream_feed(st_ube_stream *s, const uint16_t *symbols, size_t n, uint32_t flags,
+                                    uint8_t *out, size_t cap, size_t *out_len, size_t *err_offset);
 
 /* One-shot: st_ube_stream_feed on a fresh state with ST_UBE_FINAL. */
-st_status st_ube_decode_symbols(const uint16_t *symbols, size_t n, uint32_t flags, uint8_t *out,
-                                size_t cap, size_t *out_len, size_t *err_offset);
+ST_API st_status st_ube_decode_symbols(const uint16_t *symbols, size_t n, uint32_t flags, uint8_t *out,
+                                       size_t cap, size_t *out_len, size_t *err_offset);
 
 /* ---- UTF-8 ----------------------------------------------------------------------------- */
 
 /* ST_OK if text is valid UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF);
  * otherwise ST_ERR_INVALID_UTF8 with the offset of the first bad sequence. */
-st_status st_utf8_validate(const char *text, size_t len, size_t *err_offset);
+ST_API st_status st_utf8_validate(const char *text, size_t len, size_t *err_offset);
 
 #ifdef __cplusplus
 }
