@@ -112,7 +112,10 @@ def main(argv):
     problems += check_exports_txt()
     libs = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--lib"]
     for lib in libs:
-        problems += check_library(lib)
+        try:
+            problems += check_library(lib)
+        except (RuntimeError, OSError, subprocess.CalledProcessError) as exc:
+            problems.append("%s: cannot read its exports: %s" % (lib, exc))
     for p in problems:
         print("check_api: " + p)
     if problems:
