@@ -5,9 +5,10 @@
 - the shared library built by core_c/Makefile exports exactly those names (no st__* or st_ucd_*),
   has a soname with the major version, installs with a pkg-config file that compiles a program;
 - the example program (core_c/examples/encode_file.c) gives the ids the Python package gives;
-- the cffi extension exports no internal symbol either.
+- the cffi extension exports no internal symbol either; the CMake build gives the same library.
 
-The build tests skip (with the reason) only when there is no C compiler, make or nm.
+The build tests skip (with the reason) only when there is no C compiler, make, nm (or cmake, for
+the CMake test).
 """
 import importlib.util
 import os
@@ -245,3 +246,30 @@ def test_cffi_extension_exports_no_internal_symbols():
         public = set(check_api.header_functions())
         # the header's functions, and the module's init function: nothing else
         assert {n for n in exported if not n.startswith("PyInit_")} == public, ext
+
+
+# ---- the CMake build (the same library, for CMake users) -----------------------------------------
+
+
+def test_cmake_build_matches_the_make_build(tmp_path):
+    if shutil.which("cmake") is None:
+        pytest.skip("no cmake on PATH: core_c/CMakeLists.txt is not tried (the Make build is)")
+    if _cc() is None:
+        pytest.skip("no C compiler (cc/gcc/clang) on PATH: the C library build tests need one")
+    _need_nm()
+    build, prefix = tmp_path / "build", tmp_path / "prefix"
+    env = dict(os.environ, CC=_cc())
+    for cmd in (["cmake", "-S", os.path.join(ROOT, "core_c"), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+                 "-DCMAKE_INSTALL_PREFIX=%s" % prefix, "-DCMAKE_INSTALL_LIBDIR=lib"],
+                ["cmake", "--build", str(build), "-j2"], ["cmake", "--install", str(build)]):
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    lib = prefix / "lib" / "libsupertok.so"
+    assert (prefix / "lib" / "libsupertok.a").is_file() and (prefix / "include" / "supertok.h").is_file()
+    assert check_api.check_library(str(lib)) == []
+    with open(prefix / "lib" / "pkgconfig" / "supertok.pc") as f:
+        assert "prefix=%s\n" % prefix in f.read()
+    proc = _run_example(build, "encode_file", VOCAB, "o200k")
+    import supertok
+
+    assert [int(x) for x in proc.stdout.split()] == supertok.get_encoding("o200k_base").encode_ordinary(TEXT)
