@@ -5,6 +5,9 @@
                                                   # wasm/exports.txt == the header's functions + memory
     python core_c/tools/check_api.py --list       # print the public function names (header order)
     python core_c/tools/check_api.py --lib LIB.so # also: LIB exports exactly those names
+    python core_c/tools/check_api.py --write-exports  # make wasm/exports.txt match the header:
+                                                  # names kept in place, gone ones dropped, new
+                                                  # ones appended in header order
 
 The public functions are the ST_API declarations of core_c/include/supertok.h (apply_st_api.py
 puts the macro there). A shared library must export those and nothing else: no internal st__*
@@ -83,6 +86,28 @@ def check_exports_txt():
     return problems
 
 
+def write_exports(path=EXPORTS):
+    """Rewrite exports.txt to the header's functions (plus memory) with the smallest change;
+    returns (added, dropped)."""
+    want = header_functions()
+    with open(path) as f:
+        lines = f.read().splitlines()
+    keep, seen = [], set()
+    for ln in lines:
+        name = ln.strip()
+        if name and not ln.lstrip().startswith("#"):
+            if name in seen or (name != "memory" and name not in want):
+                continue
+            seen.add(name)
+        keep.append(ln)
+    added = [n for n in ["memory"] + want if n not in seen]
+    dropped = sorted({ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")} - set(want)
+                     - {"memory"})
+    with open(path, "w") as f:
+        f.write("\n".join(keep + added) + "\n")
+    return added, dropped
+
+
 def check_library(lib, extra=()):
     """Problems with a shared library's exports against the header (extra: names allowed besides
     the header's, e.g. a Python extension's PyInit_)."""
@@ -104,6 +129,9 @@ def main(argv):
     if "--list" in argv:
         print("\n".join(header_functions()))
         return 0
+    if "--write-exports" in argv:
+        added, dropped = write_exports()
+        print("wasm/exports.txt: added %s; dropped %s" % (", ".join(added) or "none", ", ".join(dropped) or "none"))
     problems = []
     missing = missing_st_api()
     if missing:
