@@ -25,9 +25,27 @@ extern "C" {
 #define ST_VERSION_MINOR 1
 #define ST_VERSION_PATCH 0
 
-/* Public symbols. The C build for embedders defines this (visibility, dllexport); empty here. */
+/* ST_API marks every public function (and nothing else): the native builds compile with
+ * -fvisibility=hidden, so a shared library exports exactly these names. On Windows define
+ * ST_BUILDING_DLL when building supertok as a DLL and ST_USING_DLL when linking against one;
+ * a static library needs neither. The wasm build exports by an explicit list (wasm/exports.txt)
+ * and gets an empty ST_API. core_c/tools/apply_st_api.py adds it to new declarations. */
 #ifndef ST_API
+#if defined(__wasm__)
 #define ST_API
+#elif defined(_WIN32) || defined(__CYGWIN__)
+#if defined(ST_BUILDING_DLL)
+#define ST_API __declspec(dllexport)
+#elif defined(ST_USING_DLL)
+#define ST_API __declspec(dllimport)
+#else
+#define ST_API
+#endif
+#elif defined(__GNUC__) || defined(__clang__)
+#define ST_API __attribute__((visibility("default")))
+#else
+#define ST_API
+#endif
 #endif
 
 /* Status codes. Pinned: a number keeps its meaning forever; new codes are appended. Where the
@@ -86,7 +104,17 @@ ST_API const char *st_version_str(void);
 /* The Unicode version the property tables were generated from, e.g. "16.0". */
 ST_API const char *st_unicode_version(void);
 
-/* Allocator hooks. free receives the size that was asked of alloc. */
+/* Allocator hooks, set per handle (NULL = the platform allocator). The contract:
+ *  - thread safety: the core calls the hooks from whichever thread is using a handle made with
+ *    them, and a shared handle is used by many threads at once, so alloc and free may be called
+ *    concurrently, from any thread: they must be thread-safe;
+ *  - ctx is passed through untouched as the first argument of every call;
+ *  - alloc returns memory aligned for any object type (as malloc does) or NULL on failure
+ *    (the call then fails with ST_ERR_OUT_OF_MEMORY);
+ *  - free receives a pointer alloc returned, with the size that was asked of alloc;
+ *  - the struct is copied when a handle is made; the functions and ctx must stay valid while a
+ *    handle made with them lives, and the core never calls them after the st_*_free of that
+ *    handle returns. Both hooks or neither: a struct with a NULL hook means the platform's. */
 typedef struct st_allocator {
     void *(*alloc)(void *ctx, size_t size);
     void (*free)(void *ctx, void *ptr, size_t size);

@@ -17,8 +17,8 @@ HEADER = os.path.join(ROOT, "core_c", "include", "supertok.h")
 
 def header_cdef(path=HEADER):
     """The public header as cffi declarations: comments, the preprocessor lines (but the
-    integer #defines) and the C++ guard go, the declarations stay, so the Python layer sees
-    exactly the header (no second copy to drift)."""
+    integer #defines), the C++ guard and the ST_API macro go, the declarations stay, so the
+    Python layer sees exactly the header (no second copy to drift)."""
     with open(path, encoding="utf-8") as f:
         text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
     text = re.sub(r"\bST_API\s+", "", text)  # the visibility macro: cffi needs plain declarations
@@ -31,7 +31,7 @@ def header_cdef(path=HEADER):
             continue
         if line.strip() in ('extern "C" {', "}") and not line.startswith(" "):
             continue  # the C++ guard
-        out.append(line)
+        out.append(re.sub(r"\bST_API\s+", "", line))  # the visibility macro: not for cffi
     return "\n".join(out) + "\n"
 
 
@@ -44,7 +44,9 @@ ffibuilder.set_source(
     '#include "supertok.h"',
     sources=sorted(glob.glob(os.path.join(ROOT, "core_c", "src", "*.c"))),
     include_dirs=[os.path.join(ROOT, "core_c", "include")],
-    extra_compile_args=["-O2", "-std=c11"] if os.name != "nt" else ["/O2"],
+    # hidden by default: the extension exports only its init function and the ST_API names,
+    # none of the core's internal st__* / st_ucd_* symbols (tests/test_c_api.py checks)
+    extra_compile_args=["-O2", "-std=c11", "-fvisibility=hidden"] if os.name != "nt" else ["/O2"],
 )
 
 if __name__ == "__main__":
