@@ -34,8 +34,37 @@ typedef enum st_status {
     ST_ERR_UNKNOWN_SCRIPT = 6,   /* *err_offset = byte offset of the name in the script list */
     ST_ERR_MALFORMED_MODEL = 7,  /* *err_offset = byte offset of the bad line or field */
     ST_ERR_INVALID_TOKEN = 8,    /* *err_offset = index of the bad id in the input array */
-    ST_ERR_NOT_ENCODABLE = 9     /* a byte has no token in this vocabulary; *err_offset = its offset */
+    ST_ERR_NOT_ENCODABLE = 9,    /* a byte has no token in this vocabulary; *err_offset = its offset */
+    ST_ERR_DISALLOWED_SPECIAL = 10, /* the text holds a disallowed special token: offset = its byte
+                                       offset, token = its id */
+    ST_ERR_UNSUPPORTED_PATTERN = 11 /* a regex no scanner implements */
 } st_status;
+
+/* The visibility of the public functions (the build helper's definition replaces this). */
+#ifndef ST_API
+#define ST_API
+#endif
+
+/* What an error's offset counts. Pinned numbers. */
+typedef enum st_unit {
+    ST_UNIT_NONE = 0,      /* no position applies */
+    ST_UNIT_BYTE = 1,      /* byte offset in the input text or file */
+    ST_UNIT_CODEPOINT = 2, /* code point offset in the input text */
+    ST_UNIT_UTF16 = 3,     /* UTF-16 code unit offset in the input text */
+    ST_UNIT_INDEX = 4      /* index into the input array (ids, symbols, rules, allowed ids, texts) */
+} st_unit;
+
+/* Fixed-width fields: the same layout natively and in wasm32, so hosts read it from memory. */
+typedef struct st_error {
+    uint32_t status;   /* the st_status the call returned */
+    uint32_t unit;     /* st_unit of offset */
+    uint64_t offset;   /* where it went wrong, in unit */
+    uint64_t line;     /* 1-based line in a text input (model file, rank file), 0 if none */
+    uint32_t token;    /* the token id concerned (e.g. a disallowed special), 0xFFFFFFFF if none */
+    uint32_t input;    /* which input of the call: 0 the main one, 1 the special tokens, ... */
+    char message[120]; /* NUL-terminated detail naming what was wrong (field, token, value);
+                          "" when the status says it all */
+} st_error;
 
 /* A short English message for a status; never NULL ("unknown status" for other numbers). */
 const char *st_status_str(int status);
@@ -230,6 +259,63 @@ st_status st_decode(const st_encoding *enc, const uint32_t *ids, size_t n, uint8
  * An id that is no token: ST_ERR_INVALID_TOKEN at its index. */
 st_status st_decode_text(const st_encoding *enc, const uint32_t *ids, size_t n, uint32_t flags, uint8_t *out,
                          size_t cap, size_t *out_len, size_t *err_offset);
+
+/* ---- Streaming decoding and decode_with_offsets (decoder.c) -------------------------------- */
+
+/* Errors of the calls below: *err (may be NULL) is cleared at entry (all zero, status ST_OK)
+ * and filled on failure: status, unit and offset, token (the id concerned, 0xFFFFFFFF if
+ * none) and a message. */
+
+/* A streaming decoder of ids to UTF-8 text: the text st_decode_text gives for the whole
+ * stream, emitted as it completes, for any split of the stream into calls. Byte-level
+ * encodings: the tokens' bytes go through one UTF-8 run decoder (CPython's incremental
+ * "replace" decoder); UBE encodings: the tokens' base symbols through the UBE stream decoder
+ * (DESIGN §6). A special token flushes what is pending, then adds its own text. The state is
+ * bounded: the active alphabet and the bytes of one incomplete character. enc is borrowed and
+ * must outlive the decoder; a decoder is not shared between threads without a lock (one per
+ * stream). flags: 0 (malformed text becomes U+FFFD) or ST_UBE_STRICT. alloc may be NULL. */
+typedef struct st_decoder st_decoder;
+
+ST_API st_status st_decoder_new(const st_encoding *enc, uint32_t flags, const st_allocator *alloc,
+                                st_decoder **out, st_error *err);
+
+/* Feed ids[0..n); the text completed so far goes to out[0..cap), its length to *out_len.
+ * flags: ST_UBE_FINAL marks the end of the stream (what is pending is flushed: U+FFFD, or in
+ * strict mode an error); the decoder may then be fed again as a new stream. Each ordinary
+ * id yields at most 3 bytes per base symbol of its token, a special its text plus 3 bytes, and
+ * the end 3 more: or retry with the size reported. Errors, with the state left as it was
+ * before the call (nothing consumed, so a host can retry):
+ *  - ST_ERR_BUFFER_TOO_SMALL: *out_len = the size needed (nothing past cap was written);
+ *  - ST_ERR_INVALID_TOKEN: an id that is no token; err: unit ST_UNIT_INDEX, token = the id;
+ *  - ST_ERR_INVALID_UTF8 (ST_UBE_STRICT only): malformed text; err: unit ST_UNIT_INDEX.
+ * Error offsets count ids in the stream, from st_decoder_new or the last reset (so the id where
+ * a malformed run starts may be one fed by an earlier call): subtract the ids fed before this
+ * call for an index into ids. The first error in stream order is reported. */
+ST_API st_status st_decoder_feed(st_decoder *d, const uint32_t *ids, size_t n, uint32_t flags, uint8_t *out,
+                                 size_t cap, size_t *out_len, st_error *err);
+
+/* Back to a fresh stream (pending bytes dropped, ids counted from 0 again). */
+ST_API void st_decoder_reset(st_decoder *d);
+ST_API void st_decoder_free(st_decoder *d);
+
+/* tiktoken's decode_with_offsets for a byte-level encoding: out[0..cap) = the text, the
+ * concatenated bytes of ids[0..n) (size query with cap 0: ST_ERR_BUFFER_TOO_SMALL, *out_len =
+ * the size), which must be valid UTF-8; offsets[i] (n entries, may be NULL) = where token i
+ * starts in the text, in unit (ST_UNIT_CODEPOINT or ST_UNIT_UTF16, where a character above
+ * U+FFFF counts 2). A token starting inside a character (with a continuation byte) gets the
+ * offset of that character. offsets are written whenever the status is ST_OK or
+ * ST_ERR_BUFFER_TOO_SMALL. Errors, in tiktoken's order:
+ *  - ST_ERR_INVALID_TOKEN: the first id that is no token (specials are tokens); err: unit
+ *    ST_UNIT_INDEX, token = the id;
+ *  - ST_ERR_INVALID_UTF8: the bytes are not valid UTF-8; err: unit ST_UNIT_INDEX, offset = the
+ *    index of the id holding the first byte of the first malformed sequence, its byte offset in
+ *    the text in the message ("... at byte N ...").
+ * A UBE encoding gives ST_ERR_INVALID_ARGUMENT: its tokens are symbols and its text is the UBE
+ * decoder's, which is not a concatenation of per-token pieces (use st_decoder_feed one id at a
+ * time to learn where each token's text starts). */
+ST_API st_status st_decode_with_offsets(const st_encoding *enc, const uint32_t *ids, size_t n, uint32_t unit,
+                                        uint8_t *out, size_t cap, size_t *out_len, size_t *offsets,
+                                        st_error *err);
 
 /* ---- UBE: the UTF-8 / UTF-16 routed alphabet ---------------------------------------------- */
 

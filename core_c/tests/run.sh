@@ -1,7 +1,7 @@
 #!/bin/sh
 # Build and run the C core's tests (usable from any directory):
 #   1. compile every core source, and the tests, with -std=c11 -pedantic -Wall -Wextra -Werror;
-#   2. build test_core, stress, test_encode, test_threads and the fuzz harnesses' replay drivers with
+#   2. build test_core, stress, test_encode, test_decoder, test_threads and the fuzz harnesses' replay drivers with
 #      -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1 and run them
 #      (stress with a fixed seed and a moderate iteration count; test_encode with the shipped
 #      rank files in py/supertok/vocab, at the reduced sizes its header describes).
@@ -46,7 +46,7 @@ step "warnings: $CC $WARN -O2 (core sources and tests)"
 for f in $SRCS; do
     $CC $WARN -O2 $INC -c "$f" -o "$build/warn_$(basename "$f" .c).o"
 done
-for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads; do
+for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_decoder; do
     $CC $WARN -O2 $INC -DST_FUZZ_MAIN -c "$here/$t.c" -o "$build/warn_$t.o"
 done
 
@@ -61,6 +61,7 @@ $CC -std=c11 $SAN $INC "$here/test_core.c" $objs -o "$build/test_core"
 $CC -std=c11 $SAN $INC "$here/stress.c" $objs -o "$build/stress"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_pretokenize.c" $objs -o "$build/fuzz_replay"
 $CC -std=c11 $SAN $INC "$here/test_encode.c" $objs -o "$build/test_encode"
+$CC -std=c11 $SAN $INC "$here/test_decoder.c" $objs -o "$build/test_decoder"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_encode.c" $objs -o "$build/fuzz_encode_replay"
 
 step "test_core"
@@ -79,6 +80,9 @@ printf 'ab\355\240\200\300\200\364\220\200\200\377' >"$build/seed4"
 
 step "test_encode $VOCAB"
 "$build/test_encode" "$VOCAB"
+
+step "test_decoder $VOCAB $root/vectors/models"
+"$build/test_decoder" "$VOCAB" "$root/vectors/models"
 
 step "test_encode $VOCAB, with the backtracking encoder on every piece of every script"
 # (encode.c sends only CJK pieces there; this checks the method itself everywhere)
