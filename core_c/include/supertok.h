@@ -281,13 +281,15 @@ ST_API st_status st_decoder_new(const st_encoding *enc, uint32_t flags, const st
 
 /* Feed ids[0..n); the text completed so far goes to out[0..cap), its length to *out_len.
  * flags: ST_UBE_FINAL marks the end of the stream (what is pending is flushed: U+FFFD, or in
- * strict mode an error); the decoder may then be fed again as a new stream. Each ordinary
+ * strict mode an error); the decoder may be fed on afterwards (ids still counted from new or
+ * reset, as st_decode_text goes on after a special token). Each ordinary
  * id yields at most 3 bytes per base symbol of its token, a special its text plus 3 bytes, and
  * the end 3 more: or retry with the size reported. Errors, with the state left as it was
  * before the call (nothing consumed, so a host can retry):
  *  - ST_ERR_BUFFER_TOO_SMALL: *out_len = the size needed (nothing past cap was written);
  *  - ST_ERR_INVALID_TOKEN: an id that is no token; err: unit ST_UNIT_INDEX, token = the id;
- *  - ST_ERR_INVALID_UTF8 (ST_UBE_STRICT only): malformed text; err: unit ST_UNIT_INDEX.
+ *  - ST_ERR_INVALID_UTF8 (ST_UBE_STRICT only): malformed text; err: unit ST_UNIT_INDEX, token =
+ *    the id where the malformed run starts.
  * Error offsets count ids in the stream, from st_decoder_new or the last reset (so the id where
  * a malformed run starts may be one fed by an earlier call): subtract the ids fed before this
  * call for an index into ids. The first error in stream order is reported. */

@@ -77,7 +77,7 @@ static int is_special(const st_encoding *enc, uint32_t n_special, uint32_t id) {
 
 /* ---- the streaming decoder ------------------------------------------------------------------- */
 
-#define RING 8 /* > the 4 ids a pending run can span */
+#define RING 8 /* > the 4 ids a pending run can span, plus a held byte */
 #define CHUNK 160
 
 typedef struct dec_state {
@@ -85,7 +85,12 @@ typedef struct dec_state {
     uint64_t ids;            /* ids fed in this stream */
     uint64_t ring_sym[RING]; /* the stream symbol index where a recent id's symbols start */
     uint64_t ring_id[RING];  /* ... and that id's index in the stream */
+    uint32_t ring_tok[RING]; /* ... and the id itself */
     uint32_t ring_n;         /* entries written so far (the ring holds the last RING) */
+    uint32_t n_held;         /* byte-level: 1 if a byte is held back (truncated_surrogate_at_end) */
+    uint8_t held;            /* the byte */
+    uint32_t held_tok;       /* its id */
+    uint64_t held_id;        /* and its stream index */
 } dec_state;
 
 struct st_decoder {
@@ -177,6 +182,73 @@ static uint64_t id_of_symbol(const dec_state *s, uint64_t sym) {
     return best;
 }
 
+/* The id at stream index at, if the ring still holds it. */
+static uint32_t ring_token(const dec_state *s, uint64_t at) {
+    uint32_t have = s->ring_n < RING ? s->ring_n : RING;
+    for (uint32_t k = 1; k <= have; k++) {
+        uint32_t slot = (s->ring_n - k) % RING;
+        if (s->ring_id[slot] == at) return s->ring_tok[slot];
+    }
+    return NO_TOKEN;
+}
+
+/* Feed count base symbols of token id (stream index at) from p: a byte-level token's bytes, or
+ * a UBE token's symbols (two little-endian bytes each), noting where they start in the ring. */
+static st_status feed_token(st_decoder *d, const uint8_t *p, size_t count, uint64_t at, uint32_t id, sink *o,
+                            size_t *eo) {
+    dec_state *s = &d->st;
+    uint16_t sym[CHUNK];
+    if (!count) return ST_OK;
+    uint32_t slot = s->ring_n % RING;
+    s->ring_sym[slot] = s->s.base;
+    s->ring_id[slot] = at;
+    s->ring_tok[slot] = id;
+    s->ring_n++;
+    for (size_t done = 0; done < count;) {
+        size_t c = count - done < CHUNK ? count - done : CHUNK;
+        if (d->ube)
+            for (size_t j = 0; j < c; j++) sym[j] = (uint16_t)(p[2 * (done + j)] | (p[2 * (done + j) + 1] << 8));
+        else
+            for (size_t j = 0; j < c; j++) sym[j] = p[done + j];
+        st_status st = stream(&s->s, sym, c, d->strict, o, eo);
+        if (st != ST_OK) return st;
+        done += c;
+    }
+    return ST_OK;
+}
+
+static int special(const st_decoder *d, uint32_t id) {
+    return d->n_special && id >= d->min_special && id <= d->max_special && is_special(d->enc, d->n_special, id);
+}
+
+/* CPython's incremental UTF-8 decoder leaves a truncated surrogate, ED followed by A0-BF, at the
+ * end of an input undecoded (for the surrogatepass handler) instead of replacing it at once: the
+ * U+FFFDs come with the next input. A byte-level decoder does the same, so that each call returns
+ * what codecs.getincrementaldecoder("utf-8")("replace") returns for the call's bytes: when the
+ * call's bytes end with ED A0-BF, the ED goes to the stream (where it ends any pending sequence
+ * and waits) and the last byte is held back, to be fed first by the next call. The byte before
+ * the last one is the last token's, the token before's, or (a call of one one-byte token) the
+ * ED pending in the stream from the call before. */
+static int truncated_surrogate_at_end(const st_decoder *d, const uint32_t *ids, size_t n) {
+    const uint8_t *p1, *p0;
+    size_t l1, l0;
+    const dec_state *s = &d->st;
+    if (d->ube || n == 0 || special(d, ids[n - 1]) || st_token_bytes(d->enc, ids[n - 1], &p1, &l1) != ST_OK || !l1)
+        return 0;
+    uint8_t b0, b1 = p1[l1 - 1];
+    if (l1 >= 2) {
+        b0 = p1[l1 - 2];
+    } else if (n >= 2) {
+        if (special(d, ids[n - 2]) || st_token_bytes(d->enc, ids[n - 2], &p0, &l0) != ST_OK || !l0) return 0;
+        b0 = p0[l0 - 1];
+    } else if (s->n_held == 0 && s->s.alphabet == 0 && s->s.n_pending == 1) {
+        b0 = s->s.pending[0];
+    } else {
+        return 0;
+    }
+    return b0 == 0xED && b1 >= 0xA0 && b1 <= 0xBF;
+}
+
 st_status st_decoder_feed(st_decoder *d, const uint32_t *ids, size_t n, uint32_t flags, uint8_t *out, size_t cap,
                           size_t *out_len, st_error *err) {
     err_clear(err);
@@ -189,12 +261,19 @@ st_status st_decoder_feed(st_decoder *d, const uint32_t *ids, size_t n, uint32_t
     *out_len = 0;
     const st_encoding *enc = d->enc;
     uint32_t strict = d->strict;
+    int final = (flags & ST_UBE_FINAL) != 0;
     dec_state saved = d->st;
     dec_state *s = &d->st;
     sink o = {out, cap, 0};
-    uint16_t sym[CHUNK];
     size_t eo = 0;
-    st_status st;
+    st_status st = ST_OK;
+    if (s->n_held && !n && !final) return ST_OK; /* still a truncated surrogate at the end */
+    int hold = !final && truncated_surrogate_at_end(d, ids, n);
+    if (s->n_held) { /* what the last call held comes first */
+        s->n_held = 0;
+        st = feed_token(d, &s->held, 1, s->held_id, s->held_tok, &o, &eo);
+        if (st != ST_OK) goto malformed;
+    }
     for (size_t k = 0; k < n; k++) {
         uint32_t id = ids[k];
         const uint8_t *p;
@@ -204,33 +283,25 @@ st_status st_decoder_feed(st_decoder *d, const uint32_t *ids, size_t n, uint32_t
             d->st = saved;
             return invalid_token(err, at, id);
         }
-        if (d->n_special && id >= d->min_special && id <= d->max_special && is_special(enc, d->n_special, id)) {
+        if (special(d, id)) {
             st = stream(&s->s, NULL, 0, ST_UBE_FINAL | strict, &o, &eo); /* a special flushes the run */
             if (st != ST_OK) goto malformed;
             put(&o, p, len);
         } else {
             size_t count = d->ube ? len / 2 : len;
-            if (count) {
-                uint32_t slot = s->ring_n % RING;
-                s->ring_sym[slot] = s->s.base;
-                s->ring_id[slot] = s->ids;
-                s->ring_n++;
-            }
-            for (size_t done = 0; done < count;) {
-                size_t c = count - done < CHUNK ? count - done : CHUNK;
-                if (d->ube)
-                    for (size_t j = 0; j < c; j++)
-                        sym[j] = (uint16_t)(p[2 * (done + j)] | (p[2 * (done + j) + 1] << 8));
-                else
-                    for (size_t j = 0; j < c; j++) sym[j] = p[done + j];
-                st = stream(&s->s, sym, c, strict, &o, &eo);
-                if (st != ST_OK) goto malformed;
-                done += c;
+            int last_waits = hold && k + 1 == n; /* the last byte waits for the next call */
+            st = feed_token(d, p, count - (size_t)last_waits, s->ids, id, &o, &eo);
+            if (st != ST_OK) goto malformed;
+            if (last_waits) {
+                s->held = p[len - 1];
+                s->held_id = s->ids;
+                s->held_tok = id;
+                s->n_held = 1;
             }
         }
         s->ids++;
     }
-    if (flags & ST_UBE_FINAL) {
+    if (final) {
         st = stream(&s->s, NULL, 0, ST_UBE_FINAL | strict, &o, &eo);
         if (st != ST_OK) goto malformed;
     }
@@ -246,9 +317,11 @@ st_status st_decoder_feed(st_decoder *d, const uint32_t *ids, size_t n, uint32_t
     return ST_OK;
 malformed: {
         uint64_t at = st == ST_ERR_INVALID_UTF8 ? id_of_symbol(s, eo) : s->ids;
+        uint32_t token = at >= saved.ids && at - saved.ids < n ? ids[at - saved.ids] : NO_TOKEN;
+        if (st == ST_ERR_INVALID_UTF8 && token == NO_TOKEN) token = ring_token(s, at);
         d->st = saved;
         *out_len = 0;
-        fail(err, st, ST_UNIT_INDEX, at, NO_TOKEN);
+        fail(err, st, ST_UNIT_INDEX, at, token);
         if (st == ST_ERR_INVALID_UTF8) {
             msg(err, "malformed text: the ill-formed sequence starting in the id at stream index ");
             msg_u(err, at);

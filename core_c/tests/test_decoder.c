@@ -485,17 +485,51 @@ static void test_specifics(const st_encoding *enc) {
               memcmp(out, "\xEF\xBF\xBD", 3) == 0,
           "flush: U+FFFD");
     st_decoder_free(d);
+    /* CPython's chunking: a truncated surrogate (ED A0-BF) at the end of a call waits */
+    uint32_t ed = 0, a0 = 0, c80 = 0, x = 0;
+    for (uint32_t id = 0; id < 1000; id++) {
+        const uint8_t *p;
+        size_t len;
+        if (st_token_bytes(enc, id, &p, &len) != ST_OK || len != 1) continue;
+        if (p[0] == 0xED) ed = id;
+        if (p[0] == 0xA0) a0 = id;
+        if (p[0] == 0x80) c80 = id;
+        if (p[0] == 'x') x = id;
+    }
+    CHECK(st_decoder_new(enc, 0, NULL, &d, &e) == ST_OK, "new");
+    CHECK(st_decoder_feed(d, &ed, 1, 0, out, sizeof out, &got, &e) == ST_OK && got == 0, "ED: nothing");
+    CHECK(st_decoder_feed(d, &a0, 1, 0, out, sizeof out, &got, &e) == ST_OK && got == 0, "ED A0: still nothing");
+    CHECK(st_decoder_feed(d, NULL, 0, 0, out, sizeof out, &got, &e) == ST_OK && got == 0, "ED A0 + nothing: nothing");
+    CHECK(st_decoder_feed(d, &c80, 1, 0, out, sizeof out, &got, &e) == ST_OK && got == 9, "ED A0 80: 3 U+FFFD (%zu)",
+          got);
+    uint32_t two[2] = {x, ed}, three[3] = {a0, x, a0};
+    CHECK(st_decoder_feed(d, two, 2, 0, out, sizeof out, &got, &e) == ST_OK && got == 1 && out[0] == 'x', "x ED: x");
+    CHECK(st_decoder_feed(d, three, 3, 0, out, sizeof out, &got, &e) == ST_OK && got == 10 && out[6] == 'x',
+          "(ED) A0 x A0: U+FFFD U+FFFD x U+FFFD (a lone continuation byte waits for nothing)");
+    CHECK(st_decoder_feed(d, NULL, 0, ST_UBE_FINAL, out, sizeof out, &got, &e) == ST_OK && got == 0, "flush: nothing");
+    CHECK(st_decoder_feed(d, two, 2, 0, out, sizeof out, &got, &e) == ST_OK && got == 1, "x ED again");
+    CHECK(st_decoder_feed(d, &a0, 1, ST_UBE_FINAL, out, sizeof out, &got, &e) == ST_OK && got == 6,
+          "ED A0 at the end of the stream: 2 U+FFFD (%zu)", got);
+    st_decoder_free(d);
+    CHECK(st_decoder_new(enc, ST_UBE_STRICT, NULL, &d, &e) == ST_OK, "new strict");
+    uint32_t ed_a0[2] = {ed, a0};
+    CHECK(st_decoder_feed(d, ed_a0, 2, 0, out, sizeof out, &got, &e) == ST_OK && got == 0, "strict: ED A0 waits");
+    CHECK(st_decoder_feed(d, &x, 1, 0, out, sizeof out, &got, &e) == ST_ERR_INVALID_UTF8 && e.offset == 0 &&
+              e.token == ed,
+          "strict: ED A0 x fails at the ED's index 0: %llu", (unsigned long long)e.offset);
+    st_decoder_free(d);
     /* strict: the run starts in an id of an earlier call; the failing call changes nothing */
     CHECK(st_decoder_new(enc, ST_UBE_STRICT, NULL, &d, &e) == ST_OK, "new strict");
     uint32_t a[2] = {b[0], b[1]};
     CHECK(st_decoder_feed(d, a, 2, 0, out, sizeof out, &got, &e) == ST_OK && got == 0, "strict: 2 pending");
-    uint32_t x[2] = {b[2], b[2]}; /* completes, then a lone continuation byte */
-    CHECK(st_decoder_feed(d, x, 2, 0, out, sizeof out, &got, &e) == ST_ERR_INVALID_UTF8 && e.offset == 3 &&
-              e.unit == ST_UNIT_INDEX && got == 0,
+    uint32_t xx[2] = {b[2], b[2]}; /* completes, then a lone continuation byte */
+    CHECK(st_decoder_feed(d, xx, 2, 0, out, sizeof out, &got, &e) == ST_ERR_INVALID_UTF8 && e.offset == 3 &&
+              e.unit == ST_UNIT_INDEX && e.token == b[2] && got == 0,
           "strict: lone continuation at stream index 3: %llu", (unsigned long long)e.offset);
-    CHECK(st_decoder_feed(d, NULL, 0, ST_UBE_FINAL, out, sizeof out, &got, &e) == ST_ERR_INVALID_UTF8 && e.offset == 0,
+    CHECK(st_decoder_feed(d, NULL, 0, ST_UBE_FINAL, out, sizeof out, &got, &e) == ST_ERR_INVALID_UTF8 && e.offset == 0 &&
+              e.token == b[0],
           "strict: the pending run of ids 0-1 fails at the end, at index 0: %llu", (unsigned long long)e.offset);
-    CHECK(st_decoder_feed(d, x, 1, ST_UBE_FINAL, out, sizeof out, &got, &e) == ST_OK && got == 3, "strict: completes");
+    CHECK(st_decoder_feed(d, xx, 1, ST_UBE_FINAL, out, sizeof out, &got, &e) == ST_OK && got == 3, "strict: completes");
     /* invalid id: stream index, the id in err->token */
     uint32_t bad[3] = {b[0], b[1], 0xFFFFFFF0u};
     st_decoder_reset(d);

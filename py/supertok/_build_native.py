@@ -30,7 +30,7 @@ def header_cdef(path=HEADER):
             continue
         if line.strip() in ('extern "C" {', "}") and not line.startswith(" "):
             continue  # the C++ guard
-        out.append(line)
+        out.append(re.sub(r"\bST_API\s+", "", line))  # the visibility macro is no C to cffi
     return "\n".join(out) + "\n"
 
 
