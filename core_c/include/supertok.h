@@ -271,7 +271,8 @@ st_status st_decode_text(const st_encoding *enc, const uint32_t *ids, size_t n, 
  * encodings: the tokens' bytes go through one UTF-8 run decoder (CPython's incremental
  * "replace" decoder); UBE encodings: the tokens' base symbols through the UBE stream decoder
  * (DESIGN §6). A special token flushes what is pending, then adds its own text. The state is
- * bounded: the active alphabet and the bytes of one incomplete character. enc is borrowed and
+ * bounded: the active alphabet, the bytes of one incomplete character and at most one byte held
+ * back (below), and a small fixed table mapping symbols to ids for errors. enc is borrowed and
  * must outlive the decoder; a decoder is not shared between threads without a lock (one per
  * stream). flags: 0 (malformed text becomes U+FFFD) or ST_UBE_STRICT. alloc may be NULL. */
 typedef struct st_decoder st_decoder;
@@ -282,10 +283,12 @@ ST_API st_status st_decoder_new(const st_encoding *enc, uint32_t flags, const st
 /* Feed ids[0..n); the text completed so far goes to out[0..cap), its length to *out_len.
  * flags: ST_UBE_FINAL marks the end of the stream (what is pending is flushed: U+FFFD, or in
  * strict mode an error); the decoder may be fed on afterwards (ids still counted from new or
- * reset, as st_decode_text goes on after a special token). Each ordinary
- * id yields at most 3 bytes per base symbol of its token, a special its text plus 3 bytes, and
- * the end 3 more: or retry with the size reported. Errors, with the state left as it was
- * before the call (nothing consumed, so a host can retry):
+ * reset). Each ordinary id yields at most 3 bytes per base symbol of its token, a special its
+ * text plus 3 bytes, the end 3 more; or retry with the size reported. A byte-level decoder
+ * returns, call by call, what CPython's incremental UTF-8 decoder returns for the calls' bytes:
+ * like it, it keeps a truncated surrogate (ED A0-BF) that ends a call until the next call or
+ * the end. Errors, with the state left as it was before the call (nothing consumed, so a host
+ * can retry):
  *  - ST_ERR_BUFFER_TOO_SMALL: *out_len = the size needed (nothing past cap was written);
  *  - ST_ERR_INVALID_TOKEN: an id that is no token; err: unit ST_UNIT_INDEX, token = the id;
  *  - ST_ERR_INVALID_UTF8 (ST_UBE_STRICT only): malformed text; err: unit ST_UNIT_INDEX, token =
