@@ -6,11 +6,17 @@
  *
  * The decoder feeds each ordinary token's base symbols (a byte-level token's bytes, as symbols
  * 0-255; a UBE token's symbols) to one st_ube_stream, which decodes each same-alphabet run as
- * CPython's incremental "replace" decoder and emits every character as soon as it is complete;
- * a special token flushes the stream and adds its own text. That is st_decode_text's loop, so
- * any split of an id stream gives st_decode_text's text. Strict failures come from the stream
- * as a symbol index; a small ring of where the last ids' symbols started maps it back to an id
- * (a malformed run starts at most 3 symbols, so at most 4 ids, back). */
+ * CPython's "replace" decoder and emits every character as soon as it is complete; a special
+ * token flushes the stream and adds its own text. That is st_decode_text's loop, so any split
+ * of an id stream gives st_decode_text's text. One byte-level refinement matches CPython's
+ * incremental decoder call by call: a truncated surrogate (ED A0-BF) ending a call waits for
+ * the next (truncated_surrogate_at_end). Strict failures come from the stream as a symbol
+ * index; a small ring of where the last ids' symbols started maps it back to an id (a
+ * malformed run starts at most 3 symbols back, so within the last 4 ids, plus a held byte).
+ * On any error the whole state is restored from a copy taken at entry.
+ *
+ * decode_with_offsets checks every id first, then validates the concatenated bytes as one
+ * UTF-8 text while counting characters (code points or UTF-16 units) per token. */
 #include "internal.h"
 
 /* ---- st_error (a local helper until the shared one lands) ----------------------------------- */
