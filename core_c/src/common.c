@@ -14,6 +14,8 @@ const char *st_status_str(int status) {
     case ST_ERR_MALFORMED_MODEL: return "malformed model file";
     case ST_ERR_INVALID_TOKEN: return "invalid token id";
     case ST_ERR_NOT_ENCODABLE: return "a byte has no token in this vocabulary";
+    case ST_ERR_DISALLOWED_SPECIAL: return "the text holds a disallowed special token";
+    case ST_ERR_UNSUPPORTED_PATTERN: return "no pre-tokenizer implements this pattern";
     default: return "unknown status";
     }
 }
