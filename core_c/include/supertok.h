@@ -344,6 +344,68 @@ ST_API st_status st_decode(const st_encoding *enc, const uint32_t *ids, size_t n
 ST_API st_status st_decode_text(const st_encoding *enc, const uint32_t *ids, size_t n, uint32_t flags,
                                 uint8_t *out, size_t cap, size_t *out_len, st_error *err);
 
+/* ---- Streaming decoding and decode_with_offsets (decoder.c) -------------------------------- */
+
+/* Errors of the calls below: *err (may be NULL) is cleared at entry (all zero, status ST_OK)
+ * and filled on failure: status, unit and offset, token (the id concerned, 0xFFFFFFFF if
+ * none) and a message. */
+
+/* A streaming decoder of ids to UTF-8 text: the text st_decode_text gives for the whole
+ * stream, emitted as it completes, for any split of the stream into calls. Byte-level
+ * encodings: the tokens' bytes go through one UTF-8 run decoder (CPython's incremental
+ * "replace" decoder); UBE encodings: the tokens' base symbols through the UBE stream decoder
+ * (DESIGN §6). A special token flushes what is pending, then adds its own text. The state is
+ * bounded: the active alphabet, the bytes of one incomplete character and at most one byte held
+ * back (below), and a small fixed table mapping symbols to ids for errors. enc is borrowed and
+ * must outlive the decoder; a decoder is not shared between threads without a lock (one per
+ * stream). flags: 0 (malformed text becomes U+FFFD) or ST_UBE_STRICT. alloc may be NULL. */
+typedef struct st_decoder st_decoder;
+
+ST_API st_status st_decoder_new(const st_encoding *enc, uint32_t flags, const st_allocator *alloc,
+                                st_decoder **out, st_error *err);
+
+/* Feed ids[0..n); the text completed so far goes to out[0..cap), its length to *out_len.
+ * flags: ST_UBE_FINAL marks the end of the stream (what is pending is flushed: U+FFFD, or in
+ * strict mode an error); the decoder may be fed on afterwards (ids still counted from new or
+ * reset). Each ordinary id yields at most 3 bytes per base symbol of its token, a special its
+ * text plus 3 bytes, the end 3 more; or retry with the size reported. A byte-level decoder
+ * returns, call by call, what CPython's incremental UTF-8 decoder returns for the calls' bytes:
+ * like it, it keeps a truncated surrogate (ED A0-BF) that ends a call until the next call or
+ * the end. Errors, with the state left as it was before the call (nothing consumed, so a host
+ * can retry):
+ *  - ST_ERR_BUFFER_TOO_SMALL: *out_len = the size needed (nothing past cap was written);
+ *  - ST_ERR_INVALID_TOKEN: an id that is no token; err: unit ST_UNIT_INDEX, token = the id;
+ *  - ST_ERR_INVALID_UTF8 (ST_UBE_STRICT only): malformed text; err: unit ST_UNIT_INDEX, token =
+ *    the id where the malformed run starts.
+ * Error offsets count ids in the stream, from st_decoder_new or the last reset (so the id where
+ * a malformed run starts may be one fed by an earlier call): subtract the ids fed before this
+ * call for an index into ids. The first error in stream order is reported. */
+ST_API st_status st_decoder_feed(st_decoder *d, const uint32_t *ids, size_t n, uint32_t flags, uint8_t *out,
+                                 size_t cap, size_t *out_len, st_error *err);
+
+/* Back to a fresh stream (pending bytes dropped, ids counted from 0 again). */
+ST_API void st_decoder_reset(st_decoder *d);
+ST_API void st_decoder_free(st_decoder *d);
+
+/* tiktoken's decode_with_offsets for a byte-level encoding: out[0..cap) = the text, the
+ * concatenated bytes of ids[0..n) (size query with cap 0: ST_ERR_BUFFER_TOO_SMALL, *out_len =
+ * the size), which must be valid UTF-8; offsets[i] (n entries, may be NULL) = where token i
+ * starts in the text, in unit (ST_UNIT_CODEPOINT or ST_UNIT_UTF16, where a character above
+ * U+FFFF counts 2). A token starting inside a character (with a continuation byte) gets the
+ * offset of that character. offsets are written whenever the status is ST_OK or
+ * ST_ERR_BUFFER_TOO_SMALL. Errors, in tiktoken's order:
+ *  - ST_ERR_INVALID_TOKEN: the first id that is no token (specials are tokens); err: unit
+ *    ST_UNIT_INDEX, token = the id;
+ *  - ST_ERR_INVALID_UTF8: the bytes are not valid UTF-8; err: unit ST_UNIT_INDEX, offset = the
+ *    index of the id holding the first byte of the first malformed sequence, its byte offset in
+ *    the text in the message ("... at byte N ...").
+ * A UBE encoding gives ST_ERR_INVALID_ARGUMENT: its tokens are symbols and its text is the UBE
+ * decoder's, which is not a concatenation of per-token pieces (use st_decoder_feed one id at a
+ * time to learn where each token's text starts). */
+ST_API st_status st_decode_with_offsets(const st_encoding *enc, const uint32_t *ids, size_t n, uint32_t unit,
+                                        uint8_t *out, size_t cap, size_t *out_len, size_t *offsets,
+                                        st_error *err);
+
 /* ---- UBE: the UTF-8 / UTF-16 routed alphabet ---------------------------------------------- */
 
 /* Base symbols 0-255 are UTF-8 bytes (code points below U+0800), 256-511 UTF-16LE bytes

@@ -1,11 +1,12 @@
 #!/bin/sh
 # Build and run the C core's tests (usable from any directory):
 #   1. compile every core source, and the tests, with -std=c11 -pedantic -Wall -Wextra -Werror;
-#   2. build test_core, stress, test_encode, test_vectors, test_threads and the fuzz harnesses'
+#   2. build test_core, stress, test_encode, test_vectors, test_decoder, test_threads and the fuzz harnesses'
 #      replay drivers with -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1 and run
 #      them (stress with a fixed seed and a moderate iteration count; test_encode with the shipped
 #      rank files in py/supertok/vocab, at the reduced sizes its header describes; test_vectors
-#      on every file of vectors/ the C API covers).
+#      on every file of vectors/ the C API covers; test_decoder
+#      with the shipped rank files and the models in vectors/models).
 #   stress and test_encode check that the core's work grows linearly by counting it, not by
 #   timing it: they link a copy of the core whose files using ST_COUNT (core_c/src/counters.h)
 #   are compiled with -DST_TEST_COUNTERS. Every other binary links the core as shipped.
@@ -55,7 +56,7 @@ CNT_SRCS=$(grep -l 'ST_COUNT\|ST_TEST_COUNTERS' $SRCS)
 for f in $CNT_SRCS; do
     $CC $WARN -O2 $INC -DST_TEST_COUNTERS -c "$f" -o "$build/warn_cnt_$(basename "$f" .c).o"
 done
-for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors; do
+for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors test_decoder; do
     $CC $WARN -O2 $INC -DST_FUZZ_MAIN -DST_TEST_COUNTERS -c "$here/$t.c" -o "$build/warn_$t.o"
 done
 
@@ -82,6 +83,7 @@ $CC -std=c11 $SAN $INC -DST_TEST_COUNTERS "$here/stress.c" $cobjs -o "$build/str
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_pretokenize.c" $objs -o "$build/fuzz_replay"
 $CC -std=c11 $SAN $INC -DST_TEST_COUNTERS "$here/test_encode.c" $cobjs -o "$build/test_encode"
 $CC -std=c11 $SAN $INC "$here/test_vectors.c" $objs -o "$build/test_vectors"
+$CC -std=c11 $SAN $INC "$here/test_decoder.c" $objs -o "$build/test_decoder"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_encode.c" $objs -o "$build/fuzz_encode_replay"
 
 step "test_core"
@@ -103,6 +105,8 @@ step "test_encode $VOCAB"
 
 step "test_vectors $root/vectors"
 "$build/test_vectors" "$root"
+step "test_decoder $VOCAB $root/vectors/models"
+"$build/test_decoder" "$VOCAB" "$root/vectors/models"
 
 step "test_encode $VOCAB, with the backtracking encoder on every piece of every script"
 # (encode.c sends only CJK pieces there; this checks the method itself everywhere)

@@ -302,6 +302,23 @@ class Encoding:
         return [self.decode_single_token_bytes(t) for t in tokens]
 
     def decode_with_offsets(self, tokens):
+        """tiktoken's decode_with_offsets: (text, offsets), offsets[i] the character offset where
+        token i starts (a token starting inside a character: that character's). Byte-level
+        encodings decode in the core (st_decode_with_offsets) with tiktoken's errors: KeyError
+        for an id that is no token, UnicodeDecodeError for bytes that are not UTF-8."""
+        tokens = list(tokens)
+        if self.alphabet != "ube" and hasattr(self._backend, "decode_with_offsets"):
+            try:
+                data, offsets = self._backend.decode_with_offsets(self._handle, tokens)
+                return data.decode("utf-8"), offsets
+            except OverflowError:
+                pass  # an id outside uint32: the loop below raises tiktoken's error in tiktoken's order
+            except SupertokError as exc:
+                if exc.name == "ST_ERR_INVALID_TOKEN":
+                    raise KeyError(str(tokens[exc.offset])) from None
+                if exc.name == "ST_ERR_INVALID_UTF8":
+                    self.decode_bytes(tokens).decode("utf-8", errors="strict")  # CPython's own error
+                raise
         token_bytes = self.decode_tokens_bytes(tokens)
         text_len = 0
         offsets = []
@@ -321,25 +338,56 @@ class Encoding:
 
 
 class IncrementalDecoder:
-    """Feed ids one at a time (or a few); each call returns the characters completed so far.
-    Any split of an id stream gives the same text as Encoding.decode on the whole stream. For a
-    UBE model it holds the alphabet and the bytes of the one incomplete character (DESIGN §6),
-    and a special token flushes it."""
+    """Feed ids one at a time (or many); each call returns the characters completed so far.
+    Any split of an id stream gives the same text as Encoding.decode on the whole stream. The
+    core's streaming decoder (st_decoder_*) holds the alphabet and the bytes of the one
+    incomplete character (DESIGN §6); a special token flushes it. errors: "replace" or "strict"
+    (a byte-level encoding also takes CPython's other error handlers, decoded by its codec).
+    After an error the decoder is as it was before the call that raised."""
 
     def __init__(self, encoding, errors="replace"):
         self._enc = encoding
-        if encoding.alphabet == "ube":
+        self._errors = errors
+        self._dec = self._ube = self._utf8 = None
+        self._fed = 0  # ids fed so far: error indices count ids in the stream
+        backend = encoding._backend
+        if errors in ("replace", "strict") and hasattr(backend, "decoder_new"):
+            self._dec = backend.decoder_new(encoding._handle, errors == "strict")
+        elif encoding.alphabet == "ube":
             from .ube import UbeStreamDecoder
             if errors not in ("replace", "strict"):
                 raise ValueError("a UBE model decodes with errors='replace' or 'strict', not %r" % (errors,))
             self._ube = UbeStreamDecoder(errors)
         else:
-            self._ube = None
             self._utf8 = codecs.getincrementaldecoder("utf-8")(errors=errors)
+
+    def _feed(self, tokens, final):
+        try:
+            out = self._enc._backend.decoder_feed(self._dec, tokens, final)
+        except SupertokError as exc:
+            k = exc.offset - self._fed  # index in this call (negative: a run begun in an earlier call)
+            if exc.name == "ST_ERR_INVALID_TOKEN":
+                raise KeyError("Invalid token for decoding: %d" % tokens[k]) from None
+            if exc.name != "ST_ERR_INVALID_UTF8":
+                raise
+            if self._enc.alphabet == "ube":
+                from .ube import UbeDecodeError
+                raise UbeDecodeError("malformed UBE text: the ill-formed sequence starting in token %d (index %d "
+                                     "of the stream) does not decode (errors='strict')" % (exc.token, exc.offset),
+                                     exc.offset) from None
+            data = self._enc.decode_bytes(tokens)
+            start = len(self._enc.decode_bytes(tokens[:k])) if k > 0 else 0
+            raise UnicodeDecodeError("utf-8", data, min(start, len(data)), min(start + 1, len(data)) or 0,
+                                     "invalid UTF-8 starting in the token at index %d of the stream" % exc.offset
+                                     ) from None
+        self._fed += len(tokens)
+        return out.decode("utf-8")
 
     def add(self, tokens):
         if isinstance(tokens, int):
             tokens = [tokens]
+        if self._dec is not None:
+            return self._feed(list(tokens), False)
         if self._ube is None:
             return self._utf8.decode(self._enc.decode_bytes(tokens), final=False)
         out = []
@@ -352,7 +400,10 @@ class IncrementalDecoder:
         return "".join(out)
 
     def flush(self):
-        """The end of the stream: an incomplete character left over decodes as U+FFFD."""
+        """The end of the stream: an incomplete character left over decodes as U+FFFD (or
+        raises under errors="strict"). The decoder may be fed on afterwards."""
+        if self._dec is not None:
+            return self._feed([], True)
         if self._ube is not None:
             return self._ube.flush()
         return self._utf8.decode(b"", final=True)

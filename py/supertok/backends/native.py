@@ -335,3 +335,62 @@ class NativeBackend:
         err = ffi.new("st_error *")
         st = lib.st_ube_stream_feed(state, arr, n, flags, buf, cap, size, err)
         return st, (ffi.buffer(buf, size[0])[:] if st == OK else b""), err.offset
+
+    # -- streaming decoding and decode_with_offsets (decoder.c) --
+    def decoder_new(self, enc, strict):
+        """A streaming decoder over enc (kept alive with it); strict: malformed text raises."""
+        out = ffi.new("st_decoder **")
+        err = ffi.new("st_error *")
+        st = lib.st_decoder_new(enc, 2 if strict else 0, ffi.NULL, out, err)
+        if st != OK:
+            self._raise(err, "decoder")
+        handle = ffi.gc(out[0], lib.st_decoder_free)
+        self._images[handle] = enc  # the decoder borrows the encoding
+        return handle
+
+    def decoder_feed(self, dec, ids, final=False):
+        """UTF-8 bytes completed by ids (a list of ints); final ends the stream. On an error
+        the decoder is unchanged: SupertokError with status, offset (the id's index in the
+        stream) and token; OverflowError for an id outside uint32."""
+        n = len(ids)
+        try:
+            arr = ffi.new("uint32_t[]", ids) if n else ffi.NULL
+        except OverflowError:
+            raise OverflowError("out of range integral type conversion attempted") from None
+        cap = 8 * n + 16
+        size = ffi.new("size_t *")
+        err = ffi.new("st_error *")
+        flags = 1 if final else 0
+        buf = self._alloc("uint8_t[]", cap)
+        st = lib.st_decoder_feed(dec, arr, n, flags, buf, cap, size, err)
+        if st == BUFFER_TOO_SMALL:  # nothing consumed: nothing consumed; again with the size reported
+            cap = size[0]
+            buf = self._alloc("uint8_t[]", cap)
+            st = lib.st_decoder_feed(dec, arr, n, flags, buf, cap, size, err)
+        if st != OK:
+            self._raise(err, "ids")
+        return ffi.buffer(buf, size[0])[:]
+
+    def decoder_reset(self, dec):
+        lib.st_decoder_reset(dec)
+
+    def decode_with_offsets(self, enc, ids):
+        """(UTF-8 bytes, code point offsets) of st_decode_with_offsets; SupertokError (offset:
+        the index of the id) otherwise; OverflowError for an id outside uint32."""
+        n = len(ids)
+        try:
+            arr = ffi.new("uint32_t[]", ids) if n else ffi.NULL
+        except OverflowError:
+            raise OverflowError("out of range integral type conversion attempted") from None
+        size = ffi.new("size_t *")
+        err = ffi.new("st_error *")
+        offs = self._alloc("size_t[]", n or 1)
+        st = lib.st_decode_with_offsets(enc, arr, n, 2, ffi.NULL, 0, size, offs, err)  # ST_UNIT_CODEPOINT
+        if st == 4:
+            buf = self._alloc("uint8_t[]", size[0])
+            st = lib.st_decode_with_offsets(enc, arr, n, 2, buf, size[0], size, offs, err)
+            if st == OK:
+                return ffi.buffer(buf, size[0])[:], ffi.unpack(offs, n)
+        if st == OK:
+            return b"", ffi.unpack(offs, n)
+        self._raise(err, "ids")

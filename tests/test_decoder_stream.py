@@ -1,0 +1,102 @@
+"""The core's streaming id decoder (st_decoder_*) against CPython's incremental UTF-8 decoder.
+
+Encoding.incremental_decoder() of a byte-level encoding must return, call by call, what
+codecs.getincrementaldecoder("utf-8") returns for the same calls' bytes (CPython's chunking
+included: a truncated surrogate, ED A0-BF, at the end of a call is held back), in "replace" mode
+and, up to the first error, in "strict" mode; any split gives decode()'s text. Streams of the
+single-byte tokens that make malformed text (lone leads, continuation bytes, ED/E0/F0/F4 and
+their edge continuation bytes) with random splits. Also decode_with_offsets against tiktoken's
+formula, in code points, and its errors.
+"""
+import codecs
+import random
+
+import pytest
+
+import supertok
+
+
+def encoding_on(backend, name):
+    if backend == "pywasm":
+        pytest.skip("pywasm: too slow for these loops (the other backends run the same core)")
+    return supertok.get_encoding(name)
+
+BYTES = [0xED, 0xA0, 0xBF, 0x9F, 0x80, 0x8F, 0x90, 0xE0, 0xE5, 0xBE, 0xB7, 0xF0, 0xF4, 0xF5, 0xC2, 0xC0, 0xFF,
+         0x61, 0x20]
+
+
+def _byte_ids(enc):
+    ids = {}
+    for i in range(enc.n_vocab):
+        if len(ids) == len(BYTES):
+            break
+        try:
+            b = enc.decode_single_token_bytes(i)
+        except (KeyError, ValueError):
+            continue
+        if len(b) == 1 and b[0] in BYTES:
+            ids.setdefault(b[0], i)
+    return list(ids.values())
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "r50k_base"])
+def test_incremental_decoder_chunks_as_cpython(backend, name):
+    enc = encoding_on(backend, name)
+    pool = _byte_ids(enc) + enc.encode_ordinary("é 德 😀 x") + [enc.eot_token]
+    rng = random.Random(8)
+    for errors in ("replace", "strict"):
+        for _ in range(400):
+            ids = [rng.choice(pool) for _ in range(rng.randint(0, 12))]
+            cuts = sorted(rng.randint(0, len(ids)) for _ in range(rng.randint(0, 6)))
+            bounds = [0] + cuts + [len(ids)]
+            calls = [ids[a:b] for a, b in zip(bounds, bounds[1:])]
+            oracle = codecs.getincrementaldecoder("utf-8")(errors=errors)
+            dec = enc.incremental_decoder(errors)
+            for call in calls:
+                try:
+                    want = oracle.decode(enc.decode_bytes(call))
+                except UnicodeDecodeError:
+                    with pytest.raises(UnicodeDecodeError):
+                        dec.add(call)
+                    break
+                assert dec.add(call) == want, (name, errors, calls, call)
+            else:
+                try:
+                    want = oracle.decode(b"", final=True)
+                except UnicodeDecodeError:
+                    with pytest.raises(UnicodeDecodeError):
+                        dec.flush()
+                    continue
+                assert dec.flush() == want, (name, errors, calls)
+                if errors == "replace":
+                    assert enc.decode(ids) == enc.decode_bytes(ids).decode("utf-8", "replace")
+
+
+def _tiktoken_offsets(enc, ids):
+    token_bytes = [enc.decode_single_token_bytes(t) for t in ids]
+    text_len, offsets = 0, []
+    for tb in token_bytes:
+        offsets.append(max(0, text_len - (0x80 <= tb[0] < 0xC0)))
+        text_len += sum(1 for c in tb if not 0x80 <= c < 0xC0)
+    return b"".join(token_bytes).decode("utf-8", errors="strict"), offsets
+
+
+def test_decode_with_offsets(backend):
+    enc = encoding_on(backend, "o200k_base")
+    pool = _byte_ids(enc) + enc.encode_ordinary("é 德国 😀👍🏽 x") + [enc.eot_token]
+    rng = random.Random(9)
+    for _ in range(500):
+        ids = [rng.choice(pool) for _ in range(rng.randint(0, 10))]
+        try:
+            want = ("ok", _tiktoken_offsets(enc, ids))
+        except UnicodeDecodeError:
+            want = ("UnicodeDecodeError",)
+        try:
+            got = ("ok", enc.decode_with_offsets(ids))
+        except UnicodeDecodeError:
+            got = ("UnicodeDecodeError",)
+        assert got == want, ids
+    with pytest.raises(KeyError):
+        enc.decode_with_offsets([15, 200100, 2 ** 32])  # a hole comes before the overflow, as in tiktoken
+    with pytest.raises(OverflowError):
+        enc.decode_with_offsets([15, 2 ** 32, 200100])
