@@ -30,7 +30,7 @@ def header_cdef(path=HEADER):
             continue
         if line.strip() in ('extern "C" {', "}") and not line.startswith(" "):
             continue  # the C++ guard
-        out.append(line)
+        out.append(re.sub(r"^ST_API ", "", line))  # the visibility macro is not C cffi parses
     return "\n".join(out) + "\n"
 
 
