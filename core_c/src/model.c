@@ -317,17 +317,27 @@ static st_status section_line(parser *p, const char *key, int allow_counts, uint
     return ST_OK;
 }
 
-/* The next entry line of a counted section, or the report of a truncated section. */
-static st_status entry_line(parser *p, const char *what, uint64_t i, uint64_t count) {
+static int known_key(const uint8_t *k, size_t n);
+
+/* The next entry line of a counted section, or the report of a truncated section (or of a
+ * section line counting more entries than it has, when a header key comes instead: only for
+ * sections whose lines start with a digit, as a base64 token may spell a key). */
+static st_status entry_line(parser *p, const char *what, uint64_t i, uint64_t count, int digits) {
     int r = next_line(p);
     if (r < 0) return ST_ERR_MALFORMED_MODEL;
-    if (r == 0) {
-        ms(begin(p->e, p->line + 1, p->n), what);
-        ms(p->e, ": the file ends after ");
+    size_t kn = 0;
+    while (r > 0 && kn < p->ll && p->s[p->ls + kn] != ' ') kn++;
+    if (r == 0 || (digits && known_key(p->s + p->ls, kn))) {
+        ms(begin(p->e, r ? p->line : p->line + 1, r ? p->ls : p->n), what);
+        if (r) {
+            ms(p->e, ": ");
+            mq(p->e, p->s + p->ls, kn);
+            ms(p->e, " after ");
+        } else ms(p->e, ": the file ends after ");
         mu(p->e, i);
         ms(p->e, " of ");
         mu(p->e, count);
-        ms(p->e, " lines (truncated?)");
+        ms(p->e, r ? " lines (is the count right?)" : " lines (truncated?)");
         return ST_ERR_MALFORMED_MODEL;
     }
     return ST_OK;
@@ -388,7 +398,7 @@ static st_status read_pairs(parser *p, const char *what, st__model_pairs *out, u
         table[h] = key;
     }
     for (uint64_t i = 0; i < count && st == ST_OK; i++) {
-        if ((st = entry_line(p, what, i, count)) != ST_OK) break;
+        if ((st = entry_line(p, what, i, count, 1)) != ST_OK) break;
         const uint8_t *f[3];
         size_t fl[3];
         int nf = fields(p, what, i, f, fl, 3);
@@ -469,7 +479,7 @@ static st_status read_tokens(parser *p) {
     if (!(m->ranks = (uint32_t *)alloc_array(m, m->ranks_cap, sizeof(uint32_t)))) return oom(p);
     m->tokens_off = p->pos;
     for (uint64_t i = 0; i < count; i++) {
-        if ((st = entry_line(p, "tokens", i, count)) != ST_OK) return st;
+        if ((st = entry_line(p, "tokens", i, count, 0)) != ST_OK) return st;
         const uint8_t *f[2];
         size_t fl[2];
         int nf = fields(p, "tokens", i, f, fl, 2);
@@ -536,7 +546,7 @@ static st_status read_specials(parser *p) {
                          : 0;
     size_t used = 0;
     for (uint64_t i = 0; i < count && st == ST_OK; i++) {
-        if ((st = entry_line(p, "specials", i, count)) != ST_OK) break;
+        if ((st = entry_line(p, "specials", i, count, 1)) != ST_OK) break;
         const uint8_t *s = p->s + p->ls;
         size_t sp = 0;
         while (sp < p->ll && s[sp] != ' ') sp++;
