@@ -197,7 +197,11 @@ static st_status expect(parser *p, const char *key, int want_value, const uint8_
     split_kv(p, &k, &kn, v, vn, &has_v);
     if (!bytes_eq(k, kn, key)) {
         st_error *e = begin(p->e, p->line, p->ls);
-        if (known_key(k, kn)) {
+        if (kn && k[0] >= '0' && k[0] <= '9') {
+            ms(e, "a data line where '");
+            ms(e, key);
+            ms(e, "' was expected (is a section's count too small?)");
+        } else if (known_key(k, kn)) {
             mq(e, k, kn);
             ms(e, " is out of place: expected '");
             ms(e, key);
