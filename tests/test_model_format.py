@@ -202,3 +202,15 @@ def test_counts_and_ranks_kind(backend):
     with pytest.raises(ModelError) as info:  # two tokens with the same bytes: only the loader sees it
         supertok.load_model(ranks.replace(b"YWJjZA== 258", b"YWI= 258"))
     assert info.value.line == 8 + 258 and "tokens[258]" in info.value.detail
+
+
+def test_the_spec_examples_parse_and_are_canonical(backend):
+    with open(os.path.join(ROOT, "docs", "model-format.md"), encoding="utf-8") as f:
+        blocks = f.read().split("```")[1::2]
+    examples = [b.lstrip("\n").encode("utf-8") for b in blocks if b.lstrip("\n").startswith("supertok-model 1")]
+    assert len(examples) == 3
+    be = supertok._get()
+    for text in examples:
+        assert be.model_normalize(text) == text
+    assert supertok.load_model(examples[0]).encode("abcd") == [256, 257]
+    assert supertok.load_model(examples[2]).encode("!\"#") == [0, 1, 2]
