@@ -28,8 +28,10 @@ static size_t u64_digits(uint64_t v, char *buf) {
 /* A decimal number: digits only, no sign, no leading zero (but "0"). 1 ok, 0 malformed,
  * -1 above max. */
 static int parse_u64(const uint8_t *s, size_t n, uint64_t max, uint64_t *v) {
-    if (n == 0 || n > 20) return n > 20 ? (s[0] >= '1' && s[0] <= '9' ? -1 : 0) : 0;
-    if (s[0] == '0' && n > 1) return 0;
+    if (n == 0 || (s[0] == '0' && n > 1)) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9') return 0;
+    if (n > 20) return -1;
     uint64_t x = 0;
     int over = 0;
     for (size_t i = 0; i < n; i++) {
@@ -197,7 +199,11 @@ static st_status expect(parser *p, const char *key, int want_value, const uint8_
     split_kv(p, &k, &kn, v, vn, &has_v);
     if (!bytes_eq(k, kn, key)) {
         st_error *e = begin(p->e, p->line, p->ls);
-        if (kn && k[0] >= '0' && k[0] <= '9') {
+        if (kn == 0) {
+            ms(e, "an empty line (or a leading space) where '");
+            ms(e, key);
+            ms(e, "' was expected");
+        } else if (k[0] >= '0' && k[0] <= '9') {
             ms(e, "a data line where '");
             ms(e, key);
             ms(e, "' was expected (is a section's count too small?)");

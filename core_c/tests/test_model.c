@@ -356,6 +356,8 @@ static void test_malformed(void) {
     bad_edit(RULES, "\nend\n", "\n", 18, "the file ends where the 'end' line was expected");
     bad_edit(RULES, "\nend\n", "\nend", 18, "no final newline");
     bad_edit(RULES, "\nend\n", "\nfin\n", 18, "unknown key 'fin' where 'end' was expected");
+    bad_edit(RULES, "kind rules\n", "\nkind rules\n", 5, "an empty line (or a leading space) where 'kind'");
+    bad_edit(RULES, "99 100 7", "99 100 7x", 11, "merges[1]: count '7x' is not");
     /* a NUL byte anywhere */
     {
         char t[sizeof RULES];
