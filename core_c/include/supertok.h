@@ -21,6 +21,12 @@
 extern "C" {
 #endif
 
+/* Public functions are declared with ST_API (symbol visibility; the build helper defines it;
+ * this fallback keeps the header usable on its own). */
+#ifndef ST_API
+#define ST_API
+#endif
+
 #define ST_VERSION_MAJOR 0
 #define ST_VERSION_MINOR 1
 #define ST_VERSION_PATCH 0
@@ -405,6 +411,62 @@ ST_API void st_decoder_free(st_decoder *d);
 ST_API st_status st_decode_with_offsets(const st_encoding *enc, const uint32_t *ids, size_t n, uint32_t unit,
                                         uint8_t *out, size_t cap, size_t *out_len, size_t *offsets,
                                         st_error *err);
+
+/* ---- Model files (docs/model-format.md) ----------------------------------------------------- */
+
+/* A model file is text: "supertok-model 1", header lines (name, kind, alphabet, pattern,
+ * script-aware, scripts), counted sections (merges or tokens, supermerges, specials) and a
+ * final "end" line; docs/model-format.md is the specification. The core parses it from bytes,
+ * so every host (wasm, JavaScript, C) loads a model with nothing else.
+ *
+ * Errors: a malformed or truncated file gives ST_ERR_MALFORMED_MODEL with err->line (1-based
+ * line of the file), err->offset (ST_UNIT_BYTE: byte offset in the file of the bad line or
+ * field) and err->message naming the field and what is wrong, e.g. "merges[3]: right id 900
+ * is not below the rule's own id 515". err (may be NULL) is cleared at entry and left with
+ * status ST_OK on success. The parser never trusts a count for allocation before the lines it
+ * counts are seen: memory stays proportional to the file. */
+
+typedef struct st_model st_model;
+
+/* Model kinds (the "kind" header line). */
+#define ST_MODEL_RULES 1 /* merge rules: rule i joins two earlier ids into id A + i (DESIGN §7) */
+#define ST_MODEL_RANKS 2 /* a tiktoken vocabulary: token bytes + rank, merged by rank */
+
+/* Parse and validate a model file (bytes[0..len), not kept: the model copies what it needs).
+ * Everything st_encoding_from_model needs is checked here except what only building the
+ * encoding finds (two rank tokens with the same bytes). A model with supermerges parses (the
+ * section is stored and written back) but st_encoding_from_model refuses it for now. */
+ST_API st_status st_model_parse(const char *bytes, size_t len, const st_allocator *alloc, st_model **out,
+                                st_error *err);
+ST_API void st_model_free(st_model *model);
+
+/* The model in canonical text into out[0..cap), *out_len = its length (size query with cap 0:
+ * ST_ERR_BUFFER_TOO_SMALL). Parsing the output gives the same model; a file already in
+ * canonical form is written back byte for byte (a tool normalises a file with parse + write). */
+ST_API st_status st_model_write(const st_model *model, char *out, size_t cap, size_t *out_len);
+
+/* Header fields of a parsed model. kind: ST_MODEL_RULES or ST_MODEL_RANKS; alphabet:
+ * ST_ALPHABET_*; pattern: an st_pattern; flags: ST_PRETOK_SCRIPT_AWARE or 0. name: *len bytes
+ * (not NUL-terminated, never NULL). scripts: the script list as written ("Han,Thai"), "" for
+ * none, or NULL (*len 0) for the default set (also when the model is not script-aware). */
+ST_API int st_model_kind(const st_model *model);
+ST_API int st_model_alphabet(const st_model *model);
+ST_API int st_model_pattern(const st_model *model);
+ST_API uint32_t st_model_pretokenizer_flags(const st_model *model);
+ST_API const char *st_model_name(const st_model *model, size_t *len);
+ST_API const char *st_model_scripts(const st_model *model, size_t *len);
+/* The number of entries in a section: "merges", "tokens", "supermerges", "specials" (0 for a
+ * section the model does not have or an unknown name). */
+ST_API uint64_t st_model_count(const st_model *model, const char *section);
+
+/* An encoding from a parsed model (the model is not borrowed: free it whenever). A model with
+ * supermerges, or a script-aware one while the constructors take only a pattern, gives
+ * ST_ERR_MALFORMED_MODEL naming the line and "not supported yet". */
+ST_API st_status st_encoding_from_model(const st_model *model, const st_allocator *alloc, st_encoding **out,
+                                        st_error *err);
+/* st_model_parse + st_encoding_from_model + st_model_free in one call. */
+ST_API st_status st_encoding_new_model(const char *bytes, size_t len, const st_allocator *alloc,
+                                       st_encoding **out, st_error *err);
 
 /* ---- UBE: the UTF-8 / UTF-16 routed alphabet ---------------------------------------------- */
 

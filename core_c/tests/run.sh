@@ -1,12 +1,13 @@
 #!/bin/sh
 # Build and run the C core's tests (usable from any directory):
 #   1. compile every core source, and the tests, with -std=c11 -pedantic -Wall -Wextra -Werror;
-#   2. build test_core, stress, test_encode, test_vectors, test_decoder, test_threads and the fuzz harnesses'
+#   2. build test_core, stress, test_encode, test_vectors, test_decoder, test_model, test_threads and the fuzz harnesses'
 #      replay drivers with -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1 and run
 #      them (stress with a fixed seed and a moderate iteration count; test_encode with the shipped
 #      rank files in py/supertok/vocab, at the reduced sizes its header describes; test_vectors
 #      on every file of vectors/ the C API covers; test_decoder
-#      with the shipped rank files and the models in vectors/models).
+#      with the shipped rank files and the models in vectors/models;
+#      test_model on the model files in vectors/models).
 #   stress and test_encode check that the core's work grows linearly by counting it, not by
 #   timing it: they link a copy of the core whose files using ST_COUNT (core_c/src/counters.h)
 #   are compiled with -DST_TEST_COUNTERS. Every other binary links the core as shipped.
@@ -18,7 +19,10 @@
 #   ST_TEST_BUILD_DIR  where binaries go (default: a temporary directory, removed at exit)
 #   STRESS_SEED, STRESS_ITERS   stress arguments (default: 1, 1500)
 #   ST_FUZZ_SECONDS    if > 0 and clang has libFuzzer, also fuzz for that many seconds (the
-#                      pre-tokenizer harness, then each mode of the encoder harness)
+#                      pre-tokenizer harness, then each mode of the encoder harness, then the
+#                      model-file harness)
+#   ST_MODEL_MUTATIONS random damages of the model seeds run by fuzz_model's replay driver
+#                      (default 20000; the libFuzzer-free fuzz)
 #   ST_VOCAB_DIR       the rank files for test_encode and fuzz_encode (default: py/supertok/vocab)
 #   ST_ENCODE_BIG      passed on to test_encode: 1 for its full sizes (slow under the
 #                      sanitizers; meant for an -O2 build, see test_encode.c)
@@ -56,7 +60,7 @@ CNT_SRCS=$(grep -l 'ST_COUNT\|ST_TEST_COUNTERS' $SRCS)
 for f in $CNT_SRCS; do
     $CC $WARN -O2 $INC -DST_TEST_COUNTERS -c "$f" -o "$build/warn_cnt_$(basename "$f" .c).o"
 done
-for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors test_decoder; do
+for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors test_decoder test_model fuzz_model; do
     $CC $WARN -O2 $INC -DST_FUZZ_MAIN -DST_TEST_COUNTERS -c "$here/$t.c" -o "$build/warn_$t.o"
 done
 
@@ -85,6 +89,8 @@ $CC -std=c11 $SAN $INC -DST_TEST_COUNTERS "$here/test_encode.c" $cobjs -o "$buil
 $CC -std=c11 $SAN $INC "$here/test_vectors.c" $objs -o "$build/test_vectors"
 $CC -std=c11 $SAN $INC "$here/test_decoder.c" $objs -o "$build/test_decoder"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_encode.c" $objs -o "$build/fuzz_encode_replay"
+$CC -std=c11 $SAN $INC "$here/test_model.c" $objs -o "$build/test_model"
+$CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_model.c" $objs -o "$build/fuzz_model_replay"
 
 step "test_core"
 "$build/test_core"
@@ -99,6 +105,17 @@ printf 'Han,Nope,Thai' >"$build/seed3"
 printf 'ab\355\240\200\300\200\364\220\200\200\377' >"$build/seed4"
 : >"$build/seed5"
 "$build/fuzz_replay" "$build/seed1" "$build/seed2" "$build/seed3" "$build/seed4" "$build/seed5"
+
+step "test_model $root/vectors/models"
+"$build/test_model" "$root/vectors/models"
+
+step "model-file fuzz harness: the seeds, then ${ST_MODEL_MUTATIONS:-20000} random damages of them"
+mkdir -p "$build/model_seeds"
+cp "$root"/vectors/models/*.stmodel "$build/model_seeds/"
+printf 'supertok-model 1\nname s\ncomment c\nkind rules\nalphabet ube\npattern cl100k\nscript-aware yes\nscripts Han,Thai\nmerges 2 counts\n97 98 5\n512 99 3\nsupermerges 1\n513 513\nspecials 1\n600 \\x20<|a\\nb|>\nend\n' >"$build/model_seeds/super"
+printf 'supertok-model 1\nname r\nkind ranks\nalphabet bytes\npattern o200k\nscript-aware no\ntokens 4\nYQ== 0\nYg== 1\nYWI= 2\nIA== 3\nspecials 1\n4 <|endoftext|>\nend\n' >"$build/model_seeds/ranks"
+printf 'supertok-model 1\nname b\nkind rules\nalphabet bytes\npattern gpt2\nscript-aware no\nmerges 1\n97 98\nspecials 0\nend\n' >"$build/model_seeds/rules"
+"$build/fuzz_model_replay" --mutate "${ST_MODEL_MUTATIONS:-20000}" 1 "$build"/model_seeds/*
 
 step "test_encode $VOCAB"
 "$build/test_encode" "$VOCAB"
@@ -160,6 +177,13 @@ if [ "${ST_FUZZ_SECONDS:-0}" -gt 0 ]; then
             (cd "$build" && ST_FUZZ_MODE=$mode ./fuzz_encode -max_total_time="$ST_FUZZ_SECONDS" -max_len=4096 \
                 "enc_corpus_$mode")
         done
+        step "libFuzzer, model-file harness, for ${ST_FUZZ_SECONDS} s"
+        clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $INC \
+            $SRCS "$here/fuzz_model.c" -o "$build/fuzz_model"
+        mkdir -p "$build/model_corpus"
+        cp "$build"/model_seeds/* "$build/model_corpus/"
+        (cd "$build" && ./fuzz_model -max_total_time="$ST_FUZZ_SECONDS" -max_len=8192 -dict="$here/fuzz_model.dict" \
+            model_corpus)
     else
         step "libFuzzer: clang with -fsanitize=fuzzer not available, skipped"
     fi

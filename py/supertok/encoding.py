@@ -60,7 +60,7 @@ class Encoding:
     """One loaded vocabulary. Immutable; safe to share between threads."""
 
     def __init__(self, name, *, pat_str, special_tokens, pattern_id=None, ranks_file=None, sha256=None, image=None,
-                 merges=None, alphabet="bytes"):
+                 merges=None, alphabet="bytes", handle=None):
         """A tiktoken vocabulary (ranks_file; image: (path of an xz-compressed vocabulary image,
         its sha256), used instead by backends that prefer images, i.e. pywasm), or a model of
         merge rules (merges: [(left, right), ...], rule i making id A + i; alphabet "bytes"
@@ -88,7 +88,9 @@ class Encoding:
         self.alphabet = alphabet
         specials = b"".join(base64.b64encode(tok.encode("utf-8")) + b" %d\n" % i
                             for tok, i in sorted(special_tokens.items(), key=lambda kv: kv[1]))
-        if merges is not None:
+        if handle is not None:  # built by the backend already (load_model from a model file)
+            self._handle = handle
+        elif merges is not None:
             flat = [x for pair in merges for x in pair]
             self._handle = self._backend.encoding_new_merges(_ALPHABETS[alphabet], flat, specials, pattern_id)
         elif image is not None and getattr(self._backend, "prefers_image", False):
@@ -464,7 +466,11 @@ MODEL_FORMAT = "supertok-merges"
 
 
 def load_model(model):
-    """An Encoding from a merge-rules model: a path to its JSON file, or the parsed dict.
+    """An Encoding from a model file: a path, its bytes, or a parsed JSON dict.
+
+    The model file format (docs/model-format.md) is text starting "supertok-model 1"; the core
+    parses and validates it (errors: ModelError naming the line and the field). The JSON models
+    of merge rules convert to it first (_model_format.json_to_text):
 
     {"format": "supertok-merges", "version": 1, "name": str, "alphabet": "bytes" | "ube",
      "pattern": "gpt2" | "cl100k" | "o200k", "merges": [[left, right], ...],
@@ -473,48 +479,40 @@ def load_model(model):
     Ids 0..A-1 are the base symbols (A = 256 bytes, or 512 UBE symbols); rule i joins two
     earlier ids into id A + i. A pair merges only when it is a rule, lowest rule first
     (DESIGN §7). Errors name the file and the field."""
-    where = "model"
-    if not isinstance(model, dict):
+    from . import _get
+    from ._model_format import ModelError, ModelFormatError, is_text_model, json_to_text
+    where, data = "model", None
+    if isinstance(model, (bytes, bytearray)):
+        data = bytes(model)
+    elif not isinstance(model, dict):
         where = str(model)
-        with open(model, encoding="utf-8") as f:
-            try:
-                model = json.load(f)
-            except json.JSONDecodeError as exc:
-                raise ValueError("%s: not JSON (%s)" % (where, exc)) from None
-
-    def bad(field, why):
-        return ValueError("%s: %s %s" % (where, field, why))
-
-    if model.get("format") != MODEL_FORMAT:
-        raise bad("format", "must be %r, not %r" % (MODEL_FORMAT, model.get("format")))
-    if model.get("version") != 1:
-        raise bad("version", "must be 1, not %r" % (model.get("version"),))
-    alphabet = model.get("alphabet")
-    if alphabet not in _ALPHABETS:
-        raise bad("alphabet", "must be 'bytes' or 'ube', not %r" % (alphabet,))
-    pattern = model.get("pattern")
-    if pattern not in _PATTERN_BASE:
-        raise bad("pattern", "must be one of %s, not %r" % (", ".join(sorted(_PATTERN_BASE)), pattern))
-    merges = model.get("merges")
-    if not isinstance(merges, list):
-        raise bad("merges", "must be a list of [left, right] pairs")
-    for i, m in enumerate(merges):
-        if (not isinstance(m, (list, tuple)) or len(m) != 2
-                or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in m)):
-            raise bad("merges[%d]" % i, "must be a pair of non-negative ids, not %r" % (m,))
-    specials = model.get("special_tokens", {})
-    if not isinstance(specials, dict) or not all(isinstance(k, str) and isinstance(v, int) for k, v in specials.items()):
-        raise bad("special_tokens", "must map text to ids")
-    with open(os.path.join(VOCAB_DIR, _PATTERN_BASE[pattern] + ".json"), encoding="utf-8") as f:
-        pat_str = json.load(f)["pat_str"]
+        with open(model, "rb") as f:
+            data = f.read()
+    from_json = data is None or not is_text_model(data)
+    if data is not None and from_json:
+        try:
+            model = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError("%s: not JSON (%s)" % (where, exc)) from None
+    if from_json:
+        try:
+            data = json_to_text(model)
+        except ModelFormatError as exc:
+            raise ValueError("%s: %s" % (where, exc)) from None
+    backend = _get()
     try:
-        return Encoding(str(model.get("name", "model")), pat_str=pat_str, special_tokens=specials,
-                        pattern_id=_PATTERN_IDS[_PATTERN_BASE[pattern]], merges=merges, alphabet=alphabet)
-    except SupertokError as exc:
-        if exc.what == "merge rules":
-            raise bad("merges[%d]" % exc.offset, "is not a rule of two earlier ids, or repeats one (%s)"
-                      % exc.message) from None
-        raise
+        handle, meta = backend.encoding_new_model(data)
+    except ModelError as exc:
+        if from_json:  # the JSON's field is named; the converted text's line means nothing here
+            raise ValueError("%s: %s" % (where, exc.detail)) from None
+        raise ModelError(exc.status, backend.status_str(exc.status), exc.detail, exc.line, exc.offset,
+                         where) from None
+    specials = {backend.token_bytes(handle, i).decode("utf-8"): i for i in backend.special_ids(handle)}
+    pattern_base = {1: "r50k_base", 2: "cl100k_base", 3: "o200k_base"}[meta["pattern"]]
+    with open(os.path.join(VOCAB_DIR, pattern_base + ".json"), encoding="utf-8") as f:
+        pat_str = json.load(f)["pat_str"]
+    return Encoding(meta["name"], pat_str=pat_str, special_tokens=specials, pattern_id=meta["pattern"],
+                    alphabet="ube" if meta["alphabet"] == 1 else "bytes", handle=handle)
 
 
 def get_encoding(encoding_name):

@@ -1,6 +1,7 @@
 """The native backend: the C core compiled into the cffi extension supertok._native."""
 from . import BackendUnavailable, id_list
-from .._status import OK, SupertokError
+from .._model_format import ModelError
+from .._status import BUFFER_TOO_SMALL, OK, SupertokError
 
 try:
     from .._native import ffi, lib
@@ -363,7 +364,7 @@ class NativeBackend:
         flags = 1 if final else 0
         buf = self._alloc("uint8_t[]", cap)
         st = lib.st_decoder_feed(dec, arr, n, flags, buf, cap, size, err)
-        if st == BUFFER_TOO_SMALL:  # nothing consumed: nothing consumed; again with the size reported
+        if st == BUFFER_TOO_SMALL:  # nothing consumed; again with the size reported
             cap = size[0]
             buf = self._alloc("uint8_t[]", cap)
             st = lib.st_decoder_feed(dec, arr, n, flags, buf, cap, size, err)
@@ -386,7 +387,7 @@ class NativeBackend:
         err = ffi.new("st_error *")
         offs = self._alloc("size_t[]", n or 1)
         st = lib.st_decode_with_offsets(enc, arr, n, 2, ffi.NULL, 0, size, offs, err)  # ST_UNIT_CODEPOINT
-        if st == 4:
+        if st == BUFFER_TOO_SMALL:
             buf = self._alloc("uint8_t[]", size[0])
             st = lib.st_decode_with_offsets(enc, arr, n, 2, buf, size[0], size, offs, err)
             if st == OK:
@@ -394,3 +395,53 @@ class NativeBackend:
         if st == OK:
             return b"", ffi.unpack(offs, n)
         self._raise(err, "ids")
+
+    # -- model files (docs/model-format.md) --
+    def _model_error(self, err, what):
+        e = err[0]
+        raise ModelError(e.status, self.status_str(e.status), ffi.string(e.message).decode("utf-8", "replace"),
+                         e.line, e.offset, what)
+
+    def encoding_new_model(self, data):
+        """(handle, meta) for a model file in the text format (bytes): the core parses and
+        validates it. meta: name, kind ("rules"/"ranks"), alphabet (ST_ALPHABET_*), pattern (id),
+        flags, scripts (bytes, or None for the default set)."""
+        model = ffi.new("st_model **")
+        err = ffi.new("st_error *")
+        st = lib.st_model_parse(data, len(data), ffi.NULL, model, err)
+        if st != OK:
+            self._model_error(err, "model")
+        m = model[0]
+        try:
+            n = ffi.new("size_t *")
+            name = ffi.buffer(lib.st_model_name(m, n), n[0])[:].decode("ascii")
+            sc = lib.st_model_scripts(m, n)
+            meta = {"name": name, "kind": {1: "rules", 2: "ranks"}[lib.st_model_kind(m)],
+                    "alphabet": lib.st_model_alphabet(m), "pattern": lib.st_model_pattern(m),
+                    "flags": lib.st_model_pretokenizer_flags(m),
+                    "scripts": None if sc == ffi.NULL else ffi.buffer(sc, n[0])[:]}
+            out = ffi.new("st_encoding **")
+            st = lib.st_encoding_from_model(m, ffi.NULL, out, err)
+            if st != OK:
+                self._model_error(err, "model")
+            return ffi.gc(out[0], lib.st_encoding_free), meta
+        finally:
+            lib.st_model_free(m)
+
+    def model_normalize(self, data):
+        """The canonical text of a model file (st_model_parse + st_model_write)."""
+        model = ffi.new("st_model **")
+        err = ffi.new("st_error *")
+        st = lib.st_model_parse(data, len(data), ffi.NULL, model, err)
+        if st != OK:
+            self._model_error(err, "model")
+        try:
+            size = ffi.new("size_t *")
+            lib.st_model_write(model[0], ffi.NULL, 0, size)
+            buf = ffi.new("char[]", size[0] or 1)
+            st = lib.st_model_write(model[0], buf, size[0], size)
+            if st != OK:
+                self._fail(st, None, "model")
+            return ffi.buffer(buf, size[0])[:]
+        finally:
+            lib.st_model_free(model[0])
