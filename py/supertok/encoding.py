@@ -5,6 +5,7 @@ same ids, bytes and errors as tiktoken 0.14 for the shipped vocabularies (r50k_b
 p50k_edit, cl100k_base, o200k_base). The rank files ship in supertok/vocab/ and are checked
 against their sha256 when loaded; the C core parses them itself.
 """
+import array
 import base64
 import codecs
 import functools
@@ -17,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from . import _models
 from ._status import SupertokError
+from .backends import current as _current_backend
 
 VOCAB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocab")
 _PATTERN_IDS = {"r50k_base": 1, "p50k_base": 1, "cl100k_base": 2, "o200k_base": 3}
@@ -54,29 +56,38 @@ class Encoding:
     """One loaded vocabulary. Immutable; safe to share between threads."""
 
     def __init__(self, name, *, pat_str, special_tokens, pattern_id, ranks_file=None, sha256=None, image=None,
-                 merges=None, alphabet="bytes"):
+                 merges=None, alphabet="bytes", _ranks_data=None):
         """A tiktoken vocabulary (ranks_file; image: (path of an xz-compressed vocabulary image,
         its sha256), used instead by backends that prefer images, i.e. pywasm), or a model of
         merge rules (merges: [(left, right), ...], rule i making id A + i; alphabet "bytes"
-        (A = 256) or "ube" (A = 512); see load_model)."""
-        from . import _get
+        (A = 256) or "ube" (A = 512); see load_model). _ranks_data: the rank file's bytes
+        instead of its path (how an unpickled custom encoding is rebuilt)."""
         self.name = name
         self._pat_str = pat_str
         self._special_tokens = dict(special_tokens)
-        self._backend = _get()
+        self._backend = _current_backend()
         if alphabet not in _ALPHABETS:
             raise ValueError("alphabet must be 'bytes' or 'ube', not %r" % (alphabet,))
         self.alphabet = alphabet
         specials = b"".join(base64.b64encode(tok.encode("utf-8")) + b" %d\n" % i
                             for tok, i in sorted(special_tokens.items(), key=lambda kv: kv[1]))
+        # what pickling needs to rebuild this encoding in another process (see __reduce__)
+        self._pickle_name = None  # set by get_encoding for a shipped encoding: pickled by name
+        self._state = dict(pat_str=pat_str, special_tokens=self._special_tokens, pattern_id=pattern_id,
+                           ranks_file=ranks_file, sha256=sha256, image=image, alphabet=alphabet)
         if merges is not None:
             flat = [x for pair in merges for x in pair]
             self._handle = self._backend.encoding_new_merges(_ALPHABETS[alphabet], flat, specials, pattern_id)
-        elif image is not None and getattr(self._backend, "prefers_image", False):
+            self._state["merges"] = array.array("I", flat)  # 4 bytes an id, not a list of pairs
+        elif _ranks_data is None and image is not None and getattr(self._backend, "prefers_image", False):
             self._handle = self._backend.encoding_from_image(_read_checked(image[0], image[1], lzma.open))
         else:
-            ranks = _read_checked(ranks_file, sha256, open)
+            ranks = _read_checked(ranks_file, sha256, open) if _ranks_data is None else bytes(_ranks_data)
             self._handle = self._backend.encoding_new(ranks, specials, pattern_id)
+            if _ranks_data is not None:
+                self._state["_ranks_data"] = ranks
+            elif sha256 is None:  # pin the bytes that built it: a pickle must carry those bytes
+                self._state["sha256"] = hashlib.sha256(ranks).hexdigest()
         self._special_ids = {tok.encode("utf-8"): i for tok, i in special_tokens.items()}
         self._special_token_values = set(special_tokens.values())
         self.n_vocab = self._backend.n_vocab(self._handle)
@@ -85,15 +96,25 @@ class Encoding:
     def __repr__(self):
         return "<Encoding %r>" % self.name
 
+    def __reduce__(self):
+        """Pickle support (multiprocessing, datasets.map(num_proc=...)): a shipped encoding
+        pickles by name and unpickles through get_encoding on the unpickling process's
+        backend; any other by what rebuilds it there: a model's merge rules, a custom rank
+        file's bytes (read again now and checked against the sha256 of the bytes it was built
+        from)."""
+        if self._pickle_name is not None:
+            return get_encoding, (self._pickle_name,)
+        state = dict(self._state)
+        if "merges" not in state and "_ranks_data" not in state and state["ranks_file"] is not None:
+            state["_ranks_data"] = _read_checked(state["ranks_file"], state["sha256"], open)
+        return _unpickle, (self.name, state)
+
     def prepare(self):
         """Build now what encoding builds on first need (the backtracking encoder's tables: about
         100 ms and 16 MB for o200k_base, natively), to pay for it at start-up instead of on a
         first request. True when they are ready; False when this encoding never uses them (a
         vocabulary image, as pywasm loads, or a merge-rules model), which changes no id."""
-        st = self._backend.prepare(self._handle)
-        if st == 2:
-            raise MemoryError("out of memory building the encoder's tables (the encoding still works without them)")
-        return st == 0
+        return self._backend.prepare(self._handle)
 
     # -- properties ---------------------------------------------------------------------------
     @property
@@ -180,11 +201,10 @@ class Encoding:
 
     def _encode_batch(self, texts, allowed, num_threads):
         """Contiguous chunks, one per thread, each encoded by one core call: the native core
-        releases the GIL for the whole chunk, so the chunks run in parallel."""
-        if not hasattr(self._backend, "encode_many"):
-            return [self._backend.encode(self._handle, _to_utf8(t)[0], allowed) for t in texts]
+        releases the GIL for the whole chunk, so the chunks run in parallel (a wasm backend
+        runs them one after another: its runtime has one thread)."""
         datas = [_to_utf8(t)[0] for t in texts]
-        k = max(1, min(num_threads, len(datas)))
+        k = max(1, min(num_threads if self._backend.parallel else 1, len(datas)))
         size = -(-len(datas) // k) if datas else 0
         chunks = [datas[i:i + size] for i in range(0, len(datas), size)] if datas else []
         run = functools.partial(self._backend.encode_many, self._handle, allowed=allowed)
@@ -228,16 +248,8 @@ class Encoding:
         if errors not in ("replace", "strict"):
             raise ValueError("a UBE model decodes with errors='replace' or 'strict', not %r" % (errors,))
         tokens = list(tokens)
-        st, out, off = self._backend.decode_text(self._handle, tokens, 2 if errors == "strict" else 0)
-        if st == 0:
-            return out.decode("utf-8")
-        if st == 8:
-            raise KeyError("Invalid token for decoding: %d" % tokens[off])
-        if st == 3:
-            from .ube import UbeDecodeError
-            raise UbeDecodeError("malformed UBE text: the ill-formed sequence starting in token %d (index %d) "
-                                 "does not decode (errors='strict')" % (tokens[off], off), off)
-        raise SupertokError(st, self._backend.status_str(st), off, "ids")
+        # KeyError for an id that is no token; UbeDecodeError (strict) naming where text breaks
+        return self._backend.decode_text(self._handle, tokens, _UBE_STRICT if errors == "strict" else 0).decode("utf-8")
 
     def token_symbols(self, token):
         """The base symbols of an ordinary token (bytes 0-255; for UBE also 256-511)."""
@@ -309,6 +321,14 @@ class IncrementalDecoder:
         return self._utf8.decode(b"", final=True)
 
 
+def _unpickle(name, state):
+    state = dict(state)
+    merges = state.pop("merges", None)
+    if merges is not None:
+        merges = list(zip(merges[0::2], merges[1::2]))
+    return Encoding(name, merges=merges, **state)
+
+
 def _read_checked(path, sha256, opener):
     with opener(path, "rb") as f:
         data = f.read()
@@ -353,12 +373,15 @@ def _load(encoding_name):
             entry = json.load(f).get(encoding_name)
         if entry:
             image = (os.path.join(VOCAB_DIR, encoding_name + ".stimg.xz"), entry["sha256"])
-    return Encoding(encoding_name, pat_str=meta["pat_str"], ranks_file=os.path.join(VOCAB_DIR, base + ".tiktoken"),
-                    special_tokens=specials if specials is not None else meta["special_tokens"],
-                    pattern_id=_PATTERN_IDS[base], sha256=meta["sha256"], image=image)
+    enc = Encoding(encoding_name, pat_str=meta["pat_str"], ranks_file=os.path.join(VOCAB_DIR, base + ".tiktoken"),
+                   special_tokens=specials if specials is not None else meta["special_tokens"],
+                   pattern_id=_PATTERN_IDS[base], sha256=meta["sha256"], image=image)
+    enc._pickle_name = encoding_name  # shipped: pickled by name
+    return enc
 
 
 _ALPHABETS = {"bytes": 0, "ube": 1}
+_UBE_STRICT = 2  # ST_UBE_STRICT
 _PATTERN_BASE = {"gpt2": "r50k_base", "cl100k": "cl100k_base", "o200k": "o200k_base"}
 MODEL_FORMAT = "supertok-merges"
 
@@ -419,8 +442,7 @@ def load_model(model):
 
 def get_encoding(encoding_name):
     """The encoding on the current backend, loaded once per backend and name."""
-    from . import _get
-    key = (encoding_name, id(_get()))
+    key = (encoding_name, id(_current_backend()))
     with _lock:
         enc = _cache.get(key)
         if enc is None:

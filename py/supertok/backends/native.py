@@ -1,6 +1,9 @@
 """The native backend: the C core compiled into the cffi extension supertok._native."""
+import weakref
+
 from . import BackendUnavailable, id_list
-from .._status import OK, SupertokError
+from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK, raise_for_status
+from .base import Backend, HandleCache
 
 try:
     from .._native import ffi, lib
@@ -9,16 +12,16 @@ except ImportError as exc:  # not built (no C compiler at install time) or not i
     _why = str(exc)
 
 
-class NativeBackend:
+class NativeBackend(Backend):
     name = "native"
     prefers_image = False
+    parallel = True  # the core runs without the GIL
 
     def __init__(self):
         if lib is None:
             raise BackendUnavailable("the native extension supertok._native is not built (%s)" % _why)
         self._alloc = ffi.new_allocator(should_clear_after_alloc=False)
-        self._pretokenizers = {}
-        import weakref
+        self._pretokenizers = HandleCache()
         self._images = weakref.WeakKeyDictionary()
 
     def version(self):
@@ -36,8 +39,8 @@ class NativeBackend:
     def script_of(self, cp):
         return lib.st_script_of(cp)
 
-    def _fail(self, status, offset, what):
-        raise SupertokError(status, self.status_str(status), offset, what)
+    def _fail(self, status, offset, what, items=None):
+        raise_for_status(status, self.status_str, offset, what, items)
 
     def pretokenizer(self, pattern, flags, scripts):
         """A cached handle for (pattern id, flags, scripts as bytes or None)."""
@@ -52,7 +55,7 @@ class NativeBackend:
             if st != OK:
                 self._fail(st, err[0], "pre-tokenizer options")
             h = ffi.gc(out[0], lib.st_pretokenizer_free)
-            self._pretokenizers[key] = h
+            self._pretokenizers.put(key, h)
         return h
 
     def pretokenize_ends(self, handle, data, codepoints):
@@ -116,7 +119,12 @@ class NativeBackend:
         return lib.st_encoding_alphabet(enc)
 
     def prepare(self, enc):
-        return lib.st_encoding_prepare(enc)
+        st = lib.st_encoding_prepare(enc)
+        if st == INVALID_ARGUMENT:  # an encoding that never uses the tables
+            return False
+        if st != OK:
+            self._fail(st, None, "prepare")
+        return True
 
     def encoding_from_image(self, image):
         buf = ffi.new("uint64_t[]", (len(image) + 7) // 8)  # 8-byte aligned, kept alive below
@@ -129,6 +137,9 @@ class NativeBackend:
         handle = ffi.gc(out[0], lib.st_encoding_free)
         self._images[handle] = buf  # the encoding borrows the image
         return handle
+
+    def encoding_free(self, enc):
+        ffi.release(enc)  # runs st_encoding_free now (the handle is an ffi.gc object); idempotent
 
     def save_image(self, enc):
         size = ffi.new("size_t *")
@@ -198,16 +209,14 @@ class NativeBackend:
         size = ffi.new("size_t *")
         err = ffi.new("size_t *")
         st = lib.st_decode(enc, arr, n, ffi.NULL, 0, size, err)
-        if st == 4:  # BUFFER_TOO_SMALL: the size query
+        if st == BUFFER_TOO_SMALL:  # the size query
             buf = self._alloc("uint8_t[]", size[0])
             st = lib.st_decode(enc, arr, n, buf, size[0], size, err)
             if st == OK:
                 return ffi.buffer(buf, size[0])[:]
         if st == OK:
             return b""
-        if st == 8:
-            raise KeyError("Invalid token for decoding: %d" % ids[err[0]])
-        self._fail(st, err[0], "ids")
+        self._fail(st, err[0], "ids", ids)  # KeyError for an id that is no token
 
     def token_bytes(self, enc, token):
         if not 0 <= token <= 0xFFFFFFFF:
@@ -216,7 +225,7 @@ class NativeBackend:
         size = ffi.new("size_t *")
         st = lib.st_token_bytes(enc, token, ptr, size)
         if st != OK:
-            raise KeyError(str(token))
+            self._fail(st, None, "token", token)  # KeyError
         return ffi.buffer(ptr[0], size[0])[:]
 
     def token_symbols(self, enc, token):
@@ -224,17 +233,17 @@ class NativeBackend:
             raise OverflowError("out of range integral type conversion attempted")
         n = ffi.new("size_t *")
         st = lib.st_token_symbols(enc, token, ffi.NULL, 0, n)
-        if st == 4:
+        if st == BUFFER_TOO_SMALL:
             out = ffi.new("uint16_t[]", n[0])
             st = lib.st_token_symbols(enc, token, out, n[0], n)
             if st == OK:
                 return ffi.unpack(out, n[0])
         if st == OK:
             return []
-        raise KeyError(str(token))
+        self._fail(st, None, "token", token)  # KeyError
 
     def decode_text(self, enc, ids, flags):
-        """(status, UTF-8 bytes, error offset) of st_decode_text."""
+        """UTF-8 bytes of st_decode_text; raises (KeyError, UbeDecodeError, ...) on failure."""
         n = len(ids)
         try:
             arr = ffi.new("uint32_t[]", ids) if n else ffi.NULL
@@ -243,11 +252,14 @@ class NativeBackend:
         size = ffi.new("size_t *")
         err = ffi.new("size_t *")
         st = lib.st_decode_text(enc, arr, n, flags, ffi.NULL, 0, size, err)
-        if st == 4:
+        if st == BUFFER_TOO_SMALL:
             buf = self._alloc("uint8_t[]", size[0])
             st = lib.st_decode_text(enc, arr, n, flags, buf, size[0], size, err)
-            return st, (ffi.buffer(buf, size[0])[:] if st == OK else b""), err[0]
-        return st, b"", err[0]
+            if st == OK:
+                return ffi.buffer(buf, size[0])[:]
+        if st == OK:
+            return b""
+        self._fail(st, err[0], "ids", ids)
 
     # -- UBE --
     def ube_encode_symbols(self, data):
@@ -266,7 +278,7 @@ class NativeBackend:
         return s
 
     def ube_stream_feed(self, state, symbols, flags):
-        """(status, UTF-8 bytes, error offset); state is unchanged unless status is OK."""
+        """UTF-8 bytes; raises (UbeDecodeError, ...) on failure, the state then unchanged."""
         n = len(symbols)
         arr = ffi.new("uint16_t[]", symbols) if n else ffi.NULL
         cap = 3 * n + 3
@@ -274,4 +286,6 @@ class NativeBackend:
         size = ffi.new("size_t *")
         err = ffi.new("size_t *")
         st = lib.st_ube_stream_feed(state, arr, n, flags, buf, cap, size, err)
-        return st, (ffi.buffer(buf, size[0])[:] if st == OK else b""), err[0]
+        if st != OK:
+            self._fail(st, err[0], "symbols")
+        return ffi.buffer(buf, size[0])[:]
