@@ -182,7 +182,9 @@ class WasmBackend(Backend):
         fallible call is given. Today's C API: a size_t err_offset at self._err and, for the
         encoding constructors, an int "in specials" at self._err + 8 (input 1 = the special
         tokens). THE one place that reads errors: switching to the st_error struct changes
-        this method (and the calls' last argument) only."""
+        this method (and the calls' last argument) only. The st_error layout to read then
+        (fixed widths, the same in wasm32): status u32 @0, unit u32 @4, offset u64 @8, line u64
+        @16, token u32 @24, input u32 @28, message char[120] @32 (152 bytes; _ERR_SIZE is 256)."""
         off, ins = struct.unpack("<I4xI", self._r.read(self._err, 12))
         return off, ins
 
