@@ -72,14 +72,14 @@ class Encoding:
         specials = b"".join(base64.b64encode(tok.encode("utf-8")) + b" %d\n" % i
                             for tok, i in sorted(special_tokens.items(), key=lambda kv: kv[1]))
         # what pickling needs to rebuild this encoding in another process (see __reduce__)
-        self._pickle_name = None  # set by get_encoding for a shipped encoding: pickled by name
+        self._pickle_name = None  # set by _load for a shipped encoding: pickled by name
         self._state = dict(pat_str=pat_str, special_tokens=self._special_tokens, pattern_id=pattern_id,
                            ranks_file=ranks_file, sha256=sha256, image=image, alphabet=alphabet)
         if merges is not None:
             flat = [x for pair in merges for x in pair]
             self._handle = self._backend.encoding_new_merges(_ALPHABETS[alphabet], flat, specials, pattern_id)
             self._state["merges"] = array.array("I", flat)  # 4 bytes an id, not a list of pairs
-        elif _ranks_data is None and image is not None and getattr(self._backend, "prefers_image", False):
+        elif _ranks_data is None and image is not None and self._backend.prefers_image:
             self._handle = self._backend.encoding_from_image(_read_checked(image[0], image[1], lzma.open))
         else:
             ranks = _read_checked(ranks_file, sha256, open) if _ranks_data is None else bytes(_ranks_data)
