@@ -7,8 +7,9 @@ See backend() and the SUPERTOK_BACKEND environment variable.
 from ._status import SupertokError
 from ._text import utf8 as _utf8
 from .backends import BackendUnavailable
-from .backends import current as _get  # the process's backend: state kept in supertok.backends
-from .backends import set_current as _set_backend
+# the process's backend: its state lives in supertok.backends; these names stay for callers
+from .backends import current as _get
+from .backends import set_current as _set_backend  # noqa: F401
 
 __all__ = ["ube_encode_symbols", "ube_decode_symbols", "UbeStreamDecoder", "UbeDecodeError", "get_encoding", "load_model", "encoding_for_model", "encoding_name_for_model", "list_encoding_names", "Encoding",
            "pretokenize", "pretokenize_spans", "backend", "version", "unicode_version",
