@@ -30,7 +30,7 @@ class BackendUnavailable(RuntimeError):
     pass
 
 
-from .base import Backend  # noqa: E402  (the protocol every backend implements)
+from .base import Backend  # noqa: E402, F401  (the protocol every backend implements)
 
 _current = None
 
