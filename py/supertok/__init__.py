@@ -5,8 +5,11 @@ the native cffi extension, the bundled supertok.wasm on wasmtime, or the same mo
 See backend() and the SUPERTOK_BACKEND environment variable.
 """
 from ._status import SupertokError
+from ._text import utf8 as _utf8
 from .backends import BackendUnavailable
-from .backends import select as _select
+# the process's backend: its state lives in supertok.backends; these names stay for callers
+from .backends import current as _get
+from .backends import set_current as _set_backend  # noqa: F401
 
 __all__ = ["ube_encode_symbols", "ube_decode_symbols", "UbeStreamDecoder", "UbeDecodeError", "get_encoding", "load_model", "encoding_for_model", "encoding_name_for_model", "list_encoding_names", "Encoding",
            "pretokenize", "pretokenize_spans", "backend", "version", "unicode_version",
@@ -29,24 +32,6 @@ DEFAULT_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Myanmar", "Khmer", "L
 
 _SCRIPT_AWARE = 1
 _OFFSETS_CODEPOINTS = 1
-_backend = None
-
-
-def _get():
-    global _backend
-    if _backend is None:
-        _backend = _select()
-    return _backend
-
-
-def _set_backend(name):
-    """Switch the backend of this process (tests use it to run every backend in turn);
-    returns the previous backend object. `name` is a backend name or a backend object."""
-    global _backend
-    from .backends import load
-    prev = _backend
-    _backend = load(name) if isinstance(name, str) else name
-    return prev
 
 
 def backend():
@@ -66,17 +51,6 @@ def unicode_version():
 def script_names():
     """Script names by id, as the core knows them (0 Unknown, 1 Common, 2 Inherited, ...)."""
     return _get().script_names()
-
-
-def _utf8(text):
-    """UTF-8 bytes of a str; a lone surrogate is a ValueError naming its index."""
-    if not isinstance(text, str):
-        raise TypeError("text must be str, not %s" % type(text).__name__)
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError("text holds a lone surrogate U+%04X at index %d; it cannot be encoded as UTF-8"
-                         % (ord(text[exc.start]), exc.start)) from None
 
 
 def _handle(b, pattern, script_aware, scripts):

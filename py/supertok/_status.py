@@ -50,3 +50,63 @@ class SupertokError(ValueError):
         if line:
             where += " (line %d)" % line
         super().__init__("%s%s%s (%s)" % (what + ": " if what else "", message, where, self.name))
+
+# The number of each status name, for code that maps by name (raise_for_status).
+BY_NAME = {name: num for num, name in NAMES.items()}
+
+
+class UbeDecodeError(ValueError):
+    """Malformed text under errors="strict". index: where the malformed sequence starts (a
+    symbol index for symbol streams, an id index for token streams)."""
+    __module__ = "supertok.ube"  # where users import it from (supertok.ube re-exports it)
+
+    def __init__(self, message, index):
+        super().__init__(message)
+        self.index = index
+
+
+def raise_for_status(status, message, offset=None, what="", items=None, *, token=None, line=None, input=0,
+                     unit=1, detail=""):
+    """Raise the Python exception for a failed core call; return None for ST_OK.
+
+    The one place that turns a core status into a Python exception: it maps by status NAME,
+    and `what` names the input the call concerned ("ids", "symbols", "text", "rank file", ...).
+    `message` is the core's st_status_str (a str, or a callable giving it, so that callers
+    raising KeyError never pay for it); `items` is the input array `offset` indexes, where the
+    message quotes the bad item (decoding: the bad id). token, line, input, unit and detail (the
+    core's message) are the rest of the core's st_error report, kept on the SupertokError."""
+    name = NAMES.get(status, "ST_ERR_%d" % status)
+    if name == "ST_OK":
+        return None
+    if what == "ids" and name == "ST_ERR_INVALID_TOKEN":
+        # tiktoken's error and message for an id that is no token
+        raise KeyError("Invalid token for decoding: %d" % (items[offset] if items is not None else token))
+    if what == "ids" and name == "ST_ERR_INVALID_UTF8" and items is not None and offset < len(items):
+        raise UbeDecodeError("malformed UBE text: the ill-formed sequence starting in token %d (index %d) "
+                             "does not decode (errors='strict')" % (items[offset], offset), offset)
+    if what == "symbols" and name == "ST_ERR_INVALID_UTF8":
+        raise UbeDecodeError("malformed UBE symbol stream: the ill-formed sequence starting at symbol %d "
+                             "does not decode (errors='strict')" % offset, offset)
+    if what == "token" and name in ("ST_ERR_INVALID_TOKEN", "ST_ERR_INVALID_ARGUMENT"):
+        # token_bytes / token_symbols of an id that is no (such) token: a mapping miss
+        raise KeyError(str(items))
+    if what == "prepare" and name == "ST_ERR_OUT_OF_MEMORY":
+        raise MemoryError("out of memory building the encoder's tables (the encoding still works without them)")
+    if callable(message):
+        message = message(status)
+    if what == "model" and name == "ST_ERR_MALFORMED_MODEL":
+        from ._model_format import ModelError
+        raise ModelError(status, message, detail, line or 0, offset, what)
+    raise SupertokError(status, message + (": " + detail if detail else ""), offset, what, name=name, token=token,
+                        line=line, input=input, unit=unit)
+
+
+def raise_error(err, message, what="", items=None):
+    """raise_for_status from a core st_error report given as a tuple (status, unit, offset,
+    line, token, input, message bytes): the offset is None when no unit applies, token None
+    when the report names none."""
+    status, unit, offset, line, token, inp, msg = err
+    if isinstance(msg, (bytes, bytearray)):
+        msg = bytes(msg).split(b"\0", 1)[0].decode("utf-8", "replace")
+    raise_for_status(status, message, offset if unit else None, what, items, token=None if token == 0xFFFFFFFF else token,
+                     line=line or None, input=inp, unit=unit, detail=msg)

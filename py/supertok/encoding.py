@@ -5,6 +5,7 @@ same ids, bytes and errors as tiktoken 0.14 for the shipped vocabularies (r50k_b
 p50k_edit, cl100k_base, o200k_base). The rank files ship in supertok/vocab/ and are checked
 against their sha256 when loaded; the C core parses them itself.
 """
+import array
 import base64
 import codecs
 import functools
@@ -17,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from . import _models
 from ._status import SupertokError
+from .backends import current as _current_backend
 
 VOCAB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocab")
 _PATTERN_IDS = {"r50k_base": 1, "p50k_base": 1, "cl100k_base": 2, "o200k_base": 3}
@@ -60,18 +62,18 @@ class Encoding:
     """One loaded vocabulary. Immutable; safe to share between threads."""
 
     def __init__(self, name, *, pat_str, special_tokens, pattern_id=None, ranks_file=None, sha256=None, image=None,
-                 merges=None, alphabet="bytes", handle=None):
+                 merges=None, alphabet="bytes", handle=None, _ranks_data=None):
         """A tiktoken vocabulary (ranks_file; image: (path of an xz-compressed vocabulary image,
         its sha256), used instead by backends that prefer images, i.e. pywasm), or a model of
         merge rules (merges: [(left, right), ...], rule i making id A + i; alphabet "bytes"
         (A = 256) or "ube" (A = 512); see load_model). pat_str must be one of tiktoken's
         patterns (the core has a scanner for each, and no regex engine): any other is a
-        ValueError, never silently split some other way."""
-        from . import _get
+        ValueError, never silently split some other way. _ranks_data: the rank file's bytes
+        instead of its path (how an unpickled custom encoding is rebuilt)."""
         self.name = name
         self._pat_str = pat_str
         self._special_tokens = dict(special_tokens)
-        self._backend = _get()
+        self._backend = _current_backend()
         try:
             pid = self._backend.pattern_from_regex(pat_str.encode("utf-8"))
         except SupertokError as exc:
@@ -88,16 +90,26 @@ class Encoding:
         self.alphabet = alphabet
         specials = b"".join(base64.b64encode(tok.encode("utf-8")) + b" %d\n" % i
                             for tok, i in sorted(special_tokens.items(), key=lambda kv: kv[1]))
+        # what pickling needs to rebuild this encoding in another process (see __reduce__)
+        self._pickle_name = None  # set by _load for a shipped encoding: pickled by name
+        self._model_data = None  # set by load_model: pickled by the model file's text
+        self._state = dict(pat_str=pat_str, special_tokens=self._special_tokens, pattern_id=pattern_id,
+                           ranks_file=ranks_file, sha256=sha256, image=image, alphabet=alphabet)
         if handle is not None:  # built by the backend already (load_model from a model file)
             self._handle = handle
         elif merges is not None:
             flat = [x for pair in merges for x in pair]
             self._handle = self._backend.encoding_new_merges(_ALPHABETS[alphabet], flat, specials, pattern_id)
-        elif image is not None and getattr(self._backend, "prefers_image", False):
+            self._state["merges"] = array.array("I", flat)  # 4 bytes an id, not a list of pairs
+        elif _ranks_data is None and image is not None and self._backend.prefers_image:
             self._handle = self._backend.encoding_from_image(_read_checked(image[0], image[1], lzma.open))
         else:
-            ranks = _read_checked(ranks_file, sha256, open)
+            ranks = _read_checked(ranks_file, sha256, open) if _ranks_data is None else bytes(_ranks_data)
             self._handle = self._backend.encoding_new(ranks, specials, pattern_id)
+            if _ranks_data is not None:
+                self._state["_ranks_data"] = ranks
+            elif sha256 is None:  # pin the bytes that built it: a pickle must carry those bytes
+                self._state["sha256"] = hashlib.sha256(ranks).hexdigest()
         self._special_ids = {tok.encode("utf-8"): i for tok, i in special_tokens.items()}
         self._special_by_id = {i: tok for tok, i in special_tokens.items()}
         self._special_token_values = set(special_tokens.values())
@@ -107,15 +119,27 @@ class Encoding:
     def __repr__(self):
         return "<Encoding %r>" % self.name
 
+    def __reduce__(self):
+        """Pickle support (multiprocessing, datasets.map(num_proc=...)): a shipped encoding
+        pickles by name and unpickles through get_encoding on the unpickling process's
+        backend; any other by what rebuilds it there: a model file's text, a model's merge rules, a custom rank
+        file's bytes (read again now and checked against the sha256 of the bytes it was built
+        from)."""
+        if self._pickle_name is not None:
+            return get_encoding, (self._pickle_name,)
+        if self._model_data is not None:
+            return load_model, (self._model_data,)
+        state = dict(self._state)
+        if "merges" not in state and "_ranks_data" not in state and state["ranks_file"] is not None:
+            state["_ranks_data"] = _read_checked(state["ranks_file"], state["sha256"], open)
+        return _unpickle, (self.name, state)
+
     def prepare(self):
         """Build now what encoding builds on first need (the backtracking encoder's tables: about
         100 ms and 16 MB for o200k_base, natively), to pay for it at start-up instead of on a
         first request. True when they are ready; False when this encoding never uses them (a
         vocabulary image, as pywasm loads, or a merge-rules model), which changes no id."""
-        st = self._backend.prepare(self._handle)
-        if st != 0 and self._backend.status_name(st) == "ST_ERR_OUT_OF_MEMORY":
-            raise MemoryError("out of memory building the encoder's tables (the encoding still works without them)")
-        return st == 0
+        return self._backend.prepare(self._handle)
 
     # -- properties ---------------------------------------------------------------------------
     @property
@@ -219,13 +243,11 @@ class Encoding:
 
     def _encode_batch(self, texts, policy, num_threads):
         """Contiguous chunks, one per thread, each encoded by one core call: the native core
-        releases the GIL for the whole chunk, so the chunks run in parallel."""
+        releases the GIL for the whole chunk, so the chunks run in parallel (a wasm backend
+        runs them one after another: its runtime has one thread)."""
         allowed, disallowed, flags = policy
-        if not hasattr(self._backend, "encode_many"):
-            return [self._core(self._backend.encode, self._handle, _to_utf8(t)[0], allowed, disallowed=disallowed,
-                               special_flags=flags) for t in texts]
         datas = [_to_utf8(t)[0] for t in texts]
-        k = max(1, min(num_threads, len(datas)))
+        k = max(1, min(num_threads if self._backend.parallel else 1, len(datas)))
         size = -(-len(datas) // k) if datas else 0
         chunks = [datas[i:i + size] for i in range(0, len(datas), size)] if datas else []
         run = functools.partial(self._core, self._backend.encode_many, self._handle, allowed=allowed,
@@ -278,17 +300,8 @@ class Encoding:
         if errors not in ("replace", "strict"):
             raise ValueError("a UBE model decodes with errors='replace' or 'strict', not %r" % (errors,))
         tokens = list(tokens)
-        st, out, off = self._backend.decode_text(self._handle, tokens, 2 if errors == "strict" else 0)
-        name = self._backend.status_name(st)
-        if name == "ST_OK":
-            return out.decode("utf-8")
-        if name == "ST_ERR_INVALID_TOKEN":
-            raise KeyError("Invalid token for decoding: %d" % tokens[off])
-        if name == "ST_ERR_INVALID_UTF8":
-            from .ube import UbeDecodeError
-            raise UbeDecodeError("malformed UBE text: the ill-formed sequence starting in token %d (index %d) "
-                                 "does not decode (errors='strict')" % (tokens[off], off), off)
-        raise SupertokError(st, self._backend.status_str(st), off, "ids")
+        # KeyError for an id that is no token; UbeDecodeError (strict) naming where text breaks
+        return self._backend.decode_text(self._handle, tokens, _UBE_STRICT if errors == "strict" else 0).decode("utf-8")
 
     def token_symbols(self, token):
         """The base symbols of an ordinary token (bytes 0-255; for UBE also 256-511)."""
@@ -309,7 +322,7 @@ class Encoding:
         encodings decode in the core (st_decode_with_offsets) with tiktoken's errors: KeyError
         for an id that is no token, UnicodeDecodeError for bytes that are not UTF-8."""
         tokens = list(tokens)
-        if self.alphabet != "ube" and hasattr(self._backend, "decode_with_offsets"):
+        if self.alphabet != "ube":
             try:
                 data, offsets = self._backend.decode_with_offsets(self._handle, tokens)
                 return data.decode("utf-8"), offsets
@@ -353,7 +366,7 @@ class IncrementalDecoder:
         self._dec = self._ube = self._utf8 = None
         self._fed = 0  # ids fed so far: error indices count ids in the stream
         backend = encoding._backend
-        if errors in ("replace", "strict") and hasattr(backend, "decoder_new"):
+        if errors in ("replace", "strict"):
             self._dec = backend.decoder_new(encoding._handle, errors == "strict")
         elif encoding.alphabet == "ube":
             from .ube import UbeStreamDecoder
@@ -411,6 +424,14 @@ class IncrementalDecoder:
         return self._utf8.decode(b"", final=True)
 
 
+def _unpickle(name, state):
+    state = dict(state)
+    merges = state.pop("merges", None)
+    if merges is not None:
+        merges = list(zip(merges[0::2], merges[1::2]))
+    return Encoding(name, merges=merges, **state)
+
+
 def _read_checked(path, sha256, opener):
     with opener(path, "rb") as f:
         data = f.read()
@@ -455,12 +476,15 @@ def _load(encoding_name):
             entry = json.load(f).get(encoding_name)
         if entry:
             image = (os.path.join(VOCAB_DIR, encoding_name + ".stimg.xz"), entry["sha256"])
-    return Encoding(encoding_name, pat_str=meta["pat_str"], ranks_file=os.path.join(VOCAB_DIR, base + ".tiktoken"),
-                    special_tokens=specials if specials is not None else meta["special_tokens"],
-                    pattern_id=_PATTERN_IDS[base], sha256=meta["sha256"], image=image)
+    enc = Encoding(encoding_name, pat_str=meta["pat_str"], ranks_file=os.path.join(VOCAB_DIR, base + ".tiktoken"),
+                   special_tokens=specials if specials is not None else meta["special_tokens"],
+                   pattern_id=_PATTERN_IDS[base], sha256=meta["sha256"], image=image)
+    enc._pickle_name = encoding_name  # shipped: pickled by name
+    return enc
 
 
 _ALPHABETS = {"bytes": 0, "ube": 1}
+_UBE_STRICT = 2  # ST_UBE_STRICT
 _PATTERN_BASE = {"gpt2": "r50k_base", "cl100k": "cl100k_base", "o200k": "o200k_base"}
 MODEL_FORMAT = "supertok-merges"
 
@@ -479,7 +503,6 @@ def load_model(model):
     Ids 0..A-1 are the base symbols (A = 256 bytes, or 512 UBE symbols); rule i joins two
     earlier ids into id A + i. A pair merges only when it is a rule, lowest rule first
     (DESIGN §7). Errors name the file and the field."""
-    from . import _get
     from ._model_format import ModelError, ModelFormatError, is_text_model, json_to_text
     where, data = "model", None
     if isinstance(model, (bytes, bytearray)):
@@ -499,7 +522,7 @@ def load_model(model):
             data = json_to_text(model)
         except ModelFormatError as exc:
             raise ValueError("%s: %s" % (where, exc)) from None
-    backend = _get()
+    backend = _current_backend()
     try:
         handle, meta = backend.encoding_new_model(data)
     except ModelError as exc:
@@ -511,14 +534,15 @@ def load_model(model):
     pattern_base = {1: "r50k_base", 2: "cl100k_base", 3: "o200k_base"}[meta["pattern"]]
     with open(os.path.join(VOCAB_DIR, pattern_base + ".json"), encoding="utf-8") as f:
         pat_str = json.load(f)["pat_str"]
-    return Encoding(meta["name"], pat_str=pat_str, special_tokens=specials, pattern_id=meta["pattern"],
-                    alphabet="ube" if meta["alphabet"] == 1 else "bytes", handle=handle)
+    enc = Encoding(meta["name"], pat_str=pat_str, special_tokens=specials, pattern_id=meta["pattern"],
+                   alphabet="ube" if meta["alphabet"] == 1 else "bytes", handle=handle)
+    enc._model_data = data  # pickled by its model text
+    return enc
 
 
 def get_encoding(encoding_name):
     """The encoding on the current backend, loaded once per backend and name."""
-    from . import _get
-    key = (encoding_name, id(_get()))
+    key = (encoding_name, id(_current_backend()))
     with _lock:
         enc = _cache.get(key)
         if enc is None:

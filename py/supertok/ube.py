@@ -3,7 +3,9 @@
 Symbols 0-255 are UTF-8 bytes (code points below U+0800); 256-511 are UTF-16LE bytes (U+0800
 and above, surrogate pairs above U+FFFF). The routing and the decoders are the C core's.
 """
-from ._status import SupertokError
+from ._status import UbeDecodeError  # noqa: F401  (defined with the other core errors; public here)
+from ._text import utf8 as _utf8
+from .backends import current as _get
 
 _FINAL = 1
 _STRICT = 2
@@ -46,7 +48,6 @@ def str_to_symbol(ch):
 def ube_encode_symbols(text):
     """The routed base-symbol stream of text (routing is per character, so pre-tokenization
     does not change it). A lone surrogate is a ValueError naming its index."""
-    from . import _get, _utf8
     return _get().ube_encode_symbols(_utf8(text))
 
 
@@ -58,23 +59,8 @@ def _check_symbols(symbols):
     return symbols
 
 
-class UbeDecodeError(ValueError):
-    """Malformed text under errors="strict". index: where the malformed sequence starts (a
-    symbol index for symbol streams, an id index for token streams)."""
-
-    def __init__(self, message, index):
-        super().__init__(message)
-        self.index = index
-
-
 def _feed(b, state, symbols, flags):
-    st, out, off = b.ube_stream_feed(state, symbols, flags)
-    if st == 0:
-        return out.decode("utf-8")
-    if st == 3:
-        raise UbeDecodeError("malformed UBE symbol stream: the ill-formed sequence starting at symbol %d "
-                             "does not decode (errors='strict')" % off, off)
-    raise SupertokError(st, b.status_str(st), off, "symbols")
+    return b.ube_stream_feed(state, symbols, flags).decode("utf-8")
 
 
 def ube_decode_symbols(symbols, errors="replace"):
@@ -83,7 +69,6 @@ def ube_decode_symbols(symbols, errors="replace"):
     raises ValueError naming the symbol index where it starts."""
     if errors not in ("replace", "strict"):
         raise ValueError("errors must be 'replace' or 'strict', not %r" % (errors,))
-    from . import _get
     b = _get()
     return _feed(b, b.ube_stream_new(), _check_symbols(symbols), _FINAL | (_STRICT if errors == "strict" else 0))
 
@@ -94,7 +79,6 @@ class UbeStreamDecoder:
     special token (a flush); flush() ends the stream. Any split gives the one-shot text."""
 
     def __init__(self, errors="replace"):
-        from . import _get
         self._b = _get()
         self._state = self._b.ube_stream_new()
         self._flags = _STRICT if errors == "strict" else 0

@@ -3,6 +3,9 @@
 Order: native (the compiled cffi extension), else wasm on wasmtime, else numba (a later
 issue), else wasm on pywasm, which is pure Python and always present. SUPERTOK_BACKEND
 forces one: native | wasm (wasmtime if installed, else pywasm) | wasmtime | pywasm.
+
+The process's current backend lives here (current(), set_current()), below the package's
+__init__, which re-exports them; supertok.encoding and supertok.ube import them from here.
 """
 import os
 import struct
@@ -25,6 +28,28 @@ def id_list(raw, n):
 
 class BackendUnavailable(RuntimeError):
     pass
+
+
+from .base import Backend  # noqa: E402, F401  (the protocol every backend implements)
+
+_current = None
+
+
+def current():
+    """The backend of this process, selected on first use (select())."""
+    global _current
+    if _current is None:
+        _current = select()
+    return _current
+
+
+def set_current(name):
+    """Switch the backend of this process (tests use it to run every backend in turn);
+    returns the previous backend object. `name` is a backend name or a backend object."""
+    global _current
+    prev = _current
+    _current = load(name) if isinstance(name, str) else name
+    return prev
 
 
 def load(name):

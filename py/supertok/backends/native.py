@@ -1,7 +1,9 @@
 """The native backend: the C core compiled into the cffi extension supertok._native."""
+import weakref
+
 from . import BackendUnavailable, id_list
-from .._model_format import ModelError
-from .._status import BUFFER_TOO_SMALL, OK, SupertokError
+from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK, raise_error, raise_for_status
+from .base import Backend, HandleCache
 
 try:
     from .._native import ffi, lib
@@ -10,19 +12,18 @@ except ImportError as exc:  # not built (no C compiler at install time) or not i
     _why = str(exc)
 
 
-_NO_TOKEN = 0xFFFFFFFF
 
 
-class NativeBackend:
+class NativeBackend(Backend):
     name = "native"
     prefers_image = False
+    parallel = True  # the core runs without the GIL
 
     def __init__(self):
         if lib is None:
             raise BackendUnavailable("the native extension supertok._native is not built (%s)" % _why)
         self._alloc = ffi.new_allocator(should_clear_after_alloc=False)
-        self._pretokenizers = {}
-        import weakref
+        self._pretokenizers = HandleCache()
         self._images = weakref.WeakKeyDictionary()
 
     def version(self):
@@ -45,19 +46,14 @@ class NativeBackend:
     def script_of(self, cp):
         return lib.st_script_of(cp)
 
-    def _fail(self, status, offset, what):
-        raise SupertokError(status, self.status_str(status), offset, what, name=self.status_name(status))
+    def _fail(self, status, offset, what, items=None):
+        raise_for_status(status, self.status_str, offset, what, items)
 
-    def _raise(self, err, what):
-        """SupertokError from an st_error: its status, name, offset (None when no unit applies),
-        and the detail the core gave (line, input, token, message)."""
+    def _raise(self, err, what, items=None):
+        """The exception for a failed call, from its st_error report (_status.raise_error)."""
         e = err[0]
-        status = e.status
-        detail = ffi.string(e.message).decode("utf-8", "replace")
-        msg = self.status_str(status) + (": " + detail if detail else "")
-        raise SupertokError(status, msg, e.offset if e.unit else None, what, name=self.status_name(status),
-                            token=None if e.token == _NO_TOKEN else e.token, line=e.line or None,
-                            input=e.input, unit=e.unit)
+        raise_error((e.status, e.unit, e.offset, e.line, e.token, e.input, ffi.string(e.message)), self.status_str,
+                    what, items)
 
     _flag_policies = {}
 
@@ -101,7 +97,7 @@ class NativeBackend:
             if st != OK:
                 self._raise(err, "pre-tokenizer options")
             h = ffi.gc(out[0], lib.st_pretokenizer_free)
-            self._pretokenizers[key] = h
+            self._pretokenizers.put(key, h)
         return h
 
     def pretokenize_ends(self, handle, data, codepoints):
@@ -165,7 +161,12 @@ class NativeBackend:
         return lib.st_encoding_alphabet(enc)
 
     def prepare(self, enc):
-        return lib.st_encoding_prepare(enc)
+        st = lib.st_encoding_prepare(enc)
+        if st == INVALID_ARGUMENT:  # an encoding that never uses the tables
+            return False
+        if st != OK:
+            self._fail(st, None, "prepare")
+        return True
 
     def encoding_from_image(self, image):
         buf = ffi.new("uint64_t[]", (len(image) + 7) // 8)  # 8-byte aligned, kept alive below
@@ -178,6 +179,9 @@ class NativeBackend:
         handle = ffi.gc(out[0], lib.st_encoding_free)
         self._images[handle] = buf  # the encoding borrows the image
         return handle
+
+    def encoding_free(self, enc):
+        ffi.release(enc)  # runs st_encoding_free now (the handle is an ffi.gc object); idempotent
 
     def save_image(self, enc):
         size = ffi.new("size_t *")
@@ -260,9 +264,7 @@ class NativeBackend:
                 return ffi.buffer(buf, size[0])[:]
         if st == OK:
             return b""
-        if self.status_name(st) == "ST_ERR_INVALID_TOKEN":
-            raise KeyError("Invalid token for decoding: %d" % ids[err.offset])
-        self._raise(err, "ids")
+        self._raise(err, "ids", ids)  # KeyError for an id that is no token
 
     def token_bytes(self, enc, token):
         if not 0 <= token <= 0xFFFFFFFF:
@@ -271,7 +273,7 @@ class NativeBackend:
         size = ffi.new("size_t *")
         st = lib.st_token_bytes(enc, token, ptr, size, ffi.NULL)
         if st != OK:
-            raise KeyError(str(token))
+            self._fail(st, None, "token", token)  # KeyError
         return ffi.buffer(ptr[0], size[0])[:]
 
     def token_id(self, enc, data):
@@ -292,10 +294,10 @@ class NativeBackend:
                 return ffi.unpack(out, n[0])
         if st == OK:
             return []
-        raise KeyError(str(token))
+        self._fail(st, None, "token", token)  # KeyError
 
     def decode_text(self, enc, ids, flags):
-        """(status, UTF-8 bytes, error offset) of st_decode_text."""
+        """UTF-8 bytes of st_decode_text; raises (KeyError, UbeDecodeError, ...) on failure."""
         n = len(ids)
         try:
             arr = ffi.new("uint32_t[]", ids) if n else ffi.NULL
@@ -307,8 +309,11 @@ class NativeBackend:
         if st == lib.ST_ERR_BUFFER_TOO_SMALL:
             buf = self._alloc("uint8_t[]", size[0])
             st = lib.st_decode_text(enc, arr, n, flags, buf, size[0], size, err)
-            return st, (ffi.buffer(buf, size[0])[:] if st == OK else b""), err.offset
-        return st, b"", err.offset
+            if st == OK:
+                return ffi.buffer(buf, size[0])[:]
+        if st == OK:
+            return b""
+        self._raise(err, "ids", ids)
 
     # -- UBE --
     def ube_encode_symbols(self, data):
@@ -327,7 +332,7 @@ class NativeBackend:
         return s
 
     def ube_stream_feed(self, state, symbols, flags):
-        """(status, UTF-8 bytes, error offset); state is unchanged unless status is OK."""
+        """UTF-8 bytes; raises (UbeDecodeError, ...) on failure, the state then unchanged."""
         n = len(symbols)
         arr = ffi.new("uint16_t[]", symbols) if n else ffi.NULL
         cap = 3 * n + 3
@@ -335,7 +340,9 @@ class NativeBackend:
         size = ffi.new("size_t *")
         err = ffi.new("st_error *")
         st = lib.st_ube_stream_feed(state, arr, n, flags, buf, cap, size, err)
-        return st, (ffi.buffer(buf, size[0])[:] if st == OK else b""), err.offset
+        if st != OK:
+            self._raise(err, "symbols")
+        return ffi.buffer(buf, size[0])[:]
 
     # -- streaming decoding and decode_with_offsets (decoder.c) --
     def decoder_new(self, enc, strict):
@@ -369,7 +376,7 @@ class NativeBackend:
             buf = self._alloc("uint8_t[]", cap)
             st = lib.st_decoder_feed(dec, arr, n, flags, buf, cap, size, err)
         if st != OK:
-            self._raise(err, "ids")
+            self._raise(err, "decoder ids")
         return ffi.buffer(buf, size[0])[:]
 
     def decoder_reset(self, dec):
@@ -394,14 +401,9 @@ class NativeBackend:
                 return ffi.buffer(buf, size[0])[:], ffi.unpack(offs, n)
         if st == OK:
             return b"", ffi.unpack(offs, n)
-        self._raise(err, "ids")
+        self._raise(err, "decoder ids")
 
     # -- model files (docs/model-format.md) --
-    def _model_error(self, err, what):
-        e = err[0]
-        raise ModelError(e.status, self.status_str(e.status), ffi.string(e.message).decode("utf-8", "replace"),
-                         e.line, e.offset, what)
-
     def encoding_new_model(self, data):
         """(handle, meta) for a model file in the text format (bytes): the core parses and
         validates it. meta: name, kind ("rules"/"ranks"), alphabet (ST_ALPHABET_*), pattern (id),
@@ -410,7 +412,7 @@ class NativeBackend:
         err = ffi.new("st_error *")
         st = lib.st_model_parse(data, len(data), ffi.NULL, model, err)
         if st != OK:
-            self._model_error(err, "model")
+            self._raise(err, "model")
         m = model[0]
         try:
             n = ffi.new("size_t *")
@@ -423,7 +425,7 @@ class NativeBackend:
             out = ffi.new("st_encoding **")
             st = lib.st_encoding_from_model(m, ffi.NULL, out, err)
             if st != OK:
-                self._model_error(err, "model")
+                self._raise(err, "model")
             return ffi.gc(out[0], lib.st_encoding_free), meta
         finally:
             lib.st_model_free(m)
@@ -434,7 +436,7 @@ class NativeBackend:
         err = ffi.new("st_error *")
         st = lib.st_model_parse(data, len(data), ffi.NULL, model, err)
         if st != OK:
-            self._model_error(err, "model")
+            self._raise(err, "model")
         try:
             size = ffi.new("size_t *")
             lib.st_model_write(model[0], ffi.NULL, 0, size)

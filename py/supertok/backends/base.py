@@ -1,0 +1,255 @@
+"""The backend protocol: every operation a backend offers, the same on every backend.
+
+A backend is a thin shell over the C core's calls (DESIGN §3, §9): it converts Python bytes and
+lists to the core's buffers, manages handles, and raises Python exceptions from the core's
+status (through _status.raise_for_status, which maps status names, in one place). It holds no
+rule of its own. NativeBackend (cffi) and WasmBackend (wasmtime or pywasm) implement it; a new
+backend (numba) subclasses Backend and the tests hold it to the others through the vectors.
+
+Handles (pre-tokenizers, encodings, UBE stream states) are opaque objects owned by Python:
+dropping the last reference frees what the core allocated for them.
+
+Errors every method may raise: SupertokError (a core status, with .name, .offset and .what),
+MemoryError, and the documented exceptions below; the messages are the core's st_status_str.
+"""
+import abc
+import collections
+import threading
+
+
+class Backend(abc.ABC):
+    """One C core behind a host runtime. Safe to share between threads."""
+
+    #: "native", "wasmtime" or "pywasm"
+    name = None
+    #: True where loading a prebuilt vocabulary image is far cheaper than parsing a rank file
+    prefers_image = False
+    #: True where calls from several threads run at once (the native core releases the GIL);
+    #: False where they take turns (a wasm instance runs one call at a time)
+    parallel = False
+
+    # -- library information --------------------------------------------------------------
+    @abc.abstractmethod
+    def version(self):
+        """The core's version string (st_version_str)."""
+
+    @abc.abstractmethod
+    def unicode_version(self):
+        """The Unicode version of the core's property tables."""
+
+    @abc.abstractmethod
+    def status_str(self, status):
+        """The core's message for a status number (st_status_str; "unknown status" if none)."""
+
+    @abc.abstractmethod
+    def status_name(self, status):
+        """The status's name in the header ("ST_ERR_INVALID_UTF8", st_status_name)."""
+
+    @abc.abstractmethod
+    def script_names(self):
+        """Script names by id (0 Unknown, 1 Common, 2 Inherited, ...)."""
+
+    @abc.abstractmethod
+    def script_of(self, cp):
+        """The script id of code point cp (negative for a value that is no code point)."""
+
+    # -- pre-tokenizers ----------------------------------------------------------------------
+    @abc.abstractmethod
+    def pattern_from_regex(self, pat):
+        """The pattern id of tiktoken's pat_str pat (bytes; st_pattern_from_regex).
+        SupertokError ST_ERR_UNSUPPORTED_PATTERN for a regex no scanner implements."""
+
+    @abc.abstractmethod
+    def pretokenizer(self, pattern, flags, scripts):
+        """A handle for (pattern id, flags, comma-separated script names as bytes or None),
+        cached per key (a bounded cache: see HandleCache). SupertokError naming
+        "pre-tokenizer options" (ST_ERR_UNKNOWN_SCRIPT: offset of the bad name in scripts)."""
+
+    @abc.abstractmethod
+    def pretokenize_ends(self, handle, data, codepoints):
+        """End offsets of the pieces of UTF-8 bytes data: code point offsets if codepoints,
+        else byte offsets. SupertokError ("text") on invalid UTF-8, offset = its byte."""
+
+    @abc.abstractmethod
+    def pretokenize_join(self, handle, data, sep):
+        """data with the byte sep written after every piece (st_pretokenize_join), as bytes."""
+
+    @abc.abstractmethod
+    def pretokenize_count(self, handle, data):
+        """The number of pieces of data, counted in the core."""
+
+    @abc.abstractmethod
+    def utf8_validate(self, data):
+        """None if data is valid UTF-8, else the byte offset of the first bad sequence."""
+
+    # -- encodings ---------------------------------------------------------------------------
+    @abc.abstractmethod
+    def encoding_new(self, ranks, specials, pattern, flags=0, scripts=None):
+        """An encoding handle from a tiktoken rank file (bytes), special tokens ("base64 id"
+        lines, bytes) and a pre-tokenizer (pattern id, flags, scripts as in pretokenizer).
+        SupertokError naming "rank file" or "special tokens" (ST_ERR_MALFORMED_MODEL: offset =
+        the bad line's byte offset, line = its number)."""
+
+    @abc.abstractmethod
+    def encoding_new_merges(self, alphabet, merges, specials, pattern, flags=0, scripts=None):
+        """An encoding handle from merge rules: alphabet 0 bytes / 1 UBE, merges flat
+        [left0, right0, left1, right1, ...]. SupertokError naming "merge rules" (offset = the
+        bad rule's index) or "special tokens"."""
+
+    @abc.abstractmethod
+    def encoding_new_model(self, data):
+        """(handle, meta) from a model file's text (bytes; docs/model-format.md), parsed and
+        validated by the core. meta: name, kind ("rules"/"ranks"), alphabet (0/1), pattern (id),
+        flags, scripts (bytes or None). ModelError (what "model") naming the line and field."""
+
+    @abc.abstractmethod
+    def model_normalize(self, data):
+        """The canonical text of a model file (st_model_parse + st_model_write)."""
+
+    @abc.abstractmethod
+    def encoding_from_image(self, image):
+        """An encoding handle from a vocabulary image (bytes; the backend keeps its copy alive
+        and frees it after the encoding). SupertokError naming "vocabulary image"."""
+
+    @abc.abstractmethod
+    def encoding_free(self, enc):
+        """Free the encoding (and its image) now rather than when the handle is collected.
+        Idempotent; the handle must not be used afterwards."""
+
+    @abc.abstractmethod
+    def save_image(self, enc):
+        """The vocabulary image of a tiktoken encoding, as bytes (SupertokError otherwise)."""
+
+    @abc.abstractmethod
+    def alphabet(self, enc):
+        """0 for a byte alphabet, 1 for UBE."""
+
+    @abc.abstractmethod
+    def prepare(self, enc):
+        """Build the backtracking encoder's tables now. True when ready, False when this
+        encoding never uses them; MemoryError if the core ran out of memory."""
+
+    @abc.abstractmethod
+    def n_vocab(self, enc):
+        """One more than the largest id."""
+
+    @abc.abstractmethod
+    def special_ids(self, enc):
+        """The ids of the special tokens, in the core's order."""
+
+    # The special-token policy of the encode calls is the core's (st_special_policy): allowed
+    # (ids recognised as specials), disallowed (ids refused) and special_flags
+    # (ST_SPECIAL_ALLOW_ALL = 1, ST_SPECIAL_DISALLOW_REST = 2). A text holding a disallowed
+    # special raises SupertokError ST_ERR_DISALLOWED_SPECIAL with its byte offset and .token.
+    @abc.abstractmethod
+    def encode(self, enc, data, allowed, want_starts=False, disallowed=(), special_flags=0):
+        """Ids of UTF-8 bytes data under the special-token policy. With want_starts, (ids,
+        code point offset where each token starts)."""
+
+    @abc.abstractmethod
+    def encode_many(self, enc, datas, allowed, disallowed=(), special_flags=0):
+        """[ids of datas[0], ids of datas[1], ...] in one core call (native: without the GIL;
+        wasm: one call into the module, the runtime having one thread)."""
+
+    @abc.abstractmethod
+    def encode_count(self, enc, data, allowed, disallowed=(), special_flags=0):
+        """len(encode(enc, data, allowed, ...)), counted in the core with no list built."""
+
+    @abc.abstractmethod
+    def decode_bytes(self, enc, ids):
+        """The bytes of the ids concatenated. KeyError("Invalid token for decoding: <id>") for
+        an id that is no token; OverflowError for an id outside uint32 (tiktoken's errors)."""
+
+    @abc.abstractmethod
+    def decode_text(self, enc, ids, flags):
+        """UTF-8 bytes of the text of ids through the UBE decoder (flags: ST_UBE_STRICT = 2).
+        KeyError as decode_bytes; UbeDecodeError (strict) naming the id where the malformed
+        run starts."""
+
+    @abc.abstractmethod
+    def token_bytes(self, enc, token):
+        """The bytes of one token (a UBE token: its symbols, 2 bytes each). KeyError(str(token))
+        for an id that is no token; OverflowError outside uint32."""
+
+    @abc.abstractmethod
+    def token_id(self, enc, data):
+        """The id of the ordinary or special token whose bytes are exactly data, or None."""
+
+    @abc.abstractmethod
+    def token_symbols(self, enc, token):
+        """The base symbols of an ordinary token. KeyError(str(token)) for a special token or
+        an id that is no token; OverflowError outside uint32."""
+
+    # -- streaming decoding (decoder.c) -----------------------------------------------------
+    @abc.abstractmethod
+    def decoder_new(self, enc, strict):
+        """A streaming id decoder over enc (st_decoder_new; freed with the handle, which keeps
+        enc alive); strict: malformed text raises instead of becoming U+FFFD."""
+
+    @abc.abstractmethod
+    def decoder_feed(self, dec, ids, final=False):
+        """UTF-8 bytes completed by ids; final ends the stream. On an error the decoder is as
+        before the call: SupertokError (what "decoder ids") ST_ERR_INVALID_TOKEN or
+        ST_ERR_INVALID_UTF8 with offset = the id's index in the stream and .token;
+        OverflowError for an id outside uint32."""
+
+    @abc.abstractmethod
+    def decoder_reset(self, dec):
+        """Back to a fresh stream."""
+
+    @abc.abstractmethod
+    def decode_with_offsets(self, enc, ids):
+        """(UTF-8 bytes, code point offset where each token starts) of a byte-level encoding
+        (st_decode_with_offsets). SupertokError (what "decoder ids") naming the id's index;
+        OverflowError for an id outside uint32."""
+
+    # -- UBE ---------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def ube_encode_symbols(self, data):
+        """The routed UBE symbol stream of UTF-8 bytes data."""
+
+    @abc.abstractmethod
+    def ube_stream_new(self):
+        """A fresh UBE stream-decoder state (freed with the handle)."""
+
+    @abc.abstractmethod
+    def ube_stream_feed(self, state, symbols, flags):
+        """UTF-8 bytes of the characters completed by feeding symbols (flags: ST_UBE_FINAL = 1,
+        ST_UBE_STRICT = 2). UbeDecodeError (strict) naming the symbol index; the state is
+        unchanged unless the call succeeds."""
+
+    # -- shared by implementations -----------------------------------------------------------
+    def _raise(self, status, offset=None, what="", items=None):
+        """raise_for_status with this backend's messages (looked up only when needed). Call
+        it outside any lock the backend holds: status_str may take it."""
+        from .._status import raise_for_status
+        raise_for_status(status, self.status_str, offset, what, items)
+
+
+class HandleCache:
+    """A small thread-safe LRU cache of handles by key. Evicting an entry only drops the
+    cache's reference: a caller still holding the handle keeps it alive, and the handle's own
+    finalizer frees it when the last reference goes."""
+
+    def __init__(self, size=64):
+        self._size = size
+        self._items = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            h = self._items.get(key)
+            if h is not None:
+                self._items.move_to_end(key)
+            return h
+
+    def put(self, key, handle):
+        with self._lock:
+            self._items[key] = handle
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return handle
+
+    def __len__(self):
+        return len(self._items)
