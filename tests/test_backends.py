@@ -277,14 +277,15 @@ def test_custom_rank_files_pickle_by_their_bytes(backend, tmp_path):
     ranks += base64.b64encode(b"he") + b" 256\n" + base64.b64encode(b"ll") + b" 257\n"
     path = tmp_path / "tiny.tiktoken"
     path.write_bytes(ranks)
-    enc = supertok.Encoding("tiny", pat_str="", special_tokens={"<|end|>": 258}, pattern_id=1, ranks_file=str(path))
+    gpt2 = supertok.get_encoding("r50k_base")._pat_str  # the pre-tokenizer: tiktoken's r50k pattern
+    enc = supertok.Encoding("tiny", pat_str=gpt2, special_tokens={"<|end|>": 258}, pattern_id=1, ranks_file=str(path))
     data = pickle.dumps(enc)
     path.unlink()  # the pickle carries the bytes: the file is not needed to unpickle
     back = pickle.loads(data)
     assert back.encode("hello <|end|>", allowed_special="all") == enc.encode("hello <|end|>", allowed_special="all")
     assert pickle.loads(pickle.dumps(back)).encode("hello") == enc.encode("hello")
     path.write_bytes(ranks.replace(b" 257\n", b" 258\n"))  # changed since: refused, not silently different
-    enc2 = supertok.Encoding("tiny", pat_str="", special_tokens={}, pattern_id=1, ranks_file=str(path))
+    enc2 = supertok.Encoding("tiny", pat_str=gpt2, special_tokens={}, pattern_id=1, ranks_file=str(path))
     path.write_bytes(ranks)
     with pytest.raises(ValueError, match="sha256"):
         pickle.dumps(enc2)

@@ -21,12 +21,6 @@
 extern "C" {
 #endif
 
-/* Public functions are declared with ST_API (symbol visibility; the build helper defines it;
- * this fallback keeps the header usable on its own). */
-#ifndef ST_API
-#define ST_API
-#endif
-
 #define ST_VERSION_MAJOR 0
 #define ST_VERSION_MINOR 1
 #define ST_VERSION_PATCH 0
