@@ -18,7 +18,6 @@ over all rounds with min-max; the ratio is after/before of the medians (above 1:
 Inputs: ../shared/corpora/<lang>.txt.xz (or SUPERTOK_CORPORA), the first --mib MiB of each.
 """
 import argparse
-import hashlib
 import json
 import lzma
 import os

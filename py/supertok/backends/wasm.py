@@ -6,8 +6,12 @@ backend on top is the same for both. One module instance per backend, used under
 wasm instances are not re-entrant.
 
 Everything the backend creates in the module's memory is freed: call buffers before the call
-returns, and core objects (pre-tokenizers, encodings with their image, UBE stream states) when
-their Python owner (_Handle) goes, or at once through encoding_free / _Handle.close.
+returns, and core objects (pre-tokenizers, encodings with their image, decoders, UBE stream
+states) when their Python owner (_Handle) goes, or at once through encoding_free.
+
+Every fallible call is given the backend's one st_error block as its last argument; the report
+is read in one place (WasmBackend._read_error) and raised through _status.raise_error with the
+same `what` names as the native backend.
 """
 import atexit
 import os
@@ -16,7 +20,7 @@ import threading
 import weakref
 
 from . import BackendUnavailable, id_list
-from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK
+from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK, raise_error
 from .base import Backend, HandleCache
 
 WASM_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "supertok.wasm")
@@ -99,15 +103,17 @@ class PywasmRunner:
 
 
 class _Handle:
-    """A core object in the module's memory (pre-tokenizer, encoding, UBE stream state), owned
-    by Python. When this object goes, a finalizer queues its frees (it may run inside any call,
-    the cyclic GC running where it likes, while the lock is held: so it only queues) and the
-    next call does them; close() frees at once. frees: (export, pointer) pairs, in order (an
-    encoding before the image it borrows)."""
-    __slots__ = ("ptr", "_finalizer", "__weakref__")
+    """A core object in the module's memory (pre-tokenizer, encoding, decoder, UBE stream
+    state), owned by Python. When this object goes, a finalizer queues its frees (it may run
+    inside any call, the cyclic GC running where it likes, while the lock is held: so it only
+    queues) and the next call does them; WasmBackend._release frees at once. frees: (export,
+    pointer) pairs, in order (an encoding before the image it borrows). keep: a Python object
+    this one borrows (a decoder's encoding handle), kept alive as long as it."""
+    __slots__ = ("ptr", "_finalizer", "_keep", "__weakref__")
 
-    def __init__(self, backend, ptr, frees):
+    def __init__(self, backend, ptr, frees, keep=None):
         self.ptr = ptr
+        self._keep = keep
         self._finalizer = weakref.finalize(self, backend._pending_free.append, frees)
         self._finalizer.atexit = False  # at exit the module goes anyway
 
@@ -134,7 +140,25 @@ class _Locked:
         self._b._lock.release()
 
 
-_ERR_SIZE = 256  # the error block: room for the st_error struct (152 bytes) of the C API to come
+# The core's st_error report (supertok.h): status u32, unit u32, offset u64, line u64, token u32,
+# input u32, message char[120]; fixed widths, so the same 152 bytes in wasm32 as natively.
+_ERROR = struct.Struct("<IIQQII120s")
+_ERR_SIZE = _ERROR.size  # 152
+# st_special_policy in wasm32: allowed ptr, n_allowed, disallowed ptr, n_disallowed, flags
+_POLICY = struct.Struct("<IIIII")
+_OFFSETS_CODEPOINTS = 1  # ST_OFFSETS_CODEPOINTS
+_UNIT_CODEPOINT = 2      # ST_UNIT_CODEPOINT
+_DECODER_STRICT = 2      # ST_UBE_STRICT
+_DECODER_FINAL = 1       # ST_UBE_FINAL
+_MODEL_KINDS = {1: "rules", 2: "ranks"}  # ST_MODEL_RULES, ST_MODEL_RANKS
+
+
+def _pack_ids(ids):
+    """ids as little-endian uint32; OverflowError (tiktoken's) for an id outside uint32."""
+    try:
+        return struct.pack("<%dI" % len(ids), *ids)
+    except struct.error:
+        raise OverflowError("out of range integral type conversion attempted") from None
 
 
 class WasmBackend(Backend):
@@ -145,19 +169,21 @@ class WasmBackend(Backend):
         self._lock = threading.Lock()
         self._locked = _Locked(self)
         self._scratch = self._r.call("st_malloc", 16)  # out-params other than errors: 4 x u32
-        self._err = self._r.call("st_malloc", _ERR_SIZE)  # every call's error report (_read_error)
+        self._err = self._r.call("st_malloc", _ERR_SIZE)  # every call's st_error (_read_error)
         self._pretokenizers = HandleCache()
+        # policies of flags alone, written once into the module and shared (the core only reads them)
+        self._flag_policies = {}
         # (export, pointer) frees of handles whose Python owner is gone (see _Handle)
         self._pending_free = []
 
     def _drain_frees(self):
         while self._pending_free:
-            for fn, ptr in self._pending_free.pop():
+            for fn, ptr in self._pending_free.pop(0):
                 self._r.call(fn, ptr)
 
-    def _own(self, ptr, *frees):
+    def _own(self, ptr, *frees, keep=None):
         """A _Handle for ptr, freed by the (export, pointer) pairs frees."""
-        return _Handle(self, ptr, frees)
+        return _Handle(self, ptr, frees, keep)
 
     def _release(self, handle):
         """Free a handle's objects now; idempotent."""
@@ -177,16 +203,20 @@ class WasmBackend(Backend):
     def _u32(self, ptr):
         return struct.unpack("<I", self._r.read(ptr, 4))[0]
 
+    def _u32s(self, ptr, n):
+        return list(struct.unpack("<%dI" % n, self._r.read(ptr, 4 * n))) if n else []
+
     def _read_error(self):
-        """(offset, input) of the last failed call, from the error block self._err that every
-        fallible call is given. Today's C API: a size_t err_offset at self._err and, for the
-        encoding constructors, an int "in specials" at self._err + 8 (input 1 = the special
-        tokens). THE one place that reads errors: switching to the st_error struct changes
-        this method (and the calls' last argument) only. The st_error layout to read then
-        (fixed widths, the same in wasm32): status u32 @0, unit u32 @4, offset u64 @8, line u64
-        @16, token u32 @24, input u32 @28, message char[120] @32 (152 bytes; _ERR_SIZE is 256)."""
-        off, ins = struct.unpack("<I4xI", self._r.read(self._err, 12))
-        return off, ins
+        """The st_error report of the last failed call, from the block self._err that every
+        fallible call is given as its last argument: the tuple (status, unit, offset, line,
+        token, input, message bytes) of _status.raise_error. THE one place that reads errors;
+        call it under the lock (the block is shared), raise outside it (_raise_error)."""
+        return _ERROR.unpack(self._r.read(self._err, _ERR_SIZE))
+
+    def _raise_error(self, err, what, items=None):
+        """The exception for a failed call, from its st_error report (as native's _raise).
+        Call it outside the lock: status_str takes it."""
+        raise_error(err, self.status_str, what, items)
 
     def _cstr(self, ptr):
         out = bytearray()
@@ -203,7 +233,8 @@ class WasmBackend(Backend):
         ptr = self._r.call("st_malloc", len(data) or 1)
         if not ptr:
             raise MemoryError("wasm module out of memory (%d bytes)" % len(data))
-        self._r.write(ptr, data)
+        if data:
+            self._r.write(ptr, data)
         return ptr
 
     def _alloc(self, size):
@@ -217,27 +248,48 @@ class WasmBackend(Backend):
             if p:
                 self._r.call("st_free", p)
 
+    def _put_policy(self, allowed, disallowed, flags):
+        """(pointer to an st_special_policy in the module or 0 for none, pointer to free after
+        the call or 0). One block: the struct, then the allowed ids, then the disallowed ids.
+        A policy of flags alone is written once and shared (a short text must not pay for it).
+        Under the lock."""
+        if not allowed and not disallowed:
+            if not flags:
+                return 0, 0
+            p = self._flag_policies.get(flags)
+            if p is None:
+                p = self._flag_policies[flags] = self._put(_POLICY.pack(0, 0, 0, 0, flags))
+            return p, 0
+        allowed, disallowed = list(allowed or ()), list(disallowed or ())
+        na, nd = len(allowed), len(disallowed)
+        ids = struct.pack("<%dI" % (na + nd), *(allowed + disallowed))
+        p = self._alloc(_POLICY.size + len(ids))
+        ap = p + _POLICY.size if na else 0
+        dp = p + _POLICY.size + 4 * na if nd else 0
+        self._r.write(p, _POLICY.pack(ap, na, dp, nd, flags) + ids)
+        return p, p
+
     def _call_io(self, name, pre, data, mid, cap, unit, fmt):
         """The shape most core calls share: name(*pre, text, len, *mid, out, cap, &n, &err).
         Under the lock: data into the module, a block of cap units for the output; returns
-        the output items, everything freed; raises on failure."""
+        the output items, everything freed; raises ("text") on failure."""
         with self._locked:
             tp = self._put(data)
             op = 0
             try:
                 op = self._alloc(unit * cap or unit)
                 st = self._r.call(name, *pre, tp, len(data), *mid, op, cap, self._scratch, self._err)
-                out = off = None
+                out = err = None
                 if st == OK:
                     n = self._u32(self._scratch)
                     raw = self._r.read(op, unit * n)
                     out = raw if fmt is None else list(struct.unpack("<%d%s" % (n, fmt), raw))
                 else:
-                    off, _ = self._read_error()
+                    err = self._read_error()
             finally:
                 self._free(op, tp)
-        if st != OK:
-            self._raise(st, off, "text")
+        if err is not None:
+            self._raise_error(err, "text")
         return out
 
     # -- library information --
@@ -253,6 +305,12 @@ class WasmBackend(Backend):
         with self._locked:
             return self._cstr(self._r.call("st_status_str", status))
 
+    def status_name(self, status):
+        """The status's name in the header ("ST_ERR_INVALID_UTF8"): the Python layer maps names."""
+        with self._locked:
+            p = self._r.call("st_status_name", status)
+            return self._cstr(p) if p else "ST_ERR_%d" % status
+
     def script_names(self):
         with self._locked:
             n = self._r.call("st_script_count")
@@ -264,15 +322,34 @@ class WasmBackend(Backend):
         return r - (1 << 32) if r >= (1 << 31) else r
 
     def _fail(self, status, offset, what, items=None):
+        """For the calls without an st_error (st_encoding_prepare, st_model_write) or given
+        none (st_token_bytes, st_token_symbols)."""
         self._raise(status, offset, what, items)
 
     # -- pre-tokenizers --
+    def pattern_from_regex(self, pat):
+        """The st_pattern id of tiktoken's pat_str pat (bytes); SupertokError
+        ST_ERR_UNSUPPORTED_PATTERN for any other regex."""
+        with self._locked:
+            pp = self._put(pat)
+            try:
+                st = self._r.call("st_pattern_from_regex", pp, len(pat), self._scratch, self._err)
+                out = self._u32(self._scratch)
+                err = None if st == OK else self._read_error()
+            finally:
+                self._free(pp)
+        if err is not None:
+            self._raise_error(err, "pat_str")
+        return out
+
     def pretokenizer(self, pattern, flags, scripts):
+        """A cached handle for (pattern id, flags, scripts as bytes or None)."""
         key = (pattern, flags, scripts)
         h = self._pretokenizers.get(key)
         if h is None:
             with self._locked:
                 sp = self._put(scripts) if scripts is not None else 0
+                err = None
                 try:
                     st = self._r.call("st_pretokenizer_new", pattern, flags, sp,
                                       0 if scripts is None else len(scripts), 0, self._scratch, self._err)
@@ -280,11 +357,11 @@ class WasmBackend(Backend):
                         ptr = self._u32(self._scratch)
                         h = self._own(ptr, ("st_pretokenizer_free", ptr))
                     else:
-                        off, _ = self._read_error()
+                        err = self._read_error()
                 finally:
                     self._free(sp)
-            if st != OK:
-                self._raise(st, off, "pre-tokenizer options")
+            if err is not None:
+                self._raise_error(err, "pre-tokenizer options")
             self._pretokenizers.put(key, h)
         return h
 
@@ -300,11 +377,11 @@ class WasmBackend(Backend):
             try:
                 st = self._r.call("st_pretokenize_count", handle.ptr, tp, len(data), self._scratch, self._err)
                 n = self._u32(self._scratch)
-                off = None if st == OK else self._read_error()[0]
+                err = None if st == OK else self._read_error()
             finally:
                 self._free(tp)
-        if st != OK:
-            self._raise(st, off, "text")
+        if err is not None:
+            self._raise_error(err, "text")
         return n
 
     def utf8_validate(self, data):
@@ -312,61 +389,65 @@ class WasmBackend(Backend):
             tp = self._put(data)
             try:
                 st = self._r.call("st_utf8_validate", tp, len(data), self._err)
-                off = None if st == OK else self._read_error()[0]
+                off = None if st == OK else self._read_error()[2]
             finally:
                 self._free(tp)
         return off
 
     # -- encodings --
-    def encoding_new(self, ranks, specials, pattern):
+    def encoding_new(self, ranks, specials, pattern, flags=0, scripts=None):
+        """A rank-file encoding with the pre-tokenizer (pattern id, flags, scripts)."""
+        pt = self.pretokenizer(pattern, flags, scripts)  # copied by the core; cached here
         with self._locked:
             rp = self._put(ranks)
             sp = 0
             try:
                 sp = self._put(specials)
-                st = self._r.call("st_encoding_new_tiktoken", rp, len(ranks), sp, len(specials), pattern, 0,
-                                  self._scratch, self._err, self._err + 8)
+                st = self._r.call("st_encoding_new_tiktoken", rp, len(ranks), sp, len(specials), pt.ptr, 0,
+                                  self._scratch, self._err)
                 h = self._u32(self._scratch)
-                off, ins = (None, 0) if st == OK else self._read_error()
+                err = None if st == OK else self._read_error()
             finally:
                 self._free(sp, rp)
-        if st != OK:
-            self._raise(st, off, "special tokens" if ins else "rank file")
+        if err is not None:
+            self._raise_error(err, "special tokens" if err[5] == 1 else "rank file")
         return self._own(h, ("st_encoding_free", h))
 
-    def encoding_new_merges(self, alphabet, merges, specials, pattern):
+    def encoding_new_merges(self, alphabet, merges, specials, pattern, flags=0, scripts=None):
+        """merges: flat [left0, right0, left1, right1, ...]."""
         packed = struct.pack("<%dI" % len(merges), *merges)
+        pt = self.pretokenizer(pattern, flags, scripts)
         with self._locked:
             mp = self._put(packed) if merges else 0
             sp = 0
             try:
                 sp = self._put(specials)
                 st = self._r.call("st_encoding_new_merges", alphabet, mp, len(merges) // 2, sp, len(specials),
-                                  pattern, 0, self._scratch, self._err, self._err + 8)
+                                  pt.ptr, 0, self._scratch, self._err)
                 h = self._u32(self._scratch)
-                off, ins = (None, 0) if st == OK else self._read_error()
+                err = None if st == OK else self._read_error()
             finally:
                 self._free(sp, mp)
-        if st != OK:
-            self._raise(st, off, "special tokens" if ins else "merge rules")
+        if err is not None:
+            self._raise_error(err, "special tokens" if err[5] == 1 else "merge rules")
         return self._own(h, ("st_encoding_free", h))
 
     def encoding_from_image(self, image):
         """The image is written into the module's memory and stays there for the encoding's
         life (freed after it): nothing inside wasm reads it through at load (pywasm runs ~0.2M
-        instructions/s)."""
+        instructions/s). st_malloc's blocks are 8-byte aligned, as the image must be."""
         with self._locked:
             ip = self._put(image)
-            st = None
+            st = err = None
             try:
                 st = self._r.call("st_encoding_from_image", ip, len(image), 0, self._scratch, self._err)
                 h = self._u32(self._scratch)
-                off = None if st == OK else self._read_error()[0]
+                err = None if st == OK else self._read_error()
             finally:
                 if st != OK:
                     self._free(ip)
-        if st != OK:
-            self._raise(st, off, "vocabulary image")
+        if err is not None:
+            self._raise_error(err, "vocabulary image")
         return self._own(h, ("st_encoding_free", h), ("st_free", ip))
 
     def encoding_free(self, enc):
@@ -382,22 +463,27 @@ class WasmBackend(Backend):
         if st == INVALID_ARGUMENT:  # an encoding that never uses the tables
             return False
         if st != OK:
-            self._raise(st, None, "prepare")
+            self._fail(st, None, "prepare")
         return True
 
     def save_image(self, enc):
         with self._locked:
             size_p = self._scratch
-            self._r.call("st_encoding_save_image", enc.ptr, 0, 0, size_p)
-            size = self._u32(size_p)
-            op = self._alloc(size)
-            try:
-                st = self._r.call("st_encoding_save_image", enc.ptr, op, size, size_p)
-                out = self._r.read(op, size) if st == OK else None
-            finally:
-                self._free(op)
-        if st != OK:
-            self._raise(st, None, "image")
+            st = self._r.call("st_encoding_save_image", enc.ptr, 0, 0, size_p, self._err)
+            out = err = None
+            if st in (OK, BUFFER_TOO_SMALL):
+                size = self._u32(size_p)
+                op = self._alloc(size)
+                try:
+                    st = self._r.call("st_encoding_save_image", enc.ptr, op, size, size_p, self._err)
+                    if st == OK:
+                        out = self._r.read(op, size)
+                finally:
+                    self._free(op)
+            if st != OK:
+                err = self._read_error()
+        if err is not None:
+            self._raise_error(err, "image")
         return out
 
     def n_vocab(self, enc):
@@ -409,35 +495,34 @@ class WasmBackend(Backend):
             n = self._r.call("st_encoding_n_special", enc.ptr)
             return [self._r.call("st_encoding_special_id", enc.ptr, i) for i in range(n)]
 
-    def _put_allowed(self, allowed):
-        return self._put(struct.pack("<%dI" % len(allowed), *allowed)) if allowed else 0
-
-    def encode(self, enc, data, allowed, want_starts=False):
+    def encode(self, enc, data, allowed, want_starts=False, disallowed=(), special_flags=0):
+        """Ids of UTF-8 data under the special-token policy (allowed ids, disallowed ids,
+        ST_SPECIAL_* flags); with want_starts, also each token's start in code points."""
         with self._locked:
             tp = self._put(data)
-            ap = ids = starts = 0
+            pp = pol = ids = starts = 0
             try:
-                ap = self._put_allowed(allowed)
+                pol, pp = self._put_policy(allowed, disallowed, special_flags)
                 cap = len(data)
                 ids = self._alloc(4 * cap)
                 starts = self._alloc(4 * cap) if want_starts else 0
-                st = self._r.call("st_encode", enc.ptr, tp, len(data), ap, len(allowed), ids, starts, cap,
-                                  self._scratch, self._err)
-                out = st_out = off = None
+                st = self._r.call("st_encode", enc.ptr, tp, len(data), pol, _OFFSETS_CODEPOINTS if want_starts else 0,
+                                  ids, starts, cap, self._scratch, self._err)
+                out = st_out = err = None
                 if st == OK:
                     n = self._u32(self._scratch)
                     out = id_list(self._r.read(ids, 4 * n), n)
                     if want_starts:
-                        st_out = list(struct.unpack("<%dI" % n, self._r.read(starts, 4 * n)))
+                        st_out = self._u32s(starts, n)
                 else:
-                    off = self._read_error()[0]
+                    err = self._read_error()
             finally:
-                self._free(starts, ids, ap, tp)
-        if st != OK:
-            self._raise(st, off, "text")
+                self._free(starts, ids, pp, tp)
+        if err is not None:
+            self._raise_error(err, "text")
         return (out, st_out) if want_starts else out
 
-    def encode_many(self, enc, datas, allowed):
+    def encode_many(self, enc, datas, allowed, disallowed=(), special_flags=0):
         """One st_encode_many call for the batch (the module runs one call at a time)."""
         offsets = [0]
         for d in datas:
@@ -445,53 +530,50 @@ class WasmBackend(Backend):
         buf = b"".join(datas)
         with self._locked:
             tp = self._put(buf)
-            op = ap = ids = counts = 0
+            op = pp = pol = ids = counts = 0
             try:
                 op = self._put(struct.pack("<%dI" % len(offsets), *offsets))
-                ap = self._put_allowed(allowed)
+                pol, pp = self._put_policy(allowed, disallowed, special_flags)
                 cap = len(buf)
                 ids = self._alloc(4 * cap)
                 counts = self._alloc(4 * len(datas))
-                st = self._r.call("st_encode_many", enc.ptr, tp, op, len(datas), ap, len(allowed), ids, cap, counts,
+                st = self._r.call("st_encode_many", enc.ptr, tp, op, len(datas), pol, ids, cap, counts,
                                   self._scratch, self._err)
-                flat = ns = off = None
+                flat = ns = err = None
                 if st == OK:
                     n = self._u32(self._scratch)
                     flat = id_list(self._r.read(ids, 4 * n), n)
-                    ns = struct.unpack("<%dI" % len(datas), self._r.read(counts, 4 * len(datas)))
+                    ns = self._u32s(counts, len(datas))
                 else:
-                    off = self._read_error()[0]
+                    err = self._read_error()
             finally:
-                self._free(counts, ids, ap, op, tp)
-        if st != OK:
-            self._raise(st, off, "text")
+                self._free(counts, ids, pp, op, tp)
+        if err is not None:
+            self._raise_error(err, "text")
         out, k = [], 0
         for c in ns:
             out.append(flat[k:k + c])
             k += c
         return out
 
-    def encode_count(self, enc, data, allowed):
+    def encode_count(self, enc, data, allowed, disallowed=(), special_flags=0):
         with self._locked:
             tp = self._put(data)
-            ap = 0
+            pp = pol = 0
             try:
-                ap = self._put_allowed(allowed)
-                st = self._r.call("st_encode_count", enc.ptr, tp, len(data), ap, len(allowed), self._scratch, self._err)
+                pol, pp = self._put_policy(allowed, disallowed, special_flags)
+                st = self._r.call("st_encode_count", enc.ptr, tp, len(data), pol, self._scratch, self._err)
                 n = self._u32(self._scratch)
-                off = None if st == OK else self._read_error()[0]
+                err = None if st == OK else self._read_error()
             finally:
-                self._free(ap, tp)
-        if st != OK:
-            self._raise(st, off, "text")
+                self._free(pp, tp)
+        if err is not None:
+            self._raise_error(err, "text")
         return n
 
     def _decode_call(self, name, enc, ids, flags):
         """st_decode / st_decode_text (flags None: st_decode): size query, then the bytes."""
-        try:
-            packed = struct.pack("<%dI" % len(ids), *ids)
-        except struct.error:  # ids outside u32: tiktoken's error and message
-            raise OverflowError("out of range integral type conversion attempted") from None
+        packed = _pack_ids(ids)
         mid = () if flags is None else (flags,)
         with self._locked:
             ip = self._put(packed) if ids else 0
@@ -508,17 +590,18 @@ class WasmBackend(Backend):
                             out = self._r.read(op, size)
                     finally:
                         self._free(op)
-                off = None if st == OK else self._read_error()[0]
+                err = None if st == OK else self._read_error()
             finally:
                 self._free(ip)
-        if st != OK:
-            self._raise(st, off, "ids", ids)  # KeyError for an id that is no token
+        if err is not None:
+            self._raise_error(err, "ids", ids)  # KeyError for an id that is no token
         return out
 
     def decode_bytes(self, enc, ids):
         return self._decode_call("st_decode", enc, ids, None)
 
     def decode_text(self, enc, ids, flags):
+        """UTF-8 bytes of st_decode_text; raises (KeyError, UbeDecodeError, ...) on failure."""
         return self._decode_call("st_decode_text", enc, ids, flags)
 
     def token_bytes(self, enc, token):
@@ -526,30 +609,41 @@ class WasmBackend(Backend):
             raise OverflowError("out of range integral type conversion attempted")
         with self._locked:
             ptr_p, size_p = self._scratch, self._scratch + 4
-            st = self._r.call("st_token_bytes", enc.ptr, token, ptr_p, size_p)
+            st = self._r.call("st_token_bytes", enc.ptr, token, ptr_p, size_p, 0)
             out = self._r.read(self._u32(ptr_p), self._u32(size_p)) if st == OK else None
         if st != OK:
-            self._raise(st, None, "token", token)  # KeyError
+            self._fail(st, None, "token", token)  # KeyError
         return out
+
+    def token_id(self, enc, data):
+        """The id of the ordinary or special token with exactly the bytes data, or None."""
+        with self._locked:
+            dp = self._put(data)
+            try:
+                st = self._r.call("st_token_id", enc.ptr, dp, len(data), self._scratch, 0)
+                out = self._u32(self._scratch)
+            finally:
+                self._free(dp)
+        return out if st == OK else None
 
     def token_symbols(self, enc, token):
         if not 0 <= token <= 0xFFFFFFFF:
             raise OverflowError("out of range integral type conversion attempted")
         with self._locked:
             n_p = self._scratch
-            st = self._r.call("st_token_symbols", enc.ptr, token, 0, 0, n_p)
+            st = self._r.call("st_token_symbols", enc.ptr, token, 0, 0, n_p, 0)
             out = []
             if st == BUFFER_TOO_SMALL:
                 n = self._u32(n_p)
                 op = self._alloc(2 * n)
                 try:
-                    st = self._r.call("st_token_symbols", enc.ptr, token, op, n, n_p)
+                    st = self._r.call("st_token_symbols", enc.ptr, token, op, n, n_p, 0)
                     if st == OK:
                         out = list(struct.unpack("<%dH" % n, self._r.read(op, 2 * n)))
                 finally:
                     self._free(op)
         if st != OK:
-            self._raise(st, None, "token", token)  # KeyError
+            self._fail(st, None, "token", token)  # KeyError
         return out
 
     # -- UBE --
@@ -564,7 +658,11 @@ class WasmBackend(Backend):
         return self._own(p, ("st_free", p))
 
     def ube_stream_feed(self, state, symbols, flags):
-        packed = struct.pack("<%dH" % len(symbols), *symbols)
+        """UTF-8 bytes; raises (UbeDecodeError, ...) on failure, the state then unchanged."""
+        try:
+            packed = struct.pack("<%dH" % len(symbols), *symbols)
+        except struct.error:  # a value no uint16 holds is no symbol either
+            raise OverflowError("out of range integral type conversion attempted") from None
         with self._locked:
             ip = self._put(packed)
             op = 0
@@ -573,12 +671,161 @@ class WasmBackend(Backend):
                 op = self._alloc(cap)
                 st = self._r.call("st_ube_stream_feed", state.ptr, ip, len(symbols), flags, op, cap, self._scratch,
                                   self._err)
+                out = err = None
                 if st == OK:
                     out = self._r.read(op, self._u32(self._scratch))
                 else:
-                    off = self._read_error()[0]
+                    err = self._read_error()
             finally:
                 self._free(op, ip)
+        if err is not None:
+            self._raise_error(err, "symbols")
+        return out
+
+    # -- streaming decoding and decode_with_offsets (decoder.c) --
+    def decoder_new(self, enc, strict):
+        """A streaming decoder over enc (kept alive with it); strict: malformed text raises."""
+        with self._locked:
+            st = self._r.call("st_decoder_new", enc.ptr, _DECODER_STRICT if strict else 0, 0, self._scratch,
+                              self._err)
+            ptr = self._u32(self._scratch)
+            err = None if st == OK else self._read_error()
+        if err is not None:
+            self._raise_error(err, "decoder")
+        return self._own(ptr, ("st_decoder_free", ptr), keep=enc)  # the decoder borrows the encoding
+
+    def decoder_feed(self, dec, ids, final=False):
+        """UTF-8 bytes completed by ids (a list of ints); final ends the stream. On an error
+        the decoder is unchanged: SupertokError with status, offset (the id's index in the
+        stream) and token; OverflowError for an id outside uint32."""
+        packed = _pack_ids(ids)
+        n = len(ids)
+        flags = _DECODER_FINAL if final else 0
+        with self._locked:
+            ip = self._put(packed) if n else 0
+            op = 0
+            try:
+                cap = 8 * n + 16
+                op = self._alloc(cap)
+                st = self._r.call("st_decoder_feed", dec.ptr, ip, n, flags, op, cap, self._scratch, self._err)
+                if st == BUFFER_TOO_SMALL:  # nothing consumed; again with the size reported
+                    self._free(op)
+                    op = 0
+                    cap = self._u32(self._scratch)
+                    op = self._alloc(cap)
+                    st = self._r.call("st_decoder_feed", dec.ptr, ip, n, flags, op, cap, self._scratch, self._err)
+                out = err = None
+                if st == OK:
+                    out = self._r.read(op, self._u32(self._scratch))
+                else:
+                    err = self._read_error()
+            finally:
+                self._free(op, ip)
+        if err is not None:
+            self._raise_error(err, "decoder ids")
+        return out
+
+    def decoder_reset(self, dec):
+        with self._locked:
+            self._r.call("st_decoder_reset", dec.ptr)
+
+    def decode_with_offsets(self, enc, ids):
+        """(UTF-8 bytes, code point offsets) of st_decode_with_offsets; SupertokError (offset:
+        the index of the id) otherwise; OverflowError for an id outside uint32."""
+        packed = _pack_ids(ids)
+        n = len(ids)
+        with self._locked:
+            ip = self._put(packed) if n else 0
+            offs = op = 0
+            try:
+                offs = self._alloc(4 * n)
+                size_p = self._scratch
+                st = self._r.call("st_decode_with_offsets", enc.ptr, ip, n, _UNIT_CODEPOINT, 0, 0, size_p, offs,
+                                  self._err)
+                out = b""
+                if st == BUFFER_TOO_SMALL:  # the size query
+                    size = self._u32(size_p)
+                    op = self._alloc(size)
+                    st = self._r.call("st_decode_with_offsets", enc.ptr, ip, n, _UNIT_CODEPOINT, op, size, size_p,
+                                      offs, self._err)
+                    if st == OK:
+                        out = self._r.read(op, size)
+                offsets = err = None
+                if st == OK:
+                    offsets = self._u32s(offs, n)
+                else:
+                    err = self._read_error()
+            finally:
+                self._free(op, offs, ip)
+        if err is not None:
+            self._raise_error(err, "decoder ids")
+        return out, offsets
+
+    # -- model files (docs/model-format.md) --
+    def _model_parse(self, dp, n):
+        """(model pointer, None) or (0, st_error report) for the model text at dp. Under the lock."""
+        st = self._r.call("st_model_parse", dp, n, 0, self._scratch, self._err)
         if st != OK:
-            self._raise(st, off, "symbols")
+            return 0, self._read_error()
+        return self._u32(self._scratch), None
+
+    def encoding_new_model(self, data):
+        """(handle, meta) for a model file in the text format (bytes): the core parses and
+        validates it. meta: name, kind ("rules"/"ranks"), alphabet (ST_ALPHABET_*), pattern (id),
+        flags, scripts (bytes, or None for the default set)."""
+        with self._locked:
+            dp = self._put(data)
+            m = 0
+            try:
+                m, err = self._model_parse(dp, len(data))
+                meta = h = None
+                if err is None:
+                    len_p = self._scratch + 4
+                    p = self._r.call("st_model_name", m, len_p)
+                    name = self._r.read(p, self._u32(len_p)).decode("ascii")
+                    sc = self._r.call("st_model_scripts", m, len_p)
+                    scripts = self._r.read(sc, self._u32(len_p)) if sc else None
+                    meta = {"name": name, "kind": _MODEL_KINDS[self._r.call("st_model_kind", m)],
+                            "alphabet": self._r.call("st_model_alphabet", m),
+                            "pattern": self._r.call("st_model_pattern", m),
+                            "flags": self._r.call("st_model_pretokenizer_flags", m) & 0xFFFFFFFF,
+                            "scripts": scripts}
+                    st = self._r.call("st_encoding_from_model", m, 0, self._scratch, self._err)
+                    if st == OK:
+                        h = self._u32(self._scratch)
+                    else:
+                        err = self._read_error()
+            finally:
+                self._free(dp)
+                if m:
+                    self._r.call("st_model_free", m)
+        if err is not None:
+            self._raise_error(err, "model")
+        return self._own(h, ("st_encoding_free", h)), meta
+
+    def model_normalize(self, data):
+        """The canonical text of a model file (st_model_parse + st_model_write)."""
+        with self._locked:
+            dp = self._put(data)
+            m = op = 0
+            st = OK
+            out = None
+            try:
+                m, err = self._model_parse(dp, len(data))
+                if err is None:
+                    size_p = self._scratch
+                    self._r.call("st_model_write", m, 0, 0, size_p)
+                    size = self._u32(size_p)
+                    op = self._alloc(size)
+                    st = self._r.call("st_model_write", m, op, size, size_p)
+                    if st == OK:
+                        out = self._r.read(op, size)
+            finally:
+                self._free(op, dp)
+                if m:
+                    self._r.call("st_model_free", m)
+        if err is not None:
+            self._raise_error(err, "model")
+        if st != OK:
+            self._fail(st, None, "model")
         return out
