@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Pre-tokenizer throughput, side by side in one process (DESIGN §11).
+"""Pre-tokenizer throughput, side by side in one process (docs/design.md §11).
 
 For each language file of ../shared/corpora and a set of pathological inputs, and for each
 chosen pattern, this times on the same text:
@@ -77,7 +77,7 @@ def repeat_to(unit, nbytes):
 
 
 def pathological(nbytes):
-    """Extra inputs (DESIGN §11), each nbytes of UTF-8 (random CJK: the nearest multiple of 3)."""
+    """Extra inputs (docs/design.md §11), each nbytes of UTF-8 (random CJK: the nearest multiple of 3)."""
     rng = random.Random(PATHOLOGICAL_SEED)
     cjk = "".join(chr(rng.randrange(0x4E00, 0xA000)) for _ in range(nbytes // 3))
     rng = random.Random(PATHOLOGICAL_SEED)

@@ -1,4 +1,4 @@
-"""Merge-rules models (DESIGN §7) and UBE models (DESIGN §6) on every backend.
+"""Merge-rules models (docs/design.md §7) and UBE models (docs/design.md §6) on every backend.
 
 - vectors/models/encode.jsonl: encode_with_offsets(text, allowed_special=allowed) gives `ids`
   and `starts`; count() agrees.
@@ -117,7 +117,7 @@ def test_not_stale():
 
 
 def test_rules_not_ranks(backend):
-    """DESIGN §7: rules a b, c d, ab c, abc d give [ab, cd] for "abcd" (ranks would give [abcd])."""
+    """docs/design.md §7: rules a b, c d, ab c, abc d give [ab, cd] for "abcd" (ranks would give [abcd])."""
     a, b, c, d = (ord(x) for x in "abcd")
     for alphabet in ("bytes", "ube"):
         base = 256 if alphabet == "bytes" else 512

@@ -1,4 +1,4 @@
-"""UBE codec (DESIGN section 6) on every backend: routing, decoding against CPython, strict
+"""UBE codec (docs/design.md §6) on every backend: routing, decoding against CPython, strict
 errors, invalid symbols, streaming under every split, special-token flushes, export forms.
 
 The routing reference below is written here from the definition (str.encode per character);
@@ -337,7 +337,7 @@ def test_stream_every_split_utf8_runs(backend):
 
 
 # ---------------------------------------------------------------------------------------------
-# Hand-picked streams: the DESIGN's rule-of-thumb traps, with exact expectations.
+# Hand-picked streams: docs/design.md §6's rule-of-thumb traps, with exact expectations.
 
 HAND = [
     (oracle.u16(0x3D, 0xD8, 0x00), "\ufffd"),                 # high surrogate + one dangling byte
@@ -499,7 +499,7 @@ def test_random_streams_seeded(backend):
 
 
 def test_stream_emits_complete_characters_at_once(backend):
-    """Output never waits for the end of an all-ASCII or all-CJK stream (DESIGN section 6)."""
+    """Output never waits for the end of an all-ASCII or all-CJK stream (docs/design.md §6)."""
     d = supertok.UbeStreamDecoder()
     for ch in "hello \u4e2d\u6587 \U0001f600 \xe9":
         syms = route_ref(ch)

@@ -152,7 +152,7 @@ def _feed(r):
 
 
 def test_stream_vectors_concatenation(backend):
-    """Any split gives the one-shot text (DESIGN section 6)."""
+    """Any split gives the one-shot text (docs/design.md §6)."""
     _, records = _load("stream.jsonl")
     chosen = _selected(records, backend)
     failures = []

@@ -20,7 +20,7 @@ TABLES = os.path.join(ROOT, "core_c", "src", "unicode_tables.c")
 NCP = 0x110000
 
 pytestmark = pytest.mark.skipif(importlib.metadata.version("regex") != "2024.11.6",
-                                reason="the oracle must be regex==2024.11.6 (DESIGN §4)")
+                                reason="the oracle must be regex==2024.11.6 (docs/design.md §4)")
 
 
 def _array(src, name):

@@ -4,8 +4,8 @@
     python vectors/generate.py --check   regenerate in memory; exit 1 naming every stale file
 
 The expected pieces come from vectors/oracle.py (regex.findall with tiktoken 0.14's pattern
-strings, plus the script chunker of DESIGN §5), so the generator refuses to run unless the
-installed `regex` is exactly the pinned oracle (DESIGN §4). The case texts are the hand-written
+strings, plus the script chunker of docs/design.md §5), so the generator refuses to run unless the
+installed `regex` is exactly the pinned oracle (docs/design.md §4). The case texts are the hand-written
 lists below plus real text from ../shared/corpora/udhr.jsonl.xz (the only corpus whose text may
 be committed), read from the excerpts vendored in vectors/texts/udhr.jsonl (vectors/vendor_udhr.py
 makes them), so it runs on a fresh clone.
@@ -341,7 +341,7 @@ def _dump(obj, esc):
 FIELDS = {
     "pattern": "base pattern: gpt2 (= r50k_base and p50k_base), cl100k (cl100k_base) or "
                "o200k (o200k_base); its pat_str is tiktoken 0.14's",
-    "script_aware": "false: regex.findall(pat_str, text); true: DESIGN section 5's script "
+    "script_aware": "false: regex.findall(pat_str, text); true: docs/design.md §5's script "
                     "chunking first, script-specific pattern for chunks of `scripts`",
     "scripts": "null for the default script set, else the list of script names (Unicode Script "
                "property values) whose chunks use the script-specific pattern",
@@ -428,7 +428,7 @@ def main(argv=None):
     except importlib.metadata.PackageNotFoundError:
         have = None
     if have != ORACLE_REGEX:
-        sys.stderr.write("generate.py: the oracle must be regex==%s (DESIGN section 4), found %s; "
+        sys.stderr.write("generate.py: the oracle must be regex==%s (docs/design.md §4), found %s; "
                          "pip install regex==%s\n" % (ORACLE_REGEX, have, ORACLE_REGEX))
         return 2
 

@@ -4,7 +4,7 @@
     python vectors/generate_models.py --check   regenerate in memory; exit 1 naming stale files
 
 The models are small and hand-written below (UBE ones exercise routing, both alphabets in one
-token, surrogate pairs, and the rules-versus-ranks difference of DESIGN section 7); until the
+token, surrogate pairs, and the rules-versus-ranks difference of docs/design.md §7); until the
 trainer exists they are how the encoder's rules mode and the UBE decode paths are pinned.
 
 The reference never calls supertok and is written for clarity, not speed:
@@ -109,7 +109,7 @@ def ube_small():
     # first, a rule across characters: the high byte of U+4E2D (中) with the low byte of the
     # next 中, so "中中" splits a character between tokens
     m.rule((256 + 0x4E,), (256 + 0x2D,))
-    # DESIGN section 7's example: by rules "abcd" is [ab, cd]; by ranks it would be [abcd]
+    # docs/design.md §7's example: by rules "abcd" is [ab, cd]; by ranks it would be [abcd]
     m.rule("a", "b"); m.rule("c", "d"); m.rule("ab", "c"); m.rule("abc", "d")
     for w in ("th", "the", " the", "in", "ing", "er", " a", "an", "and", " and"):
         m.word(w)

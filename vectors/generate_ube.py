@@ -3,7 +3,7 @@
     python vectors/generate_ube.py           write vectors/ube/*.jsonl
     python vectors/generate_ube.py --check   regenerate in memory; exit 1 naming every stale file
 
-The oracle (DESIGN section 6) is written here in plain Python and never calls supertok:
+The oracle (docs/design.md §6) is written here in plain Python and never calls supertok:
 
 - routing: per character, a code point below U+0800 gives its UTF-8 bytes as symbols 0-255, any
   other its UTF-16LE bytes as symbols 256 + byte (a surrogate pair above U+FFFF), computed with
@@ -122,7 +122,7 @@ class StreamOracle:
 
     CPython's UTF-8 incremental decoder holds back ED A0..BF (an encoded surrogate, for the
     sake of its surrogatepass handler) although no continuation makes them valid; the UBE
-    decoder emits every character, U+FFFD included, as soon as it is complete (DESIGN §6). So
+    decoder emits every character, U+FFFD included, as soon as it is complete (docs/design.md §6). So
     after each add, bytes still held that are not a proper prefix of any well-formed sequence
     are decoded now (as the one-shot decode would) and the decoder restarts."""
 
@@ -504,7 +504,7 @@ def _meta(name, n, fields, **extra):
         "records": n,
         "fields": fields,
         "alphabet": "symbols 0-255: UTF-8 bytes of code points below U+0800; 256-511: 256 + "
-                    "UTF-16LE bytes of code points U+0800 and above (DESIGN section 6)",
+                    "UTF-16LE bytes of code points U+0800 and above (docs/design.md §6)",
     }
     meta.update(extra)
     return meta

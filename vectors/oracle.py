@@ -1,8 +1,8 @@
 """The reference pre-tokenizer: regex.findall with tiktoken 0.14's own pattern strings, plus
-a short script chunker implementing DESIGN §5's rules. Written for clarity, not speed; it is
+a short script chunker implementing docs/design.md §5's rules. Written for clarity, not speed; it is
 what vectors/generate.py and the differential tests compare the core against.
 
-Needs the pinned oracle regex==2024.11.6 (DESIGN §4)."""
+Needs the pinned oracle regex==2024.11.6 (docs/design.md §4)."""
 import json
 import os
 
@@ -72,7 +72,7 @@ def canonical_script(name):
 
 
 def chunks(text):
-    """Single-script chunks of text as (start, end, script) by DESIGN §5's rules."""
+    """Single-script chunks of text as (start, end, script) by docs/design.md §5's rules."""
     out = []
     start, cur, common_start = 0, None, None
     for i, ch in enumerate(text):

@@ -1,6 +1,6 @@
 /* supertok: the one public header of the portable tokenizer core.
  *
- * Conventions (DESIGN §3):
+ * Conventions (docs/design.md §3):
  *  - every public name starts with st_; handles are opaque;
  *  - every call that can fail returns an st_status (numbers are pinned: they never change
  *    meaning) and, as its last parameter, takes an st_error * (may be NULL) that it clears at
@@ -157,7 +157,7 @@ typedef enum st_pattern {
 ST_API st_status st_pattern_from_regex(const char *pat, size_t len, int *pattern, st_error *err);
 
 /* Pre-tokenizer flags. */
-#define ST_PRETOK_SCRIPT_AWARE 1u /* split into single-script chunks first (DESIGN §5) */
+#define ST_PRETOK_SCRIPT_AWARE 1u /* split into single-script chunks first (docs/design.md §5) */
 
 /* Output flags for st_pretokenize and st_encode: the unit of the offsets they report. */
 #define ST_OFFSETS_BYTES 0u      /* UTF-8 bytes (the default) */
@@ -215,7 +215,7 @@ ST_API st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, c
 #define ST_ALPHABET_BYTES 0 /* ids 0-255 are the bytes of the UTF-8 text (tiktoken files too) */
 #define ST_ALPHABET_UBE 1   /* ids 0-511 are UBE symbols (st_ube_encode_symbols) */
 
-/* A model of merge rules, the project's own trained models (DESIGN §7): ids 0..A-1 are the
+/* A model of merge rules, the project's own trained models (docs/design.md §7): ids 0..A-1 are the
  * base symbols (A = 256 for ST_ALPHABET_BYTES, 512 for ST_ALPHABET_UBE); id A + i is rule i,
  * which joins the tokens merges[2i] and merges[2i + 1] (both below A + i). Each piece of the
  * pre-tokenized text becomes base symbols (UBE: routed per character), and a pair of adjacent
@@ -336,7 +336,7 @@ ST_API st_status st_decode(const st_encoding *enc, const uint32_t *ids, size_t n
                            size_t *out_len, st_error *err);
 
 /* ids[0..n) decoded to UTF-8 text in out[0..cap), *out_len = its length (size query with cap
- * 0). The tokens' base symbols go through the UBE decoder (DESIGN §6; a byte alphabet is one
+ * 0). The tokens' base symbols go through the UBE decoder (docs/design.md §6; a byte alphabet is one
  * UTF-8 run): each same-alphabet run decodes as CPython's "replace" decoder; a special token
  * flushes the run and adds its own text. flags: ST_UBE_STRICT makes malformed text
  * ST_ERR_INVALID_UTF8 with offset = the index of the id where the malformed run starts.
@@ -354,7 +354,7 @@ ST_API st_status st_decode_text(const st_encoding *enc, const uint32_t *ids, siz
  * stream, emitted as it completes, for any split of the stream into calls. Byte-level
  * encodings: the tokens' bytes go through one UTF-8 run decoder (CPython's incremental
  * "replace" decoder); UBE encodings: the tokens' base symbols through the UBE stream decoder
- * (DESIGN §6). A special token flushes what is pending, then adds its own text. The state is
+ * (docs/design.md §6). A special token flushes what is pending, then adds its own text. The state is
  * bounded: the active alphabet, the bytes of one incomplete character and at most one byte held
  * back (below), and a small fixed table mapping symbols to ids for errors. enc is borrowed and
  * must outlive the decoder; a decoder is not shared between threads without a lock (one per
@@ -423,7 +423,7 @@ ST_API st_status st_decode_with_offsets(const st_encoding *enc, const uint32_t *
 typedef struct st_model st_model;
 
 /* Model kinds (the "kind" header line). */
-#define ST_MODEL_RULES 1 /* merge rules: rule i joins two earlier ids into id A + i (DESIGN §7) */
+#define ST_MODEL_RULES 1 /* merge rules: rule i joins two earlier ids into id A + i (docs/design.md §7) */
 #define ST_MODEL_RANKS 2 /* a tiktoken vocabulary: token bytes + rank, merged by rank */
 
 /* Parse and validate a model file (bytes[0..len), not kept: the model copies what it needs).

@@ -1,4 +1,4 @@
-/* The linear encoder for rank vocabularies: backtracking over longest matches (DESIGN §7).
+/* The linear encoder for rank vocabularies: backtracking over longest matches (docs/design.md §7).
  *
  * tiktoken's merge loop finds, for a piece, the one token sequence that byte-pair merging by
  * rank produces. That sequence can be found without merging: it is the only sequence of

@@ -1,4 +1,4 @@
-/* The encode pipeline (DESIGN §7): special tokens -> pieces -> per-piece merge -> sink.
+/* The encode pipeline (docs/design.md §7): special tokens -> pieces -> per-piece merge -> sink.
  *
  *  1. the special-token policy: refuse a disallowed special anywhere in the text, then cut
  *     the text at the allowed specials it holds (encode_all);

@@ -49,7 +49,7 @@ ST_INLINE size_t st__utf8_decode(const uint8_t *s, uint32_t *cp) {
     return 4;
 }
 
-/* UBE routing of one character (DESIGN §6): the symbols of the character at s (valid UTF-8)
+/* UBE routing of one character (docs/design.md §6): the symbols of the character at s (valid UTF-8)
  * into sym[0..4); returns how many and sets *len to its UTF-8 length. Below U+0800 its UTF-8
  * bytes (symbols 0-255), else its UTF-16LE bytes + 256 (2, or 4 for a surrogate pair). */
 ST_INLINE size_t st__ube_char_symbols(const uint8_t *s, uint16_t sym[4], size_t *len) {

@@ -1,4 +1,4 @@
-/* The two byte-pair merge loops, shared by every kind that merges pairs (DESIGN §7):
+/* The two byte-pair merge loops, shared by every kind that merges pairs (docs/design.md §7):
  *  - merge_short: tiktoken's loop on stack arrays, for pieces up to ST_LINEAR_PIECE bytes,
  *    with the rank of every adjacent pair cached and only the two pairs touching a merge
  *    looked up again (rank vocabularies: short pieces are their common case);

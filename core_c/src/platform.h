@@ -1,4 +1,4 @@
-/* The one place the core touches the platform (DESIGN §3).
+/* The one place the core touches the platform (docs/design.md §3).
  *
  * Native builds take malloc/free and the mem* functions from libc. The wasm32 build is
  * freestanding with no imports: platform.c supplies memcpy/memset/memcmp/memmove (compilers

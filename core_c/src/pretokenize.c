@@ -1,5 +1,5 @@
 /* Pre-tokenizers: hand-written scanners giving exactly regex.findall(pat_str, text) for
- * tiktoken 0.14's patterns (DESIGN §5), and the script-aware chunking mode.
+ * tiktoken 0.14's patterns (docs/design.md §5), and the script-aware chunking mode.
  *
  * Each scanner is a function (text, end, start) -> end of the piece starting at `start`.
  * regex tries a pattern's alternatives in order and takes the first that matches, each with
@@ -428,7 +428,7 @@ static scan_fn base_scanner(int pattern) {
     }
 }
 
-/* ---- script chunking (DESIGN §5) ---------------------------------------------------------
+/* ---- script chunking (docs/design.md §5) -------------------------------------------------
  * A chunk ends only where a character of a different real script begins. A run of Common
  * (Unknown counts as Common) characters between two characters of the same script stays in
  * the chunk; before a new script it starts the new chunk. Inherited characters join the

@@ -1,4 +1,4 @@
-/* UBE: Universal Byte-Level Encoding (UBE paper §3 and Appendix A; DESIGN §6).
+/* UBE: Universal Byte-Level Encoding (UBE paper §3 and Appendix A; docs/design.md §6).
  *
  * Routing: a code point below U+0800 (1-2 UTF-8 bytes) goes to the UTF-8 path, its bytes
  * becoming symbols 0-255; every other code point goes to the UTF-16 path, its UTF-16LE bytes

@@ -1,5 +1,5 @@
 /* The vocabulary: token bytes packed in one block, a dense id -> bytes index for decoding, and
- * an open-addressing table bytes -> id kept about half full (DESIGN §7, suBPEriod seed). */
+ * an open-addressing table bytes -> id kept about half full (docs/design.md §7, suBPEriod seed). */
 #ifndef ST_VOCAB_H
 #define ST_VOCAB_H
 

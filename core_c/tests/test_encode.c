@@ -1316,7 +1316,7 @@ static void test_merges(void) {
     size_t off = 0;
     int in_spec = 0;
     st_encoding *enc = NULL;
-    /* DESIGN section 7: rules a b, c d, ab c, abc d give [ab, cd] for "abcd" */
+    /* docs/design.md §7: rules a b, c d, ab c, abc d give [ab, cd] for "abcd" */
     for (int ube = 0; ube < 2; ube++) {
         uint32_t base = ube ? 512 : 256;
         uint32_t m[8] = {'a', 'b', 'c', 'd', base, 'c', base + 2, 'd'};

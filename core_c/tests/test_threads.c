@@ -1,4 +1,4 @@
-// One loaded encoding shared by several threads (DESIGN §3: a loaded tokenizer is safe to share).
+// One loaded encoding shared by several threads (docs/design.md §3: a loaded tokenizer is safe to share).
 //
 // The backtracking encoder's tables are built by the first piece that wants them, from
 // whichever thread gets there first, while the other threads keep encoding with the merge loop

@@ -1,4 +1,4 @@
-// The golden vectors (vectors/, DESIGN §10) run through the C API, with no Python: the core is
+// The golden vectors (vectors/, docs/design.md §10) run through the C API, with no Python: the core is
 // held to the same spec as every host.
 //
 //   gcc -std=c11 -O1 -g -fsanitize=address,undefined -Icore_c/include core_c/src/*.c

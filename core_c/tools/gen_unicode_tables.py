@@ -6,7 +6,7 @@
 
 Why `regex` and not unicodedata: the pre-tokenizers must reproduce tiktoken 0.14, whose regex
 engine carries Unicode 16.0, and the test oracle is `regex==2024.11.6`, which agrees with it on
-every code point (DESIGN §4). CPython 3.11's unicodedata is Unicode 14.0, so it cannot be the
+every code point (docs/design.md §4). CPython 3.11's unicodedata is Unicode 14.0, so it cannot be the
 source. Every property is read by asking `regex` itself, so the table is the oracle's view by
 construction, and tests/test_unicode_tables.py checks it again code point by code point.
 

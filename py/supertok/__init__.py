@@ -27,7 +27,7 @@ PATTERNS = {
     "cl100k": 2, "cl100k_base": 2,
     "o200k": 3, "o200k_base": 3,
 }
-# Scripts split one letter per piece in script-aware mode unless told otherwise (DESIGN §5).
+# Scripts split one letter per piece in script-aware mode unless told otherwise (docs/design.md §5).
 DEFAULT_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Myanmar", "Khmer", "Lao")
 
 _SCRIPT_AWARE = 1

@@ -292,7 +292,7 @@ class Encoding:
 
     def decode(self, tokens, errors="replace"):
         """Text of the tokens. For a UBE model: the tokens' base symbols through the UBE decoder
-        (DESIGN §6), each same-alphabet run as CPython decodes it, a special token flushing the
+        (docs/design.md §6), each same-alphabet run as CPython decodes it, a special token flushing the
         run; errors is "replace" or "strict" (a ValueError naming the token where the malformed
         run starts)."""
         if self.alphabet != "ube":
@@ -356,7 +356,7 @@ class IncrementalDecoder:
     """Feed ids one at a time (or many); each call returns the characters completed so far.
     Any split of an id stream gives the same text as Encoding.decode on the whole stream. The
     core's streaming decoder (st_decoder_*) holds the alphabet and the bytes of the one
-    incomplete character (DESIGN §6); a special token flushes it. errors: "replace" or "strict"
+    incomplete character (docs/design.md §6); a special token flushes it. errors: "replace" or "strict"
     (a byte-level encoding also takes CPython's other error handlers, decoded by its codec).
     After an error the decoder is as it was before the call that raised."""
 
@@ -502,7 +502,7 @@ def load_model(model):
 
     Ids 0..A-1 are the base symbols (A = 256 bytes, or 512 UBE symbols); rule i joins two
     earlier ids into id A + i. A pair merges only when it is a rule, lowest rule first
-    (DESIGN §7). Errors name the file and the field."""
+    (docs/design.md §7). Errors name the file and the field."""
     from ._model_format import ModelError, ModelFormatError, is_text_model, json_to_text
     where, data = "model", None
     if isinstance(model, (bytes, bytearray)):

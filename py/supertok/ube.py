@@ -1,4 +1,4 @@
-"""UBE, Universal Byte-Level Encoding: the routed 512-symbol alphabet (DESIGN §6).
+"""UBE, Universal Byte-Level Encoding: the routed 512-symbol alphabet (docs/design.md §6).
 
 Symbols 0-255 are UTF-8 bytes (code points below U+0800); 256-511 are UTF-16LE bytes (U+0800
 and above, surrogate pairs above U+FFFF). The routing and the decoders are the C core's.
@@ -10,7 +10,7 @@ from .backends import current as _get
 _FINAL = 1
 _STRICT = 2
 
-# The two export forms of a symbol (DESIGN §6): the GPT-2 visible-byte alphabet for 0-255 and
+# The two export forms of a symbol (docs/design.md §6): the GPT-2 visible-byte alphabet for 0-255 and
 # U+E100 + byte for 256-511.
 def _gpt2_bytes_to_unicode():
     visible = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))

@@ -1,4 +1,4 @@
-"""Backend selection (DESIGN §9).
+"""Backend selection (docs/design.md §9).
 
 Order: native (the compiled cffi extension), else wasm on wasmtime, else numba (a later
 issue), else wasm on pywasm, which is pure Python and always present. SUPERTOK_BACKEND

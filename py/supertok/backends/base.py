@@ -1,6 +1,6 @@
 """The backend protocol: every operation a backend offers, the same on every backend.
 
-A backend is a thin shell over the C core's calls (DESIGN §3, §9): it converts Python bytes and
+A backend is a thin shell over the C core's calls (docs/design.md §3, §9): it converts Python bytes and
 lists to the core's buffers, manages handles, and raises Python exceptions from the core's
 status (through _status.raise_for_status, which maps status names, in one place). It holds no
 rule of its own. NativeBackend (cffi) and WasmBackend (wasmtime or pywasm) implement it; a new
