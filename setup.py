@@ -125,10 +125,11 @@ class optional_build_ext(build_ext):
                 % (type(why).__name__, _short(why), runs))
 
 
-setup(
-    cmdclass={"build": build_in_temp_dir, "build_py": build_py_runtime_only,
-              "build_ext": optional_build_ext},
-    # optional too: lists of ids without a new int object per id (see the file's header)
-    ext_modules=[Extension(LISTS, ["py/supertok/_lists.c"])],
-    cffi_modules=["py/supertok/_build_native.py:ffibuilder"],
-)
+if __name__ == "__main__":  # as setuptools runs it; tests/test_install.py imports the helpers
+    setup(
+        cmdclass={"build": build_in_temp_dir, "build_py": build_py_runtime_only,
+                  "build_ext": optional_build_ext},
+        # optional too: lists of ids without a new int object per id (see the file's header)
+        ext_modules=[Extension(LISTS, ["py/supertok/_lists.c"])],
+        cffi_modules=["py/supertok/_build_native.py:ffibuilder"],
+    )

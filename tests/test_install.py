@@ -12,7 +12,6 @@ import warnings
 
 import pytest
 
-import supertok
 from supertok import backends
 
 
@@ -149,3 +148,43 @@ def test_the_wasm_toolchain_is_only_an_extra():
                                              or "extra == \"dev\"" in str(r.marker)), str(r)
         if r.name == "pywasm":
             assert r.marker is None, "pywasm is the fallback every install has"
+
+
+def _setup_py():
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "setup.py")
+    spec = importlib.util.spec_from_file_location("_supertok_setup_py", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # defines the build hooks; setup() runs only as __main__
+    return mod
+
+
+class _Dist:
+    def __init__(self, *install_requires):
+        self.install_requires = list(install_requires)
+
+
+@pytest.mark.parametrize("failed, requires, says", [
+    ({}, ['wasmtime>=39; sys_platform == "nonesuch"'], "built the native backend"),
+    ({"supertok._native": OSError("x")}, ["cffi", "wasmtime>=39"], "will run on wasmtime (the bundled"),
+    ({"supertok._native": OSError("x")}, ['wasmtime>=39; sys_platform == "nonesuch"'], "will run on pywasm"),
+])
+def test_the_build_says_which_backend_the_install_will_use(monkeypatch, failed, requires, says):
+    mod = _setup_py()
+    said = []
+    monkeypatch.setattr(mod, "_report", said.append)
+    cmd = mod.optional_build_ext.__new__(mod.optional_build_ext)
+    cmd._failed, cmd.distribution = dict(failed), _Dist(*requires)
+    cmd._say_backend()
+    assert len(said) == 1 and says in said[0], said
+    if failed:
+        assert "could not be built (OSError: x)" in said[0] and "install a C compiler" in said[0]
+
+
+def test_the_build_names_the_failing_compiler_not_its_arguments():
+    mod = _setup_py()
+    exc = RuntimeError("Command '['/bin/false', '-O2', '-c', 'core_c/src/a.c', '-o', 'a.o']' returned "
+                       "non-zero exit status 1.")
+    assert mod._short(exc) == "/bin/false exited with status 1"
+    assert mod._short(OSError("[Errno 2] No such file or directory: 'cc'")) == \
+        "[Errno 2] No such file or directory: 'cc'"
