@@ -4,12 +4,17 @@ Order: native (the compiled cffi extension), else wasm on wasmtime, else numba (
 issue), else wasm on pywasm, which is pure Python and always present. SUPERTOK_BACKEND
 forces one: native | wasm (wasmtime if installed, else pywasm) | wasmtime | pywasm.
 
+pywasm is thousands of times slower than the others, so a process that ends up on it without
+having asked for it by name (SUPERTOK_BACKEND=pywasm) is told once, by a SlowBackendWarning
+saying why the others did not load and how to get one; report() gives the same reasons.
+
 The process's current backend lives here (current(), set_current()), below the package's
 __init__, which re-exports them; supertok.encoding and supertok.ube import them from here.
 """
 import os
 import struct
 import sys
+import warnings
 
 KNOWN = ("native", "wasm", "wasmtime", "pywasm")
 
@@ -28,6 +33,12 @@ def id_list(raw, n):
 
 class BackendUnavailable(RuntimeError):
     pass
+
+
+class SlowBackendWarning(UserWarning):
+    """The process runs on pywasm because no faster backend loads (issued once per process).
+    Silence it with SUPERTOK_BACKEND=pywasm, or with warnings.filterwarnings("ignore",
+    category=supertok.backends.SlowBackendWarning)."""
 
 
 from .base import Backend  # noqa: E402, F401  (the protocol every backend implements)
@@ -59,7 +70,13 @@ def load(name):
         return NativeBackend()
     if name == "wasmtime":
         from .wasm import WasmBackend, WasmtimeRunner
-        return WasmBackend(WasmtimeRunner())
+        try:
+            return WasmBackend(WasmtimeRunner())
+        except BackendUnavailable:
+            raise
+        except Exception as exc:  # a wasmtime wheel whose runtime library does not load here
+            raise BackendUnavailable("wasmtime is installed but does not run here (%s: %s)"
+                                     % (type(exc).__name__, exc)) from None
     if name == "pywasm":
         from .wasm import PywasmRunner, WasmBackend
         return WasmBackend(PywasmRunner())
@@ -71,16 +88,55 @@ def load(name):
     raise BackendUnavailable("unknown backend %r: choose one of %s" % (name, ", ".join(KNOWN)))
 
 
-def available():
-    """Names of the backends that load here (each loaded once to find out)."""
+ORDER = ("native", "wasmtime", "pywasm")  # the selection order (numba will come before pywasm)
+
+
+def report():
+    """[(name, None if it loads here else the reason it does not)] in the selection order, each
+    backend loaded once to find out (for `python -m supertok info` and bug reports)."""
     out = []
-    for name in ("native", "wasmtime", "pywasm"):
+    for name in ORDER:
         try:
             load(name)
-        except BackendUnavailable:
-            continue
-        out.append(name)
+        except BackendUnavailable as exc:
+            out.append((name, str(exc)))
+        else:
+            out.append((name, None))
     return out
+
+
+def available():
+    """Names of the backends that load here (each loaded once to find out)."""
+    return [name for name, why in report() if why is None]
+
+
+_warned_slow = False
+
+
+def _outside_package_stacklevel():
+    """The stacklevel, for a warnings.warn called by the caller of this function, of the first
+    frame outside the supertok package: the warning then names the user's line."""
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame, level = sys._getframe(1), 1  # the caller of warnings.warn is stacklevel 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _warn_slow(reasons):
+    """Once per process: say that the process runs on pywasm, why, and how to get a faster backend."""
+    global _warned_slow
+    if _warned_slow:
+        return
+    _warned_slow = True
+    why = "; ".join("%s: %s" % (name, reasons[name]) for name in ORDER if name in reasons)
+    warnings.warn(
+        "supertok is running on pywasm, a pure-Python WebAssembly interpreter thousands of times "
+        "slower than the other backends, because none of them loads here (%s). For a fast "
+        "backend: pip install wasmtime (wheels for Linux, macOS and Windows on x86-64 and ARM64), "
+        "or install a C compiler (gcc or clang) and reinstall supertok for the native one. "
+        "SUPERTOK_BACKEND=pywasm chooses pywasm and silences this warning." % why,
+        SlowBackendWarning, stacklevel=_outside_package_stacklevel())
 
 
 def select():
@@ -89,13 +145,24 @@ def select():
         if forced not in KNOWN:
             raise BackendUnavailable(
                 "SUPERTOK_BACKEND=%r is not a backend: choose one of %s" % (forced, ", ".join(KNOWN)))
+        if forced == "wasm":
+            order = ("wasmtime", "pywasm")
+        else:
+            order = (forced,)
+    else:
+        order = ORDER
+    reasons = {}
+    for name in order:
         try:
-            return load(forced)
+            b = load(name)
         except BackendUnavailable as exc:
-            raise BackendUnavailable("SUPERTOK_BACKEND=%s was forced but cannot load: %s" % (forced, exc)) from None
-    for name in ("native", "wasmtime", "pywasm"):
-        try:
-            return load(name)
-        except BackendUnavailable:
+            reasons[name] = str(exc)
             continue
-    raise BackendUnavailable("no supertok backend could be loaded")
+        if name == "pywasm" and forced != "pywasm":
+            _warn_slow(reasons)
+        return b
+    if forced:
+        raise BackendUnavailable("SUPERTOK_BACKEND=%s was forced but cannot load: %s"
+                                 % (forced, "; ".join(reasons.values())))
+    raise BackendUnavailable("no supertok backend could be loaded: %s"
+                             % "; ".join("%s: %s" % kv for kv in reasons.items()))
