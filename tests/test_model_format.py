@@ -15,7 +15,7 @@ import sys
 
 import pytest
 import supertok
-from conftest import ROOT, load_vectors
+from conftest import ROOT, load_vectors, select_for_backend
 from supertok._model_format import ModelError, json_to_text
 
 VEC_DIR = os.path.join(ROOT, "vectors", "models")
@@ -59,14 +59,15 @@ def test_golden_json_and_text_give_the_same_ids(backend):
                                                                      b._special_tokens)
         encs[name] = (a, b)
     n = 0
-    for r in load_vectors(os.path.join(VEC_DIR, "encode.jsonl"))[1]:
+    records = load_vectors(os.path.join(VEC_DIR, "encode.jsonl"))[1]
+    for _, r in select_for_backend(records, backend):  # pywasm: the documented subset
         a, b = encs[r["model"]]
         allowed = set(r["allowed"])
         ids_a = a.encode(r["text"], allowed_special=allowed, disallowed_special=())
         ids_b = b.encode(r["text"], allowed_special=allowed, disallowed_special=())
         assert ids_a == ids_b == r["ids"], r["text"]
         n += 1
-    assert n > 1000
+    assert n > (1000 if backend != "pywasm" else 50)
 
 
 def test_load_model_forms(backend, tmp_path):
