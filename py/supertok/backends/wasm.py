@@ -5,9 +5,12 @@ A runner knows how to call an export and move bytes in and out of the module's m
 backend on top is the same for both. One module instance per backend, used under a lock:
 wasm instances are not re-entrant.
 
-Everything the backend creates in the module's memory is freed: call buffers before the call
-returns, and core objects (pre-tokenizers, encodings with their image, decoders, UBE stream
-states) when their Python owner (_Handle) goes, or at once through encoding_free.
+Everything the backend creates in the module's memory is freed or reused: a call's text and
+outputs go through a few reusable blocks (WasmBackend._io: kept up to 1 MiB each, grown only
+when a call needs more; a bigger call's blocks are freed when it returns); other call buffers
+are freed before the call returns; core objects (pre-tokenizers, encodings with their image,
+decoders, UBE stream states) when their Python owner (_Handle) goes, or at once through
+encoding_free.
 
 Every fallible call is given the backend's one st_error block as its last argument; the report
 is read in one place (WasmBackend._read_error) and raised through _status.raise_error with the
