@@ -5,9 +5,12 @@ A runner knows how to call an export and move bytes in and out of the module's m
 backend on top is the same for both. One module instance per backend, used under a lock:
 wasm instances are not re-entrant.
 
-Everything the backend creates in the module's memory is freed: call buffers before the call
-returns, and core objects (pre-tokenizers, encodings with their image, decoders, UBE stream
-states) when their Python owner (_Handle) goes, or at once through encoding_free.
+Everything the backend creates in the module's memory is freed or reused: a call's text and
+outputs go through a few reusable blocks (WasmBackend._io: kept up to 1 MiB each, grown only
+when a call needs more; a bigger call's blocks are freed when it returns); other call buffers
+are freed before the call returns; core objects (pre-tokenizers, encodings with their image,
+decoders, UBE stream states) when their Python owner (_Handle) goes, or at once through
+encoding_free.
 
 Every fallible call is given the backend's one st_error block as its last argument; the report
 is read in one place (WasmBackend._read_error) and raised through _status.raise_error with the
@@ -16,14 +19,19 @@ same `what` names as the native backend.
 import atexit
 import os
 import struct
+import sys
 import threading
 import weakref
 
-from . import BackendUnavailable, id_list
+from . import BackendUnavailable
 from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK, raise_error
 from .base import Backend, HandleCache
 
 WASM_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "supertok.wasm")
+
+
+_U32 = struct.Struct("<I")
+_LITTLE = sys.byteorder == "little"
 
 
 def _module_bytes():
@@ -35,6 +43,14 @@ def _module_bytes():
 
 
 class WasmtimeRunner:
+    """wasmtime through its C API. wasmtime's Python `Func.__call__` looks the function's type
+    up, converts every argument through `Val` and builds a result list on every call: about
+    80 us a call here, most of a short encode. So each export is bound once (_bind) to a
+    closure that packs its arguments into one reusable wasmtime_val_raw_t array (one
+    struct.pack_into, the kinds fixed from the export's type at bind time) and calls
+    wasmtime_func_call_unchecked; memory is read and written with one ctypes copy at the
+    memory's current base address. Where wasmtime's internals are not as expected (another
+    wasmtime version), the public API is used instead: slower, same results."""
     name = "wasmtime"
 
     def __init__(self):
@@ -42,35 +58,198 @@ class WasmtimeRunner:
             import wasmtime
         except ImportError:
             raise BackendUnavailable("wasmtime is not installed (pip install wasmtime)") from None
-        self._engine = wasmtime.Engine()
+        self._wt = wasmtime
+        # On a 64-bit host a wasm32 memory fits in wasmtime's default 4 GiB reservation, so it
+        # can stay where it is: then the host address of the memory is fixed and read/write go
+        # through one memoryview, rebuilt only when the memory grows (see _grown).
+        self._static = False
+        config = None
+        if sys.maxsize > 2 ** 32:
+            try:
+                config = wasmtime.Config()
+                config.memory_reservation = 1 << 32
+                config.memory_may_move = False
+                self._static = True
+            except Exception:  # an older wasmtime: the memory may move, read/write ask each time
+                config, self._static = None, False
+        self._engine = wasmtime.Engine(config) if config is not None else wasmtime.Engine()
         self._store = wasmtime.Store(self._engine)
         self._module = wasmtime.Module(self._engine, _module_bytes())
         self._instance = wasmtime.Instance(self._store, self._module, [])
         self._exports = self._instance.exports(self._store)
         self._mem = self._exports["memory"]
         self._funcs = {}
+        self._fast = False
+        try:
+            self._init_fast()
+            self._fast = True
+        except Exception:  # another wasmtime's internals: the public API (slow, same results)
+            self.read, self.write = self._read_public, self._write_public
+            self.read_u32s, self.u32 = self._read_u32s_public, self._u32_public
         # wasmtime's finalizers fail if they run after interpreter teardown has begun: release
         # everything, in order, while the modules are still there
         atexit.register(self._close)
 
+    def _init_fast(self):
+        import ctypes
+        from wasmtime import _ffi as ffi
+        self._ffi = ffi
+        dll = ffi.dll
+        # dll[name] is a fresh function pointer: our argtypes do not touch wasmtime's own
+        call = dll["wasmtime_func_call_unchecked"]
+        call.restype = ctypes.c_void_p
+        call.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+        data = dll["wasmtime_memory_data"]
+        data.restype = ctypes.c_void_p
+        data.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        size = dll["wasmtime_memory_data_size"]
+        size.restype = ctypes.c_size_t
+        size.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        self._c_call, self._c_data, self._c_size = call, data, size
+        self._ctx = ctypes.cast(self._store._context(), ctypes.c_void_p).value
+        self._memaddr = ctypes.addressof(self._mem._memory)
+        self._raw_t = ffi.wasmtime_val_raw_t
+        self._trap_slot = (ctypes.c_void_p * 1)()
+        self._view, self._size = memoryview(b""), 0
+        self._refresh()
+        # a first call proves the path works here before the backend relies on it
+        if self._c_size(self._ctx, self._memaddr) <= 0 or \
+                self._bind_fast("st_script_count", self._exports["st_script_count"])() <= 0:
+            raise RuntimeError("wasmtime fast path check failed")
+
     def _close(self):
+        self._view = memoryview(b"")
+        self._size = 0
         self._funcs = self._mem = self._exports = None
         self._instance = self._store = self._module = self._engine = None
+
+    def _bind(self, name):
+        """A callable for export `name`: args in, the first result (as unsigned) or None out."""
+        f = self._exports[name]
+        self._funcs[name] = fn = self._bind_fast(name, f) if self._fast else self._bind_public(f)
+        return fn
+
+    def _bind_public(self, f):
+        store = self._store
+        ty = f.type(store)
+        mask = [0xFFFFFFFF if str(r) == "i32" else 0xFFFFFFFFFFFFFFFF for r in ty.results][:1]
+
+        def public(*args):
+            r = f(store, *args)
+            return r & mask[0] if mask and r is not None else r
+        return public
+
+    def _bind_fast(self, name, f):
+        import ctypes
+        ty = f.type(self._store)
+        kinds = [str(k) for k in ty.params]
+        results = [str(k) for k in ty.results]
+        if any(k not in ("i32", "i64") for k in kinds + results) or len(results) > 1:
+            raise TypeError("export %s has a signature the fast path does not handle" % name)
+        slots = max(len(kinds), len(results), 1)
+        buf = (self._raw_t * slots)()
+        addr = ctypes.addressof(buf)
+        mv = memoryview(buf).cast("B")
+        size = ctypes.sizeof(self._raw_t)
+        # each slot is a 16-byte union; an i32 argument fills its first 4 bytes, an i64 its first 8
+        fmt = "<" + "".join(("I%dx" % (size - 4)) if k == "i32" else ("Q%dx" % (size - 8)) for k in kinds)
+        pack = struct.Struct(fmt).pack_into
+        unpack = struct.Struct("<I" if results == ["i32"] else "<Q").unpack_from if results else None
+        nparams = len(kinds)
+        bits = [0xFFFFFFFF if k == "i32" else 0xFFFFFFFFFFFFFFFF for k in kinds]
+        c_call, ctx, faddr, trap = self._c_call, self._ctx, ctypes.addressof(f._func), self._trap_slot
+        taddr = ctypes.addressof(trap)
+        runner = self
+
+        def fast(*args):
+            if len(args) != nparams:
+                raise TypeError("%s takes %d arguments (%d given)" % (name, nparams, len(args)))
+            try:
+                pack(mv, 0, *args)
+            except struct.error:  # a negative or too wide value: wrapped as a C cast would
+                pack(mv, 0, *[a & m for a, m in zip(args, bits)])
+            if c_call(ctx, faddr, addr, slots, taddr) or trap[0]:
+                runner._raise_trap(name)
+            return unpack(mv, 0)[0] if unpack else None
+        fast._keep = (f, buf)  # the func and the array outlive every call
+        return fast
+
+    def _raise_trap(self, name):
+        import ctypes
+        ffi = self._ffi
+        t = self._trap_slot[0]
+        self._trap_slot[0] = None
+        if t:
+            raise self._wt.Trap._from_ptr(ctypes.cast(t, ctypes.POINTER(ffi.wasm_trap_t)))
+        raise self._wt.WasmtimeError("wasm call %s failed" % name)
 
     def call(self, name, *args):
         f = self._funcs.get(name)
         if f is None:
-            f = self._funcs[name] = self._exports[name]
-        return f(self._store, *args)
+            f = self._bind(name)
+        return f(*args)
+
+    def func(self, name):
+        """The bound callable of export name (the backend keeps the ones of its hot paths)."""
+        f = self._funcs.get(name)
+        return f if f is not None else self._bind(name)
+
+    def _refresh(self):
+        """A memoryview of the whole memory as it is now (its size and host address)."""
+        import ctypes
+        size = self._c_size(self._ctx, self._memaddr)
+        base = self._c_data(self._ctx, self._memaddr)
+        self._view = memoryview((ctypes.c_ubyte * size).from_address(base)).cast("B")
+        self._size = size
+
+    def _span(self, ptr, n):
+        """Make self._view cover [ptr, ptr + n): a memory that may move is looked up again
+        each time; a fixed one only when it has grown past the view. IndexError outside it."""
+        if not self._static or ptr + n > self._size:
+            self._refresh()
+        if ptr < 0 or n < 0 or ptr + n > self._size:
+            raise IndexError("wasm memory access out of bounds (%d + %d)" % (ptr, n))
 
     def read(self, ptr, n):
-        return bytes(self._mem.read(self._store, ptr, ptr + n))
+        if not self._static or ptr + n > self._size or ptr < 0:
+            self._span(ptr, n)
+        return self._view[ptr:ptr + n].tobytes()
+
+    def read_u32s(self, ptr, n):
+        """n little-endian u32 at ptr as a list of ints, in one step."""
+        if not self._static or ptr + 4 * n > self._size or ptr < 0:
+            self._span(ptr, 4 * n)
+        if _LITTLE:
+            return self._view[ptr:ptr + 4 * n].cast("I").tolist()
+        return list(struct.unpack_from("<%dI" % n, self._view, ptr))
+
+    def u32(self, ptr):
+        if not self._static or ptr + 4 > self._size or ptr < 0:
+            self._span(ptr, 4)
+        return _U32.unpack_from(self._view, ptr)[0]
 
     def write(self, ptr, data):
+        n = len(data)
+        if not self._static or ptr + n > self._size or ptr < 0:
+            self._span(ptr, n)
+        self._view[ptr:ptr + n] = data
+
+    def _read_public(self, ptr, n):
+        return bytes(self._mem.read(self._store, ptr, ptr + n))
+
+    def _write_public(self, ptr, data):
         self._mem.write(self._store, data, ptr)
+
+    def _read_u32s_public(self, ptr, n):
+        return list(struct.unpack("<%dI" % n, self._read_public(ptr, 4 * n))) if n else []
+
+    def _u32_public(self, ptr):
+        return _U32.unpack(self._read_public(ptr, 4))[0]
 
     def memory_size(self):
         """Bytes of the module's linear memory (it grows, never shrinks)."""
+        if self._fast:
+            return self._c_size(self._ctx, self._memaddr)
         return self._mem.data_len(self._store)
 
 
@@ -92,11 +271,20 @@ class PywasmRunner:
         r = self._rt.invocate(self._inst, name, list(args))
         return (r[0] & 0xFFFFFFFF) if r else None
 
+    def func(self, name):
+        return lambda *args: self.call(name, *args)
+
     def read(self, ptr, n):
         return bytes(self._mem.data[ptr:ptr + n])
 
     def write(self, ptr, data):
         self._mem.data[ptr:ptr + len(data)] = data
+
+    def read_u32s(self, ptr, n):
+        return list(struct.unpack_from("<%dI" % n, self._mem.data, ptr)) if n else []
+
+    def u32(self, ptr):
+        return _U32.unpack_from(self._mem.data, ptr)[0]
 
     def memory_size(self):
         return len(self._mem.data)
@@ -137,7 +325,14 @@ class _Locked:
             raise
 
     def __exit__(self, *exc):
-        self._b._lock.release()
+        b = self._b
+        try:
+            if b._temps:  # blocks too big to keep (WasmBackend._io)
+                temps, b._temps = b._temps, []
+                for p in temps:
+                    b._r.call("st_free", p)
+        finally:
+            b._lock.release()
 
 
 # The core's st_error report (supertok.h): status u32, unit u32, offset u64, line u64, token u32,
@@ -146,6 +341,9 @@ _ERROR = struct.Struct("<IIQQII120s")
 _ERR_SIZE = _ERROR.size  # 152
 # st_special_policy in wasm32: allowed ptr, n_allowed, disallowed ptr, n_disallowed, flags
 _POLICY = struct.Struct("<IIIII")
+_IN, _OUT, _OUT2, _OUT3 = range(4)  # WasmBackend._io's blocks
+_N_BLOCKS = 4
+_KEEP = 1 << 20  # the largest block kept between calls
 _OFFSETS_CODEPOINTS = 1  # ST_OFFSETS_CODEPOINTS
 _UNIT_CODEPOINT = 2      # ST_UNIT_CODEPOINT
 _DECODER_STRICT = 2      # ST_UBE_STRICT
@@ -169,6 +367,15 @@ class WasmBackend(Backend):
         self._lock = threading.Lock()
         self._locked = _Locked(self)
         self._scratch = self._r.call("st_malloc", 16)  # out-params other than errors: 4 x u32
+        # reusable blocks in the module's memory for a call's input and outputs (_io): a short
+        # call writes its text and reads its ids with no st_malloc/st_free
+        self._blocks = [0] * _N_BLOCKS
+        self._caps = [0] * _N_BLOCKS
+        self._temps = []
+        # the exports of the per-call paths, bound once
+        self._f_encode = self._r.func("st_encode")
+        self._f_encode_many = self._r.func("st_encode_many")
+        self._f_encode_count = self._r.func("st_encode_count")
         self._err = self._r.call("st_malloc", _ERR_SIZE)  # every call's st_error (_read_error)
         self._pretokenizers = HandleCache()
         # policies of flags alone, written once into the module and shared (the core only reads them)
@@ -201,10 +408,36 @@ class WasmBackend(Backend):
 
     # -- memory helpers (wasm32: size_t and pointers are u32) --
     def _u32(self, ptr):
-        return struct.unpack("<I", self._r.read(ptr, 4))[0]
+        return self._r.u32(ptr)
 
     def _u32s(self, ptr, n):
-        return list(struct.unpack("<%dI" % n, self._r.read(ptr, 4 * n))) if n else []
+        return self._r.read_u32s(ptr, n) if n else []
+
+    def _io(self, i, size):
+        """The pointer of reusable block i (_IN, _OUT, _OUT2, _OUT3) with room for size bytes.
+        Kept between calls and grown only when a call needs more, up to _KEEP bytes; a call
+        that needs more gets a block of its own, freed when the lock is released (_Locked).
+        Under the lock."""
+        size = size or 1
+        if size <= self._caps[i]:
+            return self._blocks[i]
+        if size > _KEEP:
+            p = self._alloc(size)
+            self._temps.append(p)
+            return p
+        new = min(max(size, 2 * self._caps[i], 256), _KEEP)
+        p = self._alloc(new)  # before the old block goes: on MemoryError it stays usable
+        if self._blocks[i]:
+            self._r.call("st_free", self._blocks[i])
+        self._blocks[i], self._caps[i] = p, new
+        return p
+
+    def _put_io(self, i, data):
+        """data written into reusable block i; its pointer."""
+        p = self._io(i, len(data))
+        if data:
+            self._r.write(p, data)
+        return p
 
     def _read_error(self):
         """The st_error report of the last failed call, from the block self._err that every
@@ -274,20 +507,19 @@ class WasmBackend(Backend):
         Under the lock: data into the module, a block of cap units for the output; returns
         the output items, everything freed; raises ("text") on failure."""
         with self._locked:
-            tp = self._put(data)
-            op = 0
-            try:
-                op = self._alloc(unit * cap or unit)
-                st = self._r.call(name, *pre, tp, len(data), *mid, op, cap, self._scratch, self._err)
-                out = err = None
-                if st == OK:
-                    n = self._u32(self._scratch)
+            tp = self._put_io(_IN, data)
+            op = self._io(_OUT, unit * cap)
+            st = self._r.call(name, *pre, tp, len(data), *mid, op, cap, self._scratch, self._err)
+            out = err = None
+            if st == OK:
+                n = self._u32(self._scratch)
+                if fmt == "I":
+                    out = self._u32s(op, n)
+                else:
                     raw = self._r.read(op, unit * n)
                     out = raw if fmt is None else list(struct.unpack("<%d%s" % (n, fmt), raw))
-                else:
-                    err = self._read_error()
-            finally:
-                self._free(op, tp)
+            else:
+                err = self._read_error()
         if err is not None:
             self._raise_error(err, "text")
         return out
@@ -373,25 +605,19 @@ class WasmBackend(Backend):
 
     def pretokenize_count(self, handle, data):
         with self._locked:
-            tp = self._put(data)
-            try:
-                st = self._r.call("st_pretokenize_count", handle.ptr, tp, len(data), self._scratch, self._err)
-                n = self._u32(self._scratch)
-                err = None if st == OK else self._read_error()
-            finally:
-                self._free(tp)
+            tp = self._put_io(_IN, data)
+            st = self._r.call("st_pretokenize_count", handle.ptr, tp, len(data), self._scratch, self._err)
+            n = self._u32(self._scratch)
+            err = None if st == OK else self._read_error()
         if err is not None:
             self._raise_error(err, "text")
         return n
 
     def utf8_validate(self, data):
         with self._locked:
-            tp = self._put(data)
-            try:
-                st = self._r.call("st_utf8_validate", tp, len(data), self._err)
-                off = None if st == OK else self._read_error()[2]
-            finally:
-                self._free(tp)
+            tp = self._put_io(_IN, data)
+            st = self._r.call("st_utf8_validate", tp, len(data), self._err)
+            off = None if st == OK else self._read_error()[2]
         return off
 
     # -- encodings --
@@ -498,26 +724,26 @@ class WasmBackend(Backend):
     def encode(self, enc, data, allowed, want_starts=False, disallowed=(), special_flags=0):
         """Ids of UTF-8 data under the special-token policy (allowed ids, disallowed ids,
         ST_SPECIAL_* flags); with want_starts, also each token's start in code points."""
+        cap = len(data)
         with self._locked:
-            tp = self._put(data)
-            pp = pol = ids = starts = 0
+            tp = self._put_io(_IN, data)
+            pol, pp = self._put_policy(allowed, disallowed, special_flags)
             try:
-                pol, pp = self._put_policy(allowed, disallowed, special_flags)
-                cap = len(data)
-                ids = self._alloc(4 * cap)
-                starts = self._alloc(4 * cap) if want_starts else 0
-                st = self._r.call("st_encode", enc.ptr, tp, len(data), pol, _OFFSETS_CODEPOINTS if want_starts else 0,
-                                  ids, starts, cap, self._scratch, self._err)
+                ids = self._io(_OUT, 4 * cap)
+                starts = self._io(_OUT2, 4 * cap) if want_starts else 0
+                st = self._f_encode(enc.ptr, tp, cap, pol, _OFFSETS_CODEPOINTS if want_starts else 0,
+                                    ids, starts, cap, self._scratch, self._err)
                 out = st_out = err = None
                 if st == OK:
-                    n = self._u32(self._scratch)
-                    out = id_list(self._r.read(ids, 4 * n), n)
+                    n = self._r.u32(self._scratch)
+                    out = self._r.read_u32s(ids, n)
                     if want_starts:
-                        st_out = self._u32s(starts, n)
+                        st_out = self._r.read_u32s(starts, n)
                 else:
                     err = self._read_error()
             finally:
-                self._free(starts, ids, pp, tp)
+                if pp:
+                    self._free(pp)
         if err is not None:
             self._raise_error(err, "text")
         return (out, st_out) if want_starts else out
@@ -528,26 +754,27 @@ class WasmBackend(Backend):
         for d in datas:
             offsets.append(offsets[-1] + len(d))
         buf = b"".join(datas)
+        offs = struct.pack("<%dI" % len(offsets), *offsets)
         with self._locked:
-            tp = self._put(buf)
-            op = pp = pol = ids = counts = 0
+            tp = self._put_io(_IN, buf)
+            op = self._put_io(_OUT3, offs)
+            pol, pp = self._put_policy(allowed, disallowed, special_flags)
             try:
-                op = self._put(struct.pack("<%dI" % len(offsets), *offsets))
-                pol, pp = self._put_policy(allowed, disallowed, special_flags)
                 cap = len(buf)
-                ids = self._alloc(4 * cap)
-                counts = self._alloc(4 * len(datas))
-                st = self._r.call("st_encode_many", enc.ptr, tp, op, len(datas), pol, ids, cap, counts,
-                                  self._scratch, self._err)
+                ids = self._io(_OUT, 4 * cap)
+                counts = self._io(_OUT2, 4 * len(datas))
+                st = self._f_encode_many(enc.ptr, tp, op, len(datas), pol, ids, cap, counts,
+                                         self._scratch, self._err)
                 flat = ns = err = None
                 if st == OK:
-                    n = self._u32(self._scratch)
-                    flat = id_list(self._r.read(ids, 4 * n), n)
+                    n = self._r.u32(self._scratch)
+                    flat = self._r.read_u32s(ids, n)
                     ns = self._u32s(counts, len(datas))
                 else:
                     err = self._read_error()
             finally:
-                self._free(counts, ids, pp, op, tp)
+                if pp:
+                    self._free(pp)
         if err is not None:
             self._raise_error(err, "text")
         out, k = [], 0
@@ -558,15 +785,15 @@ class WasmBackend(Backend):
 
     def encode_count(self, enc, data, allowed, disallowed=(), special_flags=0):
         with self._locked:
-            tp = self._put(data)
-            pp = pol = 0
+            tp = self._put_io(_IN, data)
+            pol, pp = self._put_policy(allowed, disallowed, special_flags)
             try:
-                pol, pp = self._put_policy(allowed, disallowed, special_flags)
-                st = self._r.call("st_encode_count", enc.ptr, tp, len(data), pol, self._scratch, self._err)
+                st = self._f_encode_count(enc.ptr, tp, len(data), pol, self._scratch, self._err)
                 n = self._u32(self._scratch)
                 err = None if st == OK else self._read_error()
             finally:
-                self._free(pp, tp)
+                if pp:
+                    self._free(pp)
         if err is not None:
             self._raise_error(err, "text")
         return n
@@ -576,23 +803,20 @@ class WasmBackend(Backend):
         packed = _pack_ids(ids)
         mid = () if flags is None else (flags,)
         with self._locked:
-            ip = self._put(packed) if ids else 0
-            try:
-                size_p = self._scratch
-                st = self._r.call(name, enc.ptr, ip, len(ids), *mid, 0, 0, size_p, self._err)
-                out = b""
-                if st == BUFFER_TOO_SMALL:  # the size query
-                    size = self._u32(size_p)
-                    op = self._alloc(size)
-                    try:
-                        st = self._r.call(name, enc.ptr, ip, len(ids), *mid, op, size, size_p, self._err)
-                        if st == OK:
-                            out = self._r.read(op, size)
-                    finally:
-                        self._free(op)
-                err = None if st == OK else self._read_error()
-            finally:
-                self._free(ip)
+            ip = self._put_io(_IN, packed) if ids else 0
+            size_p = self._scratch
+            # first into the output block as it is (most decodes fit), else again at the size reported
+            cap = max(self._caps[_OUT], 1)
+            op = self._io(_OUT, cap)
+            st = self._r.call(name, enc.ptr, ip, len(ids), *mid, op, cap, size_p, self._err)
+            if st == BUFFER_TOO_SMALL:
+                cap = self._u32(size_p)
+                op = self._io(_OUT, cap)
+                st = self._r.call(name, enc.ptr, ip, len(ids), *mid, op, cap, size_p, self._err)
+            out = b""
+            if st == OK:
+                out = self._r.read(op, self._u32(size_p))
+            err = None if st == OK else self._read_error()
         if err is not None:
             self._raise_error(err, "ids", ids)  # KeyError for an id that is no token
         return out
