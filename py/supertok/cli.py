@@ -167,8 +167,28 @@ def build_parser():
 
 # ---- output --------------------------------------------------------------------------------
 
+class _Out:
+    """Standard output as bytes, written in blocks: one large write to a pipe whose reader has gone
+    can end short without an error, which would hide the closed pipe."""
+    BLOCK = 1 << 16
+
+    def __init__(self):
+        self.f = sys.stdout.buffer
+
+    def write(self, data):
+        if len(data) <= self.BLOCK:
+            self.f.write(data)
+            return
+        mv = memoryview(data)
+        for i in range(0, len(mv), self.BLOCK):
+            self.f.write(mv[i:i + self.BLOCK])
+
+    def flush(self):
+        self.f.flush()
+
+
 def _out():
-    return sys.stdout.buffer
+    return _Out()
 
 
 def _write_text(s):
@@ -411,6 +431,7 @@ def cmd_encode(args, count=False):
                 try:
                     r = run(text)
                 except ValueError as exc:
+                    out.write(b"".join(buf))  # the lines before the bad one
                     raise _encode_error(exc, args.file, text, n) from None
                 buf.append(b"%d\n" % r if count else json.dumps(r).encode() + b"\n")
             out.write(b"".join(buf))
