@@ -380,3 +380,35 @@ def test_every_option_has_help_and_default():
             assert "(default: o200k)" in text
     r = run(BACKENDS[0], "pretokenize", "--help")
     assert r.returncode == 0 and b"--script-aware" in r.stdout and b"default: o200k" in r.stdout
+
+
+# ---- item 5: the core's errors name the file, the line, the token ---------------------------
+
+def test_rank_file_and_special_token_errors_name_what_and_where(backend, tmp_path):
+    from supertok.encoding import Encoding
+    pat = supertok.get_encoding("r50k_base")._pat_str
+    ranks = tmp_path / "tiny.tiktoken"
+    ranks.write_bytes(b"IQ== 0\nIg== 1\nIQ== 2\n")  # "!" twice
+    with pytest.raises(supertok.SupertokError) as ei:
+        Encoding("t", pat_str=pat, ranks_file=str(ranks), special_tokens={})
+    msg = str(ei.value)
+    assert "rank file %s, line 3:" % ranks in msg and "model file" not in msg and "byte" not in msg, msg
+    assert ei.value.line == 3
+    ranks.write_bytes(b"IQ== 0\nIg== 1\n")
+    for specials, needles in [({"<|x|>": 1}, ["'<|x|>'", "id 1", "ordinary token"]),
+                              ({"<|a|>": 7, "<|b|>": 7}, ["'<|b|>'", "'<|a|>'", "id 7"]),
+                              ({"<|a|>": 5, "": 9}, ["special token ''", "empty"])]:
+        with pytest.raises(supertok.SupertokError) as ei:
+            Encoding("t", pat_str=pat, ranks_file=str(ranks), special_tokens=specials)
+        msg = str(ei.value)
+        assert all(n in msg for n in needles) and "model file" not in msg and "byte 0" not in msg, msg
+    with pytest.raises(supertok.SupertokError) as ei:
+        Encoding("t", pat_str=pat, merges=[(1, 2)], special_tokens={"<|a|>": 256})
+    assert "'<|a|>'" in str(ei.value) and "model file" not in str(ei.value), ei.value
+
+
+def test_unknown_script_name_keeps_its_characters(backend):
+    for name in ("Xé", "Хан", "X\U0001F600"):
+        with pytest.raises(ValueError) as ei:
+            supertok.pretokenize("x", script_aware=True, scripts=["Han", name])
+        assert repr(name) in str(ei.value), ei.value
