@@ -412,3 +412,11 @@ def test_unknown_script_name_keeps_its_characters(backend):
         with pytest.raises(ValueError) as ei:
             supertok.pretokenize("x", script_aware=True, scripts=["Han", name])
         assert repr(name) in str(ei.value), ei.value
+    # the core's own message (C hosts see it): the name's characters, escaped only when not text
+    b = supertok._get()
+    with pytest.raises(supertok.SupertokError) as ei:
+        b.pretokenizer(3, 1, "Han,Xé".encode())
+    assert 'unknown script "Xé"' in str(ei.value) and ei.value.offset == 4, ei.value
+    with pytest.raises(supertok.SupertokError) as ei:
+        b.pretokenizer(3, 1, b"Han,X\xff")
+    assert 'unknown script "X\\xff"' in str(ei.value), ei.value
