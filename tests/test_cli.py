@@ -287,6 +287,9 @@ def test_backend_errors(tmp_path):
     r = run("wasmtime", "count", input="x", env={"PYTHONPATH": str(tmp_path)})
     fails(r, "SUPERTOK_BACKEND=wasmtime", "cannot load", status=1)
     assert run("wasmtime", "--version", env={"PYTHONPATH": str(tmp_path)}).returncode == 0
+    # info still reports, to show what went wrong
+    out = ok(run("bogus", "info"))
+    assert "backend:" in out and "bogus" in out and "available:" in out
 
 
 def test_closed_pipe_is_quiet(be, tmp_path):

@@ -63,11 +63,19 @@ class _Version(argparse.Action):
         raise SystemExit(0)
 
 
-FMT = argparse.ArgumentDefaultsHelpFormatter
+class FMT(argparse.HelpFormatter):
+    """Help with each option's default, unless the help says it already or there is none."""
+
+    def _get_help_string(self, action):
+        h = action.help or ""
+        d = action.default
+        if d in (None, False, argparse.SUPPRESS) or "default" in h or not action.option_strings:
+            return h
+        return h + " (default: %(default)s)"
 
 
 def _add_input(p, what="UTF-8 text file"):
-    p.add_argument("file", nargs="?", default="-", help="%s; - or nothing: standard input" % what)
+    p.add_argument("file", nargs="?", default="-", help="%s; - or nothing (the default): standard input" % what)
 
 
 def _add_encoding(p):
@@ -87,7 +95,7 @@ def _add_lines(p, what):
 def _add_chunking(p):
     p.add_argument("--chunk-size", type=_positive_int, default=None, metavar="CHARS",
                    help="work on about this many characters at a time (the result does not depend on it); "
-                        "default %d, %d on pywasm" % (DEFAULT_CHUNK, PYWASM_CHUNK))
+                        "default: %d, %d on pywasm" % (DEFAULT_CHUNK, PYWASM_CHUNK))
     p.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
                    help="progress bar on standard error: auto = when it is a terminal and the input is "
                         "longer than one chunk")
@@ -282,8 +290,7 @@ def _utf8(raw, path, line=None):
             where = "line %d, column %d" % (ln, col)
         else:
             where = "line %d, byte %d of the line" % (line, exc.start + 1)
-        raise CliError(_name(path), "not valid UTF-8 at byte %d (%s)" % (exc.start if line is None else exc.start,
-                                                                       where)) from None
+        raise CliError(_name(path), "not valid UTF-8 at byte %d (%s)" % (exc.start, where)) from None
 
 
 def _lines(path):
