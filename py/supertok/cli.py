@@ -483,8 +483,9 @@ def _parse_ids(raw, path, line=None):
             exc.msg, exc.lineno if line is None else line, exc.colno)
         raise CliError(where, "cannot decode: not a JSON list of token ids: %s" % detail) from None
     if not isinstance(ids, list):
-        raise CliError(where, "cannot decode: expected a JSON list of token ids, got a JSON %s"
-                       % type(ids).__name__.replace("dict", "object").replace("str", "string"))
+        kind = {dict: "an object", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+        raise CliError(where, "cannot decode: expected a JSON list of token ids, got %s"
+                       % kind.get(type(ids), "null"))
     for k, i in enumerate(ids):
         if not isinstance(i, int) or isinstance(i, bool):
             raise CliError(where, "cannot decode: item %d is %s, not a token id (a whole number)"
