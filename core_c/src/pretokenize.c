@@ -320,6 +320,21 @@ typedef st__scan_fn scan_fn;
 
 static const char *const default_scripts = "Han,Hiragana,Katakana,Thai,Myanmar,Khmer,Lao";
 
+/* A script name as the caller wrote it, quoted: its own characters when it is short, valid UTF-8
+ * with no control character, quote or backslash (so "Xé" reads as "Xé"); else escaped. */
+static void append_name(st_error *err, const uint8_t *p, size_t len) {
+    int plain = len <= 64 && st_utf8_validate((const char *)p, len, NULL) == ST_OK;
+    for (size_t k = 0; plain && k < len; k++)
+        if (p[k] < 0x20 || p[k] == 0x7F || p[k] == '"' || p[k] == '\\') plain = 0;
+    if (!plain) {
+        st__error_append_quoted(err, p, len);
+        return;
+    }
+    st__error_append_bytes(err, "\"", 1);
+    st__error_append_bytes(err, (const char *)p, len);
+    st__error_append_bytes(err, "\"", 1);
+}
+
 static st_status parse_scripts(st_pretokenizer *pt, const char *list, size_t len, st_error *err) {
     size_t i = 0;
     while (i < len) {
@@ -332,7 +347,7 @@ static st_status parse_scripts(st_pretokenizer *pt, const char *list, size_t len
             int id = st_script_from_name(list + a, b - a);
             if (id < 0) {
                 st__error_set(err, ST_ERR_UNKNOWN_SCRIPT, ST_UNIT_BYTE, a, "unknown script ");
-                st__error_append_quoted(err, (const uint8_t *)list + a, b - a);
+                append_name(err, (const uint8_t *)list + a, b - a);
                 return ST_ERR_UNKNOWN_SCRIPT;
             }
             pt->single_letter_scripts[id >> 5] |= 1u << (id & 31);

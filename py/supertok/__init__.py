@@ -67,12 +67,12 @@ def _handle(b, pattern, script_aware, scripts):
         for s in names:
             if not isinstance(s, str) or "," in s or not s.strip():
                 raise ValueError("script names must be non-empty strings without commas, got %r" % (s,))
-        spec = ",".join(names).encode("ascii", "replace")
+        spec = ",".join(names).encode("utf-8", "surrogatepass")  # the names as given, for the message
         try:
             return b.pretokenizer(pid, _SCRIPT_AWARE if script_aware else 0, spec)
         except SupertokError as exc:
             if exc.offset is not None:
-                bad = spec[exc.offset:].split(b",")[0].decode()
+                bad = spec[exc.offset:].split(b",")[0].decode("utf-8", "surrogatepass").strip()
                 raise ValueError("unknown script name %r" % bad) from None
             raise
     return b.pretokenizer(pid, _SCRIPT_AWARE if script_aware else 0, spec)

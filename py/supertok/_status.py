@@ -46,9 +46,12 @@ class SupertokError(ValueError):
         self.line = line
         self.input = input
         self.unit = unit
-        where = "" if offset is None else (" at index %d" if unit == 4 else " at byte %d") % offset
-        if line:
-            where += " (line %d)" % line
+        if line and unit != 4:  # a text input: its line first, the byte offset for tools
+            where = " at line %d" % line + ("" if offset is None else " (byte %d)" % offset)
+        else:
+            where = "" if offset is None else (" at index %d" if unit == 4 else " at byte %d") % offset
+            if line:
+                where += " (line %d)" % line
         super().__init__("%s%s%s (%s)" % (what + ": " if what else "", message, where, self.name))
 
 # The number of each status name, for code that maps by name (raise_for_status).
@@ -94,11 +97,17 @@ def raise_for_status(status, message, offset=None, what="", items=None, *, token
         raise MemoryError("out of memory building the encoder's tables (the encoding still works without them)")
     if callable(message):
         message = message(status)
+    if name == "ST_ERR_MALFORMED_MODEL" and what in _NOT_MODEL_FILES and detail:
+        message = ""  # the status's text says "model file"; the input is not one: the detail says it all
     if what == "model" and name == "ST_ERR_MALFORMED_MODEL":
         from ._model_format import ModelError
         raise ModelError(status, message, detail, line or 0, offset, what)
-    raise SupertokError(status, message + (": " + detail if detail else ""), offset, what, name=name, token=token,
+    raise SupertokError(status, message + (": " if message and detail else "") + detail, offset, what, name=name, token=token,
                         line=line, input=input, unit=unit)
+
+
+# inputs that the core parses with its model-file parser but that are no model file
+_NOT_MODEL_FILES = ("rank file", "special tokens", "merge rules")
 
 
 def raise_error(err, message, what="", items=None):

@@ -13,6 +13,7 @@ import hashlib
 import json
 import lzma
 import os
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -99,13 +100,19 @@ class Encoding:
             self._handle = handle
         elif merges is not None:
             flat = [x for pair in merges for x in pair]
-            self._handle = self._backend.encoding_new_merges(_ALPHABETS[alphabet], flat, specials, pattern_id)
+            try:
+                self._handle = self._backend.encoding_new_merges(_ALPHABETS[alphabet], flat, specials, pattern_id)
+            except SupertokError as exc:
+                raise _build_error(exc, None, special_tokens) from None
             self._state["merges"] = array.array("I", flat)  # 4 bytes an id, not a list of pairs
         elif _ranks_data is None and image is not None and self._backend.prefers_image:
             self._handle = self._backend.encoding_from_image(_read_checked(image[0], image[1], lzma.open))
         else:
             ranks = _read_checked(ranks_file, sha256, open) if _ranks_data is None else bytes(_ranks_data)
-            self._handle = self._backend.encoding_new(ranks, specials, pattern_id)
+            try:
+                self._handle = self._backend.encoding_new(ranks, specials, pattern_id)
+            except SupertokError as exc:
+                raise _build_error(exc, ranks_file if _ranks_data is None else None, special_tokens) from None
             if _ranks_data is not None:
                 self._state["_ranks_data"] = ranks
             elif sha256 is None:  # pin the bytes that built it: a pickle must carry those bytes
@@ -422,6 +429,35 @@ class IncrementalDecoder:
         if self._ube is not None:
             return self._ube.flush()
         return self._utf8.decode(b"", final=True)
+
+
+def _build_error(exc, ranks_file, special_tokens):
+    """The core's report on a rank file, merge rules or special tokens, said in the caller's terms:
+    the rank file and its line, or the special token (the core numbers the lines of the special
+    tokens it is given, which are the tokens in order of id)."""
+    if exc.name != "ST_ERR_MALFORMED_MODEL":
+        return exc
+    detail = exc.message
+    if exc.input == 1 and exc.line:
+        items = sorted(special_tokens.items(), key=lambda kv: kv[1])
+        if exc.line > len(items):
+            return exc
+        tok, i = items[exc.line - 1]
+        if re.match(r"rank \d+ is given to an earlier line too$", detail):
+            others = [t for t, j in items if j == i and t != tok]
+            detail = ("id %d is also the id of the special token %r" % (i, others[0]) if others
+                      else "id %d is already the id of an ordinary token" % i)
+        elif detail == "no token before the space":
+            detail = "the token is empty"
+        text = "special token %r (id %d): %s" % (tok, i, detail)
+    elif exc.what == "rank file" and exc.line:
+        text = "rank file %s, line %d: %s" % (ranks_file or "(given as bytes)", exc.line, detail)
+    else:
+        return exc
+    new = SupertokError(exc.status, detail, exc.offset, exc.what, name=exc.name, token=exc.token, line=exc.line,
+                        input=exc.input, unit=exc.unit)
+    ValueError.__init__(new, "%s (%s)" % (text, exc.name))
+    return new
 
 
 def _unpickle(name, state):

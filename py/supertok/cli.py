@@ -1,0 +1,651 @@
+"""The command line: python -m supertok <command> ... (see `python -m supertok --help`).
+
+Every failure is one line on standard error, `supertok: <what>: <why>`, and a non-zero exit:
+2 for bad input or options, 1 for the environment (a backend that cannot load, an output
+error), 141 (as for SIGPIPE) when the reader of the output went away (`| head`), 130 on Ctrl-C.
+
+Long inputs are handled in chunks of about --chunk-size characters, cut only where the cut cannot
+change the result (before a space or a newline that follows an ASCII letter: every pattern ends
+a piece there and starts the next one fresh); the chunks' results are the whole text's results.
+Each chunk's ids are one line of the JSON list `encode` prints, and a progress bar is drawn on
+standard error when it is a terminal and the input takes more than one chunk.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+import time
+
+import supertok
+from supertok.backends import BackendUnavailable
+
+EXIT_INPUT = 2      # bad input, bad options
+EXIT_ENV = 1        # backend, output, internal errors
+EXIT_PIPE = 141     # 128 + SIGPIPE: the reader closed the pipe
+EXIT_INTERRUPT = 130
+
+DEFAULT_CHUNK = 1 << 20          # characters per chunk
+PYWASM_CHUNK = 4 << 10           # pywasm interprets the module: smaller chunks, a livelier bar
+STDIN_NAMES = (None, "-")
+
+
+class CliError(Exception):
+    """A failure reported as `supertok: <what>: <why>` with an exit status."""
+
+    def __init__(self, what, why, status=EXIT_INPUT):
+        super().__init__("%s: %s" % (what, why) if what else why)
+        self.status = status
+
+
+# ---- argument parsing ----------------------------------------------------------------------
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's one-line errors (argparse prints usage and exits 2)."""
+
+    def error(self, message):
+        raise CliError(self.prog.replace("supertok", "", 1).strip() or "usage",
+                       "%s (see: python -m supertok%s --help)"
+                       % (message, self.prog[len("supertok"):] if self.prog.startswith("supertok") else ""))
+
+
+class _Version(argparse.Action):
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            extra = " (core %s, Unicode %s, backend %s)" % (supertok.version(), supertok.unicode_version(),
+                                                             supertok.backend())
+        except BackendUnavailable as exc:
+            extra = " (no backend: %s)" % exc
+        _write_text("supertok %s%s\n" % (supertok.__version__, extra))
+        raise SystemExit(0)
+
+
+class FMT(argparse.HelpFormatter):
+    """Help with each option's default, unless the help says it already or there is none."""
+
+    def _get_help_string(self, action):
+        h = action.help or ""
+        d = action.default
+        if d in (None, False, argparse.SUPPRESS) or "default" in h or not action.option_strings:
+            return h
+        return h + " (default: %(default)s)"
+
+
+def _add_input(p, what="UTF-8 text file"):
+    p.add_argument("file", nargs="?", default="-", help="%s; - or nothing (the default): standard input" % what)
+
+
+def _add_encoding(p):
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--encoding", default=None, choices=supertok.list_encoding_names(), metavar="NAME",
+                   help="a tiktoken encoding, one of %s (default: o200k_base)" % ", ".join(supertok.list_encoding_names()))
+    g.add_argument("--model", default=None, metavar="FILE",
+                   help="a model file of merge rules (supertok.load_model's formats) instead of --encoding")
+
+
+def _add_lines(p, what):
+    p.add_argument("--lines", action="store_true",
+                   help="one line of output per input line (%s), written as each line is read; "
+                        "a line is taken without its newline" % what)
+
+
+def _add_chunking(p):
+    p.add_argument("--chunk-size", type=_positive_int, default=None, metavar="CHARS",
+                   help="work on about this many characters at a time (the result does not depend on it); "
+                        "default: %d, %d on pywasm" % (DEFAULT_CHUNK, PYWASM_CHUNK))
+    p.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
+                   help="progress bar on standard error: auto = when it is a terminal and the input is "
+                        "longer than one chunk")
+
+
+def _add_specials(p):
+    p.add_argument("--allowed-special", default="none", metavar="TOKENS",
+                   help="special tokens that the text may hold and that become their ids: 'all', 'none', or a "
+                        "comma-separated list such as '<|endoftext|>,<|endofprompt|>'")
+    p.add_argument("--disallowed-special", default="all", metavar="TOKENS",
+                   help="special tokens that are an error when the text holds them (as in tiktoken): 'all' "
+                        "(every one not allowed), 'none' (the others are encoded as plain text), or a list")
+
+
+def _positive_int(s):
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a whole number" % s) from None
+    if v < 1:
+        raise argparse.ArgumentTypeError("must be at least 1, not %d" % v)
+    return v
+
+
+def build_parser():
+    ap = _Parser(prog="supertok", formatter_class=FMT,
+                 description="supertok: tiktoken-compatible tokenization on a portable C core.",
+                 epilog="Errors are one line on standard error; exit status 2 for bad input or options, "
+                        "1 for a backend or output failure, 141 when the output pipe is closed. "
+                        "SUPERTOK_BACKEND=native|wasmtime|pywasm|wasm forces a backend.")
+    ap.add_argument("--version", action=_Version, help="print the version and exit")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    e = sub.add_parser("encode", formatter_class=FMT, help="text to token ids (a JSON list)",
+                       description="Encode UTF-8 text to token ids, printed as a JSON list (one line per chunk of "
+                                   "text), or with --lines one JSON list per input line.")
+    _add_input(e)
+    _add_encoding(e)
+    _add_specials(e)
+    _add_lines(e, "a JSON list of ids")
+    _add_chunking(e)
+
+    c = sub.add_parser("count", formatter_class=FMT, help="the number of tokens of a text",
+                       description="Print the number of tokens `encode` would give (with --lines: one count a line).")
+    _add_input(c)
+    _add_encoding(c)
+    _add_specials(c)
+    _add_lines(c, "its number of tokens")
+    _add_chunking(c)
+
+    d = sub.add_parser("decode", formatter_class=FMT, help="a JSON list of token ids to text",
+                       description="Decode a JSON list of token ids (as `encode` prints it) to text; empty input "
+                                   "is an empty text. With --lines: one JSON list a line, one text line each.")
+    _add_input(d, "file holding a JSON list of ids")
+    _add_encoding(d)
+    _add_lines(d, "its text, then a newline")
+
+    p = sub.add_parser("pretokenize", formatter_class=FMT, help="split text into pre-tokenizer pieces",
+                       description="Print the pre-tokenizer pieces of UTF-8 text, one JSON string a line.")
+    _add_input(p)
+    p.add_argument("--pattern", default="o200k", choices=sorted(supertok.PATTERNS), metavar="NAME",
+                   help="the pre-tokenizer pattern: %s" % ", ".join(sorted(supertok.PATTERNS)))
+    p.add_argument("--script-aware", action="store_true",
+                   help="split the text into single-script chunks first (DESIGN section 5)")
+    p.add_argument("--scripts", default=None, metavar="NAMES",
+                   help="with --script-aware: comma-separated scripts split one letter per piece (default: %s)"
+                        % ",".join(supertok.DEFAULT_SCRIPTS))
+    _add_lines(p, "a JSON list of its pieces")
+    _add_chunking(p)
+
+    sub.add_parser("info", formatter_class=FMT, help="backend, versions and where the files are",
+                   description="Print the backend in use, the versions, the backends that load here and where "
+                               "the package, the wasm module and the vocabularies are.")
+    return ap
+
+
+# ---- output --------------------------------------------------------------------------------
+
+class _Out:
+    """Standard output as bytes, written in blocks: one large write to a pipe whose reader has gone
+    can end short without an error, which would hide the closed pipe."""
+    BLOCK = 1 << 16
+
+    def __init__(self):
+        self.f = sys.stdout.buffer
+
+    def write(self, data):
+        if len(data) <= self.BLOCK:
+            self.f.write(data)
+            return
+        mv = memoryview(data)
+        for i in range(0, len(mv), self.BLOCK):
+            self.f.write(mv[i:i + self.BLOCK])
+
+    def flush(self):
+        self.f.flush()
+
+
+def _out():
+    return _Out()
+
+
+def _write_text(s):
+    _out().write(s.encode("utf-8"))
+
+
+class _Progress:
+    """A one-line progress bar on standard error (drawn at most ~10 times a second)."""
+
+    def __init__(self, mode, total, chunk, label):
+        self.total = total
+        self.label = label
+        self.on = mode == "on" or (mode == "auto" and total > chunk and _isatty(sys.stderr))
+        self.start = time.monotonic()
+        self.last = 0.0
+        self.drawn = False
+
+    def update(self, done):
+        if not self.on:
+            return
+        now = time.monotonic()
+        if now - self.last < 0.1 and done < self.total:
+            return
+        self.last = now
+        frac = done / self.total if self.total else 1.0
+        width = 30
+        fill = int(frac * width)
+        rate = done / max(now - self.start, 1e-9)
+        sys.stderr.write("\rsupertok %s [%s%s] %3d%% %s/%s chars %s/s " % (
+            self.label, "#" * fill, "." * (width - fill), int(frac * 100), _human(done), _human(self.total),
+            _human(rate)))
+        sys.stderr.flush()
+        self.drawn = True
+
+    def close(self):
+        if self.drawn:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _isatty(f):
+    try:
+        return f.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _human(n):
+    for unit in ("", "k", "M", "G"):
+        if n < 1000 or unit == "G":
+            return ("%d%s" % (n, unit)) if unit == "" else ("%.1f%s" % (n, unit))
+        n /= 1000.0
+    return str(n)
+
+
+# ---- input ---------------------------------------------------------------------------------
+
+def _name(path):
+    return "standard input" if path in STDIN_NAMES else path
+
+
+def _open_input(path):
+    if path in STDIN_NAMES:
+        return sys.stdin.buffer
+    if os.path.isdir(path):
+        raise CliError(path, "is a directory, not a file")
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise CliError(path, "cannot read: %s" % (exc.strerror or exc)) from None
+
+
+def _read_all(path):
+    f = _open_input(path)
+    try:
+        return f.read()
+    except OSError as exc:
+        raise CliError(_name(path), "cannot read: %s" % (exc.strerror or exc)) from None
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
+
+
+def _utf8(raw, path, line=None):
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if line is None:
+            ln = raw.count(b"\n", 0, exc.start) + 1
+            col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+            where = "line %d, column %d" % (ln, col)
+        else:
+            where = "line %d, byte %d of the line" % (line, exc.start + 1)
+        raise CliError(_name(path), "not valid UTF-8 at byte %d (%s)" % (exc.start, where)) from None
+
+
+def _lines(path):
+    """(line number, line bytes without its newline) as the input arrives: read in blocks of what
+    is available, so a pipe is answered line by line."""
+    f = _open_input(path)
+    read = getattr(f, "read1", f.read)
+    rest = b""
+    n = 0
+    try:
+        while True:
+            try:
+                block = read(1 << 16)
+            except OSError as exc:
+                raise CliError(_name(path), "cannot read: %s" % (exc.strerror or exc)) from None
+            if not block:
+                break
+            parts = (rest + block).split(b"\n")
+            rest = parts.pop()
+            batch = []
+            for ln in parts:
+                n += 1
+                batch.append((n, ln))
+            if batch:
+                yield batch
+        if rest:
+            yield [(n + 1, rest)]
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
+
+
+# ---- chunking ------------------------------------------------------------------------------
+
+_CUT = re.compile(r"[A-Za-z](?=[ \n])")
+
+
+def _chunks(text, size):
+    """Cut text into pieces of about size characters, only just after an ASCII letter that a space
+    or a newline follows: each pattern ends a piece there (no piece holds a letter and the space or
+    newline after it) and starts the next one with no look-behind, so the pieces of the parts are the
+    pieces of the whole."""
+    n = len(text)
+    a = 0
+    while n - a > size:
+        m = _CUT.search(text, a + size - 1)
+        if m is None:
+            break
+        yield text[a:m.end()]
+        a = m.end()
+    yield text[a:]
+
+
+def _chunk_size(args):
+    if args.chunk_size:
+        return args.chunk_size
+    return PYWASM_CHUNK if supertok.backend() == "pywasm" else DEFAULT_CHUNK
+
+
+def _can_chunk(enc):
+    """Chunking is exact unless a special token holds a space or a newline (a cut could fall inside
+    it) or the encoding's pre-tokenizer is script-aware (its chunks look past the cut)."""
+    if any(" " in t or "\n" in t for t in enc.special_tokens_set):
+        return False
+    data = getattr(enc, "_model_data", None)
+    return not (data and re.search(rb"(?m)^script-aware\s+yes", data))
+
+
+# ---- encodings ------------------------------------------------------------------------------
+
+def _encoding(args):
+    if args.model:
+        if os.path.isdir(args.model):
+            raise CliError(args.model, "is a directory, not a model file")
+        try:
+            return supertok.load_model(args.model)
+        except OSError as exc:
+            raise CliError(args.model, "cannot read: %s" % (exc.strerror or exc)) from None
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as exc:
+            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if not msg.startswith(args.model):
+                msg = "%s: %s" % (args.model, msg)
+            raise CliError("", msg) from None
+    return supertok.get_encoding(args.encoding or "o200k_base")
+
+
+def _special_set(enc, value, option):
+    value = value.strip()
+    if value in ("all", "none", ""):
+        return "all" if value == "all" else frozenset()
+    names = [t for t in value.split(",") if t]
+    for t in names:
+        if t not in enc.special_tokens_set:
+            raise CliError(option, "%r is not a special token of %s (its special tokens: %s)"
+                           % (t, enc.name, ", ".join(sorted(enc.special_tokens_set)) or "none"))
+    return frozenset(names)
+
+
+def _policy(enc, args):
+    allowed = _special_set(enc, args.allowed_special, "--allowed-special")
+    disallowed = _special_set(enc, args.disallowed_special, "--disallowed-special")
+    if args.disallowed_special.strip() == "none":
+        disallowed = ()
+    return allowed, disallowed
+
+
+def _encode_error(exc, path, text, line=None):
+    """A CliError for an encode failure, naming the token and the line."""
+    msg = str(exc)
+    m = re.match(r"Encountered text corresponding to disallowed special token (.*)\.$", msg.splitlines()[0]) \
+        if msg else None
+    if m:
+        tok = m.group(1)
+        try:
+            import ast
+            raw = ast.literal_eval(tok)
+        except (ValueError, SyntaxError):
+            raw = None
+        if line is None and raw is not None and raw in text:
+            line = text.count("\n", 0, text.index(raw)) + 1
+        where = "%s: line %d" % (_name(path), line) if line else _name(path)
+        return CliError(where, "disallowed special token %s in the text (allow it with --allowed-special %s "
+                               "or encode it as plain text with --disallowed-special none)" % (tok, tok))
+    where = "%s: line %d" % (_name(path), line) if line else _name(path)
+    return CliError(where, msg.splitlines()[0] if msg else type(exc).__name__)
+
+
+# ---- commands -------------------------------------------------------------------------------
+
+def cmd_encode(args, count=False):
+    enc = _encoding(args)
+    allowed, disallowed = _policy(enc, args)
+    out = _out()
+
+    def run(text):
+        if count:
+            return enc.count(text, allowed_special=allowed, disallowed_special=disallowed)
+        return enc.encode(text, allowed_special=allowed, disallowed_special=disallowed)
+
+    if args.lines:
+        for batch in _lines(args.file):
+            buf = []
+            for n, raw in batch:
+                text = _utf8(raw, args.file, n)
+                try:
+                    r = run(text)
+                except ValueError as exc:
+                    out.write(b"".join(buf))  # the lines before the bad one
+                    raise _encode_error(exc, args.file, text, n) from None
+                buf.append(b"%d\n" % r if count else json.dumps(r).encode() + b"\n")
+            out.write(b"".join(buf))
+            out.flush()
+        return 0
+
+    raw = _read_all(args.file)
+    text = _utf8(raw, args.file)
+    del raw
+    size = _chunk_size(args)
+    parts = _chunks(text, size) if _can_chunk(enc) else [text]
+    bar = _Progress(args.progress, len(text), size, "count" if count else "encode")
+    done, total, first = 0, 0, True
+    try:
+        for part in parts:
+            try:
+                r = run(part)
+            except ValueError as exc:
+                raise _encode_error(exc, args.file, text) from None
+            if count:
+                total += r
+            elif r:
+                s = json.dumps(r)
+                out.write(("[" if first else ",\n ").encode() + s[1:-1].encode())
+                first = False
+            done += len(part)
+            bar.update(done)
+    finally:
+        bar.close()
+    out.write(b"%d\n" % total if count else (b"[]\n" if first else b"]\n"))
+    return 0
+
+
+def _parse_ids(raw, path, line=None):
+    where = _name(path) if line is None else "%s: line %d" % (_name(path), line)
+    if not raw.strip():
+        return []
+    try:
+        ids = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        detail = str(exc) if not isinstance(exc, json.JSONDecodeError) else "%s (line %d, column %d)" % (
+            exc.msg, exc.lineno if line is None else line, exc.colno)
+        raise CliError(where, "cannot decode: not a JSON list of token ids: %s" % detail) from None
+    if not isinstance(ids, list):
+        kind = {dict: "an object", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+        raise CliError(where, "cannot decode: expected a JSON list of token ids, got %s"
+                       % kind.get(type(ids), "null"))
+    for k, i in enumerate(ids):
+        if not isinstance(i, int) or isinstance(i, bool):
+            raise CliError(where, "cannot decode: item %d is %s, not a token id (a whole number)"
+                           % (k, json.dumps(i)))
+        if not 0 <= i < 1 << 32:
+            raise CliError(where, "cannot decode: Invalid token for decoding: %d (item %d)" % (i, k))
+    return ids
+
+
+def _decode(enc, ids, path, line=None):
+    try:
+        return enc.decode(ids)
+    except KeyError as exc:
+        where = _name(path) if line is None else "%s: line %d" % (_name(path), line)
+        m = re.search(r"(\d+)", str(exc))
+        k = ids.index(int(m.group(1))) if m and int(m.group(1)) in ids else None
+        raise CliError(where, "cannot decode: %s%s" % (exc.args[0] if exc.args else exc,
+                                                      "" if k is None else " (item %d)" % k)) from None
+    except ValueError as exc:
+        where = _name(path) if line is None else "%s: line %d" % (_name(path), line)
+        raise CliError(where, "cannot decode: %s" % str(exc).splitlines()[0]) from None
+
+
+def cmd_decode(args):
+    enc = _encoding(args)
+    out = _out()
+    if args.lines:
+        for batch in _lines(args.file):
+            out.write(b"".join(_decode(enc, _parse_ids(raw, args.file, n), args.file, n).encode("utf-8") + b"\n"
+                               for n, raw in batch))
+            out.flush()
+        return 0
+    ids = _parse_ids(_read_all(args.file), args.file)
+    out.write(_decode(enc, ids, args.file).encode("utf-8"))
+    return 0
+
+
+def _scripts(args):
+    if args.scripts is None:
+        return None
+    if not args.script_aware:
+        raise CliError("--scripts", "applies only with --script-aware (add --script-aware, or drop --scripts)")
+    return [s.strip() for s in args.scripts.split(",") if s.strip()]
+
+
+def _pieces_json(pieces):
+    """One JSON string a line for each piece: one json.dumps call (a JSON string never holds a raw
+    newline, so the newline separator cannot occur inside an item)."""
+    if not pieces:
+        return b""
+    s = json.dumps(pieces, ensure_ascii=False, separators=("\n", ":"))
+    return s[1:-1].encode("utf-8", "surrogatepass") + b"\n"
+
+
+def cmd_pretokenize(args):
+    scripts = _scripts(args)
+    out = _out()
+
+    def run(text):
+        try:
+            return supertok.pretokenize(text, args.pattern, args.script_aware, scripts)
+        except ValueError as exc:
+            raise CliError("--scripts" if scripts and "script" in str(exc) else _name(args.file),
+                           str(exc).splitlines()[0]) from None
+
+    if args.lines:
+        for batch in _lines(args.file):
+            out.write(b"".join(json.dumps(run(_utf8(raw, args.file, n)), ensure_ascii=False).encode("utf-8") + b"\n"
+                               for n, raw in batch))
+            out.flush()
+        return 0
+    text = _utf8(_read_all(args.file), args.file)
+    run("")  # options checked before any output
+    size = _chunk_size(args)
+    parts = [text] if args.script_aware else _chunks(text, size)
+    bar = _Progress(args.progress, len(text), size, "pretokenize")
+    done = 0
+    try:
+        for part in parts:
+            out.write(_pieces_json(run(part)))
+            done += len(part)
+            bar.update(done)
+    finally:
+        bar.close()
+    return 0
+
+
+def cmd_info(args):
+    import importlib.metadata as md
+    import platform
+
+    from supertok import backends
+    pkg = os.path.dirname(os.path.abspath(supertok.__file__))
+    rows = []
+    try:
+        rows += [("backend", supertok.backend()), ("core", supertok.version()), ("unicode", supertok.unicode_version())]
+    except BackendUnavailable as exc:
+        rows.append(("backend", "none: %s" % exc))
+    rows += [("supertok", supertok.__version__), ("python", "%s (%s)" % (platform.python_version(), sys.executable))]
+    for dist in ("wasmtime", "pywasm", "cffi"):
+        try:
+            rows.append((dist, md.version(dist)))
+        except md.PackageNotFoundError:
+            rows.append((dist, "not installed"))
+    rows.append(("forced", os.environ.get("SUPERTOK_BACKEND") or "no (SUPERTOK_BACKEND unset)"))
+    rows.append(("available", ", ".join(backends.available()) or "none"))
+    native = [f for f in os.listdir(pkg) if f.startswith("_native") and f.endswith((".so", ".pyd"))]
+    rows += [("package", pkg), ("native", os.path.join(pkg, native[0]) if native else "not built"),
+             ("wasm", os.path.join(pkg, "supertok.wasm")), ("vocab", os.path.join(pkg, "vocab"))]
+    _write_text("".join("%-10s %s\n" % (k + ":", v) for k, v in rows))
+    return 0
+
+
+COMMANDS = {"encode": cmd_encode, "count": lambda a: cmd_encode(a, count=True), "decode": cmd_decode,
+            "pretokenize": cmd_pretokenize, "info": cmd_info}
+
+
+def _fail(msg, status):
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    sys.stderr.write("supertok: %s\n" % msg)
+    sys.stderr.flush()
+    return status
+
+
+def main(argv=None):
+    try:
+        try:
+            args = build_parser().parse_args(argv)
+            status = COMMANDS[args.command](args)
+            sys.stdout.flush()
+            return status
+        except BrokenPipeError:
+            raise
+        except CliError as exc:
+            return _fail(str(exc), exc.status)
+        except BackendUnavailable as exc:
+            return _fail("backend: %s" % exc, EXIT_ENV)
+        except MemoryError:
+            return _fail("out of memory", EXIT_ENV)
+        except OSError as exc:
+            if getattr(exc, "errno", None) == 32:  # EPIPE raised as a plain OSError
+                raise BrokenPipeError() from None
+            return _fail("output: %s" % (exc.strerror or exc), EXIT_ENV)
+    except BrokenPipeError:
+        # the reader went away: nothing more to say; stop Python's flush at exit from failing again
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_PIPE
+    except KeyboardInterrupt:
+        return _fail("interrupted", EXIT_INTERRUPT)
+    except SystemExit:
+        raise
+    except Exception as exc:  # a bug: still one line, the trace with SUPERTOK_TRACEBACK=1
+        if os.environ.get("SUPERTOK_TRACEBACK"):
+            raise
+        return _fail("internal error (a bug; SUPERTOK_TRACEBACK=1 shows where): %s: %s"
+                     % (type(exc).__name__, exc), EXIT_ENV)
