@@ -308,8 +308,8 @@ def test_constructor_differential(tk, backend):
 
 def test_load_module(tk, tmp_path, monkeypatch):
     # tiktoken caches what read_file_cached reads, local files too, by path (a file changed under
-    # the same path is then read stale; supertok reads local files afresh): no cache here
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+    # the same path is then read stale; supertok reads local files afresh): a cache of its own here
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "cache"))
     rank_file = os.path.join(os.path.dirname(supertok.__file__), "vocab", "r50k_base.tiktoken")
     assert supertok.load.load_tiktoken_bpe(rank_file) == tiktoken.load.load_tiktoken_bpe(rank_file)
     bad = tmp_path / "bad.tiktoken"
@@ -343,6 +343,7 @@ def test_load_module(tk, tmp_path, monkeypatch):
     want = tiktoken.load.data_gym_to_mergeable_bpe_ranks(str(bpe), str(enc_json))
     got = supertok.load.data_gym_to_mergeable_bpe_ranks(str(bpe), str(enc_json))
     assert got == want and len(got) == n
+    enc_json = tmp_path / "encoder-changed.json"
     enc_json.write_text(json.dumps(dict(encoder, zz=5)), encoding="utf-8")
     assert outcome(lambda: supertok.load.data_gym_to_mergeable_bpe_ranks(str(bpe), str(enc_json)))[:2] \
         == outcome(lambda: tiktoken.load.data_gym_to_mergeable_bpe_ranks(str(bpe), str(enc_json)))[:2] \
@@ -356,6 +357,7 @@ def test_load_module(tk, tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="never downloads"):
         supertok.load.read_file(url)
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    (tmp_path / hashlib.sha1(url.encode()).hexdigest()).unlink(missing_ok=True)
     with pytest.raises(FileNotFoundError, match="never downloads"):
         supertok.load.read_file_cached(url)
     (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(base64.b64encode(b"a") + b" 0\n")

@@ -301,7 +301,7 @@ class Encoding:
         return self._sorted_token_bytes
 
     # -- encoding -----------------------------------------------------------------------------
-    def _tiktoken_policy_errors(self, text, allowed_special, disallowed_special):
+    def _tiktoken_policy_errors(self, text, allowed_special, disallowed_special, core=True):
         """Raise what tiktoken raises for these arguments, in its order: its set arithmetic on
         allowed/disallowed_special, its search for a disallowed token (TypeError for a text
         that is no str), then its Rust extension's conversions. Called when an argument is
@@ -313,9 +313,12 @@ class Encoding:
         if disallowed_special:
             if not isinstance(disallowed_special, frozenset):
                 disallowed_special = frozenset(disallowed_special)
-        _check_text(text, bool(disallowed_special))
-        if not isinstance(allowed_special, (set, frozenset)):
-            raise _not_instance(allowed_special, "set")
+        if not isinstance(text, str) and disallowed_special:
+            _regex_module().compile("(x)").search(text)  # the regex module's own TypeError
+        if core:  # the Rust extension's conversions
+            _check_text(text, False)
+            if not isinstance(allowed_special, (set, frozenset)):
+                raise _not_instance(allowed_special, "set")
 
     def _policy(self, text, allowed_special, disallowed_special):
         """tiktoken's allowed_special / disallowed_special as the core's special-token policy
@@ -326,6 +329,8 @@ class Encoding:
         if type(text) is not str or not isinstance(allowed_special, (set, frozenset)) and allowed_special != "all" \
                 or not (disallowed_special == "all" or isinstance(disallowed_special, (set, frozenset, list, tuple))):
             self._tiktoken_policy_errors(text, allowed_special, disallowed_special)
+            if not disallowed_special:  # tiktoken: any false value (None) disallows nothing
+                disallowed_special = ()
         if not allowed_special and disallowed_special == "all":  # the default: the common case
             return _DEFAULT_POLICY
         flags = 0
@@ -424,10 +429,23 @@ class Encoding:
     def encode_to_numpy(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
         """encode() as a numpy array of uint32 (numpy is imported here, as tiktoken does). A lone
         surrogate is a UnicodeEncodeError here, as in tiktoken (encode() repairs it)."""
+        try:
+            import numpy as np
+        except ImportError:
+            # tiktoken imports numpy after its Python-side checks: their errors come first
+            self._tiktoken_policy_errors(text, allowed_special, disallowed_special, core=False)
+            if isinstance(text, str):
+                try:
+                    self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+                except ValueError as exc:
+                    if str(exc).startswith("Encountered text corresponding to disallowed special token"):
+                        raise
+                except Exception:  # noqa: BLE001 - tiktoken raises these only after the import
+                    pass
+            raise
         if self._special_aliases:
             text, allowed_special = self._resolve_aliases(text, allowed_special, disallowed_special)
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
-        import numpy as np
         data = text.encode("utf-8")
         ids = self._core(self._backend.encode, self._handle, data, allowed, disallowed=disallowed, special_flags=flags)
         return np.array(ids, dtype=np.uint32)
@@ -544,6 +562,8 @@ class Encoding:
         return self._bpe(bytes(text_or_bytes))
 
     def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(), disallowed_special="all"):
+        if disallowed_special != "all" and not isinstance(disallowed_special, frozenset):
+            frozenset(disallowed_special)  # tiktoken's encode_batch converts it, whatever it is
         texts = list(text)
         if self._special_aliases:
             return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)

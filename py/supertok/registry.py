@@ -10,7 +10,7 @@ import json
 import os
 
 from . import encoding as _enc
-from .encoding import ENCODINGS, get_encoding, list_encoding_names
+from .encoding import ENCODINGS, Encoding, get_encoding, list_encoding_names  # noqa: F401
 
 __all__ = ["ENCODINGS", "ENCODING_CONSTRUCTORS", "get_encoding", "list_encoding_names"]
 
