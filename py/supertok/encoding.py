@@ -231,6 +231,7 @@ class Encoding:
         if explicit_n_vocab and mergeable_ranks is _REQUIRED:
             assert self.n_vocab == explicit_n_vocab
         self._sorted_token_bytes = None
+        self._lengths = None
 
     def __repr__(self):
         return "<Encoding %r>" % self.name
@@ -510,11 +511,12 @@ class Encoding:
         if texts:
             for k, e in zip(where, self.encode_ordinary_batch(texts)):
                 encoded[k] = e
+        length = self._token_lengths()
         for e in encoded:
             seq, n = [], 0
             for t in e:
                 seq.append(t)
-                n += len(self._backend.token_bytes(self._handle, t))
+                n += length[t]
                 if n >= len(unstable):
                     break
             completions.add(tuple(seq))
@@ -529,6 +531,16 @@ class Encoding:
                     completions.add(tuple(self._bpe(unstable[:-size]) + self._bpe(unstable[-size:])))
                 break
         return stable, [list(c) for c in sorted(completions)]
+
+    def _token_lengths(self):
+        """Byte length of each ordinary token by id (0 for ids that are none), from the rank table."""
+        if self._lengths is None:
+            lengths = [0] * self.n_vocab
+            for tb, r in self._mergeable_ranks.items():
+                if 0 <= r < len(lengths):
+                    lengths[r] = len(tb)
+            self._lengths = lengths
+        return self._lengths
 
     def _all_space(self, token):
         if token in self._special_token_values:
