@@ -648,7 +648,7 @@ class Encoding:
             _check_ids_type(tokens)
         try:
             return self._backend.decode_bytes(self._handle, list(tokens))
-        except (TypeError, OverflowError, ValueError):
+        except (TypeError, OverflowError, ValueError, AttributeError):
             _check_ids(tokens)  # tiktoken's error for an id that is no uint32
             raise
 
@@ -674,9 +674,11 @@ class Encoding:
             _check_id(token)
             raise ValueError("token %d of a UBE model is a sequence of symbols, not bytes: "
                              "use token_symbols(%d), or decode() for text" % (token, token))
+        if type(token) is not int:
+            _check_id(token)  # tiktoken's TypeError for an id that is no int (bool is one)
         try:
             return self._backend.token_bytes(self._handle, token)
-        except (TypeError, OverflowError, ValueError):
+        except (TypeError, OverflowError, ValueError, AttributeError):
             _check_id(token)  # tiktoken's error for an id that is no uint32
             raise
 
@@ -693,7 +695,7 @@ class Encoding:
             try:
                 data, offsets = self._backend.decode_with_offsets(self._handle, tokens)
                 return data.decode("utf-8"), offsets
-            except (OverflowError, TypeError):
+            except (OverflowError, TypeError, AttributeError):
                 pass  # an id that is no uint32: the loop below raises tiktoken's error in tiktoken's order
             except SupertokError as exc:
                 if exc.name == "ST_ERR_INVALID_TOKEN":
