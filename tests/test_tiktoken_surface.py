@@ -389,3 +389,18 @@ def test_ignored_options_are_errors(backend):
         with pytest.raises(ValueError, match="version"):
             supertok.load_model(dict(model, version=version))
     assert supertok.load_model(model).encode("ab") == [97, 98]
+
+
+def test_load_errors_name_the_token_and_the_line(tk, backend, tmp_path):
+    """A bad special token or rank is named, with its id or rank, or the file's line."""
+    pat = tk["r50k_base"]._pat_str
+    ranks = {bytes([i]): i for i in range(256)}
+    with pytest.raises(supertok.SupertokError, match=r"special token '<\|a\|>' \(id 5\): id 5 is taken"):
+        supertok.Encoding("t", pat_str=pat, mergeable_ranks=ranks, special_tokens={"<|b|>": 300, "<|a|>": 5})
+    with pytest.raises(supertok.SupertokError, match=r"mergeable_ranks: token b'ab' \(rank 5\)"):
+        supertok.Encoding("t", pat_str=pat, mergeable_ranks={**ranks, b"ab": 5},
+                          special_tokens={})
+    bad = tmp_path / "bad.tiktoken"
+    bad.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % r for t, r in ranks.items()) + b"!!x 256\n")
+    with pytest.raises(supertok.SupertokError, match=r"bad.tiktoken, line 257: "):
+        supertok.Encoding("t", pat_str=pat, ranks_file=str(bad), special_tokens={})

@@ -16,6 +16,7 @@ import json
 import lzma
 import operator
 import os
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -218,7 +219,12 @@ class Encoding:
             self._handle = self._backend.encoding_from_image(_read_checked(image[0], image[1], lzma.open))
         else:
             ranks = _read_checked(ranks_file, sha256, open) if _ranks_data is None else bytes(_ranks_data)
-            self._handle = self._backend.encoding_new(ranks, specials, pattern_id)
+            try:
+                self._handle = self._backend.encoding_new(ranks, specials, pattern_id)
+            except SupertokError as exc:
+                where = ("mergeable_ranks" if self._ranks_dict is not None else
+                         ranks_file if _ranks_data is None else "the rank file's bytes")
+                raise _named_load_error(exc, sorted(first.items()), self._ranks_dict, where) from None
             if _ranks_data is not None:
                 self._state["_ranks_data"] = ranks
             elif sha256 is None:  # pin the bytes that built it: a pickle must carry those bytes
@@ -791,6 +797,31 @@ class IncrementalDecoder:
         if self._ube is not None:
             return self._ube.flush()
         return self._utf8.decode(b"", final=True)
+
+
+def _named_load_error(exc, specials, ranks, where):
+    """The core's report on a rank file or the special tokens, naming what the caller gave: the
+    special token and its id, the token of mergeable_ranks and its rank, or the file and its line
+    (the core counts lines of the text it was handed, which only a rank file's path makes
+    meaningful to the caller)."""
+    if exc.name != "ST_ERR_MALFORMED_MODEL" or not exc.line:
+        return exc
+    detail = exc.message.split(": ", 1)[1] if exc.message.startswith("malformed model file: ") else exc.message
+    detail = re.sub(r"rank (\d+) is given to an earlier line too", r"id \1 is taken by another token", detail)
+    k = exc.line - 1
+    if exc.input == 1 and 0 <= k < len(specials):
+        i, tok = specials[k]
+        msg = "special token %r (id %d): %s" % (tok, i, detail.replace("rank above", "id above"))
+    elif exc.input == 0 and ranks is not None:
+        items = sorted(ranks.items(), key=lambda kv: kv[1])
+        if not 0 <= k < len(items):
+            return exc
+        msg = "%s: token %r (rank %d): %s" % (where, items[k][0], items[k][1], detail)
+    elif exc.input == 0:
+        msg = "%s, line %d: %s" % (where, exc.line, detail)
+    else:
+        return exc
+    return SupertokError(exc.status, msg, None, "", name=exc.name, token=exc.token, input=exc.input)
 
 
 def _unpickle(name, state):
