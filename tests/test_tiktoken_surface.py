@@ -212,6 +212,8 @@ def _cases(backend):
     cases.append(("_mergeable_ranks", lambda e: e._mergeable_ranks))
     cases.append(("repr", lambda e: repr(e)))
     cases.append(("pickle round trip", lambda e: pickle.loads(pickle.dumps(e)).encode("hello world")))
+    if backend == "pywasm":  # an interpreter: every third call (the list mixes kinds throughout)
+        return cases[::3]
     return cases
 
 
@@ -289,7 +291,7 @@ def test_constructor_differential(tk, backend):
         dict(pat_str=pat, mergeable_ranks={}, special_tokens={}),
         dict(pat_str=pat, special_tokens={}),
     ]
-    for kw in kinds:
+    for n, kw in enumerate(kinds):
         want = outcome(lambda: tiktoken.Encoding("custom", **kw))
         got = outcome(lambda: supertok.Encoding("custom", **kw))
         assert want[0] == got[0] and (want[0] == "ok" or want[1:] == got[1:]), (kw.keys(), want, got)
@@ -297,6 +299,8 @@ def test_constructor_differential(tk, backend):
             t, s = want[1], got[1]
             assert s._mergeable_ranks is kw["mergeable_ranks"]
             cases = [c for c in _cases(backend) if not c[0].startswith("encode_with_unstable") or backend != "pywasm"]
+            if backend == "pywasm":  # each call costs there: all calls on the first, a few on the others
+                cases = cases if n == 0 else cases[::10]
             cases.append(("specials", lambda e: e.encode("hello world <|x|>", allowed_special="all")))
             _compare(t, s, cases)
     # the encodings tiktoken's registry would build, built by tiktoken's constructor form
