@@ -299,8 +299,10 @@ def test_constructor_differential(tk, backend):
             t, s = want[1], got[1]
             assert s._mergeable_ranks is kw["mergeable_ranks"]
             cases = [c for c in _cases(backend) if not c[0].startswith("encode_with_unstable") or backend != "pywasm"]
-            if backend == "pywasm":  # each call costs there: all calls on the first, a few on the others
-                cases = cases if n == 0 else cases[::10]
+            if backend == "pywasm":  # each call costs there: a few calls, on the first encoding only
+                if n > 0:
+                    continue
+                cases = cases[::4]
             cases.append(("specials", lambda e: e.encode("hello world <|x|>", allowed_special="all")))
             _compare(t, s, cases)
     # the encodings tiktoken's registry would build, built by tiktoken's constructor form
