@@ -27,6 +27,8 @@ def build():
     supertok._set_backend("native")
     out = {}
     for name in E.list_encoding_names():
+        if name in E._IMAGE_ALIAS:  # the same image as another encoding (gpt2: r50k_base)
+            continue
         enc = E._load(name)
         out[name] = enc._backend.save_image(enc._handle)
     return out

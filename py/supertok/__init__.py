@@ -20,6 +20,8 @@ __version__ = "0.1.0"
 from .encoding import (Encoding, encoding_for_model, encoding_name_for_model,  # noqa: E402
                        get_encoding, list_encoding_names, load_model)
 from .ube import UbeDecodeError, UbeStreamDecoder, ube_decode_symbols, ube_encode_symbols  # noqa: E402
+# tiktoken's modules under the same names (tiktoken.core, .load, .model, .registry)
+from . import core, load, model, registry  # noqa: E402,F401
 
 # Pattern names accepted by the pre-tokenizer, and the core's pattern ids for them.
 PATTERNS = {
@@ -58,6 +60,10 @@ def _handle(b, pattern, script_aware, scripts):
         pid = PATTERNS[pattern]
     except (KeyError, TypeError):
         raise ValueError("unknown pattern %r: choose one of %s" % (pattern, ", ".join(sorted(PATTERNS)))) from None
+    if scripts is not None and not script_aware:
+        raise ValueError("scripts=%r applies only with script_aware=True (it names the scripts split one "
+                         "letter per piece in script-aware mode); pass script_aware=True, or drop scripts"
+                         % (scripts,))
     if scripts is None:
         spec = None
     else:

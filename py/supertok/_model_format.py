@@ -67,7 +67,7 @@ def json_to_text(model, comments=()):
         raise ModelFormatError("model", "must be a JSON object")
     if model.get("format") != JSON_FORMAT:
         raise ModelFormatError("format", "must be %r, not %r" % (JSON_FORMAT, model.get("format")))
-    if model.get("version") != 1:
+    if type(model.get("version")) is not int or model.get("version") != 1:  # true and 1.0 are not 1
         raise ModelFormatError("version", "must be 1, not %r" % (model.get("version"),))
     alphabet = model.get("alphabet")
     if alphabet not in ALPHABETS:

@@ -7,11 +7,14 @@ against their sha256 when loaded; the C core parses them itself.
 """
 import array
 import base64
+import bisect
 import codecs
+import collections.abc
 import functools
 import hashlib
 import json
 import lzma
+import operator
 import os
 import re
 import threading
@@ -24,11 +27,35 @@ from .backends import current as _current_backend
 VOCAB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocab")
 _PATTERN_IDS = {"r50k_base": 1, "p50k_base": 1, "cl100k_base": 2, "o200k_base": 3}
 
+
+
+def _o200k_harmony_specials():
+    """o200k_harmony's special tokens as tiktoken 0.14 defines them (tiktoken_ext/openai_public.py):
+    o200k_base's, then the harmony chat tokens, then <|reserved_i|> for every other id up to 201087."""
+    specials = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+    specials.update({
+        "<|startoftext|>": 199998, "<|endoftext|>": 199999, "<|reserved_200000|>": 200000,
+        "<|reserved_200001|>": 200001, "<|return|>": 200002, "<|constrain|>": 200003,
+        "<|reserved_200004|>": 200004, "<|channel|>": 200005, "<|start|>": 200006, "<|end|>": 200007,
+        "<|message|>": 200008, "<|reserved_200009|>": 200009, "<|reserved_200010|>": 200010,
+        "<|reserved_200011|>": 200011, "<|call|>": 200012})
+    specials.update({"<|reserved_%d|>" % i: i for i in range(200013, 201088)})
+    return specials
+
+
 # Encodings derived from a shipped rank file with other special tokens (as tiktoken defines them).
+# gpt2 is tiktoken's name for r50k_base's ranks read from GPT-2's original files (the same ranks).
 _DERIVED = {
+    "gpt2": ("r50k_base", {"<|endoftext|>": 50256}),
     "p50k_edit": ("p50k_base", {"<|endoftext|>": 50256, "<|fim_prefix|>": 50281,
                                 "<|fim_middle|>": 50282, "<|fim_suffix|>": 50283}),
+    "o200k_harmony": ("o200k_base", _o200k_harmony_specials()),
 }
+# tiktoken's explicit_n_vocab for the encodings that give one (checked as tiktoken checks it).
+_EXPLICIT_N_VOCAB = {"gpt2": 50257, "r50k_base": 50257, "p50k_base": 50281}
+# An encoding whose vocabulary image is another's (same ranks, same special tokens).
+_IMAGE_ALIAS = {"gpt2": "r50k_base"}
+_ENCODING_NAMES = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"]
 
 
 def _raise_disallowed_special_token(token):
@@ -41,6 +68,67 @@ def _raise_disallowed_special_token(token):
         f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
         "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
     )
+
+
+# ---- tiktoken's errors for arguments of the wrong type ----------------------------------------
+# tiktoken converts arguments in its Rust extension (PyO3) and searches for disallowed special
+# tokens with the `regex` module (else `re`); code that swaps the import may catch those errors,
+# so supertok raises the same types with the same messages. These run on the error path only.
+
+def _not_instance(obj, what):
+    """PyO3's TypeError for an argument that is not a `what`."""
+    if obj is None:
+        return TypeError("'None' is not an instance of '%s'" % what)
+    return TypeError("'%s' object is not an instance of '%s'" % (type(obj).__name__, what))
+
+
+@functools.lru_cache(maxsize=1)
+def _regex_module():
+    try:
+        import regex
+        return regex
+    except ImportError:
+        import re
+        return re
+
+
+def _check_text(text, searched):
+    """tiktoken's error for a text that is not a str: its special-token search raises first
+    (`searched`: a disallowed set was non-empty), else the Rust extension's conversion."""
+    if isinstance(text, str):
+        return
+    if searched:
+        _regex_module().compile("(x)").search(text)  # raises the regex module's own TypeError
+    raise _not_instance(text, "str")
+
+
+def _check_id(token):
+    """tiktoken's error for a token id that is no uint32 (PyO3's conversion)."""
+    i = operator.index(token)  # TypeError: '<type>' object cannot be interpreted as an integer
+    if not -(1 << 63) <= i < (1 << 63):
+        raise OverflowError("Python int too large to convert to C long")
+    if not 0 <= i < (1 << 32):
+        raise OverflowError("out of range integral type conversion attempted")
+
+
+def _check_ids_type(tokens):
+    """tiktoken's error for a token list that is not a sequence (PyO3's Vec<u32>)."""
+    if isinstance(tokens, str):
+        raise TypeError("Can't extract `str` to `Vec`")
+    if not isinstance(tokens, collections.abc.Sequence):
+        raise _not_instance(tokens, "Sequence")
+
+
+def _check_ids(tokens):
+    _check_ids_type(tokens)
+    for t in tokens:
+        _check_id(t)
+
+
+# Rust's char::is_whitespace (Unicode White_Space), which str.isspace is not quite.
+_WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+                         "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+_REQUIRED = object()  # mergeable_ranks not given
 
 
 # st_special_policy flags (supertok.h)
@@ -62,15 +150,32 @@ def _to_utf8(text):
 class Encoding:
     """One loaded vocabulary. Immutable; safe to share between threads."""
 
-    def __init__(self, name, *, pat_str, special_tokens, pattern_id=None, ranks_file=None, sha256=None, image=None,
+    def __init__(self, name, *, pat_str, mergeable_ranks=_REQUIRED, special_tokens, explicit_n_vocab=None,
+                 pattern_id=None, ranks_file=None, sha256=None, image=None,
                  merges=None, alphabet="bytes", handle=None, _ranks_data=None):
-        """A tiktoken vocabulary (ranks_file; image: (path of an xz-compressed vocabulary image,
+        """tiktoken's constructor: Encoding(name, pat_str=, mergeable_ranks={bytes: rank},
+        special_tokens={str: id}, explicit_n_vocab=None), checked as tiktoken checks it; the
+        ranks become the core's rank-file input. Or supertok's own forms:
+        a tiktoken vocabulary (ranks_file; image: (path of an xz-compressed vocabulary image,
         its sha256), used instead by backends that prefer images, i.e. pywasm), or a model of
         merge rules (merges: [(left, right), ...], rule i making id A + i; alphabet "bytes"
         (A = 256) or "ube" (A = 512); see load_model). pat_str must be one of tiktoken's
         patterns (the core has a scanner for each, and no regex engine): any other is a
         ValueError, never silently split some other way. _ranks_data: the rank file's bytes
         instead of its path (how an unpickled custom encoding is rebuilt)."""
+        self._ranks_dict = None
+        if mergeable_ranks is not _REQUIRED:
+            # tiktoken's own checks, in its order and with its errors
+            max_token_value = max(max(mergeable_ranks.values()), max(special_tokens.values(), default=0))
+            if explicit_n_vocab:
+                assert len(mergeable_ranks) + len(special_tokens) == explicit_n_vocab
+                assert max_token_value == explicit_n_vocab - 1
+            if _ranks_data is None and ranks_file is None:
+                _ranks_data = b"".join(base64.b64encode(tok) + b" %d\n" % rank
+                                       for tok, rank in sorted(mergeable_ranks.items(), key=lambda kv: kv[1]))
+            self._ranks_dict = mergeable_ranks
+        elif ranks_file is None and _ranks_data is None and merges is None and handle is None and image is None:
+            raise TypeError("Encoding.__init__() missing 1 required keyword-only argument: 'mergeable_ranks'")
         self.name = name
         self._pat_str = pat_str
         self._special_tokens = dict(special_tokens)
@@ -89,8 +194,16 @@ class Encoding:
         if alphabet not in _ALPHABETS:
             raise ValueError("alphabet must be 'bytes' or 'ube', not %r" % (alphabet,))
         self.alphabet = alphabet
+        # one string per id for the core (the first given); tiktoken also accepts a second string
+        # for an id (o200k_harmony's <|reserved_200018|> beside <|endofprompt|>): such aliases are
+        # found in the text here and given to the core as the first string (_resolve_aliases)
+        first = {}
+        self._special_aliases = {}
+        for tok, i in special_tokens.items():
+            if first.setdefault(i, tok) != tok:
+                self._special_aliases[tok] = first[i]
         specials = b"".join(base64.b64encode(tok.encode("utf-8")) + b" %d\n" % i
-                            for tok, i in sorted(special_tokens.items(), key=lambda kv: kv[1]))
+                            for i, tok in sorted(first.items()))
         # what pickling needs to rebuild this encoding in another process (see __reduce__)
         self._pickle_name = None  # set by _load for a shipped encoding: pickled by name
         self._model_data = None  # set by load_model: pickled by the model file's text
@@ -103,7 +216,7 @@ class Encoding:
             try:
                 self._handle = self._backend.encoding_new_merges(_ALPHABETS[alphabet], flat, specials, pattern_id)
             except SupertokError as exc:
-                raise _build_error(exc, None, special_tokens) from None
+                raise _named_load_error(exc, sorted(first.items()), None, "merge rules") from None
             self._state["merges"] = array.array("I", flat)  # 4 bytes an id, not a list of pairs
         elif _ranks_data is None and image is not None and self._backend.prefers_image:
             self._handle = self._backend.encoding_from_image(_read_checked(image[0], image[1], lzma.open))
@@ -112,16 +225,22 @@ class Encoding:
             try:
                 self._handle = self._backend.encoding_new(ranks, specials, pattern_id)
             except SupertokError as exc:
-                raise _build_error(exc, ranks_file if _ranks_data is None else None, special_tokens) from None
+                where = ("mergeable_ranks" if self._ranks_dict is not None else
+                         "rank file %s" % ranks_file if _ranks_data is None else "the rank file's bytes")
+                raise _named_load_error(exc, sorted(first.items()), self._ranks_dict, where) from None
             if _ranks_data is not None:
                 self._state["_ranks_data"] = ranks
             elif sha256 is None:  # pin the bytes that built it: a pickle must carry those bytes
                 self._state["sha256"] = hashlib.sha256(ranks).hexdigest()
         self._special_ids = {tok.encode("utf-8"): i for tok, i in special_tokens.items()}
-        self._special_by_id = {i: tok for tok, i in special_tokens.items()}
+        self._special_by_id = {i: tok for i, tok in first.items()}
         self._special_token_values = set(special_tokens.values())
         self.n_vocab = self._backend.n_vocab(self._handle)
         self.max_token_value = self.n_vocab - 1
+        if explicit_n_vocab and mergeable_ranks is _REQUIRED:
+            assert self.n_vocab == explicit_n_vocab
+        self._sorted_token_bytes = None
+        self._lengths = None
 
     def __repr__(self):
         return "<Encoding %r>" % self.name
@@ -158,15 +277,70 @@ class Encoding:
         return set(self._special_tokens.keys())
 
     def is_special_token(self, token):
+        assert isinstance(token, int)
         return token in self._special_token_values
 
+    @property
+    def _mergeable_ranks(self):
+        """tiktoken's {token bytes: rank} of the ordinary tokens: the dict given to the
+        constructor, else read from the rank file on first use (about 0.2 s for o200k_base)."""
+        if self._ranks_dict is None:
+            self._ranks_dict = self._read_ranks()
+        return self._ranks_dict
+
+    def _read_ranks(self):
+        from .load import parse_tiktoken_bpe
+        st = self._state
+        if st.get("_ranks_data") is not None:
+            return parse_tiktoken_bpe(bytes(st["_ranks_data"]), "the rank file")
+        if st.get("ranks_file") is not None:
+            return parse_tiktoken_bpe(_read_checked(st["ranks_file"], st["sha256"], open), st["ranks_file"])
+        if self.alphabet != "bytes":
+            raise ValueError("encoding %r is a UBE model: its tokens are sequences of symbols, not bytes, "
+                             "so it has no mergeable_ranks" % (self.name,))
+        return {self._backend.token_bytes(self._handle, i): i
+                for i in range(self.n_vocab) if i not in self._special_token_values}
+
+    def token_byte_values(self):
+        """The bytes of every ordinary token, sorted (tiktoken's token_byte_values)."""
+        return list(self._sorted_bytes())
+
+    def _sorted_bytes(self):
+        if self._sorted_token_bytes is None:
+            self._sorted_token_bytes = sorted(self._mergeable_ranks)
+        return self._sorted_token_bytes
+
     # -- encoding -----------------------------------------------------------------------------
+    def _tiktoken_policy_errors(self, text, allowed_special, disallowed_special, core=True):
+        """Raise what tiktoken raises for these arguments, in its order: its set arithmetic on
+        allowed/disallowed_special, its search for a disallowed token (TypeError for a text
+        that is no str), then its Rust extension's conversions. Called when an argument is
+        not of the usual types; returns when tiktoken would raise nothing."""
+        if allowed_special == "all":
+            allowed_special = self.special_tokens_set
+        if disallowed_special == "all":
+            disallowed_special = self.special_tokens_set - allowed_special
+        if disallowed_special:
+            if not isinstance(disallowed_special, frozenset):
+                disallowed_special = frozenset(disallowed_special)
+        if not isinstance(text, str) and disallowed_special:
+            _regex_module().compile("(x)").search(text)  # the regex module's own TypeError
+        if core:  # the Rust extension's conversions
+            _check_text(text, False)
+            if not isinstance(allowed_special, (set, frozenset)):
+                raise _not_instance(allowed_special, "set")
+
     def _policy(self, text, allowed_special, disallowed_special):
         """tiktoken's allowed_special / disallowed_special as the core's special-token policy
         (allowed ids, disallowed ids, flags): the core finds a disallowed special in the text
         and reports it (ST_ERR_DISALLOWED_SPECIAL). Allowed strings that are no special token
         are ignored, as tiktoken ignores them. tiktoken also refuses a disallowed string that is
         no special token at all; the core knows only tokens, so that rare case is checked here."""
+        if type(text) is not str or not isinstance(allowed_special, (set, frozenset)) and allowed_special != "all" \
+                or not (disallowed_special == "all" or isinstance(disallowed_special, (set, frozenset, list, tuple))):
+            self._tiktoken_policy_errors(text, allowed_special, disallowed_special)
+            if not disallowed_special:  # tiktoken: any false value (None) disallows nothing
+                disallowed_special = ()
         if not allowed_special and disallowed_special == "all":  # the default: the common case
             return _DEFAULT_POLICY
         flags = 0
@@ -189,6 +363,24 @@ class Encoding:
             disallowed = []
         return allowed, disallowed, flags
 
+    def _resolve_aliases(self, text, allowed_special, disallowed_special):
+        """(text, allowed_special) with each allowed alias of a special token (a second string for
+        an id) replaced by the id's first string, which the core knows; a disallowed alias in the
+        text raises tiktoken's error for the first disallowed string in it. Only encodings with
+        aliases (o200k_harmony) and texts holding one take this path."""
+        if not self._special_aliases or type(text) is not str or not any(a in text for a in self._special_aliases):
+            return text, allowed_special
+        allowed = self.special_tokens_set if allowed_special == "all" else set(allowed_special)
+        disallowed = self.special_tokens_set - allowed if disallowed_special == "all" else set(disallowed_special)
+        found = [(text.find(t), -len(t), t) for t in disallowed if t in text]
+        if found:
+            _raise_disallowed_special_token(min(found)[2])
+        for alias, canonical in self._special_aliases.items():
+            if alias in allowed and alias in text:
+                text = text.replace(alias, canonical)
+                allowed.add(canonical)
+        return text, allowed
+
     def _core(self, fn, *args, **kw):
         """A backend encode call; the core's ST_ERR_DISALLOWED_SPECIAL becomes tiktoken's
         ValueError, built from the token the core names."""
@@ -200,6 +392,8 @@ class Encoding:
             raise
 
     def encode(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+        if self._special_aliases:
+            text, allowed_special = self._resolve_aliases(text, allowed_special, disallowed_special)
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         data, _ = _to_utf8(text)
         try:  # inline rather than through _core: this is the per-call path of short texts
@@ -210,11 +404,15 @@ class Encoding:
             raise
 
     def encode_ordinary(self, text):
+        if type(text) is not str:
+            _check_text(text, False)
         data, _ = _to_utf8(text)
         return self._backend.encode(self._handle, data, [])
 
     def count(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
         """The number of tokens encode() would return, counted in the core with no list built."""
+        if self._special_aliases:
+            text, allowed_special = self._resolve_aliases(text, allowed_special, disallowed_special)
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         data, _ = _to_utf8(text)
         return self._core(self._backend.encode_count, self._handle, data, allowed, disallowed=disallowed,
@@ -238,15 +436,170 @@ class Encoding:
             starts = [caller[s] for s in starts]
         return ids, starts
 
+    def encode_to_numpy(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+        """encode() as a numpy array of uint32 (numpy is imported here, as tiktoken does). A lone
+        surrogate is a UnicodeEncodeError here, as in tiktoken (encode() repairs it)."""
+        try:
+            import numpy as np
+        except ImportError:
+            # tiktoken imports numpy after its Python-side checks: their errors come first
+            self._tiktoken_policy_errors(text, allowed_special, disallowed_special, core=False)
+            if isinstance(text, str):
+                try:
+                    self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+                except ValueError as exc:
+                    if str(exc).startswith("Encountered text corresponding to disallowed special token"):
+                        raise
+                except Exception:  # noqa: BLE001 - tiktoken raises these only after the import
+                    pass
+            raise
+        if self._special_aliases:
+            text, allowed_special = self._resolve_aliases(text, allowed_special, disallowed_special)
+        allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
+        data = text.encode("utf-8")
+        ids = self._core(self._backend.encode, self._handle, data, allowed, disallowed=disallowed, special_flags=flags)
+        return np.array(ids, dtype=np.uint32)
+
+    def encode_with_unstable(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+        """tiktoken's encode_with_unstable: (stable tokens, completions). The stable tokens encode
+        a prefix of the text; each completion is a token sequence that, appended to them, decodes
+        to bytes starting with the whole text (the ways the text's last, unstable, bytes could be
+        tokenized once more text follows). Completions come sorted (tiktoken's are a set turned
+        into a list, in no order). Built from the core's encode; the merges of byte strings that
+        are not UTF-8 are done here on the rank table, as tiktoken does them."""
+        if self._special_aliases:
+            text, allowed_special = self._resolve_aliases(text, allowed_special, disallowed_special)
+        allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
+        if self.alphabet != "bytes":
+            raise ValueError("encode_with_unstable works on byte-level encodings; %r is a UBE model" % (self.name,))
+        data = text.encode("utf-8")  # a lone surrogate: UnicodeEncodeError, as tiktoken's
+        ids, starts = self._core(self._backend.encode, self._handle, data, allowed, want_starts=True,
+                                 disallowed=disallowed, special_flags=flags)
+        specials = self._special_token_values
+        if not ids or ids[-1] in specials:  # nothing, or a special token last: all stable
+            return ids, []
+        # the tokens of the last pre-tokenizer piece after the last special token
+        j = max((k for k in range(len(ids)) if ids[k] in specials), default=-1)
+        seg_start = starts[j + 1]
+        seg = text[seg_start:]
+        b = self._backend
+        ends = b.pretokenize_ends(b.pretokenizer(self._state["pattern_id"], 0, None), seg.encode("utf-8"), True)
+        piece_start = seg_start + (ends[-2] if len(ends) > 1 else 0)
+        n_last = sum(1 for s in starts[j + 1:] if s >= piece_start)
+        # tiktoken's fix for unstable whitespace splits: a last piece starting with an
+        # all-whitespace token takes in the all-whitespace tokens before it
+        if n_last > 0 and self._all_space(ids[-n_last]):
+            while n_last < len(ids) and self._all_space(ids[-n_last - 1]):
+                n_last += 1
+        unstable = self.decode_bytes(ids[-n_last:])
+        stable = ids[:-n_last]
+        completions = set()
+        if not unstable:
+            return stable, []
+        ranks = self._mergeable_ranks
+        sorted_bytes = self._sorted_bytes()
+
+        def starting_with(prefix):
+            k = bisect.bisect_left(sorted_bytes, prefix)
+            while k < len(sorted_bytes) and sorted_bytes[k].startswith(prefix):
+                yield sorted_bytes[k]
+                k += 1
+
+        for tb in starting_with(unstable):  # single tokens that start with the unstable bytes
+            completions.add((ranks[tb],))
+        # a token straddling the end of the text at every other position: retokenize
+        possibilities = [unstable[:i] + tb for i in range(1, len(unstable)) for tb in starting_with(unstable[i:])]
+        texts, where = [], []
+        encoded = [None] * len(possibilities)
+        for k, p in enumerate(possibilities):
+            try:
+                texts.append(p.decode("utf-8"))
+                where.append(k)
+            except UnicodeDecodeError:
+                encoded[k] = self._bpe(p)
+        if texts:
+            for k, e in zip(where, self.encode_ordinary_batch(texts)):
+                encoded[k] = e
+        length = self._token_lengths()
+        for e in encoded:
+            seq, n = [], 0
+            for t in e:
+                seq.append(t)
+                n += length[t]
+                if n >= len(unstable):
+                    break
+            completions.add(tuple(seq))
+        # a whitespace character last may split off from what comes before it
+        if len(unstable) > 1:
+            for size in range(1, min(4, len(unstable)) + 1):
+                try:
+                    last = unstable[-size:].decode("utf-8")
+                except UnicodeDecodeError:
+                    continue
+                if len(last) == 1 and last in _WHITE_SPACE and len(unstable) > size:
+                    completions.add(tuple(self._bpe(unstable[:-size]) + self._bpe(unstable[-size:])))
+                break
+        return stable, [list(c) for c in sorted(completions)]
+
+    def _token_lengths(self):
+        """Byte length of each ordinary token by id (0 for ids that are none), from the rank table."""
+        if self._lengths is None:
+            lengths = [0] * self.n_vocab
+            for tb, r in self._mergeable_ranks.items():
+                if 0 <= r < len(lengths):
+                    lengths[r] = len(tb)
+            self._lengths = lengths
+        return self._lengths
+
+    def _all_space(self, token):
+        if token in self._special_token_values:
+            return False
+        return all(c in b" \n\t" for c in self._backend.token_bytes(self._handle, token))
+
+    def _bpe(self, piece):
+        """tiktoken's byte-pair merge of one byte string with no pre-tokenization: the lowest-
+        ranked adjacent pair merges first, the leftmost of equal ranks. For the few byte strings
+        encode_with_unstable and _encode_single_piece see that the core does not (not UTF-8)."""
+        ranks = self._mergeable_ranks
+        if piece in ranks:
+            return [ranks[piece]]
+        parts = [piece[i:i + 1] for i in range(len(piece))]
+        while len(parts) > 1:
+            best, at = None, -1
+            for i in range(len(parts) - 1):
+                r = ranks.get(parts[i] + parts[i + 1])
+                if r is not None and (best is None or r < best):
+                    best, at = r, i
+            if best is None:
+                break
+            parts[at:at + 2] = [parts[at] + parts[at + 1]]
+        return [ranks[p] for p in parts]
+
+    def _encode_single_piece(self, text_or_bytes):
+        """tiktoken's _encode_single_piece: the merge of these bytes with no pre-tokenizer split
+        and no special tokens."""
+        if isinstance(text_or_bytes, str):
+            text_or_bytes = text_or_bytes.encode("utf-8")
+        return self._bpe(bytes(text_or_bytes))
+
     def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(), disallowed_special="all"):
+        if disallowed_special != "all" and not isinstance(disallowed_special, frozenset):
+            frozenset(disallowed_special)  # tiktoken's encode_batch converts it, whatever it is
         texts = list(text)
+        if self._special_aliases:
+            return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
+                    for t in texts]
         policy = None
         for t in texts:  # the same policy for every text (only the Python-side check reads the text)
             policy = self._policy(t, allowed_special, disallowed_special)
         return self._encode_batch(texts, policy or ([], [], 0), num_threads)
 
     def encode_ordinary_batch(self, text, *, num_threads=8):
-        return self._encode_batch(list(text), ([], [], 0), num_threads)
+        texts = list(text)
+        for t in texts:
+            if type(t) is not str:
+                _check_text(t, False)
+        return self._encode_batch(texts, ([], [], 0), num_threads)
 
     def _encode_batch(self, texts, policy, num_threads):
         """Contiguous chunks, one per thread, each encoded by one core call: the native core
@@ -276,7 +629,12 @@ class Encoding:
         """The id of the token with exactly these bytes (tiktoken: any bytes, UTF-8 or not, and
         tokens the pre-tokenizer would split), looked up in the core. For a UBE model an
         ordinary token's bytes are its symbols: text (or UTF-8 bytes) is turned into them."""
-        b = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
+        if isinstance(text_or_bytes, str):
+            b = text_or_bytes.encode("utf-8")
+        elif isinstance(text_or_bytes, bytes):
+            b = text_or_bytes
+        else:
+            raise _not_instance(text_or_bytes, "bytes")
         if b in self._special_ids:
             return self._special_ids[b]
         key = b
@@ -295,7 +653,13 @@ class Encoding:
         the UTF-8 of decode(tokens) (malformed runs as U+FFFD)."""
         if self.alphabet == "ube":
             return self.decode(tokens).encode("utf-8")
-        return self._backend.decode_bytes(self._handle, list(tokens))
+        if type(tokens) is not list:
+            _check_ids_type(tokens)
+        try:
+            return self._backend.decode_bytes(self._handle, list(tokens))
+        except (TypeError, OverflowError, ValueError, AttributeError):
+            _check_ids(tokens)  # tiktoken's error for an id that is no uint32
+            raise
 
     def decode(self, tokens, errors="replace"):
         """Text of the tokens. For a UBE model: the tokens' base symbols through the UBE decoder
@@ -316,9 +680,16 @@ class Encoding:
 
     def decode_single_token_bytes(self, token):
         if self.alphabet == "ube" and token not in self._special_token_values:
+            _check_id(token)
             raise ValueError("token %d of a UBE model is a sequence of symbols, not bytes: "
                              "use token_symbols(%d), or decode() for text" % (token, token))
-        return self._backend.token_bytes(self._handle, token)
+        if type(token) is not int:
+            _check_id(token)  # tiktoken's TypeError for an id that is no int (bool is one)
+        try:
+            return self._backend.token_bytes(self._handle, token)
+        except (TypeError, OverflowError, ValueError, AttributeError):
+            _check_id(token)  # tiktoken's error for an id that is no uint32
+            raise
 
     def decode_tokens_bytes(self, tokens):
         return [self.decode_single_token_bytes(t) for t in tokens]
@@ -333,8 +704,8 @@ class Encoding:
             try:
                 data, offsets = self._backend.decode_with_offsets(self._handle, tokens)
                 return data.decode("utf-8"), offsets
-            except OverflowError:
-                pass  # an id outside uint32: the loop below raises tiktoken's error in tiktoken's order
+            except (OverflowError, TypeError, AttributeError):
+                pass  # an id that is no uint32: the loop below raises tiktoken's error in tiktoken's order
             except SupertokError as exc:
                 if exc.name == "ST_ERR_INVALID_TOKEN":
                     raise KeyError(str(tokens[exc.offset])) from None
@@ -431,33 +802,29 @@ class IncrementalDecoder:
         return self._utf8.decode(b"", final=True)
 
 
-def _build_error(exc, ranks_file, special_tokens):
-    """The core's report on a rank file, merge rules or special tokens, said in the caller's terms:
-    the rank file and its line, or the special token (the core numbers the lines of the special
-    tokens it is given, which are the tokens in order of id)."""
-    if exc.name != "ST_ERR_MALFORMED_MODEL":
+def _named_load_error(exc, specials, ranks, where):
+    """The core's report on a rank file or the special tokens, naming what the caller gave: the
+    special token and its id, the token of mergeable_ranks and its rank, or the file and its line
+    (the core counts lines of the text it was handed, which only a rank file's path makes
+    meaningful to the caller)."""
+    if exc.name != "ST_ERR_MALFORMED_MODEL" or not exc.line:
         return exc
-    detail = exc.message
-    if exc.input == 1 and exc.line:
-        items = sorted(special_tokens.items(), key=lambda kv: kv[1])
-        if exc.line > len(items):
+    detail = exc.message.split(": ", 1)[1] if exc.message.startswith("malformed model file: ") else exc.message
+    detail = re.sub(r"rank (\d+) is given to an earlier line too", r"id \1 is taken by another token", detail)
+    k = exc.line - 1
+    if exc.input == 1 and 0 <= k < len(specials):
+        i, tok = specials[k]
+        msg = "special token %r (id %d): %s" % (tok, i, detail.replace("rank above", "id above"))
+    elif exc.input == 0 and ranks is not None:
+        items = sorted(ranks.items(), key=lambda kv: kv[1])
+        if not 0 <= k < len(items):
             return exc
-        tok, i = items[exc.line - 1]
-        if re.match(r"rank \d+ is given to an earlier line too$", detail):
-            others = [t for t, j in items if j == i and t != tok]
-            detail = ("id %d is also the id of the special token %r" % (i, others[0]) if others
-                      else "id %d is already the id of an ordinary token" % i)
-        elif detail == "no token before the space":
-            detail = "the token is empty"
-        text = "special token %r (id %d): %s" % (tok, i, detail)
-    elif exc.what == "rank file" and exc.line:
-        text = "rank file %s, line %d: %s" % (ranks_file or "(given as bytes)", exc.line, detail)
+        msg = "%s: token %r (rank %d): %s" % (where, items[k][0], items[k][1], detail)
+    elif exc.input == 0:
+        msg = "%s, line %d: %s" % (where, exc.line, detail)
     else:
         return exc
-    new = SupertokError(exc.status, detail, exc.offset, exc.what, name=exc.name, token=exc.token, line=exc.line,
-                        input=exc.input, unit=exc.unit)
-    ValueError.__init__(new, "%s (%s)" % (text, exc.name))
-    return new
+    return SupertokError(exc.status, msg, None, "", name=exc.name, token=exc.token, input=exc.input)
 
 
 def _unpickle(name, state):
@@ -492,7 +859,9 @@ _lock = threading.Lock()
 
 
 def list_encoding_names():
-    return ["r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base"]
+    """tiktoken 0.14's encoding names, in its order; supertok ships every one (gpt2 is r50k_base's
+    ranks, o200k_harmony o200k_base's with the harmony special tokens)."""
+    return list(_ENCODING_NAMES)
 
 
 def _load(encoding_name):
@@ -502,16 +871,17 @@ def _load(encoding_name):
     elif encoding_name in _PATTERN_IDS:
         base, specials = encoding_name, None
     else:
-        raise ValueError("Unknown encoding %s. supertok ships %s" % (encoding_name, ", ".join(list_encoding_names())))
+        raise ValueError("Unknown encoding %s.\nsupertok ships: %s" % (encoding_name, ", ".join(list_encoding_names())))
     with open(os.path.join(VOCAB_DIR, base + ".json"), encoding="utf-8") as f:
         meta = json.load(f)
     image = None
     images = os.path.join(VOCAB_DIR, "images.json")
     if os.path.exists(images):
+        image_name = _IMAGE_ALIAS.get(encoding_name, encoding_name)
         with open(images, encoding="utf-8") as f:
-            entry = json.load(f).get(encoding_name)
+            entry = json.load(f).get(image_name)
         if entry:
-            image = (os.path.join(VOCAB_DIR, encoding_name + ".stimg.xz"), entry["sha256"])
+            image = (os.path.join(VOCAB_DIR, image_name + ".stimg.xz"), entry["sha256"])
     enc = Encoding(encoding_name, pat_str=meta["pat_str"], ranks_file=os.path.join(VOCAB_DIR, base + ".tiktoken"),
                    special_tokens=specials if specials is not None else meta["special_tokens"],
                    pattern_id=_PATTERN_IDS[base], sha256=meta["sha256"], image=image)
@@ -578,12 +948,18 @@ def load_model(model):
 
 def get_encoding(encoding_name):
     """The encoding on the current backend, loaded once per backend and name."""
+    if not isinstance(encoding_name, str):
+        raise ValueError(f"Expected a string in get_encoding, got {type(encoding_name)}")
     key = (encoding_name, id(_current_backend()))
     with _lock:
         enc = _cache.get(key)
         if enc is None:
             enc = _cache[key] = _load(encoding_name)
+        ENCODINGS[encoding_name] = enc
         return enc
+
+
+ENCODINGS = {}  # name -> the Encoding get_encoding loaded last (tiktoken.registry.ENCODINGS)
 
 
 def encoding_name_for_model(model_name):

@@ -79,6 +79,8 @@ class UbeStreamDecoder:
     special token (a flush); flush() ends the stream. Any split gives the one-shot text."""
 
     def __init__(self, errors="replace"):
+        if errors not in ("replace", "strict"):
+            raise ValueError("errors must be 'replace' or 'strict', not %r" % (errors,))
         self._b = _get()
         self._state = self._b.ube_stream_new()
         self._flags = _STRICT if errors == "strict" else 0

@@ -1,0 +1,31 @@
+"""tiktoken.registry's names: get_encoding, list_encoding_names, ENCODINGS, ENCODING_CONSTRUCTORS.
+
+ENCODING_CONSTRUCTORS maps each name to a function returning tiktoken's constructor arguments
+(name, pat_str, mergeable_ranks, special_tokens and, where tiktoken gives it, explicit_n_vocab),
+read from the rank files supertok ships: `Encoding(**ENCODING_CONSTRUCTORS[name]())` builds the
+encoding as tiktoken's code does (get_encoding is faster: the core reads the rank file itself).
+"""
+import functools
+import json
+import os
+
+from . import encoding as _enc
+from .encoding import ENCODINGS, Encoding, get_encoding, list_encoding_names  # noqa: F401
+
+__all__ = ["ENCODINGS", "ENCODING_CONSTRUCTORS", "get_encoding", "list_encoding_names"]
+
+
+def _constructor_args(name):
+    base, specials = _enc._DERIVED.get(name, (name, None))
+    with open(os.path.join(_enc.VOCAB_DIR, base + ".json"), encoding="utf-8") as f:
+        meta = json.load(f)
+    from .load import load_tiktoken_bpe
+    args = {"name": name, "pat_str": meta["pat_str"],
+            "mergeable_ranks": load_tiktoken_bpe(os.path.join(_enc.VOCAB_DIR, base + ".tiktoken"), meta["sha256"]),
+            "special_tokens": dict(specials if specials is not None else meta["special_tokens"])}
+    if name in _enc._EXPLICIT_N_VOCAB:
+        args["explicit_n_vocab"] = _enc._EXPLICIT_N_VOCAB[name]
+    return args
+
+
+ENCODING_CONSTRUCTORS = {name: functools.partial(_constructor_args, name) for name in list_encoding_names()}
