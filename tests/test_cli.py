@@ -398,8 +398,8 @@ def test_rank_file_and_special_token_errors_name_what_and_where(backend, tmp_pat
     assert "rank file %s, line 3:" % ranks in msg and "model file" not in msg and "byte" not in msg, msg
     assert ei.value.line == 3
     ranks.write_bytes(b"IQ== 0\nIg== 1\n")
+    # (two strings for one id are tiktoken's aliases, as in o200k_harmony: accepted, not an error)
     for specials, needles in [({"<|x|>": 1}, ["'<|x|>'", "id 1", "ordinary token"]),
-                              ({"<|a|>": 7, "<|b|>": 7}, ["'<|b|>'", "'<|a|>'", "id 7"]),
                               ({"<|a|>": 5, "": 9}, ["special token ''", "empty"])]:
         with pytest.raises(supertok.SupertokError) as ei:
             Encoding("t", pat_str=pat, ranks_file=str(ranks), special_tokens=specials)

@@ -160,7 +160,7 @@ def build_parser():
     p.add_argument("--pattern", default="o200k", choices=sorted(supertok.PATTERNS), metavar="NAME",
                    help="the pre-tokenizer pattern: %s" % ", ".join(sorted(supertok.PATTERNS)))
     p.add_argument("--script-aware", action="store_true",
-                   help="split the text into single-script chunks first (DESIGN section 5)")
+                   help="split the text into single-script chunks first (docs/design.md §5)")
     p.add_argument("--scripts", default=None, metavar="NAMES",
                    help="with --script-aware: comma-separated scripts split one letter per piece (default: %s)"
                         % ",".join(supertok.DEFAULT_SCRIPTS))

@@ -814,6 +814,10 @@ def _named_load_error(exc, specials, ranks, where):
     k = exc.line - 1
     if exc.input == 1 and 0 <= k < len(specials):
         i, tok = specials[k]
+        if detail.startswith("id %d is taken by another token" % i):  # specials hold one string an id
+            detail = "id %d is taken by an ordinary token" % i
+        elif detail == "no token before the space":
+            detail = "the token is empty"
         msg = "special token %r (id %d): %s" % (tok, i, detail.replace("rank above", "id above"))
     elif exc.input == 0 and ranks is not None:
         items = sorted(ranks.items(), key=lambda kv: kv[1])
@@ -824,7 +828,9 @@ def _named_load_error(exc, specials, ranks, where):
         msg = "%s, line %d: %s" % (where, exc.line, detail)
     else:
         return exc
-    return SupertokError(exc.status, msg, None, "", name=exc.name, token=exc.token, input=exc.input)
+    err = SupertokError(exc.status, msg, None, "", name=exc.name, token=exc.token, input=exc.input)
+    err.line = exc.line  # kept for callers; the message already names it
+    return err
 
 
 def _unpickle(name, state):
