@@ -115,6 +115,27 @@ def test_the_pywasm_warning_in_a_real_process():
     assert "supertok._native is not built" in r.stderr and "wasmtime is not installed" in r.stderr, r.stderr
 
 
+def test_the_pywasm_warning_comes_at_import():
+    """With neither faster backend importable, `import supertok` itself warns (once), naming the
+    user's line, before any call; a forced backend does not."""
+    code = ("import sys, warnings; sys.modules['supertok._native'] = None; sys.modules['wasmtime'] = None\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    import supertok\n"
+            "print(len(w), w[0].category.__name__ if w else '', w[0].filename if w else '')\n"
+            "print(supertok.backend())\n")
+    env = {k: v for k, v in os.environ.items() if k != "SUPERTOK_BACKEND"}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    first, second = r.stdout.split("\n")[:2]
+    assert first == "1 SlowBackendWarning <string>", r.stdout
+    assert second == "pywasm" and "SlowBackendWarning" not in r.stderr, (r.stdout, r.stderr)
+    r = subprocess.run([sys.executable, "-W", "error", "-c", "import sys; sys.modules['wasmtime'] = None\n"
+                        "sys.modules['supertok._native'] = None\nimport supertok"],
+                       env=dict(env, SUPERTOK_BACKEND="pywasm"), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+
+
 def _requirements():
     try:
         return importlib.metadata.requires("supertok") or []

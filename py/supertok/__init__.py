@@ -118,3 +118,9 @@ def pretokenize_count(text, pattern="o200k", script_aware=False, scripts=None):
     b = _get()
     data = _utf8(text)
     return b.pretokenize_count(_handle(b, pattern, script_aware, scripts), data)
+
+
+# No native extension and no wasmtime: tell the user now, at import, that this process will run on
+# pywasm (once; the first call would say it otherwise).
+_backends_module = __import__("supertok.backends", fromlist=["warn_at_import"])
+_backends_module.warn_at_import()

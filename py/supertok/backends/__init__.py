@@ -118,7 +118,13 @@ def _outside_package_stacklevel():
     frame outside the supertok package: the warning then names the user's line."""
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     frame, level = sys._getframe(1), 1  # the caller of warnings.warn is stacklevel 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith("<frozen importlib"):  # warnings.warn skips these itself: not counted
+            frame = frame.f_back
+            continue
+        if not os.path.abspath(name).startswith(pkg):
+            break
         frame, level = frame.f_back, level + 1
     return level
 
@@ -137,6 +143,26 @@ def _warn_slow(reasons):
         "or install a C compiler (gcc or clang) and reinstall supertok for the native one. "
         "SUPERTOK_BACKEND=pywasm chooses pywasm and silences this warning." % why,
         SlowBackendWarning, stacklevel=_outside_package_stacklevel())
+
+
+def warn_at_import():
+    """At `import supertok`, with no backend forced: when neither faster backend can even be
+    imported (no native extension, no wasmtime package), the process will run on pywasm; say so
+    then, once, instead of at the first call (a cheap check: nothing is loaded)."""
+    if os.environ.get("SUPERTOK_BACKEND", "").strip():
+        return
+    import importlib.util
+    reasons = {}
+    for name, module, why in (("native", "supertok._native", "the native extension supertok._native is not built"),
+                              ("wasmtime", "wasmtime", "wasmtime is not installed (pip install wasmtime)")):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if found:
+            return
+        reasons[name] = why
+    _warn_slow(reasons)
 
 
 def select():
