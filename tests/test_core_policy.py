@@ -72,7 +72,7 @@ def test_encode_single_token_any_bytes(backend, tks, name):
 
 def test_unknown_pat_str_is_refused(backend):
     with pytest.raises(ValueError, match="pat_str"):
-        E.Encoding("custom", pat_str=r"\s+|\w+", special_tokens={}, ranks_file=None)
+        E.Encoding("custom", pat_str=r"\s+|\w+", mergeable_ranks={bytes([i]): i for i in range(256)}, special_tokens={})
     b = supertok._get()
     with pytest.raises(supertok.SupertokError) as ei:
         b.pattern_from_regex(rb"\w+")
