@@ -462,6 +462,109 @@ ST_API st_status st_encoding_from_model(const st_model *model, const st_allocato
 ST_API st_status st_encoding_new_model(const char *bytes, size_t len, const st_allocator *alloc,
                                        st_encoding **out, st_error *err);
 
+/* ---- Training (docs/design.md §8) ------------------------------------------------------- */
+
+/* A counter aggregates the pretokens of documents by count (64-bit). It owns its
+ * pre-tokenizer (pattern, flags, scripts as st_pretokenizer_new takes them), so counts made
+ * with different splitters are never mixed: merging or loading those is ST_ERR_INVALID_ARGUMENT.
+ * The core makes no threads: a host gives each thread its own counter and merges them; counts,
+ * and so every model trained from them, are the same for any split of the work. A counter is
+ * not thread-safe (one thread at a time); distinct counters are independent. */
+typedef struct st_counter st_counter;
+
+ST_API st_status st_counter_new(int pattern, uint32_t flags, const char *scripts, size_t scripts_len,
+                                const st_allocator *alloc, st_counter **out, st_error *err);
+ST_API void st_counter_free(st_counter *counter);
+
+/* Flags of st_counter_add. */
+#define ST_COUNT_LINES 1u /* every line of text is one document: it ends after its '\n' (kept,
+                             as HuggingFace's trainer reads files); a last line without '\n' is
+                             a document too */
+
+/* Count the pretokens of text[0..len): one document, or one per line with ST_COUNT_LINES.
+ * Invalid UTF-8 gives ST_ERR_INVALID_UTF8 with err->offset the byte offset in text and
+ * err->line the 1-based line (ST_COUNT_LINES); nothing of the call is counted then (the
+ * counter is as before the call). */
+ST_API st_status st_counter_add(st_counter *counter, const char *text, size_t len, uint32_t flags,
+                                st_error *err);
+/* Count n documents at once: document i is texts[ends[i-1] .. ends[i]) (ends[-1] = 0). Errors as
+ * st_counter_add, with err->input = the index of the bad document and err->offset the byte
+ * offset inside it; nothing of the call is counted then. */
+ST_API st_status st_counter_add_documents(st_counter *counter, const char *texts, const size_t *ends,
+                                          size_t n_documents, st_error *err);
+/* Add count occurrences of one pretoken (its bytes, not split again): hosts with pretokens of
+ * their own, and tests. The bytes must be valid UTF-8 and non-empty. */
+ST_API st_status st_counter_add_pretoken(st_counter *counter, const char *bytes, size_t len,
+                                         uint64_t count, st_error *err);
+/* into += from (from is unchanged). Different pre-tokenizers: ST_ERR_INVALID_ARGUMENT. */
+ST_API st_status st_counter_merge(st_counter *into, const st_counter *from, st_error *err);
+
+/* Statistics (ST_COUNTER_*). */
+#define ST_COUNTER_DOCUMENTS 0 /* documents counted */
+#define ST_COUNTER_BYTES 1     /* bytes of text counted */
+#define ST_COUNTER_PRETOKENS 2 /* pretokens counted (with multiplicity) */
+#define ST_COUNTER_UNIQUE 3    /* distinct pretokens */
+ST_API uint64_t st_counter_stat(const st_counter *counter, int what);
+
+/* The counts as bytes (a versioned binary format, docs/train-format.md): the pre-tokenizer,
+ * the statistics and every distinct pretoken with its count, sorted by bytes, so equal counts
+ * give equal files. Size query with cap 0 (ST_ERR_BUFFER_TOO_SMALL, *out_len the size). */
+ST_API st_status st_counter_save(const st_counter *counter, uint8_t *out, size_t cap, size_t *out_len,
+                                 st_error *err);
+/* Add saved counts into counter (same pre-tokenizer, or ST_ERR_INVALID_ARGUMENT). A malformed
+ * or truncated file is ST_ERR_MALFORMED_MODEL with err->offset its byte offset and a message;
+ * nothing is added then. */
+ST_API st_status st_counter_load(st_counter *counter, const uint8_t *bytes, size_t len, st_error *err);
+
+/* Training modes. */
+#define ST_TRAIN_PAPER 0 /* the paper's reference: alphabet = the reachable base symbols (243
+                            bytes, or the UBE symbols valid text can produce), identical adjacent
+                            pairs counted without overlap, ties to the smallest
+                            (left symbols, right symbols) */
+#define ST_TRAIN_HF 1    /* HuggingFace tokenizers' BpeTrainer over ByteLevel.alphabet(): 256
+                            bytes, overlapping pair counts, ties to the smallest pair of HF's ids
+                            (bytes ordered by their byte-level character, merges in creation
+                            order); bytes alphabet only */
+
+/* A phase-1 BPE trainer over the counts of counter (copied: free the counter whenever).
+ * vocab_size counts every id that can occur: the alphabet that can occur (st_trainer_stat
+ * ST_TRAINER_ALPHABET), the merges and the n_specials special tokens; the trainer makes up to
+ * vocab_size - alphabet - n_specials merges (ST_ERR_INVALID_ARGUMENT, with a message, if that
+ * is negative). Training stops early when no pair is left or the best count is below
+ * min_frequency. Merge i makes id A + i (A = 256 bytes, 512 UBE) as in a rules model. */
+typedef struct st_trainer st_trainer;
+ST_API st_status st_trainer_new(const st_counter *counter, int mode, int alphabet, uint64_t vocab_size,
+                                uint64_t min_frequency, size_t n_specials, const st_allocator *alloc,
+                                st_trainer **out, st_error *err);
+ST_API void st_trainer_free(st_trainer *trainer);
+
+/* Make up to max_merges more merges, *made of them; the training is finished when
+ * *made < max_merges (st_trainer_stat ST_TRAINER_DONE is then 1). Hosts call it in steps to
+ * show progress and to cancel (stop calling, free): no callbacks. */
+ST_API st_status st_trainer_step(st_trainer *trainer, size_t max_merges, size_t *made, st_error *err);
+
+#define ST_TRAINER_ALPHABET 0 /* symbols of the alphabet that can occur (243 / 256 / UBE's) */
+#define ST_TRAINER_TARGET 1   /* merges wanted */
+#define ST_TRAINER_MERGES 2   /* merges made so far */
+#define ST_TRAINER_DONE 3     /* 1 when finished */
+#define ST_TRAINER_WORDS 4    /* distinct pretokens trained on */
+ST_API uint64_t st_trainer_stat(const st_trainer *trainer, int what);
+
+/* The merges so far: pairs[2i], pairs[2i + 1] the left and right ids of merge i, counts[i] its
+ * count (the pair's count when it was chosen). Valid until the next step or free. Returns the
+ * number of merges. */
+ST_API size_t st_trainer_merges(const st_trainer *trainer, const uint32_t **pairs,
+                                const uint64_t **counts);
+
+/* The trained model as a model file (docs/model-format.md, kind rules, merges with counts, the
+ * counter's pre-tokenizer) into out[0..cap): name (1-128 printable ASCII, no space) and the
+ * special tokens, text i = specials[ends[i-1] .. ends[i]), which take the ids after the merges;
+ * n_specials must be the trainer's. Size query with cap 0. */
+ST_API st_status st_trainer_write_model(const st_trainer *trainer, const char *name, size_t name_len,
+                                        const char *specials, const size_t *special_ends,
+                                        size_t n_specials, char *out, size_t cap, size_t *out_len,
+                                        st_error *err);
+
 /* ---- UBE: the UTF-8 / UTF-16 routed alphabet ---------------------------------------------- */
 
 /* Base symbols 0-255 are UTF-8 bytes (code points below U+0800), 256-511 UTF-16LE bytes
