@@ -184,7 +184,8 @@ def build_parser():
                                    ".jsonl files give the 'text' field of each line; .gz, .xz and .bz2 files are "
                                    "streamed. On a terminal a progress line is drawn on standard error; otherwise "
                                    "one line per phase is written there. Ctrl-C stops cleanly and leaves no file.")
-    t.add_argument("files", nargs="+", metavar="FILE", help="text (.txt) or JSON-lines (.jsonl) files, maybe compressed")
+    t.add_argument("files", nargs="+", metavar="FILE",
+                   help="text (.txt) or JSON-lines (.jsonl) files, maybe compressed")
     t.add_argument("-o", "--output", required=True, metavar="MODEL",
                    help="the model file to write (replaced only when training succeeds)")
     t.add_argument("--vocab-size", required=True, type=_positive_int, metavar="N",
@@ -688,6 +689,8 @@ def cmd_train(args):
         opt = next((o for k, o in options.items() if m and m.group(1).startswith(k)), None)
         if opt is None and "mode=" in msg:
             opt = "--mode"
+        if opt is None and "script" in msg:
+            opt = "--scripts"
         raise CliError(opt or "train", msg) from None
     from supertok.encoding import _write_atomic
     try:
