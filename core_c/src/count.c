@@ -191,9 +191,10 @@ st_status st_counter_add(st_counter *c, const char *text, size_t len, uint32_t f
     if (flags & ~ST_COUNT_LINES) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown flags");
     const uint8_t *s = (const uint8_t *)text;
     /* validate first, so nothing of the call is counted when the text is bad */
-    st_status st = st_utf8_validate(text, len, err);
+    st_error local;
+    st_status st = st_utf8_validate(text, len, err ? err : &local);
     if (st != ST_OK) {
-        if (flags & ST_COUNT_LINES) st__error_line(err, line_of(s, (size_t)err->offset), 0);
+        if (flags & ST_COUNT_LINES) st__error_line(err, line_of(s, (size_t)(err ? err : &local)->offset), 0);
         return st;
     }
     if (!(flags & ST_COUNT_LINES)) return count_document(c, s, len, err);
