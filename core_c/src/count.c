@@ -3,6 +3,7 @@
  * byte arena. Counters merge and serialize (docs/train-format.md), so a host counts on many
  * threads or machines and the sum, and every model trained from it, is the same for any split. */
 #include "count.h"
+#include "vocab.h" /* st__hash_bytes */
 
 #define LOAD_NUM 7 /* grow when entries exceed 7/10 of the slots */
 #define LOAD_DEN 10
@@ -12,37 +13,6 @@ static const uint8_t magic[8] = {'s', 't', 'c', 'o', 'u', 'n', 't', 's'};
 #define FORMAT_VERSION 1u
 #define HEADER_SIZE 84u /* magic, version, pattern, flags, scripts bitset (32), 4 stats */
 #define ENTRY_HEAD 12u  /* u32 length, u64 count */
-
-/* A fast hash for short strings (pretokens are mostly under 16 bytes): 8-byte words folded
- * with a multiply-xorshift, the tail read as two overlapping words, a final avalanche. */
-uint64_t st__hash_bytes(const uint8_t *p, size_t n) {
-    const uint64_t k1 = 0x9E3779B97F4A7C15ull, k2 = 0xFF51AFD7ED558CCDull;
-    uint64_t h = k1 ^ ((uint64_t)n * 0xC2B2AE3D27D4EB4Full);
-    while (n > 8) {
-        uint64_t w;
-        st__memcpy(&w, p, 8);
-        h = (h ^ w) * k2;
-        h ^= h >> 29;
-        p += 8;
-        n -= 8;
-    }
-    uint64_t w;
-    if (n >= 4) {
-        uint32_t a, b;
-        st__memcpy(&a, p, 4);
-        st__memcpy(&b, p + n - 4, 4);
-        w = ((uint64_t)a << 32) | b;
-    } else if (n) {
-        w = ((uint64_t)p[0] << 16) | ((uint64_t)p[n >> 1] << 8) | p[n - 1];
-    } else {
-        w = 0;
-    }
-    h = (h ^ w) * k2;
-    h ^= h >> 32;
-    h *= 0xC4CEB9FE1A85EC53ull;
-    h ^= h >> 29;
-    return h;
-}
 
 int st__pretokenizers_equal(const struct st_pretokenizer *a, const struct st_pretokenizer *b) {
     if (a->pattern != b->pattern || a->flags != b->flags) return 0;
@@ -221,9 +191,10 @@ st_status st_counter_add(st_counter *c, const char *text, size_t len, uint32_t f
     if (flags & ~ST_COUNT_LINES) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown flags");
     const uint8_t *s = (const uint8_t *)text;
     /* validate first, so nothing of the call is counted when the text is bad */
-    st_status st = st_utf8_validate(text, len, err);
+    st_error local;
+    st_status st = st_utf8_validate(text, len, err ? err : &local);
     if (st != ST_OK) {
-        if (flags & ST_COUNT_LINES) st__error_line(err, line_of(s, (size_t)err->offset), 0);
+        if (flags & ST_COUNT_LINES) st__error_line(err, line_of(s, (size_t)(err ? err : &local)->offset), 0);
         return st;
     }
     if (!(flags & ST_COUNT_LINES)) return count_document(c, s, len, err);

@@ -39,7 +39,5 @@ ST_INLINE const uint8_t *st__counter_entry(const st_counter *c, size_t i, size_t
 }
 /* 1 if the two pre-tokenizers split every text the same way. */
 int st__pretokenizers_equal(const struct st_pretokenizer *a, const struct st_pretokenizer *b);
-/* The 64-bit hash the counter uses (the trainer uses it for token strings). */
-uint64_t st__hash_bytes(const uint8_t *p, size_t n);
 
 #endif
