@@ -8,7 +8,8 @@ per backend present.
 - Ctrl-C (SIGINT) while it reads a source stops it with exit status 130, one line, no traceback,
   and no model file (or temporary file) left behind.
 
-pywasm interprets the module: it trains on a few lines only.
+pywasm interprets the module and makes a trainer in about two minutes: the training tests run on
+native and wasmtime (tests/test_train_sources.py trains once on pywasm).
 """
 import json
 import os
@@ -24,9 +25,23 @@ from conftest import BACKENDS, ROOT, load_vectors
 import supertok
 
 
+PYWASM_TRAINS = "pywasm is an interpreter: training (minutes per trainer there) runs on native and wasmtime"
+FAST = [b for b in BACKENDS if b != "pywasm"]
+
+
 @pytest.fixture(params=BACKENDS)
 def be(request):
+    if request.param == "pywasm":
+        pytest.skip(PYWASM_TRAINS)
     return request.param
+
+
+@pytest.fixture
+def fast():
+    """One backend that trains in a moment (the first of native and wasmtime present)."""
+    if not FAST:
+        pytest.skip(PYWASM_TRAINS)
+    return FAST[0]
 
 
 def run(backend, *args, input=b"", **kw):
@@ -100,10 +115,10 @@ def test_piped_output_is_one_line_per_phase(be, tmp_path):
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
 
 
-def test_live_progress_line(tmp_path):
+def test_live_progress_line(tmp_path, fast):
     """--progress on (what a terminal gets): one line per phase redrawn with '\\r', naming the phase,
     documents and bytes counted, merges done of the target and the rate."""
-    be = BACKENDS[0]
+    be = fast
     src = tmp_path / "c.txt"
     text = corpus(be)
     src.write_text(text, encoding="utf-8")
@@ -118,8 +133,8 @@ def test_live_progress_line(tmp_path):
     assert wrote.startswith("supertok train: wrote ")
 
 
-def test_bad_arguments(tmp_path):
-    be = BACKENDS[0]
+def test_bad_arguments(tmp_path, fast):
+    be = fast
     src = tmp_path / "c.txt"
     src.write_text("hello hello world\n", encoding="utf-8")
     out = str(tmp_path / "m.stmodel")

@@ -45,7 +45,8 @@ TrainProgress.__doc__ = """What supertok.train has done so far, given to a progr
 
 phase: "count" (reading and counting the sources) or "merge" (training); documents and bytes:
 counted so far; merges: made so far (0 while counting); target: the merges vocab_size asks for
-(training may stop earlier: no pair left, or min_frequency); elapsed: seconds since the phase
+(training may stop earlier: no pair left, or min_frequency; None while counting on pywasm, where
+asking the core costs minutes); elapsed: seconds since the phase
 began; done: True on the phase's last record."""
 
 
@@ -394,6 +395,27 @@ def _count(backend, sources, counters, chunk, report):
 
 # ---- training ------------------------------------------------------------------------------------
 
+def _check_options(backend, counter, mode_id, alphabet_id, vocab_size, min_frequency, specials, mode, alphabet):
+    """The number of merges vocab_size asks for, or a ValueError: options the core refuses (its
+    message), or a vocab_size below the alphabet and the special tokens (naming the minimum)."""
+    probe = None
+    try:
+        probe = backend.trainer_new(counter, mode_id, alphabet_id, _BIG, min_frequency, len(specials))
+        n_alphabet = backend.trainer_stat(probe, _TRAINER_ALPHABET)
+    except SupertokError as exc:
+        raise ValueError("mode=%r, alphabet=%r: %s" % (mode, alphabet, exc.message or exc)) from None
+    finally:
+        if probe is not None:
+            backend.trainer_free(probe)
+    minimum = n_alphabet + len(specials)
+    if vocab_size < minimum:
+        raise ValueError("vocab_size=%d is too small: the minimum is %d (the %d symbols of the %s alphabet in "
+                         "%s mode%s), which learns no merge"
+                         % (vocab_size, minimum, n_alphabet, alphabet, mode,
+                            " + %d special tokens" % len(specials) if specials else ""))
+    return vocab_size - minimum
+
+
 def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k", script_aware=False,
           scripts=None, special_tokens=(), min_frequency=0, threads=None, progress=None):
     """Train a byte-level (or UBE) BPE tokenizer and return it as an Encoding that encodes at once.
@@ -462,24 +484,14 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
     counters, trainer = [], None
     try:
         counters.append(backend.counter_new(pid, flags, spec))
-        # the core's alphabet for these options, from a trainer over no counts: vocab_size is
-        # checked (and options the core refuses, e.g. hf with ube, reported) before any reading
-        probe = None
-        try:
-            probe = backend.trainer_new(counters[0], mode_id, alphabet_id, _BIG, min_frequency, len(specials))
-            n_alphabet = backend.trainer_stat(probe, _TRAINER_ALPHABET)
-        except SupertokError as exc:
-            raise ValueError("mode=%r, alphabet=%r: %s" % (mode, alphabet, exc.message or exc)) from None
-        finally:
-            if probe is not None:
-                backend.trainer_free(probe)
-        minimum = n_alphabet + len(specials)
-        if vocab_size < minimum:
-            raise ValueError("vocab_size=%d is too small: the minimum is %d (the %d symbols of the %s alphabet in "
-                             "%s mode%s), which learns no merge"
-                             % (vocab_size, minimum, n_alphabet, alphabet, mode,
-                                " + %d special tokens" % len(specials) if specials else ""))
-        target = vocab_size - minimum
+        # vocab_size and the options are checked before any reading, by the core: a trainer over no
+        # counts says the alphabet (or refuses the options, e.g. hf with ube). On pywasm making a
+        # trainer costs minutes (the core computes the reachable alphabet, interpreted), so there
+        # the check waits for the real trainer.
+        target = None
+        if backend.name != "pywasm":
+            target = _check_options(backend, counters[0], mode_id, alphabet_id, vocab_size, min_frequency, specials,
+                                    mode, alphabet)
 
         for _ in range(n_threads - 1):
             counters.append(backend.counter_new(pid, flags, spec))
@@ -499,7 +511,11 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
         count_report(documents, nbytes, True)
 
         t0 = time.monotonic()
-        trainer = backend.trainer_new(total, mode_id, alphabet_id, vocab_size, min_frequency, len(specials))
+        try:
+            trainer = backend.trainer_new(total, mode_id, alphabet_id, vocab_size, min_frequency, len(specials))
+        except SupertokError:  # not checked yet (pywasm): the same errors as the check gives
+            _check_options(backend, total, mode_id, alphabet_id, vocab_size, min_frequency, specials, mode, alphabet)
+            raise
         backend.counter_free(total)
         del counters[:]
         target = backend.trainer_stat(trainer, _TRAINER_TARGET)
