@@ -698,8 +698,9 @@ def cmd_train(args):
     except OSError as exc:
         raise CliError(args.output, "cannot write: %s" % (exc.strerror or exc), EXIT_ENV) from None
     if args.progress != "off":
-        sys.stderr.write("supertok train: wrote %s (%d merges, %d special tokens, n_vocab %d)\n"
-                         % (args.output, len(enc.merges), len(enc.special_tokens_set), enc.n_vocab))
+        n_sp = len(enc.special_tokens_set)
+        sys.stderr.write("supertok train: wrote %s (%d merges, %d special token%s, n_vocab %d)\n"
+                         % (args.output, len(enc.merges), n_sp, "" if n_sp == 1 else "s", enc.n_vocab))
         sys.stderr.flush()
     return 0
 
