@@ -378,7 +378,8 @@ def build():
                      "the reference's pretokens (joined with U+E000 per document, split on it, "
                      "ByteLevel(add_prefix_space=False, use_regex=False)); merges equal",
             pywasm_subset="pywasm trains only the cases whose corpus has at most %d characters"
-                          % PYWASM_MAX_CHARS)}] + cases,
+                          % PYWASM_MAX_CHARS,
+            pywasm_max_corpus_chars=PYWASM_MAX_CHARS)}] + cases,
     }
     return {name: "".join(_dump(r) for r in rs) for name, rs in files.items()}
 
