@@ -10,7 +10,9 @@
 - threads=1, 2 and 4 give identical merges, from a list of documents and from a .txt file;
 - native and wasmtime give identical merges;
 - a saved model (Encoding.save) reloads with supertok.load_model to the same ids on held-out
-  real text, and decodes back to the text.
+  real text, and decodes back to the text;
+- on 300 random small corpora (no shared corpora needed), hf mode equals tokenizers with special
+  tokens and min_frequency, and paper mode over bytes and UBE equals the reference trainer.
 
 Documents are the corpus's lines, each with its '\\n' (how a .txt file is read), streamed from
 the .xz file: only the first SUPERTOK_TRAIN_HF_SCALE (default 1) times the listed megabytes
@@ -191,3 +193,53 @@ def test_saved_model_reloads_to_the_same_ids(alphabet, tmp_path):
     text = "<|endoftext|>" + held_out[0] + "<|pad|>"
     assert again.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
     assert again.encode(text, allowed_special="all")[0] == enc.encode_single_token("<|endoftext|>")
+
+
+def _random_corpus(rng):
+    """A few short documents over a small alphabet (so pairs repeat, runs and ties abound),
+    with spaces, newlines and a 3-byte and a 4-byte character."""
+    alphabet = rng.choice(["ab ", "abc \n", "a\u00e9 b", "a\u4e2d b\U0001f642", "aaab  "])
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+            for _ in range(rng.randrange(0, 8))]
+
+
+def _random_specials(rng, docs):
+    """Special tokens, some of them colliding in HuggingFace's vocabulary: the byte-level string
+    of a piece of the text (a merged token's string), one character, or an ordinary one."""
+    out = []
+    text = "".join(docs).encode("utf-8") or b"a"
+    for _ in range(rng.randrange(0, 3)):
+        i = rng.randrange(len(text))
+        piece = text[i:i + rng.randrange(1, 4)]
+        out.append(rng.choice([train_reference.byte_level(piece),
+                               piece.decode("utf-8", "ignore") or "a", "<|endoftext|>"]))
+    return tuple(dict.fromkeys(out))
+
+
+def test_random_small_corpora():
+    """300 random small corpora: hf mode against tokenizers (special tokens and min_frequency
+    included: a special whose text is a byte-level character or a merged token's string lets
+    HuggingFace make one more merge), paper mode over bytes and UBE against the reference."""
+    import random
+    rng = random.Random(20261201)
+    train = _train()
+    for trial in range(300):
+        docs = _random_corpus(rng)
+        specials = _random_specials(rng, docs)
+        mf = rng.choice([0, 0, 0, 2, 3])
+        extra = rng.randrange(0, 25)
+        enc = train(docs, vocab_size=256 + len(specials) + extra, mode="hf",
+                    special_tokens=specials, min_frequency=mf)
+        theirs = generate_train.hf_train(generate_train.hf_sequences(docs), 256 + len(specials) + extra,
+                                         specials, mf)
+        diff = generate_train.first_difference(train_reference.merge_bytes(_merges(enc)), theirs)
+        assert diff is None, "trial %d, hf, documents %r, specials %r, min_frequency %d: %s" % (
+            trial, docs, specials, mf, diff)
+        for alphabet in ("bytes", "ube"):
+            alpha = len(train_reference.alphabet_symbols("paper", alphabet))
+            opts = dict(vocab_size=alpha + len(specials) + extra, mode="paper", alphabet=alphabet,
+                        special_tokens=specials, min_frequency=mf)
+            want = [tuple(m) for m in train_reference.train(docs, **opts)]
+            assert _merges(train(docs, **opts)) == want, (
+                "trial %d, paper/%s, documents %r, specials %r, min_frequency %d" % (
+                    trial, alphabet, docs, specials, mf))

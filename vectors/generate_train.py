@@ -97,6 +97,15 @@ def hf_train(sequences, vocab_size, special_tokens=(), min_frequency=0):
     return out
 
 
+def hf_special_collision(merges, special_tokens):
+    """Whether a special token's text is, in HuggingFace's vocabulary, the string of a byte
+    (its byte-level character) or of one of these merges: then HuggingFace's vocabulary counts
+    it once, and it makes one more merge than vocab_size - 256 - len(special_tokens)."""
+    strings = {ref.byte_level(bytes([b])) for b in range(256)}
+    strings.update(ref.byte_level(l + r) for l, r in ref.merge_bytes(merges))
+    return any(s in strings for s in special_tokens)
+
+
 def first_difference(a, b):
     """A line naming the first index where two merge lists differ, or None."""
     for i, (x, y) in enumerate(zip(a, b)):
@@ -279,6 +288,8 @@ def run_case(c, corpora):
                 special_tokens=c["special_tokens"], min_frequency=c["min_frequency"])
     merges = ref.train(docs, **opts)
     name = case_name(c)
+    if c["mode"] == "hf" and hf_special_collision(merges, c["special_tokens"]):
+        name += "/special-collision"
     if c["mode"] == "hf":
         seqs = hf_sequences(docs, c["pattern"], c["script_aware"], c["scripts"])
         theirs = hf_train(seqs, c["vocab_size"], c["special_tokens"], c["min_frequency"])
@@ -302,7 +313,9 @@ CORPUS_FIELDS = {
     "documents": "its documents, in order: train on the list of str, each pre-tokenized on its own",
 }
 MERGES_FIELDS = {
-    "case": "a unique name: corpus/mode-alphabet/pattern/options/v<vocab_size>",
+    "case": "a unique name: corpus/mode-alphabet/pattern/options/v<vocab_size>, and "
+            "/special-collision for hf cases where a special token's text is a byte-level "
+            "character or a merged token's string in HuggingFace's vocabulary",
     "corpus": "the corpus (a record of corpora.jsonl)",
     "mode": "\"paper\" (the paper's reference semantics) or \"hf\" (HuggingFace tokenizers' "
             "BpeTrainer), docs/design.md §8",
