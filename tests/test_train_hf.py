@@ -51,13 +51,13 @@ def head_documents(name, megabytes, skip_bytes=0):
     skipping skip_bytes bytes of whole lines; read streaming, never the whole file."""
     path = corpus_path(name)
     docs, n, skipped, want = [], 0, 0, int(megabytes * SCALE * MB)
-    with lzma.open(path, "rt", encoding="utf-8", newline="") as f:
-        for line in f:
-            size = len(line.encode("utf-8"))
+    with lzma.open(path, "rb") as f:
+        for raw in f:  # binary lines end at b"\n" only, as a .txt source's documents do
+            size = len(raw)
             if skipped < skip_bytes:
                 skipped += size
                 continue
-            docs.append(line)
+            docs.append(raw.decode("utf-8"))
             n += size
             if n >= want:
                 break

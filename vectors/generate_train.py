@@ -126,6 +126,13 @@ UDHR_SCRIPTS = [("udhr_latin", "Latin"), ("udhr_cyrillic", "Cyrillic"), ("udhr_g
 UDHR_PER_SCRIPT = 2  # translations per script corpus (the first ones of vectors/texts/udhr.jsonl)
 
 
+def txt_documents(text):
+    """The documents of a .txt file holding text: each line with its '\n' (only '\n' ends a
+    line; a last line without one is a document too)."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+
 def udhr_corpora():
     """{name: documents} and the UDHR codes used: from the `encode` excerpts (about 450
     characters each, article 13 of each translation), the first UDHR_PER_SCRIPT translations of
@@ -140,10 +147,10 @@ def udhr_corpora():
         chosen = by_script[script][:UDHR_PER_SCRIPT]
         docs = []
         for code, text in chosen:
-            docs += text.splitlines(keepends=True)
+            docs += txt_documents(text)
             codes.append(code)
         out[name] = docs
-        mixed += chosen[0][1].splitlines(keepends=True)
+        mixed += txt_documents(chosen[0][1])
     out["udhr_mixed"] = mixed
     return out, sorted(set(codes))
 
