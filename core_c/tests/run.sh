@@ -21,6 +21,8 @@
 #   ST_FUZZ_SECONDS    if > 0 and clang has libFuzzer, also fuzz for that many seconds (the
 #                      pre-tokenizer harness, then each mode of the encoder harness, then the
 #                      model-file harness)
+#   ST_TRAIN_SEEDS     random corpora test_train checks against its naive reference (default 300)
+#   ST_TRAIN_MUTATIONS random inputs fuzz_train's replay driver runs (default 1000)
 #   ST_MODEL_MUTATIONS random damages of the model seeds run by fuzz_model's replay driver
 #                      (default 20000; the libFuzzer-free fuzz)
 #   ST_VOCAB_DIR       the rank files for test_encode and fuzz_encode (default: py/supertok/vocab)
@@ -60,7 +62,7 @@ CNT_SRCS=$(grep -l 'ST_COUNT\|ST_TEST_COUNTERS' $SRCS)
 for f in $CNT_SRCS; do
     $CC $WARN -O2 $INC -DST_TEST_COUNTERS -c "$f" -o "$build/warn_cnt_$(basename "$f" .c).o"
 done
-for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors test_decoder test_model fuzz_model; do
+for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors test_decoder test_model fuzz_model test_train fuzz_train; do
     $CC $WARN -O2 $INC -DST_FUZZ_MAIN -DST_TEST_COUNTERS -c "$here/$t.c" -o "$build/warn_$t.o"
 done
 
@@ -91,6 +93,8 @@ $CC -std=c11 $SAN $INC "$here/test_decoder.c" $objs -o "$build/test_decoder"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_encode.c" $objs -o "$build/fuzz_encode_replay"
 $CC -std=c11 $SAN $INC "$here/test_model.c" $objs -o "$build/test_model"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_model.c" $objs -o "$build/fuzz_model_replay"
+$CC -std=c11 $SAN $INC "$here/test_train.c" $objs -o "$build/test_train"
+$CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_train.c" $objs -o "$build/fuzz_train_replay"
 
 step "test_core"
 "$build/test_core"
@@ -116,6 +120,12 @@ printf 'supertok-model 1\nname s\ncomment c\nkind rules\nalphabet ube\npattern c
 printf 'supertok-model 1\nname r\nkind ranks\nalphabet bytes\npattern o200k\nscript-aware no\ntokens 4\nYQ== 0\nYg== 1\nYWI= 2\nIA== 3\nspecials 1\n4 <|endoftext|>\nend\n' >"$build/model_seeds/ranks"
 printf 'supertok-model 1\nname b\nkind rules\nalphabet bytes\npattern gpt2\nscript-aware no\nmerges 1\n97 98\nspecials 0\nend\n' >"$build/model_seeds/rules"
 "$build/fuzz_model_replay" --mutate "${ST_MODEL_MUTATIONS:-20000}" 1 "$build"/model_seeds/*
+
+step "test_train $root (counters; the trainer against a naive reference on ${ST_TRAIN_SEEDS:-300} random corpora; vectors/train)"
+"$build/test_train" "$root"
+
+step "counter/trainer fuzz harness: ${ST_TRAIN_MUTATIONS:-1000} random inputs"
+"$build/fuzz_train_replay" --random "${ST_TRAIN_MUTATIONS:-1000}" 1
 
 step "test_encode $VOCAB"
 "$build/test_encode" "$VOCAB"
@@ -184,6 +194,12 @@ if [ "${ST_FUZZ_SECONDS:-0}" -gt 0 ]; then
         cp "$build"/model_seeds/* "$build/model_corpus/"
         (cd "$build" && ./fuzz_model -max_total_time="$ST_FUZZ_SECONDS" -max_len=8192 -dict="$here/fuzz_model.dict" \
             model_corpus)
+        step "libFuzzer, counter/trainer harness, for ${ST_FUZZ_SECONDS} s"
+        clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $INC \
+            $SRCS "$here/fuzz_train.c" -o "$build/fuzz_train"
+        mkdir -p "$build/train_corpus"
+        cp "$build"/seed? "$build/train_corpus/"
+        (cd "$build" && ./fuzz_train -max_total_time="$ST_FUZZ_SECONDS" -max_len=4096 train_corpus)
     else
         step "libFuzzer: clang with -fsanitize=fuzzer not available, skipped"
     fi

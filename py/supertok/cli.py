@@ -120,6 +120,16 @@ def _positive_int(s):
     return v
 
 
+def _natural_int(s):
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a whole number" % s) from None
+    if v < 0:
+        raise argparse.ArgumentTypeError("must be at least 0, not %d" % v)
+    return v
+
+
 def build_parser():
     ap = _Parser(prog="supertok", formatter_class=FMT,
                  description="supertok: tiktoken-compatible tokenization on a portable C core.",
@@ -166,6 +176,44 @@ def build_parser():
                         % ",".join(supertok.DEFAULT_SCRIPTS))
     _add_lines(p, "a JSON list of its pieces")
     _add_chunking(p)
+
+    t = sub.add_parser("train", formatter_class=FMT, help="train a BPE tokenizer on text files, write its model",
+                       description="Train a byte-level (or UBE) BPE tokenizer on text files (supertok.train) and "
+                                   "write its model file, which --model and supertok.load_model load. A file is one "
+                                   "document per line (its newline kept, as HuggingFace's trainer reads files); "
+                                   ".jsonl files give the 'text' field of each line; .gz, .xz and .bz2 files are "
+                                   "streamed. On a terminal a progress line is drawn on standard error; otherwise "
+                                   "one line per phase is written there. Ctrl-C stops cleanly and leaves no file.")
+    t.add_argument("files", nargs="+", metavar="FILE",
+                   help="text (.txt) or JSON-lines (.jsonl) files, maybe compressed")
+    t.add_argument("-o", "--output", required=True, metavar="MODEL",
+                   help="the model file to write (replaced only when training succeeds)")
+    t.add_argument("--vocab-size", required=True, type=_positive_int, metavar="N",
+                   help="every id that can occur: the alphabet (243 bytes in paper mode, 256 in hf mode, the "
+                        "reachable UBE symbols), the merges and the special tokens")
+    t.add_argument("--mode", default="paper", choices=["paper", "hf"],
+                   help="paper: the Faster Superword paper's reference BPE; hf: merge for merge HuggingFace "
+                        "tokenizers' BpeTrainer (bytes alphabet only) (default: paper)")
+    t.add_argument("--alphabet", default="bytes", choices=["bytes", "ube"],
+                   help="base symbols: UTF-8 bytes, or UBE (Universal Byte-Level Encoding) symbols (default: bytes)")
+    t.add_argument("--pattern", default="o200k", choices=sorted(supertok.PATTERNS), metavar="NAME",
+                   help="the pre-tokenizer pattern: %s" % ", ".join(sorted(supertok.PATTERNS)))
+    t.add_argument("--script-aware", action="store_true",
+                   help="split the text into single-script chunks first (docs/design.md §5)")
+    t.add_argument("--scripts", default=None, metavar="NAMES",
+                   help="with --script-aware: comma-separated scripts split one letter per piece (default: %s)"
+                        % ",".join(supertok.DEFAULT_SCRIPTS))
+    t.add_argument("--special-token", action="append", default=[], metavar="TEXT", dest="special_tokens",
+                   help="a special token, taking the ids after the merges (repeat the option for more)")
+    t.add_argument("--min-frequency", type=_natural_int, default=0, metavar="N",
+                   help="stop when the best pair occurs fewer times than this")
+    t.add_argument("--threads", type=_positive_int, default=None, metavar="N",
+                   help="counting threads (native backend; default: every core); the model does not depend on it")
+    t.add_argument("--name", default=None, metavar="NAME",
+                   help="the model's name (default: the output file's name without its extension)")
+    t.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
+                   help="auto: a live line on a terminal, one line per phase otherwise; on: the live line; "
+                        "off: nothing but errors")
 
     sub.add_parser("info", formatter_class=FMT, help="backend, versions and where the files are",
                    description="Print the backend in use, the versions, the backends that load here and where "
@@ -573,6 +621,89 @@ def cmd_pretokenize(args):
     return 0
 
 
+class _PhaseLines:
+    """The progress of `train` when standard error is no terminal: one line when a phase ends."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __call__(self, r):
+        if not r.done:
+            return
+        from supertok._train import _human
+        if r.phase == "count":
+            rate = r.bytes / r.elapsed if r.elapsed > 0 else 0
+            line = "counted %d documents, %sB in %.1f s (%sB/s)" % (r.documents, _human(r.bytes), r.elapsed,
+                                                                   _human(rate))
+        else:
+            line = "learned %d merges of %d in %.1f s" % (r.merges, r.target, r.elapsed)
+        self.stream.write("supertok train: %s\n" % line)
+        self.stream.flush()
+
+
+def _model_name(args):
+    if args.name is not None:
+        return args.name
+    base = os.path.basename(args.output)
+    stem = os.path.splitext(base)[0] if "." in base[1:] else base
+    name = "".join(ch if "!" <= ch <= "~" else "_" for ch in stem)[:128]
+    return name or "model"
+
+
+def cmd_train(args):
+    from supertok._train import LiveProgress, SourceError, _train
+    for f in args.files:
+        if os.path.isdir(f):
+            raise CliError(f, "is a directory, not a file")
+        if not os.path.exists(f):
+            raise CliError(f, "cannot read: No such file or directory")
+        if not os.access(f, os.R_OK):
+            raise CliError(f, "cannot read: Permission denied")
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if os.path.isdir(args.output):
+        raise CliError(args.output, "is a directory: -o names the model file to write")
+    if not os.path.isdir(out_dir):
+        raise CliError(args.output, "cannot write: the directory %s does not exist" % out_dir)
+    if not os.access(out_dir, os.W_OK):
+        raise CliError(args.output, "cannot write: the directory %s is not writable" % out_dir)
+    if args.scripts is not None and not args.script_aware:
+        raise CliError("--scripts", "applies only with --script-aware (add --script-aware, or drop --scripts)")
+    scripts = None if args.scripts is None else [s.strip() for s in args.scripts.split(",") if s.strip()]
+    live = args.progress == "on" or (args.progress == "auto" and _isatty(sys.stderr))
+    progress = LiveProgress(sys.stderr) if live else _PhaseLines(sys.stderr) if args.progress == "auto" else False
+    options = {"vocab_size": "--vocab-size", "mode": "--mode", "alphabet": "--alphabet", "special_tokens":
+               "--special-token", "scripts": "--scripts", "script": "--scripts", "min_frequency": "--min-frequency",
+               "threads": "--threads", "name": "--name"}
+    try:
+        enc = _train(args.files, vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet,
+                     pattern=args.pattern, script_aware=args.script_aware, scripts=scripts,
+                     special_tokens=args.special_tokens, min_frequency=args.min_frequency, threads=args.threads,
+                     progress=progress, name=_model_name(args))
+    except SourceError as exc:
+        raise CliError("", str(exc)) from None
+    except OSError as exc:
+        raise CliError("", str(exc)) from None
+    except (ValueError, TypeError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        m = re.match(r"(\w+)", msg)
+        opt = next((o for k, o in options.items() if m and m.group(1).startswith(k)), None)
+        if opt is None and "mode=" in msg:
+            opt = "--mode"
+        if opt is None and "script" in msg:
+            opt = "--scripts"
+        raise CliError(opt or "train", msg) from None
+    from supertok.encoding import _write_atomic
+    try:
+        _write_atomic(args.output, enc._model_data)
+    except OSError as exc:
+        raise CliError(args.output, "cannot write: %s" % (exc.strerror or exc), EXIT_ENV) from None
+    if args.progress != "off":
+        sys.stderr.write("supertok train: wrote %s (%d merges, %d special tokens, n_vocab %d)\n"
+                         % (args.output, len(enc.merges), len(enc.special_tokens_set), enc.n_vocab))
+        sys.stderr.flush()
+    return 0
+
+
 def cmd_info(args):
     import importlib.metadata as md
     import platform
@@ -600,7 +731,7 @@ def cmd_info(args):
 
 
 COMMANDS = {"encode": cmd_encode, "count": lambda a: cmd_encode(a, count=True), "decode": cmd_decode,
-            "pretokenize": cmd_pretokenize, "info": cmd_info}
+            "pretokenize": cmd_pretokenize, "train": cmd_train, "info": cmd_info}
 
 
 def _fail(msg, status):

@@ -260,6 +260,29 @@ class Encoding:
             state["_ranks_data"] = _read_checked(state["ranks_file"], state["sha256"], open)
         return _unpickle, (self.name, state)
 
+    @functools.cached_property
+    def merges(self):
+        """The merge rules of a model of merge rules, in order: [(left id, right id, count), ...],
+        rule i making id A + i; count is the pair's training count where the model records it
+        (a trained model does), else None. [] for a tiktoken vocabulary (it has ranks, not rules)."""
+        if self._model_data is not None:
+            return _model_merges(self._model_data)
+        flat = self._state.get("merges")
+        if flat is None:
+            return []
+        return [(flat[i], flat[i + 1], None) for i in range(0, len(flat), 2)]
+
+    def save(self, path):
+        """Write the model file (docs/model-format.md) that supertok.load_model (and the C core's
+        st_encoding_new_model) loads back to this encoding: for a trained model, its merges with
+        their counts, its pre-tokenizer options and its special tokens. Written to a temporary file
+        beside path and renamed, so path is never left half-written. Only models of merge rules
+        (trained, or loaded with load_model) have a model file; a tiktoken vocabulary does not."""
+        if self._model_data is None:
+            raise ValueError("%r has no model file to save: save() writes models of merge rules (supertok.train, "
+                             "supertok.load_model); a tiktoken vocabulary is its rank file" % (self.name,))
+        _write_atomic(path, self._model_data)
+
     def prepare(self):
         """Build now what encoding builds on first need (the backtracking encoder's tables: about
         100 ms and 16 MB for o200k_base, natively), to pay for it at start-up instead of on a
@@ -831,6 +854,47 @@ def _named_load_error(exc, specials, ranks, where):
     err = SupertokError(exc.status, msg, None, "", name=exc.name, token=exc.token, input=exc.input)
     err.line = exc.line  # kept for callers; the message already names it
     return err
+
+
+def _model_merges(data):
+    """[(left, right, count or None), ...] of the merges section of a model file's text. The text is
+    the core's canonical form (what st_trainer_write_model or st_model_write give, or a file the core
+    parsed and validated as load_model loads it), so the lines are known good: this only converts."""
+    lines = data.split(b"\n")
+    for k, line in enumerate(lines):
+        if line.startswith(b"merges "):
+            head = line.split()
+            n, with_counts = int(head[1]), len(head) > 2
+            out = []
+            for row in lines[k + 1:k + 1 + n]:
+                f = row.split()
+                out.append((int(f[0]), int(f[1]), int(f[2]) if with_counts else None))
+            return out
+        if line.startswith((b"tokens ", b"specials ")):
+            break
+    return []
+
+
+def _write_atomic(path, data):
+    """data into the file path through a temporary file in the same directory, renamed over it:
+    an interrupted write never leaves a partial file at path."""
+    import tempfile
+    path = os.fspath(path)
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's file is private; the model gets the usual mode
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _unpickle(name, state):

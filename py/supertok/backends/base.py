@@ -218,6 +218,82 @@ class Backend(abc.ABC):
         ST_UBE_STRICT = 2). UbeDecodeError (strict) naming the symbol index; the state is
         unchanged unless the call succeeds."""
 
+    # -- training (docs/design.md §8; supertok.h "Training") ---------------------------------
+    # Counters and trainers are owned by the caller and freed deterministically: counter_free /
+    # trainer_free free at once (idempotent); a handle dropped without them is freed by its
+    # finalizer. A counter is used by one thread at a time (natively without the GIL: each thread
+    # feeds its own counter); a trainer likewise.
+    @abc.abstractmethod
+    def counter_new(self, pattern, flags, scripts):
+        """A new pretoken counter with the pre-tokenizer (pattern id, flags, scripts as in
+        pretokenizer). SupertokError naming "pre-tokenizer options" (an unknown script)."""
+
+    @abc.abstractmethod
+    def counter_free(self, counter):
+        """Free the counter now (idempotent; the handle must not be used afterwards)."""
+
+    @abc.abstractmethod
+    def counter_add(self, counter, data, flags):
+        """Count the pretokens of UTF-8 bytes data: one document, or one per line with flags
+        ST_COUNT_LINES = 1 (each line ending after its '\\n'). SupertokError ("text")
+        ST_ERR_INVALID_UTF8 with offset = the byte offset in data and line = the 1-based line
+        (ST_COUNT_LINES); nothing of the call is counted then."""
+
+    @abc.abstractmethod
+    def counter_add_documents(self, counter, datas):
+        """Count the documents datas (a list of UTF-8 bytes) in one call. SupertokError
+        ("documents") ST_ERR_INVALID_UTF8 with input = the index of the bad document and offset
+        the byte offset inside it; nothing of the call is counted then."""
+
+    @abc.abstractmethod
+    def counter_add_pretoken(self, counter, data, count):
+        """Add count (a uint64) occurrences of the one pretoken data (UTF-8 bytes, not split)."""
+
+    @abc.abstractmethod
+    def counter_merge(self, into, frm):
+        """into += frm (frm unchanged). SupertokError ST_ERR_INVALID_ARGUMENT for counters with
+        different pre-tokenizers."""
+
+    @abc.abstractmethod
+    def counter_stat(self, counter, what):
+        """A statistic (ST_COUNTER_DOCUMENTS 0, _BYTES 1, _PRETOKENS 2, _UNIQUE 3) as an int."""
+
+    @abc.abstractmethod
+    def counter_save(self, counter):
+        """The counts as bytes (docs/train-format.md)."""
+
+    @abc.abstractmethod
+    def counter_load(self, counter, data):
+        """Add saved counts (bytes) into counter. SupertokError ("counts") ST_ERR_MALFORMED_MODEL
+        with the byte offset, or ST_ERR_INVALID_ARGUMENT for another pre-tokenizer."""
+
+    @abc.abstractmethod
+    def trainer_new(self, counter, mode, alphabet, vocab_size, min_frequency, n_specials):
+        """A phase-1 BPE trainer over a copy of the counter's counts (mode ST_TRAIN_PAPER 0 /
+        ST_TRAIN_HF 1, alphabet ST_ALPHABET_*). SupertokError ("training options")
+        ST_ERR_INVALID_ARGUMENT with the core's message for options it refuses."""
+
+    @abc.abstractmethod
+    def trainer_free(self, trainer):
+        """Free the trainer now (idempotent)."""
+
+    @abc.abstractmethod
+    def trainer_step(self, trainer, max_merges):
+        """Make up to max_merges more merges; the number made (fewer: training is done)."""
+
+    @abc.abstractmethod
+    def trainer_stat(self, trainer, what):
+        """A statistic (ST_TRAINER_ALPHABET 0, _TARGET 1, _MERGES 2, _DONE 3, _WORDS 4)."""
+
+    @abc.abstractmethod
+    def trainer_merges(self, trainer):
+        """The merges so far: [(left id, right id, count), ...] in order."""
+
+    @abc.abstractmethod
+    def trainer_write_model(self, trainer, name, specials):
+        """The trained model file (bytes; docs/model-format.md): name (ASCII bytes) and the
+        special tokens (a list of UTF-8 bytes), which take the ids after the merges."""
+
     # -- shared by implementations -----------------------------------------------------------
     def _raise(self, status, offset=None, what="", items=None):
         """raise_for_status with this backend's messages (looked up only when needed). Call

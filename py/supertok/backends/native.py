@@ -447,3 +447,112 @@ class NativeBackend(Backend):
             return ffi.buffer(buf, size[0])[:]
         finally:
             lib.st_model_free(model[0])
+
+    # -- training (docs/design.md §8): counters and phase-1 trainers --
+    # cffi releases the GIL around every core call, so threads that each feed their own counter
+    # count in parallel. Handles are ffi.gc objects: *_free runs the core's free at once (ffi.release,
+    # idempotent), a dropped handle is freed by its finalizer.
+    def counter_new(self, pattern, flags, scripts):
+        out = ffi.new("st_counter **")
+        err = ffi.new("st_error *")
+        sc = ffi.NULL if scripts is None else scripts
+        st = lib.st_counter_new(pattern, flags, sc, 0 if scripts is None else len(scripts), ffi.NULL, out, err)
+        if st != OK:
+            self._raise(err, "pre-tokenizer options")
+        return ffi.gc(out[0], lib.st_counter_free)
+
+    def counter_free(self, counter):
+        ffi.release(counter)
+
+    def counter_add(self, counter, data, flags):
+        err = ffi.new("st_error *")
+        if lib.st_counter_add(counter, ffi.from_buffer(data), len(data), flags, err) != OK:
+            self._raise(err, "text")
+
+    def counter_add_documents(self, counter, datas):
+        ends, k = [], 0
+        for d in datas:
+            k += len(d)
+            ends.append(k)
+        buf = b"".join(datas)
+        arr = ffi.new("size_t[]", ends) if ends else ffi.NULL
+        err = ffi.new("st_error *")
+        if lib.st_counter_add_documents(counter, buf, arr, len(ends), err) != OK:
+            self._raise(err, "documents")
+
+    def counter_add_pretoken(self, counter, data, count):
+        err = ffi.new("st_error *")
+        if lib.st_counter_add_pretoken(counter, data, len(data), count, err) != OK:
+            self._raise(err, "pretoken")
+
+    def counter_merge(self, into, frm):
+        err = ffi.new("st_error *")
+        if lib.st_counter_merge(into, frm, err) != OK:
+            self._raise(err, "counts")
+
+    def counter_stat(self, counter, what):
+        return lib.st_counter_stat(counter, what)
+
+    def counter_save(self, counter):
+        size = ffi.new("size_t *")
+        err = ffi.new("st_error *")
+        st = lib.st_counter_save(counter, ffi.NULL, 0, size, err)
+        if st not in (OK, BUFFER_TOO_SMALL):
+            self._raise(err, "counts")
+        buf = self._alloc("uint8_t[]", size[0] or 1)
+        if lib.st_counter_save(counter, buf, size[0], size, err) != OK:
+            self._raise(err, "counts")
+        return ffi.buffer(buf, size[0])[:]
+
+    def counter_load(self, counter, data):
+        err = ffi.new("st_error *")
+        if lib.st_counter_load(counter, data, len(data), err) != OK:
+            self._raise(err, "counts")
+
+    def trainer_new(self, counter, mode, alphabet, vocab_size, min_frequency, n_specials):
+        out = ffi.new("st_trainer **")
+        err = ffi.new("st_error *")
+        st = lib.st_trainer_new(counter, mode, alphabet, vocab_size, min_frequency, n_specials, ffi.NULL, out, err)
+        if st != OK:
+            self._raise(err, "training options")
+        return ffi.gc(out[0], lib.st_trainer_free)
+
+    def trainer_free(self, trainer):
+        ffi.release(trainer)
+
+    def trainer_step(self, trainer, max_merges):
+        made = ffi.new("size_t *")
+        err = ffi.new("st_error *")
+        if lib.st_trainer_step(trainer, max_merges, made, err) != OK:
+            self._raise(err, "training")
+        return made[0]
+
+    def trainer_stat(self, trainer, what):
+        return lib.st_trainer_stat(trainer, what)
+
+    def trainer_merges(self, trainer):
+        pairs = ffi.new("uint32_t **")
+        counts = ffi.new("uint64_t **")
+        n = lib.st_trainer_merges(trainer, pairs, counts)
+        if not n:
+            return []
+        flat = ffi.unpack(pairs[0], 2 * n)
+        return list(zip(flat[0::2], flat[1::2], ffi.unpack(counts[0], n)))
+
+    def trainer_write_model(self, trainer, name, specials):
+        ends, k = [], 0
+        for s in specials:
+            k += len(s)
+            ends.append(k)
+        text = b"".join(specials)
+        arr = ffi.new("size_t[]", ends) if ends else ffi.NULL
+        size = ffi.new("size_t *")
+        err = ffi.new("st_error *")
+        st = lib.st_trainer_write_model(trainer, name, len(name), text, arr, len(ends), ffi.NULL, 0, size, err)
+        if st not in (OK, BUFFER_TOO_SMALL):
+            self._raise(err, "trained model")
+        buf = self._alloc("char[]", size[0] or 1)
+        if lib.st_trainer_write_model(trainer, name, len(name), text, arr, len(ends), buf, size[0], size,
+                                      err) != OK:
+            self._raise(err, "trained model")
+        return ffi.buffer(buf, size[0])[:]

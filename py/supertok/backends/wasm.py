@@ -189,6 +189,11 @@ class WasmtimeRunner:
             f = self._bind(name)
         return f(*args)
 
+    def call_u64(self, name, *args):
+        """call for an export returning a 64-bit value: the fast path and the public one already
+        give i64 results whole (unsigned)."""
+        return self.call(name, *args)
+
     def func(self, name):
         """The bound callable of export name (the backend keeps the ones of its hot paths)."""
         f = self._funcs.get(name)
@@ -270,6 +275,11 @@ class PywasmRunner:
     def call(self, name, *args):
         r = self._rt.invocate(self._inst, name, list(args))
         return (r[0] & 0xFFFFFFFF) if r else None
+
+    def call_u64(self, name, *args):
+        """call for an export returning a 64-bit value (call masks to 32 bits)."""
+        r = self._rt.invocate(self._inst, name, list(args))
+        return (r[0] & 0xFFFFFFFFFFFFFFFF) if r else None
 
     def func(self, name):
         return lambda *args: self.call(name, *args)
@@ -1052,4 +1062,171 @@ class WasmBackend(Backend):
             self._raise_error(err, "model")
         if st != OK:
             self._fail(st, None, "model")
+        return out
+
+    # -- training (docs/design.md §8): counters and phase-1 trainers --
+    # The module runs one call at a time, so the threads of a training share one counter here and
+    # the host feeds it in pieces of at most a reusable block (_KEEP): supertok.train cuts its
+    # input so (whole lines, or batches of documents).
+    def _new_handle(self, export, args, what, free):
+        """(export)(*args, &out, &err) under the lock; a _Handle freed by `free`, or the error."""
+        with self._locked:
+            st = self._r.call(export, *args, self._scratch, self._err)
+            ptr = self._u32(self._scratch)
+            err = None if st == OK else self._read_error()
+        if err is not None:
+            self._raise_error(err, what)
+        return self._own(ptr, (free, ptr))
+
+    def counter_new(self, pattern, flags, scripts):
+        if scripts is None:
+            return self._new_handle("st_counter_new", (pattern, flags, 0, 0, 0), "pre-tokenizer options",
+                                    "st_counter_free")
+        with self._locked:
+            sp = self._put(scripts)
+            try:
+                st = self._r.call("st_counter_new", pattern, flags, sp, len(scripts), 0, self._scratch, self._err)
+                ptr = self._u32(self._scratch)
+                err = None if st == OK else self._read_error()
+            finally:
+                self._free(sp)
+        if err is not None:
+            self._raise_error(err, "pre-tokenizer options")
+        return self._own(ptr, ("st_counter_free", ptr))
+
+    def counter_free(self, counter):
+        self._release(counter)
+
+    def _status_call(self, export, args, what):
+        """export(*args, &err) under the lock, already given its inputs' pointers."""
+        st = self._r.call(export, *args, self._err)
+        return None if st == OK else self._read_error()
+
+    def counter_add(self, counter, data, flags):
+        with self._locked:
+            tp = self._put_io(_IN, data)
+            err = self._status_call("st_counter_add", (counter.ptr, tp, len(data), flags), "text")
+        if err is not None:
+            self._raise_error(err, "text")
+
+    def counter_add_documents(self, counter, datas):
+        ends, k = [], 0
+        for d in datas:
+            k += len(d)
+            ends.append(k)
+        buf = b"".join(datas)
+        packed = struct.pack("<%dI" % len(ends), *ends)
+        with self._locked:
+            tp = self._put_io(_IN, buf)
+            ep = self._put_io(_OUT, packed)
+            err = self._status_call("st_counter_add_documents", (counter.ptr, tp, ep, len(ends)), "documents")
+        if err is not None:
+            self._raise_error(err, "documents")
+
+    def counter_add_pretoken(self, counter, data, count):
+        with self._locked:
+            tp = self._put_io(_IN, data)
+            err = self._status_call("st_counter_add_pretoken", (counter.ptr, tp, len(data), count), "pretoken")
+        if err is not None:
+            self._raise_error(err, "pretoken")
+
+    def counter_merge(self, into, frm):
+        with self._locked:
+            err = self._status_call("st_counter_merge", (into.ptr, frm.ptr), "counts")
+        if err is not None:
+            self._raise_error(err, "counts")
+
+    def counter_stat(self, counter, what):
+        with self._locked:
+            return self._r.call_u64("st_counter_stat", counter.ptr, what)
+
+    def counter_save(self, counter):
+        with self._locked:
+            size_p = self._scratch
+            st = self._r.call("st_counter_save", counter.ptr, 0, 0, size_p, self._err)
+            out = err = None
+            if st in (OK, BUFFER_TOO_SMALL):
+                size = self._u32(size_p)
+                op = self._alloc(size)
+                try:
+                    st = self._r.call("st_counter_save", counter.ptr, op, size, size_p, self._err)
+                    if st == OK:
+                        out = self._r.read(op, size)
+                finally:
+                    self._free(op)
+            if st != OK:
+                err = self._read_error()
+        if err is not None:
+            self._raise_error(err, "counts")
+        return out
+
+    def counter_load(self, counter, data):
+        with self._locked:
+            dp = self._put(data)
+            try:
+                err = self._status_call("st_counter_load", (counter.ptr, dp, len(data)), "counts")
+            finally:
+                self._free(dp)
+        if err is not None:
+            self._raise_error(err, "counts")
+
+    def trainer_new(self, counter, mode, alphabet, vocab_size, min_frequency, n_specials):
+        return self._new_handle("st_trainer_new", (counter.ptr, mode, alphabet, vocab_size, min_frequency,
+                                                   n_specials, 0), "training options", "st_trainer_free")
+
+    def trainer_free(self, trainer):
+        self._release(trainer)
+
+    def trainer_step(self, trainer, max_merges):
+        with self._locked:
+            st = self._r.call("st_trainer_step", trainer.ptr, max_merges, self._scratch, self._err)
+            made = self._u32(self._scratch)
+            err = None if st == OK else self._read_error()
+        if err is not None:
+            self._raise_error(err, "training")
+        return made
+
+    def trainer_stat(self, trainer, what):
+        with self._locked:
+            return self._r.call_u64("st_trainer_stat", trainer.ptr, what)
+
+    def trainer_merges(self, trainer):
+        with self._locked:
+            pairs_p, counts_p = self._scratch, self._scratch + 4
+            n = self._r.call("st_trainer_merges", trainer.ptr, pairs_p, counts_p)
+            if not n:
+                return []
+            flat = self._u32s(self._u32(pairs_p), 2 * n)
+            counts = struct.unpack("<%dQ" % n, self._r.read(self._u32(counts_p), 8 * n))
+        return list(zip(flat[0::2], flat[1::2], counts))
+
+    def trainer_write_model(self, trainer, name, specials):
+        ends, k = [], 0
+        for sp in specials:
+            k += len(sp)
+            ends.append(k)
+        text = b"".join(specials)
+        packed = struct.pack("<%dI" % len(ends), *ends)
+        with self._locked:
+            np_ = self._put(name)
+            tp = ep = op = 0
+            out = err = None
+            try:
+                tp = self._put(text)
+                ep = self._put(packed)
+                args = (trainer.ptr, np_, len(name), tp, ep, len(ends))
+                size_p = self._scratch
+                st = self._r.call("st_trainer_write_model", *args, 0, 0, size_p, self._err)
+                if st in (OK, BUFFER_TOO_SMALL):
+                    size = self._u32(size_p)
+                    op = self._alloc(size)
+                    st = self._r.call("st_trainer_write_model", *args, op, size, size_p, self._err)
+                    if st == OK:
+                        out = self._r.read(op, size)
+                if st != OK:
+                    err = self._read_error()
+            finally:
+                self._free(op, ep, tp, np_)
+        if err is not None:
+            self._raise_error(err, "trained model")
         return out

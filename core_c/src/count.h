@@ -1,0 +1,43 @@
+/* Pretoken counters (docs/design.md §8, docs/train-format.md): the handle's layout and the
+ * internal iteration the trainer walks. */
+#ifndef ST_COUNT_H
+#define ST_COUNT_H
+
+#include "internal.h"
+#include "pretokenize.h"
+
+/* One distinct pretoken: its bytes are arena[off .. off + len). */
+typedef struct st__count_entry {
+    uint64_t off;
+    uint32_t len;
+    uint32_t hash; /* low 32 bits of its hash: the slot index when the table grows */
+    uint64_t count;
+} st__count_entry;
+
+struct st_counter {
+    st_allocator alloc;
+    struct st_pretokenizer pt;
+    /* open addressing, linear probing: slot = (high 32 bits of the hash << 32) | (entry + 1),
+     * 0 for an empty slot; mask + 1 slots, a power of two */
+    uint64_t *slots;
+    size_t mask;
+    st__count_entry *entries;
+    size_t n, cap;
+    uint8_t *arena;
+    size_t arena_len, arena_cap;
+    uint64_t stats[4]; /* ST_COUNTER_DOCUMENTS .. ST_COUNTER_UNIQUE (UNIQUE mirrors n) */
+};
+
+/* The distinct pretokens, in insertion order (no order is promised: the trainer's result does
+ * not depend on it). */
+ST_INLINE size_t st__counter_size(const st_counter *c) { return c->n; }
+ST_INLINE const uint8_t *st__counter_entry(const st_counter *c, size_t i, size_t *len, uint64_t *count) {
+    const st__count_entry *e = &c->entries[i];
+    *len = e->len;
+    *count = e->count;
+    return c->arena + e->off;
+}
+/* 1 if the two pre-tokenizers split every text the same way. */
+int st__pretokenizers_equal(const struct st_pretokenizer *a, const struct st_pretokenizer *b);
+
+#endif

@@ -1,0 +1,815 @@
+/* Phase-1 BPE training (docs/design.md §8), two exact semantics:
+ *  - paper (the reference implementation's): identical adjacent pairs counted without overlap
+ *    (a run of k equal symbols holds floor(k/2) of its pair), ties to the smallest
+ *    (left base symbols, right base symbols) as Python orders tuples;
+ *  - hf (HuggingFace tokenizers' BpeTrainer over ByteLevel.alphabet()): overlapping counts, ties to
+ *    the smallest pair of HF ids, and HF's reuse of a token's id when a merge spells an existing
+ *    token.
+ * Both replace a merged pair left to right without overlap.
+ *
+ * Data structures: every distinct pretoken (a word) is stored once with its count as integer
+ * symbols; a pair table maps (left, right) to the pair's live count and the words that held it;
+ * a binary heap holds (count, pair) entries with lazy invalidation (an entry whose count is no
+ * longer the pair's is re-queued with the live count when popped). A merge visits only the words
+ * listed for its pair, and in each only the window around the merge sites: the window's old pair
+ * contributions are subtracted and its new ones added. The window reaches one symbol past the
+ * outermost sites and, in paper mode, to the ends of the runs of equal symbols there, so the pairs
+ * across its edges are unchanged, and the update equals a recount (for both counting rules).
+ * Only pairs holding the new token can gain occurrences, so only those are queued again. */
+#include "train.h"
+#include "model.h"
+#include "vocab.h" /* st__hash_bytes */
+
+static void *talloc(st_trainer *t, size_t n) {
+    void *p = st__alloc(&t->alloc, n ? n : 1);
+    if (!p) t->oom = 1;
+    return p;
+}
+static void tfree(st_trainer *t, void *p, size_t n) { st__free(&t->alloc, p, n ? n : 1); }
+
+/* Grow an array to hold need elements (doubling); 0 when out of memory. */
+static int grow(st_trainer *t, void **arr, size_t *cap, size_t need, size_t elem, size_t first) {
+    if (need <= *cap) return 1;
+    size_t c = *cap ? *cap : first;
+    while (c < need) c *= 2;
+    void *p = talloc(t, c * elem);
+    if (!p) return 0;
+    if (*cap) st__memcpy(p, *arr, *cap * elem);
+    if (*arr) tfree(t, *arr, *cap * elem);
+    *arr = p;
+    *cap = c;
+    return 1;
+}
+
+static uint64_t mix64(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xFF51AFD7ED558CCDull;
+    x ^= x >> 33;
+    x *= 0xC4CEB9FE1A85EC53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+/* ---- tokens ------------------------------------------------------------------------------- */
+
+static int cmp_seq(const st_trainer *t, uint32_t a, uint32_t b) {
+    if (a == b) return 0;
+    size_t an = t->tok_len[a], bn = t->tok_len[b];
+    int r = st__memcmp(t->seq + t->tok_off[a], t->seq + t->tok_off[b], an < bn ? an : bn);
+    if (r) return r;
+    return an < bn ? -1 : an > bn;
+}
+
+/* 1 if heap entry a goes before b: the higher count, then the smaller pair by the mode's order
+ * (paper: base-symbol sequences of left then right; hf: HF ids of left then right). Two pairs
+ * spelling the same sequences (possible in paper mode, where two merges can make the same
+ * string) fall back to the smaller (left id, right id). */
+static int better(const st_trainer *t, const st__heap_entry *a, const st__heap_entry *b) {
+    if (a->count != b->count) return a->count > b->count;
+    const st__pair *p = &t->pairs[a->pair], *q = &t->pairs[b->pair];
+    if (t->mode == ST_TRAIN_HF) {
+        uint32_t pl = t->hf_key[p->left], ql = t->hf_key[q->left];
+        if (pl != ql) return pl < ql;
+        return t->hf_key[p->right] < t->hf_key[q->right];
+    }
+    int r = cmp_seq(t, p->left, q->left);
+    if (!r) r = cmp_seq(t, p->right, q->right);
+    if (r) return r < 0;
+    if (p->left != q->left) return p->left < q->left;
+    return p->right < q->right;
+}
+
+static void heap_up(st_trainer *t, size_t i) {
+    st__heap_entry e = t->heap[i];
+    while (i) {
+        size_t parent = (i - 1) / 2;
+        if (!better(t, &e, &t->heap[parent])) break;
+        t->heap[i] = t->heap[parent];
+        i = parent;
+    }
+    t->heap[i] = e;
+}
+
+static void heap_down(st_trainer *t, size_t i) {
+    st__heap_entry e = t->heap[i];
+    size_t n = t->heap_n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && better(t, &t->heap[c + 1], &t->heap[c])) c++;
+        if (!better(t, &t->heap[c], &e)) break;
+        t->heap[i] = t->heap[c];
+        i = c;
+    }
+    t->heap[i] = e;
+}
+
+static int heap_push(st_trainer *t, uint32_t pair, uint64_t count) {
+    if (!grow(t, (void **)&t->heap, &t->heap_cap, t->heap_n + 1, sizeof *t->heap, 1024)) return 0;
+    t->heap[t->heap_n].count = count;
+    t->heap[t->heap_n].pair = pair;
+    heap_up(t, t->heap_n++);
+    return 1;
+}
+
+/* ---- pairs -------------------------------------------------------------------------------- */
+
+static int pair_rehash(st_trainer *t, size_t nslots) {
+    uint64_t *k = (uint64_t *)talloc(t, nslots * sizeof *k);
+    uint32_t *v = (uint32_t *)talloc(t, nslots * sizeof *v);
+    if (!k || !v) {
+        if (k) tfree(t, k, nslots * sizeof *k);
+        if (v) tfree(t, v, nslots * sizeof *v);
+        return 0;
+    }
+    st__memset(v, 0, nslots * sizeof *v);
+    size_t mask = nslots - 1;
+    for (size_t i = 0; i < t->n_pairs; i++) {
+        uint64_t key = ((uint64_t)t->pairs[i].left << 32) | t->pairs[i].right;
+        size_t s = (size_t)mix64(key) & mask;
+        while (v[s]) s = (s + 1) & mask;
+        k[s] = key;
+        v[s] = (uint32_t)(i + 1);
+    }
+    if (t->pvals) {
+        tfree(t, t->pkeys, (t->pmask + 1) * sizeof *t->pkeys);
+        tfree(t, t->pvals, (t->pmask + 1) * sizeof *t->pvals);
+    }
+    t->pkeys = k;
+    t->pvals = v;
+    t->pmask = mask;
+    return 1;
+}
+
+/* The pair (key), made if new; UINT32_MAX when out of memory. */
+static uint32_t pair_get(st_trainer *t, uint64_t key) {
+    size_t s = (size_t)mix64(key) & t->pmask;
+    for (;;) {
+        uint32_t v = t->pvals[s];
+        if (!v) break;
+        if (t->pkeys[s] == key) return v - 1;
+        s = (s + 1) & t->pmask;
+    }
+    if ((t->n_pairs + 1) * 10 > (t->pmask + 1) * 7) {
+        if (!pair_rehash(t, (t->pmask + 1) * 2)) return UINT32_MAX;
+        s = (size_t)mix64(key) & t->pmask;
+        while (t->pvals[s]) s = (s + 1) & t->pmask;
+    }
+    if (t->n_pairs >= 0xFFFFFFFEu) { t->oom = 1; return UINT32_MAX; }
+    if (!grow(t, (void **)&t->pairs, &t->pairs_cap, t->n_pairs + 1, sizeof *t->pairs, 4096)) return UINT32_MAX;
+    st__pair *p = &t->pairs[t->n_pairs];
+    st__memset(p, 0, sizeof *p);
+    p->left = (uint32_t)(key >> 32);
+    p->right = (uint32_t)key;
+    t->pkeys[s] = key;
+    t->pvals[s] = (uint32_t)(t->n_pairs + 1);
+    return (uint32_t)t->n_pairs++;
+}
+
+static void pair_free_words(st_trainer *t, st__pair *p) {
+    if (p->words) tfree(t, p->words, p->cap * sizeof *p->words);
+    p->words = NULL;
+    p->n = p->cap = 0;
+}
+
+/* Apply d occurrences of pair key in word w (count wc). */
+static void apply_delta(st_trainer *t, uint64_t key, int64_t d, uint32_t w) {
+    uint32_t pi = pair_get(t, key);
+    if (pi == UINT32_MAX) return;
+    st__pair *p = &t->pairs[pi];
+    p->count += d * (int64_t)t->wcount[w];
+    if (d > 0) {
+        if (!p->n || p->words[p->n - 1] != w) {
+            if (p->n == p->cap) {
+                size_t cap = p->cap;
+                void *arr = p->words;
+                if (!grow(t, &arr, &cap, (size_t)p->n + 1, sizeof(uint32_t), 2)) return;
+                p->words = (uint32_t *)arr;
+                p->cap = (uint32_t)cap;
+            }
+            p->words[p->n++] = w;
+        }
+        if (p->stamp != t->step_no) {
+            p->stamp = t->step_no;
+            if (!grow(t, (void **)&t->touched, &t->touched_cap, t->n_touched + 1, sizeof *t->touched, 256)) return;
+            t->touched[t->n_touched++] = pi;
+        }
+    }
+}
+
+/* Pending deltas of one word: equal pairs are summed first, so a pair that a merge leaves as it
+ * was costs no table update. */
+static void delta(st_trainer *t, uint32_t x, uint32_t y, int64_t d, uint32_t w) {
+    uint64_t key = ((uint64_t)x << 32) | y;
+    for (size_t i = 0; i < t->n_deltas; i++)
+        if (t->dkey[i] == key) { t->dval[i] += d; return; }
+    if (t->n_deltas == ST__DELTAS) { apply_delta(t, key, d, w); return; }
+    t->dkey[t->n_deltas] = key;
+    t->dval[t->n_deltas++] = d;
+}
+
+static void flush_deltas(st_trainer *t, uint32_t w, uint64_t skip) {
+    for (size_t i = 0; i < t->n_deltas; i++)
+        if (t->dval[i] && t->dkey[i] != skip) apply_delta(t, t->dkey[i], t->dval[i], w);
+    t->n_deltas = 0;
+}
+
+/* The pair contributions of s[a..b), whose edges are between unequal symbols or at the word's
+ * ends, times sign. */
+static void contributions(st_trainer *t, const uint32_t *s, size_t a, size_t b, int64_t sign, uint32_t w) {
+    if (t->mode == ST_TRAIN_HF) {
+        for (size_t i = a; i + 1 < b; i++) delta(t, s[i], s[i + 1], sign, w);
+        return;
+    }
+    size_t i = a;
+    while (i < b) {
+        size_t j = i + 1;
+        while (j < b && s[j] == s[i]) j++;
+        if (j - i >= 2) delta(t, s[i], s[i], sign * (int64_t)((j - i) / 2), w);
+        if (j < b) delta(t, s[i], s[j], sign, w);
+        i = j;
+    }
+}
+
+/* Merge (x, y) -> nt in word w, updating the pair counts. */
+static void merge_word(st_trainer *t, uint32_t w, uint32_t x, uint32_t y, uint32_t nt, uint64_t pkey) {
+    uint32_t *s = t->sym + t->woff[w];
+    size_t L = t->wlen[w], f = 0;
+    while (f + 1 < L && !(s[f] == x && s[f + 1] == y)) f++;
+    if (f + 1 >= L) return; /* the word lost the pair since it was listed */
+    size_t last = f;
+    for (size_t i = f + 2; i + 1 < L;) {
+        if (s[i] == x && s[i + 1] == y) { last = i; i += 2; }
+        else i++;
+    }
+    int paper = t->mode == ST_TRAIN_PAPER;
+    size_t a = f ? f - 1 : 0;
+    if (paper)
+        while (a > 0 && s[a - 1] == s[a]) a--;
+    size_t b = last + 2;
+    if (b < L) {
+        b++;
+        if (paper)
+            while (b < L && s[b] == s[b - 1]) b++;
+    }
+    contributions(t, s, a, b, -1, w);
+    size_t j = f, i = f;
+    while (i < L) {
+        if (i + 1 < L && s[i] == x && s[i + 1] == y) { s[j++] = nt; i += 2; }
+        else s[j++] = s[i++];
+    }
+    size_t removed = L - j;
+    t->wlen[w] = (uint32_t)j;
+    contributions(t, s, a, b - removed, +1, w);
+    flush_deltas(t, w, pkey);
+}
+
+/* ---- the alphabet ------------------------------------------------------------------------ */
+
+/* The base symbols valid UTF-8 text can produce, computed from the codec itself: every byte that
+ * occurs in some character's UTF-8 (bytes), or every symbol UBE routes some character to. */
+static uint64_t reachable(int alphabet, uint8_t *mark /* 512 */) {
+    st__memset(mark, 0, 512);
+    /* Every BMP character, then the supplementary planes in steps of 64: a step keeps every value
+     * of each symbol's high part (UTF-8 lead and upper continuation bytes, the surrogates' bytes
+     * above bit 6), and the low parts they skip are continuation bytes and UTF-16 bytes that BMP
+     * characters already produce. 81k characters instead of 1.1M: the tests make many trainers. */
+    for (uint32_t cp = 0; cp <= 0x10FFFF; cp += cp < 0x10000 ? 1 : 64) {
+        if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+        uint8_t b[4];
+        size_t l;
+        if (cp < 0x80) { b[0] = (uint8_t)cp; l = 1; }
+        else if (cp < 0x800) { b[0] = (uint8_t)(0xC0 | (cp >> 6)); b[1] = (uint8_t)(0x80 | (cp & 0x3F)); l = 2; }
+        else if (cp < 0x10000) {
+            b[0] = (uint8_t)(0xE0 | (cp >> 12)); b[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+            b[2] = (uint8_t)(0x80 | (cp & 0x3F)); l = 3;
+        } else {
+            b[0] = (uint8_t)(0xF0 | (cp >> 18)); b[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+            b[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F)); b[3] = (uint8_t)(0x80 | (cp & 0x3F)); l = 4;
+        }
+        if (alphabet == ST_ALPHABET_BYTES) {
+            for (size_t k = 0; k < l; k++) mark[b[k]] = 1;
+        } else {
+            uint16_t sym[4];
+            size_t cl, n = st__ube_char_symbols(b, sym, &cl);
+            for (size_t k = 0; k < n; k++) mark[sym[k]] = 1;
+        }
+    }
+    uint64_t n = 0;
+    for (int k = 0; k < 512; k++) n += mark[k];
+    return n;
+}
+
+/* HF's id order of the 256 bytes: by the code point of their GPT-2 byte-level character (bytes
+ * 33-126, 161-172 and 174-255 are themselves; the other 68 follow from U+0100 in byte order). */
+static uint32_t hf_byte_rank(uint32_t b) {
+    int self = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+    uint32_t r = 0;
+    for (uint32_t k = 0; k < 256; k++) {
+        int kself = (k >= 33 && k <= 126) || (k >= 161 && k <= 172) || k >= 174;
+        if (kself == self ? k < b : kself) r++;
+    }
+    return r;
+}
+
+/* ---- token strings (hf: reuse) ----------------------------------------------------------- */
+
+static uint64_t tok_hash(const st_trainer *t, uint32_t id) {
+    return st__hash_bytes(t->seq + t->tok_off[id], t->tok_len[id]);
+}
+
+static int str_rehash(st_trainer *t, size_t nslots) {
+    uint32_t *s = (uint32_t *)talloc(t, nslots * sizeof *s);
+    if (!s) return 0;
+    st__memset(s, 0, nslots * sizeof *s);
+    size_t mask = nslots - 1;
+    if (t->str_slots) {
+        for (size_t i = 0; i <= t->str_mask; i++) {
+            uint32_t v = t->str_slots[i];
+            if (!v) continue;
+            size_t k = (size_t)tok_hash(t, v - 1) & mask;
+            while (s[k]) k = (k + 1) & mask;
+            s[k] = v;
+        }
+        tfree(t, t->str_slots, (t->str_mask + 1) * sizeof *t->str_slots);
+    }
+    t->str_slots = s;
+    t->str_mask = mask;
+    return 1;
+}
+
+/* The token spelling the same sequence as token id, or id itself after recording it. */
+static uint32_t str_find_or_add(st_trainer *t, uint32_t id) {
+    if (!t->str_slots || (t->n_strs + 1) * 10 > (t->str_mask + 1) * 7)
+        if (!str_rehash(t, t->str_slots ? (t->str_mask + 1) * 2 : 1024)) return id;
+    size_t k = (size_t)tok_hash(t, id) & t->str_mask;
+    for (;;) {
+        uint32_t v = t->str_slots[k];
+        if (!v) break;
+        if (cmp_seq(t, v - 1, id) == 0) return v - 1;
+        k = (k + 1) & t->str_mask;
+    }
+    t->str_slots[k] = id + 1;
+    t->n_strs++;
+    return id;
+}
+
+/* ---- the trainer ------------------------------------------------------------------------- */
+
+void st_trainer_free(st_trainer *t) {
+    if (!t) return;
+    tfree(t, t->sym, t->sym_cap * sizeof *t->sym);
+    tfree(t, t->woff, t->n_words * sizeof *t->woff);
+    tfree(t, t->wcount, t->n_words * sizeof *t->wcount);
+    tfree(t, t->wlen, t->n_words * sizeof *t->wlen);
+    tfree(t, t->wstamp, t->n_words * sizeof *t->wstamp);
+    tfree(t, t->seq, t->seq_cap);
+    tfree(t, t->tok_off, t->tok_cap * sizeof *t->tok_off);
+    tfree(t, t->tok_len, t->tok_cap * sizeof *t->tok_len);
+    tfree(t, t->hf_key, t->tok_cap * sizeof *t->hf_key);
+    if (t->str_slots) tfree(t, t->str_slots, (t->str_mask + 1) * sizeof *t->str_slots);
+    for (size_t i = 0; i < t->n_pairs; i++) pair_free_words(t, &t->pairs[i]);
+    tfree(t, t->pairs, t->pairs_cap * sizeof *t->pairs);
+    if (t->pvals) {
+        tfree(t, t->pkeys, (t->pmask + 1) * sizeof *t->pkeys);
+        tfree(t, t->pvals, (t->pmask + 1) * sizeof *t->pvals);
+    }
+    tfree(t, t->heap, t->heap_cap * sizeof *t->heap);
+    tfree(t, t->touched, t->touched_cap * sizeof *t->touched);
+    if (t->merges) tfree(t, t->merges, 2 * t->merges_cap * sizeof *t->merges);
+    if (t->counts) tfree(t, t->counts, t->merges_cap * sizeof *t->counts);
+    st_allocator a = t->alloc;
+    st__free(&a, t, sizeof *t);
+}
+
+static st_status fail(st_trainer *t, st_trainer **out, st_status st, st_error *err, const char *msg) {
+    st_trainer_free(t);
+    *out = NULL;
+    return st__error_set(err, st, ST_UNIT_NONE, 0, msg);
+}
+
+st_status st_trainer_new(const st_counter *counter, int mode, int alphabet, uint64_t vocab_size,
+                         uint64_t min_frequency, size_t n_specials, const st_allocator *alloc, st_trainer **out,
+                         st_error *err) {
+    st__error_clear(err);
+    if (!out) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "out is NULL");
+    *out = NULL;
+    if (!counter) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "counter is NULL");
+    if (mode != ST_TRAIN_PAPER && mode != ST_TRAIN_HF)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "mode is neither ST_TRAIN_PAPER nor ST_TRAIN_HF");
+    if (alphabet != ST_ALPHABET_BYTES && alphabet != ST_ALPHABET_UBE)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "alphabet is neither bytes nor UBE");
+    if (mode == ST_TRAIN_HF && alphabet == ST_ALPHABET_UBE)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "mode hf is HuggingFace's byte-level trainer: bytes alphabet only, not UBE");
+    st_allocator a;
+    st__allocator_init(&a, alloc);
+    st_trainer *t = (st_trainer *)st__alloc(&a, sizeof *t);
+    if (!t) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    st__memset(t, 0, sizeof *t);
+    t->alloc = a;
+    t->mode = mode;
+    t->alphabet = alphabet;
+    t->base = alphabet == ST_ALPHABET_UBE ? 512 : 256;
+    t->vocab_size = vocab_size;
+    t->min_frequency = min_frequency;
+    t->n_specials = n_specials;
+    t->pt = counter->pt;
+    t->n_pretokens = counter->n;
+    uint8_t mark[512];
+    t->alphabet_size = mode == ST_TRAIN_HF ? 256 : reachable(alphabet, mark);
+    if (vocab_size < t->alphabet_size || vocab_size - t->alphabet_size < n_specials) {
+        st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "vocab_size ");
+        st__error_append_u64(err, vocab_size);
+        st__error_append(err, " is below the alphabet (");
+        st__error_append_u64(err, t->alphabet_size);
+        st__error_append(err, ") plus the special tokens (");
+        st__error_append_u64(err, n_specials);
+        st__error_append(err, ")");
+        st_trainer_free(t);
+        return ST_ERR_INVALID_ARGUMENT;
+    }
+    t->target = vocab_size - t->alphabet_size - n_specials;
+    if (t->target > (1u << 21) - 2 - t->base - n_specials) /* the rules model's id limit */
+        t->target = (1u << 21) - 2 - t->base - n_specials > 0 ? (1u << 21) - 2 - t->base - n_specials : 0;
+
+    /* base tokens */
+    t->tok_cap = t->base + 1024;
+    t->tok_off = (uint64_t *)talloc(t, t->tok_cap * sizeof *t->tok_off);
+    t->tok_len = (uint32_t *)talloc(t, t->tok_cap * sizeof *t->tok_len);
+    t->hf_key = (uint32_t *)talloc(t, t->tok_cap * sizeof *t->hf_key);
+    size_t sw = alphabet == ST_ALPHABET_UBE ? 2 : 1;
+    t->seq_cap = 65536;
+    t->seq = (uint8_t *)talloc(t, t->seq_cap);
+    if (t->oom) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
+    for (uint32_t b = 0; b < t->base; b++) {
+        t->tok_off[b] = t->seq_len;
+        t->tok_len[b] = (uint32_t)sw;
+        if (sw == 2) { t->seq[t->seq_len++] = (uint8_t)(b >> 8); t->seq[t->seq_len++] = (uint8_t)b; }
+        else t->seq[t->seq_len++] = (uint8_t)b;
+        t->hf_key[b] = b < 256 ? hf_byte_rank(b) : b;
+    }
+
+    /* words: the distinct pretokens of two or more symbols (a symbol alone holds no pair) */
+    size_t n = st__counter_size(counter), nw = 0, nsym = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        uint64_t c;
+        st__counter_entry(counter, i, &len, &c);
+        if (len >= 2) { nw++; nsym += len; } /* UBE gives at most one symbol per byte */
+    }
+    if (nw > 0xFFFFFFFEu) return fail(t, out, ST_ERR_INVALID_ARGUMENT, err, "more than 2^32 - 2 distinct pretokens");
+    t->sym_cap = nsym;
+    t->sym = (uint32_t *)talloc(t, nsym * sizeof *t->sym);
+    t->woff = (uint64_t *)talloc(t, nw * sizeof *t->woff);
+    t->wcount = (uint64_t *)talloc(t, nw * sizeof *t->wcount);
+    t->wlen = (uint32_t *)talloc(t, nw * sizeof *t->wlen);
+    t->wstamp = (uint32_t *)talloc(t, nw * sizeof *t->wstamp);
+    if (t->oom) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
+    size_t pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        uint64_t c;
+        const uint8_t *p = st__counter_entry(counter, i, &len, &c);
+        if (len < 2) continue;
+        size_t start = pos;
+        if (alphabet == ST_ALPHABET_BYTES) {
+            for (size_t k = 0; k < len; k++) t->sym[pos++] = p[k];
+        } else {
+            for (size_t k = 0; k < len;) {
+                uint16_t sy[4];
+                size_t cl, m = st__ube_char_symbols(p + k, sy, &cl);
+                for (size_t q = 0; q < m; q++) t->sym[pos++] = sy[q];
+                k += cl;
+            }
+        }
+        if (pos - start < 2) { pos = start; continue; }
+        t->woff[t->n_words] = start;
+        t->wlen[t->n_words] = (uint32_t)(pos - start);
+        t->wcount[t->n_words] = c;
+        t->wstamp[t->n_words] = 0;
+        t->n_words++;
+    }
+
+    /* the pairs of every word, and the heap of them all */
+    if (!pair_rehash(t, 1u << 16)) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
+    t->step_no = 1;
+    for (size_t w = 0; w < t->n_words; w++) {
+        contributions(t, t->sym + t->woff[w], 0, t->wlen[w], +1, (uint32_t)w);
+        flush_deltas(t, (uint32_t)w, UINT64_MAX);
+        if (t->oom) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
+    }
+    t->n_touched = 0;
+    t->heap_cap = t->n_pairs ? t->n_pairs : 1;
+    t->heap = (st__heap_entry *)talloc(t, t->heap_cap * sizeof *t->heap);
+    if (!t->heap) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
+    for (size_t i = 0; i < t->n_pairs; i++) {
+        if (t->pairs[i].count <= 0) continue;
+        t->heap[t->heap_n].count = (uint64_t)t->pairs[i].count;
+        t->heap[t->heap_n++].pair = (uint32_t)i;
+    }
+    for (size_t i = t->heap_n / 2; i-- > 0;) heap_down(t, i);
+    *out = t;
+    return ST_OK;
+}
+
+/* The best live pair, popped; UINT32_MAX when none is left. */
+static uint32_t pop_best(st_trainer *t) {
+    while (t->heap_n) {
+        st__heap_entry top = t->heap[0];
+        t->heap[0] = t->heap[--t->heap_n];
+        if (t->heap_n) heap_down(t, 0);
+        int64_t live = t->pairs[top.pair].count;
+        if (live <= 0) continue;
+        if ((uint64_t)live != top.count) {
+            if (!heap_push(t, top.pair, (uint64_t)live)) return UINT32_MAX;
+            continue;
+        }
+        return top.pair;
+    }
+    return UINT32_MAX;
+}
+
+/* One merge; 0 when training is finished. */
+static int merge_once(st_trainer *t) {
+    if (t->distinct >= t->target) return 0;
+    uint32_t pi = pop_best(t);
+    if (pi == UINT32_MAX) return 0;
+    st__pair *p = &t->pairs[pi];
+    uint64_t count = (uint64_t)p->count;
+    if (count < t->min_frequency) {
+        heap_push(t, pi, count); /* left as it was: a later step stops here again */
+        return 0;
+    }
+    uint32_t x = p->left, y = p->right;
+    uint32_t id = t->base + (uint32_t)t->n_merges;
+    /* the new token's sequence */
+    size_t need = (size_t)id + 1;
+    if (need > t->tok_cap) {
+        size_t cap = t->tok_cap * 2;
+        uint64_t *o = (uint64_t *)talloc(t, cap * sizeof *o);
+        uint32_t *l = (uint32_t *)talloc(t, cap * sizeof *l);
+        uint32_t *h = (uint32_t *)talloc(t, cap * sizeof *h);
+        if (!o || !l || !h) {
+            if (o) tfree(t, o, cap * sizeof *o);
+            if (l) tfree(t, l, cap * sizeof *l);
+            if (h) tfree(t, h, cap * sizeof *h);
+            return 0;
+        }
+        st__memcpy(o, t->tok_off, t->tok_cap * sizeof *o);
+        st__memcpy(l, t->tok_len, t->tok_cap * sizeof *l);
+        st__memcpy(h, t->hf_key, t->tok_cap * sizeof *h);
+        tfree(t, t->tok_off, t->tok_cap * sizeof *o);
+        tfree(t, t->tok_len, t->tok_cap * sizeof *l);
+        tfree(t, t->hf_key, t->tok_cap * sizeof *h);
+        t->tok_off = o;
+        t->tok_len = l;
+        t->hf_key = h;
+        t->tok_cap = cap;
+    }
+    size_t lx = t->tok_len[x], ly = t->tok_len[y];
+    if (!grow(t, (void **)&t->seq, &t->seq_cap, t->seq_len + lx + ly, 1, 65536)) return 0;
+    t->tok_off[id] = t->seq_len;
+    t->tok_len[id] = (uint32_t)(lx + ly);
+    st__memcpy(t->seq + t->seq_len, t->seq + t->tok_off[x], lx);
+    st__memcpy(t->seq + t->seq_len + lx, t->seq + t->tok_off[y], ly);
+    t->seq_len += lx + ly;
+    uint32_t nt = id;
+    if (t->mode == ST_TRAIN_HF) {
+        nt = str_find_or_add(t, id);
+        if (t->oom) return 0;
+        t->hf_key[id] = 256 + (uint32_t)t->distinct;
+    }
+    if (nt == id) t->distinct++;
+    else t->reused++;
+    if (t->n_merges == t->merges_cap) {
+        size_t cap = t->merges_cap ? t->merges_cap * 2 : 1024;
+        uint32_t *m = (uint32_t *)talloc(t, 2 * cap * sizeof *m);
+        uint64_t *c = (uint64_t *)talloc(t, cap * sizeof *c);
+        if (!m || !c) {
+            if (m) tfree(t, m, 2 * cap * sizeof *m);
+            if (c) tfree(t, c, cap * sizeof *c);
+            return 0;
+        }
+        if (t->n_merges) {
+            st__memcpy(m, t->merges, 2 * t->n_merges * sizeof *m);
+            st__memcpy(c, t->counts, t->n_merges * sizeof *c);
+            tfree(t, t->merges, 2 * t->merges_cap * sizeof *m);
+            tfree(t, t->counts, t->merges_cap * sizeof *c);
+        }
+        t->merges = m;
+        t->counts = c;
+        t->merges_cap = cap;
+    }
+    t->merges[2 * t->n_merges] = x;
+    t->merges[2 * t->n_merges + 1] = y;
+    t->counts[t->n_merges] = count;
+    t->n_merges++;
+
+    /* the words holding the pair (the list is stable: only pairs holding nt gain words) */
+    t->step_no++;
+    t->n_touched = 0;
+    uint64_t pkey = ((uint64_t)x << 32) | y;
+    uint32_t *words = p->words;
+    uint32_t nwl = p->n;
+    for (uint32_t k = 0; k < nwl; k++) {
+        uint32_t w = words[k];
+        if (t->wstamp[w] == t->step_no) continue;
+        t->wstamp[w] = t->step_no;
+        merge_word(t, w, x, y, nt, pkey);
+    }
+    p = &t->pairs[pi]; /* the pair array may have moved */
+    p->count = 0;
+    pair_free_words(t, p);
+    for (size_t k = 0; k < t->n_touched; k++) {
+        st__pair *q = &t->pairs[t->touched[k]];
+        if (q->count > 0) heap_push(t, t->touched[k], (uint64_t)q->count);
+    }
+    return !t->oom;
+}
+
+st_status st_trainer_step(st_trainer *t, size_t max_merges, size_t *made, st_error *err) {
+    st__error_clear(err);
+    if (made) *made = 0;
+    if (!t || !made) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer or made is NULL");
+    if (t->oom) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, "an earlier step ran out of memory");
+    size_t k = 0;
+    while (k < max_merges && !t->done) {
+        size_t before = t->n_merges;
+        int more = merge_once(t);
+        if (t->oom) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        if (t->n_merges > before) k++;
+        if (!more) t->done = 1;
+    }
+    *made = k;
+    return ST_OK;
+}
+
+uint64_t st_trainer_stat(const st_trainer *t, int what) {
+    if (!t) return 0;
+    switch (what) {
+    case ST_TRAINER_ALPHABET: return t->alphabet_size;
+    case ST_TRAINER_TARGET: return t->target;
+    case ST_TRAINER_MERGES: return t->n_merges;
+    case ST_TRAINER_DONE: return (uint64_t)t->done;
+    case ST_TRAINER_WORDS: return t->n_pretokens;
+    default: return 0;
+    }
+}
+
+size_t st_trainer_merges(const st_trainer *t, const uint32_t **pairs, const uint64_t **counts) {
+    if (!t) return 0;
+    if (pairs) *pairs = t->merges;
+    if (counts) *counts = t->counts;
+    return t->n_merges;
+}
+
+/* ---- the model file ------------------------------------------------------------------------ */
+
+static size_t append(char *buf, size_t n, const char *s) {
+    while (*s) buf[n++] = *s++;
+    return n;
+}
+static size_t append_u64(char *buf, size_t n, uint64_t v) {
+    char d[24];
+    size_t k = 0;
+    do { d[k++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (k) buf[n++] = d[--k];
+    return n;
+}
+
+st_status st_trainer_write_model(const st_trainer *t, const char *name, size_t name_len, const char *specials,
+                                 const size_t *special_ends, size_t n_specials, char *out, size_t cap,
+                                 size_t *out_len, st_error *err) {
+    st__error_clear(err);
+    if (out_len) *out_len = 0;
+    if (!t || !out_len || (!out && cap) || (!name && name_len) || (n_specials && !special_ends))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "a NULL argument");
+    if (n_specials != t->n_specials) {
+        st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "n_specials is ");
+        st__error_append_u64(err, n_specials);
+        st__error_append(err, " but the trainer was made for ");
+        st__error_append_u64(err, t->n_specials);
+        return ST_ERR_INVALID_ARGUMENT;
+    }
+    if (name_len < 1 || name_len > 128)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "name: 1 to 128 printable ASCII characters");
+    for (size_t i = 0; i < name_len; i++)
+        if (name[i] <= 0x20 || name[i] >= 0x7F)
+            return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, i,
+                                 "name: printable ASCII without spaces only");
+    /* the special tokens: non-empty, valid UTF-8, distinct */
+    size_t total = 0;
+    for (size_t i = 0; i < n_specials; i++) {
+        size_t s0 = i ? special_ends[i - 1] : 0, s1 = special_ends[i];
+        if (s1 < s0) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, i, "special_ends must not decrease");
+        st_error e2;
+        if (s1 == s0) {
+            st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, i, "special token is empty");
+            st__error_line(err, 0, 1);
+            return ST_ERR_INVALID_ARGUMENT;
+        }
+        if (st_utf8_validate(specials + s0, s1 - s0, &e2) != ST_OK) {
+            st__error_set(err, ST_ERR_INVALID_UTF8, ST_UNIT_BYTE, s0 + e2.offset, "special token ");
+            st__error_append_u64(err, i);
+            st__error_append(err, " is not valid UTF-8");
+            st__error_line(err, 0, 1);
+            return ST_ERR_INVALID_UTF8;
+        }
+        for (size_t j = 0; j < i; j++) {
+            size_t r0 = j ? special_ends[j - 1] : 0, r1 = special_ends[j];
+            if (r1 - r0 == s1 - s0 && st__memcmp(specials + r0, specials + s0, s1 - s0) == 0) {
+                st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, i, "special token given twice: ");
+                st__error_append_quoted(err, (const uint8_t *)specials + s0, s1 - s0);
+                st__error_line(err, 0, 1);
+                return ST_ERR_INVALID_ARGUMENT;
+            }
+        }
+        total = s1;
+    }
+    if ((uint64_t)t->base + t->n_merges + n_specials > (1u << 21) - 1)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "more than 2^21 - 1 ids");
+
+    /* the model's text fields: name, comment line, scripts, in one buffer */
+    char head[4096];
+    size_t hn = 0;
+    st__memcpy(head, name, name_len);
+    hn = name_len;
+    size_t comments_off = hn;
+    hn = append(head, hn, "comment trained by supertok phase-1 BPE: mode ");
+    hn = append(head, hn, t->mode == ST_TRAIN_HF ? "hf" : "paper");
+    hn = append(head, hn, ", vocab_size ");
+    hn = append_u64(head, hn, t->vocab_size);
+    hn = append(head, hn, ", min_frequency ");
+    hn = append_u64(head, hn, t->min_frequency);
+    if (t->mode == ST_TRAIN_HF && t->reused) {
+        hn = append(head, hn, ", ");
+        hn = append_u64(head, hn, t->reused);
+        hn = append(head, hn, " merges spell an earlier token (HF reuses its id)");
+    }
+    hn = append(head, hn, "\n");
+    size_t comments_len = hn - comments_off;
+    size_t scripts_off = hn;
+    int scripts_kind = ST__SCRIPTS_LIST;
+    if (t->pt.flags & ST_PRETOK_SCRIPT_AWARE) {
+        struct st_pretokenizer def;
+        st__pretokenizer_init(&def, t->pt.pattern, t->pt.flags, NULL, 0, NULL);
+        if (st__memcmp(def.single_letter_scripts, t->pt.single_letter_scripts, sizeof def.single_letter_scripts) == 0)
+            scripts_kind = ST__SCRIPTS_DEFAULT;
+        else {
+            int first = 1;
+            for (int id = 0; id < st_script_count() && id < 32 * ST_SCRIPT_WORDS; id++) {
+                if (!((t->pt.single_letter_scripts[id >> 5] >> (id & 31)) & 1)) continue;
+                const char *nm = st_script_name(id);
+                size_t l = 0;
+                while (nm[l]) l++;
+                if (hn + l + 2 > sizeof head) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "script list too long");
+                if (!first) head[hn++] = ',';
+                first = 0;
+                hn = append(head, hn, nm);
+            }
+        }
+    }
+    size_t scripts_len = hn - scripts_off;
+
+    st_model m;
+    st__memset(&m, 0, sizeof m);
+    m.alloc = t->alloc;
+    m.src = (uint8_t *)head;
+    m.src_len = hn;
+    m.name_off = 0;
+    m.name_len = name_len;
+    m.comments_off = comments_off;
+    m.comments_len = comments_len;
+    m.kind = ST_MODEL_RULES;
+    m.alphabet = t->alphabet;
+    m.pattern = t->pt.pattern;
+    m.flags = t->pt.flags;
+    m.scripts_kind = scripts_kind;
+    m.scripts_off = scripts_off;
+    m.scripts_len = scripts_len;
+    m.merges.pairs = t->merges;
+    m.merges.counts = t->counts ? t->counts : (uint64_t *)(void *)head; /* "counts" even when empty */
+    m.merges.n = t->n_merges;
+    m.merges.present = 1;
+    st__model_special *sp = NULL;
+    if (n_specials) {
+        sp = (st__model_special *)st__alloc(&t->alloc, n_specials * sizeof *sp);
+        if (!sp) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        for (size_t i = 0; i < n_specials; i++) {
+            size_t s0 = i ? special_ends[i - 1] : 0;
+            sp[i].id = t->base + (uint32_t)t->n_merges + (uint32_t)i;
+            sp[i].off = s0;
+            sp[i].len = special_ends[i] - s0;
+        }
+    }
+    (void)total;
+    m.specials = sp;
+    m.n_specials = n_specials;
+    m.special_text = (uint8_t *)(void *)(uintptr_t)specials;
+    st_status st = st_model_write(&m, out, cap, out_len);
+    if (sp) st__free(&t->alloc, sp, n_specials * sizeof *sp);
+    if (st == ST_ERR_BUFFER_TOO_SMALL) return st__error_status(err, st);
+    if (st != ST_OK) return st__error_set(err, st, ST_UNIT_NONE, 0, NULL);
+    return ST_OK;
+}

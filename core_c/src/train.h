@@ -1,0 +1,72 @@
+/* Phase-1 BPE training (docs/design.md §8): the trainer's handle. */
+#ifndef ST_TRAIN_H
+#define ST_TRAIN_H
+
+#include "count.h"
+
+typedef struct st__pair {
+    uint32_t left, right;
+    int64_t count;   /* live count: the pair's occurrences in the current words, times their counts */
+    uint32_t *words; /* words that held the pair when it was counted or formed (a superset: a word
+                        listed may have lost it since; visited words are checked) */
+    uint32_t n, cap;
+    uint32_t stamp; /* last step that raised the count (to queue it once per step) */
+} st__pair;
+
+typedef struct st__heap_entry {
+    uint64_t count; /* the pair's count when queued: stale entries are re-queued on pop */
+    uint32_t pair;
+} st__heap_entry;
+
+#define ST__DELTAS 64
+
+struct st_trainer {
+    st_allocator alloc;
+    int mode, alphabet;
+    uint32_t base; /* A: 256 or 512 */
+    uint64_t vocab_size, min_frequency, alphabet_size, target, n_pretokens;
+    size_t n_specials;
+    struct st_pretokenizer pt;
+    int done;
+    /* words: the distinct pretokens of two or more symbols */
+    uint32_t *sym;
+    size_t sym_cap;
+    uint64_t *woff, *wcount;
+    uint32_t *wlen, *wstamp;
+    size_t n_words;
+    /* tokens by internal id (0..A-1 base symbols, A + i made by merge i): their base-symbol
+     * sequences as bytes (bytes alphabet: the bytes; UBE: each symbol as 2 big-endian bytes),
+     * so that memcmp orders them as Python orders the tuples */
+    uint8_t *seq;
+    size_t seq_len, seq_cap;
+    uint64_t *tok_off;
+    uint32_t *tok_len, *hf_key;
+    size_t tok_cap;
+    /* hf: token strings -> id (the reuse of an existing token's id), open addressing */
+    uint32_t *str_slots;
+    size_t str_mask, n_strs;
+    uint64_t distinct; /* merged tokens made (reused ids not counted) */
+    uint64_t reused;   /* merges whose string was already a token (hf) */
+    /* pairs */
+    st__pair *pairs;
+    size_t n_pairs, pairs_cap;
+    uint64_t *pkeys; /* slot keys (left << 32 | right), with pvals = pair + 1 (0: empty) */
+    uint32_t *pvals;
+    size_t pmask;
+    st__heap_entry *heap;
+    size_t heap_n, heap_cap;
+    uint32_t *touched;
+    size_t n_touched, touched_cap;
+    uint32_t step_no;
+    /* per-word pending pair deltas (merged before touching the pair table) */
+    uint64_t dkey[ST__DELTAS];
+    int64_t dval[ST__DELTAS];
+    size_t n_deltas;
+    int oom;
+    /* the result */
+    uint32_t *merges;
+    uint64_t *counts;
+    size_t n_merges, merges_cap;
+};
+
+#endif

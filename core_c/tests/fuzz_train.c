@@ -1,0 +1,295 @@
+// libFuzzer harness for the pretoken counters and the phase-1 trainer (docs/design.md §8,
+// docs/train-format.md).
+//
+// Build (from the repository root; Debian: apt-get install clang libclang-rt-14-dev):
+//
+//   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+//         -Icore_c/include core_c/src/*.c core_c/tests/fuzz_train.c -o fuzz_train
+//   ./fuzz_train -max_total_time=180 -max_len=4096 /tmp/fuzz_train_corpus
+//
+// Input: byte 0 the options (pattern, script-aware, mode, alphabet, min_frequency), byte 1 the
+// vocabulary past the alphabet, byte 2 an allocation to fail (0: none), then the text. Invariants:
+//  - st_counter_add with ST_COUNT_LINES succeeds or gives ST_ERR_INVALID_UTF8 leaving the counter
+//    as it was (its saved bytes unchanged), with err.line the line of err.offset;
+//  - the text split at any point into two documents counted by two counters and merged saves the
+//    same as one counter fed the same two documents; save -> load -> save is the identity;
+//  - the text itself, loaded as a counts file, is refused (ST_ERR_MALFORMED_MODEL or
+//    ST_ERR_INVALID_ARGUMENT) with nothing added, or accepted and saved back byte for byte;
+//  - the trainer makes the same merges in steps of 1 and in one step; paper-mode counts never
+//    increase; the model it writes parses and loads; with an allocation failing, every call
+//    returns ST_ERR_OUT_OF_MEMORY or succeeds, and nothing leaks.
+//
+// Without libFuzzer the same file builds a replay driver: cc -DST_FUZZ_MAIN ... fuzz_train.c
+// runs each file named on the command line; "--random N SEED" runs N random inputs built from
+// runs, ties, scripts and damaged UTF-8.
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "supertok.h"
+
+static void fail(const char *what, const uint8_t *data, size_t size) {
+    fprintf(stderr, "invariant broken: %s\ninput (%zu bytes):\n", what, size);
+    fwrite(data, 1, size < 2048 ? size : 2048, stderr);
+    fprintf(stderr, "\n");
+    abort();
+}
+
+typedef struct budget {
+    long left; /* allocations that succeed; -1 = all */
+    long live;
+} budget;
+
+static void *b_alloc(void *ctx, size_t size) {
+    budget *b = (budget *)ctx;
+    if (b->left == 0) return NULL;
+    if (b->left > 0) b->left--;
+    void *p = malloc(size ? size : 1);
+    if (p) b->live++;
+    return p;
+}
+static void b_free(void *ctx, void *p, size_t size) {
+    (void)size;
+    if (p) ((budget *)ctx)->live--;
+    free(p);
+}
+
+static uint8_t *saved(const st_counter *c, size_t *n) {
+    *n = 0;
+    st_counter_save(c, NULL, 0, n, NULL);
+    uint8_t *b = (uint8_t *)malloc(*n ? *n : 1);
+    if (st_counter_save(c, b, *n, n, NULL) != ST_OK) { free(b); return NULL; }
+    return b;
+}
+
+static int same(const st_counter *a, const st_counter *b) {
+    size_t la, lb;
+    uint8_t *sa = saved(a, &la), *sb = saved(b, &lb);
+    int r = sa && sb && la == lb && memcmp(sa, sb, la) == 0;
+    free(sa);
+    free(sb);
+    return r;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 3) return 0;
+    int pattern = 1 + data[0] % 3;
+    uint32_t flags = (data[0] >> 2) & 1 ? ST_PRETOK_SCRIPT_AWARE : 0;
+    int mode = (data[0] >> 3) & 1 ? ST_TRAIN_HF : ST_TRAIN_PAPER;
+    int alphabet = mode == ST_TRAIN_PAPER && ((data[0] >> 4) & 1) ? ST_ALPHABET_UBE : ST_ALPHABET_BYTES;
+    uint64_t minf = (data[0] >> 5) & 3;
+    uint64_t extra = data[1];
+    long fail_at = data[2] ? (long)data[2] % 64 : -1;
+    const char *text = (const char *)data + 3;
+    size_t len = size - 3;
+    st_error err;
+
+    /* counting */
+    st_counter *c = NULL, *a = NULL, *b = NULL, *ab = NULL;
+    st_counter_new(pattern, flags, NULL, 0, NULL, &c, NULL);
+    st_counter_add(c, "seed\n", 5, 0, NULL);
+    size_t l0;
+    uint8_t *before = saved(c, &l0);
+    st_status st = st_counter_add(c, text, len, ST_COUNT_LINES, &err);
+    if (st == ST_ERR_INVALID_UTF8) {
+        size_t l1;
+        uint8_t *after = saved(c, &l1);
+        if (l0 != l1 || memcmp(before, after, l0)) fail("a refused add counted something", data, size);
+        uint64_t line = 1;
+        for (size_t i = 0; i < err.offset; i++) line += text[i] == '\n';
+        if (err.offset >= len || err.line != line) fail("bad error offset or line", data, size);
+        free(after);
+    } else if (st != ST_OK) fail("add: neither OK nor INVALID_UTF8", data, size);
+    free(before);
+    int valid = st == ST_OK;
+    if (valid) {
+        size_t cut = len ? data[1] % (len + 1) : 0;
+        while (cut < len && ((uint8_t)text[cut] & 0xC0) == 0x80) cut++; /* a character boundary */
+        st_counter_new(pattern, flags, NULL, 0, NULL, &a, NULL);
+        st_counter_new(pattern, flags, NULL, 0, NULL, &b, NULL);
+        st_counter_new(pattern, flags, NULL, 0, NULL, &ab, NULL);
+        size_t ends[2] = {cut, len};
+        if (st_counter_add(a, text, cut, 0, NULL) || st_counter_add(b, text + cut, len - cut, 0, NULL) ||
+            st_counter_add_documents(ab, text, ends, 2, NULL) || st_counter_merge(a, b, NULL))
+            fail("counting valid text failed", data, size);
+        if (!same(a, ab)) fail("two counters merged differ from one", data, size);
+        size_t ls;
+        uint8_t *s = saved(a, &ls);
+        st_counter *r = NULL;
+        st_counter_new(pattern, flags, NULL, 0, NULL, &r, NULL);
+        if (st_counter_load(r, s, ls, &err) != ST_OK || !same(r, a)) fail("save/load round trip", data, size);
+        free(s);
+        st_counter_free(r);
+    }
+    /* the input as a counts file */
+    {
+        st_counter *r = NULL;
+        st_counter_new(pattern, flags, NULL, 0, NULL, &r, NULL);
+        st_counter_add(r, "x y", 3, 0, NULL);
+        size_t lb;
+        uint8_t *bb = saved(r, &lb);
+        st = st_counter_load(r, data, size, &err);
+        if (st == ST_OK) {
+            st_counter *r2 = NULL;
+            st_counter_new(pattern, flags, NULL, 0, NULL, &r2, NULL);
+            st_counter_load(r2, data, size, NULL);
+            size_t l2;
+            uint8_t *s2 = saved(r2, &l2);
+            if (l2 != size || memcmp(s2, data, size)) fail("an accepted counts file saves back differently", data, size);
+            free(s2);
+            st_counter_free(r2);
+        } else {
+            if (st != ST_ERR_MALFORMED_MODEL && st != ST_ERR_INVALID_ARGUMENT) fail("load: unexpected status", data, size);
+            if (!err.message[0]) fail("load: no message", data, size);
+            size_t la;
+            uint8_t *aa = saved(r, &la);
+            if (la != lb || memcmp(aa, bb, la)) fail("a refused load added something", data, size);
+            free(aa);
+        }
+        free(bb);
+        st_counter_free(r);
+    }
+
+    /* training */
+    st_trainer *t0 = NULL;
+    if (st_trainer_new(c, mode, alphabet, 1u << 20, 0, 0, NULL, &t0, NULL) != ST_OK) fail("trainer_new", data, size);
+    uint64_t vocab = st_trainer_stat(t0, ST_TRAINER_ALPHABET) + extra + 1;
+    st_trainer_free(t0);
+    st_trainer *t = NULL, *t1 = NULL;
+    if (st_trainer_new(c, mode, alphabet, vocab, minf, 1, NULL, &t, &err) != ST_OK ||
+        st_trainer_new(c, mode, alphabet, vocab, minf, 1, NULL, &t1, &err) != ST_OK)
+        fail("trainer_new", data, size);
+    size_t made;
+    if (st_trainer_step(t, (size_t)-1, &made, &err) != ST_OK || !st_trainer_stat(t, ST_TRAINER_DONE))
+        fail("one step did not finish", data, size);
+    do {
+        if (st_trainer_step(t1, 1, &made, &err) != ST_OK) fail("step", data, size);
+    } while (made == 1);
+    const uint32_t *p, *p1;
+    const uint64_t *k, *k1;
+    size_t n = st_trainer_merges(t, &p, &k), n1 = st_trainer_merges(t1, &p1, &k1);
+    if (n != n1 || (n && (memcmp(p, p1, 2 * n * sizeof *p) || memcmp(k, k1, n * sizeof *k))))
+        fail("stepwise differs from one shot", data, size);
+    if (n > st_trainer_stat(t, ST_TRAINER_TARGET) && mode == ST_TRAIN_PAPER) fail("more merges than asked", data, size);
+    for (size_t i = 0; i < n; i++) {
+        if (k[i] < minf || k[i] == 0) fail("a merge below min_frequency", data, size);
+        if (mode == ST_TRAIN_PAPER && i && k[i] > k[i - 1]) fail("paper counts increased", data, size);
+    }
+    size_t ends1[1] = {7};
+    size_t ml = 0;
+    st_trainer_write_model(t, "fuzz", 4, "<|end|>", ends1, 1, NULL, 0, &ml, NULL);
+    char *model = (char *)malloc(ml);
+    if (st_trainer_write_model(t, "fuzz", 4, "<|end|>", ends1, 1, model, ml, &ml, &err) != ST_OK)
+        fail("write_model", data, size);
+    st_encoding *enc = NULL;
+    if (st_encoding_new_model(model, ml, NULL, &enc, &err) != ST_OK) fail(err.message, data, size);
+    if (valid && len < 512) { /* the trained model encodes its own text back */
+        uint32_t ids[2048];
+        size_t ni = 0, dl = 0;
+        uint8_t out[2048];
+        if (st_encode(enc, text, len, NULL, 0, ids, NULL, 2048, &ni, NULL) != ST_OK) fail("encode", data, size);
+        if (alphabet == ST_ALPHABET_BYTES &&
+            (st_decode(enc, ids, ni, out, sizeof out, &dl, NULL) != ST_OK || dl != len || memcmp(out, text, len)))
+            fail("decode(encode(text)) != text", data, size);
+    }
+    st_encoding_free(enc);
+    free(model);
+    st_trainer_free(t1);
+    /* the same with an allocation failing: an error or success, and nothing leaks */
+    if (fail_at >= 0) {
+        budget bg = {fail_at, 0};
+        st_allocator al = {b_alloc, b_free, &bg};
+        st_counter *oc = NULL;
+        st = st_counter_new(pattern, flags, NULL, 0, &al, &oc, NULL);
+        if (st == ST_OK) {
+            st = st_counter_add(oc, text, len, ST_COUNT_LINES, NULL);
+            if (st != ST_OK && st != ST_ERR_INVALID_UTF8 && st != ST_ERR_OUT_OF_MEMORY) fail("oom add", data, size);
+        } else if (st != ST_ERR_OUT_OF_MEMORY) fail("oom counter_new", data, size);
+        st_trainer *ot = NULL;
+        st = st_trainer_new(c, mode, alphabet, vocab, minf, 1, &al, &ot, NULL);
+        if (st == ST_OK) {
+            st = st_trainer_step(ot, (size_t)-1, &made, NULL);
+            if (st != ST_OK && st != ST_ERR_OUT_OF_MEMORY) fail("oom step", data, size);
+            if (st == ST_OK) {
+                size_t on;
+                const uint32_t *op;
+                const uint64_t *ok;
+                on = st_trainer_merges(ot, &op, &ok);
+                if (on != n || (n && (memcmp(op, p, 2 * n * sizeof *p) || memcmp(ok, k, n * sizeof *k))))
+                    fail("a trainer that had no failure made other merges", data, size);
+            }
+        } else if (st != ST_ERR_OUT_OF_MEMORY) fail("oom trainer_new", data, size);
+        st_trainer_free(ot);
+        st_counter_free(oc);
+        if (bg.live != 0) fail("a leak (allocations not freed)", data, size);
+    }
+    st_trainer_free(t);
+    st_counter_free(c);
+    st_counter_free(a);
+    st_counter_free(b);
+    st_counter_free(ab);
+    return 0;
+}
+
+#ifdef ST_FUZZ_MAIN
+static uint64_t g_rng;
+static uint64_t rnd(void) {
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return g_rng;
+}
+
+static uint8_t *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    uint8_t *d = (uint8_t *)malloc(1 << 16);
+    *len = fread(d, 1, 1 << 16, f);
+    fclose(f);
+    return d;
+}
+
+int main(int argc, char **argv) {
+    long nrandom = 0;
+    int first = 1;
+    if (argc > 3 && strcmp(argv[1], "--random") == 0) {
+        nrandom = atol(argv[2]);
+        g_rng = (uint64_t)atoll(argv[3]) * 0x9E3779B97F4A7C15ull + 1;
+        first = 4;
+    }
+    for (int i = first; i < argc; i++) {
+        size_t n;
+        uint8_t *d = read_all(argv[i], &n);
+        if (!d) { perror(argv[i]); return 1; }
+        LLVMFuzzerTestOneInput(d, n);
+        free(d);
+    }
+    static const char *pieces[] = {"a", "a", "b", "ab", "aaaa", " ", " ", "\n", "\r\n", "\xc3\xa9", "\xe4\xb8\xad",
+                                   "\xf0\x9f\x98\x80", "Z", "7", "'ll", ".", "\xe0\xb8\xaa", "\xff", "\xc3",
+                                   "stcounts"};
+    for (long r = 0; r < nrandom; r++) {
+        size_t cap = 600, n = 3;
+        uint8_t *t = (uint8_t *)malloc(cap);
+        t[0] = (uint8_t)rnd();
+        t[1] = (uint8_t)rnd();
+        t[2] = rnd() % 4 == 0 ? (uint8_t)rnd() : 0;
+        size_t np = rnd() % 60;
+        for (size_t i = 0; i < np; i++) {
+            const char *p = pieces[rnd() % (sizeof pieces / sizeof *pieces)];
+            if ((p[0] == '\xff' || p[0] == '\xc3') && rnd() % 4) continue; /* mostly valid text */
+            size_t l = strlen(p);
+            if (n + l > cap) break;
+            memcpy(t + n, p, l);
+            n += l;
+        }
+        uint8_t *exact = (uint8_t *)malloc(n);
+        memcpy(exact, t, n);
+        free(t);
+        LLVMFuzzerTestOneInput(exact, n);
+        free(exact);
+    }
+    if (nrandom) printf("fuzz_train: %ld random inputs, no invariant broken\n", nrandom);
+    return 0;
+}
+#endif

@@ -1,0 +1,622 @@
+// Tests of the counters and the phase-1 trainer (docs/design.md §8, docs/train-format.md):
+//   test_train [ROOT]     ROOT: the repository (for vectors/train/*.jsonl; default ".")
+// The trainer is checked against a naive reference kept here for clarity: it recounts every pair
+// from scratch at each step (the paper's non-overlapping run rule or HF's overlapping count) and
+// picks the best by the mode's order, so it shares no data structure with train.c.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "supertok.h"
+#include "check.h"
+
+static uint64_t g_rng = 88172645463325252ull;
+static uint64_t rnd(void) {
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return g_rng;
+}
+
+/* ---- the saved counts, read back (docs/train-format.md) ---------------------------------- */
+
+typedef struct cword {
+    const uint8_t *p;
+    uint32_t len;
+    uint64_t count;
+} cword;
+
+static uint64_t le(const uint8_t *p, int n) {
+    uint64_t v = 0;
+    for (int k = n - 1; k >= 0; k--) v = (v << 8) | p[k];
+    return v;
+}
+
+static uint8_t *save(const st_counter *c, size_t *n) {
+    size_t need = 0;
+    st_status st = st_counter_save(c, NULL, 0, &need, NULL);
+    CHECK(st == ST_ERR_BUFFER_TOO_SMALL || (st == ST_OK && need == 0), "save size query: %d", st);
+    uint8_t *b = malloc(need ? need : 1);
+    st = st_counter_save(c, b, need, n, NULL);
+    CHECK(st == ST_OK && *n == need, "save: %d", st);
+    return b;
+}
+
+/* The words of a counts file (pointers into it). */
+static cword *words_of(const uint8_t *b, size_t n, size_t *nw) {
+    size_t cap = 16, k = 0, pos = 84;
+    cword *w = malloc(cap * sizeof *w);
+    while (pos + 12 <= n) {
+        if (k == cap) w = realloc(w, (cap *= 2) * sizeof *w);
+        w[k].len = (uint32_t)le(b + pos, 4);
+        w[k].count = le(b + pos + 4, 8);
+        w[k].p = b + pos + 12;
+        pos += 12 + w[k].len;
+        k++;
+    }
+    *nw = k;
+    return w;
+}
+
+/* ---- the naive reference ------------------------------------------------------------------ */
+
+typedef struct ref {
+    int mode, alphabet;
+    uint32_t base;
+    size_t nw;
+    uint32_t **sym;
+    size_t *len;
+    uint64_t *cnt;
+    /* tokens: base-symbol sequences as bytes (UBE: 2 big-endian bytes each), hf keys */
+    uint8_t **seq;
+    size_t *seqlen;
+    uint32_t *hf;
+    size_t ntok;
+    uint32_t *merges;
+    uint64_t *counts;
+    size_t nm;
+} ref;
+
+static uint32_t hf_rank(uint32_t b) {
+    /* the byte-level character's code point: itself, or 256 + its place among the others */
+    static const int self_ranges[3][2] = {{33, 126}, {161, 172}, {174, 255}};
+    uint32_t cp = 0, others = 0;
+    int self = 0;
+    for (int r = 0; r < 3; r++)
+        if ((int)b >= self_ranges[r][0] && (int)b <= self_ranges[r][1]) self = 1;
+    if (self) cp = b;
+    else {
+        for (uint32_t k = 0; k < b; k++) {
+            int ks = 0;
+            for (int r = 0; r < 3; r++)
+                if ((int)k >= self_ranges[r][0] && (int)k <= self_ranges[r][1]) ks = 1;
+            if (!ks) others++;
+        }
+        cp = 256 + others;
+    }
+    /* rank = how many bytes have a smaller character */
+    uint32_t rank = 0;
+    for (uint32_t k = 0; k < 256; k++) {
+        uint32_t kc;
+        int ks = 0;
+        for (int r = 0; r < 3; r++)
+            if ((int)k >= self_ranges[r][0] && (int)k <= self_ranges[r][1]) ks = 1;
+        if (ks) kc = k;
+        else {
+            uint32_t o = 0;
+            for (uint32_t q = 0; q < k; q++) {
+                int qs = 0;
+                for (int r = 0; r < 3; r++)
+                    if ((int)q >= self_ranges[r][0] && (int)q <= self_ranges[r][1]) qs = 1;
+                if (!qs) o++;
+            }
+            kc = 256 + o;
+        }
+        if (kc < cp) rank++;
+    }
+    return rank;
+}
+
+static int seqcmp(const ref *r, uint32_t a, uint32_t b) {
+    size_t an = r->seqlen[a], bn = r->seqlen[b];
+    int c = memcmp(r->seq[a], r->seq[b], an < bn ? an : bn);
+    if (c) return c;
+    return an < bn ? -1 : an > bn;
+}
+
+/* 1 if pair (a0, a1) with count ca beats (b0, b1) with cb */
+static int ref_better(const ref *r, uint64_t ca, uint32_t a0, uint32_t a1, uint64_t cb, uint32_t b0, uint32_t b1) {
+    if (ca != cb) return ca > cb;
+    if (r->mode == ST_TRAIN_HF) {
+        if (r->hf[a0] != r->hf[b0]) return r->hf[a0] < r->hf[b0];
+        return r->hf[a1] < r->hf[b1];
+    }
+    int c = seqcmp(r, a0, b0);
+    if (!c) c = seqcmp(r, a1, b1);
+    if (c) return c < 0;
+    if (a0 != b0) return a0 < b0;
+    return a1 < b1;
+}
+
+static void ref_init(ref *r, int mode, int alphabet, const cword *w, size_t nw) {
+    memset(r, 0, sizeof *r);
+    r->mode = mode;
+    r->alphabet = alphabet;
+    r->base = alphabet == ST_ALPHABET_UBE ? 512 : 256;
+    r->nw = nw;
+    r->sym = calloc(nw + 1, sizeof *r->sym);
+    r->len = calloc(nw + 1, sizeof *r->len);
+    r->cnt = calloc(nw + 1, sizeof *r->cnt);
+    for (size_t i = 0; i < nw; i++) {
+        r->sym[i] = malloc((w[i].len + 1) * sizeof(uint32_t));
+        if (alphabet == ST_ALPHABET_BYTES) {
+            for (size_t k = 0; k < w[i].len; k++) r->sym[i][k] = w[i].p[k];
+            r->len[i] = w[i].len;
+        } else {
+            uint16_t *s16 = malloc((w[i].len + 1) * sizeof *s16);
+            size_t n = 0;
+            st_status st = st_ube_encode_symbols((const char *)w[i].p, w[i].len, s16, w[i].len, &n, NULL);
+            CHECK(st == ST_OK, "ube symbols");
+            for (size_t k = 0; k < n; k++) r->sym[i][k] = s16[k];
+            r->len[i] = n;
+            free(s16);
+        }
+        r->cnt[i] = w[i].count;
+    }
+    size_t cap = r->base + 4096;
+    r->seq = calloc(cap, sizeof *r->seq);
+    r->seqlen = calloc(cap, sizeof *r->seqlen);
+    r->hf = calloc(cap, sizeof *r->hf);
+    for (uint32_t b = 0; b < r->base; b++) {
+        r->seq[b] = malloc(2);
+        if (alphabet == ST_ALPHABET_UBE) { r->seq[b][0] = (uint8_t)(b >> 8); r->seq[b][1] = (uint8_t)b; r->seqlen[b] = 2; }
+        else { r->seq[b][0] = (uint8_t)b; r->seqlen[b] = 1; }
+        r->hf[b] = b < 256 ? hf_rank(b) : b;
+    }
+    r->ntok = r->base;
+    r->merges = malloc(2 * 4096 * sizeof *r->merges);
+    r->counts = malloc(4096 * sizeof *r->counts);
+}
+
+static void ref_free(ref *r) {
+    for (size_t i = 0; i < r->nw; i++) free(r->sym[i]);
+    for (size_t i = 0; i < r->ntok; i++) free(r->seq[i]);
+    free(r->sym); free(r->len); free(r->cnt); free(r->seq); free(r->seqlen); free(r->hf);
+    free(r->merges); free(r->counts);
+}
+
+typedef struct rpair {
+    uint32_t a, b;
+    uint64_t c;
+} rpair;
+
+/* Train to `target` distinct new tokens (at most 4000 merges), recounting at every step. */
+static void ref_train(ref *r, uint64_t target, uint64_t min_frequency) {
+    uint64_t distinct = 0;
+    while (distinct < target && r->nm < 4000) {
+        size_t np = 0, cap = 256;
+        rpair *ps = malloc(cap * sizeof *ps);
+        for (size_t i = 0; i < r->nw; i++) {
+            uint32_t *s = r->sym[i];
+            size_t L = r->len[i];
+            for (size_t k = 0; k + 1 < L; k++) {
+                uint64_t add = r->cnt[i];
+                if (r->mode == ST_TRAIN_PAPER && s[k] == s[k + 1]) {
+                    /* within a run of equal symbols, only every other position starts a pair */
+                    size_t st = k;
+                    while (st > 0 && s[st - 1] == s[k]) st--;
+                    if ((k - st) % 2) continue;
+                }
+                size_t j = 0;
+                while (j < np && !(ps[j].a == s[k] && ps[j].b == s[k + 1])) j++;
+                if (j == np) {
+                    if (np == cap) ps = realloc(ps, (cap *= 2) * sizeof *ps);
+                    ps[np].a = s[k];
+                    ps[np].b = s[k + 1];
+                    ps[np].c = 0;
+                    np++;
+                }
+                ps[j].c += add;
+            }
+        }
+        size_t best = np;
+        for (size_t j = 0; j < np; j++)
+            if (ps[j].c && (best == np || ref_better(r, ps[j].c, ps[j].a, ps[j].b, ps[best].c, ps[best].a, ps[best].b)))
+                best = j;
+        if (best == np || ps[best].c < min_frequency) { free(ps); break; }
+        uint32_t x = ps[best].a, y = ps[best].b;
+        uint64_t c = ps[best].c;
+        free(ps);
+        uint32_t id = r->base + (uint32_t)r->nm;
+        r->seqlen[id] = r->seqlen[x] + r->seqlen[y];
+        r->seq[id] = malloc(r->seqlen[id]);
+        memcpy(r->seq[id], r->seq[x], r->seqlen[x]);
+        memcpy(r->seq[id] + r->seqlen[x], r->seq[y], r->seqlen[y]);
+        r->ntok = id + 1;
+        uint32_t nt = id;
+        if (r->mode == ST_TRAIN_HF) {
+            for (uint32_t k = r->base; k < id; k++)
+                if (r->hf[k] != UINT32_MAX && seqcmp(r, k, id) == 0) { nt = k; break; }
+            r->hf[id] = nt == id ? 256 + (uint32_t)distinct : UINT32_MAX;
+        }
+        if (nt == id) distinct++;
+        r->merges[2 * r->nm] = x;
+        r->merges[2 * r->nm + 1] = y;
+        r->counts[r->nm++] = c;
+        for (size_t i = 0; i < r->nw; i++) {
+            uint32_t *s = r->sym[i];
+            size_t L = r->len[i], j = 0;
+            for (size_t k = 0; k < L;) {
+                if (k + 1 < L && s[k] == x && s[k + 1] == y) { s[j++] = nt; k += 2; }
+                else s[j++] = s[k++];
+            }
+            r->len[i] = j;
+        }
+    }
+}
+
+/* ---- helpers ------------------------------------------------------------------------------- */
+
+static st_counter *counter_of(int pattern, uint32_t flags, const char *const *docs, size_t n) {
+    st_counter *c = NULL;
+    st_status st = st_counter_new(pattern, flags, NULL, 0, NULL, &c, NULL);
+    CHECK(st == ST_OK, "counter_new %d", st);
+    for (size_t i = 0; i < n; i++) {
+        st = st_counter_add(c, docs[i], strlen(docs[i]), 0, NULL);
+        CHECK(st == ST_OK, "counter_add %d", st);
+    }
+    return c;
+}
+
+static st_trainer *train(const st_counter *c, int mode, int alphabet, uint64_t vocab, uint64_t minf, size_t nspec,
+                         size_t step) {
+    st_trainer *t = NULL;
+    st_error e;
+    st_status st = st_trainer_new(c, mode, alphabet, vocab, minf, nspec, NULL, &t, &e);
+    CHECK(st == ST_OK, "trainer_new %d %s", st, e.message);
+    if (!t) return NULL;
+    size_t made = 0;
+    do {
+        st = st_trainer_step(t, step, &made, &e);
+        CHECK(st == ST_OK, "trainer_step %d %s", st, e.message);
+    } while (st == ST_OK && made == step);
+    CHECK(st_trainer_stat(t, ST_TRAINER_DONE) == 1, "done after a short step");
+    return t;
+}
+
+static char *model_text(const st_trainer *t, const char *specials, const size_t *ends, size_t n, size_t *len) {
+    size_t need = 0;
+    st_error e;
+    st_status st = st_trainer_write_model(t, "m", 1, specials, ends, n, NULL, 0, &need, &e);
+    CHECK(st == ST_ERR_BUFFER_TOO_SMALL, "write_model size query %d %s", st, e.message);
+    char *out = malloc(need + 1);
+    st = st_trainer_write_model(t, "m", 1, specials, ends, n, out, need, len, &e);
+    CHECK(st == ST_OK && *len == need, "write_model %d %s", st, e.message);
+    out[*len] = 0;
+    return out;
+}
+
+/* ---- the trainer against the reference, on random small corpora ---------------------------- */
+
+static const char *const pieces[] = {"a", "a", "a", "b", "b", "c", "ab", "aa", " ", " ", "\n", "\xc3\xa9", "\xe4\xb8\xad",
+                                     "\xf0\x9f\x98\x80", "Z", "1", "'s", ".", "\r\n", "aaaaa", "\xe0\xb8\xaa"};
+
+static char *random_doc(size_t maxp) {
+    size_t np = rnd() % (maxp + 1), cap = 8 * np + 1, n = 0;
+    char *d = malloc(cap);
+    for (size_t i = 0; i < np; i++) {
+        const char *p = pieces[rnd() % (sizeof pieces / sizeof pieces[0])];
+        size_t l = strlen(p);
+        memcpy(d + n, p, l);
+        n += l;
+    }
+    d[n] = 0;
+    return d;
+}
+
+static void compare_with_reference(unsigned seed) {
+    g_rng = 0x9E3779B97F4A7C15ull * (seed + 1);
+    int mode = (int)(rnd() % 2), alphabet = mode == ST_TRAIN_HF ? ST_ALPHABET_BYTES : (int)(rnd() % 2);
+    int pattern = 1 + (int)(rnd() % 3);
+    uint32_t flags = rnd() % 4 == 0 ? ST_PRETOK_SCRIPT_AWARE : 0;
+    size_t ndocs = rnd() % 12;
+    char *docs[12];
+    for (size_t i = 0; i < ndocs; i++) docs[i] = random_doc(rnd() % 3 ? 12 : 40);
+    uint64_t minf = rnd() % 3 == 0 ? rnd() % 4 : 0;
+    size_t nspec = rnd() % 3;
+    st_counter *c = counter_of(pattern, flags, (const char *const *)docs, ndocs);
+    size_t slen, nw;
+    uint8_t *saved = save(c, &slen);
+    cword *w = words_of(saved, slen, &nw);
+    ref r;
+    ref_init(&r, mode, alphabet, w, nw);
+    st_trainer *t0 = NULL;
+    st_status st = st_trainer_new(c, mode, alphabet, 100000, 0, 0, NULL, &t0, NULL);
+    CHECK(st == ST_OK, "trainer_new");
+    uint64_t alpha = st_trainer_stat(t0, ST_TRAINER_ALPHABET);
+    st_trainer_free(t0);
+    uint64_t vocab = alpha + nspec + rnd() % 80;
+    ref_train(&r, vocab - alpha - nspec, minf);
+    st_trainer *t = train(c, mode, alphabet, vocab, minf, nspec, 1000);
+    st_trainer *t1 = train(c, mode, alphabet, vocab, minf, nspec, 1);
+    const uint32_t *pairs, *pairs1;
+    const uint64_t *counts, *counts1;
+    size_t n = st_trainer_merges(t, &pairs, &counts), n1 = st_trainer_merges(t1, &pairs1, &counts1);
+    int same = n == r.nm;
+    for (size_t i = 0; same && i < n; i++)
+        same = pairs[2 * i] == r.merges[2 * i] && pairs[2 * i + 1] == r.merges[2 * i + 1] && counts[i] == r.counts[i];
+    CHECK(same, "seed %u (mode %d alphabet %d pattern %d minf %llu vocab %llu): %zu merges, reference %zu", seed, mode,
+          alphabet, pattern, (unsigned long long)minf, (unsigned long long)vocab, n, r.nm);
+    if (!same) {
+        for (size_t i = 0; i < (n > r.nm ? n : r.nm) && i < 40; i++)
+            printf("  %zu: trainer %u %u %llu  reference %u %u %llu\n", i, i < n ? pairs[2 * i] : 0,
+                   i < n ? pairs[2 * i + 1] : 0, i < n ? (unsigned long long)counts[i] : 0ull,
+                   i < r.nm ? r.merges[2 * i] : 0, i < r.nm ? r.merges[2 * i + 1] : 0,
+                   i < r.nm ? (unsigned long long)r.counts[i] : 0ull);
+    }
+    CHECK(n1 == n && (!n || (memcmp(pairs, pairs1, 2 * n * sizeof *pairs) == 0 && memcmp(counts, counts1, n * sizeof *counts) == 0)),
+          "seed %u: one merge per step differs from one shot", seed);
+    CHECK(st_trainer_stat(t, ST_TRAINER_MERGES) == n, "stat merges");
+    CHECK(st_trainer_stat(t, ST_TRAINER_WORDS) == nw, "stat words");
+    /* the model: written, parsed, written again identically, and loaded */
+    const char *specials = "<|a|>\\ b\n<|c|>";
+    size_t ends[2] = {8, 15};
+    size_t mlen;
+    char *mt = model_text(t, specials, ends, nspec, &mlen);
+    st_model *m = NULL;
+    st_error e;
+    st = st_model_parse(mt, mlen, NULL, &m, &e);
+    CHECK(st == ST_OK, "seed %u: the written model parses: %s (line %llu)\n%s", seed, e.message,
+          (unsigned long long)e.line, mt);
+    if (m) {
+        size_t l2 = 0;
+        char *again = malloc(mlen + 1);
+        st = st_model_write(m, again, mlen, &l2);
+        CHECK(st == ST_OK && l2 == mlen && memcmp(again, mt, mlen) == 0, "seed %u: model re-written identically", seed);
+        free(again);
+        CHECK(st_model_count(m, "merges") == n && st_model_count(m, "specials") == nspec, "model counts");
+        st_model_free(m);
+    }
+    st_encoding *enc = NULL;
+    st = st_encoding_new_model(mt, mlen, NULL, &enc, &e);
+    CHECK(st == ST_OK, "seed %u: model loads: %s", seed, e.message);
+    st_encoding_free(enc);
+    /* the same documents counted by 1, 2 or 4 counters and merged: the same model, byte for byte */
+    for (size_t parts = 2; parts <= 4; parts *= 2) {
+        st_counter *cs[4];
+        for (size_t k = 0; k < parts; k++) st_counter_new(pattern, flags, NULL, 0, NULL, &cs[k], NULL);
+        for (size_t i = 0; i < ndocs; i++) st_counter_add(cs[rnd() % parts], docs[i], strlen(docs[i]), 0, NULL);
+        for (size_t k = parts; k-- > 1;) CHECK(st_counter_merge(cs[0], cs[k], NULL) == ST_OK, "merge");
+        size_t l2;
+        uint8_t *s2 = save(cs[0], &l2);
+        CHECK(l2 == slen && memcmp(s2, saved, slen) == 0, "seed %u: %zu counters merged save differently", seed, parts);
+        st_trainer *tp = train(cs[0], mode, alphabet, vocab, minf, nspec, 7);
+        size_t ml2;
+        char *mt2 = model_text(tp, specials, ends, nspec, &ml2);
+        CHECK(ml2 == mlen && memcmp(mt2, mt, mlen) == 0, "seed %u: %zu counters give another model", seed, parts);
+        free(mt2);
+        free(s2);
+        st_trainer_free(tp);
+        for (size_t k = 0; k < parts; k++) st_counter_free(cs[k]);
+    }
+    free(mt);
+    st_trainer_free(t);
+    st_trainer_free(t1);
+    ref_free(&r);
+    free(w);
+    free(saved);
+    st_counter_free(c);
+    for (size_t i = 0; i < ndocs; i++) free(docs[i]);
+}
+
+/* ---- counters ------------------------------------------------------------------------------ */
+
+static int same_counts(const st_counter *a, const st_counter *b) {
+    size_t la, lb;
+    uint8_t *sa = save(a, &la), *sb = save(b, &lb);
+    int same = la == lb && memcmp(sa, sb, la) == 0;
+    free(sa);
+    free(sb);
+    return same;
+}
+
+static void test_counter(void) {
+    st_error e;
+    st_counter *c = NULL, *d = NULL;
+    /* lines: each ends after its '\n' ('\r\n' too); a last line without one is a document */
+    const char *text = "the cat\r\nsat\n\non  the mat";
+    CHECK(st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &c, &e) == ST_OK, "new");
+    CHECK(st_counter_add(c, text, strlen(text), ST_COUNT_LINES, &e) == ST_OK, "add lines");
+    const char *lines[] = {"the cat\r\n", "sat\n", "\n", "on  the mat"};
+    d = counter_of(ST_PATTERN_O200K, 0, lines, 4);
+    CHECK(same_counts(c, d), "lines = one document per line");
+    CHECK(st_counter_stat(c, ST_COUNTER_DOCUMENTS) == 4, "4 documents, got %llu",
+          (unsigned long long)st_counter_stat(c, ST_COUNTER_DOCUMENTS));
+    CHECK(st_counter_stat(c, ST_COUNTER_BYTES) == strlen(text), "bytes");
+    size_t np = 0, total = 0;
+    st_pretokenizer *pt;
+    st_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, NULL);
+    for (int i = 0; i < 4; i++) {
+        st_pretokenize_count(pt, lines[i], strlen(lines[i]), &np, NULL);
+        total += np;
+    }
+    CHECK(st_counter_stat(c, ST_COUNTER_PRETOKENS) == total, "pretokens %zu", total);
+    st_counter_free(d);
+    /* documents: the same as one add per document */
+    size_t ends[4], pos = 0;
+    char all[64];
+    for (int i = 0; i < 4; i++) {
+        memcpy(all + pos, lines[i], strlen(lines[i]));
+        pos += strlen(lines[i]);
+        ends[i] = pos;
+    }
+    st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &d, NULL);
+    CHECK(st_counter_add_documents(d, all, ends, 4, &e) == ST_OK, "add_documents");
+    CHECK(same_counts(c, d), "documents = lines");
+    /* "the" twice: " the" and "the" are different pretokens; add_pretoken adds as counted */
+    st_counter *p = NULL;
+    st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &p, NULL);
+    CHECK(st_counter_add_pretoken(p, "x", 1, 5, &e) == ST_OK, "add_pretoken");
+    CHECK(st_counter_add_pretoken(p, "x", 1, 2, &e) == ST_OK && st_counter_stat(p, ST_COUNTER_UNIQUE) == 1 &&
+              st_counter_stat(p, ST_COUNTER_PRETOKENS) == 7, "add_pretoken sums");
+    CHECK(st_counter_add_pretoken(p, "", 0, 1, &e) == ST_ERR_INVALID_ARGUMENT, "empty pretoken refused");
+    CHECK(st_counter_add_pretoken(p, "\xff", 1, 1, &e) == ST_ERR_INVALID_UTF8, "bad UTF-8 pretoken refused");
+    /* merge = sum */
+    st_counter *m = counter_of(ST_PATTERN_O200K, 0, NULL, 0);
+    CHECK(st_counter_merge(m, c, &e) == ST_OK && st_counter_merge(m, d, &e) == ST_OK, "merge");
+    st_counter *twice = counter_of(ST_PATTERN_O200K, 0, NULL, 0);
+    st_counter_add(twice, text, strlen(text), ST_COUNT_LINES, NULL);
+    st_counter_add(twice, text, strlen(text), ST_COUNT_LINES, NULL);
+    CHECK(same_counts(m, twice), "merge of two = counting twice");
+    CHECK(st_counter_merge(m, m, &e) == ST_ERR_INVALID_ARGUMENT, "merge into itself refused");
+    st_counter *other = NULL;
+    st_counter_new(ST_PATTERN_CL100K, 0, NULL, 0, NULL, &other, NULL);
+    CHECK(st_counter_merge(m, other, &e) == ST_ERR_INVALID_ARGUMENT && strstr(e.message, "split"),
+          "another pattern refused: %s", e.message);
+    st_counter *sa1 = NULL, *sa2 = NULL;
+    st_counter_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "Han", 3, NULL, &sa1, NULL);
+    st_counter_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "Thai", 4, NULL, &sa2, NULL);
+    CHECK(st_counter_merge(sa1, sa2, &e) == ST_ERR_INVALID_ARGUMENT, "other scripts refused");
+    /* invalid UTF-8: its offset and line, and nothing of the call counted */
+    size_t l0;
+    uint8_t *before = save(m, &l0);
+    const char *bad = "ok line\nsecond \xc3( line\n";
+    CHECK(st_counter_add(m, bad, strlen(bad), ST_COUNT_LINES, &e) == ST_ERR_INVALID_UTF8 && e.offset == 15 &&
+              e.line == 2 && e.unit == ST_UNIT_BYTE,
+          "bad UTF-8: offset %llu line %llu", (unsigned long long)e.offset, (unsigned long long)e.line);
+    const char *bdocs = "good\xe2\x82";
+    size_t bends[2] = {4, 7};
+    CHECK(st_counter_add_documents(m, bdocs, bends, 2, &e) == ST_ERR_INVALID_UTF8 && e.input == 1 && e.offset == 0,
+          "bad document: input %u offset %llu", e.input, (unsigned long long)e.offset);
+    size_t l1;
+    uint8_t *after = save(m, &l1);
+    CHECK(l0 == l1 && memcmp(before, after, l0) == 0, "nothing counted from a bad call");
+    free(after);
+    /* save/load round trip, into an empty counter and adding to a full one */
+    st_counter *r = counter_of(ST_PATTERN_O200K, 0, NULL, 0);
+    CHECK(st_counter_load(r, before, l0, &e) == ST_OK, "load: %s", e.message);
+    CHECK(same_counts(r, m), "save/load round trip");
+    CHECK(st_counter_load(r, before, l0, &e) == ST_OK, "load again");
+    st_counter *m2 = counter_of(ST_PATTERN_O200K, 0, NULL, 0);
+    st_counter_merge(m2, m, NULL);
+    st_counter_merge(m2, m, NULL);
+    CHECK(same_counts(r, m2), "loading twice = merging twice");
+    CHECK(st_counter_load(other, before, l0, &e) == ST_ERR_INVALID_ARGUMENT, "load into another pattern refused");
+    /* every truncation is refused and adds nothing */
+    size_t lr;
+    uint8_t *rs = save(r, &lr);
+    int all_refused = 1;
+    for (size_t k = 0; k < l0; k++) {
+        if (st_counter_load(r, before, k, &e) != ST_ERR_MALFORMED_MODEL) {
+            all_refused = 0;
+            printf("  truncated to %zu: %s\n", k, e.message);
+        }
+    }
+    CHECK(all_refused, "every truncation refused");
+    /* damaged files: each refused with a message, nothing added */
+    size_t nw;
+    cword *w = words_of(before, l0, &nw);
+    CHECK(nw >= 3, "words");
+    struct { size_t off; uint8_t val; const char *what; } damage[] = {
+        {0, 'S', "magic"}, {8, 2, "version"}, {12, 9, "pattern"}, {16, 4, "flags"}, {20, 1, "scripts"},
+        {76, 0, "unique"}, {68, 0, "pretokens"},
+        {(size_t)(w[0].p - before) - 12, 0, "length 0"}, {(size_t)(w[0].p - before) - 12, 0xFF, "length past end"},
+        {(size_t)(w[0].p - before), 0xFF, "bad UTF-8"}, {(size_t)(w[1].p - before), 0x01, "unsorted"},
+        {(size_t)(w[0].p - before) - 8, 0, "count changed"},
+    };
+    for (size_t k = 0; k < sizeof damage / sizeof damage[0]; k++) {
+        uint8_t *b = malloc(l0);
+        memcpy(b, before, l0);
+        if (damage[k].off == 68) b[68] ^= 1;
+        else if (damage[k].off == (size_t)(w[0].p - before) - 8) b[damage[k].off] ^= 0x40;
+        else b[damage[k].off] = damage[k].val;
+        st_status st = st_counter_load(r, b, l0, &e);
+        CHECK(st == ST_ERR_MALFORMED_MODEL || (damage[k].off == 12 && st == ST_ERR_MALFORMED_MODEL),
+              "damage %s: status %d (%s)", damage[k].what, st, e.message);
+        free(b);
+    }
+    /* a repeated entry */
+    {
+        size_t e0 = (size_t)(w[0].p - before) - 12, l = 12 + w[0].len;
+        uint8_t *b = malloc(l0 + l);
+        memcpy(b, before, e0 + l);
+        memcpy(b + e0 + l, before + e0, l0 - e0);
+        CHECK(st_counter_load(r, b, l0 + l, &e) == ST_ERR_MALFORMED_MODEL, "repeated entry refused");
+        free(b);
+    }
+    size_t lr2;
+    uint8_t *rs2 = save(r, &lr2);
+    CHECK(lr == lr2 && memcmp(rs, rs2, lr) == 0, "refused loads added nothing");
+    free(rs);
+    free(rs2);
+    free(w);
+    free(before);
+    /* errors */
+    st_counter *bc = NULL;
+    CHECK(st_counter_new(7, 0, NULL, 0, NULL, &bc, &e) == ST_ERR_UNKNOWN_PATTERN, "bad pattern");
+    CHECK(st_counter_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "Nope", 4, NULL, &bc, &e) == ST_ERR_UNKNOWN_SCRIPT,
+          "bad script");
+    CHECK(st_counter_add(c, "x", 1, 8, &e) == ST_ERR_INVALID_ARGUMENT, "bad flags");
+    st_counter_free(c); st_counter_free(d); st_counter_free(p); st_counter_free(m); st_counter_free(twice);
+    st_counter_free(other); st_counter_free(sa1); st_counter_free(sa2); st_counter_free(r); st_counter_free(m2);
+    st_pretokenizer_free(pt);
+}
+
+static void test_trainer_errors(void) {
+    st_counter *c = counter_of(ST_PATTERN_O200K, 0, NULL, 0);
+    st_counter_add(c, "hello hello", 11, 0, NULL);
+    st_trainer *t = NULL;
+    st_error e;
+    CHECK(st_trainer_new(c, ST_TRAIN_HF, ST_ALPHABET_UBE, 1000, 0, 0, NULL, &t, &e) == ST_ERR_INVALID_ARGUMENT &&
+              strstr(e.message, "UBE"), "hf + ube refused: %s", e.message);
+    CHECK(st_trainer_new(c, 5, ST_ALPHABET_BYTES, 1000, 0, 0, NULL, &t, &e) == ST_ERR_INVALID_ARGUMENT, "bad mode");
+    CHECK(st_trainer_new(c, ST_TRAIN_PAPER, 3, 1000, 0, 0, NULL, &t, &e) == ST_ERR_INVALID_ARGUMENT, "bad alphabet");
+    CHECK(st_trainer_new(c, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 244, 0, 2, NULL, &t, &e) == ST_ERR_INVALID_ARGUMENT &&
+              strstr(e.message, "vocab_size 244"), "vocab too small: %s", e.message);
+    CHECK(st_trainer_new(NULL, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 1000, 0, 0, NULL, &t, &e) == ST_ERR_INVALID_ARGUMENT,
+          "NULL counter");
+    CHECK(st_trainer_new(c, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 2048, 0, 0, NULL, &t, &e) == ST_OK, "ok");
+    CHECK(st_trainer_stat(t, ST_TRAINER_ALPHABET) == 243 && st_trainer_stat(t, ST_TRAINER_TARGET) == 1805,
+          "paper: 243 symbols, 2048 -> 1805 merges");
+    size_t len;
+    CHECK(st_trainer_write_model(t, "m", 1, NULL, NULL, 1, NULL, 0, &len, &e) == ST_ERR_INVALID_ARGUMENT,
+          "n_specials must be the trainer's");
+    CHECK(st_trainer_write_model(t, "a b", 3, NULL, NULL, 0, NULL, 0, &len, &e) == ST_ERR_INVALID_ARGUMENT, "bad name");
+    st_trainer_free(t);
+    CHECK(st_trainer_new(c, ST_TRAIN_PAPER, ST_ALPHABET_UBE, 2048, 0, 0, NULL, &t, &e) == ST_OK, "ube");
+    printf("UBE alphabet: %llu symbols\n", (unsigned long long)st_trainer_stat(t, ST_TRAINER_ALPHABET));
+    CHECK(st_trainer_stat(t, ST_TRAINER_ALPHABET) > 256 && st_trainer_stat(t, ST_TRAINER_ALPHABET) < 512, "ube alphabet");
+    st_trainer_free(t);
+    const char *two = "<|a|><|a|>";
+    size_t ends[2] = {5, 10};
+    CHECK(st_trainer_new(c, ST_TRAIN_HF, ST_ALPHABET_BYTES, 1000, 0, 2, NULL, &t, &e) == ST_OK, "hf");
+    CHECK(st_trainer_stat(t, ST_TRAINER_ALPHABET) == 256, "hf: 256");
+    CHECK(st_trainer_write_model(t, "m", 1, two, ends, 2, NULL, 0, &len, &e) == ST_ERR_INVALID_ARGUMENT &&
+              strstr(e.message, "twice"), "repeated special refused: %s", e.message);
+    st_trainer_free(t);
+    st_counter_free(c);
+}
+
+static void test_vectors(const char *root);
+
+int main(int argc, char **argv) {
+    const char *root = argc > 1 ? argv[1] : ".";
+    int n = getenv("ST_TRAIN_SEEDS") ? atoi(getenv("ST_TRAIN_SEEDS")) : 300;
+    test_counter();
+    test_trainer_errors();
+    for (int s = 0; s < n; s++) compare_with_reference((unsigned)s);
+    test_vectors(root);
+    printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail != 0;
+}
+
+static void test_vectors(const char *root) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/vectors/train/merges.jsonl", root);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        printf("vectors/train: %s absent, skipped\n", path);
+        return;
+    }
+    fclose(f);
+}

@@ -1,0 +1,619 @@
+"""supertok.train: phase-1 BPE training driven from Python (docs/design.md §8).
+
+The C core counts pretokens (st_counter_*) and trains (st_trainer_*); this module only reads the
+sources, hands their bytes to the core in big pieces, reports progress and turns the core's
+reports into errors that name the file and the line. Counting natively runs one counter per thread
+(cffi releases the GIL around each core call) and merges them at the end: counts add, so the model
+is the same for any number of threads. Training runs the trainer a step of N merges at a time, so
+progress is shown and Ctrl-C stops it between steps (the handles are freed, the KeyboardInterrupt
+propagates).
+"""
+import bz2
+import collections
+import collections.abc
+import gzip
+import json
+import lzma
+import os
+import queue
+import sys
+import threading
+import time
+
+from ._status import SupertokError
+from .backends import current as _current_backend
+
+# supertok.h
+_COUNT_LINES = 1                       # ST_COUNT_LINES
+_COUNTER_DOCUMENTS, _COUNTER_BYTES, _COUNTER_PRETOKENS, _COUNTER_UNIQUE = 0, 1, 2, 3
+_TRAINER_ALPHABET, _TRAINER_TARGET, _TRAINER_MERGES, _TRAINER_DONE, _TRAINER_WORDS = 0, 1, 2, 3, 4
+_MODES = {"paper": 0, "hf": 1}          # ST_TRAIN_PAPER, ST_TRAIN_HF
+_ALPHABETS = {"bytes": 0, "ube": 1}     # ST_ALPHABET_BYTES, ST_ALPHABET_UBE
+_SCRIPT_AWARE = 1                       # ST_PRETOK_SCRIPT_AWARE
+_BIG = 1 << 62                          # a vocab_size no alphabet reaches (asks the core its alphabet)
+
+# How much text one core call gets: big enough that Python's share is noise, small enough that
+# threads share the work, progress moves and Ctrl-C is answered within a fraction of a second.
+# wasm: the backend's reusable block (1 MiB); pywasm interprets the module, so far less.
+CHUNK = 1 << 20
+PYWASM_CHUNK = 4 << 10
+_COMPRESSED = {".gz": gzip.open, ".xz": lzma.open, ".lzma": lzma.open, ".bz2": bz2.open}
+_JSONL = (".jsonl", ".ndjson")
+
+TrainProgress = collections.namedtuple("TrainProgress", "phase documents bytes merges target elapsed done")
+TrainProgress.__doc__ = """What supertok.train has done so far, given to a progress callback.
+
+phase: "count" (reading and counting the sources) or "merge" (training); documents and bytes:
+counted so far; merges: made so far (0 while counting); target: the merges vocab_size asks for
+(training may stop earlier: no pair left, or min_frequency); elapsed: seconds since the phase
+began; done: True on the phase's last record."""
+
+
+class SourceError(ValueError):
+    """A source that cannot be trained on: `path` (None for an iterable of str), `line` (1-based
+    line of the file, or None), `index` (the document's index in an iterable, or None) and
+    `offset` (the byte offset of invalid UTF-8 in the file's (decompressed) text, or None)."""
+
+    def __init__(self, message, path=None, line=None, index=None, offset=None):
+        super().__init__(message)
+        self.path, self.line, self.index, self.offset = path, line, index, offset
+
+
+# ---- arguments ---------------------------------------------------------------------------------
+
+def _int_arg(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("%s must be an int, not %s" % (name, type(value).__name__))
+    if value < minimum:
+        raise ValueError("%s must be at least %d, not %d" % (name, minimum, value))
+    return value
+
+
+def _choice(name, value, choices):
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError("%s must be one of %s, not %r" % (name, ", ".join(repr(c) for c in choices), value))
+    return value
+
+
+def _pretokenizer_args(backend, pattern, script_aware, scripts):
+    """(pattern id, flags, scripts spec) for st_counter_new, checked as supertok.pretokenize checks
+    them (an unknown pattern or script is a ValueError naming it)."""
+    import supertok
+    if not isinstance(script_aware, bool):
+        raise TypeError("script_aware must be True or False, not %r" % (script_aware,))
+    supertok._handle(backend, pattern, script_aware, scripts)  # raises the pre-tokenizer's errors
+    spec = None
+    if scripts is not None:
+        names = [scripts] if isinstance(scripts, str) else list(scripts)
+        spec = ",".join(names).encode("utf-8")
+    return supertok.PATTERNS[pattern], _SCRIPT_AWARE if script_aware else 0, spec
+
+
+def _special_args(special_tokens):
+    if isinstance(special_tokens, (str, bytes)):
+        raise TypeError("special_tokens must be a list of str, not a single %s (write [%r])"
+                        % (type(special_tokens).__name__, special_tokens))
+    try:
+        items = list(special_tokens)
+    except TypeError:
+        raise TypeError("special_tokens must be a list of str, not %s" % type(special_tokens).__name__) from None
+    out, seen = [], set()
+    for i, t in enumerate(items):
+        if not isinstance(t, str):
+            raise TypeError("special_tokens[%d] must be a str, not %s" % (i, type(t).__name__))
+        if not t:
+            raise ValueError("special_tokens[%d] is empty" % i)
+        if t in seen:
+            raise ValueError("special_tokens[%d] %r is given twice" % (i, t))
+        seen.add(t)
+        try:
+            out.append(t.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise ValueError("special_tokens[%d] holds a lone surrogate at character %d, which is not UTF-8"
+                             % (i, exc.start)) from None
+    return out
+
+
+def _sources(source):
+    """[("file", path), ...] or [("documents", iterable)], checked before any reading: a missing
+    file is found before minutes of counting."""
+    if isinstance(source, (str, os.PathLike)):
+        paths = [os.fspath(source)]
+        where = ["source"]
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        raise TypeError("source must be a path (str or os.PathLike), a list of paths or an iterable of str "
+                        "documents, not %s" % type(source).__name__)
+    elif isinstance(source, (list, tuple)):
+        paths, where = [], []
+        for i, p in enumerate(source):
+            if not isinstance(p, (str, os.PathLike)):
+                raise TypeError("source[%d] is %s: a list or tuple of sources holds paths (str or os.PathLike); "
+                                "pass documents as an iterator of str, e.g. iter(documents)"
+                                % (i, type(p).__name__))
+            paths.append(os.fspath(p))
+            where.append("source[%d]" % i)
+    elif isinstance(source, collections.abc.Iterable):
+        return [("documents", source)]
+    else:
+        raise TypeError("source must be a path (str or os.PathLike), a list of paths or an iterable of str "
+                        "documents, not %s" % type(source).__name__)
+    for w, p in zip(where, paths):
+        if isinstance(p, bytes):
+            p = os.fsdecode(p)
+        if os.path.isdir(p):
+            raise IsADirectoryError("%s: %r is a directory, not a file" % (w, p))
+        if not os.path.exists(p):
+            hint = (" (a list is a list of paths: to train on documents held in a list, pass iter(documents))"
+                    if isinstance(source, (list, tuple)) else "")
+            raise FileNotFoundError("%s: no such file: %r%s" % (w, p, hint))
+    return [("file", os.fsdecode(p) if isinstance(p, bytes) else p) for p in paths]
+
+
+# ---- reading ---------------------------------------------------------------------------------
+# A work item is one core call: ("lines", text, where) with text whole lines (ST_COUNT_LINES), or
+# ("documents", [bytes, ...], where). `where` maps the core's error positions back to the source:
+# (path, first line, byte offset of the text in the file) or (path or None, [line or index of
+# each document]).
+
+def _kind(path):
+    """(opener, jsonl?) by the file's name: .gz/.xz/.bz2 are streamed through their codec, and
+    the name without it says JSON lines (.jsonl) or text (anything else)."""
+    base, ext = os.path.splitext(path)
+    opener = _COMPRESSED.get(ext.lower())
+    if opener is None:
+        opener, base = open, path
+    return opener, os.path.splitext(base)[1].lower() in _JSONL
+
+
+def _open(path, opener):
+    try:
+        return opener(path, "rb")
+    except OSError as exc:
+        raise OSError(exc.errno, "%s: cannot read: %s" % (path, exc.strerror or exc)) from None
+
+
+def _read(f, n, path):
+    try:
+        return f.read(n)
+    except (OSError, EOFError, lzma.LZMAError) as exc:  # a damaged or truncated compressed file
+        raise SourceError("%s: cannot read: %s" % (path, exc), path) from None
+
+
+def _text_items(path, opener, chunk):
+    """Whole lines of a text file in pieces of about chunk bytes (read as bytes, split on b'\\n'
+    only: nothing is decoded here; a last line without '\\n' is a document too)."""
+    with _open(path, opener) as f:
+        line, offset, rest = 1, 0, []
+        while True:
+            block = _read(f, chunk, path)
+            if not block:
+                break
+            cut = block.rfind(b"\n") + 1
+            if not cut:  # no line ends in this block: keep it for the next
+                rest.append(block)
+                continue
+            text = b"".join(rest + [block[:cut]]) if rest else block[:cut]
+            rest = [block[cut:]] if cut < len(block) else []
+            yield ("lines", text, (path, line, offset))
+            line += text.count(b"\n")
+            offset += len(text)
+        if rest:
+            yield ("lines", b"".join(rest), (path, line, offset))
+
+
+def _jsonl_items(path, opener, chunk):
+    """The `text` field of each line of a JSON-lines file, in batches of about chunk bytes. Blank
+    lines are skipped; a line that is not a JSON object with a string `text` is an error naming
+    the file and the line."""
+    with _open(path, opener) as f:
+        batch, lines, size, offset = [], [], 0, 0
+        n = 0
+        while True:
+            try:
+                raw = f.readline()
+            except (OSError, EOFError, lzma.LZMAError) as exc:  # a damaged or truncated compressed file
+                raise SourceError("%s: cannot read: %s" % (path, exc), path) from None
+            if not raw:
+                break
+            n += 1
+            start, offset = offset, offset + len(raw)
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except UnicodeDecodeError as exc:
+                raise SourceError("%s: line %d: invalid UTF-8 at byte %d of the line (byte %d of the file)"
+                                  % (path, n, exc.start, start + exc.start), path, n, None,
+                                  start + exc.start) from None
+            except ValueError as exc:
+                raise SourceError("%s: line %d: not JSON (%s)" % (path, n, exc), path, n) from None
+            text = record.get("text") if isinstance(record, dict) else None
+            if not isinstance(text, str):
+                what = ("has no 'text' field" if isinstance(record, dict) and "text" not in record else
+                        "has a 'text' field that is %s, not a string" % type(text).__name__
+                        if isinstance(record, dict) else "is %s, not a JSON object" % type(record).__name__)
+                raise SourceError("%s: line %d: the record %s" % (path, n, what), path, n)
+            try:
+                data = text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise SourceError("%s: line %d: the text holds a lone surrogate (U+%04X) at character %d, which "
+                                  "is not UTF-8" % (path, n, ord(text[exc.start]), exc.start), path, n) from None
+            batch.append(data)
+            lines.append(n)
+            size += len(data)
+            if size >= chunk:
+                yield ("documents", batch, (path, lines))
+                batch, lines, size = [], [], 0
+        if batch:
+            yield ("documents", batch, (path, lines))
+
+
+def _document_items(docs, chunk, batch_docs=4096):
+    """Batches of an iterable of str documents, encoded to UTF-8 here."""
+    batch, index, size = [], [], 0
+    k = 0
+    for k, doc in enumerate(docs):
+        if not isinstance(doc, str):
+            raise TypeError("source: document %d is %s, not a str" % (k, type(doc).__name__))
+        try:
+            data = doc.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise SourceError("source: document %d holds a lone surrogate (U+%04X) at character %d, which is "
+                              "not UTF-8" % (k, ord(doc[exc.start]), exc.start), None, None, k) from None
+        batch.append(data)
+        index.append(k)
+        size += len(data)
+        if size >= chunk or len(batch) >= batch_docs:
+            yield ("documents", batch, (None, index))
+            batch, index, size = [], [], 0
+    if batch:
+        yield ("documents", batch, (None, index))
+
+
+def _items(sources, chunk):
+    for kind, src in sources:
+        if kind == "documents":
+            yield from _document_items(src, chunk)
+            continue
+        opener, jsonl = _kind(src)
+        yield from (_jsonl_items if jsonl else _text_items)(src, opener, chunk)
+
+
+def _feed(backend, counter, item):
+    """One core call for a work item; a core error becomes a SourceError naming where it is."""
+    kind, data, where = item
+    try:
+        if kind == "lines":
+            backend.counter_add(counter, data, _COUNT_LINES)
+        else:
+            backend.counter_add_documents(counter, data)
+    except SupertokError as exc:
+        raise _source_error(exc, kind, data, where) from None
+
+
+def _source_error(exc, kind, data, where):
+    if exc.name != "ST_ERR_INVALID_UTF8":
+        return exc
+    if kind == "lines":
+        path, first, base = where
+        off = exc.offset or 0
+        line = first + data.count(b"\n", 0, off)
+        col = off - (data.rfind(b"\n", 0, off) + 1)
+        return SourceError("%s: line %d: invalid UTF-8 at byte %d of the line (byte %d of the file%s)"
+                           % (path, line, col, base + off, "'s text" if _kind(path)[0] is not open else ""),
+                           path, line, None, base + off)
+    path, index = where
+    k = exc.input if exc.input < len(index) else 0
+    if path is None:
+        return SourceError("source: document %d: invalid UTF-8 at byte %d" % (index[k], exc.offset or 0),
+                           None, None, index[k], exc.offset)
+    return SourceError("%s: line %d: invalid UTF-8 in the text at byte %d" % (path, index[k], exc.offset or 0),
+                       path, index[k], None, exc.offset)
+
+
+# ---- counting ----------------------------------------------------------------------------------
+
+class _Workers:
+    """n threads, each feeding its own counter from one queue (natively the core runs without the
+    GIL). The first failure in input order is the one reported; after a failure the rest of the
+    queue is skipped."""
+
+    def __init__(self, backend, counters):
+        self.backend = backend
+        self.counters = counters
+        self.q = queue.Queue(maxsize=2 * len(counters))
+        self.stats = [(0, 0)] * len(counters)
+        self.errors = []
+        self.failed = False
+        self.threads = [threading.Thread(target=self._run, args=(i,), daemon=True, name="supertok-count-%d" % i)
+                        for i in range(len(counters))]
+        for t in self.threads:
+            t.start()
+
+    def _run(self, i):
+        b, c = self.backend, self.counters[i]
+        while True:
+            job = self.q.get()
+            if job is None:
+                return
+            seq, item = job
+            if self.failed:
+                continue
+            try:
+                _feed(b, c, item)
+            except BaseException as exc:  # reported by the main thread (put / close)
+                self.errors.append((seq, exc))
+                self.failed = True
+            self.stats[i] = (b.counter_stat(c, _COUNTER_DOCUMENTS), b.counter_stat(c, _COUNTER_BYTES))
+
+    def put(self, seq, item):
+        self.check()
+        self.q.put((seq, item))
+
+    def check(self):
+        if self.failed:
+            self.close()
+            raise min(self.errors, key=lambda e: e[0])[1]
+
+    def totals(self):
+        return sum(s[0] for s in self.stats), sum(s[1] for s in self.stats)
+
+    def close(self, drain=False):
+        """Stop the threads (each finishes the core call it is in) and wait for them."""
+        if drain:
+            self.failed = True  # the queued items are skipped
+        for _ in self.threads:
+            self.q.put(None)
+        for t in self.threads:
+            t.join()
+        self.threads = []
+
+
+def _count(backend, sources, counters, chunk, report):
+    """Feed every source into counters[0] (one thread) or spread over the counters (threads)."""
+    items = _items(sources, chunk)
+    if len(counters) == 1:
+        c = counters[0]
+        for item in items:
+            _feed(backend, c, item)
+            report(backend.counter_stat(c, _COUNTER_DOCUMENTS), backend.counter_stat(c, _COUNTER_BYTES))
+        return
+    workers = _Workers(backend, counters)
+    try:
+        for seq, item in enumerate(items):
+            workers.put(seq, item)
+            report(*workers.totals())
+        workers.close()
+        workers.check()
+    except BaseException:
+        if workers.threads:
+            workers.close(drain=True)
+        raise
+    report(*workers.totals())
+
+
+# ---- training ------------------------------------------------------------------------------------
+
+def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k", script_aware=False,
+          scripts=None, special_tokens=(), min_frequency=0, threads=None, progress=None):
+    """Train a byte-level (or UBE) BPE tokenizer and return it as an Encoding that encodes at once.
+
+    source: a path (str or os.PathLike) or a list or tuple of paths: `.txt` (or any other name) is
+    one document per line, its '\\n' kept, as HuggingFace's trainer reads files (read as bytes and
+    handed to the core whole; '\\r\\n' keeps its '\\r'; a last line without '\\n' is a document);
+    `.jsonl` is the string `text` field of each line (blank lines skipped); `.gz`, `.xz` and `.bz2`
+    of either are streamed through their codec, never read whole. Or any other iterable of str
+    documents (a generator, iter(list_of_str), a dataset column): a list is always a list of
+    paths. Errors name the file and the line (invalid UTF-8: the byte offset too) or the
+    document's index (a lone surrogate).
+
+    vocab_size counts every id that can occur: the alphabet that can occur (243 bytes in paper mode,
+    256 in hf mode, the reachable UBE symbols), the merges and the special tokens; so paper mode with
+    vocab_size=2048 and no specials learns up to 1,805 merges. Training stops earlier when no pair
+    is left or the best count is below min_frequency.
+
+    mode: "paper" (the Faster Superword paper's reference: non-overlapping counts of identical
+    pairs, ties to the smallest (left, right) symbols) or "hf" (merge for merge HuggingFace
+    tokenizers' BpeTrainer over ByteLevel.alphabet(); bytes alphabet only). alphabet: "bytes" or
+    "ube" (Universal Byte-Level Encoding base symbols). pattern, script_aware, scripts: the
+    pre-tokenizer, as supertok.pretokenize takes them; recorded in the model. special_tokens: texts
+    that take the ids after the merges (they do not change counting).
+
+    threads: counting threads, natively (None: os.cpu_count()); the counts, and so the model, are
+    the same for any number. The wasm backends run one call at a time and ignore it.
+
+    progress: None shows a live progress line on standard error when it is a terminal, nothing
+    otherwise; False shows nothing; a callable is called with a TrainProgress (phase "count" or
+    "merge", documents, bytes, merges, target, elapsed, done) as the work goes on.
+
+    Ctrl-C (KeyboardInterrupt) stops counting between core calls and training between steps; the
+    core's objects are freed and the exception propagates.
+
+    The Encoding has `merges` ([(left id, right id, count), ...]; merge i makes id A + i, A = 256
+    for bytes, 512 for UBE) and `save(path)`, which writes the model file supertok.load_model loads.
+    """
+    return _train(source, vocab_size=vocab_size, mode=mode, alphabet=alphabet, pattern=pattern,
+                  script_aware=script_aware, scripts=scripts, special_tokens=special_tokens,
+                  min_frequency=min_frequency, threads=threads, progress=progress)
+
+
+def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k", script_aware=False, scripts=None,
+           special_tokens=(), min_frequency=0, threads=None, progress=None, name=None):
+    """train() with the model's name (the command line names it after its file); returns the
+    Encoding (its model text is enc._model_data)."""
+    backend = _current_backend()
+    _int_arg("vocab_size", vocab_size, 1)
+    mode_id = _MODES[_choice("mode", mode, tuple(_MODES))]
+    alphabet_id = _ALPHABETS[_choice("alphabet", alphabet, tuple(_ALPHABETS))]
+    pid, flags, spec = _pretokenizer_args(backend, pattern, script_aware, scripts)
+    specials = _special_args(special_tokens)
+    _int_arg("min_frequency", min_frequency, 0)
+    if threads is not None:
+        _int_arg("threads", threads, 1)
+    if name is None:
+        name = "supertok-%s-%s-%d" % (mode, alphabet, vocab_size)
+    if not (isinstance(name, str) and 1 <= len(name) <= 128 and all("!" <= ch <= "~" for ch in name)):
+        raise ValueError("name must be 1 to 128 printable ASCII characters without spaces, not %r" % (name,))
+    report = _progress_fn(progress)
+    sources = _sources(source)
+
+    n_threads = (threads or os.cpu_count() or 1) if backend.parallel else 1
+    chunk = PYWASM_CHUNK if backend.name == "pywasm" else CHUNK
+    counters, trainer = [], None
+    try:
+        counters.append(backend.counter_new(pid, flags, spec))
+        # the core's alphabet for these options, from a trainer over no counts: vocab_size is
+        # checked (and options the core refuses, e.g. hf with ube, reported) before any reading
+        probe = None
+        try:
+            probe = backend.trainer_new(counters[0], mode_id, alphabet_id, _BIG, min_frequency, len(specials))
+            n_alphabet = backend.trainer_stat(probe, _TRAINER_ALPHABET)
+        except SupertokError as exc:
+            raise ValueError("mode=%r, alphabet=%r: %s" % (mode, alphabet, exc.message or exc)) from None
+        finally:
+            if probe is not None:
+                backend.trainer_free(probe)
+        minimum = n_alphabet + len(specials)
+        if vocab_size < minimum:
+            raise ValueError("vocab_size=%d is too small: the minimum is %d (the %d symbols of the %s alphabet in "
+                             "%s mode%s), which learns no merge"
+                             % (vocab_size, minimum, n_alphabet, alphabet, mode,
+                                " + %d special tokens" % len(specials) if specials else ""))
+        target = vocab_size - minimum
+
+        for _ in range(n_threads - 1):
+            counters.append(backend.counter_new(pid, flags, spec))
+        t0 = time.monotonic()
+
+        def count_report(documents, nbytes, done=False):
+            report(TrainProgress("count", documents, nbytes, 0, target, time.monotonic() - t0, done))
+
+        _count(backend, sources, counters, chunk, count_report)
+        total = counters[0]
+        for c in counters[1:]:
+            backend.counter_merge(total, c)
+            backend.counter_free(c)
+        del counters[1:]
+        documents = backend.counter_stat(total, _COUNTER_DOCUMENTS)
+        nbytes = backend.counter_stat(total, _COUNTER_BYTES)
+        count_report(documents, nbytes, True)
+
+        t0 = time.monotonic()
+        trainer = backend.trainer_new(total, mode_id, alphabet_id, vocab_size, min_frequency, len(specials))
+        backend.counter_free(total)
+        del counters[:]
+        target = backend.trainer_stat(trainer, _TRAINER_TARGET)
+        made, step = 0, 16
+        report(TrainProgress("merge", documents, nbytes, 0, target, 0.0, False))
+        while not backend.trainer_stat(trainer, _TRAINER_DONE):
+            t = time.monotonic()
+            n = backend.trainer_step(trainer, step)
+            made += n
+            if n < step:
+                break
+            report(TrainProgress("merge", documents, nbytes, made, target, time.monotonic() - t0, False))
+            # steps of about a tenth of a second: progress moves, Ctrl-C is answered
+            dt = time.monotonic() - t
+            if dt < 0.05 and step < 1 << 16:
+                step *= 2
+            elif dt > 0.2 and step > 1:
+                step //= 2
+        report(TrainProgress("merge", documents, nbytes, made, target, time.monotonic() - t0, True))
+        model = backend.trainer_write_model(trainer, name.encode("ascii"), specials)
+        backend.trainer_free(trainer)
+        trainer = None
+    finally:
+        for c in counters:
+            backend.counter_free(c)
+        if trainer is not None:
+            backend.trainer_free(trainer)
+        if isinstance(report, LiveProgress):
+            report.close()
+    from .encoding import load_model
+    return load_model(model)
+
+
+# ---- progress display ----------------------------------------------------------------------------
+
+def _progress_fn(progress):
+    if progress is None:
+        return LiveProgress(sys.stderr) if _isatty(sys.stderr) else _nothing
+    if progress is False:
+        return _nothing
+    if progress is True:
+        return LiveProgress(sys.stderr)
+    if callable(progress):
+        return progress
+    raise TypeError("progress must be None, False, True or a callable taking a TrainProgress, not %s"
+                    % type(progress).__name__)
+
+
+def _nothing(record):
+    pass
+
+
+def _isatty(f):
+    try:
+        return f.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _human(n):
+    for unit in ("", "k", "M", "G", "T"):
+        if n < 1000 or unit == "T":
+            return ("%d" % n) if unit == "" else ("%.1f%s" % (n, unit))
+        n /= 1000.0
+
+
+def _clock(seconds):
+    seconds = int(seconds + 0.5)
+    h, rem = divmod(seconds, 3600)
+    return ("%d:%02d:%02d" % (h, rem // 60, rem % 60)) if h else ("%d:%02d" % (rem // 60, rem % 60))
+
+
+def describe(r):
+    """One line for a TrainProgress: what is done, the rate, and in the merge phase the ETA."""
+    if r.phase == "count":
+        rate = r.bytes / r.elapsed if r.elapsed > 0 else 0
+        return "counting: %s documents, %sB, %sB/s, %.1f s" % (_human(r.documents), _human(r.bytes), _human(rate),
+                                                              r.elapsed)
+    rate = r.merges / r.elapsed if r.elapsed > 0 else 0
+    pct = 100.0 * r.merges / r.target if r.target else 100.0
+    eta = ""
+    if not r.done and rate > 0 and r.target > r.merges:
+        eta = ", ETA %s" % _clock((r.target - r.merges) / rate)
+    return "merging: %d/%d merges (%.0f%%), %s merges/s, %.1f s%s" % (r.merges, r.target, pct, _human(rate),
+                                                                    r.elapsed, eta)
+
+
+class LiveProgress:
+    """A progress line redrawn in place on a terminal (at most ten times a second), a new line
+    for each phase."""
+
+    def __init__(self, stream, prefix="supertok train: "):
+        self.stream = stream
+        self.prefix = prefix
+        self.last = 0.0
+        self.phase = None
+        self.width = 0
+
+    def __call__(self, r):
+        now = time.monotonic()
+        if r.phase != self.phase:
+            if self.phase is not None:
+                self.stream.write("\n")
+            self.phase, self.width = r.phase, 0
+        elif not r.done and now - self.last < 0.1:
+            return
+        self.last = now
+        line = self.prefix + describe(r)
+        self.stream.write("\r" + line + " " * max(0, self.width - len(line)))
+        self.width = len(line)
+        self.stream.flush()
+
+    def close(self):
+        if self.phase is not None:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.phase = None

@@ -1,0 +1,179 @@
+"""`python -m supertok train` run as a user runs it (a subprocess, SUPERTOK_BACKEND forced), once
+per backend present.
+
+- The model it writes is the one supertok.train makes in-process from the same file, and
+  `encode --model` / `decode --model` with it give that encoding's ids and the text back.
+- Piped, it writes one line per phase on standard error and nothing on standard output.
+- Bad arguments and missing files are one `supertok: ...` line and exit status 2.
+- Ctrl-C (SIGINT) while it reads a source stops it with exit status 130, one line, no traceback,
+  and no model file (or temporary file) left behind.
+
+pywasm interprets the module: it trains on a few lines only.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import BACKENDS, ROOT, load_vectors
+
+import supertok
+
+
+@pytest.fixture(params=BACKENDS)
+def be(request):
+    return request.param
+
+
+def run(backend, *args, input=b"", **kw):
+    e = dict(os.environ, SUPERTOK_BACKEND=backend)
+    e.pop("SUPERTOK_TRACEBACK", None)
+    return subprocess.run([sys.executable, "-m", "supertok"] + list(args), input=input, capture_output=True,
+                          env=e, timeout=600, **kw)
+
+
+def fails(r, *needles, status=2):
+    err = r.stderr.decode("utf-8")
+    assert r.returncode == status, (r.returncode, err)
+    assert err.startswith("supertok: ") and err.endswith("\n") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    for n in needles:
+        assert n in err, (n, err)
+    return err
+
+
+def corpus(backend):
+    _, rows = load_vectors(os.path.join(ROOT, "vectors", "texts", "udhr.jsonl"))
+    lines = [ln for r in rows for ln in r["text"].split("\n") if ln.strip()]
+    lines = lines[:4] if backend == "pywasm" else lines[:200]
+    return "".join(ln + "\n" for ln in lines)
+
+
+def test_train_then_encode_with_the_model(be, tmp_path):
+    src = tmp_path / "corpus.txt"
+    src.write_text(corpus(be), encoding="utf-8")
+    model = tmp_path / "tok.stmodel"
+    vocab = 300 if be == "pywasm" else 1000
+    r = run(be, "train", str(src), "--vocab-size", str(vocab), "--alphabet", "ube",
+            "--special-token", "<|endoftext|>", "-o", str(model))
+    assert r.returncode == 0, r.stderr.decode()
+    assert r.stdout == b""
+    # the same model as the Python API makes from the same file
+    prev = supertok._set_backend(be)
+    try:
+        enc = supertok.train(str(src), vocab_size=vocab, alphabet="ube", special_tokens=["<|endoftext|>"],
+                             progress=False)
+        data = model.read_bytes()
+        assert data.replace(b"name tok\n", b"name %s\n" % enc.name.encode()) == enc._model_data
+        assert b"name tok\n" in data  # named after the file
+        text = "Everyone has the right to life, liberty and security of person. 人人生而自由"
+        want = enc.encode(text)
+    finally:
+        supertok._set_backend(prev)
+    ids = json.loads(run(be, "encode", "--model", str(model), input=text.encode()).stdout)
+    assert ids == want
+    back = run(be, "decode", "--model", str(model), input=json.dumps(ids).encode())
+    assert back.returncode == 0 and back.stdout.decode("utf-8") == text  # CPython's text, round trip
+
+
+def test_piped_output_is_one_line_per_phase(be, tmp_path):
+    src = tmp_path / "c.txt"
+    text = corpus(be)
+    src.write_text(text, encoding="utf-8")
+    model = tmp_path / "m.stmodel"
+    r = run(be, "train", str(src), "--vocab-size", "260", "-o", str(model))
+    assert r.returncode == 0 and r.stdout == b""
+    lines = r.stderr.decode().splitlines()
+    assert len(lines) == 3, lines
+    n_docs, n_bytes = text.count("\n"), len(text.encode("utf-8"))
+    assert lines[0].startswith("supertok train: counted %d documents, " % n_docs), lines[0]
+    assert lines[1].startswith("supertok train: learned ") and " merges of 17 in " in lines[1], lines[1]
+    assert lines[2].startswith("supertok train: wrote %s (" % model), lines[2]
+    assert "n_vocab %d" % supertok.load_model(str(model)).n_vocab in lines[2]
+    assert n_bytes > 0
+    # --progress off: nothing at all
+    r = run(be, "train", str(src), "--vocab-size", "260", "-o", str(model), "--progress", "off")
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+
+
+def test_live_progress_line(tmp_path):
+    """--progress on (what a terminal gets): one line per phase redrawn with '\\r', naming the phase,
+    documents and bytes counted, merges done of the target and the rate."""
+    be = BACKENDS[0]
+    src = tmp_path / "c.txt"
+    text = corpus(be)
+    src.write_text(text, encoding="utf-8")
+    r = run(be, "train", str(src), "--vocab-size", "260", "-o", str(tmp_path / "m.stmodel"), "--progress", "on")
+    assert r.returncode == 0 and r.stdout == b""
+    lines = r.stderr.decode().split("\n")
+    assert lines[-1] == "" and len(lines) == 4, lines
+    count, merge, wrote = (ln.split("\r")[-1] for ln in lines[:3])
+    assert lines[0].startswith("\rsupertok train: counting: ") and lines[1].startswith("\rsupertok train: merging: ")
+    assert count.startswith("supertok train: counting: %d documents, " % text.count("\n")) and "B/s" in count
+    assert merge.startswith("supertok train: merging: ") and "/17 merges (" in merge and "merges/s" in merge
+    assert wrote.startswith("supertok train: wrote ")
+
+
+def test_bad_arguments(tmp_path):
+    be = BACKENDS[0]
+    src = tmp_path / "c.txt"
+    src.write_text("hello hello world\n", encoding="utf-8")
+    out = str(tmp_path / "m.stmodel")
+    fails(run(be, "train", str(src), "-o", out), "--vocab-size")
+    fails(run(be, "train", str(src), "--vocab-size", "1000"), "-o")
+    fails(run(be, "train", str(src), "--vocab-size", "ten", "-o", out), "--vocab-size", "'ten' is not a whole number")
+    fails(run(be, "train", str(src), "--vocab-size", "100", "-o", out), "--vocab-size", "the minimum is 243")
+    fails(run(be, "train", str(src), "--vocab-size", "300", "--mode", "hf", "--alphabet", "ube", "-o", out), "--mode")
+    fails(run(be, "train", str(src), "--vocab-size", "300", "--mode", "bpe", "-o", out), "--mode")
+    fails(run(be, "train", str(src), "--vocab-size", "300", "--scripts", "Han", "-o", out), "--scripts",
+          "--script-aware")
+    fails(run(be, "train", str(src), "--vocab-size", "300", "--script-aware", "--scripts", "Klingon", "-o", out),
+          "--scripts", "Klingon")
+    fails(run(be, "train", str(src), "--vocab-size", "300", "--special-token", "", "-o", out), "--special-token")
+    fails(run(be, "train", str(src), "--vocab-size", "300", "--threads", "0", "-o", out), "--threads")
+    fails(run(be, "train", str(src / "nope"), "--vocab-size", "300", "-o", out), "cannot read")
+    fails(run(be, "train", str(tmp_path / "missing.txt"), "--vocab-size", "300", "-o", out), "missing.txt",
+          "No such file")
+    fails(run(be, "train", str(tmp_path), "--vocab-size", "300", "-o", out), "is a directory")
+    fails(run(be, "train", str(src), "--vocab-size", "300", "-o", str(tmp_path / "no" / "m")), "does not exist")
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine\nab\xff\n")
+    fails(run(be, "train", str(bad), "--vocab-size", "300", "-o", out), str(bad), "line 2", "invalid UTF-8")
+    assert not os.path.exists(out)
+
+
+def test_ctrl_c_stops_cleanly(be, tmp_path):
+    """SIGINT while the trainer waits on a source that is still being written (a FIFO): exit 130, one
+    line, no model and no temporary file in the output's directory."""
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes on this platform")
+    fifo = tmp_path / "slow.txt"
+    os.mkfifo(fifo)
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    e = dict(os.environ, SUPERTOK_BACKEND=be)
+    e.pop("SUPERTOK_TRACEBACK", None)
+    p = subprocess.Popen([sys.executable, "-m", "supertok", "train", str(fifo), "--vocab-size", "300",
+                          "--threads", "2", "-o", str(outdir / "m.stmodel")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
+    w = open(fifo, "wb")  # blocks until the trainer opens it for reading
+    try:
+        w.write(b"hello world, the first lines of a long corpus\n" * 2000)
+        w.flush()
+        time.sleep(1.0)  # it has read what there is and waits for more
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        try:
+            w.close()
+        except BrokenPipeError:
+            pass
+    err = err.decode()
+    assert p.returncode == 130, (p.returncode, err)
+    assert err == "supertok: interrupted\n", err
+    assert out == b""
+    assert os.listdir(outdir) == []
