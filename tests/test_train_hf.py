@@ -87,7 +87,7 @@ def _pretoken_disagreement(docs, pattern, script_aware=False):
 
 
 def _compare_with_hf(docs, vocab_size, pattern="o200k", script_aware=False, special_tokens=()):
-    enc = _train()(docs, vocab_size=vocab_size, mode="hf", alphabet="bytes", pattern=pattern,
+    enc = _train()(iter(docs), vocab_size=vocab_size, mode="hf", alphabet="bytes", pattern=pattern,
                    script_aware=script_aware, special_tokens=tuple(special_tokens))
     ours = train_reference.merge_bytes(_merges(enc))
     seqs = generate_train.hf_sequences(docs, pattern, script_aware)
@@ -137,10 +137,10 @@ def test_thread_counts_give_identical_models(mode, alphabet, script_aware, tmp_p
         f.write("".join(docs))
     opts = dict(vocab_size=4096, mode=mode, alphabet=alphabet, script_aware=script_aware)
     train = _train()
-    want = _merges(train(docs, threads=1, **opts))
+    want = _merges(train(iter(docs), threads=1, **opts))
     assert len(want) > 1000
     for threads in (1, 2, 4):
-        got = _merges(train(list(docs), threads=threads, **opts))
+        got = _merges(train(iter(docs), threads=threads, **opts))
         assert got == want, "threads=%d differs from threads=1 (list of documents)" % threads
         got = _merges(train(str(path), threads=threads, **opts))
         assert got == want, ("threads=%d on the .txt file differs from the list of its lines"
@@ -157,9 +157,9 @@ def test_native_and_wasm_give_identical_models():
         try:
             train = _train()
             results[name] = [
-                _merges(train(docs, vocab_size=3000, mode="paper", alphabet="bytes")),
-                _merges(train(docs, vocab_size=3000, mode="hf", alphabet="bytes")),
-                _merges(train(docs, vocab_size=3000, mode="paper", alphabet="ube",
+                _merges(train(iter(docs), vocab_size=3000, mode="paper", alphabet="bytes")),
+                _merges(train(iter(docs), vocab_size=3000, mode="hf", alphabet="bytes")),
+                _merges(train(iter(docs), vocab_size=3000, mode="paper", alphabet="ube",
                               script_aware=True, scripts=["Han", "Arabic"])),
             ]
         finally:
@@ -176,7 +176,7 @@ def test_saved_model_reloads_to_the_same_ids(alphabet, tmp_path):
     held_out = (head_documents("en_train.txt.xz", 0.05, skip_bytes=int(0.5 * SCALE * MB))
                 + head_documents("zh.txt.xz", 0.05, skip_bytes=int(0.25 * SCALE * MB))
                 + head_documents("ja.txt.xz", 0.05))
-    enc = _train()(train_docs, vocab_size=6000, alphabet=alphabet,
+    enc = _train()(iter(train_docs), vocab_size=6000, alphabet=alphabet,
                    special_tokens=("<|endoftext|>", "<|pad|>"))
     path = tmp_path / ("model_%s.stmodel" % alphabet)
     enc.save(str(path))
@@ -228,7 +228,7 @@ def test_random_small_corpora():
         specials = _random_specials(rng, docs)
         mf = rng.choice([0, 0, 0, 2, 3])
         extra = rng.randrange(0, 25)
-        enc = train(docs, vocab_size=256 + len(specials) + extra, mode="hf",
+        enc = train(iter(docs), vocab_size=256 + len(specials) + extra, mode="hf",
                     special_tokens=specials, min_frequency=mf)
         theirs = generate_train.hf_train(generate_train.hf_sequences(docs), 256 + len(specials) + extra,
                                          specials, mf)
@@ -240,6 +240,6 @@ def test_random_small_corpora():
             opts = dict(vocab_size=alpha + len(specials) + extra, mode="paper", alphabet=alphabet,
                         special_tokens=specials, min_frequency=mf)
             want = [tuple(m) for m in train_reference.train(docs, **opts)]
-            assert _merges(train(docs, **opts)) == want, (
+            assert _merges(train(iter(docs), **opts)) == want, (
                 "trial %d, paper/%s, documents %r, specials %r, min_frequency %d" % (
                     trial, alphabet, docs, specials, mf))

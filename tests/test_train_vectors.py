@@ -2,10 +2,11 @@
 
 Each case of vectors/train/merges.jsonl is the call
 
-    supertok.train(documents, vocab_size=..., mode=..., alphabet=..., pattern=...,
+    supertok.train(iter(documents), vocab_size=..., mode=..., alphabet=..., pattern=...,
                    script_aware=..., scripts=..., special_tokens=..., min_frequency=...)
 
-on its corpus (vectors/train/corpora.jsonl); the Encoding's `merges` must equal the case's
+on its corpus (vectors/train/corpora.jsonl; an iterator of the documents: a list is a
+list of paths); the Encoding's `merges` must equal the case's
 merges exactly, as a list of (left_id, right_id, count) tuples. The expected merges come from
 the naive reference trainer (vectors/train_reference.py), and in hf mode from HuggingFace
 tokenizers too (the generator checks every hf case against it).
@@ -124,7 +125,7 @@ def test_train_case(case, backend):
     if backend == "pywasm" and sum(map(len, docs)) > meta["pywasm_max_corpus_chars"]:
         pytest.skip("pywasm: the vectors' subset only (an interpreter)")
     train = _train()
-    enc = train(list(docs), **_options(case))
+    enc = train(iter(docs), **_options(case))
     got = [tuple(m) for m in enc.merges]
     want = [tuple(m) for m in case["merges"]]
     assert got == want, "%s on %s: %s" % (case["case"], backend, _first_difference(got, want))
