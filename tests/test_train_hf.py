@@ -12,7 +12,9 @@
 - a saved model (Encoding.save) reloads with supertok.load_model to the same ids on held-out
   real text, and decodes back to the text;
 - on 300 random small corpora (no shared corpora needed), hf mode equals tokenizers with special
-  tokens and min_frequency, and paper mode over bytes and UBE equals the reference trainer.
+  tokens and min_frequency, and paper mode over bytes and UBE equals the reference trainer; on
+  200 more, hf mode equals tokenizers with special tokens that collide in HuggingFace's
+  vocabulary (a byte's character, a merged token's string).
 
 Documents are the corpus's lines, each with its '\\n' (how a .txt file is read), streamed from
 the .xz file: only the first SUPERTOK_TRAIN_HF_SCALE (default 1) times the listed megabytes
@@ -203,38 +205,41 @@ def _random_corpus(rng):
             for _ in range(rng.randrange(0, 8))]
 
 
-def _random_specials(rng, docs):
-    """Special tokens, some of them colliding in HuggingFace's vocabulary: the byte-level string
-    of a piece of the text (a merged token's string), one character, or an ordinary one."""
+def _random_specials(rng, docs, colliding):
+    """Special tokens. colliding: some are, in HuggingFace's vocabulary, the byte-level string of
+    a piece of the text (a merged token's string, or a byte's character) or one character of it;
+    else they are texts like <|endoftext|> that no token's string equals."""
     out = []
     text = "".join(docs).encode("utf-8") or b"a"
-    for _ in range(rng.randrange(0, 3)):
-        i = rng.randrange(len(text))
-        piece = text[i:i + rng.randrange(1, 4)]
-        out.append(rng.choice([train_reference.byte_level(piece),
-                               piece.decode("utf-8", "ignore") or "a", "<|endoftext|>"]))
+    for _ in range(rng.randrange(1 if colliding else 0, 3)):
+        if colliding:
+            i = rng.randrange(len(text))
+            piece = text[i:i + rng.randrange(1, 4)]
+            out.append(rng.choice([train_reference.byte_level(piece),
+                                   piece.decode("utf-8", "ignore") or "a"]))
+        else:
+            out.append(rng.choice(["<|endoftext|>", "<|pad|>", "<|fim_prefix|>"]))
     return tuple(dict.fromkeys(out))
 
 
-def test_random_small_corpora():
-    """300 random small corpora: hf mode against tokenizers (special tokens and min_frequency
-    included: a special whose text is a byte-level character or a merged token's string lets
-    HuggingFace make one more merge), paper mode over bytes and UBE against the reference."""
+def _check_random_corpora(seed, trials, colliding, paper):
     import random
-    rng = random.Random(20261201)
+    rng = random.Random(seed)
     train = _train()
-    for trial in range(300):
+    for trial in range(trials):
         docs = _random_corpus(rng)
-        specials = _random_specials(rng, docs)
+        specials = _random_specials(rng, docs, colliding)
         mf = rng.choice([0, 0, 0, 2, 3])
         extra = rng.randrange(0, 25)
-        enc = train(iter(docs), vocab_size=256 + len(specials) + extra, mode="hf",
-                    special_tokens=specials, min_frequency=mf)
-        theirs = generate_train.hf_train(generate_train.hf_sequences(docs), 256 + len(specials) + extra,
-                                         specials, mf)
+        vocab = 256 + len(specials) + extra
+        enc = train(iter(docs), vocab_size=vocab, mode="hf", special_tokens=specials,
+                    min_frequency=mf)
+        theirs = generate_train.hf_train(generate_train.hf_sequences(docs), vocab, specials, mf)
         diff = generate_train.first_difference(train_reference.merge_bytes(_merges(enc)), theirs)
         assert diff is None, "trial %d, hf, documents %r, specials %r, min_frequency %d: %s" % (
             trial, docs, specials, mf, diff)
+        if not paper:
+            continue
         for alphabet in ("bytes", "ube"):
             alpha = len(train_reference.alphabet_symbols("paper", alphabet))
             opts = dict(vocab_size=alpha + len(specials) + extra, mode="paper", alphabet=alphabet,
@@ -243,3 +248,18 @@ def test_random_small_corpora():
             assert _merges(train(iter(docs), **opts)) == want, (
                 "trial %d, paper/%s, documents %r, specials %r, min_frequency %d" % (
                     trial, alphabet, docs, specials, mf))
+
+
+def test_random_small_corpora():
+    """300 random small corpora: hf mode against tokenizers (with special tokens and
+    min_frequency), paper mode over bytes and UBE against the reference trainer."""
+    _check_random_corpora(20261201, 300, colliding=False, paper=True)
+
+
+def test_random_small_corpora_special_collisions():
+    """hf mode against tokenizers with special tokens that collide in HuggingFace's vocabulary:
+    a special whose text is a byte's byte-level character takes that byte's place (its id
+    orders it first in ties), one whose text is a merged token's string makes that merge take
+    the special's id without growing the vocabulary; either way HuggingFace makes one merge
+    more (vectors/train_reference.py; the .../special-collision cases of the vectors)."""
+    _check_random_corpora(20261202, 200, colliding=True, paper=False)
