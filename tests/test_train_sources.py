@@ -399,7 +399,7 @@ def test_pywasm_trains_as_the_others(backend, tmp_path):
         f.write("".join(SMALL).encode("utf-8"))
     enc = _train(str(p), vocab_size=243 + 12)
     assert len(enc.merges) == 12
-    others = [b for b in BACKENDS if b != backend]
+    others = [b for b in BACKENDS if b not in (backend, "pywasm")]  # a fast backend to compare with
     if others:
         prev = supertok._set_backend(get_backend(others[0]))
         try:
@@ -408,24 +408,3 @@ def test_pywasm_trains_as_the_others(backend, tmp_path):
             supertok._set_backend(prev)
     text = SMALL[0] + SMALL[3]
     assert enc.decode(enc.encode(text)) == text
-
-
-# ---- the training vectors (vectors/train/, written by the naive reference trainer) -----------------
-
-TRAIN_VECTORS = os.path.join(ROOT, "vectors", "train", "merges.jsonl")
-
-
-@pytest.mark.skipif(not os.path.exists(TRAIN_VECTORS), reason="vectors/train/merges.jsonl is not generated yet")
-def test_train_vectors_through_the_python_api(backend):
-    _, cases = load_vectors(TRAIN_VECTORS)
-    _, corpora = load_vectors(os.path.join(ROOT, "vectors", "train", "corpora.jsonl"))
-    docs = {c["corpus"]: c["documents"] for c in corpora}
-    if backend == "pywasm":
-        cases = [c for c in cases if len("".join(docs[c["corpus"]])) < 400 and len(c["merges"]) <= 40][:1]
-    assert cases
-    for case in cases:
-        enc = _train(iter(docs[case["corpus"]]), vocab_size=case["vocab_size"], mode=case["mode"],
-                     alphabet=case["alphabet"], pattern=case["pattern"], script_aware=case["script_aware"],
-                     scripts=case["scripts"], special_tokens=case["special_tokens"],
-                     min_frequency=case["min_frequency"])
-        assert [list(m) for m in enc.merges] == case["merges"], case["case"]
