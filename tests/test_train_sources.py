@@ -408,3 +408,32 @@ def test_pywasm_trains_as_the_others(backend, tmp_path):
             supertok._set_backend(prev)
     text = SMALL[0] + SMALL[3]
     assert enc.decode(enc.encode(text)) == text
+
+
+def test_trainer_backend_calls(backend):
+    """The trainer's own calls: stepping in small steps gives the merges of one big step, the
+    statistics follow, trainer_merges is the model's merges section, frees are idempotent."""
+    no_pywasm(backend)
+    b = supertok._get()
+    docs = [d.encode("utf-8") for d in _small(backend)]
+    c = b.counter_new(3, 0, None)
+    b.counter_add_documents(c, docs)
+    one, steps = b.trainer_new(c, 0, 0, 243 + 25, 0, 1), b.trainer_new(c, 0, 0, 243 + 25, 0, 1)
+    b.counter_free(c)  # the trainers copied the counts
+    try:
+        assert b.trainer_stat(one, 0) == 243 and b.trainer_stat(one, 1) == 24  # alphabet, target
+        assert b.trainer_stat(one, 4) == len(set(p for d in docs for p in supertok.pretokenize(d.decode())))
+        assert b.trainer_step(one, 1000) == 24 and b.trainer_stat(one, 3) == 1
+        made = [b.trainer_step(steps, k) for k in (1, 2, 3, 5, 100)]
+        assert made == [1, 2, 3, 5, 13] and b.trainer_stat(steps, 2) == 24
+        assert b.trainer_merges(steps) == b.trainer_merges(one)
+        model = b.trainer_write_model(one, b"t", [b"<|endoftext|>"])
+        enc = supertok.load_model(model)
+        assert enc.merges == b.trainer_merges(one) and enc.name == "t"
+        assert enc.encode("<|endoftext|>", allowed_special="all") == [256 + 24]
+        with pytest.raises(supertok.SupertokError):
+            b.trainer_write_model(one, b"t", [])  # n_specials must be the trainer's
+    finally:
+        for t in (one, steps):
+            b.trainer_free(t)
+            b.trainer_free(t)

@@ -445,7 +445,7 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
     the same for any number. The wasm backends run one call at a time and ignore it.
 
     progress: None shows a live progress line on standard error when it is a terminal, nothing
-    otherwise; False shows nothing; a callable is called with a TrainProgress (phase "count" or
+    otherwise; True shows it always; False shows nothing; a callable is called with a TrainProgress (phase "count" or
     "merge", documents, bytes, merges, target, elapsed, done) as the work goes on.
 
     Ctrl-C (KeyboardInterrupt) stops counting between core calls and training between steps; the
