@@ -1,0 +1,139 @@
+"""The trainer's golden vectors (vectors/train/) on every backend.
+
+Each case of vectors/train/merges.jsonl is the call
+
+    supertok.train(documents, vocab_size=..., mode=..., alphabet=..., pattern=...,
+                   script_aware=..., scripts=..., special_tokens=..., min_frequency=...)
+
+on its corpus (vectors/train/corpora.jsonl); the Encoding's `merges` must equal the case's
+merges exactly, as a list of (left_id, right_id, count) tuples. The expected merges come from
+the naive reference trainer (vectors/train_reference.py), and in hf mode from HuggingFace
+tokenizers too (the generator checks every hf case against it).
+
+native and wasmtime train every case; pywasm (an interpreter) the cases whose corpus has at
+most the header's `pywasm_max_corpus_chars` characters.
+
+Also checked: the headers and record fields, properties every BPE merge list has (ids refer to
+earlier ids, counts never increase, the vocabulary budget is respected), and
+`python vectors/generate_train.py --check` (the committed files are not stale; it runs the
+reference and the HuggingFace check, and needs only the vendored UDHR excerpts).
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+import supertok
+from conftest import ROOT, load_vectors
+
+VEC_DIR = os.path.join(ROOT, "vectors", "train")
+CORPORA_FILE = os.path.join(VEC_DIR, "corpora.jsonl")
+MERGES_FILE = os.path.join(VEC_DIR, "merges.jsonl")
+CASE_KEYS = {"case", "corpus", "mode", "alphabet", "pattern", "script_aware", "scripts",
+             "vocab_size", "min_frequency", "special_tokens", "merges", "alphabet_size"}
+META_KEYS = ("generated_by", "part", "file", "records", "fields", "oracle", "tokenizers")
+
+
+def _corpora():
+    return {r["corpus"]: r["documents"] for r in load_vectors(CORPORA_FILE)[1]}
+
+
+def _cases():
+    return load_vectors(MERGES_FILE)[1] if os.path.exists(MERGES_FILE) else []
+
+
+def _train():
+    """supertok.train, or a failure saying it is not there yet (issue 10, item 4)."""
+    train = getattr(supertok, "train", None)
+    if train is None:
+        pytest.fail("supertok.train does not exist (yet): issue 10 item 4, the Python training "
+                    "API, is what these vectors test")
+    return train
+
+
+def _options(case):
+    return dict(vocab_size=case["vocab_size"], mode=case["mode"], alphabet=case["alphabet"],
+                pattern=case["pattern"], script_aware=case["script_aware"],
+                scripts=case["scripts"], special_tokens=tuple(case["special_tokens"]),
+                min_frequency=case["min_frequency"])
+
+
+def _first_difference(got, want):
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g != w:
+            return "merge %d: got %r, expected %r" % (i, g, w)
+    return "got %d merges, expected %d" % (len(got), len(want))
+
+
+def test_files_present():
+    for path in (CORPORA_FILE, MERGES_FILE):
+        assert os.path.exists(path), "%s is missing: run python vectors/generate_train.py" % path
+
+
+def test_headers_and_fields():
+    corpora = _corpora()
+    for path, part_keys in ((CORPORA_FILE, {"corpus", "documents"}), (MERGES_FILE, CASE_KEYS)):
+        meta, rows = load_vectors(path)
+        assert set(meta) == {"_meta"}, path
+        m = meta["_meta"]
+        for k in META_KEYS:
+            assert k in m, "%s: header lacks %s" % (path, k)
+        assert m["part"] == "train" and m["file"] == os.path.basename(path)
+        assert m["records"] == len(rows), path
+        assert m["tokenizers"] == "0.23.3"
+        for i, r in enumerate(rows):
+            assert set(r) == part_keys, "%s record %d: keys %s" % (path, i, sorted(r))
+    names = [c["case"] for c in _cases()]
+    assert len(set(names)) == len(names), "case names are not unique"
+    for c in _cases():
+        assert c["corpus"] in corpora, c["case"]
+        assert c["mode"] in ("paper", "hf") and c["alphabet"] in ("bytes", "ube"), c["case"]
+        assert not (c["mode"] == "hf" and c["alphabet"] == "ube"), c["case"]
+        assert c["pattern"] in ("gpt2", "cl100k", "o200k"), c["case"]
+
+
+def test_merge_lists_are_bpe():
+    """Properties of any BPE merge list, on the expected data: each merge joins ids that
+    exist before it, counts are positive and never increase (a new pair's occurrences each hold
+    an occurrence of the token just made), min_frequency holds, and the number of merges stays
+    within the budget vocab_size counts (hf: one more per special colliding with a token)."""
+    meta = load_vectors(MERGES_FILE)[0]["_meta"]
+    sizes = meta["alphabet_sizes"]
+    for c in _cases():
+        A = 256 if c["alphabet"] == "bytes" else 512
+        assert c["alphabet_size"] == sizes["%s/%s" % (c["mode"], c["alphabet"])], c["case"]
+        budget = c["vocab_size"] - c["alphabet_size"] - len(c["special_tokens"])
+        slack = len(c["special_tokens"]) if c["mode"] == "hf" else 0
+        assert len(c["merges"]) <= budget + slack, c["case"]
+        prev = None
+        for i, (left, right, count) in enumerate(c["merges"]):
+            assert 0 <= left < A + i and 0 <= right < A + i, (c["case"], i)
+            assert count >= max(1, c["min_frequency"]), (c["case"], i)
+            assert prev is None or count <= prev, (c["case"], i)
+            prev = count
+
+
+def _case_params():
+    return [pytest.param(c, id=c["case"]) for c in _cases()]
+
+
+@pytest.mark.parametrize("case", _case_params())
+def test_train_case(case, backend):
+    meta = load_vectors(MERGES_FILE)[0]["_meta"]
+    docs = _corpora()[case["corpus"]]
+    if backend == "pywasm" and sum(map(len, docs)) > meta["pywasm_max_corpus_chars"]:
+        pytest.skip("pywasm: the vectors' subset only (an interpreter)")
+    train = _train()
+    enc = train(list(docs), **_options(case))
+    got = [tuple(m) for m in enc.merges]
+    want = [tuple(m) for m in case["merges"]]
+    assert got == want, "%s on %s: %s" % (case["case"], backend, _first_difference(got, want))
+
+
+def test_train_vectors_not_stale():
+    # Runs on a fresh clone: the generator reads the vendored UDHR excerpts, the reference
+    # trainer and tokenizers (a test extra).
+    proc = subprocess.run([sys.executable, os.path.join("vectors", "generate_train.py"), "--check"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, "vectors/generate_train.py --check exited %d:\n%s%s" % (
+        proc.returncode, proc.stdout, proc.stderr)

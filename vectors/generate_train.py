@@ -1,0 +1,409 @@
+"""Regenerate the trainer's golden vectors in vectors/train/ from the naive reference trainer.
+
+    python vectors/generate_train.py           write vectors/train/corpora.jsonl and merges.jsonl
+    python vectors/generate_train.py --check   regenerate in memory; exit 1 naming every stale file
+
+The expected merges come from vectors/train_reference.py (docs/design.md §8, written for clarity:
+every pair recounted from scratch at every step). Every `hf` case is also trained by HuggingFace
+tokenizers itself (the pinned oracle, tokenizers==0.23.3) on exactly the reference's pretokens,
+and the generator stops, naming the case and the first differing merge, on any difference; so
+the hf vectors are HuggingFace's merges (their counts are the reference's: HuggingFace does not
+report counts).
+
+How HuggingFace is made to see our pretokens: each document's pretokens (vectors/oracle.py, the
+regex-based reference pre-tokenizer) are joined with U+E000, which no corpus here contains (the
+generator checks), and the document is one training sequence for a tokenizer whose
+pre-tokenizer splits on U+E000 (removing it) and then maps bytes to byte-level characters
+(ByteLevel with add_prefix_space=False, use_regex=False); no normalizer. BpeTrainer gets
+vocab_size, initial_alphabet=ByteLevel.alphabet(), special_tokens, min_frequency and
+show_progress=False. Its merges (byte-level strings) are mapped back to bytes and compared with
+the reference's.
+
+Corpora: lines of the UDHR excerpts vendored in vectors/texts/udhr.jsonl (real text in several
+scripts; each line one document, its '\\n' kept, as a .txt file is read) and hand-written
+engineered corpora (runs, ties, cross-script words, UBE-routed text, empty and one-document
+corpora, CRLF, special tokens in the text). Output is byte-for-byte deterministic.
+"""
+import importlib.metadata
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+OUT_DIR = os.path.join(HERE, "train")
+GENERATED_BY = "python vectors/generate_train.py"
+ORACLE_TOKENIZERS = "0.23.3"
+ORACLE_REGEX = "2024.11.6"
+
+sys.path.insert(0, HERE)
+import oracle  # noqa: E402
+import train_reference as ref  # noqa: E402
+from generate_ube import _dump  # noqa: E402  (the escapes shared by every vector file)
+
+# ---------------------------------------------------------------------------------------------
+# The HuggingFace oracle.
+
+HF_DELIM = "\ue000"  # joins a document's pretokens; no corpus may contain it
+_UNCHAR = {cp: b for b, cp in ref.GPT2_CHAR.items()}
+
+
+def require_tokenizers():
+    """tokenizers, if it is the pinned version; else exit naming what is installed."""
+    try:
+        have = importlib.metadata.version("tokenizers")
+    except importlib.metadata.PackageNotFoundError:
+        have = None
+    if have != ORACLE_TOKENIZERS:
+        sys.exit("generate_train.py: needs tokenizers==%s (the pinned oracle for hf mode), found %s;"
+                 " pip install tokenizers==%s" % (ORACLE_TOKENIZERS, have, ORACLE_TOKENIZERS))
+    import tokenizers
+    return tokenizers
+
+
+def hf_sequences(documents, pattern="o200k", script_aware=False, scripts=None, split=None):
+    """One training sequence per document: its pretokens joined with HF_DELIM. split (a
+    function text -> pretokens) replaces vectors/oracle.py's pre-tokenizer when given."""
+    out = []
+    for k, doc in enumerate(documents):
+        if HF_DELIM in doc:
+            raise ValueError("document %d contains U+E000, the separator the HuggingFace check "
+                             "joins pretokens with" % k)
+        pieces = split(doc) if split else oracle.pretokenize(doc, pattern, script_aware, scripts)
+        out.append(HF_DELIM.join(pieces))
+    return out
+
+
+def hf_train(sequences, vocab_size, special_tokens=(), min_frequency=0):
+    """HuggingFace BpeTrainer's merges on sequences made by hf_sequences, as (left bytes,
+    right bytes) in order."""
+    tk = require_tokenizers()
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(HF_DELIM, behavior="removed"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  special_tokens=list(special_tokens), min_frequency=min_frequency,
+                                  show_progress=False)
+    tok.train_from_iterator(sequences, trainer)
+    assert tk.__version__ == ORACLE_TOKENIZERS
+    merges = json.loads(tok.to_str())["model"]["merges"]
+    out = []
+    for m in merges:
+        left, right = m.split(" ") if isinstance(m, str) else m
+        out.append((bytes(_UNCHAR[ord(c)] for c in left), bytes(_UNCHAR[ord(c)] for c in right)))
+    return out
+
+
+def hf_special_collision(merges, special_tokens):
+    """Whether a special token's text is, in HuggingFace's vocabulary, the string of a byte
+    (its byte-level character) or of one of these merges: then HuggingFace's vocabulary counts
+    it once, and it makes one more merge than vocab_size - 256 - len(special_tokens)."""
+    strings = {ref.byte_level(bytes([b])) for b in range(256)}
+    strings.update(ref.byte_level(l + r) for l, r in ref.merge_bytes(merges))
+    return any(s in strings for s in special_tokens)
+
+
+def first_difference(a, b):
+    """A line naming the first index where two merge lists differ, or None."""
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return "merge %d: reference %r, HuggingFace %r" % (i, x, y)
+    if len(a) != len(b):
+        return "lengths differ: reference %d merges, HuggingFace %d" % (len(a), len(b))
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Corpora.
+
+# Scripts taken from the UDHR excerpts: (corpus name, the excerpts' dominant script)
+UDHR_SCRIPTS = [("udhr_latin", "Latin"), ("udhr_cyrillic", "Cyrillic"), ("udhr_greek", "Greek"),
+                ("udhr_arabic", "Arabic"), ("udhr_devanagari", "Devanagari"), ("udhr_han", "Han"),
+                ("udhr_japanese", "Hiragana"), ("udhr_thai", "Thai"), ("udhr_hangul", "Hangul")]
+UDHR_PER_SCRIPT = 2  # translations per script corpus (the first ones of vectors/texts/udhr.jsonl)
+
+
+def udhr_corpora():
+    """{name: documents} and the UDHR codes used: from the `encode` excerpts (about 450
+    characters each, article 13 of each translation), the first UDHR_PER_SCRIPT translations of
+    each script, one document per line; udhr_mixed holds the first of each script."""
+    import vendor_udhr
+    by_script = {}
+    for code, script, text in vendor_udhr.excerpts("encode"):
+        by_script.setdefault(script, []).append((code, text))
+    out, codes = {}, []
+    mixed = []
+    for name, script in UDHR_SCRIPTS:
+        chosen = by_script[script][:UDHR_PER_SCRIPT]
+        docs = []
+        for code, text in chosen:
+            docs += text.splitlines(keepends=True)
+            codes.append(code)
+        out[name] = docs
+        mixed += chosen[0][1].splitlines(keepends=True)
+    out["udhr_mixed"] = mixed
+    return out, sorted(set(codes))
+
+
+ENGINEERED = {
+    # identical symbols: (a, a) counts floor(k/2) per run in paper mode, k-1 in hf mode
+    "runs": ["aaaaa", "aaaa aaa", "aaa", "a aa aaa aaaa aaaaa aaaaaa aaaaaaa", "bbbbbbbbb b bb",
+             "abababab aabbaabb", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"],
+    # every pair equally often: only the tie rule decides
+    "ties": ["ab cd ef gh", "ba dc fe hg", "xy yx", "\u00e9a a\u00e9", "!a a!", "ZZ zz",
+             "\u4e2d\u6587 \u6587\u4e2d", "~a a~"],
+    # words mixing scripts in one pretoken, and scripts next to each other
+    "cross_script": ["na\u00efve\u4e2d\u6587\u0444x na\u00efve\u4e2d\u6587\u0444x",
+                     "abc\u0434\u0435\u0436 abc\u0434\u0435\u0436 \u03a9mega \u03a9mega",
+                     "\u6771\u4eactower \u6771\u4eactower kilo\u7c73 kilo\u7c73",
+                     "\u0645\u0631\u062d\u0628\u0627world \u0928\u092e\u0938\u094dte",
+                     "\u30c6\u30b9\u30c8test\u30c6\u30b9\u30c8 \u0e44\u0e17\u0e22abc"],
+    # text routed to UTF-16 in UBE: CJK, Devanagari, kana, emoji (surrogate pairs)
+    "ube_text": ["\u4e2d\u6587\u4e2d\u6587 \u4f60\u597d\u4f60\u597d \u4e16\u754c",
+                 "\u0928\u092e\u0938\u094d\u0924\u0947 \u0928\u092e\u0938\u094d\u0924\u0947 "
+                 "\u0939\u093f\u0928\u094d\u0926\u0940",
+                 "\U0001f642\U0001f642\U0001f642 \U0001f44d\U0001f3fd\U0001f44d\U0001f3fd "
+                 "\U0001f600\U0001f600",
+                 "\u3072\u3089\u304c\u306a \u30ab\u30bf\u30ab\u30ca \u3072\u3089\u304c\u306a",
+                 "\ud55c\uad6d\uc5b4 \ud55c\uad6d\uc5b4 \u0440\u0443\u0441\u0441\u043a\u0438\u0439"],
+    "empty": [],
+    "empty_documents": ["", "", ""],
+    "one_document": ["the cat sat on the mat; the cat had the hat, and the hat sat on the cat."],
+    # '\r\n' line ends: pretokens over \r\n, and a document per line as a .txt file gives them
+    "crlf": ["line one\r\n", "line two\r\n", "\r\n", "x\r\n\r\ny and z\r\n", "tail\r"],
+    # special tokens' text counted as ordinary text
+    "specials_in_text": ["hello <|endoftext|> world<|endoftext|>",
+                         "<|endoftext|><|endoftext|> the end",
+                         "the the the <|pad|> then the"],
+    # a small piece of code: digits, punctuation runs, indentation
+    "code": ["def f(x):\n", "    return x + 1  # 123456\n", "for (int i = 0; i < n; ++i) {\n",
+             "\tsum += a[i];\n", "}\n", "x = [1, 22, 333, 4444]\n"],
+}
+
+
+def build_corpora():
+    udhr, codes = udhr_corpora()
+    corpora = dict(udhr)
+    corpora.update(ENGINEERED)
+    return corpora, codes
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases.
+
+MERGES = 48  # merges wanted in an ordinary case (the vocabulary is the alphabet + specials + this)
+
+
+def _case(corpus, mode="paper", alphabet="bytes", pattern="o200k", script_aware=False,
+          scripts=None, special_tokens=(), min_frequency=0, merges=MERGES, vocab_size=None,
+          name=None):
+    return dict(corpus=corpus, mode=mode, alphabet=alphabet, pattern=pattern,
+                script_aware=script_aware, scripts=scripts, special_tokens=list(special_tokens),
+                min_frequency=min_frequency, merges_wanted=merges, vocab_size=vocab_size,
+                name=name)
+
+
+UDHR_NAMES = [n for n, _ in UDHR_SCRIPTS]
+ENDOFTEXT = "<|endoftext|>"
+
+
+def case_list():
+    out = []
+    # every mode x alphabet on every corpus (hf with bytes only)
+    for corpus in UDHR_NAMES + ["udhr_mixed"] + list(ENGINEERED):
+        out.append(_case(corpus, "paper", "bytes"))
+        out.append(_case(corpus, "hf", "bytes"))
+        out.append(_case(corpus, "paper", "ube"))
+    # the other patterns
+    for corpus in ("udhr_mixed", "udhr_latin", "runs", "crlf", "code", "ties"):
+        for pattern in ("gpt2", "cl100k"):
+            out.append(_case(corpus, "paper", "bytes", pattern))
+            out.append(_case(corpus, "hf", "bytes", pattern))
+        out.append(_case(corpus, "paper", "ube", "gpt2"))
+    # script-aware, default scripts and custom lists
+    for corpus in ("udhr_mixed", "udhr_japanese", "udhr_thai", "udhr_han", "cross_script",
+                   "ube_text"):
+        for scripts in (None, ["Han"], ["Latin", "Greek"], []):
+            out.append(_case(corpus, "paper", "bytes", script_aware=True, scripts=scripts))
+            out.append(_case(corpus, "paper", "ube", script_aware=True, scripts=scripts))
+        out.append(_case(corpus, "hf", "bytes", script_aware=True))
+        out.append(_case(corpus, "hf", "bytes", "cl100k", script_aware=True, scripts=["Han"]))
+    # min_frequency stops training before the vocabulary is full
+    for mode, alphabet in (("paper", "bytes"), ("hf", "bytes"), ("paper", "ube")):
+        for corpus, mf in (("udhr_mixed", 3), ("runs", 2), ("one_document", 2), ("udhr_han", 5)):
+            out.append(_case(corpus, mode, alphabet, min_frequency=mf, merges=400))
+    # training until no pair is left
+    for mode, alphabet in (("paper", "bytes"), ("hf", "bytes"), ("paper", "ube")):
+        for corpus in ("runs", "one_document", "ties", "crlf"):
+            out.append(_case(corpus, mode, alphabet, merges=1000,
+                             name="%s/%s-%s/until-no-pair" % (corpus, mode, alphabet)))
+    # vocab_size exactly the alphabet (+ specials): no merge
+    for mode, alphabet in (("paper", "bytes"), ("hf", "bytes"), ("paper", "ube")):
+        out.append(_case("udhr_latin", mode, alphabet, merges=0))
+        out.append(_case("udhr_latin", mode, alphabet, merges=0, special_tokens=[ENDOFTEXT]))
+        out.append(_case("udhr_latin", mode, alphabet, merges=1))
+    # special tokens: present in the text (counted as text), several, absent
+    for mode, alphabet in (("paper", "bytes"), ("hf", "bytes"), ("paper", "ube")):
+        out.append(_case("specials_in_text", mode, alphabet, special_tokens=[ENDOFTEXT]))
+        out.append(_case("specials_in_text", mode, alphabet,
+                         special_tokens=[ENDOFTEXT, "<|pad|>", "<|fim_prefix|>"]))
+        out.append(_case("udhr_mixed", mode, alphabet, special_tokens=[ENDOFTEXT, "<|pad|>"]))
+    # hf: a special whose text is a merged token's string (HuggingFace reuses the special's id
+    # and its vocabulary does not grow: one more merge) or one byte-level character (it takes
+    # the special's id, which orders it first in ties)
+    for specials in (["the"], ["then", "he"], ["a"], ["\u00e9"], ["\u0120"], [ENDOFTEXT, "the"]):
+        out.append(_case("one_document", "hf", "bytes", special_tokens=specials, merges=6))
+        out.append(_case("one_document", "paper", "bytes", special_tokens=specials, merges=6))
+    out.append(_case("specials_in_text", "hf", "bytes", special_tokens=["the", ENDOFTEXT],
+                     merges=12))
+    return out
+
+
+def case_name(c):
+    if c["name"]:
+        return c["name"]
+    parts = [c["corpus"], "%s-%s" % (c["mode"], c["alphabet"]), c["pattern"]]
+    if c["script_aware"]:
+        parts.append("script-aware" + ("" if c["scripts"] is None
+                                       else "[%s]" % ",".join(c["scripts"])))
+    if c["min_frequency"]:
+        parts.append("min-frequency-%d" % c["min_frequency"])
+    if c["special_tokens"]:
+        parts.append("specials-%s" % ",".join(c["special_tokens"]))
+    parts.append("v%d" % c["vocab_size"])
+    return "/".join(parts)
+
+
+def run_case(c, corpora):
+    """The record of one case: the reference's merges, checked against HuggingFace in hf mode."""
+    docs = corpora[c["corpus"]]
+    alpha = len(ref.alphabet_symbols(c["mode"], c["alphabet"]))
+    if c["vocab_size"] is None:
+        c["vocab_size"] = alpha + len(c["special_tokens"]) + c["merges_wanted"]
+    opts = dict(vocab_size=c["vocab_size"], mode=c["mode"], alphabet=c["alphabet"],
+                pattern=c["pattern"], script_aware=c["script_aware"], scripts=c["scripts"],
+                special_tokens=c["special_tokens"], min_frequency=c["min_frequency"])
+    merges = ref.train(docs, **opts)
+    name = case_name(c)
+    if c["mode"] == "hf" and hf_special_collision(merges, c["special_tokens"]):
+        name += "/special-collision"
+    if c["mode"] == "hf":
+        seqs = hf_sequences(docs, c["pattern"], c["script_aware"], c["scripts"])
+        theirs = hf_train(seqs, c["vocab_size"], c["special_tokens"], c["min_frequency"])
+        diff = first_difference(ref.merge_bytes(merges), theirs)
+        if diff:
+            raise SystemExit("generate_train.py: case %s: the reference differs from HuggingFace "
+                             "tokenizers %s: %s" % (name, ORACLE_TOKENIZERS, diff))
+    rec = {"case": name, "corpus": c["corpus"], "mode": c["mode"], "alphabet": c["alphabet"],
+           "pattern": c["pattern"], "script_aware": c["script_aware"], "scripts": c["scripts"],
+           "vocab_size": c["vocab_size"], "min_frequency": c["min_frequency"],
+           "special_tokens": c["special_tokens"], "merges": [list(m) for m in merges],
+           "alphabet_size": alpha}
+    return rec
+
+
+# ---------------------------------------------------------------------------------------------
+# Output.
+
+CORPUS_FIELDS = {
+    "corpus": "the corpus name cases refer to",
+    "documents": "its documents, in order: train on the list of str, each pre-tokenized on its own",
+}
+MERGES_FIELDS = {
+    "case": "a unique name: corpus/mode-alphabet/pattern/options/v<vocab_size>, and "
+            "/special-collision for hf cases where a special token's text is a byte-level "
+            "character or a merged token's string in HuggingFace's vocabulary",
+    "corpus": "the corpus (a record of corpora.jsonl)",
+    "mode": "\"paper\" (the paper's reference semantics) or \"hf\" (HuggingFace tokenizers' "
+            "BpeTrainer), docs/design.md §8",
+    "alphabet": "\"bytes\" (base ids 0-255, merges from 256) or \"ube\" (base ids 0-511, merges "
+                "from 512)",
+    "pattern": "the pre-tokenizer pattern: gpt2, cl100k or o200k",
+    "script_aware": "whether the script-aware pre-tokenizer is used (docs/design.md §5)",
+    "scripts": "null for the default script set, else the chosen Script names",
+    "vocab_size": "the vocab_size argument: alphabet_size + len(special_tokens) + merges wanted "
+                  "(in hf mode a special token whose text equals a byte-level character or a "
+                  "merged token's string lets HuggingFace make one more merge: "
+                  "vectors/train_reference.py)",
+    "min_frequency": "the min_frequency argument (training stops when the best count is below)",
+    "special_tokens": "the special_tokens argument (ids after the merges; their text is counted "
+                      "as ordinary text)",
+    "merges": "the expected merges in order: [left_id, right_id, count]; merge i makes id A + i "
+              "(A = 256 bytes, 512 ube)",
+    "alphabet_size": "the base symbols vocab_size counts: 243 (paper, bytes), 256 (hf), the "
+                     "reachable UBE symbols (paper, ube)",
+}
+
+
+def _meta(name, n, fields, **extra):
+    meta = {"generated_by": GENERATED_BY, "part": "train", "file": name, "records": n,
+            "fields": fields,
+            "oracle": "vectors/train_reference.py (naive: every pair recounted at every step); "
+                      "hf cases also checked merge for merge against tokenizers==%s "
+                      "BpeTrainer" % ORACLE_TOKENIZERS,
+            "tokenizers": ORACLE_TOKENIZERS, "regex": ORACLE_REGEX}
+    meta.update(extra)
+    return meta
+
+
+def check_versions():
+    have = importlib.metadata.version("regex")
+    if have != ORACLE_REGEX:
+        sys.exit("generate_train.py: needs regex==%s (the pinned pre-tokenizer oracle), found %s"
+                 % (ORACLE_REGEX, have))
+    require_tokenizers()
+
+
+def build():
+    check_versions()
+    corpora, codes = build_corpora()
+    for name, docs in corpora.items():
+        for d in docs:
+            if HF_DELIM in d:
+                raise SystemExit("generate_train.py: corpus %s contains U+E000" % name)
+    cases = [run_case(c, corpora) for c in case_list()]
+    names = [r["case"] for r in cases]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise SystemExit("generate_train.py: duplicate case names: %s" % sorted(dup))
+    alpha = {"paper/bytes": len(ref.alphabet_symbols("paper", "bytes")),
+             "hf/bytes": len(ref.alphabet_symbols("hf", "bytes")),
+             "paper/ube": len(ref.alphabet_symbols("paper", "ube"))}
+    corpus_recs = [{"corpus": n, "documents": d} for n, d in corpora.items()]
+    n_hf = sum(1 for r in cases if r["mode"] == "hf")
+    files = {
+        "corpora.jsonl": [{"_meta": _meta(
+            "corpora.jsonl", len(corpus_recs), CORPUS_FIELDS,
+            sources="udhr_*: lines of the UDHR excerpts vendored in vectors/texts/udhr.jsonl "
+                    "(use \"encode\": article 13 of each translation), the first %d "
+                    "translations of each script (udhr_mixed: the first of each), one document "
+                    "per line with its '\\n'; the others are hand-written in "
+                    "vectors/generate_train.py" % UDHR_PER_SCRIPT,
+            udhr_codes=codes)}] + corpus_recs,
+        "merges.jsonl": [{"_meta": _meta(
+            "merges.jsonl", len(cases), MERGES_FIELDS, alphabet_sizes=alpha,
+            hf_cases_checked=n_hf,
+            hf_check="each hf case trained by tokenizers' BpeTrainer(vocab_size, "
+                     "initial_alphabet=ByteLevel.alphabet(), special_tokens, min_frequency) on "
+                     "the reference's pretokens (joined with U+E000 per document, split on it, "
+                     "ByteLevel(add_prefix_space=False, use_regex=False)); merges equal",
+            pywasm_subset="pywasm trains only the cases whose corpus has at most %d characters"
+                          % PYWASM_MAX_CHARS,
+            pywasm_max_corpus_chars=PYWASM_MAX_CHARS)}] + cases,
+    }
+    return {name: "".join(_dump(r) for r in rs) for name, rs in files.items()}
+
+
+PYWASM_MAX_CHARS = 600  # pywasm interprets the module: it trains only the small corpora
+
+
+def main(argv=None):
+    from generate import check_flag, write_or_check
+    return write_or_check(build(), OUT_DIR, "generate_train.py", check_flag(__doc__, argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
