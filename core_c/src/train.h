@@ -46,6 +46,14 @@ struct st_trainer {
     uint32_t *str_slots;
     size_t str_mask, n_strs;
     uint64_t distinct; /* merged tokens made (reused ids not counted) */
+    /* hf: HuggingFace's vocabulary size so far (specials + byte-level characters + merged strings,
+     * one id per string) and the specials' texts as bytes where every character is a byte-level
+     * character (so a token with those bytes has the special's string and id) */
+    uint64_t hf_vocab;
+    uint8_t *spec_bytes;
+    size_t spec_bytes_len;
+    size_t *spec_off, *spec_len; /* n_specials each; spec_len SIZE_MAX: no byte-level form */
+    int specials_set;
     uint64_t reused;   /* merges whose string was already a token (hf) */
     /* pairs */
     st__pair *pairs;
