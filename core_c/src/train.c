@@ -178,6 +178,10 @@ static void apply_delta(st_trainer *t, uint64_t key, int64_t d, uint32_t w) {
     if (pi == UINT32_MAX) return;
     st__pair *p = &t->pairs[pi];
     p->count += d * (int64_t)t->wcount[w];
+    if (p->count == 0) { /* no word holds it any more: its list is all stale */
+        pair_free_words(t, p);
+        return;
+    }
     if (d > 0) {
         if (!p->n || p->words[p->n - 1] != w) {
             if (p->n == p->cap) {
@@ -201,6 +205,7 @@ static void apply_delta(st_trainer *t, uint64_t key, int64_t d, uint32_t w) {
  * was costs no table update. */
 static void delta(st_trainer *t, uint32_t x, uint32_t y, int64_t d, uint32_t w) {
     uint64_t key = ((uint64_t)x << 32) | y;
+    if (key == t->skip_key) return;
     for (size_t i = 0; i < t->n_deltas; i++)
         if (t->dkey[i] == key) { t->dval[i] += d; return; }
     if (t->n_deltas == ST__DELTAS) { apply_delta(t, key, d, w); return; }
@@ -208,9 +213,9 @@ static void delta(st_trainer *t, uint32_t x, uint32_t y, int64_t d, uint32_t w) 
     t->dval[t->n_deltas++] = d;
 }
 
-static void flush_deltas(st_trainer *t, uint32_t w, uint64_t skip) {
+static void flush_deltas(st_trainer *t, uint32_t w) {
     for (size_t i = 0; i < t->n_deltas; i++)
-        if (t->dval[i] && t->dkey[i] != skip) apply_delta(t, t->dkey[i], t->dval[i], w);
+        if (t->dval[i]) apply_delta(t, t->dkey[i], t->dval[i], w);
     t->n_deltas = 0;
 }
 
@@ -231,37 +236,57 @@ static void contributions(st_trainer *t, const uint32_t *s, size_t a, size_t b, 
     }
 }
 
-/* Merge (x, y) -> nt in word w, updating the pair counts. */
-static void merge_word(st_trainer *t, uint32_t w, uint32_t x, uint32_t y, uint32_t nt, uint64_t pkey) {
-    uint32_t *s = t->sym + t->woff[w];
-    size_t L = t->wlen[w], f = 0;
-    while (f + 1 < L && !(s[f] == x && s[f + 1] == y)) f++;
-    if (f + 1 >= L) return; /* the word lost the pair since it was listed */
-    size_t last = f;
-    for (size_t i = f + 2; i + 1 < L;) {
-        if (s[i] == x && s[i + 1] == y) { last = i; i += 2; }
-        else i++;
-    }
-    int paper = t->mode == ST_TRAIN_PAPER;
-    size_t a = f ? f - 1 : 0;
-    if (paper)
+/* The window of the merge site at i: from its left neighbour to its right one, widened in paper
+ * mode to the whole runs of equal symbols there, so both edges of the window lie between unequal
+ * symbols (or at the word's ends) whose pairs the merge leaves as they are. */
+static size_t window_start(const st_trainer *t, const uint32_t *s, size_t i) {
+    size_t a = i ? i - 1 : 0;
+    if (t->mode == ST_TRAIN_PAPER)
         while (a > 0 && s[a - 1] == s[a]) a--;
-    size_t b = last + 2;
+    return a;
+}
+static size_t window_end(const st_trainer *t, const uint32_t *s, size_t L, size_t i) {
+    size_t b = i + 2;
     if (b < L) {
         b++;
-        if (paper)
+        if (t->mode == ST_TRAIN_PAPER)
             while (b < L && s[b] == s[b - 1]) b++;
     }
-    contributions(t, s, a, b, -1, w);
-    size_t j = f, i = f;
-    while (i < L) {
-        if (i + 1 < L && s[i] == x && s[i + 1] == y) { s[j++] = nt; i += 2; }
+    return b;
+}
+
+/* Merge (x, y) -> nt in word w, updating the pair counts: for each cluster of sites whose windows
+ * touch, the old window's contributions out, the new window's in. */
+static void merge_word(st_trainer *t, uint32_t w, uint32_t x, uint32_t y, uint32_t nt) {
+    uint32_t *s = t->sym + t->woff[w], *sites = t->sites, *win = t->window;
+    size_t L = t->wlen[w], ns = 0;
+    for (size_t i = 0; i + 1 < L;) {
+        if (s[i] == x && s[i + 1] == y) { sites[ns++] = (uint32_t)i; i += 2; }
+        else i++;
+    }
+    if (!ns) return; /* the word lost the pair since it was listed */
+    for (size_t k = 0; k < ns;) {
+        size_t a = window_start(t, s, sites[k]), last = k, b = window_end(t, s, L, sites[k]);
+        while (last + 1 < ns && window_start(t, s, sites[last + 1]) <= b) {
+            last++;
+            b = window_end(t, s, L, sites[last]);
+        }
+        contributions(t, s, a, b, -1, w);
+        size_t n2 = 0, q = k;
+        for (size_t i = a; i < b;) {
+            if (q <= last && i == sites[q]) { win[n2++] = nt; i += 2; q++; }
+            else win[n2++] = s[i++];
+        }
+        contributions(t, win, 0, n2, +1, w);
+        flush_deltas(t, w);
+        k = last + 1;
+    }
+    size_t j = sites[0], q = 0;
+    for (size_t i = sites[0]; i < L;) {
+        if (q < ns && i == sites[q]) { s[j++] = nt; i += 2; q++; }
         else s[j++] = s[i++];
     }
-    size_t removed = L - j;
     t->wlen[w] = (uint32_t)j;
-    contributions(t, s, a, b - removed, +1, w);
-    flush_deltas(t, w, pkey);
 }
 
 /* ---- the alphabet ------------------------------------------------------------------------ */
@@ -468,6 +493,8 @@ void st_trainer_free(st_trainer *t) {
         tfree(t, t->pvals, (t->pmask + 1) * sizeof *t->pvals);
     }
     tfree(t, t->heap, t->heap_cap * sizeof *t->heap);
+    if (t->sites) tfree(t, t->sites, t->scratch_cap * sizeof *t->sites);
+    if (t->window) tfree(t, t->window, t->scratch_cap * sizeof *t->window);
     tfree(t, t->touched, t->touched_cap * sizeof *t->touched);
     if (t->merges) tfree(t, t->merges, 2 * t->merges_cap * sizeof *t->merges);
     if (t->counts) tfree(t, t->counts, t->merges_cap * sizeof *t->counts);
@@ -585,12 +612,21 @@ st_status st_trainer_new(const st_counter *counter, int mode, int alphabet, uint
         t->n_words++;
     }
 
+    size_t maxlen = 2;
+    for (size_t w = 0; w < t->n_words; w++)
+        if (t->wlen[w] > maxlen) maxlen = t->wlen[w];
+    t->scratch_cap = maxlen;
+    t->sites = (uint32_t *)talloc(t, maxlen * sizeof *t->sites);
+    t->window = (uint32_t *)talloc(t, maxlen * sizeof *t->window);
+    if (t->oom) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
+
     /* the pairs of every word, and the heap of them all */
     if (!pair_rehash(t, 1u << 16)) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
     t->step_no = 1;
+    t->skip_key = UINT64_MAX;
     for (size_t w = 0; w < t->n_words; w++) {
         contributions(t, t->sym + t->woff[w], 0, t->wlen[w], +1, (uint32_t)w);
-        flush_deltas(t, (uint32_t)w, UINT64_MAX);
+        flush_deltas(t, (uint32_t)w);
         if (t->oom) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
     }
     t->n_touched = 0;
@@ -708,15 +744,16 @@ static int merge_once(st_trainer *t) {
     /* the words holding the pair (the list is stable: only pairs holding nt gain words) */
     t->step_no++;
     t->n_touched = 0;
-    uint64_t pkey = ((uint64_t)x << 32) | y;
+    t->skip_key = ((uint64_t)x << 32) | y;
     uint32_t *words = p->words;
     uint32_t nwl = p->n;
     for (uint32_t k = 0; k < nwl; k++) {
         uint32_t w = words[k];
         if (t->wstamp[w] == t->step_no) continue;
         t->wstamp[w] = t->step_no;
-        merge_word(t, w, x, y, nt, pkey);
+        merge_word(t, w, x, y, nt);
     }
+    t->skip_key = UINT64_MAX;
     p = &t->pairs[pi]; /* the pair array may have moved */
     p->count = 0;
     pair_free_words(t, p);

@@ -18,7 +18,7 @@ typedef struct st__heap_entry {
     uint32_t pair;
 } st__heap_entry;
 
-#define ST__DELTAS 64
+#define ST__DELTAS 32
 
 struct st_trainer {
     st_allocator alloc;
@@ -70,7 +70,11 @@ struct st_trainer {
     uint64_t dkey[ST__DELTAS];
     int64_t dval[ST__DELTAS];
     size_t n_deltas;
+    uint64_t skip_key; /* the pair being merged: its count is set to 0 at the end, not tracked */
     int oom;
+    /* per-word scratch: merge sites, and a window's new symbols (max word length each) */
+    uint32_t *sites, *window;
+    size_t scratch_cap;
     /* the result */
     uint32_t *merges;
     uint64_t *counts;
