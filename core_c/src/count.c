@@ -151,8 +151,10 @@ static st_status count_document(st_counter *c, const uint8_t *s, size_t len, st_
     st__pieces_init(&it, &c->pt, s, len);
     size_t start = 0;
     uint64_t pieces = 0;
+    /* one chunk (not script-aware): call its scanner directly, no chunk bookkeeping per piece */
+    st__scan_fn scan = (c->pt.flags & ST_PRETOK_SCRIPT_AWARE) ? NULL : it.scan;
     while (it.i < len) {
-        size_t e = st__pieces_next(&it);
+        size_t e = scan ? (it.i = scan(s, len, it.i)) : st__pieces_next(&it);
         const uint8_t *p = s + start;
         size_t n = e - start;
         if (n <= 8) {
