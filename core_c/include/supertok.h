@@ -538,13 +538,24 @@ ST_API st_status st_trainer_new(const st_counter *counter, int mode, int alphabe
                                 st_trainer **out, st_error *err);
 ST_API void st_trainer_free(st_trainer *trainer);
 
+/* The special tokens' texts (n must be the trainer's n_specials; text i = specials[ends[i-1] ..
+ * ends[i]), non-empty, valid UTF-8), once, before the first step. They never change counting.
+ * In ST_TRAIN_HF mode they matter, as in HuggingFace's trainer, whose vocabulary holds one id per
+ * string with the specials first: a special whose text is a byte-level character (e.g. "a") or
+ * the byte-level string of a merged token (e.g. "the") gives that token the special's id (which
+ * orders ties) and does not grow the vocabulary, so one more merge fits in vocab_size. Without
+ * this call an hf trainer assumes no special collides. In ST_TRAIN_PAPER mode only checked. */
+ST_API st_status st_trainer_set_specials(st_trainer *trainer, const char *specials, const size_t *ends, size_t n,
+                                         st_error *err);
+
 /* Make up to max_merges more merges, *made of them; the training is finished when
  * *made < max_merges (st_trainer_stat ST_TRAINER_DONE is then 1). Hosts call it in steps to
  * show progress and to cancel (stop calling, free): no callbacks. */
 ST_API st_status st_trainer_step(st_trainer *trainer, size_t max_merges, size_t *made, st_error *err);
 
 #define ST_TRAINER_ALPHABET 0 /* symbols of the alphabet that can occur (243 / 256 / UBE's) */
-#define ST_TRAINER_TARGET 1   /* merges wanted */
+#define ST_TRAINER_TARGET 1   /* merges wanted (hf: new vocabulary entries wanted; a merge whose
+                                 string exists already, see st_trainer_set_specials, adds none) */
 #define ST_TRAINER_MERGES 2   /* merges made so far */
 #define ST_TRAINER_DONE 3     /* 1 when finished */
 #define ST_TRAINER_WORDS 4    /* distinct pretokens trained on */

@@ -48,6 +48,7 @@ void st_counter_free(st_counter *c) {
     st__free(&a, c->slots, (c->mask + 1) * sizeof *c->slots);
     st__free(&a, c->entries, c->cap * sizeof *c->entries);
     st__free(&a, c->arena, c->arena_cap);
+    st__free(&a, c->hot, sizeof(st__count_hot) << ST__HOT_BITS);
     st__free(&a, c, sizeof *c);
 }
 
@@ -99,8 +100,9 @@ static int reserve_arena(st_counter *c, size_t extra) {
     return 1;
 }
 
-/* Add count occurrences of the pretoken p[0..n); 0 when out of memory (nothing changed). */
-static int add_piece(st_counter *c, const uint8_t *p, size_t n, uint64_t h, uint64_t count) {
+/* Add count occurrences of the pretoken p[0..n) whose hash is h; returns its entry + 1, or 0
+ * when out of memory (nothing changed). */
+static size_t add_piece(st_counter *c, const uint8_t *p, size_t n, uint64_t h, uint64_t count) {
     uint64_t tag = h & 0xFFFFFFFF00000000ull;
     size_t k = (size_t)h & c->mask;
     if (c->slots) {
@@ -111,7 +113,7 @@ static int add_piece(st_counter *c, const uint8_t *p, size_t n, uint64_t h, uint
                 st__count_entry *e = &c->entries[(uint32_t)s - 1];
                 if (e->len == n && st__memcmp(c->arena + e->off, p, n) == 0) {
                     e->count += count;
-                    return 1;
+                    return (uint32_t)s;
                 }
             }
             k = (k + 1) & c->mask;
@@ -135,23 +137,51 @@ static int add_piece(st_counter *c, const uint8_t *p, size_t n, uint64_t h, uint
     c->n++;
     c->slots[k] = tag | (uint64_t)c->n;
     c->stats[ST_COUNTER_UNIQUE] = c->n;
-    return 1;
+    return c->n;
 }
 
 /* Count the pieces of one validated document. */
 static st_status count_document(st_counter *c, const uint8_t *s, size_t len, st_error *err) {
+    if (!c->hot) {
+        c->hot = (st__count_hot *)st__alloc(&c->alloc, sizeof(st__count_hot) << ST__HOT_BITS);
+        if (!c->hot) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        st__memset(c->hot, 0, sizeof(st__count_hot) << ST__HOT_BITS);
+    }
     st__piece_iter it;
     st__pieces_init(&it, &c->pt, s, len);
     size_t start = 0;
     uint64_t pieces = 0;
+    /* one chunk (not script-aware): call its scanner directly, no chunk bookkeeping per piece */
+    st__scan_fn scan = (c->pt.flags & ST_PRETOK_SCRIPT_AWARE) ? NULL : it.scan;
     while (it.i < len) {
-        size_t e = st__pieces_next(&it);
+        size_t e = scan ? (it.i = scan(s, len, it.i)) : st__pieces_next(&it);
         const uint8_t *p = s + start;
         size_t n = e - start;
-        if (ST_UNLIKELY(n > 0xFFFFFFFFu))
-            return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, start, "a pretoken longer than 4 GiB");
-        if (!add_piece(c, p, n, st__hash_bytes(p, n), 1))
-            return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        if (n <= 8) {
+            /* the piece as one word (its hash is st__hash_bytes's for 1-8 bytes) */
+            uint64_t w;
+            if (len - start >= 8) w = st__load_le64(p) & (n == 8 ? ~0ull : (1ull << (8 * n)) - 1);
+            else {
+                w = 0;
+                for (size_t k = 0; k < n; k++) w |= (uint64_t)p[k] << (8 * k);
+            }
+            uint64_t h = st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
+            st__count_hot *hc = &c->hot[h >> (64 - ST__HOT_BITS)];
+            if (hc->len == n && hc->word == w) {
+                c->entries[hc->entry].count++;
+            } else {
+                size_t id = add_piece(c, p, n, h, 1);
+                if (!id) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+                hc->word = w;
+                hc->len = (uint32_t)n;
+                hc->entry = (uint32_t)(id - 1);
+            }
+        } else {
+            if (ST_UNLIKELY(n > 0xFFFFFFFFu))
+                return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, start, "a pretoken longer than 4 GiB");
+            if (!add_piece(c, p, n, st__hash_bytes(p, n), 1))
+                return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        }
         pieces++;
         start = e;
     }

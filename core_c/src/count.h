@@ -26,7 +26,18 @@ struct st_counter {
     uint8_t *arena;
     size_t arena_len, arena_cap;
     uint64_t stats[4]; /* ST_COUNTER_DOCUMENTS .. ST_COUNTER_UNIQUE (UNIQUE mirrors n) */
+    /* A direct-mapped cache of recent short pretokens (1-8 bytes, as one little-endian word):
+     * the frequent words of a language stay in it (128 KiB, cache-resident), so most pieces cost
+     * one hash and no probe of the big table. Allocated on the first document. */
+    struct st__count_hot *hot;
 };
+
+#define ST__HOT_BITS 13
+typedef struct st__count_hot {
+    uint64_t word; /* the bytes, zero-padded */
+    uint32_t len;  /* 0: empty */
+    uint32_t entry;
+} st__count_hot;
 
 /* The distinct pretokens, in insertion order (no order is promised: the trainer's result does
  * not depend on it). */

@@ -232,6 +232,14 @@ static size_t scan_cl100k(const uint8_t *s, size_t end, size_t i) {
  * ends just after t. No W anywhere: fail (0). */
 static size_t o200k_upper_lower(const uint8_t *s, size_t end, size_t k) {
     size_t a = k, last_w_end = 0;
+    /* ASCII fast path (most of Latin-script text): A-Z are U and not W, a-z are W and not U, so
+     * the U run over A-Z sets no last_w_end, and an a-z after it starts the W+ run. Anything else
+     * continues in the general loop below exactly where this stopped. */
+    while (a < end && (uint8_t)(s[a] - 'A') < 26) { ST_COUNT(1); a++; }
+    if (a < end && (uint8_t)(s[a] - 'a') < 26) {
+        do { ST_COUNT(1); a++; } while (a < end && (uint8_t)(s[a] - 'a') < 26);
+        return run_of(s, end, a, P_W); /* the W run goes on past non-ASCII lower-case letters */
+    }
     for (;;) {
         ch c = char_at(s, end, a);
         if (!(c.preds & P_U)) {

@@ -178,6 +178,10 @@ static void apply_delta(st_trainer *t, uint64_t key, int64_t d, uint32_t w) {
     if (pi == UINT32_MAX) return;
     st__pair *p = &t->pairs[pi];
     p->count += d * (int64_t)t->wcount[w];
+    if (p->count == 0) { /* no word holds it any more: its list is all stale */
+        pair_free_words(t, p);
+        return;
+    }
     if (d > 0) {
         if (!p->n || p->words[p->n - 1] != w) {
             if (p->n == p->cap) {
@@ -201,6 +205,7 @@ static void apply_delta(st_trainer *t, uint64_t key, int64_t d, uint32_t w) {
  * was costs no table update. */
 static void delta(st_trainer *t, uint32_t x, uint32_t y, int64_t d, uint32_t w) {
     uint64_t key = ((uint64_t)x << 32) | y;
+    if (key == t->skip_key) return;
     for (size_t i = 0; i < t->n_deltas; i++)
         if (t->dkey[i] == key) { t->dval[i] += d; return; }
     if (t->n_deltas == ST__DELTAS) { apply_delta(t, key, d, w); return; }
@@ -208,9 +213,9 @@ static void delta(st_trainer *t, uint32_t x, uint32_t y, int64_t d, uint32_t w) 
     t->dval[t->n_deltas++] = d;
 }
 
-static void flush_deltas(st_trainer *t, uint32_t w, uint64_t skip) {
+static void flush_deltas(st_trainer *t, uint32_t w) {
     for (size_t i = 0; i < t->n_deltas; i++)
-        if (t->dval[i] && t->dkey[i] != skip) apply_delta(t, t->dkey[i], t->dval[i], w);
+        if (t->dval[i]) apply_delta(t, t->dkey[i], t->dval[i], w);
     t->n_deltas = 0;
 }
 
@@ -231,37 +236,57 @@ static void contributions(st_trainer *t, const uint32_t *s, size_t a, size_t b, 
     }
 }
 
-/* Merge (x, y) -> nt in word w, updating the pair counts. */
-static void merge_word(st_trainer *t, uint32_t w, uint32_t x, uint32_t y, uint32_t nt, uint64_t pkey) {
-    uint32_t *s = t->sym + t->woff[w];
-    size_t L = t->wlen[w], f = 0;
-    while (f + 1 < L && !(s[f] == x && s[f + 1] == y)) f++;
-    if (f + 1 >= L) return; /* the word lost the pair since it was listed */
-    size_t last = f;
-    for (size_t i = f + 2; i + 1 < L;) {
-        if (s[i] == x && s[i + 1] == y) { last = i; i += 2; }
-        else i++;
-    }
-    int paper = t->mode == ST_TRAIN_PAPER;
-    size_t a = f ? f - 1 : 0;
-    if (paper)
+/* The window of the merge site at i: from its left neighbour to its right one, widened in paper
+ * mode to the whole runs of equal symbols there, so both edges of the window lie between unequal
+ * symbols (or at the word's ends) whose pairs the merge leaves as they are. */
+static size_t window_start(const st_trainer *t, const uint32_t *s, size_t i) {
+    size_t a = i ? i - 1 : 0;
+    if (t->mode == ST_TRAIN_PAPER)
         while (a > 0 && s[a - 1] == s[a]) a--;
-    size_t b = last + 2;
+    return a;
+}
+static size_t window_end(const st_trainer *t, const uint32_t *s, size_t L, size_t i) {
+    size_t b = i + 2;
     if (b < L) {
         b++;
-        if (paper)
+        if (t->mode == ST_TRAIN_PAPER)
             while (b < L && s[b] == s[b - 1]) b++;
     }
-    contributions(t, s, a, b, -1, w);
-    size_t j = f, i = f;
-    while (i < L) {
-        if (i + 1 < L && s[i] == x && s[i + 1] == y) { s[j++] = nt; i += 2; }
+    return b;
+}
+
+/* Merge (x, y) -> nt in word w, updating the pair counts: for each cluster of sites whose windows
+ * touch, the old window's contributions out, the new window's in. */
+static void merge_word(st_trainer *t, uint32_t w, uint32_t x, uint32_t y, uint32_t nt) {
+    uint32_t *s = t->sym + t->woff[w], *sites = t->sites, *win = t->window;
+    size_t L = t->wlen[w], ns = 0;
+    for (size_t i = 0; i + 1 < L;) {
+        if (s[i] == x && s[i + 1] == y) { sites[ns++] = (uint32_t)i; i += 2; }
+        else i++;
+    }
+    if (!ns) return; /* the word lost the pair since it was listed */
+    for (size_t k = 0; k < ns;) {
+        size_t a = window_start(t, s, sites[k]), last = k, b = window_end(t, s, L, sites[k]);
+        while (last + 1 < ns && window_start(t, s, sites[last + 1]) <= b) {
+            last++;
+            b = window_end(t, s, L, sites[last]);
+        }
+        contributions(t, s, a, b, -1, w);
+        size_t n2 = 0, q = k;
+        for (size_t i = a; i < b;) {
+            if (q <= last && i == sites[q]) { win[n2++] = nt; i += 2; q++; }
+            else win[n2++] = s[i++];
+        }
+        contributions(t, win, 0, n2, +1, w);
+        flush_deltas(t, w);
+        k = last + 1;
+    }
+    size_t j = sites[0], q = 0;
+    for (size_t i = sites[0]; i < L;) {
+        if (q < ns && i == sites[q]) { s[j++] = nt; i += 2; q++; }
         else s[j++] = s[i++];
     }
-    size_t removed = L - j;
     t->wlen[w] = (uint32_t)j;
-    contributions(t, s, a, b - removed, +1, w);
-    flush_deltas(t, w, pkey);
 }
 
 /* ---- the alphabet ------------------------------------------------------------------------ */
@@ -354,6 +379,96 @@ static uint32_t str_find_or_add(st_trainer *t, uint32_t id) {
     return id;
 }
 
+/* ---- hf: the special tokens in HuggingFace's vocabulary ----------------------------------- */
+
+/* The byte of GPT-2's byte-level character cp, or -1 if cp is none. */
+static int byte_of_char(uint32_t cp) {
+    if ((cp >= 33 && cp <= 126) || (cp >= 161 && cp <= 172) || (cp >= 174 && cp <= 255)) return (int)cp;
+    if (cp < 256 || cp >= 256 + 68) return -1;
+    uint32_t k = cp - 256; /* the k-th byte that is not its own character */
+    for (uint32_t b = 0; b < 256; b++) {
+        int self = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+        if (!self && k-- == 0) return (int)b;
+    }
+    return -1;
+}
+
+/* The special whose text is the byte-level string of bytes p[0..n), or SIZE_MAX. */
+static size_t special_with_bytes(const st_trainer *t, const uint8_t *p, size_t n) {
+    if (!t->spec_len) return SIZE_MAX;
+    for (size_t i = 0; i < t->n_specials; i++)
+        if (t->spec_len[i] == n && st__memcmp(t->spec_bytes + t->spec_off[i], p, n) == 0) return i;
+    return SIZE_MAX;
+}
+
+st_status st_trainer_set_specials(st_trainer *t, const char *specials, const size_t *ends, size_t n, st_error *err) {
+    st__error_clear(err);
+    if (!t || (n && (!specials || !ends)))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer, specials or ends is NULL");
+    if (n != t->n_specials) {
+        st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "n is ");
+        st__error_append_u64(err, n);
+        st__error_append(err, " but the trainer was made for ");
+        st__error_append_u64(err, t->n_specials);
+        st__error_append(err, " special tokens");
+        return ST_ERR_INVALID_ARGUMENT;
+    }
+    if (t->n_merges || t->specials_set)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "the special tokens are given once, before the first step");
+    for (size_t i = 0; i < n; i++) {
+        size_t s0 = i ? ends[i - 1] : 0;
+        if (ends[i] <= s0) {
+            st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, i, "a special token is empty (or ends decrease)");
+            st__error_line(err, 0, 1);
+            return ST_ERR_INVALID_ARGUMENT;
+        }
+        st_error e2;
+        if (st_utf8_validate(specials + s0, ends[i] - s0, &e2) != ST_OK) {
+            st__error_set(err, ST_ERR_INVALID_UTF8, ST_UNIT_BYTE, s0 + e2.offset, "a special token is not valid UTF-8");
+            st__error_line(err, 0, 1);
+            return ST_ERR_INVALID_UTF8;
+        }
+    }
+    size_t total = n ? ends[n - 1] : 0;
+    if (t->mode != ST_TRAIN_HF) { t->specials_set = 1; return ST_OK; } /* paper: texts play no part */
+    t->spec_off = (size_t *)talloc(t, (n ? n : 1) * sizeof *t->spec_off);
+    t->spec_len = (size_t *)talloc(t, (n ? n : 1) * sizeof *t->spec_len);
+    t->spec_bytes = (uint8_t *)talloc(t, total ? total : 1);
+    if (t->oom) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    t->spec_bytes_len = total;
+    size_t pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t s0 = i ? ends[i - 1] : 0, k = s0;
+        t->spec_off[i] = pos;
+        t->spec_len[i] = 0;
+        while (k < ends[i]) {
+            uint32_t cp;
+            k += st__utf8_decode((const uint8_t *)specials + k, &cp);
+            int b = byte_of_char(cp);
+            if (b < 0) { t->spec_len[i] = SIZE_MAX; break; }
+            t->spec_bytes[pos + t->spec_len[i]++] = (uint8_t)b;
+        }
+        if (t->spec_len[i] != SIZE_MAX) pos += t->spec_len[i];
+    }
+    /* HuggingFace's ids: the specials first, then the byte-level characters by code point, each
+     * taking a special's id when the special has its string (the vocabulary then holds one less) */
+    uint32_t order[256];
+    for (uint32_t b = 0; b < 256; b++) order[hf_byte_rank(b)] = b;
+    uint64_t next = n;
+    for (uint32_t r = 0; r < 256; r++) {
+        uint8_t b = (uint8_t)order[r];
+        size_t sp = special_with_bytes(t, &b, 1);
+        t->hf_key[b] = sp != SIZE_MAX ? (uint32_t)sp : (uint32_t)next++;
+    }
+    t->hf_vocab = next;
+    t->target = t->vocab_size > next ? t->vocab_size - next : 0;
+    t->specials_set = 1;
+    /* the heap was ordered with the old ids: order it again */
+    for (size_t i = t->heap_n / 2; i-- > 0;) heap_down(t, i);
+    return ST_OK;
+}
+
 /* ---- the trainer ------------------------------------------------------------------------- */
 
 void st_trainer_free(st_trainer *t) {
@@ -367,6 +482,9 @@ void st_trainer_free(st_trainer *t) {
     tfree(t, t->tok_off, t->tok_cap * sizeof *t->tok_off);
     tfree(t, t->tok_len, t->tok_cap * sizeof *t->tok_len);
     tfree(t, t->hf_key, t->tok_cap * sizeof *t->hf_key);
+    if (t->spec_off) tfree(t, t->spec_off, (t->n_specials ? t->n_specials : 1) * sizeof *t->spec_off);
+    if (t->spec_len) tfree(t, t->spec_len, (t->n_specials ? t->n_specials : 1) * sizeof *t->spec_len);
+    if (t->spec_bytes) tfree(t, t->spec_bytes, t->spec_bytes_len);
     if (t->str_slots) tfree(t, t->str_slots, (t->str_mask + 1) * sizeof *t->str_slots);
     for (size_t i = 0; i < t->n_pairs; i++) pair_free_words(t, &t->pairs[i]);
     tfree(t, t->pairs, t->pairs_cap * sizeof *t->pairs);
@@ -375,6 +493,8 @@ void st_trainer_free(st_trainer *t) {
         tfree(t, t->pvals, (t->pmask + 1) * sizeof *t->pvals);
     }
     tfree(t, t->heap, t->heap_cap * sizeof *t->heap);
+    if (t->sites) tfree(t, t->sites, t->scratch_cap * sizeof *t->sites);
+    if (t->window) tfree(t, t->window, t->scratch_cap * sizeof *t->window);
     tfree(t, t->touched, t->touched_cap * sizeof *t->touched);
     if (t->merges) tfree(t, t->merges, 2 * t->merges_cap * sizeof *t->merges);
     if (t->counts) tfree(t, t->counts, t->merges_cap * sizeof *t->counts);
@@ -447,8 +567,9 @@ st_status st_trainer_new(const st_counter *counter, int mode, int alphabet, uint
         t->tok_len[b] = (uint32_t)sw;
         if (sw == 2) { t->seq[t->seq_len++] = (uint8_t)(b >> 8); t->seq[t->seq_len++] = (uint8_t)b; }
         else t->seq[t->seq_len++] = (uint8_t)b;
-        t->hf_key[b] = b < 256 ? hf_byte_rank(b) : b;
+        t->hf_key[b] = b < 256 ? (uint32_t)n_specials + hf_byte_rank(b) : b;
     }
+    t->hf_vocab = n_specials + 256;
 
     /* words: the distinct pretokens of two or more symbols (a symbol alone holds no pair) */
     size_t n = st__counter_size(counter), nw = 0, nsym = 0;
@@ -491,12 +612,21 @@ st_status st_trainer_new(const st_counter *counter, int mode, int alphabet, uint
         t->n_words++;
     }
 
+    size_t maxlen = 2;
+    for (size_t w = 0; w < t->n_words; w++)
+        if (t->wlen[w] > maxlen) maxlen = t->wlen[w];
+    t->scratch_cap = maxlen;
+    t->sites = (uint32_t *)talloc(t, maxlen * sizeof *t->sites);
+    t->window = (uint32_t *)talloc(t, maxlen * sizeof *t->window);
+    if (t->oom) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
+
     /* the pairs of every word, and the heap of them all */
     if (!pair_rehash(t, 1u << 16)) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
     t->step_no = 1;
+    t->skip_key = UINT64_MAX;
     for (size_t w = 0; w < t->n_words; w++) {
         contributions(t, t->sym + t->woff[w], 0, t->wlen[w], +1, (uint32_t)w);
-        flush_deltas(t, (uint32_t)w, UINT64_MAX);
+        flush_deltas(t, (uint32_t)w);
         if (t->oom) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
     }
     t->n_touched = 0;
@@ -532,7 +662,7 @@ static uint32_t pop_best(st_trainer *t) {
 
 /* One merge; 0 when training is finished. */
 static int merge_once(st_trainer *t) {
-    if (t->distinct >= t->target) return 0;
+    if (t->mode == ST_TRAIN_HF ? t->hf_vocab >= t->vocab_size : t->distinct >= t->target) return 0;
     uint32_t pi = pop_best(t);
     if (pi == UINT32_MAX) return 0;
     st__pair *p = &t->pairs[pi];
@@ -578,7 +708,12 @@ static int merge_once(st_trainer *t) {
     if (t->mode == ST_TRAIN_HF) {
         nt = str_find_or_add(t, id);
         if (t->oom) return 0;
-        t->hf_key[id] = 256 + (uint32_t)t->distinct;
+        if (nt == id) {
+            /* a new string: a special's id when it spells a special's text, else the next id */
+            size_t sp = special_with_bytes(t, t->seq + t->tok_off[id], t->tok_len[id]);
+            if (sp != SIZE_MAX) t->hf_key[id] = (uint32_t)sp;
+            else t->hf_key[id] = (uint32_t)t->hf_vocab++;
+        }
     }
     if (nt == id) t->distinct++;
     else t->reused++;
@@ -609,15 +744,16 @@ static int merge_once(st_trainer *t) {
     /* the words holding the pair (the list is stable: only pairs holding nt gain words) */
     t->step_no++;
     t->n_touched = 0;
-    uint64_t pkey = ((uint64_t)x << 32) | y;
+    t->skip_key = ((uint64_t)x << 32) | y;
     uint32_t *words = p->words;
     uint32_t nwl = p->n;
     for (uint32_t k = 0; k < nwl; k++) {
         uint32_t w = words[k];
         if (t->wstamp[w] == t->step_no) continue;
         t->wstamp[w] = t->step_no;
-        merge_word(t, w, x, y, nt, pkey);
+        merge_word(t, w, x, y, nt);
     }
+    t->skip_key = UINT64_MAX;
     p = &t->pairs[pi]; /* the pair array may have moved */
     p->count = 0;
     pair_free_words(t, p);

@@ -18,7 +18,7 @@ typedef struct st__heap_entry {
     uint32_t pair;
 } st__heap_entry;
 
-#define ST__DELTAS 64
+#define ST__DELTAS 32
 
 struct st_trainer {
     st_allocator alloc;
@@ -46,6 +46,14 @@ struct st_trainer {
     uint32_t *str_slots;
     size_t str_mask, n_strs;
     uint64_t distinct; /* merged tokens made (reused ids not counted) */
+    /* hf: HuggingFace's vocabulary size so far (specials + byte-level characters + merged strings,
+     * one id per string) and the specials' texts as bytes where every character is a byte-level
+     * character (so a token with those bytes has the special's string and id) */
+    uint64_t hf_vocab;
+    uint8_t *spec_bytes;
+    size_t spec_bytes_len;
+    size_t *spec_off, *spec_len; /* n_specials each; spec_len SIZE_MAX: no byte-level form */
+    int specials_set;
     uint64_t reused;   /* merges whose string was already a token (hf) */
     /* pairs */
     st__pair *pairs;
@@ -62,7 +70,11 @@ struct st_trainer {
     uint64_t dkey[ST__DELTAS];
     int64_t dval[ST__DELTAS];
     size_t n_deltas;
+    uint64_t skip_key; /* the pair being merged: its count is set to 0 at the end, not tracked */
     int oom;
+    /* per-word scratch: merge sites, and a window's new symbols (max word length each) */
+    uint32_t *sites, *window;
+    size_t scratch_cap;
     /* the result */
     uint32_t *merges;
     uint64_t *counts;

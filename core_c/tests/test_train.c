@@ -610,13 +610,291 @@ int main(int argc, char **argv) {
     return g_fail != 0;
 }
 
+/* ---- vectors/train (written by vectors/generate_train.py from the naive reference, hf cases
+ * checked against tokenizers) ------------------------------------------------------------------ */
+
+typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype;
+
+typedef struct jval {
+    jtype t;
+    int b;
+    double num;     /* J_NUM: integers in the files fit a double exactly (all below 2^53) */
+    char *s;        /* J_STR: UTF-8, NUL-terminated; slen bytes (may hold NUL) */
+    size_t slen;
+    size_t n;       /* J_ARR / J_OBJ: number of items */
+    struct jval *v; /* items */
+    char **keys;    /* J_OBJ: the keys */
+} jval;
+
+static void jfree(jval *v) {
+    if (v->t == J_STR) free(v->s);
+    if (v->t == J_ARR || v->t == J_OBJ) {
+        for (size_t k = 0; k < v->n; k++) {
+            jfree(&v->v[k]);
+            if (v->t == J_OBJ) free(v->keys[k]);
+        }
+        free(v->v);
+        free(v->keys);
+    }
+}
+
+typedef struct jparser {
+    const char *p, *end;
+    int bad;
+} jparser;
+
+static void jws(jparser *j) {
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
+}
+
+static int hex4(const char *p, uint32_t *v) {
+    *v = 0;
+    for (int k = 0; k < 4; k++) {
+        char c = p[k];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) return 0;
+        *v = *v * 16 + (uint32_t)d;
+    }
+    return 1;
+}
+
+static size_t put_utf8(char *o, uint32_t cp) {
+    if (cp < 0x80) { o[0] = (char)cp; return 1; }
+    if (cp < 0x800) { o[0] = (char)(0xC0 | cp >> 6); o[1] = (char)(0x80 | (cp & 0x3F)); return 2; }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | cp >> 12); o[1] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | cp >> 18); o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* A JSON string at j->p (the opening quote); a lone surrogate escape is kept as WTF-8 (the
+ * vector files have none: lone surrogates travel as text_utf16_hex). */
+static char *jstring(jparser *j, size_t *len) {
+    j->p++;
+    const char *q = j->p;
+    size_t cap = 16;
+    while (q < j->end && *q != '"') { if (*q == '\\') q++; q++; cap++; }
+    char *o = (char *)malloc(cap * 2 + 8);
+    size_t n = 0;
+    while (j->p < j->end && *j->p != '"') {
+        char c = *j->p++;
+        if (c != '\\') { o[n++] = c; continue; }
+        if (j->p >= j->end) break;
+        c = *j->p++;
+        switch (c) {
+        case 'n': o[n++] = '\n'; break;
+        case 't': o[n++] = '\t'; break;
+        case 'r': o[n++] = '\r'; break;
+        case 'b': o[n++] = '\b'; break;
+        case 'f': o[n++] = '\f'; break;
+        case 'u': {
+            uint32_t u, lo;
+            if (j->end - j->p < 4 || !hex4(j->p, &u)) { j->bad = 1; break; }
+            j->p += 4;
+            if (u >= 0xD800 && u < 0xDC00 && j->end - j->p >= 6 && j->p[0] == '\\' && j->p[1] == 'u' &&
+                hex4(j->p + 2, &lo) && lo >= 0xDC00 && lo < 0xE000) {
+                j->p += 6;
+                u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+            }
+            n += put_utf8(o + n, u);
+            break;
+        }
+        default: o[n++] = c; break; /* \" \\ \/ */
+        }
+    }
+    if (j->p >= j->end) j->bad = 1;
+    else j->p++;
+    o[n] = 0;
+    *len = n;
+    return o;
+}
+
+static void jparse(jparser *j, jval *v, int depth) {
+    memset(v, 0, sizeof *v);
+    jws(j);
+    if (j->p >= j->end || depth > 64) { j->bad = 1; return; }
+    char c = *j->p;
+    if (c == '"') {
+        v->t = J_STR;
+        v->s = jstring(j, &v->slen);
+    } else if (c == '[' || c == '{') {
+        int obj = c == '{';
+        v->t = obj ? J_OBJ : J_ARR;
+        size_t cap = 0;
+        j->p++;
+        jws(j);
+        if (j->p < j->end && *j->p == (obj ? '}' : ']')) { j->p++; return; }
+        for (;;) {
+            if (v->n == cap) {
+                cap = cap ? 2 * cap : 8;
+                v->v = (jval *)realloc(v->v, cap * sizeof *v->v);
+                if (obj) v->keys = (char **)realloc(v->keys, cap * sizeof *v->keys);
+            }
+            if (obj) {
+                jws(j);
+                if (j->p >= j->end || *j->p != '"') { j->bad = 1; return; }
+                size_t kl;
+                v->keys[v->n] = jstring(j, &kl);
+                jws(j);
+                if (j->p >= j->end || *j->p != ':') { free(v->keys[v->n]); j->bad = 1; return; }
+                j->p++;
+            }
+            jparse(j, &v->v[v->n], depth + 1);
+            v->n++;
+            if (j->bad) return;
+            jws(j);
+            if (j->p < j->end && *j->p == ',') { j->p++; continue; }
+            if (j->p < j->end && *j->p == (obj ? '}' : ']')) { j->p++; return; }
+            j->bad = 1;
+            return;
+        }
+    } else if (c == 't' || c == 'f' || c == 'n') {
+        const char *w = c == 't' ? "true" : c == 'f' ? "false" : "null";
+        size_t wl = strlen(w);
+        if ((size_t)(j->end - j->p) < wl || memcmp(j->p, w, wl)) { j->bad = 1; return; }
+        j->p += wl;
+        v->t = c == 'n' ? J_NULL : J_BOOL;
+        v->b = c == 't';
+    } else {
+        char *e;
+        v->t = J_NUM;
+        v->num = strtod(j->p, &e);
+        if (e == j->p) { j->bad = 1; return; }
+        j->p = e;
+    }
+}
+
+static const jval *jget(const jval *o, const char *key) {
+    if (!o || o->t != J_OBJ) return NULL;
+    for (size_t k = 0; k < o->n; k++)
+        if (strcmp(o->keys[k], key) == 0) return &o->v[k];
+    return NULL;
+}
+
+/* ==== records, files, helpers ================================================================ */
+
+static jval *read_jsonl(const char *path, size_t *n) {
+    size_t len;
+    char *text = read_file(path, &len);
+    if (!text) return NULL;
+    size_t cap = 64;
+    jval *recs = malloc(cap * sizeof *recs);
+    *n = 0;
+    char *p = text, *end = text + len;
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *le = nl ? nl : end;
+        if (le > p) {
+            if (*n == cap) recs = realloc(recs, (cap *= 2) * sizeof *recs);
+            jparser j = {p, le, 0};
+            jparse(&j, &recs[*n], 0);
+            CHECK(!j.bad, "%s: record %zu does not parse", path, *n);
+            (*n)++;
+        }
+        p = le + 1;
+    }
+    free(text);
+    return recs;
+}
+
+static int pattern_id(const char *name) {
+    return !strcmp(name, "gpt2") ? ST_PATTERN_GPT2 : !strcmp(name, "cl100k") ? ST_PATTERN_CL100K : ST_PATTERN_O200K;
+}
+
 static void test_vectors(const char *root) {
     char path[4096];
+    size_t nc = 0, nm = 0;
+    snprintf(path, sizeof path, "%s/vectors/train/corpora.jsonl", root);
+    jval *corpora = read_jsonl(path, &nc);
     snprintf(path, sizeof path, "%s/vectors/train/merges.jsonl", root);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        printf("vectors/train: %s absent, skipped\n", path);
+    jval *cases = corpora ? read_jsonl(path, &nm) : NULL;
+    if (!corpora || !cases) {
+        printf("vectors/train: %s/vectors/train/{corpora,merges}.jsonl absent, skipped\n", root);
+        if (corpora) { for (size_t i = 0; i < nc; i++) jfree(&corpora[i]); free(corpora); }
         return;
     }
-    fclose(f);
+    size_t passed = 0;
+    for (size_t i = 1; i < nm; i++) {
+        const jval *cs = &cases[i];
+        const char *name = jget(cs, "case")->s, *corpus = jget(cs, "corpus")->s;
+        const jval *docs = NULL;
+        for (size_t k = 1; k < nc; k++)
+            if (!strcmp(jget(&corpora[k], "corpus")->s, corpus)) docs = jget(&corpora[k], "documents");
+        CHECK(docs, "%s: corpus %s not found", name, corpus);
+        if (!docs) continue;
+        int mode = !strcmp(jget(cs, "mode")->s, "hf") ? ST_TRAIN_HF : ST_TRAIN_PAPER;
+        int alphabet = !strcmp(jget(cs, "alphabet")->s, "ube") ? ST_ALPHABET_UBE : ST_ALPHABET_BYTES;
+        uint32_t flags = jget(cs, "script_aware")->b ? ST_PRETOK_SCRIPT_AWARE : 0;
+        const jval *scripts = jget(cs, "scripts");
+        char sbuf[1024];
+        size_t sl = 0;
+        if (scripts && scripts->t == J_ARR)
+            for (size_t k = 0; k < scripts->n; k++)
+                sl += (size_t)snprintf(sbuf + sl, sizeof sbuf - sl, "%s%s", k ? "," : "", scripts->v[k].s);
+        st_counter *c = NULL;
+        st_error e;
+        st_status st = st_counter_new(pattern_id(jget(cs, "pattern")->s), flags,
+                                      scripts && scripts->t == J_ARR ? sbuf : NULL, sl, NULL, &c, &e);
+        CHECK(st == ST_OK, "%s: counter_new: %s", name, e.message);
+        if (st != ST_OK) continue;
+        for (size_t k = 0; k < docs->n; k++) {
+            st = st_counter_add(c, docs->v[k].s, docs->v[k].slen, 0, &e);
+            CHECK(st == ST_OK, "%s: document %zu: %s", name, k, e.message);
+        }
+        const jval *sp = jget(cs, "special_tokens");
+        size_t ns = sp->n, ends[64], pos = 0;
+        char stext[4096];
+        for (size_t k = 0; k < ns && k < 64; k++) {
+            memcpy(stext + pos, sp->v[k].s, sp->v[k].slen);
+            pos += sp->v[k].slen;
+            ends[k] = pos;
+        }
+        st_trainer *t = NULL;
+        st = st_trainer_new(c, mode, alphabet, (uint64_t)jget(cs, "vocab_size")->num,
+                            (uint64_t)jget(cs, "min_frequency")->num, ns, NULL, &t, &e);
+        CHECK(st == ST_OK, "%s: trainer_new: %s", name, e.message);
+        if (st != ST_OK) { st_counter_free(c); continue; }
+        st = st_trainer_set_specials(t, stext, ends, ns, &e);
+        CHECK(st == ST_OK, "%s: set_specials: %s", name, e.message);
+        size_t made;
+        st = st_trainer_step(t, (size_t)-1, &made, &e);
+        CHECK(st == ST_OK, "%s: step: %s", name, e.message);
+        CHECK(st_trainer_stat(t, ST_TRAINER_ALPHABET) == (uint64_t)jget(cs, "alphabet_size")->num,
+              "%s: alphabet size", name);
+        const jval *want = jget(cs, "merges");
+        const uint32_t *pairs;
+        const uint64_t *counts;
+        size_t n = st_trainer_merges(t, &pairs, &counts);
+        size_t bad = n == want->n ? n : (n < want->n ? n : want->n);
+        for (size_t k = 0; k < (n < want->n ? n : want->n); k++) {
+            const jval *m = &want->v[k];
+            if (pairs[2 * k] != (uint32_t)m->v[0].num || pairs[2 * k + 1] != (uint32_t)m->v[1].num ||
+                counts[k] != (uint64_t)m->v[2].num) { bad = k; break; }
+        }
+        CHECK(n == want->n && bad == n, "%s: %zu merges (expected %zu), first difference at %zu", name, n, want->n, bad);
+        if (bad < n && bad < want->n)
+            printf("  merge %zu: got %u %u %llu, expected %.0f %.0f %.0f\n", bad, pairs[2 * bad], pairs[2 * bad + 1],
+                   (unsigned long long)counts[bad], want->v[bad].v[0].num, want->v[bad].v[1].num, want->v[bad].v[2].num);
+        if (n == want->n && bad == n) passed++;
+        size_t mlen = 0;
+        st_trainer_write_model(t, "vec", 3, stext, ends, ns, NULL, 0, &mlen, NULL);
+        char *model = malloc(mlen + 1);
+        st = st_trainer_write_model(t, "vec", 3, stext, ends, ns, model, mlen, &mlen, &e);
+        CHECK(st == ST_OK, "%s: write_model: %s", name, e.message);
+        st_encoding *enc = NULL;
+        st = st_encoding_new_model(model, mlen, NULL, &enc, &e);
+        CHECK(st == ST_OK, "%s: the model loads: %s", name, e.message);
+        st_encoding_free(enc);
+        free(model);
+        st_trainer_free(t);
+        st_counter_free(c);
+    }
+    printf("vectors/train: %zu of %zu cases reproduced\n", passed, nm ? nm - 1 : 0);
+    for (size_t i = 0; i < nc; i++) jfree(&corpora[i]);
+    for (size_t i = 0; i < nm; i++) jfree(&cases[i]);
+    free(corpora);
+    free(cases);
 }
