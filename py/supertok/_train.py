@@ -388,7 +388,14 @@ def _count(backend, sources, counters, chunk, report):
         workers.check()
     except BaseException:
         if workers.threads:
-            workers.close(drain=True)
+            try:
+                workers.close(drain=True)
+            except BaseException:
+                # a second Ctrl-C while the threads finish their core call: freeing their counters
+                # now could free one in use, so the caller frees none (the threads hold them; they
+                # go with the threads)
+                del counters[:]
+                raise
         raise
     report(*workers.totals())
 
