@@ -437,3 +437,12 @@ def test_trainer_backend_calls(backend):
         for t in (one, steps):
             b.trainer_free(t)
             b.trainer_free(t)
+
+
+def test_loaded_models_have_merges(backend):
+    """Encoding.merges of a model without counts (vectors/models): its rules, count None; a tiktoken
+    vocabulary has ranks, not rules."""
+    with open(os.path.join(ROOT, "vectors", "models", "bytes_small.json"), encoding="utf-8") as f:
+        want = [(a, b, None) for a, b in json.load(f)["merges"]]
+    assert supertok.load_model(os.path.join(ROOT, "vectors", "models", "bytes_small.stmodel")).merges == want
+    assert supertok.load_model(os.path.join(ROOT, "vectors", "models", "bytes_small.json")).merges == want
