@@ -593,6 +593,23 @@ static void test_trainer_errors(void) {
     CHECK(st_trainer_stat(t, ST_TRAINER_ALPHABET) == 256, "hf: 256");
     CHECK(st_trainer_write_model(t, "m", 1, two, ends, 2, NULL, 0, &len, &e) == ST_ERR_INVALID_ARGUMENT &&
               strstr(e.message, "twice"), "repeated special refused: %s", e.message);
+    CHECK(st_trainer_set_specials(t, two, ends, 1, &e) == ST_ERR_INVALID_ARGUMENT && strstr(e.message, "made for 2"),
+          "set_specials: n must be the trainer's: %s", e.message);
+    const char *bad = "<|a|>\xff";
+    size_t bends[2] = {5, 6};
+    CHECK(st_trainer_set_specials(t, bad, bends, 2, &e) == ST_ERR_INVALID_UTF8 && e.input == 1,
+          "set_specials: bad UTF-8 refused: %s", e.message);
+    const char *ok2 = "<|a|>ab";
+    size_t oends[2] = {5, 7};
+    CHECK(st_trainer_set_specials(t, ok2, oends, 2, &e) == ST_OK, "set_specials: %s", e.message);
+    CHECK(st_trainer_stat(t, ST_TRAINER_TARGET) == 1000 - 256 - 2, "hf target with no collision");
+    CHECK(st_trainer_set_specials(t, ok2, oends, 2, &e) == ST_ERR_INVALID_ARGUMENT, "set_specials twice refused");
+    st_trainer_free(t);
+    CHECK(st_trainer_new(c, ST_TRAIN_HF, ST_ALPHABET_BYTES, 1000, 0, 2, NULL, &t, &e) == ST_OK, "hf");
+    const char *coll = "a<|b|>";
+    size_t cends[2] = {1, 6};
+    CHECK(st_trainer_set_specials(t, coll, cends, 2, &e) == ST_OK, "set_specials: %s", e.message);
+    CHECK(st_trainer_stat(t, ST_TRAINER_TARGET) == 1000 - 255 - 2, "hf: special \"a\" is byte 'a' in HF's vocabulary");
     st_trainer_free(t);
     st_counter_free(c);
 }
