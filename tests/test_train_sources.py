@@ -423,6 +423,10 @@ def test_trainer_backend_calls(backend):
     try:
         assert b.trainer_stat(one, 0) == 243 and b.trainer_stat(one, 1) == 24  # alphabet, target
         assert b.trainer_stat(one, 4) == len(set(p for d in docs for p in supertok.pretokenize(d.decode())))
+        with pytest.raises(supertok.SupertokError):
+            b.trainer_set_specials(one, [b"<a>", b"<b>"])  # one special was announced
+        b.trainer_set_specials(one, [b"<|endoftext|>"])
+        b.trainer_set_specials(steps, [b"<|endoftext|>"])
         assert b.trainer_step(one, 1000) == 24 and b.trainer_stat(one, 3) == 1
         made = [b.trainer_step(steps, k) for k in (1, 2, 3, 5, 100)]
         assert made == [1, 2, 3, 5, 13] and b.trainer_stat(steps, 2) == 24

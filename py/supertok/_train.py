@@ -525,6 +525,8 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
             raise
         backend.counter_free(total)
         del counters[:]
+        if specials:  # hf mode: a special whose text is a token's string takes its place, as in HF
+            backend.trainer_set_specials(trainer, specials)
         target = backend.trainer_stat(trainer, _TRAINER_TARGET)
         made, step = 0, 16
         report(TrainProgress("merge", documents, nbytes, 0, target, 0.0, False))

@@ -274,6 +274,12 @@ class Backend(abc.ABC):
         ST_ERR_INVALID_ARGUMENT with the core's message for options it refuses."""
 
     @abc.abstractmethod
+    def trainer_set_specials(self, trainer, specials):
+        """The special tokens' texts (a list of UTF-8 bytes, as many as the trainer's n_specials),
+        once, before the first step: in hf mode a special whose text is a token's byte-level string
+        takes that token's place, as in HuggingFace's trainer (st_trainer_set_specials)."""
+
+    @abc.abstractmethod
     def trainer_free(self, trainer):
         """Free the trainer now (idempotent)."""
 

@@ -520,6 +520,16 @@ class NativeBackend(Backend):
     def trainer_free(self, trainer):
         ffi.release(trainer)
 
+    def trainer_set_specials(self, trainer, specials):
+        ends, k = [], 0
+        for sp in specials:
+            k += len(sp)
+            ends.append(k)
+        arr = ffi.new("size_t[]", ends) if ends else ffi.NULL
+        err = ffi.new("st_error *")
+        if lib.st_trainer_set_specials(trainer, b"".join(specials), arr, len(ends), err) != OK:
+            self._raise(err, "special tokens")
+
     def trainer_step(self, trainer, max_merges):
         made = ffi.new("size_t *")
         err = ffi.new("st_error *")

@@ -1177,6 +1177,19 @@ class WasmBackend(Backend):
     def trainer_free(self, trainer):
         self._release(trainer)
 
+    def trainer_set_specials(self, trainer, specials):
+        ends, k = [], 0
+        for sp in specials:
+            k += len(sp)
+            ends.append(k)
+        packed = struct.pack("<%dI" % len(ends), *ends)
+        with self._locked:
+            tp = self._put_io(_IN, b"".join(specials))
+            ep = self._put_io(_OUT, packed)
+            err = self._status_call("st_trainer_set_specials", (trainer.ptr, tp, ep, len(ends)), "special tokens")
+        if err is not None:
+            self._raise_error(err, "special tokens")
+
     def trainer_step(self, trainer, max_merges):
         with self._locked:
             st = self._r.call("st_trainer_step", trainer.ptr, max_merges, self._scratch, self._err)
