@@ -29,7 +29,23 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-CORPORA = os.environ.get("SUPERTOK_CORPORA") or os.path.join(ROOT, "..", "shared", "corpora")
+
+
+def find_corpora():
+    """SUPERTOK_CORPORA, else a shared/corpora folder next to the repository (or next to a parent
+    folder of it, as for a git worktree kept one level deeper)."""
+    if os.environ.get("SUPERTOK_CORPORA"):
+        return os.environ["SUPERTOK_CORPORA"]
+    up = ROOT
+    for _ in range(3):
+        up = os.path.dirname(up)
+        cand = os.path.join(up, "shared", "corpora")
+        if os.path.isdir(cand):
+            return cand
+    return os.path.join(ROOT, "..", "shared", "corpora")
+
+
+CORPORA = find_corpora()
 TRAIN_FILE = "en_train.txt.xz"
 WORK = os.path.join(tempfile.gettempdir(), "supertok-bench-train")
 SLICE_BYTES = 10_000_000
@@ -51,12 +67,34 @@ class Clock:
     """Wall and CPU time since the start of the training call, and the phase boundary."""
 
     def __init__(self):
+        self.rss0 = memory("VmRSS")  # the interpreter and the tool's module, before training
         self.w0, self.c0 = time.perf_counter(), time.process_time()
         self.boundary = None  # (wall, cpu) at the end of counting
         self.exhausted = None  # (wall, cpu) when the input iterator ran dry
 
     def now(self):
         return time.perf_counter() - self.w0, time.process_time() - self.c0
+
+    def stop(self):
+        """Right after the training call returns, before anything reads its result (HF's JSON,
+        merge lists) and so adds to the high-water mark."""
+        self.end = self.now()
+        self.hwm = memory("VmHWM")
+        return self.end
+
+
+def memory(field):
+    """This process's own resident memory (bytes) from /proc/self/status: VmHWM is the peak.
+    Not ru_maxrss: Linux carries the parent's peak over into a forked child's ru_maxrss across
+    exec, so every child would report at least the driver's size."""
+    try:
+        with open("/proc/self/status") as f:
+            for ln in f:
+                if ln.startswith(field + ":"):
+                    return int(ln.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
 
 
 def lines_of(path, clock):
@@ -95,7 +133,7 @@ def run_hf(path, vocab, clock, pat, args):
         tok.train([path], trainer=trainer)
     else:
         tok.train_from_iterator(lines_of(path, clock), trainer=trainer)
-    wall, cpu = clock.now()
+    wall, cpu = clock.stop()
     clock.boundary = clock.exhausted
     merges = json.loads(tok.to_str())["model"]["merges"]
     dec = gpt2_byte_decoder()
@@ -125,7 +163,7 @@ def run_rustbpe(path, vocab, clock, pat, args):
     clock.__init__()
     clock.unique = None
     tok.train_from_iterator(lines_of(path, clock), vocab, pattern=pat)
-    wall, cpu = clock.now()
+    wall, cpu = clock.stop()
     ranks = sorted(tok.get_mergeable_ranks(), key=lambda kv: kv[1])
     return wall, cpu, {"tokens": [t for t, _ in ranks], "note": clock.unique or ""}
 
@@ -134,7 +172,7 @@ def run_bpeasy(path, vocab, clock, pat, args):
     import bpeasy
     clock.__init__()
     ranks = bpeasy.train_bpe(lines_of(path, clock), pat, BPEASY_MAX_TOKEN_LENGTH, vocab)
-    wall, cpu = clock.now()
+    wall, cpu = clock.stop()
     clock.boundary = clock.exhausted
     return wall, cpu, {"tokens": [t for t, _ in sorted(ranks.items(), key=lambda kv: kv[1])],
                        "note": "split: input iterator exhausted"}
@@ -168,7 +206,7 @@ def run_supertok(path, vocab, clock, pat, args, mode, backend):
     clock.__init__()
     enc = supertok.train(path, vocab_size=vocab, mode=mode, pattern="o200k", threads=args.threads_now,
                          progress=progress)
-    wall, cpu = clock.now()
+    wall, cpu = clock.stop()
     # The counting phase ends where the first phase not named for counting begins.
     for ph, at in phases:
         if not ph.lower().startswith("count"):
@@ -188,6 +226,7 @@ def run_supertok(path, vocab, clock, pat, args, mode, backend):
 def worker(args):
     pat = o200k_pattern()
     clock = Clock()
+    clock.hwm = None
     tool = args.worker
     args.threads_now = args.worker_threads
     if tool == "hf":
@@ -206,7 +245,7 @@ def worker(args):
     if tokens is None:
         tokens = [bytes([i]) for i in range(256)] + [a + b for a, b in out["pairs"]]
     res = {"wall": wall, "cpu": cpu, "merges": len(tokens) - 256 if "pairs" not in out else len(out["pairs"]),
-           "note": out.get("note", "")}
+           "note": out.get("note", ""), "hwm": clock.hwm, "rss0": clock.rss0}
     if clock.boundary is not None:
         res["count_wall"], res["count_cpu"] = clock.boundary
     if args.dump:
@@ -288,7 +327,9 @@ def run_one(tool, path, vocab, threads, hf_input, dump=None, timeout=None):
             return {"error": "not available"}
         return {"error": last[:160]}
     res = json.loads(lines[-1][len("RESULT "):])
-    res["rss"] = ru.ru_maxrss * 1024  # Linux reports KiB
+    # The worker's own VmHWM; ru_maxrss only where /proc is absent (it can include the driver's
+    # peak, inherited through fork: see memory()).
+    res["rss"] = res.get("hwm") or ru.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
     return res
 
 
@@ -348,7 +389,8 @@ def row_cells(results):
         "count": ("%s / %s" % (spread(get("count_wall")), spread(get("count_cpu")))) if split else "n/a",
         "merge": ("%s / %s" % (spread([r["wall"] - r["count_wall"] for r in ok]),
                                spread([r["cpu"] - r["count_cpu"] for r in ok]))) if split else "n/a",
-        "rss": spread([r["rss"] / 1e6 for r in ok], "%.0f"),
+        "rss": spread([r["rss"] / 1e6 for r in ok], "%.0f") + (
+            " [%.0f]" % statistics.median([r["rss0"] / 1e6 for r in ok]) if all(r.get("rss0") for r in ok) else ""),
         "merges": "{:,}".format(ok[0]["merges"]),
         "cpu_med": statistics.median(get("cpu")),
     }
@@ -430,8 +472,9 @@ def compare(name_a, a, name_b, b, words_for, overlapping):
         name_a, name_b, "{:,}".format(k), k + 1, name_a, pa[k][0], pa[k][1], name_b, pb[k][0], pb[k][1])
     counts = count_at(words_for(), pa[:k], [pa[k], pb[k]], overlapping)
     ca, cb = counts[pa[k]], counts[pb[k]]
-    line += "; counts then %s vs %s (%s)" % ("{:,}".format(ca), "{:,}".format(cb),
-                                              "a tie, broken differently" if ca == cb else "NOT a tie")
+    line += "; %s counts then %s vs %s (%s)" % (
+        "overlapping" if overlapping else "paper (runs non-overlapping)", "{:,}".format(ca), "{:,}".format(cb),
+        "a tie, broken differently" if ca == cb else "NOT a tie")
     return line
 
 
@@ -512,7 +555,8 @@ def main():
         print("input %s: %s, %s bytes, %s lines (one document each, its newline kept)  " % (
             name, path, "{:,}".format(os.path.getsize(path)), "{:,}".format(nlines)))
     print("cells: median (min–max) over %d round%s, seconds; count and merge are wall / CPU; "
-          "CPU = user + system of every thread; peak RSS of the tool's own process in MB (10^6 bytes)"
+          "CPU = user + system of every thread; peak RSS of the tool's own process in MB (10^6 bytes), "
+          "[its RSS just before training: interpreter and imports]"
           % (args.rounds, "" if args.rounds == 1 else "s"))
     sys.stdout.flush()
 
@@ -542,7 +586,7 @@ def main():
                     rows.append((size, vocab, nthreads, t, results[t] if t in present else [{"error": "not available"}]))
 
     print("\n| input | vocab | threads | tool | wall s | CPU s | CPU ÷ rustbpe | count wall / CPU | "
-          "merge wall / CPU | peak RSS MB | merges |")
+          "merge wall / CPU | peak RSS MB [before] | merges |")
     print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     ref = {}
     for size, vocab, nthreads, tool, res in rows:
