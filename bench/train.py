@@ -552,8 +552,9 @@ def main():
     for name, path in inputs.items():
         with open(path, "rb") as f:
             nlines = sum(buf.count(b"\n") for buf in iter(lambda: f.read(1 << 24), b""))
+        what = TRAIN_FILE + (" whole" if name == "whole" else ", its first 10 MB cut at a line end")
         print("input %s: %s, %s bytes, %s lines (one document each, its newline kept)  " % (
-            name, path, "{:,}".format(os.path.getsize(path)), "{:,}".format(nlines)))
+            name, what, "{:,}".format(os.path.getsize(path)), "{:,}".format(nlines)))
     print("cells: median (min–max) over %d round%s, seconds; count and merge are wall / CPU; "
           "CPU = user + system of every thread; peak RSS of the tool's own process in MB (10^6 bytes), "
           "[its RSS just before training: interpreter and imports]"
