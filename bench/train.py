@@ -85,8 +85,8 @@ class Clock:
 
 def memory(field):
     """This process's own resident memory (bytes) from /proc/self/status: VmHWM is the peak.
-    Not ru_maxrss: Linux carries the parent's peak over into a forked child's ru_maxrss across
-    exec, so every child would report at least the driver's size."""
+    Not ru_maxrss: on Linux a child's ru_maxrss also counts the copy of the driver it was forked
+    from before exec, so every child would report at least the driver's size."""
     try:
         with open("/proc/self/status") as f:
             for ln in f:
@@ -586,27 +586,33 @@ def main():
                 for t in tools:
                     rows.append((size, vocab, nthreads, t, results[t] if t in present else [{"error": "not available"}]))
 
-    print("\n| input | vocab | threads | tool | wall s | CPU s | CPU ÷ rustbpe | count wall / CPU | "
+    print("\n| input | vocab | threads | tool | wall s | CPU s | CPU ÷ rustbpe | CPU ÷ hf | count wall / CPU | "
           "merge wall / CPU | peak RSS MB [before] | merges |")
-    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-    ref = {}
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    refs = {"rustbpe": {}, "hf": {}}  # the CPU medians the ratios divide by, per (input, V, threads)
     for size, vocab, nthreads, tool, res in rows:
         cells, _ = row_cells(res)
-        if tool == "rustbpe" and cells:
-            ref[(size, vocab, nthreads)] = cells["cpu_med"]
+        if tool in refs and cells:
+            refs[tool][(size, vocab, nthreads)] = cells["cpu_med"]
+    failures = []
     for size, vocab, nthreads, tool, res in rows:
         cells, err = row_cells(res)
         th = "%d" % nthreads + (" (all)" if nthreads == ncpu and ncpu > 1 else "")
         if cells is None:
-            print("| %s | %s | %s | %s | %s | | | | | | |" % (size, "{:,}".format(vocab), th, tool, err))
+            print("| %s | %s | %s | %s | %s | | | | | | | |" % (size, "{:,}".format(vocab), th, tool, err))
             continue
-        base = ref.get((size, vocab, nthreads))
-        ratio = "%.2fx" % (cells["cpu_med"] / base) if base else "n/a"
-        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            size, "{:,}".format(vocab), th, tool, cells["wall"], cells["cpu"], ratio, cells["count"],
-            cells["merge"], cells["rss"], cells["merges"]))
+        ratios = []
+        for ref in ("rustbpe", "hf"):
+            base = refs[ref].get((size, vocab, nthreads))
+            ratios.append("%.2fx" % (cells["cpu_med"] / base) if base else "n/a")
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            size, "{:,}".format(vocab), th, tool, cells["wall"], cells["cpu"], ratios[0], ratios[1],
+            cells["count"], cells["merge"], cells["rss"], cells["merges"]))
         if err:
-            print("\n%s %s: %s\n" % (size, tool, err))
+            failures.append("- %s, V=%d, %s threads, %s: %s" % (size, vocab, th, tool, err))
+    if failures:
+        print("\nsome rounds failed (their rows are of the rounds that ran):")
+        print("\n".join(failures))
     print("\nload average %s at the end" % load())
     if notes:
         print("\nwhat each tool reported (first run):")
