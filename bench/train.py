@@ -179,16 +179,19 @@ def run_bpeasy(path, vocab, clock, pat, args):
 
 
 def phase_of(args, kwargs):
-    """The phase a progress report names, whatever shape supertok.train gives it: a str argument, a
-    `phase` keyword, a dict with "phase", or an object with a .phase attribute."""
-    for a in list(args) + list(kwargs.values()):
-        if isinstance(a, str):
-            return a
-        if isinstance(a, dict) and isinstance(a.get("phase"), str):
-            return a["phase"]
+    """(phase, done) of a progress report, whatever shape supertok.train gives it: a TrainProgress
+    (an object with .phase and .done), a dict with "phase" (and "done"), a `phase` keyword, or a
+    str argument. done is None when the report does not say."""
+    if isinstance(kwargs.get("phase"), str):
+        return kwargs["phase"], kwargs.get("done")
+    for a in args:
         if isinstance(getattr(a, "phase", None), str):
-            return a.phase
-    return None
+            return a.phase, getattr(a, "done", None)
+        if isinstance(a, dict) and isinstance(a.get("phase"), str):
+            return a["phase"], a.get("done")
+        if isinstance(a, str):
+            return a, None
+    return None, None
 
 
 def run_supertok(path, vocab, clock, pat, args, mode, backend):
@@ -196,22 +199,33 @@ def run_supertok(path, vocab, clock, pat, args, mode, backend):
     import supertok
     if not hasattr(supertok, "train"):
         raise RuntimeError("not available: this supertok has no train()")
-    phases = []
+    phases = []  # (phase, time of its first report)
+    count_done = []  # time of the report that says counting is done
 
     def progress(*a, **kw):
-        ph = phase_of(a, kw)
-        if ph is not None and (not phases or phases[-1][0] != ph):
-            phases.append((ph, clock.now()))
+        ph, done = phase_of(a, kw)
+        if ph is None:
+            return
+        at = clock.now()
+        if not phases or phases[-1][0] != ph:
+            phases.append((ph, at))
+        if done and ph.lower().startswith("count") and not count_done:
+            count_done.append(at)
 
     clock.__init__()
     enc = supertok.train(path, vocab_size=vocab, mode=mode, pattern="o200k", threads=args.threads_now,
                          progress=progress)
     wall, cpu = clock.stop()
-    # The counting phase ends where the first phase not named for counting begins.
-    for ph, at in phases:
-        if not ph.lower().startswith("count"):
-            clock.boundary = at
-            break
+    # Counting ends at the report that says so (done=True in the "count" phase), else where the
+    # first phase not named for counting begins (a little late: its first report may come after
+    # some merging).
+    if count_done:
+        clock.boundary = count_done[0]
+    else:
+        for ph, at in phases:
+            if not ph.lower().startswith("count"):
+                clock.boundary = at
+                break
     base = 256
     table = [bytes([i]) for i in range(base)]
     pairs, counts = [], []
