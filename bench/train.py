@@ -199,6 +199,9 @@ def run_supertok(path, vocab, clock, pat, args, mode, backend):
     import supertok
     if not hasattr(supertok, "train"):
         raise RuntimeError("not available: this supertok has no train()")
+    # Load the backend before the clock starts (for wasmtime: compiling the module), as importing
+    # a peer loads its library before its clock starts.
+    supertok.backend()
     phases = []  # (phase, time of its first report)
     count_done = []  # time of the report that says counting is done
 
