@@ -291,34 +291,20 @@ static void merge_word(st_trainer *t, uint32_t w, uint32_t x, uint32_t y, uint32
 
 /* ---- the alphabet ------------------------------------------------------------------------ */
 
-/* The base symbols valid UTF-8 text can produce, computed from the codec itself: every byte that
- * occurs in some character's UTF-8 (bytes), or every symbol UBE routes some character to. */
+/* The base symbols valid UTF-8 text can produce. Bytes: all but 0xC0 and 0xC1 (overlong
+ * leads) and 0xF5-0xFF (above U+10FFFF): 243. UBE: the UTF-8 side carries only code points
+ * below U+0800, so ASCII, the continuation bytes 0x80-0xBF and the two-byte leads 0xC2-0xDF
+ * (222); the UTF-16LE side takes every byte value (256). In closed form because the hosts make
+ * many trainers and an interpreter (pywasm) spent a minute enumerating code points here;
+ * test_train.c checks both sets against every code point routed through the public codec. */
 static uint64_t reachable(int alphabet, uint8_t *mark /* 512 */) {
     st__memset(mark, 0, 512);
-    /* Every BMP character, then the supplementary planes in steps of 64: a step keeps every value
-     * of each symbol's high part (UTF-8 lead and upper continuation bytes, the surrogates' bytes
-     * above bit 6), and the low parts they skip are continuation bytes and UTF-16 bytes that BMP
-     * characters already produce. 81k characters instead of 1.1M: the tests make many trainers. */
-    for (uint32_t cp = 0; cp <= 0x10FFFF; cp += cp < 0x10000 ? 1 : 64) {
-        if (cp >= 0xD800 && cp <= 0xDFFF) continue;
-        uint8_t b[4];
-        size_t l;
-        if (cp < 0x80) { b[0] = (uint8_t)cp; l = 1; }
-        else if (cp < 0x800) { b[0] = (uint8_t)(0xC0 | (cp >> 6)); b[1] = (uint8_t)(0x80 | (cp & 0x3F)); l = 2; }
-        else if (cp < 0x10000) {
-            b[0] = (uint8_t)(0xE0 | (cp >> 12)); b[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-            b[2] = (uint8_t)(0x80 | (cp & 0x3F)); l = 3;
-        } else {
-            b[0] = (uint8_t)(0xF0 | (cp >> 18)); b[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-            b[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F)); b[3] = (uint8_t)(0x80 | (cp & 0x3F)); l = 4;
-        }
-        if (alphabet == ST_ALPHABET_BYTES) {
-            for (size_t k = 0; k < l; k++) mark[b[k]] = 1;
-        } else {
-            uint16_t sym[4];
-            size_t cl, n = st__ube_char_symbols(b, sym, &cl);
-            for (size_t k = 0; k < n; k++) mark[sym[k]] = 1;
-        }
+    if (alphabet == ST_ALPHABET_BYTES) {
+        for (int k = 0; k < 256; k++) mark[k] = !(k == 0xC0 || k == 0xC1 || k >= 0xF5);
+    } else {
+        for (int k = 0; k < 0xC0; k++) mark[k] = 1;
+        for (int k = 0xC2; k <= 0xDF; k++) mark[k] = 1;
+        for (int k = 256; k < 512; k++) mark[k] = 1;
     }
     uint64_t n = 0;
     for (int k = 0; k < 512; k++) n += mark[k];

@@ -586,6 +586,41 @@ static void test_trainer_errors(void) {
     CHECK(st_trainer_new(c, ST_TRAIN_PAPER, ST_ALPHABET_UBE, 2048, 0, 0, NULL, &t, &e) == ST_OK, "ube");
     printf("UBE alphabet: %llu symbols\n", (unsigned long long)st_trainer_stat(t, ST_TRAINER_ALPHABET));
     CHECK(st_trainer_stat(t, ST_TRAINER_ALPHABET) > 256 && st_trainer_stat(t, ST_TRAINER_ALPHABET) < 512, "ube alphabet");
+    {
+        /* train.c states the reachable alphabets in closed form; here every code point goes
+         * through the public codec (UTF-8 bytes, UBE routing) and the sets are counted. */
+        static uint8_t seen_b[256], seen_u[512];
+        for (uint32_t cp = 0; cp <= 0x10FFFF; cp++) {
+            if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+            uint8_t b[4];
+            size_t l;
+            if (cp < 0x80) { b[0] = (uint8_t)cp; l = 1; }
+            else if (cp < 0x800) { b[0] = (uint8_t)(0xC0 | (cp >> 6)); b[1] = (uint8_t)(0x80 | (cp & 0x3F)); l = 2; }
+            else if (cp < 0x10000) {
+                b[0] = (uint8_t)(0xE0 | (cp >> 12)); b[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+                b[2] = (uint8_t)(0x80 | (cp & 0x3F)); l = 3;
+            } else {
+                b[0] = (uint8_t)(0xF0 | (cp >> 18)); b[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+                b[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F)); b[3] = (uint8_t)(0x80 | (cp & 0x3F)); l = 4;
+            }
+            for (size_t k = 0; k < l; k++) seen_b[b[k]] = 1;
+            uint16_t sym[4];
+            size_t ns = 0;
+            if (st_ube_encode_symbols((const char *)b, l, sym, 4, &ns, NULL) == ST_OK)
+                for (size_t k = 0; k < ns; k++) seen_u[sym[k]] = 1;
+        }
+        uint64_t nb = 0, nu = 0;
+        for (int k = 0; k < 256; k++) nb += seen_b[k];
+        for (int k = 0; k < 512; k++) nu += seen_u[k];
+        CHECK(nb == 243 && nu == st_trainer_stat(t, ST_TRAINER_ALPHABET),
+              "reachable alphabets: bytes %llu (243), UBE %llu (trainer %llu)", (unsigned long long)nb,
+              (unsigned long long)nu, (unsigned long long)st_trainer_stat(t, ST_TRAINER_ALPHABET));
+        /* The closed form's exact sets: a symbol the codec never emits must not be counted. */
+        CHECK(!seen_b[0xC0] && !seen_b[0xC1] && !seen_b[0xF5] && !seen_b[0xFF] && seen_b[0xF4],
+              "bytes 0xC0, 0xC1, 0xF5-0xFF unreachable");
+        CHECK(!seen_u[0xC0] && !seen_u[0xC1] && !seen_u[0xE0] && !seen_u[0xFF] && seen_u[0xDF] && seen_u[0xBF] &&
+                  seen_u[256] && seen_u[511], "UBE: 0x00-0xBF, 0xC2-0xDF and 256-511");
+    }
     st_trainer_free(t);
     const char *two = "<|a|><|a|>";
     size_t ends[2] = {5, 10};
