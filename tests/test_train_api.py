@@ -15,7 +15,8 @@ ids from the reference rules encoder of vectors/generate_models.py, never from s
 - clear errors: hf with ube, vocab_size below the alphabet plus the specials, unknown mode,
   alphabet or pattern, a source that is neither text nor a path.
 
-pywasm runs the small corpora only (an interpreter).
+pywasm (an interpreter) takes about 90 s for one training, however small, so these tests run
+on native and wasmtime; tests/test_train_vectors.py trains a few vector cases on pywasm.
 """
 import bz2
 import gzip
@@ -68,7 +69,8 @@ def _ref(docs, **opts):
 
 def _skip_pywasm(backend):
     if backend == "pywasm":
-        pytest.skip("pywasm is an interpreter: larger corpora run on native and wasmtime")
+        pytest.skip("pywasm is an interpreter: one training takes it about 90 s, so the training "
+                    "API tests run on native and wasmtime")
 
 
 # A small multi-line text with CRLF, an empty line, a last line without '\n', several scripts.
@@ -92,6 +94,7 @@ OPTS = dict(vocab_size=243 + 25, mode="paper", alphabet="bytes")
 
 
 def test_iterable_sources(backend):
+    _skip_pywasm(backend)
     docs = _lines(TEXT)
     want = _ref(docs, **OPTS)
     assert len(want) > 10
@@ -103,6 +106,7 @@ def test_iterable_sources(backend):
 
 @pytest.mark.parametrize("compress", [None, "gz", "xz", "bz2"])
 def test_txt_and_jsonl_files(compress, tmp_path, backend):
+    _skip_pywasm(backend)
     docs = _lines(TEXT)
     want = _ref(docs, **OPTS)
     suffix = "" if compress is None else "." + compress
@@ -117,6 +121,7 @@ def test_txt_and_jsonl_files(compress, tmp_path, backend):
 
 
 def test_list_of_paths(tmp_path, backend):
+    _skip_pywasm(backend)
     a, b = tmp_path / "a.txt", tmp_path / "b.jsonl"
     _write(a, TEXT, None)
     extra = ["\u0444\u0444\u0444 the the the", "\u4e2d\u6587 cat"]
@@ -145,6 +150,7 @@ def test_vocab_size_counts_alphabet_merges_and_specials(mode, alphabet, backend)
 
 
 def test_specials_in_the_text_are_counted_as_text(backend):
+    _skip_pywasm(backend)
     docs = _corpus("specials_in_text")
     want = _ref(docs, vocab_size=243 + 1 + 20, special_tokens=("<|endoftext|>",))
     enc = _train()(iter(docs), vocab_size=243 + 1 + 20, special_tokens=("<|endoftext|>",))
@@ -154,7 +160,8 @@ def test_specials_in_the_text_are_counted_as_text(backend):
 
 @pytest.mark.parametrize("alphabet", ["bytes", "ube"])
 def test_the_encoding_encodes_as_its_rules(alphabet, backend):
-    docs = _corpus("udhr_mixed") if backend != "pywasm" else _lines(TEXT)
+    _skip_pywasm(backend)
+    docs = _corpus("udhr_mixed")
     alpha = len(train_reference.alphabet_symbols("paper", alphabet))
     specials = ("<|endoftext|>",)
     enc = _train()(iter(docs), vocab_size=alpha + 1 + 60, alphabet=alphabet, pattern="o200k",
@@ -174,6 +181,7 @@ def test_the_encoding_encodes_as_its_rules(alphabet, backend):
 
 
 def test_empty_corpus(backend):
+    _skip_pywasm(backend)
     for docs in ([], [""], ["", ""]):
         enc = _train()(iter(docs), vocab_size=300)
         assert _merges(enc) == []
@@ -181,6 +189,7 @@ def test_empty_corpus(backend):
 
 
 def test_options_are_recorded_in_the_model(tmp_path, backend):
+    _skip_pywasm(backend)
     docs = _corpus("cross_script") + _corpus("ube_text")
     opts = dict(vocab_size=len(train_reference.alphabet_symbols("paper", "ube")) + 30, alphabet="ube", pattern="cl100k", script_aware=True,
                 scripts=["Han", "Latin"])
@@ -199,6 +208,7 @@ def test_options_are_recorded_in_the_model(tmp_path, backend):
 
 
 def test_min_frequency(backend):
+    _skip_pywasm(backend)
     docs = _corpus("runs") + _corpus("one_document")
     opts = dict(vocab_size=243 + 400, min_frequency=4)
     want = _ref(docs, **opts)
@@ -207,6 +217,7 @@ def test_min_frequency(backend):
 
 
 def test_errors(backend):
+    _skip_pywasm(backend)  # some checks reach the core: about 90 s on pywasm
     train = _train()
     docs = ("some text",)  # train(iter(docs), ...) each time: an iterator is used up
     with pytest.raises(ValueError, match="hf"):
