@@ -142,7 +142,9 @@ static size_t add_piece(st_counter *c, const uint8_t *p, size_t n, uint64_t h, u
 
 /* Count the pieces of one validated document. */
 static st_status count_document(st_counter *c, const uint8_t *s, size_t len, st_error *err) {
-    if (!c->hot) {
+    /* The cache pays once the counter has seen some text: clearing its 128 KiB costs a small
+     * corpus more than it saves (seconds under an interpreter such as pywasm). */
+    if (!c->hot && c->stats[ST_COUNTER_BYTES] + len >= ((uint64_t)1 << 16)) {
         c->hot = (st__count_hot *)st__alloc(&c->alloc, sizeof(st__count_hot) << ST__HOT_BITS);
         if (!c->hot) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
         st__memset(c->hot, 0, sizeof(st__count_hot) << ST__HOT_BITS);
@@ -166,6 +168,12 @@ static st_status count_document(st_counter *c, const uint8_t *s, size_t len, st_
                 for (size_t k = 0; k < n; k++) w |= (uint64_t)p[k] << (8 * k);
             }
             uint64_t h = st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
+            if (!c->hot) {
+                if (!add_piece(c, p, n, h, 1)) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+                pieces++;
+                start = e;
+                continue;
+            }
             st__count_hot *hc = &c->hot[h >> (64 - ST__HOT_BITS)];
             if (hc->len == n && hc->word == w) {
                 c->entries[hc->entry].count++;

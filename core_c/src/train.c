@@ -312,15 +312,16 @@ static uint64_t reachable(int alphabet, uint8_t *mark /* 512 */) {
 }
 
 /* HF's id order of the 256 bytes: by the code point of their GPT-2 byte-level character (bytes
- * 33-126, 161-172 and 174-255 are themselves; the other 68 follow from U+0100 in byte order). */
-static uint32_t hf_byte_rank(uint32_t b) {
-    int self = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+ * 33-126, 161-172 and 174-255 are themselves; the other 68 follow from U+0100 in byte order).
+ * rank[b] in two passes (a per-byte count of smaller ones cost a trainer 1M instructions, seconds
+ * under an interpreter). */
+static int hf_byte_is_self(uint32_t b) { return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174; }
+static void hf_byte_ranks(uint32_t rank[256]) {
     uint32_t r = 0;
-    for (uint32_t k = 0; k < 256; k++) {
-        int kself = (k >= 33 && k <= 126) || (k >= 161 && k <= 172) || k >= 174;
-        if (kself == self ? k < b : kself) r++;
-    }
-    return r;
+    for (uint32_t b = 0; b < 256; b++)
+        if (hf_byte_is_self(b)) rank[b] = r++;
+    for (uint32_t b = 0; b < 256; b++)
+        if (!hf_byte_is_self(b)) rank[b] = r++;
 }
 
 /* ---- token strings (hf: reuse) ----------------------------------------------------------- */
@@ -439,8 +440,9 @@ st_status st_trainer_set_specials(st_trainer *t, const char *specials, const siz
     }
     /* HuggingFace's ids: the specials first, then the byte-level characters by code point, each
      * taking a special's id when the special has its string (the vocabulary then holds one less) */
-    uint32_t order[256];
-    for (uint32_t b = 0; b < 256; b++) order[hf_byte_rank(b)] = b;
+    uint32_t rank[256], order[256];
+    hf_byte_ranks(rank);
+    for (uint32_t b = 0; b < 256; b++) order[rank[b]] = b;
     uint64_t next = n;
     for (uint32_t r = 0; r < 256; r++) {
         uint8_t b = (uint8_t)order[r];
@@ -548,12 +550,14 @@ st_status st_trainer_new(const st_counter *counter, int mode, int alphabet, uint
     t->seq_cap = 65536;
     t->seq = (uint8_t *)talloc(t, t->seq_cap);
     if (t->oom) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
+    uint32_t hf_rank[256];
+    hf_byte_ranks(hf_rank);
     for (uint32_t b = 0; b < t->base; b++) {
         t->tok_off[b] = t->seq_len;
         t->tok_len[b] = (uint32_t)sw;
         if (sw == 2) { t->seq[t->seq_len++] = (uint8_t)(b >> 8); t->seq[t->seq_len++] = (uint8_t)b; }
         else t->seq[t->seq_len++] = (uint8_t)b;
-        t->hf_key[b] = b < 256 ? (uint32_t)n_specials + hf_byte_rank(b) : b;
+        t->hf_key[b] = b < 256 ? (uint32_t)n_specials + hf_rank[b] : b;
     }
     t->hf_vocab = n_specials + 256;
 
@@ -607,7 +611,11 @@ st_status st_trainer_new(const st_counter *counter, int mode, int alphabet, uint
     if (t->oom) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
 
     /* the pairs of every word, and the heap of them all */
-    if (!pair_rehash(t, 1u << 16)) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
+    /* Distinct pairs are at most the symbols: a small corpus gets a small table (clearing 64K
+     * slots costs an interpreter like pywasm seconds); the table grows as pairs come. */
+    size_t slots = 64;
+    while (slots < (1u << 16) && slots < 2 * (size_t)t->sym_cap) slots <<= 1;
+    if (!pair_rehash(t, slots)) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
     t->step_no = 1;
     t->skip_key = UINT64_MAX;
     for (size_t w = 0; w < t->n_words; w++) {

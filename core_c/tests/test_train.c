@@ -562,6 +562,53 @@ static void test_counter(void) {
     st_pretokenizer_free(pt);
 }
 
+/* Counting takes a cached path for short pieces once a counter has seen 64 KiB, and a direct one
+ * before: a large text in one call must count what its pieces, added one by one through the
+ * public pre-tokenizer, count. */
+static void test_counter_cache_paths(void) {
+    g_rng = 12345;
+    size_t cap = 1 << 20, n = 0;
+    char *text = malloc(cap);
+    while (n < 300000) {
+        char *d = random_doc(12);
+        size_t l = strlen(d);
+        memcpy(text + n, d, l);
+        n += l;
+        text[n++] = '\n';
+        free(d);
+    }
+    st_counter *big = NULL, *byp = NULL;
+    st_pretokenizer *pt = NULL;
+    CHECK(st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &big, NULL) == ST_OK, "counter");
+    CHECK(st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &byp, NULL) == ST_OK, "counter");
+    CHECK(st_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, NULL) == ST_OK, "pretokenizer");
+    CHECK(st_counter_add(big, text, n, ST_COUNT_LINES, NULL) == ST_OK, "add %zu bytes", n);
+    size_t *ends = malloc(n * sizeof *ends);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (text[j] != '\n') j++;
+        j++;
+        size_t np = 0;
+        CHECK(st_pretokenize(pt, text + i, j - i, 0, ends, n, &np, NULL) == ST_OK, "pretokenize");
+        for (size_t k = 0; k < np; k++) {
+            size_t a = k ? ends[k - 1] : 0;
+            CHECK(st_counter_add_pretoken(byp, text + i + a, ends[k] - a, 1, NULL) == ST_OK, "add_pretoken");
+        }
+        i = j;
+    }
+    CHECK(st_counter_stat(big, ST_COUNTER_UNIQUE) == st_counter_stat(byp, ST_COUNTER_UNIQUE) &&
+              st_counter_stat(big, ST_COUNTER_PRETOKENS) == st_counter_stat(byp, ST_COUNTER_PRETOKENS),
+          "cached and direct counting agree on unique/total pretokens");
+    st_trainer *t1 = train(big, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 600, 0, 0, 50);
+    st_trainer *t2 = train(byp, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 600, 0, 0, 50);
+    size_t l1, l2;
+    char *m1 = model_text(t1, NULL, NULL, 0, &l1), *m2 = model_text(t2, NULL, NULL, 0, &l2);
+    CHECK(l1 == l2 && memcmp(m1, m2, l1) == 0, "the same model from both counting paths");
+    free(m1); free(m2); free(ends); free(text);
+    st_trainer_free(t1); st_trainer_free(t2);
+    st_counter_free(big); st_counter_free(byp); st_pretokenizer_free(pt);
+}
+
 static void test_trainer_errors(void) {
     st_counter *c = counter_of(ST_PATTERN_O200K, 0, NULL, 0);
     st_counter_add(c, "hello hello", 11, 0, NULL);
@@ -655,6 +702,7 @@ int main(int argc, char **argv) {
     const char *root = argc > 1 ? argv[1] : ".";
     int n = getenv("ST_TRAIN_SEEDS") ? atoi(getenv("ST_TRAIN_SEEDS")) : 300;
     test_counter();
+    test_counter_cache_paths();
     test_trainer_errors();
     for (int s = 0; s < n; s++) compare_with_reference((unsigned)s);
     test_vectors(root);
