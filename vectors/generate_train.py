@@ -409,8 +409,13 @@ def build():
 
 # pywasm interprets the module: even a tiny training takes it about 90 s (most of it in creating
 # the counter and the trainer), so it trains only these cases, one per mode and alphabet.
+# One case of each kind (about 3 s each under pywasm): modes, alphabets, patterns, script-aware,
+# ties, '\r\n', specials in the text, an empty corpus, real multilingual text.
 PYWASM_CASES = ["runs/paper-bytes/o200k/v291", "runs/hf-bytes/o200k/v304",
-                "runs/paper-ube/o200k/v526"]
+                "runs/paper-ube/o200k/v526", "ties/hf-bytes/cl100k/v304", "crlf/paper-bytes/gpt2/v291",
+                "specials_in_text/hf-bytes/o200k/v304", "empty/paper-ube/o200k/v526",
+                "udhr_mixed/paper-ube/o200k/script-aware[Han]/v526", "udhr_japanese/paper-ube/o200k/v526",
+                "one_document/hf-bytes/o200k/specials-the/v263/special-collision"]
 
 
 def main(argv=None):
