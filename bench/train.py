@@ -20,12 +20,13 @@ import json
 import logging
 import lzma
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from encode import machine  # bench/encode.py's machine line (this folder is sys.path[0])
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -368,19 +369,6 @@ def version_of(dist):
         return "missing"
 
 
-def machine():
-    cpu = "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for ln in f:
-                if ln.startswith("model name"):
-                    cpu = ln.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return "%s, %s, %d cores, Python %s" % (platform.platform(), cpu, os.cpu_count(), platform.python_version())
-
-
 def load():
     return " ".join("%.2f" % x for x in os.getloadavg())
 
@@ -399,7 +387,10 @@ def row_cells(results):
     if not ok:
         return None, results[0]["error"] if results else "not run"
     split = all("count_wall" in r for r in ok)
-    get = lambda k: [r[k] for r in ok]
+
+    def get(k):
+        return [r[k] for r in ok]
+
     cells = {
         "wall": spread(get("wall")),
         "cpu": spread(get("cpu")),

@@ -538,29 +538,6 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
 
 /* ---- text generators ------------------------------------------------------------------------ */
 
-static size_t put_cp(uint8_t *o, uint32_t cp) {
-    if (cp < 0x80) {
-        o[0] = (uint8_t)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (uint8_t)(0xC0 | (cp >> 6));
-        o[1] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (uint8_t)(0xE0 | (cp >> 12));
-        o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (uint8_t)(0xF0 | (cp >> 18));
-    o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (uint8_t)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* Random valid UTF-8 of at most max bytes (max >= 64): runs of one kind of character. */
 static size_t gen_text(uint64_t *r, uint8_t *o, size_t max, int with_special_bits) {
     static const char *words[] = {"the", "The", " and", "'s", "'LL", "'re", "don't", "hello", " world", "ing",

@@ -640,16 +640,7 @@ static void test_trainer_errors(void) {
         for (uint32_t cp = 0; cp <= 0x10FFFF; cp++) {
             if (cp >= 0xD800 && cp <= 0xDFFF) continue;
             uint8_t b[4];
-            size_t l;
-            if (cp < 0x80) { b[0] = (uint8_t)cp; l = 1; }
-            else if (cp < 0x800) { b[0] = (uint8_t)(0xC0 | (cp >> 6)); b[1] = (uint8_t)(0x80 | (cp & 0x3F)); l = 2; }
-            else if (cp < 0x10000) {
-                b[0] = (uint8_t)(0xE0 | (cp >> 12)); b[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-                b[2] = (uint8_t)(0x80 | (cp & 0x3F)); l = 3;
-            } else {
-                b[0] = (uint8_t)(0xF0 | (cp >> 18)); b[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-                b[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F)); b[3] = (uint8_t)(0x80 | (cp & 0x3F)); l = 4;
-            }
+            size_t l = put_cp(b, cp);
             for (size_t k = 0; k < l; k++) seen_b[b[k]] = 1;
             uint16_t sym[4];
             size_t ns = 0;

@@ -14,7 +14,14 @@ MemoryError, and the documented exceptions below; the messages are the core's st
 """
 import abc
 import collections
+import itertools
 import threading
+
+
+def joined_with_ends(texts):
+    """texts (bytes) as one buffer and the end offset of each, the (texts, ends[], n) form the core's
+    list-taking calls use (st_counter_add_documents, st_trainer_set_specials, write_model)."""
+    return b"".join(texts), list(itertools.accumulate(len(t) for t in texts))
 
 
 class Backend(abc.ABC):

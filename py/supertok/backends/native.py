@@ -3,7 +3,7 @@ import weakref
 
 from . import BackendUnavailable, id_list
 from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK, raise_error, raise_for_status
-from .base import Backend, HandleCache
+from .base import Backend, HandleCache, joined_with_ends
 
 try:
     from .._native import ffi, lib
@@ -470,11 +470,7 @@ class NativeBackend(Backend):
             self._raise(err, "text")
 
     def counter_add_documents(self, counter, datas):
-        ends, k = [], 0
-        for d in datas:
-            k += len(d)
-            ends.append(k)
-        buf = b"".join(datas)
+        buf, ends = joined_with_ends(datas)
         arr = ffi.new("size_t[]", ends) if ends else ffi.NULL
         err = ffi.new("st_error *")
         if lib.st_counter_add_documents(counter, buf, arr, len(ends), err) != OK:
@@ -521,13 +517,10 @@ class NativeBackend(Backend):
         ffi.release(trainer)
 
     def trainer_set_specials(self, trainer, specials):
-        ends, k = [], 0
-        for sp in specials:
-            k += len(sp)
-            ends.append(k)
+        text, ends = joined_with_ends(specials)
         arr = ffi.new("size_t[]", ends) if ends else ffi.NULL
         err = ffi.new("st_error *")
-        if lib.st_trainer_set_specials(trainer, b"".join(specials), arr, len(ends), err) != OK:
+        if lib.st_trainer_set_specials(trainer, text, arr, len(ends), err) != OK:
             self._raise(err, "special tokens")
 
     def trainer_step(self, trainer, max_merges):
@@ -550,11 +543,7 @@ class NativeBackend(Backend):
         return list(zip(flat[0::2], flat[1::2], ffi.unpack(counts[0], n)))
 
     def trainer_write_model(self, trainer, name, specials):
-        ends, k = [], 0
-        for s in specials:
-            k += len(s)
-            ends.append(k)
-        text = b"".join(specials)
+        text, ends = joined_with_ends(specials)
         arr = ffi.new("size_t[]", ends) if ends else ffi.NULL
         size = ffi.new("size_t *")
         err = ffi.new("st_error *")

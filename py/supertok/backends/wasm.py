@@ -25,7 +25,7 @@ import weakref
 
 from . import BackendUnavailable
 from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK, raise_error
-from .base import Backend, HandleCache
+from .base import Backend, HandleCache, joined_with_ends
 
 WASM_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "supertok.wasm")
 
@@ -1110,11 +1110,7 @@ class WasmBackend(Backend):
             self._raise_error(err, "text")
 
     def counter_add_documents(self, counter, datas):
-        ends, k = [], 0
-        for d in datas:
-            k += len(d)
-            ends.append(k)
-        buf = b"".join(datas)
+        buf, ends = joined_with_ends(datas)
         packed = struct.pack("<%dI" % len(ends), *ends)
         with self._locked:
             tp = self._put_io(_IN, buf)
@@ -1178,13 +1174,10 @@ class WasmBackend(Backend):
         self._release(trainer)
 
     def trainer_set_specials(self, trainer, specials):
-        ends, k = [], 0
-        for sp in specials:
-            k += len(sp)
-            ends.append(k)
+        text, ends = joined_with_ends(specials)
         packed = struct.pack("<%dI" % len(ends), *ends)
         with self._locked:
-            tp = self._put_io(_IN, b"".join(specials))
+            tp = self._put_io(_IN, text)
             ep = self._put_io(_OUT, packed)
             err = self._status_call("st_trainer_set_specials", (trainer.ptr, tp, ep, len(ends)), "special tokens")
         if err is not None:
@@ -1214,11 +1207,7 @@ class WasmBackend(Backend):
         return list(zip(flat[0::2], flat[1::2], counts))
 
     def trainer_write_model(self, trainer, name, specials):
-        ends, k = [], 0
-        for sp in specials:
-            k += len(sp)
-            ends.append(k)
-        text = b"".join(specials)
+        text, ends = joined_with_ends(specials)
         packed = struct.pack("<%dI" % len(ends), *ends)
         with self._locked:
             np_ = self._put(name)
