@@ -428,8 +428,8 @@ typedef struct st_model st_model;
 
 /* Parse and validate a model file (bytes[0..len), not kept: the model copies what it needs).
  * Everything st_encoding_from_model needs is checked here except what only building the
- * encoding finds (two rank tokens with the same bytes). A model with supermerges parses (the
- * section is stored and written back) but st_encoding_from_model refuses it for now. */
+ * encoding finds (two rank tokens with the same bytes). Format versions 1 and 2 are read (2
+ * adds the optional "training" header line: algorithm and parameters). */
 ST_API st_status st_model_parse(const char *bytes, size_t len, const st_allocator *alloc, st_model **out,
                                 st_error *err);
 ST_API void st_model_free(st_model *model);
@@ -452,10 +452,17 @@ ST_API const char *st_model_scripts(const st_model *model, size_t *len);
 /* The number of entries in a section: "merges", "tokens", "supermerges", "specials" (0 for a
  * section the model does not have or an unknown name). */
 ST_API uint64_t st_model_count(const st_model *model, const char *section);
+/* The entries of the "merges" or "supermerges" section of a rules model: pairs[2i], pairs[2i + 1]
+ * the left and right ids of entry i, counts[i] its training count (*counts NULL when the
+ * section has no counts). Pointers into the model, valid until it is freed. Returns the number of
+ * entries (0, with NULL pointers, for another section name or a ranks model). */
+ST_API size_t st_model_pairs(const st_model *model, const char *section, const uint32_t **pairs,
+                             const uint64_t **counts);
 
 /* An encoding from a parsed model (the model is not borrowed: free it whenever). A model with
- * supermerges, or a script-aware one while the constructors take only a pattern, gives
- * ST_ERR_MALFORMED_MODEL naming the line and "not supported yet". */
+ * supermerges encodes superwords (docs/design.md §7): regular merges inside each pretoken, then
+ * over each maximal run of two or more adjacent pretokens that each became one eligible token
+ * (it contains a letter), the lowest supermerge present, repeatedly. */
 ST_API st_status st_encoding_from_model(const st_model *model, const st_allocator *alloc, st_encoding **out,
                                         st_error *err);
 /* st_model_parse + st_encoding_from_model + st_model_free in one call. */
@@ -504,6 +511,11 @@ ST_API st_status st_counter_merge(st_counter *into, const st_counter *from, st_e
 #define ST_COUNTER_BYTES 1     /* bytes of text counted */
 #define ST_COUNTER_PRETOKENS 2 /* pretokens counted (with multiplicity) */
 #define ST_COUNTER_UNIQUE 3    /* distinct pretokens */
+#define ST_COUNTER_KIND 4      /* ST_COUNTER_KIND_PRETOKENS or ST_COUNTER_KIND_CANDIDATES */
+#define ST_COUNTER_KIND_PRETOKENS 0
+#define ST_COUNTER_KIND_CANDIDATES 1 /* made by st_counter_new_candidates: DOCUMENTS and BYTES as
+                                        above, PRETOKENS = candidates counted (with multiplicity),
+                                        UNIQUE = distinct candidates */
 ST_API uint64_t st_counter_stat(const st_counter *counter, int what);
 
 /* The counts as bytes (a versioned binary format, docs/train-format.md): the pre-tokenizer,
@@ -568,13 +580,78 @@ ST_API size_t st_trainer_merges(const st_trainer *trainer, const uint32_t **pair
                                 const uint64_t **counts);
 
 /* The trained model as a model file (docs/model-format.md, kind rules, merges with counts, the
- * counter's pre-tokenizer) into out[0..cap): name (1-128 printable ASCII, no space) and the
+ * counter's pre-tokenizer; after phase 2 the kept regular merges, the supermerges with counts
+ * and the "training" line with the algorithm and its parameters) into out[0..cap): name (1-128 printable ASCII, no space) and the
  * special tokens, text i = specials[ends[i-1] .. ends[i]), which take the ids after the merges;
  * n_specials must be the trainer's. Size query with cap 0. */
 ST_API st_status st_trainer_write_model(const st_trainer *trainer, const char *name, size_t name_len,
                                         const char *specials, const size_t *special_ends,
                                         size_t n_specials, char *out, size_t cap, size_t *out_len,
                                         st_error *err);
+
+/* ---- Superwords: phase 2 of training (docs/design.md §8, Faster Superword paper §2-§3) ------ */
+
+/* Algorithms (st_counter_new_candidates, st_trainer_start_superwords). */
+#define ST_ALGORITHM_BPE 0       /* phase 1 only (no candidates, no phase 2) */
+#define ST_ALGORITHM_BOUNDLESS 1 /* BoundlessBPE, Algorithm 1: the phase-1 merges replayed in order;
+                                    at each step the best supermerge is taken instead when its count
+                                    is strictly greater than the next regular merge's; a supermerge
+                                    whose parts are not yet made (a regular merge not yet replayed)
+                                    waits until they are; stops at the vocabulary size */
+#define ST_ALGORITHM_SUPERBPE 2  /* SuperBPE(r, s): the first r = min(merges made, target - s)
+                                    phase-1 merges, then exactly s supermerges (fewer only when no
+                                    candidate pair is left) */
+
+/* A candidates counter: an st_counter (st_counter_add, _add_documents, _merge, _save, _load,
+ * _stat, _free all apply; st_counter_add_pretoken is refused) whose entries are supermerge
+ * candidates: the maximal runs of two or more adjacent eligible pretokens of one document, each
+ * run counted once per occurrence. A pretoken is eligible when it contains a letter (\p{L}) and
+ * its bytes are a token of the trainer's vocabulary (membership: the base symbols and the merges
+ * the algorithm keeps: all phase-1 merges made for BOUNDLESS, the first r for SUPERBPE). The
+ * trainer must have finished phase 1 (ST_TRAINER_DONE) and not started phase 2; the counter
+ * copies what it needs (free the trainer whenever). It has the trainer's pre-tokenizer, and a
+ * fingerprint of the eligible vocabulary: merging or loading candidates made from another
+ * vocabulary, or merging with a pretoken counter, is ST_ERR_INVALID_ARGUMENT. */
+ST_API st_status st_counter_new_candidates(const st_trainer *trainer, int algorithm, uint64_t supermerges,
+                                           const st_allocator *alloc, st_counter **out, st_error *err);
+
+/* Appendix B: the candidates split into shorter, more frequent ones. n-grams of 2..max_len
+ * adjacent pretokens of the candidates are counted Apriori-style (an n-gram is counted only where
+ * both its (n-1)-grams reach c_min; those below c_min after each pass are dropped); then each
+ * candidate is cut left to right, greedily: at each position the longest counted n-gram starting
+ * there is taken (moving on by one pretoken when none is); pieces of two or more pretokens are
+ * the new candidates, with the original's count. c_min: st_trainer_stat ST_TRAINER_NGRAM_CMIN is
+ * the paper's max(count of the last phase-1 merge, 15); max_len: 30 in the paper. *out is a new
+ * candidates counter with the same pre-tokenizer and fingerprint (same statistics DOCUMENTS and
+ * BYTES). */
+ST_API st_status st_counter_split_ngrams(const st_counter *candidates, uint64_t c_min, size_t max_len,
+                                         const st_allocator *alloc, st_counter **out, st_error *err);
+
+/* Phase 2: start learning supermerges from the candidates (made by st_counter_new_candidates from
+ * this trainer with the same algorithm and supermerges, possibly split; else
+ * ST_ERR_INVALID_ARGUMENT naming the mismatch). Requires phase 1 finished, paper mode (hf mode:
+ * ST_ERR_INVALID_ARGUMENT: HuggingFace has no superwords to match). Then st_trainer_step makes
+ * phase-2 steps: one vocabulary entry each (BOUNDLESS: a replayed regular merge or a supermerge;
+ * SUPERBPE: a supermerge), until ST_TRAINER_DONE. Pairs of candidates are counted and ordered as
+ * the mode's regular pairs (paper: identical adjacent pairs without overlap, ties to the smallest
+ * (left symbols, right symbols)). st_trainer_merges then gives the regular merges kept so far,
+ * st_trainer_supermerges the supermerges, and st_trainer_write_model the superword model. */
+ST_API st_status st_trainer_start_superwords(st_trainer *trainer, const st_counter *candidates, int algorithm,
+                                             uint64_t supermerges, st_error *err);
+
+/* Statistics of phase 2 (st_trainer_stat, beside ST_TRAINER_*). */
+#define ST_TRAINER_PHASE 5        /* 1, or 2 once st_trainer_start_superwords succeeded */
+#define ST_TRAINER_SUPERMERGES 6  /* supermerges made so far */
+#define ST_TRAINER_REGULAR 7      /* regular merges kept so far (phase 2; = MERGES in phase 1) */
+#define ST_TRAINER_CANDIDATES 8   /* distinct candidates trained on (phase 2) */
+#define ST_TRAINER_NGRAM_CMIN 9   /* max(count of the last phase-1 merge, 15) (0 before any merge:
+                                     then 15) */
+#define ST_TRAINER_STEPS 10       /* phase-2 steps wanted (BOUNDLESS: the target; SUPERBPE: s) */
+
+/* The supermerges so far, as st_trainer_merges gives merges: supermerge i makes id
+ * A + (regular merges kept) + i in the written model; its parts are given in those final ids. */
+ST_API size_t st_trainer_supermerges(const st_trainer *trainer, const uint32_t **pairs,
+                                     const uint64_t **counts);
 
 /* ---- UBE: the UTF-8 / UTF-16 routed alphabet ---------------------------------------------- */
 
