@@ -1,4 +1,4 @@
-"""The naive reference trainer for phase-1 BPE (docs/design.md §8), written for clarity.
+"""The naive reference trainer, phase-1 BPE and phase-2 superwords (docs/design.md §8), for clarity.
 
 It recounts every pair from scratch at every step and replaces merges word by word; there is no
 index, no queue, no incremental update. vectors/generate_train.py runs it to write
@@ -63,7 +63,7 @@ Phase 2, superwords (docs/design.md §8; Faster Superword paper §2-§3, Appendi
   target merges, merge i makes id A + i.
 - The eligible vocabulary: the base symbols and, for "boundless", every phase-1 merge made; for
   "superbpe" with s supermerges, the first r = min(made, target - s) merges.
-- A pretoken is eligible when it contains a letter (\p{L}, asked of the pinned regex module) and
+- A pretoken is eligible when it contains a letter (\\p{L}, asked of the pinned regex module) and
   its base symbols (UTF-8 bytes, or UBE routing) are those of a token of the eligible vocabulary.
   Each document is pre-tokenized on its own (the same pre-tokenizer as phase 1); every maximal
   run of two or more adjacent eligible pretokens is a candidate, counted once per occurrence,
@@ -302,7 +302,7 @@ _letter = oracle.regex.compile(r"\p{L}")
 
 
 def has_letter(text):
-    """Whether text contains a letter (\p{L}, any general category L*), as the pinned regex says."""
+    """Whether text contains a letter (\\p{L}, any general category L*), as the pinned regex says."""
     return _letter.search(text) is not None
 
 
