@@ -199,7 +199,10 @@ def model_from_text(text):
         elif key == "scripts":
             m["scripts"] = None if value == "default" else [] if value == "none" else value.split(",")
         elif key == "training":
-            m["training"] = dict(kv.split("=") for kv in value.split(" "))
+            t = dict(kv.split("=") for kv in value.split(" "))
+            m["training"] = {k: (v == "yes" if k == "ngram_split" else int(v) if v.isdigit() else v)
+                             for k, v in t.items()}
+            m["training"].setdefault("supermerges", None)
         elif key in ("merges", "supermerges"):
             n = int(value.split(" ")[0])
             rows = [[int(x) for x in line.split(" ")] for line in lines[k:k + n]]
@@ -527,8 +530,8 @@ def build():
     enc_all, dec_all = [], []
     for model in MODELS + [super_model(*m) for m in SUPER_MODELS]:
         back = model_from_text(model_text(model))
-        for key in ("merges", "special_tokens", "script_aware", "scripts", "alphabet", "pattern"):
-            assert back[key] == model.get(key, {"script_aware": False}.get(key)), (model["name"], key)
+        for key in ("merges", "special_tokens", "script_aware", "scripts", "alphabet", "pattern", "training"):
+            assert back.get(key) == model.get(key, {"script_aware": False}.get(key)), (model["name"], key)
         assert back.get("supermerges", []) == model.get("supermerges", [])
         if model["version"] == 1:  # the superword models are model files only (format version 2)
             files[model["name"] + ".json"] = json.dumps(model, ensure_ascii=False, sort_keys=True) + "\n"
