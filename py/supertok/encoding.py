@@ -264,13 +264,24 @@ class Encoding:
     def merges(self):
         """The merge rules of a model of merge rules, in order: [(left id, right id, count), ...],
         rule i making id A + i; count is the pair's training count where the model records it
-        (a trained model does), else None. [] for a tiktoken vocabulary (it has ranks, not rules)."""
+        (a trained model does), else None. [] for a tiktoken vocabulary (it has ranks, not rules).
+        Read by the core from the model file (st_model_pairs)."""
         if self._model_data is not None:
-            return _model_merges(self._model_data)
+            return self._backend.model_pairs(self._model_data, "merges")
         flat = self._state.get("merges")
         if flat is None:
             return []
         return [(flat[i], flat[i + 1], None) for i in range(0, len(flat), 2)]
+
+    @functools.cached_property
+    def supermerges(self):
+        """The supermerges of a superword model (docs/design.md §7), in order: [(left id, right id,
+        count), ...]; supermerge i makes id A + len(merges) + i, joining two tokens of adjacent
+        pretokens (its bytes: decode_single_token_bytes, or token_symbols for UBE). [] for a model
+        without superwords and for a tiktoken vocabulary."""
+        if self._model_data is not None:
+            return self._backend.model_pairs(self._model_data, "supermerges")
+        return []
 
     def save(self, path):
         """Write the model file (docs/model-format.md) that supertok.load_model (and the C core's
@@ -282,6 +293,19 @@ class Encoding:
             raise ValueError("%r has no model file to save: save() writes models of merge rules (supertok.train, "
                              "supertok.load_model); a tiktoken vocabulary is its rank file" % (self.name,))
         _write_atomic(path, self._model_data)
+
+    def export(self, path, format, *, sample=None, check=True):
+        """Write this model as a tiktoken rank file (format="tiktoken") or a HuggingFace
+        tokenizer.json (format="hf") at path, then check it: the sample texts (an iterable of str,
+        e.g. the training text's lines; None: a built-in sample in many scripts) are encoded by this
+        encoding and by the export loaded in tiktoken or tokenizers, and every text where the ids
+        differ is reported (rank semantics can differ from rule semantics, docs/design.md §7).
+        Returns an ExportResult (.ok, .mismatches, .summary(); a rank file holds no pattern and no
+        special tokens: .pat_str and .special_tokens give them) and warns (ExportWarning) when it is
+        not ok. Byte-level models without supermerges and not script-aware only: ExportError (a
+        ValueError) says why another cannot go."""
+        from ._export import export
+        return export(self, path, format, sample=sample, check=check)
 
     def prepare(self):
         """Build now what encoding builds on first need (the backtracking encoder's tables: about
@@ -854,25 +878,6 @@ def _named_load_error(exc, specials, ranks, where):
     err = SupertokError(exc.status, msg, None, "", name=exc.name, token=exc.token, input=exc.input)
     err.line = exc.line  # kept for callers; the message already names it
     return err
-
-
-def _model_merges(data):
-    """[(left, right, count or None), ...] of the merges section of a model file's text. The text is
-    the core's canonical form (what st_trainer_write_model or st_model_write give, or a file the core
-    parsed and validated as load_model loads it), so the lines are known good: this only converts."""
-    lines = data.split(b"\n")
-    for k, line in enumerate(lines):
-        if line.startswith(b"merges "):
-            head = line.split()
-            n, with_counts = int(head[1]), len(head) > 2
-            out = []
-            for row in lines[k + 1:k + 1 + n]:
-                f = row.split()
-                out.append((int(f[0]), int(f[1]), int(f[2]) if with_counts else None))
-            return out
-        if line.startswith((b"tokens ", b"specials ")):
-            break
-    return []
 
 
 def _write_atomic(path, data):
