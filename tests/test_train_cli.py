@@ -192,3 +192,76 @@ def test_ctrl_c_stops_cleanly(be, tmp_path):
     assert err == "supertok: interrupted\n", err
     assert out == b""
     assert os.listdir(outdir) == []
+
+
+def test_superword_train_then_encode(be, tmp_path):
+    """--algorithm boundless --ngram-split: the same model as supertok.train, one line per phase when
+    piped (count, merge, candidates, split, supermerge, wrote), and encode/decode --model with it."""
+    src = tmp_path / "corpus.txt"
+    text = corpus(be)
+    src.write_text(text, encoding="utf-8")
+    model = tmp_path / "super.stmodel"
+    r = run(be, "train", str(src), "--vocab-size", "800", "--algorithm", "boundless", "--ngram-split",
+            "--special-token", "<|endoftext|>", "-o", str(model))
+    err = r.stderr.decode()
+    assert r.returncode == 0 and r.stdout == b"", err
+    lines = err.splitlines()
+    assert len(lines) == 6, lines
+    assert lines[0].startswith("supertok train: counted %d documents, " % text.count("\n")), lines[0]
+    assert lines[1].startswith("supertok train: learned 556 merges of 556 in "), lines[1]
+    assert lines[2].startswith("supertok train: counted candidates in %d documents, " % text.count("\n")), lines[2]
+    assert " distinct candidates" in lines[2]
+    assert lines[3].startswith("supertok train: split the candidates into n-grams: "), lines[3]
+    assert lines[4].startswith("supertok train: learned ") and " supermerges in 556 steps of 556 in " in lines[4]
+    assert lines[5].startswith("supertok train: wrote %s (" % model) and " supermerges, 1 special token" in lines[5]
+    prev = supertok._set_backend(be)
+    try:
+        enc = supertok.train(str(src), vocab_size=800, algorithm="boundless", ngram_split=True,
+                             special_tokens=["<|endoftext|>"], progress=False)
+        data = model.read_bytes()
+        assert data.replace(b"name super\n", b"name %s\n" % enc.name.encode()) == enc._model_data
+        assert b"\ntraining algorithm=boundless mode=paper vocab_size=800 " in data
+        assert enc.supermerges and lines[4].startswith("supertok train: learned %d supermerges" % len(enc.supermerges))
+        sample = "".join(text.splitlines(True)[:30])
+        want = enc.encode(sample)
+    finally:
+        supertok._set_backend(prev)
+    first_super = 256 + len(enc.merges)
+    assert any(first_super <= i < first_super + len(enc.supermerges) for i in want), "no superword in the sample"
+    ids = json.loads(run(be, "encode", "--model", str(model), input=sample.encode()).stdout)
+    assert ids == want
+    back = run(be, "decode", "--model", str(model), input=json.dumps(ids).encode())
+    assert back.returncode == 0 and back.stdout.decode("utf-8") == sample
+
+
+def test_superbpe_cli(be, tmp_path):
+    src = tmp_path / "corpus.txt"
+    src.write_text(corpus(be), encoding="utf-8")
+    model = tmp_path / "sb.stmodel"
+    r = run(be, "train", str(src), "--vocab-size", "800", "--algorithm", "superbpe", "--supermerges", "30",
+            "-o", str(model), "--progress", "off")
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b""), r.stderr.decode()
+    enc = supertok.load_model(str(model))
+    assert len(enc.merges) == 800 - 243 - 30 and 0 < len(enc.supermerges) <= 30
+    assert b"\ntraining algorithm=superbpe mode=paper vocab_size=800 min_frequency=0 supermerges=30 ngram_split=no\n" \
+        in model.read_bytes()
+
+
+def test_superword_bad_arguments(tmp_path, fast):
+    be = fast
+    src = tmp_path / "c.txt"
+    src.write_text("hello hello world\n", encoding="utf-8")
+    out = str(tmp_path / "m.stmodel")
+    base = ["train", str(src), "--vocab-size", "300", "-o", out]
+    fails(run(be, *base, "--algorithm", "superbpe"), "--supermerges", "required with --algorithm superbpe")
+    fails(run(be, *base, "--supermerges", "3"), "--supermerges", "applies only to --algorithm superbpe")
+    fails(run(be, *base, "--algorithm", "boundless", "--supermerges", "3"), "--supermerges 3 applies only to")
+    fails(run(be, *base, "--ngram-split"), "--ngram-split", "--algorithm boundless")
+    fails(run(be, *base, "--algorithm", "boundless", "--mode", "hf"), "--algorithm", "needs --mode paper",
+          "HuggingFace")
+    fails(run(be, *base, "--algorithm", "superbpe", "--supermerges", "58"), "--supermerges",
+          "more than the 57 merges --vocab-size 300 leaves")
+    fails(run(be, *base, "--algorithm", "superbpe", "--supermerges", "-1"), "--supermerges", "must be at least 0")
+    fails(run(be, *base, "--algorithm", "superbpe", "--supermerges", "x"), "--supermerges", "not a whole number")
+    fails(run(be, *base, "--algorithm", "wordpiece"), "--algorithm", "invalid choice")
+    assert not os.path.exists(out)
