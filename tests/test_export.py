@@ -29,6 +29,7 @@ import supertok
 from conftest import BACKENDS, CORPORA, ROOT, corpus_path, load_vectors
 
 tiktoken = pytest.importorskip("tiktoken")
+import tiktoken.load  # noqa: E402  (not imported by the package itself)
 tokenizers = pytest.importorskip("tokenizers")
 
 FULL = bool(os.environ.get("SUPERTOK_FULL_DIFF"))

@@ -295,7 +295,7 @@ def export(enc, path, format, sample=None, check=True, warn=True):
         _check(enc, format, path, texts, result)
     else:
         result.not_checked = "check=False"
-    if warn and not result.ok:
+    if warn and check and not result.ok:
         warnings.warn(describe(result), ExportWarning, stacklevel=3)
     return result
 
