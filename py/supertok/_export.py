@@ -120,8 +120,8 @@ def _refuse(enc, format):
         return ("it is a UBE model: its tokens are sequences of UBE symbols, and %s tokenizers are byte-level"
                 % _LIBRARY[format])
     if enc.supermerges:
-        return ("it has %d supermerges (tokens across pretokens), which %s's BPE cannot make: it merges inside "
-                "each pre-tokenizer piece only" % (len(enc.supermerges), _LIBRARY[format]))
+        return ("it has %d supermerges (tokens across pretokens), which the BPE of %s cannot make: it merges "
+                "inside each pre-tokenizer piece only" % (len(enc.supermerges), _LIBRARY[format]))
     if re.search(rb"(?m)^script-aware yes$", data):
         return ("its pre-tokenizer is script-aware (single-script chunks first, docs/design.md §5), which no "
                 "regular expression expresses, so %s would split the text differently" % _LIBRARY[format])

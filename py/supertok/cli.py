@@ -789,16 +789,18 @@ def cmd_export(args):
         raise CliError(args.output, "cannot write: %s" % (exc.strerror or exc), EXIT_ENV) from None
     sys.stderr.write("".join("supertok export: %s\n" % line for line in describe(result).split("\n")))
     if args.format == "tiktoken":
-        sys.stderr.write("supertok export: tiktoken.Encoding(%r, pat_str=<the %s pattern>, mergeable_ranks="
-                         "tiktoken.load.load_tiktoken_bpe(%r), special_tokens=%r)\n"
-                         % (enc.name, _pattern_name(enc), args.output, result.special_tokens))
+        sys.stderr.write("supertok export: load it with tiktoken.Encoding(%r, pat_str=supertok.get_encoding(%r)"
+                         "._pat_str, mergeable_ranks=tiktoken.load.load_tiktoken_bpe(%r), special_tokens=%r)\n"
+                         % (enc.name, _pattern_encoding(enc), args.output, result.special_tokens))
     sys.stderr.flush()
     return 0 if result.ok or args.no_check else EXIT_EXPORT_DIFFERS
 
 
-def _pattern_name(enc):
+def _pattern_encoding(enc):
+    """The tiktoken encoding whose pat_str is the model's pattern."""
     m = re.search(rb"(?m)^pattern (\S+)$", enc._model_data or b"")
-    return m.group(1).decode() if m else "model's"
+    name = m.group(1).decode() if m else "o200k"
+    return {"gpt2": "r50k_base", "cl100k": "cl100k_base", "o200k": "o200k_base"}.get(name, enc.name)
 
 
 def cmd_info(args):
