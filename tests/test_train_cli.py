@@ -162,7 +162,8 @@ def test_bad_arguments(tmp_path, fast):
     assert not os.path.exists(out)
 
 
-def test_ctrl_c_stops_cleanly(be, tmp_path):
+@pytest.mark.parametrize("algorithm", ["bpe", "boundless"])
+def test_ctrl_c_stops_cleanly(be, tmp_path, algorithm):
     """SIGINT while the trainer waits on a source that is still being written (a FIFO): exit 130, one
     line, no model and no temporary file in the output's directory."""
     if not hasattr(os, "mkfifo"):
@@ -174,7 +175,7 @@ def test_ctrl_c_stops_cleanly(be, tmp_path):
     e = dict(os.environ, SUPERTOK_BACKEND=be)
     e.pop("SUPERTOK_TRACEBACK", None)
     p = subprocess.Popen([sys.executable, "-m", "supertok", "train", str(fifo), "--vocab-size", "300",
-                          "--threads", "2", "-o", str(outdir / "m.stmodel")],
+                          "--threads", "2", "--algorithm", algorithm, "-o", str(outdir / "m.stmodel")],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
     w = open(fifo, "wb")  # blocks until the trainer opens it for reading
     try:
@@ -268,3 +269,19 @@ def test_superword_bad_arguments(tmp_path, fast):
     fails(run(be, *base, "--algorithm", "superbpe", "--supermerges", "x"), "--supermerges", "not a whole number")
     fails(run(be, *base, "--algorithm", "wordpiece"), "--algorithm", "invalid choice")
     assert not os.path.exists(out)
+
+
+def test_superword_live_progress(tmp_path, fast):
+    """--progress on: one redrawn line per phase, both phases of superword training named."""
+    src = tmp_path / "c.txt"
+    src.write_text("".join(superword_docs()), encoding="utf-8")
+    r = run(fast, "train", str(src), "--vocab-size", "800", "--algorithm", "superbpe", "--supermerges", "20",
+            "--ngram-split", "-o", str(tmp_path / "m.stmodel"), "--progress", "on")
+    assert r.returncode == 0 and r.stdout == b"", r.stderr.decode()
+    lines = [ln.split("\r")[-1] for ln in r.stderr.decode().split("\n")]
+    assert lines[-1] == "" and len(lines) == 7, lines
+    heads = ["counting: ", "merging: ", "candidates: ", "splitting: ", "supermerging: ", "wrote "]
+    for ln, head in zip(lines, heads):
+        assert ln.startswith("supertok train: " + head), (head, ln)
+    assert "distinct candidates" in lines[2] and "candidates after the n-gram split" in lines[3]
+    assert "/20 steps (" in lines[4] and " supermerges, " in lines[4]
