@@ -454,3 +454,33 @@ def test_merges_and_supermerges_come_from_the_core(tmp_path, backend):
     assert supertok.load_model(os.path.join(ROOT, "vectors", "models", "bytes_small.stmodel")).merges[:2] == [
         (97, 98, None), (99, 100, None)]
     assert supertok.get_encoding("gpt2").supermerges == [] and supertok.get_encoding("gpt2").merges == []
+
+
+def test_named_pipe_is_spooled(tmp_path, monkeypatch, backend):
+    """A path that cannot be read twice (a named pipe, as `<(zcat ...)` gives) is spooled like a
+    generator: the same model as from the regular file."""
+    _skip_pywasm(backend)
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes on this platform")
+    import threading
+    spy = _Spy(monkeypatch)
+    docs = superword_docs()
+    data = "".join(docs).encode("utf-8")
+    txt = tmp_path / "c.txt"
+    txt.write_bytes(data)
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+
+    def writer():
+        with open(fifo, "wb") as f:  # blocks until the trainer opens it
+            f.write(data)
+    w = threading.Thread(target=writer)
+    w.start()
+    try:
+        enc = _train()([str(fifo)], **SUPER, algorithm="boundless", progress=False)
+    finally:
+        w.join(timeout=60)
+    assert len(spy.files) == 1 and spy.files[0].closed
+    want = _train()(str(txt), **SUPER, algorithm="boundless", progress=False)
+    assert len(spy.files) == 1  # a regular file is read again, not spooled
+    assert _strip_name(enc._model_data) == _strip_name(want._model_data) and enc.supermerges

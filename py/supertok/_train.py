@@ -12,8 +12,9 @@ Superwords (algorithm "boundless" or "superbpe") read the sources a second time 
 done: the core's candidates counters (st_counter_new_candidates, one per thread, merged the same
 way) count the runs of eligible pretokens; the optional n-gram split (st_counter_split_ngrams)
 and phase 2 (st_trainer_start_superwords, then the same steps) follow. A path is simply read
-again; the documents of an iterable, which may be one-shot, are spooled to an anonymous temporary
-file during the first pass and read back from it (_Spool).
+again; the documents of an iterable, which may be one-shot, and a path that is no regular file (a
+named pipe) are spooled to an anonymous temporary file during the first pass and read back from
+it (_Spool).
 """
 import bz2
 import collections
@@ -22,8 +23,9 @@ import gzip
 import json
 import lzma
 import os
+import pickle
 import queue
-import struct
+import stat
 import sys
 import tempfile
 import threading
@@ -295,61 +297,73 @@ def _document_items(docs, chunk, batch_docs=4096):
         yield ("documents", batch, (None, index))
 
 
+def _source_items(kind, src, chunk):
+    if kind == "documents":
+        return _document_items(src, chunk)
+    opener, jsonl = _kind(src)
+    return (_jsonl_items if jsonl else _text_items)(src, opener, chunk)
+
+
+def _readable_twice(kind, src):
+    """True for a regular file (read again for the second pass); an iterable of str, or a path that is
+    no regular file (a named pipe, /dev/stdin), goes through the spool."""
+    if kind == "documents":
+        return False
+    try:
+        return stat.S_ISREG(os.stat(src).st_mode)
+    except OSError:
+        return True  # let the second open report it
+
+
 def _items(sources, chunk, spool=None):
-    """The work items of the sources (the first pass); with a spool, the batches of documents of an
-    iterable are also written to it, for the second pass."""
+    """The work items of the sources (the first pass); with a spool, those of the sources that cannot
+    be read twice are also written to it, for the second pass."""
     for kind, src in sources:
-        if kind == "documents":
-            for item in _document_items(src, chunk):
-                if spool is not None:
-                    spool.write(item[1], item[2][1])
-                yield item
+        if spool is None or _readable_twice(kind, src):
+            yield from _source_items(kind, src, chunk)
             continue
-        opener, jsonl = _kind(src)
-        yield from (_jsonl_items if jsonl else _text_items)(src, opener, chunk)
+        n = 0
+        for item in _source_items(kind, src, chunk):
+            spool.write(item)
+            n += 1
+            yield item
+        spool.counts.append(n)
 
 
 def _items_again(sources, spool, chunk):
-    """The same work items a second time: files are read again, documents come back from the spool."""
+    """The same work items a second time: regular files are read again, the others come back from the
+    spool, in the same order."""
+    k = 0
     for kind, src in sources:
-        if kind == "documents":
-            yield from spool.items()
+        if spool is None or _readable_twice(kind, src):
+            yield from _source_items(kind, src, chunk)
             continue
-        opener, jsonl = _kind(src)
-        yield from (_jsonl_items if jsonl else _text_items)(src, opener, chunk)
+        yield from spool.items(spool.counts[k])
+        k += 1
 
 
 class _Spool:
-    """The documents of an iterable of str, kept for a second pass in an anonymous temporary file
-    (tempfile.TemporaryFile: on POSIX it has no name at all, and is gone when closed or when the
-    process ends, however it ends). Memory stays bounded: a batch is written as it is counted and
-    read back one batch at a time. Record: the number of documents n and the index of the first
-    (u64 each), their n byte lengths (u64), then their UTF-8 bytes."""
+    """The work items of sources that cannot be read twice (an iterable of str, which may be a
+    one-shot generator; a named pipe), kept for the second pass in an anonymous temporary file
+    (tempfile.TemporaryFile: on POSIX it has no name at all, and it is gone when closed or when the
+    process ends, however it ends). Memory stays bounded: an item is written as it is counted and
+    read back one at a time. Each item is pickled as it is: (kind, bytes or list of bytes, where)."""
 
     def __init__(self):
         self.f = tempfile.TemporaryFile(prefix="supertok-train-")
+        self.counts = []  # items per spooled source, in order
+        self.reading = False
 
-    def write(self, batch, index):
-        n = len(batch)
-        self.f.write(struct.pack("<QQ%dQ" % n, n, index[0] if n else 0, *(len(b) for b in batch)))
-        self.f.writelines(batch)
+    def write(self, item):
+        pickle.dump(item, self.f, protocol=pickle.HIGHEST_PROTOCOL)
 
-    def items(self):
-        f = self.f
-        f.flush()
-        f.seek(0)
-        while True:
-            head = f.read(16)
-            if not head:
-                return
-            n, first = struct.unpack("<QQ", head)
-            lengths = struct.unpack("<%dQ" % n, f.read(8 * n))
-            data = f.read(sum(lengths))
-            batch, at = [], 0
-            for size in lengths:
-                batch.append(data[at:at + size])
-                at += size
-            yield ("documents", batch, (None, list(range(first, first + n))))
+    def items(self, n):
+        if not self.reading:
+            self.f.flush()
+            self.f.seek(0)
+            self.reading = True
+        for _ in range(n):
+            yield pickle.load(self.f)
 
     def close(self):
         self.f.close()
@@ -591,10 +605,10 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
     phase-1 merge, 15), n-grams of at most 30 pretokens) before phase 2.
 
     Superwords read the source twice (phase 1, then a pass counting the supermerge candidates). A
-    path is read again; the documents of an iterable (a generator is fine: it is consumed once) are
-    spooled to an anonymous temporary file during the first pass, in batches, so memory stays
-    bounded; the file takes about the size of the documents' UTF-8 on disk and is deleted when
-    training ends, fails or is interrupted.
+    path to a regular file is read again; the documents of an iterable (a generator is fine: it is
+    consumed once), and a path that cannot be read twice (a named pipe), are spooled to an anonymous
+    temporary file during the first pass, in batches, so memory stays bounded; the file takes about
+    the size of their UTF-8 on disk and is deleted when training ends, fails or is interrupted.
 
     threads: counting threads, natively (None: os.cpu_count()), in both passes; the counts, and so
     the model, are the same for any number. The wasm backends run one call at a time and ignore it.
@@ -658,8 +672,8 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
 
         for _ in range(n_threads - 1):
             counters.append(backend.counter_new(pid, flags, spec))
-        if algorithm_id and any(kind == "documents" for kind, _ in sources):
-            spool = _Spool()  # the second pass reads the documents back from it
+        if algorithm_id and not all(_readable_twice(kind, src) for kind, src in sources):
+            spool = _Spool()  # the second pass reads those sources back from it
         t0 = time.monotonic()
 
         def count_report(documents, nbytes, done=False):
