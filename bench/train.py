@@ -590,7 +590,8 @@ def main():
 
     inputs = prepare_inputs(sizes)
     pat = o200k_pattern()
-    print("# Training benchmark: phase-1 byte-level BPE, o200k pattern\n")
+    print("# Training benchmark: byte-level BPE (phase 1%s), o200k pattern\n" % (
+        " and superwords" if any(t in SUPERWORD_TOOLS or t.startswith(tuple(SUPERWORD_TOOLS)) for t in tools) else ""))
     print("command: `python bench/train.py%s`  " % "".join(" " + a for a in sys.argv[1:]))
     print("machine: %s; load average %s at the start  " % (machine(), load()))
     print("versions: supertok %s, tokenizers %s, rustbpe %s, bpeasy %s  " % (
