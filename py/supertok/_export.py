@@ -204,7 +204,7 @@ def hf_json(enc, by_id, dups=()):
         "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
                   "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
                   "vocab": {t: i for i, t in sorted(strings.items())},
-                  "merges": [[token[l], token[r]] for l, r, _ in enc.merges]},
+                  "merges": [[token[left], token[right]] for left, right, _ in enc.merges]},
     }
     return (json.dumps(obj, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
 
