@@ -107,7 +107,8 @@ class Backend(abc.ABC):
     def encoding_new_model(self, data):
         """(handle, meta) from a model file's text (bytes; docs/model-format.md), parsed and
         validated by the core. meta: name, kind ("rules"/"ranks"), alphabet (0/1), pattern (id),
-        flags, scripts (bytes or None). ModelError (what "model") naming the line and field."""
+        flags, scripts (bytes or None), supermerges ([(left, right, count or None), ...] from
+        st_model_pairs). ModelError (what "model") naming the line and field."""
 
     @abc.abstractmethod
     def model_normalize(self, data):

@@ -421,7 +421,8 @@ class NativeBackend(Backend):
             meta = {"name": name, "kind": {1: "rules", 2: "ranks"}[lib.st_model_kind(m)],
                     "alphabet": lib.st_model_alphabet(m), "pattern": lib.st_model_pattern(m),
                     "flags": lib.st_model_pretokenizer_flags(m),
-                    "scripts": None if sc == ffi.NULL else ffi.buffer(sc, n[0])[:]}
+                    "scripts": None if sc == ffi.NULL else ffi.buffer(sc, n[0])[:],
+                    "supermerges": self._model_pairs(m, b"supermerges")}
             out = ffi.new("st_encoding **")
             st = lib.st_encoding_from_model(m, ffi.NULL, out, err)
             if st != OK:
@@ -429,6 +430,18 @@ class NativeBackend(Backend):
             return ffi.gc(out[0], lib.st_encoding_free), meta
         finally:
             lib.st_model_free(m)
+
+    @staticmethod
+    def _model_pairs(m, section):
+        """[(left, right, count or None), ...] of a section of a parsed model (st_model_pairs)."""
+        pairs = ffi.new("const uint32_t **")
+        counts = ffi.new("const uint64_t **")
+        k = lib.st_model_pairs(m, section, pairs, counts)
+        if not k:
+            return []
+        flat = ffi.unpack(pairs[0], 2 * k)
+        cs = ffi.unpack(counts[0], k) if counts[0] != ffi.NULL else [None] * k
+        return [(flat[2 * i], flat[2 * i + 1], cs[i]) for i in range(k)]
 
     def model_normalize(self, data):
         """The canonical text of a model file (st_model_parse + st_model_write)."""
@@ -534,8 +547,8 @@ class NativeBackend(Backend):
         return lib.st_trainer_stat(trainer, what)
 
     def trainer_merges(self, trainer):
-        pairs = ffi.new("uint32_t **")
-        counts = ffi.new("uint64_t **")
+        pairs = ffi.new("const uint32_t **")
+        counts = ffi.new("const uint64_t **")
         n = lib.st_trainer_merges(trainer, pairs, counts)
         if not n:
             return []

@@ -1003,6 +1003,21 @@ class WasmBackend(Backend):
             return 0, self._read_error()
         return self._u32(self._scratch), None
 
+    def _model_pairs(self, m, section):
+        """[(left, right, count or None), ...] of a section of a parsed model (st_model_pairs).
+        Under the lock."""
+        sp = self._put(section + b"\0")
+        try:
+            k = self._r.call("st_model_pairs", m, sp, self._scratch, self._scratch + 4)
+            if not k:
+                return []
+            flat = self._u32s(self._u32(self._scratch), 2 * k)
+            cp = self._u32(self._scratch + 4)
+            cs = struct.unpack("<%dQ" % k, self._r.read(cp, 8 * k)) if cp else [None] * k
+            return [(flat[2 * i], flat[2 * i + 1], cs[i]) for i in range(k)]
+        finally:
+            self._free(sp)
+
     def encoding_new_model(self, data):
         """(handle, meta) for a model file in the text format (bytes): the core parses and
         validates it. meta: name, kind ("rules"/"ranks"), alphabet (ST_ALPHABET_*), pattern (id),
@@ -1023,7 +1038,7 @@ class WasmBackend(Backend):
                             "alphabet": self._r.call("st_model_alphabet", m),
                             "pattern": self._r.call("st_model_pattern", m),
                             "flags": self._r.call("st_model_pretokenizer_flags", m) & 0xFFFFFFFF,
-                            "scripts": scripts}
+                            "scripts": scripts, "supermerges": self._model_pairs(m, b"supermerges")}
                     st = self._r.call("st_encoding_from_model", m, 0, self._scratch, self._err)
                     if st == OK:
                         h = self._u32(self._scratch)
