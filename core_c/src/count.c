@@ -3,6 +3,7 @@
  * byte arena. Counters merge and serialize (docs/train-format.md), so a host counts on many
  * threads or machines and the sum, and every model trained from it, is the same for any split. */
 #include "count.h"
+#include "candidates.h"
 #include "vocab.h" /* st__hash_bytes */
 
 #define LOAD_NUM 7 /* grow when entries exceed 7/10 of the slots */
@@ -12,6 +13,9 @@
 static const uint8_t magic[8] = {'s', 't', 'c', 'o', 'u', 'n', 't', 's'};
 #define FORMAT_VERSION 1u
 #define HEADER_SIZE 84u /* magic, version, pattern, flags, scripts bitset (32), 4 stats */
+#define CAND_VERSION 2u      /* a candidates counter's file */
+#define CAND_HEADER_SIZE 132u /* version 1's header, then kind, algorithm, alphabet, n-gram max_len,
+                                supermerges, fingerprint, n-gram c_min, kept merges */
 #define ENTRY_HEAD 12u  /* u32 length, u64 count */
 
 int st__pretokenizers_equal(const struct st_pretokenizer *a, const struct st_pretokenizer *b) {
@@ -49,6 +53,7 @@ void st_counter_free(st_counter *c) {
     st__free(&a, c->entries, c->cap * sizeof *c->entries);
     st__free(&a, c->arena, c->arena_cap);
     st__free(&a, c->hot, sizeof(st__count_hot) << ST__HOT_BITS);
+    st__cand_free(c->cand, &a);
     st__free(&a, c, sizeof *c);
 }
 
@@ -140,8 +145,103 @@ static size_t add_piece(st_counter *c, const uint8_t *p, size_t n, uint64_t h, u
     return c->n;
 }
 
+size_t st__counter_add_key(st_counter *c, const uint8_t *p, size_t n, uint64_t h, uint64_t count) {
+    return add_piece(c, p, n, h, count);
+}
+
+/* 1 if the pretoken p[0..n) is eligible for supermerges (a letter, and the symbols of a token of
+ * the candidates' vocabulary), 0 if not, -1 when out of memory. */
+static int eligible(st_counter *c, const uint8_t *p, size_t n) {
+    if (!st__has_letter(p, n)) return 0;
+    int oom = 0;
+    uint32_t id = st__tokset_find(&c->cand->toks, &c->alloc, p, n, &oom);
+    return oom ? -1 : id != ST__NO_TOKEN_ID;
+}
+
+/* A candidates counter's document: the maximal runs of two or more eligible pretokens, each
+ * counted once, keyed by their bytes joined with 0xFF. The pieces are walked as count_document
+ * walks them, and a small cache of short pretokens keeps most eligibility tests to one hash. */
+static st_status count_candidates(st_counter *c, const uint8_t *s, size_t len, st_error *err) {
+    st__cand *cd = c->cand;
+    if (!cd->toks.slots)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "a split candidates counter counts no more documents (split after counting)");
+    if (!cd->hot && c->stats[ST_COUNTER_BYTES] + len >= ((uint64_t)1 << 16)) {
+        cd->hot = (st__cand_hot *)st__alloc(&c->alloc, sizeof(st__cand_hot) << ST__CAND_HOT_BITS);
+        if (!cd->hot) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        st__memset(cd->hot, 0, sizeof(st__cand_hot) << ST__CAND_HOT_BITS);
+    }
+    /* a key holds the run's bytes and one separator per pretoken: at most twice the text */
+    if (2 * len + 1 > cd->key_cap) {
+        size_t cap = cd->key_cap ? cd->key_cap : 4096;
+        while (cap < 2 * len + 1) cap *= 2;
+        uint8_t *k = (uint8_t *)st__alloc(&c->alloc, cap);
+        if (!k) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        if (cd->key) st__free(&c->alloc, cd->key, cd->key_cap);
+        cd->key = k;
+        cd->key_cap = cap;
+    }
+    uint8_t *key = cd->key;
+    st__piece_iter it;
+    st__pieces_init(&it, &c->pt, s, len);
+    st__scan_fn scan = (c->pt.flags & ST_PRETOK_SCRIPT_AWARE) ? NULL : it.scan;
+    size_t start = 0, kl = 0, run = 0;
+    uint64_t found = 0;
+    for (;;) {
+        int el = 0;
+        size_t e = start;
+        if (it.i < len) {
+            e = scan ? (it.i = scan(s, len, it.i)) : st__pieces_next(&it);
+            const uint8_t *p = s + start;
+            size_t n = e - start;
+            if (n <= 8 && cd->hot) {
+                uint64_t w;
+                if (len - start >= 8) w = st__load_le64(p) & (n == 8 ? ~0ull : (1ull << (8 * n)) - 1);
+                else {
+                    w = 0;
+                    for (size_t k = 0; k < n; k++) w |= (uint64_t)p[k] << (8 * k);
+                }
+                uint64_t h = st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
+                st__cand_hot *hc = &cd->hot[h >> (64 - ST__CAND_HOT_BITS)];
+                if (hc->len == n && hc->word == w) el = (int)hc->eligible;
+                else {
+                    el = eligible(c, p, n);
+                    hc->word = w;
+                    hc->len = (uint32_t)n;
+                    hc->eligible = (uint32_t)(el > 0);
+                }
+            } else el = eligible(c, p, n);
+            if (el < 0) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+            if (el) {
+                if (run) key[kl++] = ST__CAND_SEP;
+                st__memcpy(key + kl, p, n);
+                kl += n;
+                run++;
+            }
+        }
+        if (!el) { /* the run ends: an ineligible pretoken, or the document's end */
+            if (run >= 2) {
+                if (ST_UNLIKELY(kl > 0xFFFFFFFFu))
+                    return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, start, "a candidate longer than 4 GiB");
+                if (!add_piece(c, key, kl, st__hash_bytes(key, kl), 1))
+                    return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+                found++;
+            }
+            run = 0;
+            kl = 0;
+        }
+        if (e == start) break; /* no piece was read: the end */
+        start = e;
+    }
+    c->stats[ST_COUNTER_DOCUMENTS]++;
+    c->stats[ST_COUNTER_BYTES] += len;
+    c->stats[ST_COUNTER_PRETOKENS] += found;
+    return ST_OK;
+}
+
 /* Count the pieces of one validated document. */
 static st_status count_document(st_counter *c, const uint8_t *s, size_t len, st_error *err) {
+    if (c->cand) return count_candidates(c, s, len, err);
     /* The cache pays once the counter has seen some text: clearing its 128 KiB costs a small
      * corpus more than it saves (seconds under an interpreter such as pywasm). */
     if (!c->hot && c->stats[ST_COUNTER_BYTES] + len >= ((uint64_t)1 << 16)) {
@@ -279,6 +379,9 @@ st_status st_counter_add_pretoken(st_counter *c, const char *bytes, size_t len, 
     if (!c || !bytes) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "counter or bytes is NULL");
     if (len == 0 || len > 0xFFFFFFFFu)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "a pretoken is 1 byte to 4 GiB long");
+    if (c->cand)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "a candidates counter takes documents, not pretokens");
     if (count == 0) return ST_OK;
     if (c->stats[ST_COUNTER_PRETOKENS] + count < count)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the count would overflow 64 bits");
@@ -303,6 +406,12 @@ st_status st_counter_merge(st_counter *into, const st_counter *from, st_error *e
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
                              "the counters split text differently (pattern, script-aware or scripts)");
     if (into == from) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "merging a counter into itself");
+    if (!into->cand != !from->cand)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "one counter holds pretokens, the other supermerge candidates");
+    if (into->cand && !st__cand_compatible(into->cand, from->cand))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "the candidates were made from another vocabulary, algorithm or n-gram split");
     if (add_would_overflow(into, from->stats[0], from->stats[1], from->stats[2]))
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the sum would overflow 64 bits");
     /* every pretoken count is at most the pretoken total, which does not overflow */
@@ -319,6 +428,7 @@ st_status st_counter_merge(st_counter *into, const st_counter *from, st_error *e
 }
 
 uint64_t st_counter_stat(const st_counter *c, int what) {
+    if (c && what == ST_COUNTER_KIND) return c->cand ? ST_COUNTER_KIND_CANDIDATES : ST_COUNTER_KIND_PRETOKENS;
     if (!c || what < 0 || what > ST_COUNTER_UNIQUE) return 0;
     return c->stats[what];
 }
@@ -374,18 +484,29 @@ static uint32_t *sort_entries(const st_counter *c, uint32_t *idx, uint32_t *tmp,
 
 static void write_header(const st_counter *c, uint8_t *h) {
     st__memcpy(h, magic, 8);
-    put_u32(h + 8, FORMAT_VERSION);
+    put_u32(h + 8, c->cand ? CAND_VERSION : FORMAT_VERSION);
     put_u32(h + 12, (uint32_t)c->pt.pattern);
     put_u32(h + 16, c->pt.flags);
     for (int w = 0; w < ST_SCRIPT_WORDS; w++)
         put_u32(h + 20 + 4 * w, (c->pt.flags & ST_PRETOK_SCRIPT_AWARE) ? c->pt.single_letter_scripts[w] : 0);
     for (int s = 0; s < 4; s++) put_u64(h + 52 + 8 * s, c->stats[s]);
+    if (!c->cand) return;
+    const st__cand *cd = c->cand;
+    put_u32(h + 84, ST_COUNTER_KIND_CANDIDATES);
+    put_u32(h + 88, (uint32_t)cd->algorithm);
+    put_u32(h + 92, (uint32_t)cd->alphabet);
+    put_u32(h + 96, (uint32_t)cd->ngram_max_len);
+    put_u64(h + 100, cd->supermerges);
+    put_u64(h + 108, cd->fingerprint);
+    put_u64(h + 116, cd->ngram_cmin);
+    put_u64(h + 124, cd->kept);
 }
 
 st_status st_counter_save(const st_counter *c, uint8_t *out, size_t cap, size_t *out_len, st_error *err) {
     st__error_clear(err);
     if (!c || !out_len || (!out && cap)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
-    size_t size = HEADER_SIZE + c->n * ENTRY_HEAD + c->arena_len;
+    size_t head = c->cand ? CAND_HEADER_SIZE : HEADER_SIZE;
+    size_t size = head + c->n * ENTRY_HEAD + c->arena_len;
     *out_len = size;
     if (cap < size) return st__error_status(err, ST_ERR_BUFFER_TOO_SMALL);
     uint32_t *idx = NULL, *tmp = NULL;
@@ -401,7 +522,7 @@ st_status st_counter_save(const st_counter *c, uint8_t *out, size_t cap, size_t 
     }
     uint32_t *order = c->n ? sort_entries(c, idx, tmp, c->n) : NULL;
     write_header(c, out);
-    uint8_t *p = out + HEADER_SIZE;
+    uint8_t *p = out + head;
     for (size_t i = 0; i < c->n; i++) {
         const st__count_entry *e = &c->entries[order[i]];
         put_u32(p, e->len);
@@ -424,12 +545,36 @@ st_status st_counter_load(st_counter *c, const uint8_t *b, size_t len, st_error 
     if (len < 8 || st__memcmp(b, magic, 8) != 0) return bad(err, 0, "not a supertok counts file (magic 'stcounts')");
     if (len < HEADER_SIZE) return bad(err, len, "counts file: the header is cut short (truncated?)");
     uint32_t version = get_u32(b + 8);
-    if (version != FORMAT_VERSION) {
+    if (version != FORMAT_VERSION && version != CAND_VERSION) {
         bad(err, 8, "counts file: format version ");
         st__error_append_u64(err, version);
-        st__error_append(err, " is not supported (this core reads version 1)");
+        st__error_append(err, " is not supported (this core reads versions 1 and 2)");
         return ST_ERR_MALFORMED_MODEL;
     }
+    size_t head = version == CAND_VERSION ? CAND_HEADER_SIZE : HEADER_SIZE;
+    if (len < head) return bad(err, len, "counts file: the header is cut short (truncated?)");
+    st__cand fc; /* version 2: the candidates' parameters */
+    st__memset(&fc, 0, sizeof fc);
+    if (version == CAND_VERSION) {
+        if (get_u32(b + 84) != ST_COUNTER_KIND_CANDIDATES) return bad(err, 84, "counts file: version 2 holds candidates (kind 1)");
+        fc.algorithm = (int)get_u32(b + 88);
+        fc.alphabet = (int)get_u32(b + 92);
+        fc.ngram_max_len = get_u32(b + 96);
+        fc.supermerges = get_u64(b + 100);
+        fc.fingerprint = get_u64(b + 108);
+        fc.ngram_cmin = get_u64(b + 116);
+        fc.kept = get_u64(b + 124);
+        if (fc.algorithm != ST_ALGORITHM_BOUNDLESS && fc.algorithm != ST_ALGORITHM_SUPERBPE)
+            return bad(err, 88, "counts file: unknown algorithm");
+        if (fc.alphabet != ST_ALPHABET_BYTES && fc.alphabet != ST_ALPHABET_UBE)
+            return bad(err, 92, "counts file: unknown alphabet");
+        if (!fc.ngram_max_len != !fc.ngram_cmin)
+            return bad(err, 96, "counts file: n-gram max_len and c_min are both set (split) or both 0");
+    }
+    if (!c->cand != (version == FORMAT_VERSION))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, 8,
+                             c->cand ? "a pretoken counts file (version 1) does not load into a candidates counter"
+                                     : "a candidates file (version 2) does not load into a pretoken counter");
     struct st_pretokenizer pt;
     st__memset(&pt, 0, sizeof pt);
     pt.pattern = (int)get_u32(b + 12);
@@ -448,12 +593,15 @@ st_status st_counter_load(st_counter *c, const uint8_t *b, size_t len, st_error 
     if (!st__pretokenizers_equal(&pt, &c->pt))
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, 12,
                              "the counts were made with another pre-tokenizer (pattern, script-aware or scripts)");
+    if (c->cand && !st__cand_compatible(&fc, c->cand))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, 84,
+                             "the candidates were made from another vocabulary, algorithm or n-gram split");
     uint64_t stats[4];
     for (int s = 0; s < 4; s++) stats[s] = get_u64(b + 52 + 8 * s);
     if (add_would_overflow(c, stats[0], stats[1], stats[2]))
         return bad(err, 52, "counts file: adding its statistics would overflow 64 bits");
     /* pass 1: validate everything, so a bad file adds nothing */
-    size_t pos = HEADER_SIZE, prev = 0, prev_len = 0;
+    size_t pos = head, prev = 0, prev_len = 0;
     uint64_t n = 0, sum = 0;
     while (pos < len) {
         if (len - pos < ENTRY_HEAD) return bad(err, pos, "counts file: an entry is cut short (truncated?)");
@@ -463,7 +611,18 @@ st_status st_counter_load(st_counter *c, const uint8_t *b, size_t len, st_error 
         if (cnt == 0) return bad(err, pos + 4, "counts file: a count of 0");
         if (l > len - pos - ENTRY_HEAD) return bad(err, pos, "counts file: a pretoken runs past the end (truncated?)");
         const uint8_t *p = b + pos + ENTRY_HEAD;
-        if (st_utf8_validate((const char *)p, l, NULL) != ST_OK)
+        if (c->cand) {
+            /* two or more non-empty pretokens of valid UTF-8 joined with 0xFF */
+            size_t s0 = 0, parts = 0;
+            for (size_t k = 0; k <= l; k++) {
+                if (k < l && p[k] != ST__CAND_SEP) continue;
+                if (k == s0 || st_utf8_validate((const char *)p + s0, k - s0, NULL) != ST_OK)
+                    return bad(err, pos + ENTRY_HEAD + s0, "counts file: a candidate's pretoken is empty or not valid UTF-8");
+                parts++;
+                s0 = k + 1;
+            }
+            if (parts < 2) return bad(err, pos + ENTRY_HEAD, "counts file: a candidate of fewer than 2 pretokens");
+        } else if (st_utf8_validate((const char *)p, l, NULL) != ST_OK)
             return bad(err, pos + ENTRY_HEAD, "counts file: a pretoken is not valid UTF-8");
         if (n && cmp_bytes(b + prev, prev_len, p, l) >= 0)
             return bad(err, pos, "counts file: pretokens not in strictly increasing byte order (unsorted or repeated)");
@@ -477,7 +636,7 @@ st_status st_counter_load(st_counter *c, const uint8_t *b, size_t len, st_error 
     if (n != stats[ST_COUNTER_UNIQUE]) return bad(err, 76, "counts file: the number of entries differs from its header");
     if (sum != stats[ST_COUNTER_PRETOKENS]) return bad(err, 68, "counts file: the counts do not sum to its pretoken total");
     /* pass 2: add (cannot overflow: every count is at most the pretoken total) */
-    pos = HEADER_SIZE;
+    pos = head;
     while (pos < len) {
         uint32_t l = get_u32(b + pos);
         uint64_t cnt = get_u64(b + pos + 4);

@@ -30,6 +30,9 @@ struct st_counter {
      * the frequent words of a language stay in it (128 KiB, cache-resident), so most pieces cost
      * one hash and no probe of the big table. Allocated on the first document. */
     struct st__count_hot *hot;
+    /* NULL for a pretoken counter; a candidates counter's vocabulary and parameters
+     * (candidates.h): its keys are runs of pretokens joined with 0xFF */
+    struct st__cand *cand;
 };
 
 #define ST__HOT_BITS 13
@@ -48,6 +51,10 @@ ST_INLINE const uint8_t *st__counter_entry(const st_counter *c, size_t i, size_t
     *count = e->count;
     return c->arena + e->off;
 }
+/* Add count occurrences of the key p[0..n) whose hash is h (st__hash_bytes); its entry + 1, or 0
+ * when out of memory (nothing changed). UNIQUE follows; the other statistics are the caller's. */
+size_t st__counter_add_key(st_counter *c, const uint8_t *p, size_t n, uint64_t h, uint64_t count);
+
 /* 1 if the two pre-tokenizers split every text the same way. */
 int st__pretokenizers_equal(const struct st_pretokenizer *a, const struct st_pretokenizer *b);
 

@@ -134,6 +134,7 @@ typedef struct parser {
     size_t ls, ll;  /* the current line: start and length (without its newline) */
     st_error *e;    /* never NULL inside the parser */
     st_model *m;
+    uint64_t version; /* the file's format version (1 or 2) */
 } parser;
 
 /* Read the next line. 1: a line; 0: the end of the file (nothing left). On a malformed line
@@ -163,7 +164,7 @@ static int next_line(parser *p) {
     return 1;
 }
 
-static const char *const header_keys[] = {"name", "comment", "kind", "alphabet", "pattern", "script-aware",
+static const char *const header_keys[] = {"name", "comment", "training", "kind", "alphabet", "pattern", "script-aware",
                                           "scripts", "merges", "tokens", "supermerges", "specials", "end"};
 
 static int known_key(const uint8_t *k, size_t n) {
@@ -218,7 +219,9 @@ static st_status expect(parser *p, const char *key, int want_value, const uint8_
             mq(e, k, kn);
             ms(e, " where '");
             ms(e, key);
-            ms(e, "' was expected (not in format version 1)");
+            ms(e, "' was expected (not in format version ");
+            mu(e, p->version);
+            ms(e, ")");
         }
         return ST_ERR_MALFORMED_MODEL;
     }
@@ -730,6 +733,99 @@ static st_status check_scripts(parser *p, const uint8_t *v, size_t vn) {
     return ST_OK;
 }
 
+/* The "training" line (format version 2): `training algorithm=A mode=M vocab_size=N
+ * min_frequency=N [supermerges=N] ngram_split=yes|no [c_min=N max_len=N]`, keys in this order,
+ * supermerges exactly for superbpe, c_min and max_len exactly with ngram_split=yes. */
+static st_status parse_training(parser *p) {
+    static const char *const algorithms[] = {"bpe", "boundless", "superbpe"};
+    static const char *const modes[] = {"paper", "hf"};
+    st_model *m = p->m;
+    m->has_training = 1;
+    m->training_line = p->line;
+    const uint8_t *s = p->s + p->ls;
+    size_t i = 8; /* after "training" */
+    if (i >= p->ll || s[i] != ' ') {
+        ms(begin(p->e, p->line, p->ls), "training: missing value (write 'training algorithm=... mode=...')");
+        return ST_ERR_MALFORMED_MODEL;
+    }
+    const char *want[8];
+    int nwant = 0, have = 0;
+    want[nwant++] = "algorithm";
+    want[nwant++] = "mode";
+    want[nwant++] = "vocab_size";
+    want[nwant++] = "min_frequency";
+    while (i < p->ll) {
+        size_t f = ++i; /* the field starts after one space */
+        while (i < p->ll && s[i] != ' ') i++;
+        const uint8_t *fk = s + f, *fv = NULL;
+        size_t fkn = 0, fvn = 0;
+        while (f + fkn < i && s[f + fkn] != '=') fkn++;
+        if (f + fkn < i) { fv = s + f + fkn + 1; fvn = i - f - fkn - 1; }
+        const char *key = have < nwant ? want[have] : NULL;
+        if (!key || !bytes_eq(fk, fkn, key) || !fv || !fvn) {
+            st_error *e = begin(p->e, p->line, p->ls + f);
+            ms(e, "training: ");
+            if (f == i) ms(e, "an empty field (fields are separated by one space)");
+            else if (!key) { ms(e, "unexpected field "); mq(e, fk, i - f); ms(e, " at the end"); }
+            else { ms(e, "expected '"); ms(e, key); ms(e, "=<value>' here, not "); mq(e, fk, i - f); }
+            return ST_ERR_MALFORMED_MODEL;
+        }
+        const size_t voff = (size_t)(fv - p->s);
+        int r = -2;
+        uint64_t num = 0;
+        if (bytes_eq(fk, fkn, "algorithm")) {
+            r = pick(p, "training: algorithm", fv, fvn, algorithms, 3);
+            if (r < 0) return ST_ERR_MALFORMED_MODEL;
+            m->tr_algorithm = r == 0 ? ST_ALGORITHM_BPE : r == 1 ? ST_ALGORITHM_BOUNDLESS : ST_ALGORITHM_SUPERBPE;
+        } else if (bytes_eq(fk, fkn, "mode")) {
+            r = pick(p, "training: mode", fv, fvn, modes, 2);
+            if (r < 0) return ST_ERR_MALFORMED_MODEL;
+            m->tr_mode = r == 0 ? ST_TRAIN_PAPER : ST_TRAIN_HF;
+            if (m->tr_mode == ST_TRAIN_HF && m->tr_algorithm != ST_ALGORITHM_BPE) {
+                ms(begin(p->e, p->line, voff), "training: mode hf trains no superwords (algorithm=bpe only)");
+                return ST_ERR_MALFORMED_MODEL;
+            }
+        } else if (bytes_eq(fk, fkn, "ngram_split")) {
+            r = pick(p, "training: ngram_split", fv, fvn, yes_no, 2);
+            if (r < 0) return ST_ERR_MALFORMED_MODEL;
+            m->tr_ngram = r;
+            if (r && m->tr_algorithm == ST_ALGORITHM_BPE) {
+                ms(begin(p->e, p->line, voff), "training: ngram_split=yes splits supermerge candidates (not for algorithm=bpe)");
+                return ST_ERR_MALFORMED_MODEL;
+            }
+            if (r) { want[nwant++] = "c_min"; want[nwant++] = "max_len"; }
+        } else {
+            int pr = parse_u64(fv, fvn, UINT64_MAX, &num);
+            if (pr <= 0) {
+                st_error *e = begin(p->e, p->line, voff);
+                ms(e, "training: ");
+                ms(e, key);
+                ms(e, ": ");
+                mq(e, fv, fvn);
+                ms(e, " is not a decimal number below 2^64");
+                return ST_ERR_MALFORMED_MODEL;
+            }
+            if (bytes_eq(fk, fkn, "vocab_size")) m->tr_vocab_size = num;
+            else if (bytes_eq(fk, fkn, "min_frequency")) {
+                m->tr_min_frequency = num;
+                if (m->tr_algorithm == ST_ALGORITHM_SUPERBPE) want[nwant++] = "supermerges";
+                want[nwant++] = "ngram_split";
+            } else if (bytes_eq(fk, fkn, "supermerges")) m->tr_supermerges = num;
+            else if (bytes_eq(fk, fkn, "c_min")) m->tr_c_min = num;
+            else m->tr_max_len = num;
+        }
+        have++;
+    }
+    if (have < nwant) {
+        st_error *e = begin(p->e, p->line, p->ls + p->ll);
+        ms(e, "training: the line ends where '");
+        ms(e, want[have]);
+        ms(e, "=<value>' was expected");
+        return ST_ERR_MALFORMED_MODEL;
+    }
+    return ST_OK;
+}
+
 static st_status parse_model(parser *p) {
     st_model *m = p->m;
     const uint8_t *v;
@@ -744,12 +840,13 @@ static st_status parse_model(parser *p) {
     }
     uint64_t version;
     if (parse_u64(p->s + p->ls + sizeof magic - 1, p->ll - (sizeof magic - 1), UINT64_MAX, &version) <= 0 ||
-        version != ST_MODEL_VERSION) {
+        (version != ST_MODEL_VERSION && version != ST_MODEL_VERSION_2)) {
         ms(begin(p->e, 1, sizeof magic - 1), "format version ");
         mq(p->e, p->s + p->ls + sizeof magic - 1, p->ll - (sizeof magic - 1));
-        ms(p->e, " is not supported (this core reads version 1)");
+        ms(p->e, " is not supported (this core reads versions 1 and 2)");
         return ST_ERR_MALFORMED_MODEL;
     }
+    p->version = version;
     if ((st = expect(p, "name", 1, &v, &vn)) != ST_OK) return st;
     for (size_t i = 0; i < vn; i++)
         if (v[i] <= 0x20 || v[i] >= 0x7F || vn > 128) {
@@ -769,6 +866,14 @@ static st_status parse_model(parser *p) {
         }
     }
     m->comments_len = p->pos - m->comments_off;
+    if (peek_key(p, "training")) {
+        next_line(p);
+        if (p->version < ST_MODEL_VERSION_2) {
+            ms(begin(p->e, p->line, p->ls), "training: this line needs format version 2 (first line 'supertok-model 2')");
+            return ST_ERR_MALFORMED_MODEL;
+        }
+        if ((st = parse_training(p)) != ST_OK) return st;
+    }
     int k;
     if ((st = expect(p, "kind", 1, &v, &vn)) != ST_OK) return st;
     if ((k = pick(p, "kind", v, vn, kind_names, 2)) < 0) return ST_ERR_MALFORMED_MODEL;
@@ -911,10 +1016,31 @@ static void write_pairs(writer *w, const char *what, const st__model_pairs *ps) 
 st_status st_model_write(const st_model *m, char *out, size_t cap, size_t *out_len) {
     if (!m || !out_len || (!out && cap)) return ST_ERR_INVALID_ARGUMENT;
     writer w = {(uint8_t *)out, cap, 0};
-    puts_(&w, "supertok-model 1\nname ");
+    /* version 2 exactly when there is a training line, so version 1 files stay byte for byte */
+    puts_(&w, m->has_training ? "supertok-model 2\nname " : "supertok-model 1\nname ");
     put(&w, m->src + m->name_off, m->name_len);
     puts_(&w, "\n");
     put(&w, m->src + m->comments_off, m->comments_len);
+    if (m->has_training) {
+        static const char *const algorithms[] = {"bpe", "boundless", "superbpe"};
+        puts_(&w, "training algorithm=");
+        puts_(&w, algorithms[m->tr_algorithm >= 0 && m->tr_algorithm <= 2 ? m->tr_algorithm : 0]);
+        puts_(&w, m->tr_mode == ST_TRAIN_HF ? " mode=hf vocab_size=" : " mode=paper vocab_size=");
+        putu(&w, m->tr_vocab_size);
+        puts_(&w, " min_frequency=");
+        putu(&w, m->tr_min_frequency);
+        if (m->tr_algorithm == ST_ALGORITHM_SUPERBPE) {
+            puts_(&w, " supermerges=");
+            putu(&w, m->tr_supermerges);
+        }
+        if (m->tr_ngram) {
+            puts_(&w, " ngram_split=yes c_min=");
+            putu(&w, m->tr_c_min);
+            puts_(&w, " max_len=");
+            putu(&w, m->tr_max_len);
+        } else puts_(&w, " ngram_split=no");
+        puts_(&w, "\n");
+    }
     puts_(&w, m->kind == ST_MODEL_RULES ? "kind rules\n" : "kind ranks\n");
     puts_(&w, m->alphabet == ST_ALPHABET_UBE ? "alphabet ube\n" : "alphabet bytes\n");
     puts_(&w, "pattern ");
@@ -981,6 +1107,12 @@ int st__model_equal(const st_model *a, const st_model *b) {
          (a->scripts_kind == ST__SCRIPTS_LIST && !slice_eq(a, a->scripts_off, a->scripts_len, b, b->scripts_off, b->scripts_len))))
         return 0;
     if (!pairs_equal(&a->merges, &b->merges) || !pairs_equal(&a->supermerges, &b->supermerges)) return 0;
+    if (a->has_training != b->has_training ||
+        (a->has_training &&
+         (a->tr_algorithm != b->tr_algorithm || a->tr_mode != b->tr_mode || a->tr_vocab_size != b->tr_vocab_size ||
+          a->tr_min_frequency != b->tr_min_frequency || a->tr_supermerges != b->tr_supermerges ||
+          a->tr_ngram != b->tr_ngram || a->tr_c_min != b->tr_c_min || a->tr_max_len != b->tr_max_len)))
+        return 0;
     if (a->n_tokens != b->n_tokens || !slice_eq(a, a->tokens_off, a->tokens_len, b, b->tokens_off, b->tokens_len))
         return 0;
     if (a->n_specials != b->n_specials) return 0;
@@ -1029,8 +1161,7 @@ size_t st_model_pairs(const st_model *m, const char *section, const uint32_t **p
     if (!m || !section || m->kind != ST_MODEL_RULES) return 0;
     const uint8_t *s = (const uint8_t *)section;
     size_t n = cstr_len(section);
-    const st__model_pairs *ps = bytes_eq(s, n, "merges") ? &m->merges
-                              : bytes_eq(s, n, "supermerges") ? &m->supermerges : NULL;
+    const st__model_pairs *ps = bytes_eq(s, n, "merges") ? &m->merges : bytes_eq(s, n, "supermerges") ? &m->supermerges : NULL;
     if (!ps || !ps->n) return 0;
     if (pairs) *pairs = ps->pairs;
     if (counts) *counts = ps->counts;

@@ -5,7 +5,8 @@
 
 #include "internal.h"
 
-#define ST_MODEL_VERSION 1u
+#define ST_MODEL_VERSION 1u   /* the format without a training line */
+#define ST_MODEL_VERSION_2 2u /* version 1 + the optional "training" header line */
 
 /* Scripts of a script-aware model. */
 enum { ST__SCRIPTS_DEFAULT = 0, ST__SCRIPTS_LIST = 1 };
@@ -37,6 +38,15 @@ struct st_model {
     int scripts_kind;                  /* ST__SCRIPTS_DEFAULT or ST__SCRIPTS_LIST */
     size_t scripts_off, scripts_len;   /* the list ("none": length 0) */
     uint64_t script_aware_line;
+    /* the "training" line (format version 2): how the model was trained */
+    int has_training;
+    int tr_algorithm;               /* ST_ALGORITHM_* */
+    int tr_mode;                    /* ST_TRAIN_PAPER or ST_TRAIN_HF */
+    uint64_t tr_vocab_size, tr_min_frequency;
+    uint64_t tr_supermerges;        /* superbpe only */
+    int tr_ngram;                   /* ngram_split=yes */
+    uint64_t tr_c_min, tr_max_len;  /* with ngram_split=yes */
+    uint64_t training_line;
     st__model_pairs merges, supermerges;
     /* ranks: the token lines, verbatim ("base64 rank\n" each: a tiktoken rank file) */
     size_t tokens_off, tokens_len;

@@ -17,6 +17,7 @@
  * across its edges are unchanged, and the update equals a recount (for both counting rules).
  * Only pairs holding the new token can gain occurrences, so only those are queued again. */
 #include "train.h"
+#include "candidates.h"
 #include "model.h"
 #include "vocab.h" /* st__hash_bytes */
 
@@ -459,13 +460,51 @@ st_status st_trainer_set_specials(st_trainer *t, const char *specials, const siz
 
 /* ---- the trainer ------------------------------------------------------------------------- */
 
+/* The scratch, the pair table and the heap of the words t->sym holds (phase 1's pretokens, or
+ * phase 2's candidates); 0 when out of memory. */
+static int init_pairs(st_trainer *t) {
+    size_t maxlen = 2;
+    for (size_t w = 0; w < t->n_words; w++)
+        if (t->wlen[w] > maxlen) maxlen = t->wlen[w];
+    t->scratch_cap = maxlen;
+    t->sites = (uint32_t *)talloc(t, maxlen * sizeof *t->sites);
+    t->window = (uint32_t *)talloc(t, maxlen * sizeof *t->window);
+    if (t->oom) return 0;
+
+    /* the pairs of every word, and the heap of them all */
+    /* Distinct pairs are at most the symbols: a small corpus gets a small table (clearing 64K
+     * slots costs an interpreter like pywasm seconds); the table grows as pairs come. */
+    size_t slots = 64;
+    while (slots < (1u << 16) && slots < 2 * (size_t)t->sym_cap) slots <<= 1;
+    if (!pair_rehash(t, slots)) return 0;
+    t->step_no = 1;
+    t->skip_key = UINT64_MAX;
+    for (size_t w = 0; w < t->n_words; w++) {
+        contributions(t, t->sym + t->woff[w], 0, t->wlen[w], +1, (uint32_t)w);
+        flush_deltas(t, (uint32_t)w);
+        if (t->oom) return 0;
+    }
+    t->n_touched = 0;
+    t->heap_cap = t->n_pairs ? t->n_pairs : 1;
+    t->heap = (st__heap_entry *)talloc(t, t->heap_cap * sizeof *t->heap);
+    if (!t->heap) return 0;
+    for (size_t i = 0; i < t->n_pairs; i++) {
+        if (t->pairs[i].count <= 0) continue;
+        t->heap[t->heap_n].count = (uint64_t)t->pairs[i].count;
+        t->heap[t->heap_n++].pair = (uint32_t)i;
+    }
+    for (size_t i = t->heap_n / 2; i-- > 0;) heap_down(t, i);
+    return 1;
+}
+
+
 void st_trainer_free(st_trainer *t) {
     if (!t) return;
     tfree(t, t->sym, t->sym_cap * sizeof *t->sym);
-    tfree(t, t->woff, t->n_words * sizeof *t->woff);
-    tfree(t, t->wcount, t->n_words * sizeof *t->wcount);
-    tfree(t, t->wlen, t->n_words * sizeof *t->wlen);
-    tfree(t, t->wstamp, t->n_words * sizeof *t->wstamp);
+    tfree(t, t->woff, t->words_cap * sizeof *t->woff);
+    tfree(t, t->wcount, t->words_cap * sizeof *t->wcount);
+    tfree(t, t->wlen, t->words_cap * sizeof *t->wlen);
+    tfree(t, t->wstamp, t->words_cap * sizeof *t->wstamp);
     tfree(t, t->seq, t->seq_cap);
     tfree(t, t->tok_off, t->tok_cap * sizeof *t->tok_off);
     tfree(t, t->tok_len, t->tok_cap * sizeof *t->tok_len);
@@ -486,6 +525,12 @@ void st_trainer_free(st_trainer *t) {
     tfree(t, t->touched, t->touched_cap * sizeof *t->touched);
     if (t->merges) tfree(t, t->merges, 2 * t->merges_cap * sizeof *t->merges);
     if (t->counts) tfree(t, t->counts, t->merges_cap * sizeof *t->counts);
+    if (t->super) tfree(t, t->super, 2 * t->super_cap * sizeof *t->super);
+    if (t->super_counts) tfree(t, t->super_counts, t->super_cap * sizeof *t->super_counts);
+    if (t->super_out) tfree(t, t->super_out, 2 * t->super_out_cap * sizeof *t->super_out);
+    if (t->wait_head) tfree(t, t->wait_head, (t->made ? t->made : 1) * sizeof *t->wait_head);
+    if (t->wait_pair) tfree(t, t->wait_pair, t->wait_cap * sizeof *t->wait_pair);
+    if (t->wait_next) tfree(t, t->wait_next, t->wait_cap * sizeof *t->wait_next);
     st_allocator a = t->alloc;
     st__free(&a, t, sizeof *t);
 }
@@ -503,6 +548,9 @@ st_status st_trainer_new(const st_counter *counter, int mode, int alphabet, uint
     if (!out) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "out is NULL");
     *out = NULL;
     if (!counter) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "counter is NULL");
+    if (counter->cand)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "a candidates counter feeds st_trainer_start_superwords, not st_trainer_new");
     if (mode != ST_TRAIN_PAPER && mode != ST_TRAIN_HF)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "mode is neither ST_TRAIN_PAPER nor ST_TRAIN_HF");
     if (alphabet != ST_ALPHABET_BYTES && alphabet != ST_ALPHABET_UBE)
@@ -576,6 +624,8 @@ st_status st_trainer_new(const st_counter *counter, int mode, int alphabet, uint
     t->wcount = (uint64_t *)talloc(t, nw * sizeof *t->wcount);
     t->wlen = (uint32_t *)talloc(t, nw * sizeof *t->wlen);
     t->wstamp = (uint32_t *)talloc(t, nw * sizeof *t->wstamp);
+    t->words_cap = nw;
+    t->phase = 1;
     if (t->oom) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
     size_t pos = 0;
     for (size_t i = 0; i < n; i++) {
@@ -602,37 +652,7 @@ st_status st_trainer_new(const st_counter *counter, int mode, int alphabet, uint
         t->n_words++;
     }
 
-    size_t maxlen = 2;
-    for (size_t w = 0; w < t->n_words; w++)
-        if (t->wlen[w] > maxlen) maxlen = t->wlen[w];
-    t->scratch_cap = maxlen;
-    t->sites = (uint32_t *)talloc(t, maxlen * sizeof *t->sites);
-    t->window = (uint32_t *)talloc(t, maxlen * sizeof *t->window);
-    if (t->oom) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
-
-    /* the pairs of every word, and the heap of them all */
-    /* Distinct pairs are at most the symbols: a small corpus gets a small table (clearing 64K
-     * slots costs an interpreter like pywasm seconds); the table grows as pairs come. */
-    size_t slots = 64;
-    while (slots < (1u << 16) && slots < 2 * (size_t)t->sym_cap) slots <<= 1;
-    if (!pair_rehash(t, slots)) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
-    t->step_no = 1;
-    t->skip_key = UINT64_MAX;
-    for (size_t w = 0; w < t->n_words; w++) {
-        contributions(t, t->sym + t->woff[w], 0, t->wlen[w], +1, (uint32_t)w);
-        flush_deltas(t, (uint32_t)w);
-        if (t->oom) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
-    }
-    t->n_touched = 0;
-    t->heap_cap = t->n_pairs ? t->n_pairs : 1;
-    t->heap = (st__heap_entry *)talloc(t, t->heap_cap * sizeof *t->heap);
-    if (!t->heap) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
-    for (size_t i = 0; i < t->n_pairs; i++) {
-        if (t->pairs[i].count <= 0) continue;
-        t->heap[t->heap_n].count = (uint64_t)t->pairs[i].count;
-        t->heap[t->heap_n++].pair = (uint32_t)i;
-    }
-    for (size_t i = t->heap_n / 2; i-- > 0;) heap_down(t, i);
+    if (!init_pairs(t)) return fail(t, out, ST_ERR_OUT_OF_MEMORY, err, NULL);
     *out = t;
     return ST_OK;
 }
@@ -654,6 +674,72 @@ static uint32_t pop_best(st_trainer *t) {
     return UINT32_MAX;
 }
 
+/* Room in the token table for id. */
+static int ensure_token(st_trainer *t, uint32_t id) {
+    size_t need = (size_t)id + 1;
+    if (need <= t->tok_cap) return 1;
+    size_t cap = t->tok_cap * 2;
+    while (cap < need) cap *= 2;
+    uint64_t *o = (uint64_t *)talloc(t, cap * sizeof *o);
+    uint32_t *l = (uint32_t *)talloc(t, cap * sizeof *l);
+    uint32_t *h = (uint32_t *)talloc(t, cap * sizeof *h);
+    if (!o || !l || !h) {
+        if (o) tfree(t, o, cap * sizeof *o);
+        if (l) tfree(t, l, cap * sizeof *l);
+        if (h) tfree(t, h, cap * sizeof *h);
+        return 0;
+    }
+    st__memcpy(o, t->tok_off, t->tok_cap * sizeof *o);
+    st__memcpy(l, t->tok_len, t->tok_cap * sizeof *l);
+    st__memcpy(h, t->hf_key, t->tok_cap * sizeof *h);
+    tfree(t, t->tok_off, t->tok_cap * sizeof *o);
+    tfree(t, t->tok_len, t->tok_cap * sizeof *l);
+    tfree(t, t->hf_key, t->tok_cap * sizeof *h);
+    t->tok_off = o;
+    t->tok_len = l;
+    t->hf_key = h;
+    t->tok_cap = cap;
+    return 1;
+}
+
+/* Token id (internal) spells x's base symbols then y's. */
+static int make_token(st_trainer *t, uint32_t x, uint32_t y, uint32_t id) {
+    if (!ensure_token(t, id)) return 0;
+    size_t lx = t->tok_len[x], ly = t->tok_len[y];
+    if (!grow(t, (void **)&t->seq, &t->seq_cap, t->seq_len + lx + ly, 1, 65536)) return 0;
+    t->tok_off[id] = t->seq_len;
+    t->tok_len[id] = (uint32_t)(lx + ly);
+    st__memcpy(t->seq + t->seq_len, t->seq + t->tok_off[x], lx);
+    st__memcpy(t->seq + t->seq_len + lx, t->seq + t->tok_off[y], ly);
+    t->seq_len += lx + ly;
+    return 1;
+}
+
+/* Replace pair pi by token nt in the words listed for it (the list is stable: only pairs
+ * holding nt gain words), then queue the pairs that gained occurrences. */
+static void apply_pair(st_trainer *t, uint32_t pi, uint32_t nt) {
+    uint32_t x = t->pairs[pi].left, y = t->pairs[pi].right;
+    t->step_no++;
+    t->n_touched = 0;
+    t->skip_key = ((uint64_t)x << 32) | y;
+    uint32_t *words = t->pairs[pi].words;
+    uint32_t nwl = t->pairs[pi].n;
+    for (uint32_t k = 0; k < nwl; k++) {
+        uint32_t w = words[k];
+        if (t->wstamp[w] == t->step_no) continue;
+        t->wstamp[w] = t->step_no;
+        merge_word(t, w, x, y, nt);
+    }
+    t->skip_key = UINT64_MAX;
+    st__pair *p = &t->pairs[pi]; /* the pair array may have moved */
+    p->count = 0;
+    pair_free_words(t, p);
+    for (size_t k = 0; k < t->n_touched; k++) {
+        st__pair *q = &t->pairs[t->touched[k]];
+        if (q->count > 0) heap_push(t, t->touched[k], (uint64_t)q->count);
+    }
+}
+
 /* One merge; 0 when training is finished. */
 static int merge_once(st_trainer *t) {
     if (t->mode == ST_TRAIN_HF ? t->hf_vocab >= t->vocab_size : t->distinct >= t->target) return 0;
@@ -667,37 +753,7 @@ static int merge_once(st_trainer *t) {
     }
     uint32_t x = p->left, y = p->right;
     uint32_t id = t->base + (uint32_t)t->n_merges;
-    /* the new token's sequence */
-    size_t need = (size_t)id + 1;
-    if (need > t->tok_cap) {
-        size_t cap = t->tok_cap * 2;
-        uint64_t *o = (uint64_t *)talloc(t, cap * sizeof *o);
-        uint32_t *l = (uint32_t *)talloc(t, cap * sizeof *l);
-        uint32_t *h = (uint32_t *)talloc(t, cap * sizeof *h);
-        if (!o || !l || !h) {
-            if (o) tfree(t, o, cap * sizeof *o);
-            if (l) tfree(t, l, cap * sizeof *l);
-            if (h) tfree(t, h, cap * sizeof *h);
-            return 0;
-        }
-        st__memcpy(o, t->tok_off, t->tok_cap * sizeof *o);
-        st__memcpy(l, t->tok_len, t->tok_cap * sizeof *l);
-        st__memcpy(h, t->hf_key, t->tok_cap * sizeof *h);
-        tfree(t, t->tok_off, t->tok_cap * sizeof *o);
-        tfree(t, t->tok_len, t->tok_cap * sizeof *l);
-        tfree(t, t->hf_key, t->tok_cap * sizeof *h);
-        t->tok_off = o;
-        t->tok_len = l;
-        t->hf_key = h;
-        t->tok_cap = cap;
-    }
-    size_t lx = t->tok_len[x], ly = t->tok_len[y];
-    if (!grow(t, (void **)&t->seq, &t->seq_cap, t->seq_len + lx + ly, 1, 65536)) return 0;
-    t->tok_off[id] = t->seq_len;
-    t->tok_len[id] = (uint32_t)(lx + ly);
-    st__memcpy(t->seq + t->seq_len, t->seq + t->tok_off[x], lx);
-    st__memcpy(t->seq + t->seq_len + lx, t->seq + t->tok_off[y], ly);
-    t->seq_len += lx + ly;
+    if (!make_token(t, x, y, id)) return 0;
     uint32_t nt = id;
     if (t->mode == ST_TRAIN_HF) {
         nt = str_find_or_add(t, id);
@@ -735,26 +791,251 @@ static int merge_once(st_trainer *t) {
     t->counts[t->n_merges] = count;
     t->n_merges++;
 
-    /* the words holding the pair (the list is stable: only pairs holding nt gain words) */
-    t->step_no++;
-    t->n_touched = 0;
-    t->skip_key = ((uint64_t)x << 32) | y;
-    uint32_t *words = p->words;
-    uint32_t nwl = p->n;
-    for (uint32_t k = 0; k < nwl; k++) {
-        uint32_t w = words[k];
-        if (t->wstamp[w] == t->step_no) continue;
-        t->wstamp[w] = t->step_no;
-        merge_word(t, w, x, y, nt);
+    apply_pair(t, pi, nt);
+    return !t->oom;
+}
+
+/* ---- phase 2: superwords (docs/design.md §8) ------------------------------------------------
+ * The engine above, on new words: the candidates as sequences of phase-1 token ids (one per
+ * pretoken). Pairs are counted and ordered as phase 1's (paper mode), a supermerge is a merge
+ * whose new token spells both parts' symbols, and the regular merges are replayed by index:
+ * replaying one changes no candidate (each pretoken is one token already), it only makes its
+ * token available as a supermerge part. */
+
+/* Drop phase 1's words and pairs. */
+static void free_words_and_pairs(st_trainer *t) {
+    tfree(t, t->sym, t->sym_cap * sizeof *t->sym);
+    tfree(t, t->woff, t->words_cap * sizeof *t->woff);
+    tfree(t, t->wcount, t->words_cap * sizeof *t->wcount);
+    tfree(t, t->wlen, t->words_cap * sizeof *t->wlen);
+    tfree(t, t->wstamp, t->words_cap * sizeof *t->wstamp);
+    t->sym = NULL;
+    t->woff = t->wcount = NULL;
+    t->wlen = t->wstamp = NULL;
+    t->sym_cap = t->n_words = t->words_cap = 0;
+    for (size_t i = 0; i < t->n_pairs; i++) pair_free_words(t, &t->pairs[i]);
+    tfree(t, t->pairs, t->pairs_cap * sizeof *t->pairs);
+    t->pairs = NULL;
+    t->n_pairs = t->pairs_cap = 0;
+    if (t->pvals) {
+        tfree(t, t->pkeys, (t->pmask + 1) * sizeof *t->pkeys);
+        tfree(t, t->pvals, (t->pmask + 1) * sizeof *t->pvals);
     }
-    t->skip_key = UINT64_MAX;
-    p = &t->pairs[pi]; /* the pair array may have moved */
-    p->count = 0;
-    pair_free_words(t, p);
-    for (size_t k = 0; k < t->n_touched; k++) {
-        st__pair *q = &t->pairs[t->touched[k]];
-        if (q->count > 0) heap_push(t, t->touched[k], (uint64_t)q->count);
+    t->pkeys = NULL;
+    t->pvals = NULL;
+    t->pmask = 0;
+    tfree(t, t->heap, t->heap_cap * sizeof *t->heap);
+    t->heap = NULL;
+    t->heap_n = t->heap_cap = 0;
+    if (t->sites) tfree(t, t->sites, t->scratch_cap * sizeof *t->sites);
+    if (t->window) tfree(t, t->window, t->scratch_cap * sizeof *t->window);
+    t->sites = t->window = NULL;
+    t->scratch_cap = 0;
+}
+
+st_status st_trainer_start_superwords(st_trainer *t, const st_counter *cands, int algorithm, uint64_t supermerges,
+                                      st_error *err) {
+    st__error_clear(err);
+    if (!t || !cands) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer or candidates is NULL");
+    const char *why = st__superword_args_error(t, algorithm, supermerges);
+    if (why) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, why);
+    const st__cand *cd = cands->cand;
+    if (!cd)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "candidates: a pretoken counter, not a candidates counter (st_counter_new_candidates)");
+    if (cd->algorithm != algorithm)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the candidates were made for another algorithm");
+    if (algorithm == ST_ALGORITHM_SUPERBPE && cd->supermerges != supermerges)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "the candidates were made for another number of supermerges");
+    uint64_t kept = st__trainer_kept(t, algorithm, supermerges);
+    if (cd->alphabet != t->alphabet || cd->kept != kept ||
+        cd->fingerprint != st__vocab_fingerprint(t->alphabet, t->merges, kept))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "the candidates were made from another vocabulary (another trainer or corpus)");
+    if (!st__pretokenizers_equal(&cands->pt, &t->pt))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "the candidates were made with another pre-tokenizer");
+    /* the candidates as token ids, built aside: a refusal leaves phase 1 as it was */
+    size_t n = st__counter_size(cands), nsym = 0;
+    if (n > 0xFFFFFFFEu) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "more than 2^32 - 2 candidates");
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        uint64_t c;
+        const uint8_t *p = st__counter_entry(cands, i, &len, &c);
+        nsym++;
+        for (size_t k = 0; k < len; k++) nsym += p[k] == ST__CAND_SEP;
     }
+    st__tokset ts;
+    if (!st__tokset_init(&ts, &t->alloc, t->alphabet, t->seq, t->tok_off, t->tok_len, t->base + (uint32_t)kept))
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    size_t nw = n ? n : 1;
+    uint32_t *sym = (uint32_t *)st__alloc(&t->alloc, (nsym ? nsym : 1) * sizeof *sym);
+    uint64_t *woff = (uint64_t *)st__alloc(&t->alloc, nw * sizeof *woff);
+    uint64_t *wcount = (uint64_t *)st__alloc(&t->alloc, nw * sizeof *wcount);
+    uint32_t *wlen = (uint32_t *)st__alloc(&t->alloc, nw * sizeof *wlen);
+    uint32_t *wstamp = (uint32_t *)st__alloc(&t->alloc, nw * sizeof *wstamp);
+    size_t made = t->n_merges;
+    uint32_t *wait_head = (uint32_t *)st__alloc(&t->alloc, (made ? made : 1) * sizeof *wait_head);
+    st_status st = ST_OK;
+    if (!sym || !woff || !wcount || !wlen || !wstamp || !wait_head)
+        st = st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    size_t pos = 0;
+    for (size_t i = 0; i < n && st == ST_OK; i++) {
+        size_t len;
+        uint64_t c;
+        const uint8_t *p = st__counter_entry(cands, i, &len, &c);
+        woff[i] = pos;
+        wcount[i] = c;
+        wstamp[i] = 0;
+        for (size_t s0 = 0, k = 0; k <= len; k++) {
+            if (k < len && p[k] != ST__CAND_SEP) continue;
+            int oom = 0;
+            uint32_t id = st__tokset_find(&ts, &t->alloc, p + s0, k - s0, &oom);
+            if (oom) { st = st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL); break; }
+            if (id == ST__NO_TOKEN_ID) {
+                st = st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, i,
+                                   "a candidate's pretoken is not a token of the vocabulary: ");
+                st__error_append_quoted(err, p + s0, k - s0);
+                break;
+            }
+            sym[pos++] = id;
+            s0 = k + 1;
+        }
+        wlen[i] = (uint32_t)(pos - woff[i]);
+    }
+    st__tokset_free(&ts, &t->alloc);
+    if (st != ST_OK) {
+        if (sym) st__free(&t->alloc, sym, (nsym ? nsym : 1) * sizeof *sym);
+        if (woff) st__free(&t->alloc, woff, nw * sizeof *woff);
+        if (wcount) st__free(&t->alloc, wcount, nw * sizeof *wcount);
+        if (wlen) st__free(&t->alloc, wlen, nw * sizeof *wlen);
+        if (wstamp) st__free(&t->alloc, wstamp, nw * sizeof *wstamp);
+        if (wait_head) st__free(&t->alloc, wait_head, (made ? made : 1) * sizeof *wait_head);
+        return st;
+    }
+    free_words_and_pairs(t);
+    t->sym = sym;
+    t->sym_cap = nsym ? nsym : 1;
+    t->woff = woff;
+    t->wcount = wcount;
+    t->wlen = wlen;
+    t->wstamp = wstamp;
+    t->n_words = n;
+    t->words_cap = nw;
+    st__memset(wait_head, 0, (made ? made : 1) * sizeof *wait_head);
+    t->wait_head = wait_head;
+    t->made = made;
+    t->phase = 2;
+    t->done = 0;
+    t->algorithm = algorithm;
+    t->supermerges_arg = algorithm == ST_ALGORITHM_SUPERBPE ? supermerges : 0;
+    t->next_merge = algorithm == ST_ALGORITHM_SUPERBPE ? (size_t)kept : 0;
+    t->steps = algorithm == ST_ALGORITHM_SUPERBPE ? supermerges : t->target;
+    t->n_candidates = n;
+    t->ngram_cmin = cd->ngram_cmin;
+    t->ngram_max_len = cd->ngram_max_len;
+    if (!init_pairs(t)) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    return ST_OK;
+}
+
+/* The regular merge whose replay a pair waits for (BOUNDLESS: a part made by a merge not yet
+ * replayed, the later of two), or SIZE_MAX when both parts exist. */
+static size_t pair_blocker(const st_trainer *t, uint32_t pi) {
+    size_t b = SIZE_MAX;
+    uint32_t part[2] = {t->pairs[pi].left, t->pairs[pi].right};
+    for (int k = 0; k < 2; k++) {
+        uint32_t x = part[k];
+        if (x < t->base || x >= t->base + t->made) continue; /* a base symbol or a supermerge */
+        size_t m = x - t->base;
+        if (m >= t->next_merge && (b == SIZE_MAX || m > b)) b = m;
+    }
+    return b;
+}
+
+/* The best pair whose parts exist, popped (pairs found waiting are parked by their blocker);
+ * UINT32_MAX when none is left. */
+static uint32_t pop_available(st_trainer *t) {
+    for (;;) {
+        uint32_t pi = pop_best(t);
+        if (pi == UINT32_MAX) return pi;
+        size_t b = pair_blocker(t, pi);
+        if (b == SIZE_MAX) return pi;
+        if (t->n_wait == t->wait_cap) {
+            size_t cap = t->wait_cap ? 2 * t->wait_cap : 256;
+            uint32_t *p = (uint32_t *)talloc(t, cap * sizeof *p), *q = (uint32_t *)talloc(t, cap * sizeof *q);
+            if (!p || !q) {
+                if (p) tfree(t, p, cap * sizeof *p);
+                if (q) tfree(t, q, cap * sizeof *q);
+                return UINT32_MAX;
+            }
+            if (t->n_wait) {
+                st__memcpy(p, t->wait_pair, t->n_wait * sizeof *p);
+                st__memcpy(q, t->wait_next, t->n_wait * sizeof *q);
+                tfree(t, t->wait_pair, t->wait_cap * sizeof *p);
+                tfree(t, t->wait_next, t->wait_cap * sizeof *q);
+            }
+            t->wait_pair = p;
+            t->wait_next = q;
+            t->wait_cap = cap;
+        }
+        t->wait_pair[t->n_wait] = pi;
+        t->wait_next[t->n_wait] = t->wait_head[b];
+        t->wait_head[b] = (uint32_t)++t->n_wait;
+    }
+}
+
+/* One phase-2 step: 1 when a vocabulary entry was added, 0 when phase 2 is finished. */
+static int super_step(st_trainer *t) {
+    if (t->algorithm == ST_ALGORITHM_SUPERBPE ? t->n_super >= t->steps : t->next_merge + t->n_super >= t->target)
+        return 0;
+    uint64_t floor = t->min_frequency ? t->min_frequency : 1;
+    uint32_t pi = pop_available(t);
+    if (t->oom) return 0;
+    uint64_t c = pi != UINT32_MAX ? (uint64_t)t->pairs[pi].count : 0;
+    if (pi != UINT32_MAX && c < floor) {
+        heap_push(t, pi, c);
+        pi = UINT32_MAX;
+    }
+    int regular_left = t->algorithm == ST_ALGORITHM_BOUNDLESS && t->next_merge < t->made;
+    if (pi != UINT32_MAX && (!regular_left || c > t->counts[t->next_merge])) {
+        uint32_t nt = t->base + (uint32_t)t->made + (uint32_t)t->n_super;
+        if (nt >= ST_RULES_MAX_IDS) { t->oom = 1; return 0; }
+        if (!make_token(t, t->pairs[pi].left, t->pairs[pi].right, nt)) return 0;
+        if (t->n_super == t->super_cap) {
+            size_t cap = t->super_cap ? 2 * t->super_cap : 256;
+            uint32_t *sp = (uint32_t *)talloc(t, 2 * cap * sizeof *sp);
+            uint64_t *sc = (uint64_t *)talloc(t, cap * sizeof *sc);
+            if (!sp || !sc) {
+                if (sp) tfree(t, sp, 2 * cap * sizeof *sp);
+                if (sc) tfree(t, sc, cap * sizeof *sc);
+                return 0;
+            }
+            if (t->super_cap) {
+                st__memcpy(sp, t->super, 2 * t->n_super * sizeof *sp);
+                st__memcpy(sc, t->super_counts, t->n_super * sizeof *sc);
+                tfree(t, t->super, 2 * t->super_cap * sizeof *sp);
+                tfree(t, t->super_counts, t->super_cap * sizeof *sc);
+            }
+            t->super = sp;
+            t->super_counts = sc;
+            t->super_cap = cap;
+        }
+        t->super[2 * t->n_super] = t->pairs[pi].left;
+        t->super[2 * t->n_super + 1] = t->pairs[pi].right;
+        t->super_counts[t->n_super++] = c;
+        apply_pair(t, pi, nt);
+        return !t->oom;
+    }
+    if (pi != UINT32_MAX) heap_push(t, pi, c); /* still the best: it waits for the next step */
+    if (!regular_left) return 0;
+    size_t k = t->next_merge++;
+    /* its token exists now: the pairs that waited for it compete again */
+    for (uint32_t e = t->wait_head[k]; e; e = t->wait_next[e - 1]) {
+        uint32_t q = t->wait_pair[e - 1];
+        if (t->pairs[q].count > 0) heap_push(t, q, (uint64_t)t->pairs[q].count);
+    }
+    t->wait_head[k] = 0;
     return !t->oom;
 }
 
@@ -764,6 +1045,16 @@ st_status st_trainer_step(st_trainer *t, size_t max_merges, size_t *made, st_err
     if (!t || !made) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer or made is NULL");
     if (t->oom) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, "an earlier step ran out of memory");
     size_t k = 0;
+    if (t->phase == 2) {
+        while (k < max_merges && !t->done) {
+            int stepped = super_step(t);
+            if (t->oom) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+            if (stepped) k++;
+            else t->done = 1;
+        }
+        *made = k;
+        return ST_OK;
+    }
     while (k < max_merges && !t->done) {
         size_t before = t->n_merges;
         int more = merge_once(t);
@@ -781,6 +1072,15 @@ uint64_t st_trainer_stat(const st_trainer *t, int what) {
     case ST_TRAINER_ALPHABET: return t->alphabet_size;
     case ST_TRAINER_TARGET: return t->target;
     case ST_TRAINER_MERGES: return t->n_merges;
+    case ST_TRAINER_PHASE: return (uint64_t)t->phase;
+    case ST_TRAINER_SUPERMERGES: return t->n_super;
+    case ST_TRAINER_REGULAR: return t->phase == 2 ? t->next_merge : t->n_merges;
+    case ST_TRAINER_CANDIDATES: return t->n_candidates;
+    case ST_TRAINER_NGRAM_CMIN: {
+        uint64_t last = t->phase == 2 ? (t->made ? t->counts[t->made - 1] : 0) : (t->n_merges ? t->counts[t->n_merges - 1] : 0);
+        return last > 15 ? last : 15;
+    }
+    case ST_TRAINER_STEPS: return t->phase == 2 ? t->steps : 0;
     case ST_TRAINER_DONE: return (uint64_t)t->done;
     case ST_TRAINER_WORDS: return t->n_pretokens;
     default: return 0;
@@ -788,10 +1088,39 @@ uint64_t st_trainer_stat(const st_trainer *t, int what) {
 }
 
 size_t st_trainer_merges(const st_trainer *t, const uint32_t **pairs, const uint64_t **counts) {
+    if (pairs) *pairs = t ? t->merges : NULL;
+    if (counts) *counts = t ? t->counts : NULL;
     if (!t) return 0;
-    if (pairs) *pairs = t->merges;
-    if (counts) *counts = t->counts;
-    return t->n_merges;
+    return t->phase == 2 ? t->next_merge : t->n_merges;
+}
+
+size_t st_trainer_supermerges(const st_trainer *t, const uint32_t **pairs, const uint64_t **counts) {
+    if (pairs) *pairs = NULL;
+    if (counts) *counts = NULL;
+    if (!t || !t->n_super) return 0;
+    /* The written ids depend on the regular merges kept, which BOUNDLESS still grows: the
+     * output is rebuilt here when stale (a cache the const handle owns; a trainer is used by one
+     * thread at a time). */
+    st_trainer *m = (st_trainer *)(uintptr_t)t;
+    if (m->super_out_n != m->n_super || m->super_out_kept != m->next_merge) {
+        if (m->super_out_cap < m->n_super) {
+            uint32_t *o = (uint32_t *)st__alloc(&m->alloc, 2 * m->super_cap * sizeof *o);
+            if (!o) return 0;
+            if (m->super_out) st__free(&m->alloc, m->super_out, 2 * m->super_out_cap * sizeof *o);
+            m->super_out = o;
+            m->super_out_cap = m->super_cap;
+        }
+        uint32_t first = m->base + (uint32_t)m->made, shift = (uint32_t)(m->made - m->next_merge);
+        for (size_t i = 0; i < 2 * m->n_super; i++) {
+            uint32_t x = m->super[i];
+            m->super_out[i] = x >= first ? x - shift : x;
+        }
+        m->super_out_n = m->n_super;
+        m->super_out_kept = m->next_merge;
+    }
+    if (pairs) *pairs = m->super_out;
+    if (counts) *counts = m->super_counts;
+    return m->n_super;
 }
 
 /* ---- the model file ------------------------------------------------------------------------ */
@@ -857,7 +1186,8 @@ st_status st_trainer_write_model(const st_trainer *t, const char *name, size_t n
         }
         total = s1;
     }
-    if ((uint64_t)t->base + t->n_merges + n_specials > (1u << 21) - 1)
+    size_t n_regular = t->phase == 2 ? t->next_merge : t->n_merges, n_super = t->phase == 2 ? t->n_super : 0;
+    if ((uint64_t)t->base + n_regular + n_super + n_specials > (1u << 21) - 1)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "more than 2^21 - 1 ids");
 
     /* the model's text fields: name, comment line, scripts, in one buffer */
@@ -866,7 +1196,9 @@ st_status st_trainer_write_model(const st_trainer *t, const char *name, size_t n
     st__memcpy(head, name, name_len);
     hn = name_len;
     size_t comments_off = hn;
-    hn = append(head, hn, "comment trained by supertok phase-1 BPE: mode ");
+    hn = append(head, hn, t->phase != 2 ? "comment trained by supertok phase-1 BPE: mode "
+                          : t->algorithm == ST_ALGORITHM_BOUNDLESS ? "comment trained by supertok BoundlessBPE: mode "
+                                                                   : "comment trained by supertok SuperBPE: mode ");
     hn = append(head, hn, t->mode == ST_TRAIN_HF ? "hf" : "paper");
     hn = append(head, hn, ", vocab_size ");
     hn = append_u64(head, hn, t->vocab_size);
@@ -920,15 +1252,34 @@ st_status st_trainer_write_model(const st_trainer *t, const char *name, size_t n
     m.scripts_len = scripts_len;
     m.merges.pairs = t->merges;
     m.merges.counts = t->counts ? t->counts : (uint64_t *)(void *)head; /* "counts" even when empty */
-    m.merges.n = t->n_merges;
+    m.merges.n = n_regular;
     m.merges.present = 1;
+    if (t->phase == 2) {
+        const uint32_t *sp_pairs;
+        const uint64_t *sp_counts;
+        if (n_super && st_trainer_supermerges(t, &sp_pairs, &sp_counts) != n_super)
+            return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        m.supermerges.pairs = n_super ? (uint32_t *)(uintptr_t)sp_pairs : NULL;
+        m.supermerges.counts = n_super ? (uint64_t *)(uintptr_t)sp_counts : NULL;
+        m.supermerges.n = n_super;
+        m.supermerges.present = n_super != 0;
+        m.has_training = 1;
+        m.tr_algorithm = t->algorithm;
+        m.tr_mode = t->mode;
+        m.tr_vocab_size = t->vocab_size;
+        m.tr_min_frequency = t->min_frequency;
+        m.tr_supermerges = t->supermerges_arg;
+        m.tr_ngram = t->ngram_max_len != 0;
+        m.tr_c_min = t->ngram_cmin;
+        m.tr_max_len = t->ngram_max_len;
+    }
     st__model_special *sp = NULL;
     if (n_specials) {
         sp = (st__model_special *)st__alloc(&t->alloc, n_specials * sizeof *sp);
         if (!sp) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
         for (size_t i = 0; i < n_specials; i++) {
             size_t s0 = i ? special_ends[i - 1] : 0;
-            sp[i].id = t->base + (uint32_t)t->n_merges + (uint32_t)i;
+            sp[i].id = t->base + (uint32_t)(n_regular + n_super) + (uint32_t)i;
             sp[i].off = s0;
             sp[i].len = special_ends[i] - s0;
         }

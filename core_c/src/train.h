@@ -33,7 +33,7 @@ struct st_trainer {
     size_t sym_cap;
     uint64_t *woff, *wcount;
     uint32_t *wlen, *wstamp;
-    size_t n_words;
+    size_t n_words, words_cap;
     /* tokens by internal id (0..A-1 base symbols, A + i made by merge i): their base-symbol
      * sequences as bytes (bytes alphabet: the bytes; UBE: each symbol as 2 big-endian bytes),
      * so that memcmp orders them as Python orders the tuples */
@@ -79,6 +79,27 @@ struct st_trainer {
     uint32_t *merges;
     uint64_t *counts;
     size_t n_merges, merges_cap;
+    /* phase 2 (superwords): the words are the candidates as phase-1 token ids; supermerge i is
+     * internal token base + made + i (made = the phase-1 merges), written as base + kept + i */
+    int phase;     /* 1, or 2 after st_trainer_start_superwords */
+    int algorithm; /* ST_ALGORITHM_* of phase 2 */
+    uint64_t supermerges_arg, steps;
+    size_t made;        /* phase-1 merges made */
+    size_t next_merge;  /* j: regular merges replayed (kept) so far */
+    uint64_t n_candidates;
+    uint64_t ngram_cmin, ngram_max_len;
+    uint32_t *super;      /* internal ids, 2 per supermerge */
+    uint64_t *super_counts;
+    size_t n_super, super_cap;
+    uint32_t *super_out; /* the same in written ids, for st_trainer_supermerges (rebuilt lazily) */
+    size_t super_out_n, super_out_cap, super_out_kept;
+    /* BOUNDLESS: pairs popped while a part was a regular merge not yet replayed, by that merge */
+    uint32_t *wait_head; /* made entries: first waiting entry + 1, 0 for none */
+    uint32_t *wait_pair, *wait_next;
+    size_t n_wait, wait_cap;
 };
+
+uint64_t st__trainer_kept(const st_trainer *t, int algorithm, uint64_t supermerges);
+const char *st__superword_args_error(const st_trainer *t, int algorithm, uint64_t supermerges);
 
 #endif

@@ -349,7 +349,7 @@ static void test_encodings(void) {
 
 static void test_malformed(void) {
     /* the header, field by field */
-    bad_edit(RULES, "supertok-model 1", "supertok-model 2", 1, "format version '2' is not supported");
+    bad_edit(RULES, "supertok-model 1", "supertok-model 3", 1, "format version '3' is not supported");
     bad_edit(RULES, "supertok-model 1", "supertok-model 01", 1, "format version");
     bad_edit(RULES, "supertok-model 1", "supertok-modelx 1", 1, "not a supertok model");
     bad_edit(RULES, "supertok-model 1", "tiktoken", 1, "not a supertok model");
@@ -564,11 +564,128 @@ static void test_out_of_memory(const char *text, size_t len) {
     CHECK(saw_oom > 3 && bad == 0, "allocation failures: %d seen, %d bad", saw_oom, bad);
 }
 
+/* ---- format version 2: the training line -------------------------------------------------- */
+
+static const char TRAINED[] =
+    "supertok-model 2\n"
+    "name trained\n"
+    "comment trained by supertok BoundlessBPE: mode paper, vocab_size 262, min_frequency 0\n"
+    "training algorithm=boundless mode=paper vocab_size=262 min_frequency=0 ngram_split=no\n"
+    "kind rules\n"
+    "alphabet bytes\n"
+    "pattern o200k\n"
+    "script-aware no\n"
+    "merges 2 counts\n"
+    "97 98 9\n"
+    "32 99 8\n"
+    "supermerges 1 counts\n"
+    "256 257 12\n"
+    "specials 1\n"
+    "259 <|endoftext|>\n"
+    "end\n";
+
+static void test_training_line(void) {
+    round_trip("TRAINED", TRAINED, sizeof TRAINED - 1, 1);
+    static const char *variants[] = {
+        "training algorithm=superbpe mode=paper vocab_size=262 min_frequency=0 supermerges=1 ngram_split=no\n",
+        "training algorithm=boundless mode=paper vocab_size=262 min_frequency=3 ngram_split=yes c_min=15 max_len=30\n",
+        "training algorithm=superbpe mode=paper vocab_size=262 min_frequency=0 supermerges=5 ngram_split=yes c_min=20 max_len=4\n",
+        "training algorithm=bpe mode=hf vocab_size=262 min_frequency=0 ngram_split=no\n",
+    };
+    const char *line = "training algorithm=boundless mode=paper vocab_size=262 min_frequency=0 ngram_split=no\n";
+    for (int i = 0; i < 4; i++) {
+        size_t len;
+        char *t = replaced(TRAINED, line, variants[i], &len);
+        char tmp[4096];
+        if (i == 3) {
+            memcpy(tmp, t, len + 1);
+            t = replaced(tmp, "supermerges 1 counts\n256 257 12\n", "", &len);
+        }
+        round_trip(variants[i], t, len, 1);
+    }
+    /* version 2 without the line is valid, and written as version 1 */
+    {
+        size_t len;
+        char *t = replaced(TRAINED, line, "", &len);
+        st_model *m = NULL;
+        CHECK(st_model_parse(t, len, NULL, &m, NULL) == ST_OK, "version 2 without a training line parses");
+        if (m) {
+            size_t n;
+            char *w = write_model(m, &n);
+            CHECK(!strncmp(w, "supertok-model 1\n", 17) && n == len && !memcmp(w + 17, t + 17, len - 17),
+                  "written as version 1");
+            free(w);
+            st_model_free(m);
+        }
+    }
+    /* the fields of a parsed line */
+    {
+        st_model *m = NULL;
+        size_t len;
+        char *t = replaced(TRAINED, line, variants[2], &len);
+        CHECK(st_model_parse(t, len, NULL, &m, NULL) == ST_OK, "parse superbpe");
+        if (m) {
+            CHECK(m->has_training && m->tr_algorithm == ST_ALGORITHM_SUPERBPE && m->tr_mode == ST_TRAIN_PAPER &&
+                      m->tr_vocab_size == 262 && m->tr_supermerges == 5 && m->tr_ngram && m->tr_c_min == 20 &&
+                      m->tr_max_len == 4,
+                  "training fields");
+            const uint32_t *pairs;
+            const uint64_t *counts;
+            CHECK(st_model_pairs(m, "supermerges", &pairs, &counts) == 1 && pairs[0] == 256 && pairs[1] == 257 &&
+                      counts[0] == 12,
+                  "st_model_pairs supermerges");
+            CHECK(st_model_pairs(m, "merges", &pairs, &counts) == 2 && pairs[2] == 32 && counts[1] == 8, "st_model_pairs merges");
+            CHECK(st_model_pairs(m, "specials", &pairs, &counts) == 0 && !pairs && !counts, "st_model_pairs other");
+            st_model_free(m);
+        }
+        CHECK(st_model_parse(SUPER, sizeof SUPER - 1, NULL, &m, NULL) == ST_OK, "parse SUPER");
+        if (m) {
+            const uint32_t *pairs;
+            const uint64_t *counts = (const uint64_t *)1;
+            CHECK(st_model_pairs(m, "merges", &pairs, &counts) == 2 && pairs[2] == 512 && !counts, "pairs without counts");
+            st_model_free(m);
+        }
+    }
+    /* malformed lines, each named */
+    bad_edit(RULES, "comment second comment\n", "comment second comment\ntraining algorithm=bpe mode=paper vocab_size=300 min_frequency=0 ngram_split=no\n",
+             5, "training: this line needs format version 2");
+    bad_edit(TRAINED, "algorithm=boundless", "algorithm=wordpiece", 4, "training: algorithm: 'wordpiece' is not one of bpe, boundless, superbpe");
+    bad_edit(TRAINED, "mode=paper vocab_size", "vocab_size=262 mode=paper", 4, "training: expected 'mode=<value>' here");
+    bad_edit(TRAINED, "mode=paper", "mode=hf", 4, "training: mode hf trains no superwords");
+    bad_edit(TRAINED, "vocab_size=262", "vocab_size=26x", 4, "training: vocab_size: '26x' is not a decimal number");
+    bad_edit(TRAINED, "vocab_size=262", "vocab_size=", 4, "training: expected 'vocab_size=<value>'");
+    bad_edit(TRAINED, "min_frequency=0 ", "min_frequency=0  ", 4, "training: an empty field");
+    bad_edit(TRAINED, "min_frequency=0 ngram_split=no", "min_frequency=0 supermerges=1 ngram_split=no", 4,
+             "training: expected 'ngram_split=<value>' here");
+    bad_edit(TRAINED, "algorithm=boundless", "algorithm=superbpe", 4, "training: expected 'supermerges=<value>' here");
+    bad_edit(TRAINED, "ngram_split=no", "ngram_split=no c_min=3", 4, "training: unexpected field 'c_min=3' at the end");
+    bad_edit(TRAINED, "ngram_split=no", "ngram_split=yes c_min=3", 4, "training: the line ends where 'max_len=<value>' was expected");
+    bad_edit(TRAINED, "ngram_split=no", "ngram_split=maybe", 4, "training: ngram_split: 'maybe' is not one of no, yes");
+    bad_edit(TRAINED, " ngram_split=no", "", 4, "training: the line ends where 'ngram_split=<value>' was expected");
+    bad_edit(TRAINED, "training algorithm", "training  algorithm", 4, "training: an empty field");
+    bad_edit(TRAINED, "training algorithm=boundless mode=paper vocab_size=262 min_frequency=0 ngram_split=no", "training", 4,
+             "training: missing value");
+    bad_edit(TRAINED, "kind rules\n", "kind rules\ntraining algorithm=bpe\n", 6, "'training' is out of place");
+    bad_edit(TRAINED, "kind rules", "normalizer nfc", 5, "unknown key 'normalizer' where 'kind' was expected (not in format version 2)");
+    truncations("TRAINED", TRAINED, sizeof TRAINED - 1);
+    damage("TRAINED", TRAINED, sizeof TRAINED - 1, 3000);
+    {
+        /* (without the supermerges, which only the superword encoder loads) */
+        size_t len;
+        char *t = replaced(TRAINED, "supermerges 1 counts\n256 257 12\n", "", &len);
+        char *copy = (char *)malloc(len + 1);
+        memcpy(copy, t, len + 1);
+        test_out_of_memory(copy, len);
+        free(copy);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) g_dir = argv[1];
     test_round_trips();
     test_encodings();
     test_malformed();
+    test_training_line();
     static const char *names[] = {"bytes_small", "ube_small"};
     for (int i = 0; i < 2; i++) {
         char path[4096];

@@ -687,6 +687,632 @@ static void test_trainer_errors(void) {
     st_counter_free(c);
 }
 
+/* ---- superwords: candidates, n-gram split, phase 2 (docs/design.md §8) ------------------------
+ * A naive reference again: candidates from st_pretokenize and a linear search of the vocabulary
+ * (rebuilt from the merges), phase 2 by recounting every pair at every step. */
+
+/* memcmp that takes NULL pointers with a size of 0 (empty merge lists are NULL) */
+static int mcmp(const void *a, const void *b, size_t n) { return n ? memcmp(a, b, n) : 0; }
+
+/* A token's base symbols as bytes (UBE: 2 big-endian bytes each), as the trainer orders them. */
+typedef struct nvocab {
+    uint32_t base;
+    int alphabet;
+    uint8_t *seq[8192];
+    size_t len[8192];
+    size_t n;
+} nvocab;
+
+static void nv_init(nvocab *v, int alphabet, const uint32_t *merges, size_t kept) {
+    v->alphabet = alphabet;
+    v->base = alphabet == ST_ALPHABET_UBE ? 512 : 256;
+    for (uint32_t b = 0; b < v->base; b++) {
+        v->seq[b] = malloc(2);
+        if (alphabet == ST_ALPHABET_UBE) { v->seq[b][0] = (uint8_t)(b >> 8); v->seq[b][1] = (uint8_t)b; v->len[b] = 2; }
+        else { v->seq[b][0] = (uint8_t)b; v->len[b] = 1; }
+    }
+    v->n = v->base;
+    for (size_t i = 0; i < kept; i++) {
+        uint32_t x = merges[2 * i], y = merges[2 * i + 1], id = (uint32_t)v->n++;
+        v->len[id] = v->len[x] + v->len[y];
+        v->seq[id] = malloc(v->len[id]);
+        memcpy(v->seq[id], v->seq[x], v->len[x]);
+        memcpy(v->seq[id] + v->len[x], v->seq[y], v->len[y]);
+    }
+}
+static void nv_free(nvocab *v) {
+    for (size_t i = 0; i < v->n; i++) free(v->seq[i]);
+}
+/* Append a token spelling x then y (a supermerge). */
+static void nv_add(nvocab *v, uint32_t x, uint32_t y) {
+    uint32_t id = (uint32_t)v->n++;
+    v->len[id] = v->len[x] + v->len[y];
+    v->seq[id] = malloc(v->len[id]);
+    memcpy(v->seq[id], v->seq[x], v->len[x]);
+    memcpy(v->seq[id] + v->len[x], v->seq[y], v->len[y]);
+}
+
+/* The smallest id spelling text p[0..n), or UINT32_MAX. */
+static uint32_t nv_find(const nvocab *v, const char *p, size_t n) {
+    uint8_t buf[512];
+    size_t bl = 0;
+    if (v->alphabet == ST_ALPHABET_UBE) {
+        uint16_t s16[256];
+        size_t ns = 0;
+        if (n > 256 || st_ube_encode_symbols(p, n, s16, 256, &ns, NULL) != ST_OK) return UINT32_MAX;
+        for (size_t k = 0; k < ns; k++) { buf[bl++] = (uint8_t)(s16[k] >> 8); buf[bl++] = (uint8_t)s16[k]; }
+    } else {
+        if (n > sizeof buf) return UINT32_MAX;
+        memcpy(buf, p, n);
+        bl = n;
+    }
+    for (uint32_t id = 0; id < v->n; id++)
+        if (v->len[id] == bl && !mcmp(v->seq[id], buf, bl)) return id;
+    return UINT32_MAX;
+}
+
+/* The test corpora's letters: ASCII letters and every non-ASCII character they use (é, 中, ส). */
+static int test_has_letter(const char *p, size_t n) {
+    for (size_t k = 0; k < n; k++) {
+        unsigned char ch = (unsigned char)p[k];
+        if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z') return 1;
+        if (ch >= 0xC0) return 1;
+    }
+    return 0;
+}
+
+/* Aggregated candidates: keys (pretokens joined with 0xFF), ids, counts. */
+typedef struct ncand {
+    char *key;
+    size_t klen;
+    uint32_t ids[64];
+    size_t n;
+    uint64_t count;
+} ncand;
+
+typedef struct nclist {
+    ncand *c;
+    size_t n, cap;
+    uint64_t total;
+} nclist;
+
+static void ncl_add(nclist *l, const char *key, size_t klen, const uint32_t *ids, size_t n, uint64_t count) {
+    l->total += count;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->c[i].klen == klen && !mcmp(l->c[i].key, key, klen)) { l->c[i].count += count; return; }
+    if (l->n == l->cap) l->c = realloc(l->c, (l->cap = l->cap ? 2 * l->cap : 16) * sizeof *l->c);
+    ncand *c = &l->c[l->n++];
+    c->key = malloc(klen + 1);
+    memcpy(c->key, key, klen);
+    c->klen = klen;
+    c->n = n < 64 ? n : 64;
+    if (c->n) memcpy(c->ids, ids, c->n * sizeof *ids);
+    c->count = count;
+}
+static void ncl_free(nclist *l) {
+    for (size_t i = 0; i < l->n; i++) free(l->c[i].key);
+    free(l->c);
+    memset(l, 0, sizeof *l);
+}
+
+/* The candidates of one document, naively. */
+static void naive_candidates(nclist *l, const nvocab *v, int pattern, uint32_t flags, const char *doc, size_t len) {
+    st_pretokenizer *pt = NULL;
+    st_pretokenizer_new(pattern, flags, NULL, 0, NULL, &pt, NULL);
+    size_t *ends = malloc((len + 1) * sizeof *ends), np = 0;
+    st_status st = st_pretokenize(pt, doc, len, 0, ends, len + 1, &np, NULL);
+    CHECK(st == ST_OK, "naive pretokenize");
+    char key[4096];
+    uint32_t ids[64];
+    size_t kl = 0, run = 0, prev = 0;
+    for (size_t i = 0; i <= np; i++) {
+        uint32_t id = UINT32_MAX;
+        if (i < np) {
+            const char *p = doc + prev;
+            size_t n = ends[i] - prev;
+            if (test_has_letter(p, n)) id = nv_find(v, p, n);
+            if (id != UINT32_MAX && kl + n + 1 < sizeof key && run < 64) {
+                if (run) key[kl++] = (char)0xFF;
+                memcpy(key + kl, p, n);
+                kl += n;
+                ids[run++] = id;
+            } else id = UINT32_MAX;
+            prev = ends[i];
+        }
+        if (id == UINT32_MAX) {
+            if (run >= 2) ncl_add(l, key, kl, ids, run, 1);
+            run = kl = 0;
+        }
+    }
+    free(ends);
+    st_pretokenizer_free(pt);
+}
+
+static int bytes_cmp(const char *a, size_t an, const char *b, size_t bn) {
+    int r = memcmp(a, b, an < bn ? an : bn);
+    return r ? r : (an < bn ? -1 : an > bn);
+}
+
+/* 1 if the candidates counter holds exactly the list (compared through its saved file). */
+static int counter_matches(const st_counter *c, const nclist *l, const char *what) {
+    size_t slen;
+    uint8_t *b = save(c, &slen);
+    int ok = slen >= 132 && le(b + 8, 4) == 2 && le(b + 84, 4) == 1;
+    CHECK(ok, "%s: a candidates file has version 2, kind 1", what);
+    size_t pos = 132, k = 0;
+    /* the list sorted by key */
+    size_t *ord = malloc((l->n + 1) * sizeof *ord);
+    for (size_t i = 0; i < l->n; i++) ord[i] = i;
+    for (size_t i = 1; i < l->n; i++)
+        for (size_t j = i; j > 0 && bytes_cmp(l->c[ord[j]].key, l->c[ord[j]].klen, l->c[ord[j - 1]].key, l->c[ord[j - 1]].klen) < 0; j--) {
+            size_t t = ord[j]; ord[j] = ord[j - 1]; ord[j - 1] = t;
+        }
+    while (ok && pos + 12 <= slen) {
+        uint32_t n = (uint32_t)le(b + pos, 4);
+        uint64_t cnt = le(b + pos + 4, 8);
+        if (k >= l->n || l->c[ord[k]].klen != n || memcmp(l->c[ord[k]].key, b + pos + 12, n) || l->c[ord[k]].count != cnt) {
+            ok = 0;
+            printf("  %s: entry %zu differs (count %llu, expected %llu)\n", what, k, (unsigned long long)cnt,
+                   k < l->n ? (unsigned long long)l->c[ord[k]].count : 0ull);
+        }
+        pos += 12 + n;
+        k++;
+    }
+    ok = ok && k == l->n && pos == slen;
+    CHECK(ok, "%s: the candidates are the naive ones (%zu entries, expected %zu)", what, k, l->n);
+    CHECK(st_counter_stat(c, ST_COUNTER_UNIQUE) == l->n && st_counter_stat(c, ST_COUNTER_PRETOKENS) == l->total,
+          "%s: UNIQUE and PRETOKENS", what);
+    free(ord);
+    free(b);
+    return ok;
+}
+
+/* Naive phase 2: words are the candidates' ids; returns the regular merges kept, fills sup
+ * (final ids) and counts. */
+static size_t naive_phase2(const nclist *l, nvocab *v, const uint64_t *rcounts, size_t made, uint64_t target,
+                           int algorithm, uint64_t s, uint64_t minf, uint32_t *sup, uint64_t *scounts, size_t *nsup) {
+    size_t nw = l->n;
+    uint32_t **w = malloc((nw + 1) * sizeof *w);
+    size_t *wl = malloc((nw + 1) * sizeof *wl);
+    for (size_t i = 0; i < nw; i++) {
+        w[i] = malloc(64 * sizeof **w);
+        memcpy(w[i], l->c[i].ids, l->c[i].n * sizeof **w);
+        wl[i] = l->c[i].n;
+    }
+    uint32_t base = v->base;
+    uint64_t room = target > s ? target - s : 0;
+    size_t j = algorithm == ST_ALGORITHM_SUPERBPE ? (made < room ? made : (size_t)room) : 0, ns = 0;
+    uint64_t floor = minf ? minf : 1;
+    ref r; /* only for its ordering (seqcmp on seq/seqlen) */
+    memset(&r, 0, sizeof r);
+    r.mode = ST_TRAIN_PAPER;
+    for (;;) {
+        if (algorithm == ST_ALGORITHM_SUPERBPE ? ns >= s : j + ns >= target) break;
+        r.seq = v->seq;
+        r.seqlen = v->len;
+        /* count pairs */
+        size_t np = 0, cap = 64;
+        rpair *ps = malloc(cap * sizeof *ps);
+        for (size_t i = 0; i < nw; i++) {
+            uint32_t *q = w[i];
+            for (size_t k = 0; k + 1 < wl[i]; k++) {
+                if (q[k] == q[k + 1]) {
+                    size_t st = k;
+                    while (st > 0 && q[st - 1] == q[k]) st--;
+                    if ((k - st) % 2) continue;
+                }
+                size_t e = 0;
+                while (e < np && !(ps[e].a == q[k] && ps[e].b == q[k + 1])) e++;
+                if (e == np) {
+                    if (np == cap) ps = realloc(ps, (cap *= 2) * sizeof *ps);
+                    ps[np].a = q[k]; ps[np].b = q[k + 1]; ps[np].c = 0; np++;
+                }
+                ps[e].c += l->c[i].count;
+            }
+        }
+        size_t best = np;
+        for (size_t e = 0; e < np; e++) {
+            int avail = 1;
+            uint32_t part[2] = {ps[e].a, ps[e].b};
+            for (int k = 0; k < 2; k++)
+                if (part[k] >= base && part[k] < base + made && part[k] - base >= j) avail = 0;
+            if (avail && ps[e].c >= floor &&
+                (best == np || ref_better(&r, ps[e].c, ps[e].a, ps[e].b, ps[best].c, ps[best].a, ps[best].b)))
+                best = e;
+        }
+        int regular_left = algorithm == ST_ALGORITHM_BOUNDLESS && j < made;
+        if (best < np && (!regular_left || ps[best].c > rcounts[j])) {
+            uint32_t x = ps[best].a, y = ps[best].b, nt = (uint32_t)v->n;
+            nv_add(v, x, y);
+            sup[2 * ns] = x;
+            sup[2 * ns + 1] = y;
+            scounts[ns++] = ps[best].c;
+            for (size_t i = 0; i < nw; i++) {
+                size_t o = 0;
+                for (size_t k = 0; k < wl[i];) {
+                    if (k + 1 < wl[i] && w[i][k] == x && w[i][k + 1] == y) { w[i][o++] = nt; k += 2; }
+                    else w[i][o++] = w[i][k++];
+                }
+                wl[i] = o;
+            }
+        } else if (regular_left) j++;
+        else { free(ps); break; }
+        free(ps);
+    }
+    /* final ids: supermerge i is base + j + i */
+    for (size_t k = 0; k < 2 * ns; k++)
+        if (sup[k] >= base + made) sup[k] -= (uint32_t)(made - j);
+    for (size_t i = 0; i < nw; i++) free(w[i]);
+    free(w);
+    free(wl);
+    *nsup = ns;
+    return j;
+}
+
+static st_counter *candidates_of(const st_trainer *t, int algorithm, uint64_t s, const char *const *docs, size_t n) {
+    st_counter *c = NULL;
+    st_error e;
+    st_status st = st_counter_new_candidates(t, algorithm, s, NULL, &c, &e);
+    CHECK(st == ST_OK, "new_candidates: %s", e.message);
+    if (st != ST_OK) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        st = st_counter_add(c, docs[i], strlen(docs[i]), 0, &e);
+        CHECK(st == ST_OK, "candidates add: %s", e.message);
+    }
+    CHECK(st_counter_stat(c, ST_COUNTER_KIND) == ST_COUNTER_KIND_CANDIDATES, "kind");
+    return c;
+}
+
+/* Phase 2 to the end in steps of `step`; the trainer's counts. */
+static void run_phase2(st_trainer *t, const st_counter *cands, int algorithm, uint64_t s, size_t step) {
+    st_error e;
+    st_status st = st_trainer_start_superwords(t, cands, algorithm, s, &e);
+    CHECK(st == ST_OK, "start_superwords: %s", e.message);
+    if (st != ST_OK) return;
+    CHECK(st_trainer_stat(t, ST_TRAINER_PHASE) == 2, "phase 2");
+    size_t made;
+    do {
+        st = st_trainer_step(t, step, &made, &e);
+        CHECK(st == ST_OK, "phase-2 step: %s", e.message);
+    } while (st == ST_OK && made == step);
+    CHECK(st_trainer_stat(t, ST_TRAINER_DONE) == 1, "phase 2 done");
+}
+
+static const char *const super_pieces[] = {" the", " cat", " a", " a", " b", " ab", "a", "b", ",", " 1", "\n", " \xc3\xa9",
+                                           " \xe4\xb8\xad", "\xe4\xb8\xad", " aa", " the", " cat", ".", " x"};
+
+static char *super_doc(size_t maxp) {
+    size_t np = rnd() % (maxp + 1), n = 0;
+    char *d = malloc(8 * np + 1);
+    for (size_t i = 0; i < np; i++) {
+        const char *p = super_pieces[rnd() % (sizeof super_pieces / sizeof super_pieces[0])];
+        size_t l = strlen(p);
+        memcpy(d + n, p, l);
+        n += l;
+    }
+    d[n] = 0;
+    return d;
+}
+
+/* One random corpus: candidates and phase 2 against the naive reference, for both algorithms,
+ * the Boundless == SuperBPE(r, s) invariant, split/merge/save/load of the candidates, and the
+ * written model. */
+static void super_random(unsigned seed) {
+    g_rng = 0xD1B54A32D192ED03ull * (seed + 7);
+    int alphabet = rnd() % 3 == 0 ? ST_ALPHABET_UBE : ST_ALPHABET_BYTES;
+    int pattern = 1 + (int)(rnd() % 3);
+    uint32_t flags = rnd() % 4 == 0 ? ST_PRETOK_SCRIPT_AWARE : 0;
+    size_t ndocs = 1 + rnd() % 10;
+    char *docs[12];
+    for (size_t i = 0; i < ndocs; i++) docs[i] = super_doc(rnd() % 3 ? 14 : 40);
+    uint64_t minf = rnd() % 4 == 0 ? 1 + rnd() % 3 : 0;
+    st_counter *c = counter_of(pattern, flags, (const char *const *)docs, ndocs);
+    uint64_t alpha = alphabet == ST_ALPHABET_UBE ? 478 : 243;
+    uint64_t vocab = alpha + 2 + rnd() % 40;
+    st_trainer *t = train(c, ST_TRAIN_PAPER, alphabet, vocab, minf, 0, 1000);
+    const uint32_t *m1;
+    const uint64_t *c1;
+    size_t made = st_trainer_merges(t, &m1, &c1);
+    uint32_t *merges = malloc((2 * made + 1) * sizeof *merges);
+    uint64_t *counts = malloc((made + 1) * sizeof *counts);
+    if (made) {
+        memcpy(merges, m1, 2 * made * sizeof *merges);
+        memcpy(counts, c1, made * sizeof *counts);
+    }
+    uint64_t target = st_trainer_stat(t, ST_TRAINER_TARGET);
+    uint64_t cmin = st_trainer_stat(t, ST_TRAINER_NGRAM_CMIN);
+    CHECK(cmin == (made && counts[made - 1] > 15 ? counts[made - 1] : 15), "seed %u: NGRAM_CMIN", seed);
+
+    /* BOUNDLESS */
+    nvocab *v = malloc(sizeof *v);
+    nv_init(v, alphabet, merges, made);
+    nclist want = {0};
+    for (size_t i = 0; i < ndocs; i++) naive_candidates(&want, v, pattern, flags, docs[i], strlen(docs[i]));
+    st_counter *cb = candidates_of(t, ST_ALGORITHM_BOUNDLESS, 0, (const char *const *)docs, ndocs);
+    char what[64];
+    snprintf(what, sizeof what, "seed %u boundless", seed);
+    counter_matches(cb, &want, what);
+    /* any split of the documents, merged, and saved + loaded, gives the same file */
+    {
+        st_counter *c2 = candidates_of(t, ST_ALGORITHM_BOUNDLESS, 0, (const char *const *)docs, ndocs / 2);
+        st_counter *c3 = candidates_of(t, ST_ALGORITHM_BOUNDLESS, 0, (const char *const *)docs + ndocs / 2, ndocs - ndocs / 2);
+        st_error e;
+        CHECK(st_counter_merge(c2, c3, &e) == ST_OK, "%s: merge: %s", what, e.message);
+        size_t l1, l2, l3;
+        uint8_t *b1 = save(cb, &l1), *b2 = save(c2, &l2);
+        st_counter *c4 = candidates_of(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, 0);
+        CHECK(st_counter_load(c4, b2, l2, &e) == ST_OK, "%s: load: %s", what, e.message);
+        uint8_t *b3 = save(c4, &l3);
+        CHECK(l1 == l2 && !mcmp(b1, b2, l1) && l1 == l3 && !mcmp(b1, b3, l1), "%s: split, merged, loaded: same file", what);
+        free(b1); free(b2); free(b3);
+        st_counter_free(c2); st_counter_free(c3); st_counter_free(c4);
+    }
+    uint32_t *sup = malloc(2 * (target + 1) * sizeof *sup);
+    uint64_t *sc = malloc((target + 1) * sizeof *sc);
+    size_t nsup = 0;
+    size_t r = naive_phase2(&want, v, counts, made, target, ST_ALGORITHM_BOUNDLESS, 0, minf, sup, sc, &nsup);
+    st_trainer *tb = train(c, ST_TRAIN_PAPER, alphabet, vocab, minf, 0, 1000);
+    run_phase2(tb, cb, ST_ALGORITHM_BOUNDLESS, 0, 1 + rnd() % 3);
+    const uint32_t *gp, *gs;
+    const uint64_t *gc, *gsc;
+    size_t gr = st_trainer_merges(tb, &gp, &gc), gn = st_trainer_supermerges(tb, &gs, &gsc);
+    int same = gr == r && gn == nsup && !mcmp(gp, merges, 2 * r * sizeof *gp) && !mcmp(gc, counts, r * sizeof *gc) &&
+               (!nsup || (!mcmp(gs, sup, 2 * nsup * sizeof *gs) && !mcmp(gsc, sc, nsup * sizeof *gsc)));
+    CHECK(same, "%s: phase 2 = the naive one (%zu regular + %zu super, expected %zu + %zu)", what, gr, gn, r, nsup);
+    if (!same)
+        for (size_t k = 0; k < gn && k < nsup; k++)
+            if (gs[2 * k] != sup[2 * k] || gs[2 * k + 1] != sup[2 * k + 1] || gsc[k] != sc[k]) {
+                printf("  supermerge %zu: got %u %u %llu, expected %u %u %llu\n", k, gs[2 * k], gs[2 * k + 1],
+                       (unsigned long long)gsc[k], sup[2 * k], sup[2 * k + 1], (unsigned long long)sc[k]);
+                break;
+            }
+    CHECK(st_trainer_stat(tb, ST_TRAINER_REGULAR) == gr && st_trainer_stat(tb, ST_TRAINER_SUPERMERGES) == gn &&
+              st_trainer_stat(tb, ST_TRAINER_CANDIDATES) == want.n && st_trainer_stat(tb, ST_TRAINER_STEPS) == target,
+          "%s: stats", what);
+    /* the written model parses back to the same pairs, and is canonical */
+    {
+        size_t mlen;
+        char *text = model_text(tb, NULL, NULL, 0, &mlen);
+        st_model *m = NULL;
+        st_error e;
+        st_status st = st_model_parse(text, mlen, NULL, &m, &e);
+        CHECK(st == ST_OK, "%s: the model parses: %s (line %llu)", what, e.message, (unsigned long long)e.line);
+        if (st == ST_OK) {
+            const uint32_t *mp;
+            const uint64_t *mc;
+            size_t n1 = st_model_pairs(m, "merges", &mp, &mc), n2;
+            CHECK(n1 == gr && (!n1 || (!mcmp(mp, gp, 2 * n1 * sizeof *mp) && !mcmp(mc, gc, n1 * sizeof *mc))), "%s: model merges", what);
+            n2 = st_model_pairs(m, "supermerges", &mp, &mc);
+            CHECK(n2 == gn && (!n2 || (!mcmp(mp, gs, 2 * n2 * sizeof *mp) && !mcmp(mc, gsc, n2 * sizeof *mc))), "%s: model supermerges", what);
+            char *back = malloc(mlen + 1);
+            size_t blen = 0;
+            CHECK(st_model_write(m, back, mlen, &blen) == ST_OK && blen == mlen && !mcmp(back, text, mlen), "%s: canonical", what);
+            CHECK(!strncmp(text, "supertok-model 2\n", 17) && strstr(text, "\ntraining algorithm=boundless mode=paper vocab_size="),
+                  "%s: version 2 with a training line", what);
+            free(back);
+            st_model_free(m);
+        }
+        free(text);
+    }
+
+    /* SUPERBPE(s) with the s Boundless found: the same model (the invariant) */
+    uint64_t s = gn;
+    st_counter *cs = candidates_of(t, ST_ALGORITHM_SUPERBPE, s, (const char *const *)docs, ndocs);
+    st_trainer *ts = train(c, ST_TRAIN_PAPER, alphabet, vocab, minf, 0, 1000);
+    run_phase2(ts, cs, ST_ALGORITHM_SUPERBPE, s, 1000);
+    const uint32_t *hp, *hs;
+    const uint64_t *hc, *hsc;
+    size_t hr = st_trainer_merges(ts, &hp, &hc), hn = st_trainer_supermerges(ts, &hs, &hsc);
+    same = hr == gr && hn == gn && !mcmp(hp, gp, 2 * hr * sizeof *hp) && !mcmp(hc, gc, hr * sizeof *hc) &&
+           (!hn || (!mcmp(hs, gs, 2 * hn * sizeof *hs) && !mcmp(hsc, gsc, hn * sizeof *hsc)));
+    CHECK(same, "seed %u: Boundless (%zu + %zu) == SuperBPE(r, s) (%zu + %zu)", seed, gr, gn, hr, hn);
+    /* SuperBPE with another s against the naive reference */
+    uint64_t s2 = rnd() % (target + 1);
+    nvocab *v2 = malloc(sizeof *v2);
+    uint64_t room = target - s2;
+    size_t kept = made < room ? made : (size_t)room;
+    nv_init(v2, alphabet, merges, kept);
+    nclist want2 = {0};
+    for (size_t i = 0; i < ndocs; i++) naive_candidates(&want2, v2, pattern, flags, docs[i], strlen(docs[i]));
+    st_counter *cs2 = candidates_of(t, ST_ALGORITHM_SUPERBPE, s2, (const char *const *)docs, ndocs);
+    snprintf(what, sizeof what, "seed %u superbpe s=%llu", seed, (unsigned long long)s2);
+    counter_matches(cs2, &want2, what);
+    size_t nsup2 = 0;
+    uint32_t *sup2 = malloc(2 * (s2 + 1) * sizeof *sup2);
+    uint64_t *sc2 = malloc((s2 + 1) * sizeof *sc2);
+    /* the naive vocabulary holds the kept merges only: supermerge i is its id base + kept + i */
+    size_t r2 = naive_phase2(&want2, v2, counts, kept, target, ST_ALGORITHM_SUPERBPE, s2, minf, sup2, sc2, &nsup2);
+    st_trainer *ts2 = train(c, ST_TRAIN_PAPER, alphabet, vocab, minf, 0, 1000);
+    run_phase2(ts2, cs2, ST_ALGORITHM_SUPERBPE, s2, 2);
+    hr = st_trainer_merges(ts2, &hp, &hc);
+    hn = st_trainer_supermerges(ts2, &hs, &hsc);
+    same = hr == r2 && hn == nsup2 && !mcmp(hp, merges, 2 * hr * sizeof *hp) &&
+           (!hn || (!mcmp(hs, sup2, 2 * hn * sizeof *hs) && !mcmp(hsc, sc2, hn * sizeof *hsc)));
+    CHECK(same, "%s: phase 2 = the naive one (%zu + %zu, expected %zu + %zu)", what, hr, hn, r2, nsup2);
+
+    free(sup2); free(sc2);
+    ncl_free(&want2);
+    nv_free(v2); free(v2);
+    st_trainer_free(ts2);
+    st_counter_free(cs2);
+    st_trainer_free(ts);
+    st_counter_free(cs);
+    free(sup); free(sc);
+    st_trainer_free(tb);
+    st_counter_free(cb);
+    ncl_free(&want);
+    nv_free(v); free(v);
+    free(merges); free(counts);
+    st_trainer_free(t);
+    st_counter_free(c);
+    for (size_t i = 0; i < ndocs; i++) free(docs[i]);
+}
+
+/* The hand-worked n-gram examples (see the comments) and the candidates' errors. */
+static void test_ngrams_and_errors(void) {
+    /* x, " y", " z", " w" are tokens (the vocabulary is large enough to merge every pretoken);
+     * the candidates: [x y z] x3, [x y w] x2, [z w] x1 */
+    const char *docs[] = {"x y z", "x y z", "x y z", "x y w", "x y w", "z w"};
+    st_counter *c = counter_of(ST_PATTERN_GPT2, 0, docs, 6);
+    st_trainer *t = train(c, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 243 + 50, 0, 0, 1000);
+    st_counter *cb = candidates_of(t, ST_ALGORITHM_BOUNDLESS, 0, docs, 6);
+    CHECK(st_counter_stat(cb, ST_COUNTER_UNIQUE) == 3 && st_counter_stat(cb, ST_COUNTER_PRETOKENS) == 6 &&
+              st_counter_stat(cb, ST_COUNTER_DOCUMENTS) == 6,
+          "ngram corpus: 3 distinct candidates, 6 counted");
+    struct {
+        uint64_t cmin;
+        size_t max_len;
+        const char *want[3];
+        uint64_t counts[3];
+    } ex[] = {
+        /* c_min 3: unigrams x5 y5 z4 w3 all kept; bigrams xy5 yz3 kept, yw2 zw1 dropped; trigram
+         * xyz (xy, yz kept) 3 kept, xyw skipped (yw dropped); no 4-grams. Split: [x y z] -> xyz x3;
+         * [x y w] -> xy x2 (w alone dropped); [z w] -> nothing. */
+        {3, 30, {"x\xff y\xff z", "x\xff y", NULL}, {3, 2, 0}},
+        /* c_min 4: w3 dropped; xy5 kept, yz3 dropped; no trigram counted (yz dropped). Split:
+         * [x y z] -> xy x3, [x y w] -> xy x2: xy x5. */
+        {4, 30, {"x\xff y", NULL, NULL}, {5, 0, 0}},
+        /* c_min 3, max_len 2: as the first without the trigram: xy x3 + x2. */
+        {3, 2, {"x\xff y", NULL, NULL}, {5, 0, 0}},
+        /* c_min 1: everything kept, each candidate stays whole. */
+        {1, 30, {"x\xff y\xff z", "x\xff y\xff w", "z\xff w"}, {3, 2, 1}},
+    };
+    for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
+        st_counter *sp = NULL;
+        st_error e;
+        st_status st = st_counter_split_ngrams(cb, ex[i].cmin, ex[i].max_len, NULL, &sp, &e);
+        CHECK(st == ST_OK, "split %zu: %s", i, e.message);
+        if (st != ST_OK) continue;
+        nclist want = {0};
+        for (int k = 0; k < 3 && ex[i].want[k]; k++) ncl_add(&want, ex[i].want[k], strlen(ex[i].want[k]), NULL, 0, ex[i].counts[k]);
+        char what[32];
+        snprintf(what, sizeof what, "n-gram example %zu", i);
+        counter_matches(sp, &want, what);
+        CHECK(st_counter_stat(sp, ST_COUNTER_DOCUMENTS) == 6 && st_counter_stat(sp, ST_COUNTER_BYTES) == st_counter_stat(cb, ST_COUNTER_BYTES),
+              "%s: documents and bytes kept", what);
+        /* phase 2 starts from split candidates; the model's training line names the split */
+        st_trainer *t2 = train(c, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 243 + 50, 0, 0, 1000);
+        run_phase2(t2, sp, ST_ALGORITHM_BOUNDLESS, 0, 1000);
+        size_t mlen;
+        char *text = model_text(t2, NULL, NULL, 0, &mlen);
+        char line[128];
+        snprintf(line, sizeof line, "ngram_split=yes c_min=%llu max_len=%zu\n", (unsigned long long)ex[i].cmin, ex[i].max_len);
+        CHECK(strstr(text, line) != NULL, "%s: training line has '%s'", what, line);
+        free(text);
+        /* a split counter counts no documents, and is not split twice */
+        CHECK(st_counter_add(sp, "x y", 3, 0, NULL) == ST_ERR_INVALID_ARGUMENT, "%s: no documents into a split counter", what);
+        st_counter *sp2 = NULL;
+        CHECK(st_counter_split_ngrams(sp, 3, 30, NULL, &sp2, NULL) == ST_ERR_INVALID_ARGUMENT && !sp2, "%s: not split twice", what);
+        /* merging split with unsplit candidates is refused */
+        CHECK(st_counter_merge(cb, sp, &e) == ST_ERR_INVALID_ARGUMENT, "%s: split and unsplit are not merged", what);
+        size_t sl;
+        uint8_t *b = save(sp, &sl);
+        st_counter *sp3 = NULL;
+        CHECK(st_counter_split_ngrams(cb, ex[i].cmin, ex[i].max_len, NULL, &sp3, NULL) == ST_OK, "split again");
+        CHECK(st_counter_load(sp3, b, sl, &e) == ST_OK && st_counter_stat(sp3, ST_COUNTER_PRETOKENS) == 2 * st_counter_stat(sp, ST_COUNTER_PRETOKENS),
+              "%s: a split file loads into a counter split alike", what);
+        CHECK(st_counter_load(cb, b, sl, &e) == ST_ERR_INVALID_ARGUMENT, "%s: not into an unsplit one", what);
+        free(b);
+        st_counter_free(sp3);
+        st_trainer_free(t2);
+        ncl_free(&want);
+        st_counter_free(sp);
+    }
+
+    /* errors */
+    st_error e;
+    st_counter *bad = NULL;
+    CHECK(st_counter_split_ngrams(c, 3, 30, NULL, &bad, &e) == ST_ERR_INVALID_ARGUMENT, "split of a pretoken counter");
+    CHECK(st_counter_split_ngrams(cb, 0, 30, NULL, &bad, &e) == ST_ERR_INVALID_ARGUMENT, "split with c_min 0");
+    CHECK(st_counter_split_ngrams(cb, 3, 1, NULL, &bad, &e) == ST_ERR_INVALID_ARGUMENT, "split with max_len 1");
+    CHECK(st_counter_add_pretoken(cb, "x", 1, 1, &e) == ST_ERR_INVALID_ARGUMENT, "add_pretoken into candidates");
+    CHECK(st_counter_merge(cb, c, &e) == ST_ERR_INVALID_ARGUMENT && st_counter_merge(c, cb, &e) == ST_ERR_INVALID_ARGUMENT,
+          "pretokens and candidates are not merged");
+    st_trainer *tx = NULL;
+    CHECK(st_trainer_new(cb, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 300, 0, 0, NULL, &tx, &e) == ST_ERR_INVALID_ARGUMENT && !tx,
+          "trainer_new refuses candidates");
+    {
+        size_t l1, l2;
+        uint8_t *b1 = save(c, &l1), *b2 = save(cb, &l2);
+        CHECK(st_counter_load(cb, b1, l1, &e) == ST_ERR_INVALID_ARGUMENT, "a pretoken file into candidates: %s", e.message);
+        CHECK(st_counter_load(c, b2, l2, &e) == ST_ERR_INVALID_ARGUMENT, "a candidates file into pretokens: %s", e.message);
+        /* another vocabulary: a smaller vocabulary's candidates are refused */
+        st_trainer *t3 = train(c, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 243 + 1, 0, 0, 1000);
+        st_counter *c3 = candidates_of(t3, ST_ALGORITHM_BOUNDLESS, 0, docs, 6);
+        CHECK(st_counter_merge(c3, cb, &e) == ST_ERR_INVALID_ARGUMENT, "another vocabulary: merge refused");
+        CHECK(st_counter_load(c3, b2, l2, &e) == ST_ERR_INVALID_ARGUMENT, "another vocabulary: load refused");
+        CHECK(st_trainer_start_superwords(t3, cb, ST_ALGORITHM_BOUNDLESS, 0, &e) == ST_ERR_INVALID_ARGUMENT,
+              "another vocabulary: start refused: %s", e.message);
+        CHECK(st_trainer_start_superwords(t, cb, ST_ALGORITHM_SUPERBPE, 0, &e) == ST_ERR_INVALID_ARGUMENT,
+              "another algorithm: start refused");
+        CHECK(st_trainer_start_superwords(t, c, ST_ALGORITHM_BOUNDLESS, 0, &e) == ST_ERR_INVALID_ARGUMENT,
+              "a pretoken counter: start refused");
+        /* damaged candidates files */
+        uint8_t *d = malloc(l2);
+        memcpy(d, b2, l2);
+        d[108] ^= 1; /* the fingerprint */
+        CHECK(st_counter_load(cb, d, l2, &e) == ST_ERR_INVALID_ARGUMENT, "a changed fingerprint is refused");
+        memcpy(d, b2, l2);
+        d[132 + 12] = 0xFF; /* a candidate starting with the separator: an empty pretoken */
+        CHECK(st_counter_load(cb, d, l2, &e) == ST_ERR_MALFORMED_MODEL, "an empty pretoken in a candidate: %s", e.message);
+        CHECK(st_counter_load(cb, b2, l2 - 1, &e) == ST_ERR_MALFORMED_MODEL, "a cut candidates file");
+        free(d);
+        st_counter_free(c3);
+        st_trainer_free(t3);
+        free(b1);
+        free(b2);
+    }
+    {
+        /* a trainer not finished, an hf trainer, a SuperBPE s above the target */
+        st_trainer *tu = NULL, *th = NULL;
+        st_trainer_new(c, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 300, 0, 0, NULL, &tu, NULL);
+        st_counter *x = NULL;
+        CHECK(st_counter_new_candidates(tu, ST_ALGORITHM_BOUNDLESS, 0, NULL, &x, &e) == ST_ERR_INVALID_ARGUMENT && !x,
+              "candidates before phase 1 is done");
+        th = train(c, ST_TRAIN_HF, ST_ALPHABET_BYTES, 300, 0, 0, 1000);
+        CHECK(st_counter_new_candidates(th, ST_ALGORITHM_BOUNDLESS, 0, NULL, &x, &e) == ST_ERR_INVALID_ARGUMENT && !x &&
+                  strstr(e.message, "hf"),
+              "hf mode refused: %s", e.message);
+        CHECK(st_counter_new_candidates(t, ST_ALGORITHM_SUPERBPE, 1000, NULL, &x, &e) == ST_ERR_INVALID_ARGUMENT && !x,
+              "supermerges above the target");
+        CHECK(st_counter_new_candidates(t, ST_ALGORITHM_BPE, 0, NULL, &x, &e) == ST_ERR_INVALID_ARGUMENT && !x,
+              "algorithm bpe has no candidates");
+        st_trainer_free(tu);
+        st_trainer_free(th);
+    }
+    /* documents are independent; ST_COUNT_LINES makes one per line */
+    {
+        st_counter *x = candidates_of(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, 0);
+        const char texts[] = "x y z";
+        size_t ends[2] = {1, 5};
+        CHECK(st_counter_add_documents(x, texts, ends, 2, &e) == ST_OK && st_counter_stat(x, ST_COUNTER_UNIQUE) == 1 &&
+                  st_counter_stat(x, ST_COUNTER_DOCUMENTS) == 2,
+              "runs never cross documents");
+        st_counter_free(x);
+        x = candidates_of(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, 0);
+        const char lines[] = "x y\nz w\nx";
+        CHECK(st_counter_add(x, lines, strlen(lines), ST_COUNT_LINES, &e) == ST_OK && st_counter_stat(x, ST_COUNTER_DOCUMENTS) == 3 &&
+                  st_counter_stat(x, ST_COUNTER_PRETOKENS) == 2,
+              "ST_COUNT_LINES: one document per line");
+        CHECK(st_counter_add(x, "x \xff", 3, 0, &e) == ST_ERR_INVALID_UTF8 && st_counter_stat(x, ST_COUNTER_DOCUMENTS) == 3,
+              "invalid UTF-8 counts nothing");
+        st_counter_free(x);
+    }
+    /* phase 2 errors: started twice, stats before */
+    CHECK(st_trainer_stat(t, ST_TRAINER_PHASE) == 1 && st_trainer_stat(t, ST_TRAINER_REGULAR) == st_trainer_stat(t, ST_TRAINER_MERGES),
+          "phase 1 stats");
+    run_phase2(t, cb, ST_ALGORITHM_BOUNDLESS, 0, 1000);
+    CHECK(st_trainer_start_superwords(t, cb, ST_ALGORITHM_BOUNDLESS, 0, &e) == ST_ERR_INVALID_ARGUMENT, "phase 2 starts once");
+    st_counter_free(cb);
+    st_trainer_free(t);
+    st_counter_free(c);
+}
+
+static void test_superwords(int seeds) {
+    test_ngrams_and_errors();
+    for (int s = 0; s < seeds; s++) super_random((unsigned)s);
+}
+
 static void test_vectors(const char *root);
 
 int main(int argc, char **argv) {
@@ -696,6 +1322,7 @@ int main(int argc, char **argv) {
     test_counter_cache_paths();
     test_trainer_errors();
     for (int s = 0; s < n; s++) compare_with_reference((unsigned)s);
+    test_superwords(n / 2 + 1);
     test_vectors(root);
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail != 0;
