@@ -259,3 +259,32 @@ def test_prepare(backend):
     assert enc.encode(text) == want
     assert model("ube_small", backend).prepare() is False
 
+
+
+@pytest.mark.parametrize("name", SUPER_MODELS)
+def test_superword_models_are_what_train_writes(backend, name, tmp_path):
+    """supertok.train on the superword model's corpora with its options writes the same model file
+    as the reference trainer did (vectors/generate_models.py), name and comment lines aside."""
+    if backend == "pywasm":
+        pytest.skip("pywasm: the vectors' subset only (an interpreter)")
+    import generate_models
+    import generate_train
+    import train_reference
+    spec = next(m for m in generate_models.SUPER_MODELS if m[0] == name)
+    _, alphabet, pattern, script_aware, scripts, algorithm, s, wanted, specials, corpora = spec
+    all_corpora, _ = generate_train.build_corpora()
+    docs = [d for c in corpora for d in all_corpora[c]]
+    opts = dict(vocab_size=len(train_reference.alphabet_symbols("paper", alphabet)) + len(specials) + wanted,
+                alphabet=alphabet, pattern=pattern, script_aware=script_aware, scripts=scripts,
+                special_tokens=tuple(specials), algorithm=algorithm)
+    if s is not None:
+        opts["supermerges"] = s
+    enc = supertok.train(iter(docs), **opts)
+    path = tmp_path / (name + ".stmodel")
+    enc.save(str(path))
+
+    def body(data):
+        return [line for line in data.split(b"\n") if not line.startswith((b"name ", b"comment "))]
+
+    with open(_model_path(name), "rb") as f:
+        assert body(path.read_bytes()) == body(f.read())

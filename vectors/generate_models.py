@@ -4,8 +4,11 @@
     python vectors/generate_models.py --check   regenerate in memory; exit 1 naming stale files
 
 The models are small and hand-written below (UBE ones exercise routing, both alphabets in one
-token, surrogate pairs, and the rules-versus-ranks difference of docs/design.md §7); until the
-trainer exists they are how the encoder's rules mode and the UBE decode paths are pinned.
+token, surrogate pairs, and the rules-versus-ranks difference of docs/design.md §7); they pin the
+encoder's rules mode and the UBE decode paths. The superword models (super_bytes_small,
+super_ube_small) are trained by the naive reference trainer (vectors/train_reference.py, phase 2)
+on corpora of vectors/train/ and written as model files only (format version 2, with the
+`training` line; the JSON form has no supermerges).
 
 The reference never calls supertok and is written for clarity, not speed:
 
@@ -15,7 +18,11 @@ The reference never calls supertok and is written for clarity, not speed:
   (vectors/generate_ube.py: route), each symbol remembering the character it came from;
 - merging: while some adjacent pair is a rule, join the pair whose rule comes first (the
   leftmost of equal pairs); a token starts at the character of its first symbol;
-- decoding: each token expanded to base symbols through the rules; specials cut the stream;
+- superwords (models with supermerges, docs/design.md §7): over each maximal run of two or more
+  adjacent pieces between specials that each became exactly one token and whose text holds a
+  letter (\\p{L}), while some adjacent pair is a supermerge, join the pair whose supermerge comes
+  first (the leftmost of equal pairs); a superword starts where its first piece starts;
+- decoding: each token expanded to base symbols through the rules and supermerges; specials cut the stream;
   each stretch decoded run by run with CPython's codecs (generate_ube.py: decode), a special
   adding its own text; under errors="strict" the error names the id where the first malformed
   run starts (generate_ube.py: strict_error_index, mapped from symbols to ids); streaming
@@ -199,7 +206,10 @@ def model_from_text(text):
         elif key == "scripts":
             m["scripts"] = None if value == "default" else [] if value == "none" else value.split(",")
         elif key == "training":
-            m["training"] = dict(kv.split("=") for kv in value.split(" "))
+            t = dict(kv.split("=") for kv in value.split(" "))
+            m["training"] = {k: (v == "yes" if k == "ngram_split" else int(v) if v.isdigit() else v)
+                             for k, v in t.items()}
+            m["training"].setdefault("supermerges", None)
         elif key in ("merges", "supermerges"):
             n = int(value.split(" ")[0])
             rows = [[int(x) for x in line.split(" ")] for line in lines[k:k + n]]
@@ -527,8 +537,8 @@ def build():
     enc_all, dec_all = [], []
     for model in MODELS + [super_model(*m) for m in SUPER_MODELS]:
         back = model_from_text(model_text(model))
-        for key in ("merges", "special_tokens", "script_aware", "scripts", "alphabet", "pattern"):
-            assert back[key] == model.get(key, {"script_aware": False}.get(key)), (model["name"], key)
+        for key in ("merges", "special_tokens", "script_aware", "scripts", "alphabet", "pattern", "training"):
+            assert back.get(key) == model.get(key, {"script_aware": False}.get(key)), (model["name"], key)
         assert back.get("supermerges", []) == model.get("supermerges", [])
         if model["version"] == 1:  # the superword models are model files only (format version 2)
             files[model["name"] + ".json"] = json.dumps(model, ensure_ascii=False, sort_keys=True) + "\n"

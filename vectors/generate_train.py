@@ -19,10 +19,18 @@ vocab_size, initial_alphabet=ByteLevel.alphabet(), special_tokens, min_frequency
 show_progress=False. Its merges (byte-level strings) are mapped back to bytes and compared with
 the reference's.
 
+Superword cases (paper mode; HuggingFace has no superwords): vectors/train_reference.py's
+train_superwords gives the kept merges and the supermerges (BoundlessBPE, SuperBPE(r, s), with or
+without the n-gram split). For every BoundlessBPE case without the split the generator also runs
+SuperBPE with the s it ended with, stops if the two differ (the invariant of docs/design.md §8),
+and writes that case too.
+
 Corpora: lines of the UDHR excerpts vendored in vectors/texts/udhr.jsonl (real text in several
 scripts; each line one document, its '\\n' kept, as a .txt file is read) and hand-written
 engineered corpora (runs, ties, cross-script words, UBE-routed text, empty and one-document
-corpora, CRLF, special tokens in the text). Output is byte-for-byte deterministic.
+corpora, CRLF, special tokens in the text; for superwords repeated words, runs cut by digits and
+punctuation, tied candidates, Han words, single-letter pretokens and a seeded corpus of recurring
+phrases). Output is byte-for-byte deterministic.
 """
 import importlib.metadata
 import json
