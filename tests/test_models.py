@@ -5,7 +5,8 @@
 - vectors/models/decode.jsonl: decode(ids) == text; under errors="strict" a UbeDecodeError whose
   index is strict_error (or the text when it is null); an incremental decoder fed one id at a
   time returns exactly `stream`, then `flush`.
-- The models are vectors/models/*.json, loaded with supertok.load_model.
+- The models are vectors/models/*.json (the superword models: *.stmodel, model format version 2,
+  script-aware for super_ube_small), loaded with supertok.load_model.
 - A differential run against the reference of vectors/generate_models.py on generated text
   (hypothesis), the rules-versus-ranks example, load_model's errors, and the UBE model's
   byte-level calls (decode_single_token_bytes refuses, token_symbols answers).
@@ -25,14 +26,24 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 VEC_DIR = os.path.join(ROOT, "vectors", "models")
-MODEL_NAMES = ("ube_small", "bytes_small")
+MODEL_NAMES = ("ube_small", "bytes_small", "super_bytes_small", "super_ube_small")
+SUPER_MODELS = ("super_bytes_small", "super_ube_small")  # model files only (no JSON form)
 SHOWN = 12
+PYWASM_MAX_CHARS = 3000  # pywasm (about a millisecond per character) skips the 2,000-word texts
 sys.path.insert(0, os.path.join(ROOT, "vectors"))
 
 
 def _model_dict(name):
+    if name in SUPER_MODELS:  # the reference's dict, read from the model file
+        import generate_models
+        with open(_model_path(name), encoding="utf-8") as f:
+            return generate_models.model_from_text(f.read())
     with open(os.path.join(VEC_DIR, name + ".json"), encoding="utf-8") as f:
         return json.load(f)
+
+
+def _model_path(name):
+    return os.path.join(VEC_DIR, name + (".stmodel" if name in SUPER_MODELS else ".json"))
 
 
 _models = {}
@@ -41,8 +52,14 @@ _models = {}
 def model(name, backend):
     key = (name, backend)
     if key not in _models:
-        _models[key] = supertok.load_model(os.path.join(VEC_DIR, name + ".json"))
+        _models[key] = supertok.load_model(_model_path(name))
     return _models[key]
+
+
+def _selected(records, backend):
+    """select_for_backend, and on pywasm only texts of at most PYWASM_MAX_CHARS characters."""
+    return [(i, r) for i, r in select_for_backend(records, backend)
+            if backend != "pywasm" or len(r.get("text", "")) <= PYWASM_MAX_CHARS]
 
 
 def _report(what, failures, checked):
@@ -65,7 +82,7 @@ def test_headers():
 def test_encode_vectors(backend):
     _, records = load_vectors(os.path.join(VEC_DIR, "encode.jsonl"))
     failures, checked = [], 0
-    for i, r in select_for_backend(records, backend):
+    for i, r in _selected(records, backend):
         enc = model(r["model"], backend)
         checked += 1
         ids, starts = enc.encode_with_offsets(r["text"], allowed_special=set(r["allowed"]), disallowed_special=())
@@ -79,7 +96,7 @@ def test_encode_vectors(backend):
 def test_decode_vectors(backend):
     _, records = load_vectors(os.path.join(VEC_DIR, "decode.jsonl"))
     failures, checked = [], 0
-    for i, r in select_for_backend(records, backend):
+    for i, r in _selected(records, backend):
         enc = model(r["model"], backend)
         checked += 1
         got = enc.decode(r["ids"])
@@ -186,6 +203,9 @@ def test_load_model_file_errors(tmp_path):
 
 ALPHABET = ("abcdthengi \n\t.,!?'0123456789" "中国世界我们你好人民的是一不" "ですますのには"
             "한국어사람" "приветмир" "αβου" "éï" "😀👍" "\U00010000\u0800\u07ff")
+# words and phrases the superword models' supermerges join (vectors/generate_models.py)
+WORDS = (" of", " the", "of", "the", " as", " well", " in", " order", " to", " at", " end", " on", " top",
+         " cat", " sat", " mat", " go", " la", "中国", "人民", "権利", "を", "有する", "すべて", "人は", "自由")
 
 
 @pytest.mark.parametrize("name", MODEL_NAMES)
@@ -199,8 +219,8 @@ def test_differential(backend, name):
     examples = int(os.environ.get("SUPERTOK_HYPOTHESIS_EXAMPLES", "300"))
 
     @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(st.lists(st.one_of(st.sampled_from(ALPHABET), st.sampled_from(specials), st.characters(
-        blacklist_categories=("Cs",))), max_size=40).map("".join))
+    @given(st.lists(st.one_of(st.sampled_from(ALPHABET), st.sampled_from(specials), st.sampled_from(WORDS),
+                              st.characters(blacklist_categories=("Cs",))), max_size=40).map("".join))
     def check(text):
         ids, starts = enc.encode_with_offsets(text, allowed_special="all")
         assert (ids, starts) == ref.encode(text, specials)
@@ -239,3 +259,32 @@ def test_prepare(backend):
     assert enc.encode(text) == want
     assert model("ube_small", backend).prepare() is False
 
+
+
+@pytest.mark.parametrize("name", SUPER_MODELS)
+def test_superword_models_are_what_train_writes(backend, name, tmp_path):
+    """supertok.train on the superword model's corpora with its options writes the same model file
+    as the reference trainer did (vectors/generate_models.py), name and comment lines aside."""
+    if backend == "pywasm":
+        pytest.skip("pywasm: the vectors' subset only (an interpreter)")
+    import generate_models
+    import generate_train
+    import train_reference
+    spec = next(m for m in generate_models.SUPER_MODELS if m[0] == name)
+    _, alphabet, pattern, script_aware, scripts, algorithm, s, wanted, specials, corpora = spec
+    all_corpora, _ = generate_train.build_corpora()
+    docs = [d for c in corpora for d in all_corpora[c]]
+    opts = dict(vocab_size=len(train_reference.alphabet_symbols("paper", alphabet)) + len(specials) + wanted,
+                alphabet=alphabet, pattern=pattern, script_aware=script_aware, scripts=scripts,
+                special_tokens=tuple(specials), algorithm=algorithm)
+    if s is not None:
+        opts["supermerges"] = s
+    enc = supertok.train(iter(docs), **opts)
+    path = tmp_path / (name + ".stmodel")
+    enc.save(str(path))
+
+    def body(data):
+        return [line for line in data.split(b"\n") if not line.startswith((b"name ", b"comment "))]
+
+    with open(_model_path(name), "rb") as f:
+        assert body(path.read_bytes()) == body(f.read())

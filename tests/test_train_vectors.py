@@ -5,11 +5,15 @@ Each case of vectors/train/merges.jsonl is the call
     supertok.train(iter(documents), vocab_size=..., mode=..., alphabet=..., pattern=...,
                    script_aware=..., scripts=..., special_tokens=..., min_frequency=...)
 
-on its corpus (vectors/train/corpora.jsonl; an iterator of the documents: a list is a
-list of paths); the Encoding's `merges` must equal the case's
-merges exactly, as a list of (left_id, right_id, count) tuples. The expected merges come from
+(superword cases, algorithm "boundless" or "superbpe", add algorithm=..., ngram_split=... and,
+for superbpe, supermerges=s) on its corpus (vectors/train/corpora.jsonl; an iterator of the
+documents: a list is a list of paths); the Encoding's `merges` and `supermerges` must equal the
+case's exactly, as lists of (left_id, right_id, count) tuples. The expected merges come from
 the naive reference trainer (vectors/train_reference.py), and in hf mode from HuggingFace
 tokenizers too (the generator checks every hf case against it).
+
+Also through the API: the invariant BoundlessBPE(r, s) == SuperBPE(r, s) on two corpora, and hf
+mode refusing superwords.
 
 native and wasmtime train every case; pywasm (an interpreter: one training takes it about 90 s)
 the few cases the header's `pywasm_cases` lists, one per mode and alphabet.
@@ -31,7 +35,9 @@ VEC_DIR = os.path.join(ROOT, "vectors", "train")
 CORPORA_FILE = os.path.join(VEC_DIR, "corpora.jsonl")
 MERGES_FILE = os.path.join(VEC_DIR, "merges.jsonl")
 CASE_KEYS = {"case", "corpus", "mode", "alphabet", "pattern", "script_aware", "scripts",
-             "vocab_size", "min_frequency", "special_tokens", "merges", "alphabet_size"}
+             "vocab_size", "min_frequency", "special_tokens", "merges", "alphabet_size",
+             "algorithm", "supermerges_arg", "ngram_split", "supermerges"}
+ALGORITHMS = ("bpe", "boundless", "superbpe")
 META_KEYS = ("generated_by", "part", "file", "records", "fields", "oracle", "tokenizers")
 
 
@@ -53,10 +59,15 @@ def _train():
 
 
 def _options(case):
-    return dict(vocab_size=case["vocab_size"], mode=case["mode"], alphabet=case["alphabet"],
+    opts = dict(vocab_size=case["vocab_size"], mode=case["mode"], alphabet=case["alphabet"],
                 pattern=case["pattern"], script_aware=case["script_aware"],
                 scripts=case["scripts"], special_tokens=tuple(case["special_tokens"]),
                 min_frequency=case["min_frequency"])
+    if case["algorithm"] != "bpe":  # phase-1 cases call train as before issue 11
+        opts.update(algorithm=case["algorithm"], ngram_split=case["ngram_split"])
+        if case["algorithm"] == "superbpe":
+            opts["supermerges"] = case["supermerges_arg"]
+    return opts
 
 
 def _first_difference(got, want):
@@ -91,6 +102,12 @@ def test_headers_and_fields():
         assert c["mode"] in ("paper", "hf") and c["alphabet"] in ("bytes", "ube"), c["case"]
         assert not (c["mode"] == "hf" and c["alphabet"] == "ube"), c["case"]
         assert c["pattern"] in ("gpt2", "cl100k", "o200k"), c["case"]
+        assert c["algorithm"] in ALGORITHMS, c["case"]
+        assert (c["supermerges_arg"] is not None) == (c["algorithm"] == "superbpe"), c["case"]
+        if c["algorithm"] == "bpe":
+            assert c["supermerges"] == [] and c["ngram_split"] is False, c["case"]
+        else:
+            assert c["mode"] == "paper", c["case"]  # HuggingFace has no superwords
 
 
 def test_merge_lists_are_bpe():
@@ -105,13 +122,36 @@ def test_merge_lists_are_bpe():
         assert c["alphabet_size"] == sizes["%s/%s" % (c["mode"], c["alphabet"])], c["case"]
         budget = c["vocab_size"] - c["alphabet_size"] - len(c["special_tokens"])
         slack = len(c["special_tokens"]) if c["mode"] == "hf" else 0
-        assert len(c["merges"]) <= budget + slack, c["case"]
+        assert len(c["merges"]) + len(c["supermerges"]) <= budget + slack, c["case"]
         prev = None
         for i, (left, right, count) in enumerate(c["merges"]):
             assert 0 <= left < A + i and 0 <= right < A + i, (c["case"], i)
             assert count >= max(1, c["min_frequency"]), (c["case"], i)
             assert prev is None or count <= prev, (c["case"], i)
             prev = count
+        # supermerge k makes id A + len(merges) + k; SuperBPE asks for at most s of them
+        first, prev = A + len(c["merges"]), None
+        if c["algorithm"] == "superbpe":
+            assert len(c["supermerges"]) <= c["supermerges_arg"], c["case"]
+        for k, (left, right, count) in enumerate(c["supermerges"]):
+            assert 0 <= left < first + k and 0 <= right < first + k, (c["case"], k)
+            assert count >= max(1, c["min_frequency"]), (c["case"], k)
+            assert prev is None or count <= prev, (c["case"], k)
+            prev = count
+
+
+def test_boundless_cases_have_their_superbpe_twin():
+    """Every BoundlessBPE case without the n-gram split has a SuperBPE case with the s it ended
+    with, and the same merges and supermerges (the invariant, on the expected data)."""
+    by_name = {c["case"]: c for c in _cases()}
+    n = 0
+    for c in _cases():
+        if c["algorithm"] != "boundless" or c["ngram_split"]:
+            continue
+        twin = by_name[c["case"][:-len("boundless")] + "superbpe-s%d" % len(c["supermerges"])]
+        assert (twin["merges"], twin["supermerges"]) == (c["merges"], c["supermerges"]), c["case"]
+        n += 1
+    assert n >= 50
 
 
 def _case_params():
@@ -129,6 +169,43 @@ def test_train_case(case, backend):
     got = [tuple(m) for m in enc.merges]
     want = [tuple(m) for m in case["merges"]]
     assert got == want, "%s on %s: %s" % (case["case"], backend, _first_difference(got, want))
+    if case["algorithm"] != "bpe" or hasattr(enc, "supermerges"):
+        got = [tuple(m) for m in enc.supermerges]
+        want = [tuple(m) for m in case["supermerges"]]
+        assert got == want, "%s on %s: supermerges: %s" % (case["case"], backend,
+                                                            _first_difference(got, want))
+
+
+# The invariant through the API: BoundlessBPE ending with r regular merges and s supermerges
+# gives the same merges, supermerges and counts as SuperBPE(s) with the same vocab_size.
+INVARIANT_CORPORA = [("phrases", "bytes", False, 243 + 150), ("udhr_latin", "bytes", False, 243 + 150),
+                     ("han_words", "ube", True, 478 + 150)]
+
+
+@pytest.mark.parametrize("corpus,alphabet,script_aware,vocab_size", INVARIANT_CORPORA,
+                         ids=[c[0] for c in INVARIANT_CORPORA])
+def test_boundless_equals_superbpe(backend, corpus, alphabet, script_aware, vocab_size):
+    if backend == "pywasm":
+        pytest.skip("pywasm: the vectors' subset only (an interpreter)")
+    docs = _corpora()[corpus]
+    train = _train()
+    opts = dict(vocab_size=vocab_size, alphabet=alphabet, script_aware=script_aware)
+    boundless = train(iter(docs), algorithm="boundless", **opts)
+    s = len(boundless.supermerges)
+    assert s > 0, "the corpus should make BoundlessBPE take supermerges"
+    superbpe = train(iter(docs), algorithm="superbpe", supermerges=s, **opts)
+    assert list(superbpe.merges) == list(boundless.merges)
+    assert list(superbpe.supermerges) == list(boundless.supermerges)
+    assert superbpe.n_vocab == boundless.n_vocab
+
+
+def test_hf_mode_has_no_superwords(backend):
+    if backend == "pywasm":
+        pytest.skip("pywasm: the vectors' subset only (an interpreter)")
+    train = _train()
+    for algorithm, extra in (("boundless", {}), ("superbpe", {"supermerges": 2})):
+        with pytest.raises(ValueError, match="(?i)hf|huggingface"):
+            train(iter(["the cat the cat"]), vocab_size=300, mode="hf", algorithm=algorithm, **extra)
 
 
 def test_train_vectors_not_stale():

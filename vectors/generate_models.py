@@ -4,8 +4,11 @@
     python vectors/generate_models.py --check   regenerate in memory; exit 1 naming stale files
 
 The models are small and hand-written below (UBE ones exercise routing, both alphabets in one
-token, surrogate pairs, and the rules-versus-ranks difference of docs/design.md §7); until the
-trainer exists they are how the encoder's rules mode and the UBE decode paths are pinned.
+token, surrogate pairs, and the rules-versus-ranks difference of docs/design.md §7); they pin the
+encoder's rules mode and the UBE decode paths. The superword models (super_bytes_small,
+super_ube_small) are trained by the naive reference trainer (vectors/train_reference.py, phase 2)
+on corpora of vectors/train/ and written as model files only (format version 2, with the
+`training` line; the JSON form has no supermerges).
 
 The reference never calls supertok and is written for clarity, not speed:
 
@@ -15,7 +18,11 @@ The reference never calls supertok and is written for clarity, not speed:
   (vectors/generate_ube.py: route), each symbol remembering the character it came from;
 - merging: while some adjacent pair is a rule, join the pair whose rule comes first (the
   leftmost of equal pairs); a token starts at the character of its first symbol;
-- decoding: each token expanded to base symbols through the rules; specials cut the stream;
+- superwords (models with supermerges, docs/design.md §7): over each maximal run of two or more
+  adjacent pieces between specials that each became exactly one token and whose text holds a
+  letter (\\p{L}), while some adjacent pair is a supermerge, join the pair whose supermerge comes
+  first (the leftmost of equal pairs); a superword starts where its first piece starts;
+- decoding: each token expanded to base symbols through the rules and supermerges; specials cut the stream;
   each stretch decoded run by run with CPython's codecs (generate_ube.py: decode), a special
   adding its own text; under errors="strict" the error names the id where the first malformed
   run starts (generate_ube.py: strict_error_index, mapped from symbols to ids); streaming
@@ -32,6 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import oracle  # noqa: E402
+from train_reference import has_letter  # noqa: E402  (\p{L} as the pinned regex says)
 from generate_ube import (EDGE_TEXTS, StreamOracle, _dump, decode, pretokenize_texts, route,  # noqa: E402
                           strict_error_index, udhr_extra_lines)
 
@@ -141,7 +149,81 @@ def bytes_small():
     return m.model(["<|endoftext|>"])
 
 
-MODELS = [ube_small(), bytes_small()]
+# ---------------------------------------------------------------------------------------------
+# Superword models, trained by the naive reference trainer (vectors/train_reference.py, phase 2)
+# on small corpora of vectors/train/ (generate_train.py builds them from the vendored UDHR lines
+# and its hand-written corpora), so supermerges apply in the test texts below.
+
+SUPER_MODELS = [
+    # (name, alphabet, pattern, script_aware, scripts, algorithm, supermerges, merges wanted,
+    #  special tokens, training corpora)
+    ("super_bytes_small", "bytes", "o200k", False, None, "boundless", None, 200, ["<|endoftext|>"],
+     ["phrases", "cuts", "repeats", "one_document", "udhr_latin"]),
+    ("super_ube_small", "ube", "o200k", True, None, "superbpe", 40, 260, ["<|endoftext|>", "<|pad|>"],
+     ["han_words", "udhr_han", "udhr_japanese", "phrases", "repeats"]),
+]
+
+
+def super_model(name, alphabet, pattern, script_aware, scripts, algorithm, supermerges, wanted,
+                specials, corpora):
+    import generate_train
+    import train_reference
+    all_corpora, _ = generate_train.build_corpora()
+    docs = [d for c in corpora for d in all_corpora[c]]
+    vocab_size = len(train_reference.alphabet_symbols("paper", alphabet)) + len(specials) + wanted
+    merges, supers = train_reference.train_superwords(
+        docs, vocab_size, algorithm=algorithm, supermerges=supermerges, alphabet=alphabet,
+        pattern=pattern, script_aware=script_aware, scripts=scripts, special_tokens=specials)
+    first = BASE[alphabet] + len(merges) + len(supers)
+    training = {"algorithm": algorithm, "mode": "paper", "vocab_size": vocab_size, "min_frequency": 0,
+                "supermerges": supermerges, "ngram_split": False}
+    return {"format": "supertok-merges", "version": 2, "name": name, "alphabet": alphabet,
+            "pattern": pattern, "script_aware": script_aware, "scripts": scripts,
+            "merges": [[l, r] for l, r, _ in merges], "merge_counts": [c for _, _, c in merges],
+            "supermerges": [[l, r] for l, r, _ in supers], "supermerge_counts": [c for _, _, c in supers],
+            "special_tokens": {t: first + k for k, t in enumerate(specials)}, "training": training,
+            "corpora": corpora}
+
+
+MODELS = [ube_small(), bytes_small()]  # the hand-written ones; build() trains the superword models
+
+
+def model_from_text(text):
+    """The dict the Reference takes, read back from a model file as model_text writes it (rules,
+    canonical form; the tests load the superword models this way instead of training them)."""
+    lines = text.split("\n")
+    assert lines[-1] == "" and lines[-2] == "end"
+    m = {"format": "supertok-merges", "version": int(lines[0].split(" ")[1]), "script_aware": False,
+         "scripts": None, "special_tokens": {}}
+    k = 1
+    while lines[k] != "end":
+        key, _, value = lines[k].partition(" ")
+        k += 1
+        if key in ("name", "alphabet", "pattern"):
+            m[key] = value
+        elif key == "script-aware":
+            m["script_aware"] = value == "yes"
+        elif key == "scripts":
+            m["scripts"] = None if value == "default" else [] if value == "none" else value.split(",")
+        elif key == "training":
+            t = dict(kv.split("=") for kv in value.split(" "))
+            m["training"] = {k: (v == "yes" if k == "ngram_split" else int(v) if v.isdigit() else v)
+                             for k, v in t.items()}
+            m["training"].setdefault("supermerges", None)
+        elif key in ("merges", "supermerges"):
+            n = int(value.split(" ")[0])
+            rows = [[int(x) for x in line.split(" ")] for line in lines[k:k + n]]
+            m[key] = [row[:2] for row in rows]
+            if value.endswith(" counts"):
+                m[key[:-1] + "_counts"] = [row[2] for row in rows]
+            k += n
+        elif key == "specials":
+            n = int(value)
+            for line in lines[k:k + n]:
+                i, _, t = line.partition(" ")
+                m["special_tokens"][t] = int(i)  # (model_text escapes none of these specials)
+            k += n
+    return m
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,10 +234,14 @@ class Reference:
         self.model = model
         self.base = BASE[model["alphabet"]]
         self.rules = {(l, r): self.base + i for i, (l, r) in enumerate(model["merges"])}
+        first_super = self.base + len(model["merges"])
+        self.supers = {(l, r): first_super + i for i, (l, r) in enumerate(model.get("supermerges", []))}
+        self.script_aware = model.get("script_aware", False)
+        self.scripts = model.get("scripts")
         self.special_ids = model["special_tokens"]
         self.special_text = {v: k for k, v in self.special_ids.items()}
         self.expansion = [[s] for s in range(self.base)]
-        for l, r in model["merges"]:
+        for l, r in model["merges"] + model.get("supermerges", []):
             self.expansion.append(self.expansion[l] + self.expansion[r])
 
     def char_symbols(self, ch):
@@ -175,6 +261,27 @@ class Reference:
             r, k = best
             parts[k:k + 2] = [(r, parts[k][1])]
 
+    def token_eligible(self, tok):
+        """Whether a regular token may join a superword: its bytes (UBE: its symbols) decode
+        strictly to text containing a letter."""
+        syms = self.expansion[tok]
+        return strict_error_index(syms) is None and has_letter(decode(syms))
+
+    def supermerge(self, run):
+        """Apply the supermerges to one run of (token, start) pairs: while some adjacent pair is a
+        supermerge, join the pair whose supermerge comes first (the leftmost of equal pairs)."""
+        run = list(run)
+        while True:
+            best = None
+            for k in range(len(run) - 1):
+                r = self.supers.get((run[k][0], run[k + 1][0]))
+                if r is not None and (best is None or r < best[0]):
+                    best = (r, k)
+            if best is None:
+                return run
+            r, k = best
+            run[k:k + 2] = [(r, run[k][1])]
+
     def encode(self, text, allowed=()):
         """(ids, char offset where each token starts)."""
         ids, starts = [], []
@@ -189,16 +296,37 @@ class Reference:
                 i += 1
                 continue
             pos = seg
-            for piece in oracle.pretokenize(text[seg:i], self.model["pattern"]):
+            pieces = []  # per piece: [(token, start)] and whether it may join a superword
+            for piece in oracle.pretokenize(text[seg:i], self.model["pattern"], self.script_aware,
+                                            self.scripts):
                 symbols, owner = [], []
                 for c, ch in enumerate(piece):
                     syms = self.char_symbols(ch)
                     symbols += syms
                     owner += [pos + c] * len(syms)
-                for tok, first in self.merge(symbols):
-                    ids.append(tok)
-                    starts.append(owner[first])
+                toks = [(tok, owner[first]) for tok, first in self.merge(symbols)]
+                # eligible: the piece became exactly one token, and its text holds a letter (the
+                # same as docs/design.md §7's bit per token: its bytes are text with a letter)
+                eligible = len(toks) == 1 and has_letter(piece)
+                assert not self.supers or len(toks) != 1 or eligible == self.token_eligible(toks[0][0])
+                pieces.append((toks, eligible))
                 pos += len(piece)
+            # superwords: each maximal run of two or more eligible pieces (the segment between
+            # specials, so a run never crosses one), lowest supermerge first, repeatedly
+            k = 0
+            while k < len(pieces):
+                e = k
+                while e < len(pieces) and pieces[e][1]:
+                    e += 1
+                if e - k >= 2:
+                    out = self.supermerge([p[0][0] for p in pieces[k:e]])
+                    k = e
+                else:
+                    out = pieces[k][0]
+                    k += 1
+                for tok, start in out:
+                    ids.append(tok)
+                    starts.append(start)
             if match is None:
                 break
             ids.append(self.special_ids[match])
@@ -280,10 +408,40 @@ def texts_for(model):
     return hand + EDGE_TEXTS + pretokenize_texts() + [line for _, _, line in udhr_extra_lines()]
 
 
+def long_text(words, n, seed):
+    """n words drawn (seeded) from words, concatenated: one long run of eligible pieces."""
+    rng = random.Random(seed)
+    return "".join(rng.choice(words) for _ in range(n))
+
+
+def superword_texts(model):
+    """Texts where the superword models' supermerges apply: their phrases, runs cut by specials,
+    digits, punctuation and newlines, identical adjacent words, Han and kana characters (one
+    pretoken each, script-aware), and long runs of eligible words (2,000 words)."""
+    sp = list(model["special_tokens"])[0]
+    hand = ["as well as of the", " at the end of the river", "the cat sat on the mat", "the the the the the",
+            " the the the", "in order to%s in order to" % sp, "of%s the" % sp, "of the %s of the" % sp,
+            "of the 12 of the", "of the, of the", "of the\nof the", "of the\n of the", "Of The of THE",
+            "at the end of the end of the", "go go go go go go go", "la la la", " on top of of the",
+            " tê dirêtu di téla", "Tudu nguê tê dirêtu di", "the cat 42 sat on the mat", "the cat sat on the mat!",
+            "中国人民的世界", "すべて人は権利を有する", "中国人民%s中国人民" % sp, "的自由 and 自由", "中国人民 中国人民",
+            "権利を有する。権利を有する", "有权有权有权", "第十 of the 第十", "中 国", "中国" * 20,
+            "as well as" * 3, "of the" + " of the" * 30, "\u00a0of the", "of the\u3000of the", "ofthe of the"]
+    words = ["of", "the", "as", "well", "in", "order", "to", "at", "end", "on", "top", "cat", "sat", "mat",
+             "go", "la", "river", "dog", "old"]
+    long_words = long_text([" " + w for w in words] + [" of the", " as well as", " in order to"], 2000, 5)
+    long_han = long_text(["中国", "人民", "的", "自由", "権利", "を", "有する", "すべて", "人は", "世界", "第十",
+                          " of the", "国家"], 2000, 6)
+    return hand + [long_words.lstrip(), long_han, sp.join([long_words[:3000]] * 3)]
+
+
 def build_encode(model, ref):
     recs = []
     specials = list(model["special_tokens"])
-    for k, text in enumerate(dict.fromkeys(texts_for(model))):
+    texts = texts_for(model)
+    if model.get("supermerges"):
+        texts = superword_texts(model) + texts
+    for k, text in enumerate(dict.fromkeys(texts)):
         allowed = specials if k % 3 != 1 else []
         ids, starts = ref.encode(text, allowed)
         recs.append({"model": model["name"], "text": text, "allowed": allowed, "ids": ids, "starts": starts})
@@ -292,16 +450,16 @@ def build_encode(model, ref):
 
 def build_decode(model, ref, encode_recs):
     recs = []
-    n = ref.base + len(model["merges"])
+    n = ref.base + len(model["merges"]) + len(model.get("supermerges", []))
     all_ids = list(range(n)) + sorted(model["special_tokens"].values())
     rng = random.Random(1729)
-    streams = [r["ids"] for r in encode_recs[:60] if r["ids"]]
+    streams = [r["ids"] for r in encode_recs[:60] if r["ids"] and len(r["ids"]) <= 400]  # not the long texts
     streams += [[t] for t in all_ids]  # every id alone
     for _ in range(300):  # random streams of valid ids, specials included
         streams.append([rng.choice(all_ids) for _ in range(rng.randint(1, 12))])
     for r in encode_recs[:40]:  # encoder output cut or with one id inserted
         ids = r["ids"]
-        if len(ids) > 2:
+        if 2 < len(ids) <= 400:
             streams.append(ids[1:-1])
             k = rng.randrange(len(ids))
             streams.append(ids[:k] + [rng.choice(all_ids)] + ids[k:])
@@ -340,11 +498,34 @@ def model_text(model):
                 out.append(c)
         return out.decode("utf-8")
 
-    lines = ["supertok-model 1", "name " + model["name"],
-             "comment generated by %s (edit the model there, not this file)" % GENERATED_BY,
-             "kind rules", "alphabet " + model["alphabet"], "pattern " + model["pattern"], "script-aware no",
-             "merges %d" % len(model["merges"])]
-    lines += ["%d %d" % (a, b) for a, b in model["merges"]]
+    training = model.get("training")
+    lines = ["supertok-model %d" % (2 if training else 1), "name " + model["name"],
+             "comment generated by %s (edit the model there, not this file)" % GENERATED_BY]
+    if training:  # format version 2: how the model was trained, keys in this order
+        t = training
+        line = "training algorithm=%s mode=%s vocab_size=%d min_frequency=%d" % (
+            t["algorithm"], t["mode"], t["vocab_size"], t["min_frequency"])
+        if t["algorithm"] == "superbpe":
+            line += " supermerges=%d" % t["supermerges"]
+        line += " ngram_split=%s" % ("yes c_min=%d max_len=%d" % (t["c_min"], t["max_len"])
+                                     if t["ngram_split"] else "no")
+        lines.append(line)
+    lines += ["kind rules", "alphabet " + model["alphabet"], "pattern " + model["pattern"]]
+    if model.get("script_aware"):
+        scripts = model.get("scripts")
+        lines += ["script-aware yes", "scripts " + ("default" if scripts is None else
+                                                     ",".join(scripts) if scripts else "none")]
+    else:
+        lines.append("script-aware no")
+
+    def section(name, pairs, counts):
+        if counts is None:
+            return ["%s %d" % (name, len(pairs))] + ["%d %d" % (a, b) for a, b in pairs]
+        return ["%s %d counts" % (name, len(pairs))] + ["%d %d %d" % (a, b, c) for (a, b), c in zip(pairs, counts)]
+
+    lines += section("merges", model["merges"], model.get("merge_counts"))
+    if model.get("supermerges"):  # the canonical form omits an empty section
+        lines += section("supermerges", model["supermerges"], model.get("supermerge_counts"))
     specials = sorted(model["special_tokens"].items(), key=lambda kv: kv[1])
     lines.append("specials %d" % len(specials))
     lines += ["%d %s" % (i, esc(t)) for t, i in specials]
@@ -354,8 +535,13 @@ def model_text(model):
 def build():
     files = {}
     enc_all, dec_all = [], []
-    for model in MODELS:
-        files[model["name"] + ".json"] = json.dumps(model, ensure_ascii=False, sort_keys=True) + "\n"
+    for model in MODELS + [super_model(*m) for m in SUPER_MODELS]:
+        back = model_from_text(model_text(model))
+        for key in ("merges", "special_tokens", "script_aware", "scripts", "alphabet", "pattern", "training"):
+            assert back.get(key) == model.get(key, {"script_aware": False}.get(key)), (model["name"], key)
+        assert back.get("supermerges", []) == model.get("supermerges", [])
+        if model["version"] == 1:  # the superword models are model files only (format version 2)
+            files[model["name"] + ".json"] = json.dumps(model, ensure_ascii=False, sort_keys=True) + "\n"
         files[model["name"] + ".stmodel"] = model_text(model)
         ref = Reference(model)
         enc = build_encode(model, ref)

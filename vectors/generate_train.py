@@ -19,10 +19,18 @@ vocab_size, initial_alphabet=ByteLevel.alphabet(), special_tokens, min_frequency
 show_progress=False. Its merges (byte-level strings) are mapped back to bytes and compared with
 the reference's.
 
+Superword cases (paper mode; HuggingFace has no superwords): vectors/train_reference.py's
+train_superwords gives the kept merges and the supermerges (BoundlessBPE, SuperBPE(r, s), with or
+without the n-gram split). For every BoundlessBPE case without the split the generator also runs
+SuperBPE with the s it ended with, stops if the two differ (the invariant of docs/design.md §8),
+and writes that case too.
+
 Corpora: lines of the UDHR excerpts vendored in vectors/texts/udhr.jsonl (real text in several
 scripts; each line one document, its '\\n' kept, as a .txt file is read) and hand-written
 engineered corpora (runs, ties, cross-script words, UBE-routed text, empty and one-document
-corpora, CRLF, special tokens in the text). Output is byte-for-byte deterministic.
+corpora, CRLF, special tokens in the text; for superwords repeated words, runs cut by digits and
+punctuation, tied candidates, Han words, single-letter pretokens and a seeded corpus of recurring
+phrases). Output is byte-for-byte deterministic.
 """
 import importlib.metadata
 import json
@@ -190,11 +198,63 @@ ENGINEERED = {
              "\tsum += a[i];\n", "}\n", "x = [1, 22, 333, 4444]\n"],
 }
 
+# Corpora for the superword cases only (phase 2): runs of eligible pretokens.
+SUPER_CORPORA = {
+    # identical adjacent tokens in a candidate: (" the", " the") counts floor(k/2) per run
+    "repeats": ["the the the", " the the the the", "go go go go go go go", "la la", "no no no",
+                "the the the the the the the the the", "la la la la la", "go go go",
+                "the the the", " the the the the", "go go go go go go go", "la la"],
+    # runs cut by documents, digits, punctuation and newlines: only the parts are candidates
+    "cuts": ["the cat sat on the mat", "the cat 42 sat on the mat", "the cat, sat on the. mat",
+             "the cat sat\non the mat", "on the mat", "the cat", "sat 7 on 7 the 7 mat",
+             "the cat sat on the mat!", "the cat sat on the mat", "the (cat) sat on the mat"],
+    # candidate pairs with equal counts: the tie rule orders the supermerges
+    "super_ties": ["x y", "y x", "p q", "q p", "x y", "y x", "p q", "q p", "b a", "a b", "b a",
+                   "a b"],
+    # Han text: script-aware, each Han character is a pretoken of its own
+    "han_words": ["\u4e2d\u56fd\u4eba\u6c11", "\u4e2d\u56fd\u4eba\u6c11 \u4e2d\u56fd",
+                  "\u6211\u4eec\u7684\u4e2d\u56fd", "\u4eba\u6c11\u7684\u4e16\u754c",
+                  "\u4e16\u754c\u4eba\u6c11", "\u4e2d\u56fd\u4eba\u6c11\uff0c\u4e16\u754c",
+                  "\u6211\u4eec\u7684\u4e16\u754c", "\u4e2d\u56fd\u4eba\u6c11\u7684"] * 2,
+    # o200k cuts "aB" into "a", "B": runs of single-letter pretokens (base symbols, eligible
+    # even with no merge)
+    "single_letters": ["aB", "aB", "aB", "xY", "xY", "qQ", "aBaB", "aB xY"],
+}
+
+
+# Words and frequent phrases the "phrases" corpus is drawn from (a seeded random.Random): long
+# runs of eligible pretokens, each document's run unique, holding phrases that recur more than
+# 15 times, so the n-gram split (c_min = 15) cuts the runs into them.
+PHRASE_WORDS = ["cat", "dog", "house", "river", "green", "small", "walks", "sees", "runs", "old",
+                "tree", "light"]
+PHRASES = ["of the", "in the", "at the end of the", "in order to", "as well as", "on top of"]
+
+
+def phrases_corpus():
+    import random
+    rng = random.Random(11)
+    docs = []
+    for k in range(60):
+        parts = []
+        for _ in range(rng.randint(3, 7)):
+            parts.append(rng.choice(PHRASES) if rng.random() < 0.5 else rng.choice(PHRASE_WORDS))
+        text = " ".join(parts)
+        if k % 7 == 3:  # a digit or a comma cuts the run
+            words = text.split(" ")
+            cut = len(words) // 2
+            text = " ".join(words[:cut]) + (" 12 " if k % 2 else ", ") + " ".join(words[cut:])
+        docs.append(text + "\n")
+    return docs
+
+
+SUPER_CORPORA["phrases"] = phrases_corpus()
+
 
 def build_corpora():
     udhr, codes = udhr_corpora()
     corpora = dict(udhr)
     corpora.update(ENGINEERED)
+    corpora.update(SUPER_CORPORA)
     return corpora, codes
 
 
@@ -206,11 +266,11 @@ MERGES = 48  # merges wanted in an ordinary case (the vocabulary is the alphabet
 
 def _case(corpus, mode="paper", alphabet="bytes", pattern="o200k", script_aware=False,
           scripts=None, special_tokens=(), min_frequency=0, merges=MERGES, vocab_size=None,
-          name=None):
+          name=None, algorithm="bpe", supermerges=None, ngram_split=False):
     return dict(corpus=corpus, mode=mode, alphabet=alphabet, pattern=pattern,
                 script_aware=script_aware, scripts=scripts, special_tokens=list(special_tokens),
                 min_frequency=min_frequency, merges_wanted=merges, vocab_size=vocab_size,
-                name=name)
+                name=name, algorithm=algorithm, supermerges=supermerges, ngram_split=ngram_split)
 
 
 UDHR_NAMES = [n for n, _ in UDHR_SCRIPTS]
@@ -269,6 +329,73 @@ def case_list():
     return out
 
 
+def superword_case_list():
+    """The phase-2 cases (paper mode only: HuggingFace has no superwords). Every BoundlessBPE case
+    without the n-gram split is followed by SuperBPE(r, s) with the s it ended with (the
+    invariant: the same merges and supermerges; build() asserts it)."""
+    out = []
+
+    def both(corpus, supermerges=(), **kw):
+        out.append(_case(corpus, algorithm="boundless", **kw))
+        for s in supermerges:
+            out.append(_case(corpus, algorithm="superbpe", supermerges=s, **kw))
+
+    # byte alphabet, o200k, every corpus: a small and a larger vocabulary (later regular merges
+    # have small counts, so frequent candidates win more often in the larger one)
+    for corpus in (UDHR_NAMES + ["udhr_mixed"] + list(ENGINEERED) + list(SUPER_CORPORA)):
+        both(corpus, (5,))
+        if corpus not in ("empty", "empty_documents"):
+            both(corpus, (20,), merges=150)
+    # UBE alphabet
+    for corpus in ("udhr_latin", "udhr_cyrillic", "udhr_mixed", "one_document", "ube_text",
+                   "phrases", "repeats", "cross_script", "udhr_han", "han_words"):
+        both(corpus, (5,), alphabet="ube", merges=150)
+    # script-aware: single Han (kana, Thai) characters are pretokens that form superwords
+    for corpus in ("udhr_han", "udhr_japanese", "udhr_thai", "han_words", "ube_text",
+                   "cross_script", "udhr_mixed"):
+        for alphabet in ("bytes", "ube"):
+            both(corpus, (10,), alphabet=alphabet, merges=150, script_aware=True)
+        both(corpus, (), alphabet="ube", merges=150, script_aware=True, scripts=["Han"])
+    # other patterns
+    for corpus in ("udhr_latin", "one_document", "phrases", "code", "crlf"):
+        for pattern in ("gpt2", "cl100k"):
+            both(corpus, (), pattern=pattern, merges=100)
+    # min_frequency: phase 1 stops early, supermerges need the count too
+    for corpus, mf in (("udhr_mixed", 3), ("phrases", 4), ("one_document", 2), ("repeats", 2),
+                       ("han_words", 3)):
+        both(corpus, (10, 400), merges=400, min_frequency=mf)
+        both(corpus, (), alphabet="ube", merges=400, min_frequency=mf,
+             script_aware=corpus == "han_words")
+    # until no pair is left (phase 1 ends early), then supermerges fill the vocabulary until no
+    # candidate pair is left; SuperBPE asking for more supermerges than the candidates allow
+    for corpus in ("one_document", "repeats", "cuts", "super_ties", "phrases", "han_words"):
+        both(corpus, (3, 40, 900), merges=1000, script_aware=corpus == "han_words")
+    # special tokens (their text is ordinary text)
+    both("specials_in_text", (4,), special_tokens=[ENDOFTEXT, "<|pad|>"], merges=60)
+    both("udhr_mixed", (), special_tokens=[ENDOFTEXT], alphabet="ube", merges=150)
+    # SuperBPE edge cases: no supermerge wanted; every merge a supermerge (r = 0: the eligible
+    # pretokens are single base symbols)
+    out.append(_case("one_document", algorithm="superbpe", supermerges=0, merges=48))
+    out.append(_case("single_letters", algorithm="superbpe", supermerges=48, merges=48))
+    out.append(_case("udhr_latin", algorithm="superbpe", supermerges=48, merges=48,
+                     script_aware=True, scripts=["Latin", "Greek"]))
+    # script-aware with Latin chosen: every letter is a pretoken, so supermerges spell words
+    both("udhr_latin", (10,), merges=100, script_aware=True, scripts=["Latin", "Greek"])
+    both("single_letters", (), merges=48)
+    # the n-gram split (Appendix B): c_min = max(last merge count, 15)
+    for corpus, merges in (("phrases", 1000), ("phrases", 150), ("phrases", 40), ("phrases", 12),
+                           ("repeats", 1000), ("udhr_latin", 150), ("udhr_mixed", 400),
+                           ("one_document", 1000), ("han_words", 1000), ("cuts", 1000)):
+        for alphabet in ("bytes", "ube"):
+            kw = dict(alphabet=alphabet, merges=merges, ngram_split=True,
+                      script_aware=corpus == "han_words")
+            out.append(_case(corpus, algorithm="boundless", **kw))
+            out.append(_case(corpus, algorithm="superbpe", supermerges=10, **kw))
+    out.append(_case("phrases", algorithm="boundless", merges=1000, ngram_split=True,
+                     min_frequency=2))
+    return out
+
+
 def case_name(c):
     if c["name"]:
         return c["name"]
@@ -281,6 +408,12 @@ def case_name(c):
     if c["special_tokens"]:
         parts.append("specials-%s" % ",".join(c["special_tokens"]))
     parts.append("v%d" % c["vocab_size"])
+    if c["algorithm"] == "boundless":
+        parts.append("boundless")
+    elif c["algorithm"] == "superbpe":
+        parts.append("superbpe-s%d" % c["supermerges"])
+    if c["ngram_split"]:
+        parts.append("ngram")
     return "/".join(parts)
 
 
@@ -293,7 +426,25 @@ def run_case(c, corpora):
     opts = dict(vocab_size=c["vocab_size"], mode=c["mode"], alphabet=c["alphabet"],
                 pattern=c["pattern"], script_aware=c["script_aware"], scripts=c["scripts"],
                 special_tokens=c["special_tokens"], min_frequency=c["min_frequency"])
-    merges = ref.train(docs, **opts)
+    supermerges = []
+    if c["algorithm"] == "bpe":
+        merges = ref.train(docs, **opts)
+    else:
+        key = (c["corpus"],) + tuple(repr(v) for v in opts.values())
+        if key not in _phase1:
+            _phase1[key] = ref.train(docs, **opts)
+        merges, supermerges = ref.train_superwords(
+            docs, algorithm=c["algorithm"], supermerges=c["supermerges"],
+            ngram_split=c["ngram_split"], phase1=_phase1[key], **opts)
+        if c["algorithm"] == "boundless" and not c["ngram_split"]:
+            # the invariant: BoundlessBPE ending with r regular merges and s supermerges is
+            # SuperBPE(r, s) on the same corpus and vocab_size
+            again = ref.train_superwords(docs, algorithm="superbpe", supermerges=len(supermerges),
+                                         phase1=_phase1[key], **opts)
+            if again != (merges, supermerges):
+                raise SystemExit("generate_train.py: case %s: BoundlessBPE (%d merges, %d "
+                                 "supermerges) differs from SuperBPE with s = %d"
+                                 % (case_name(c), len(merges), len(supermerges), len(supermerges)))
     name = case_name(c)
     if c["mode"] == "hf" and hf_special_collision(merges, c["special_tokens"]):
         name += "/special-collision"
@@ -308,8 +459,13 @@ def run_case(c, corpora):
            "pattern": c["pattern"], "script_aware": c["script_aware"], "scripts": c["scripts"],
            "vocab_size": c["vocab_size"], "min_frequency": c["min_frequency"],
            "special_tokens": c["special_tokens"], "merges": [list(m) for m in merges],
-           "alphabet_size": alpha}
+           "alphabet_size": alpha, "algorithm": c["algorithm"],
+           "supermerges_arg": c["supermerges"], "ngram_split": c["ngram_split"],
+           "supermerges": [list(m) for m in supermerges]}
     return rec
+
+
+_phase1 = {}  # phase-1 merges by (corpus, options): the superword cases share them
 
 
 # ---------------------------------------------------------------------------------------------
@@ -320,7 +476,8 @@ CORPUS_FIELDS = {
     "documents": "its documents, in order: train on the list of str, each pre-tokenized on its own",
 }
 MERGES_FIELDS = {
-    "case": "a unique name: corpus/mode-alphabet/pattern/options/v<vocab_size>, and "
+    "case": "a unique name: corpus/mode-alphabet/pattern/options/v<vocab_size>, then "
+            "/boundless or /superbpe-s<S> and /ngram for superword cases, and "
             "/special-collision for hf cases where a special token's text is a byte-level "
             "character or a merged token's string in HuggingFace's vocabulary",
     "corpus": "the corpus (a record of corpora.jsonl)",
@@ -338,10 +495,18 @@ MERGES_FIELDS = {
     "min_frequency": "the min_frequency argument (training stops when the best count is below)",
     "special_tokens": "the special_tokens argument (ids after the merges; their text is counted "
                       "as ordinary text)",
-    "merges": "the expected merges in order: [left_id, right_id, count]; merge i makes id A + i "
-              "(A = 256 bytes, 512 ube)",
+    "merges": "the expected (kept) regular merges in order: [left_id, right_id, count]; merge i "
+              "makes id A + i (A = 256 bytes, 512 ube)",
     "alphabet_size": "the base symbols vocab_size counts: 243 (paper, bytes), 256 (hf), the "
                      "reachable UBE symbols (paper, ube)",
+    "algorithm": "\"bpe\" (phase 1 only), \"boundless\" (BoundlessBPE, Algorithm 1) or "
+                 "\"superbpe\" (SuperBPE(r, s)), docs/design.md §8; superword cases are paper mode",
+    "supermerges_arg": "the supermerges argument s for superbpe, else null",
+    "ngram_split": "whether the candidates are split into frequent n-grams first (Appendix B: "
+                   "c_min = max(count of the last phase-1 merge, 15), at most 30 pretokens)",
+    "supermerges": "the expected supermerges in order: [left_id, right_id, count]; supermerge k "
+                   "makes id A + len(merges) + k and its parts are given in these final ids "
+                   "([] for bpe)",
 }
 
 
@@ -371,7 +536,24 @@ def build():
         for d in docs:
             if HF_DELIM in d:
                 raise SystemExit("generate_train.py: corpus %s contains U+E000" % name)
-    cases = [run_case(c, corpora) for c in case_list()]
+    cases = []
+    by_name = {}
+
+    def add(rec):
+        if rec["case"] in by_name:  # an invariant case also listed: it must be the same
+            if by_name[rec["case"]] != rec:
+                raise SystemExit("generate_train.py: two different cases named %s" % rec["case"])
+            return
+        by_name[rec["case"]] = rec
+        cases.append(rec)
+
+    for c in case_list() + superword_case_list():
+        rec = run_case(c, corpora)
+        add(rec)
+        if c["algorithm"] == "boundless" and not c["ngram_split"]:
+            # SuperBPE(r, s) with the s BoundlessBPE ended with: the invariant as a vector
+            add(run_case(dict(c, algorithm="superbpe", supermerges=len(rec["supermerges"])),
+                         corpora))
     names = [r["case"] for r in cases]
     missing = [n for n in PYWASM_CASES if n not in names]
     if missing:
@@ -415,7 +597,12 @@ PYWASM_CASES = ["runs/paper-bytes/o200k/v291", "runs/hf-bytes/o200k/v304",
                 "runs/paper-ube/o200k/v526", "ties/hf-bytes/cl100k/v304", "crlf/paper-bytes/gpt2/v291",
                 "specials_in_text/hf-bytes/o200k/v304", "empty/paper-ube/o200k/v526",
                 "udhr_mixed/paper-ube/o200k/script-aware[Han]/v526", "udhr_japanese/paper-ube/o200k/v526",
-                "one_document/hf-bytes/o200k/specials-the/v263/special-collision"]
+                "one_document/hf-bytes/o200k/specials-the/v263/special-collision",
+                # superwords: BoundlessBPE with tied supermerges; the n-gram split on UBE;
+                # script-aware Han characters forming SuperBPE supermerges
+                "super_ties/paper-bytes/o200k/v291/boundless",
+                "repeats/paper-ube/o200k/v1478/boundless/ngram",
+                "han_words/paper-bytes/o200k/script-aware/v1243/superbpe-s3"]
 
 
 def main(argv=None):

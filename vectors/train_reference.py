@@ -1,4 +1,4 @@
-"""The naive reference trainer for phase-1 BPE (docs/design.md §8), written for clarity.
+"""The naive reference trainer, phase-1 BPE and phase-2 superwords (docs/design.md §8), for clarity.
 
 It recounts every pair from scratch at every step and replaces merges word by word; there is no
 index, no queue, no incremental update. vectors/generate_train.py runs it to write
@@ -52,6 +52,40 @@ mode "hf" (HuggingFace tokenizers 0.23.3 BpeTrainer, initial_alphabet=ByteLevel.
   token per string). With merges applied to every word left to right, two merges making the
   same bytes did not occur in any corpus tried (random small corpora over 2-3 letters, UDHR
   text): the collision with a special's text is the case that occurs.
+
+Phase 2, superwords (docs/design.md §8; Faster Superword paper §2-§3, Appendix B), paper mode only:
+
+    train_superwords(documents, vocab_size, algorithm="bpe"|"boundless"|"superbpe",
+                     supermerges=None, ngram_split=False, <the phase-1 options>)
+        -> (merges, supermerges), each [(left_id, right_id, count), ...]
+
+- target = vocab_size - alphabet_size - len(special_tokens); phase 1 (train() above) makes up to
+  target merges, merge i makes id A + i.
+- The eligible vocabulary: the base symbols and, for "boundless", every phase-1 merge made; for
+  "superbpe" with s supermerges, the first r = min(made, target - s) merges.
+- A pretoken is eligible when it contains a letter (\\p{L}, asked of the pinned regex module) and
+  its base symbols (UTF-8 bytes, or UBE routing) are those of a token of the eligible vocabulary.
+  Each document is pre-tokenized on its own (the same pre-tokenizer as phase 1); every maximal
+  run of two or more adjacent eligible pretokens is a candidate, counted once per occurrence,
+  aggregated over the corpus.
+- n-gram split (ngram_split=True, Appendix B) replaces the aggregated candidates by pieces of
+  them: c_min = max(count of the last phase-1 merge made, 15) (15 when none was made), max_len
+  30; see split_ngrams below.
+- The words of phase 2 are the candidates as sequences of the pretokens' token ids (the
+  lowest id whose symbols are the pretoken's). Pairs are counted exactly as in phase 1 (paper:
+  non-overlapping identical pairs) from scratch at every step; the best pair has the highest
+  count, ties to the smallest (left base symbols, right base symbols), then (left id, right id).
+  A supermerge replaces the pair left to right in every word and makes a new token whose base
+  symbols are the concatenation. Only pairs with count >= max(min_frequency, 1) are taken.
+- "boundless" (Algorithm 1, with the original BoundlessBPE's unlocking): the phase-1 merges are
+  replayed in order, j the next one. A supermerge pair is available when both parts exist: a base
+  symbol, a supermerge token, or a regular token made by a merge index < j. At each step take the
+  best available supermerge pair s if it exists and (j == made, or count(s) > count(merge j));
+  else, if j < made, replay merge j (j += 1); else stop. Stop also when j + supermerges = target.
+- "superbpe" (SuperBPE(r, s)): keep the first r merges, then up to s supermerges, each the best
+  pair; stop early when none is left.
+- Ids in the result: the kept regular merges keep theirs (A + i, i < r); supermerge k makes
+  A + r + k, and its parts are given in these final ids.
 
 The HuggingFace trainer updates pair counts incrementally and never lowers the count it stored
 for a pair it has merged; a recount from scratch differs from it only when a pair it merged
@@ -255,3 +289,175 @@ def merge_bytes(merges, alphabet="bytes"):
         tok[A + i] = tok[l] + tok[r]
         out.append((tok[l], tok[r]))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Phase 2: superwords.
+
+ALGORITHMS = ("bpe", "boundless", "superbpe")
+NGRAM_CMIN_FLOOR = 15  # Appendix B: c_min = max(count of the last phase-1 merge, 15)
+NGRAM_MAX_LEN = 30     # Appendix B: n-grams of at most 30 pretokens
+
+_letter = oracle.regex.compile(r"\p{L}")
+
+
+def has_letter(text):
+    """Whether text contains a letter (\\p{L}, any general category L*), as the pinned regex says."""
+    return _letter.search(text) is not None
+
+
+def vocabulary(merges, alphabet):
+    """{base symbols (tuple): model id} of the base symbols and merges (the lowest id when two
+    tokens have the same symbols)."""
+    A = BASE[alphabet]
+    syms = {s: (s,) for s in range(A)}
+    vocab = {(s,): s for s in range(A)}
+    for i, (l, r, _) in enumerate(merges):
+        syms[A + i] = syms[l] + syms[r]
+        vocab.setdefault(syms[A + i], A + i)
+    return vocab
+
+
+def count_candidates(documents, merges, alphabet="bytes", pattern="o200k", script_aware=False,
+                     scripts=None):
+    """Counter {(pretoken, pretoken, ...): count} of the maximal runs of >= 2 adjacent eligible
+    pretokens of each document; merges is the eligible vocabulary's merge list."""
+    vocab = vocabulary(merges, alphabet)
+    out = Counter()
+    for doc in documents:
+        run = []
+        for piece in oracle.pretokenize(doc, pattern, script_aware, scripts) + [None]:
+            if piece is not None and has_letter(piece) \
+                    and tuple(base_symbols(piece, alphabet)) in vocab:
+                run.append(piece)
+                continue
+            if len(run) >= 2:
+                out[tuple(run)] += 1
+            run = []
+    return out
+
+
+def ngram_cmin(merges):
+    """c_min of the n-gram split: max(count of the last phase-1 merge made, 15)."""
+    return max(merges[-1][2] if merges else 0, NGRAM_CMIN_FLOOR)
+
+
+def count_ngrams(candidates, c_min, max_len=NGRAM_MAX_LEN):
+    """Apriori counting (Appendix B): {n-gram (tuple of pretokens): count}, the n-grams of 1 to
+    max_len pretokens whose count reaches c_min. An n-gram (n > 1) is counted at a position only
+    where both its (n-1)-grams were kept."""
+    kept = {}
+    for n in range(1, max_len + 1):
+        added = Counter()
+        for seq, c in candidates.items():
+            for i in range(len(seq) - n + 1):
+                if n > 1 and min(kept.get(seq[i:i + n - 1], 0), kept.get(seq[i + 1:i + n], 0)) < c_min:
+                    continue
+                added[seq[i:i + n]] += c
+        if not added:
+            break
+        kept.update({g: c for g, c in added.items() if c >= c_min})
+    return kept
+
+
+def split_ngrams(candidates, c_min, max_len=NGRAM_MAX_LEN):
+    """The candidates cut greedily, left to right: at position i the longest n-gram (2 <= n <=
+    max_len) starting there that count_ngrams kept is a new candidate with the original's count,
+    and the cut moves past it; with none, it moves on by one pretoken. Aggregated by count."""
+    kept = count_ngrams(candidates, c_min, max_len)
+    out = Counter()
+    for seq, c in candidates.items():
+        i = 0
+        while i < len(seq):
+            for n in range(min(max_len, len(seq) - i), 1, -1):
+                if seq[i:i + n] in kept:
+                    out[seq[i:i + n]] += c
+                    i += n
+                    break
+            else:
+                i += 1
+    return out
+
+
+def train_superwords(documents, vocab_size, algorithm="bpe", supermerges=None, ngram_split=False,
+                     mode="paper", alphabet="bytes", pattern="o200k", script_aware=False,
+                     scripts=None, special_tokens=(), min_frequency=0, phase1=None):
+    """(merges kept, supermerges), each [(left_id, right_id, count)], in final model ids.
+    phase1: the phase-1 merges of the same call (train() with the same options) when known."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError("algorithm must be one of %s, not %r" % (ALGORITHMS, algorithm))
+    if (supermerges is not None) != (algorithm == "superbpe"):
+        raise ValueError("supermerges is given exactly for algorithm 'superbpe'")
+    documents = list(documents)
+    merges = phase1
+    if merges is None:
+        merges = train(documents, vocab_size, mode, alphabet, pattern, script_aware, scripts,
+                       special_tokens, min_frequency)
+    if algorithm == "bpe":
+        if ngram_split:
+            raise ValueError("ngram_split needs a superword algorithm")
+        return merges, []
+    if mode != "paper":
+        raise ValueError("superwords are trained in paper mode only (HuggingFace has none)")
+    A = BASE[alphabet]
+    target = vocab_size - len(alphabet_symbols(mode, alphabet)) - len(special_tokens)
+    made = len(merges)
+    if algorithm == "superbpe":
+        if not 0 <= supermerges <= target:
+            raise ValueError("supermerges must be between 0 and %d, not %r" % (target, supermerges))
+        r = min(made, target - supermerges)
+    else:
+        r = made
+    candidates = count_candidates(documents, merges[:r], alphabet, pattern, script_aware, scripts)
+    if ngram_split:
+        candidates = split_ngrams(candidates, ngram_cmin(merges))
+    vocab = vocabulary(merges[:r], alphabet)
+    # words in a fixed order (by candidate) so nothing depends on hashing
+    words = [([vocab[tuple(base_symbols(p, alphabet))] for p in seq], c)
+             for seq, c in sorted(candidates.items())]
+    base = {s: (s,) for s in range(A)}
+    for i, (l, rr, _) in enumerate(merges):
+        base[A + i] = base[l] + base[rr]
+    floor = max(min_frequency, 1)
+
+    def best(pc, ok):
+        pairs = [(p, c) for p, c in pc.items() if c >= floor and ok(p)]
+        if not pairs:
+            return None
+        return min(pairs, key=lambda kv: (-kv[1], base[kv[0][0]], base[kv[0][1]], kv[0]))
+
+    supers = []  # (left, right, count) with internal ids: supermerge k is A + made + k
+
+    def supermerge(pair, count):
+        new = A + made + len(supers)
+        base[new] = base[pair[0]] + base[pair[1]]
+        supers.append((pair[0], pair[1], count))
+        return [(_replace(s, pair[0], pair[1], new), wc) for s, wc in words]
+
+    if algorithm == "superbpe":
+        while len(supers) < supermerges:
+            found = best(_pair_counts(words, overlapping=False), lambda p: True)
+            if found is None:
+                break
+            words = supermerge(*found)
+    else:
+        j = 0
+
+        def exists(t):
+            return t < A or t >= A + made or t - A < j
+
+        while j + len(supers) < target:
+            found = best(_pair_counts(words, overlapping=False),
+                         lambda p: exists(p[0]) and exists(p[1]))
+            if found is not None and (j == made or found[1] > merges[j][2]):
+                words = supermerge(*found)
+            elif j < made:
+                j += 1
+            else:
+                break
+        r = j
+
+    def final(t):
+        return t - made + r if t >= A + made else t
+
+    return merges[:r], [(final(l), final(rr), c) for l, rr, c in supers]

@@ -1161,8 +1161,7 @@ size_t st_model_pairs(const st_model *m, const char *section, const uint32_t **p
     if (!m || !section || m->kind != ST_MODEL_RULES) return 0;
     const uint8_t *s = (const uint8_t *)section;
     size_t n = cstr_len(section);
-    const st__model_pairs *ps = bytes_eq(s, n, "merges") ? &m->merges
-                              : bytes_eq(s, n, "supermerges") ? &m->supermerges : NULL;
+    const st__model_pairs *ps = bytes_eq(s, n, "merges") ? &m->merges : bytes_eq(s, n, "supermerges") ? &m->supermerges : NULL;
     if (!ps || !ps->n) return 0;
     if (pairs) *pairs = ps->pairs;
     if (counts) *counts = ps->counts;

@@ -953,12 +953,23 @@ static size_t pair_blocker(const st_trainer *t, uint32_t pi) {
     return b;
 }
 
-/* The best pair whose parts exist, popped (pairs found waiting are parked by their blocker);
- * UINT32_MAX when none is left. */
-static uint32_t pop_available(st_trainer *t) {
-    for (;;) {
-        uint32_t pi = pop_best(t);
-        if (pi == UINT32_MAX) return pi;
+/* The best pair whose parts exist and whose count is above bound, popped (pairs found waiting
+ * are parked by their blocker); UINT32_MAX when there is none. The bound keeps the search short:
+ * while regular merges are left, a supermerge must beat the next one's count, and the pairs
+ * below it stay in the heap unexamined (every live pair has an entry of its live count: a pair
+ * is queued whenever its count rises, and entries above the live count are stale). */
+static uint32_t pop_available(st_trainer *t, uint64_t bound) {
+    while (t->heap_n && t->heap[0].count > bound) {
+        st__heap_entry top = t->heap[0];
+        t->heap[0] = t->heap[--t->heap_n];
+        if (t->heap_n) heap_down(t, 0);
+        uint32_t pi = top.pair;
+        int64_t live = t->pairs[pi].count;
+        if (live <= 0) continue;
+        if ((uint64_t)live != top.count) { /* stale: queued again with its live count */
+            if (!heap_push(t, pi, (uint64_t)live)) return UINT32_MAX;
+            continue;
+        }
         size_t b = pair_blocker(t, pi);
         if (b == SIZE_MAX) return pi;
         if (t->n_wait == t->wait_cap) {
@@ -983,6 +994,7 @@ static uint32_t pop_available(st_trainer *t) {
         t->wait_next[t->n_wait] = t->wait_head[b];
         t->wait_head[b] = (uint32_t)++t->n_wait;
     }
+    return UINT32_MAX;
 }
 
 /* One phase-2 step: 1 when a vocabulary entry was added, 0 when phase 2 is finished. */
@@ -990,15 +1002,14 @@ static int super_step(st_trainer *t) {
     if (t->algorithm == ST_ALGORITHM_SUPERBPE ? t->n_super >= t->steps : t->next_merge + t->n_super >= t->target)
         return 0;
     uint64_t floor = t->min_frequency ? t->min_frequency : 1;
-    uint32_t pi = pop_available(t);
+    int regular_left = t->algorithm == ST_ALGORITHM_BOUNDLESS && t->next_merge < t->made;
+    /* a supermerge needs a count of at least floor, and above the next regular merge's */
+    uint64_t bound = floor - 1;
+    if (regular_left && t->counts[t->next_merge] > bound) bound = t->counts[t->next_merge];
+    uint32_t pi = pop_available(t, bound);
     if (t->oom) return 0;
     uint64_t c = pi != UINT32_MAX ? (uint64_t)t->pairs[pi].count : 0;
-    if (pi != UINT32_MAX && c < floor) {
-        heap_push(t, pi, c);
-        pi = UINT32_MAX;
-    }
-    int regular_left = t->algorithm == ST_ALGORITHM_BOUNDLESS && t->next_merge < t->made;
-    if (pi != UINT32_MAX && (!regular_left || c > t->counts[t->next_merge])) {
+    if (pi != UINT32_MAX) {
         uint32_t nt = t->base + (uint32_t)t->made + (uint32_t)t->n_super;
         if (nt >= ST_RULES_MAX_IDS) { t->oom = 1; return 0; }
         if (!make_token(t, t->pairs[pi].left, t->pairs[pi].right, nt)) return 0;
@@ -1027,7 +1038,6 @@ static int super_step(st_trainer *t) {
         apply_pair(t, pi, nt);
         return !t->oom;
     }
-    if (pi != UINT32_MAX) heap_push(t, pi, c); /* still the best: it waits for the next step */
     if (!regular_left) return 0;
     size_t k = t->next_merge++;
     /* its token exists now: the pairs that waited for it compete again */

@@ -17,7 +17,12 @@
 //    ST_ERR_INVALID_ARGUMENT) with nothing added, or accepted and saved back byte for byte;
 //  - the trainer makes the same merges in steps of 1 and in one step; paper-mode counts never
 //    increase; the model it writes parses and loads; with an allocation failing, every call
-//    returns ST_ERR_OUT_OF_MEMORY or succeeds, and nothing leaks.
+//    returns ST_ERR_OUT_OF_MEMORY or succeeds, and nothing leaks;
+//  - phase 2 (paper mode): the candidates of the text split into two documents and merged equal
+//    one counter's, save -> load -> save is the identity, the input loaded as a candidates file
+//    is refused with nothing added or saved back byte for byte; BoundlessBPE in steps of 1 and in
+//    one step gives the same model, which parses; SuperBPE with the s BoundlessBPE found gives
+//    the same merges and supermerges (the invariant); allocation failures as above.
 //
 // Without libFuzzer the same file builds a replay driver: cc -DST_FUZZ_MAIN ... fuzz_train.c
 // runs each file named on the command line; "--random N SEED" runs N random inputs built from
@@ -70,6 +75,153 @@ static int same(const st_counter *a, const st_counter *b) {
     free(sa);
     free(sb);
     return r;
+}
+
+/* Phase 2 from the finished paper-mode trainer t over counter c (see the invariants above). */
+static void superwords(const st_trainer *t, const st_counter *c, const char *text, size_t len, int valid,
+                       const uint8_t *data, size_t size, long fail_at) {
+    st_error err;
+    st_counter *k = NULL, *k1 = NULL, *k2 = NULL;
+    if (st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &k, &err) != ST_OK) fail(err.message, data, size);
+    st_counter_add(k, text, len, ST_COUNT_LINES, NULL);
+    if (valid) {
+        size_t cut = len ? (size_t)data[1] % (len + 1) : 0;
+        while (cut < len && ((uint8_t)text[cut] & 0xC0) == 0x80) cut++;
+        size_t ends[2] = {cut, len};
+        st_counter *one = NULL;
+        st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &k1, NULL);
+        st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &k2, NULL);
+        st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &one, NULL);
+        if (st_counter_add(k1, text, cut, 0, NULL) || st_counter_add(k2, text + cut, len - cut, 0, NULL) ||
+            st_counter_add_documents(one, text, ends, 2, NULL) || st_counter_merge(k1, k2, &err))
+            fail("counting candidates failed", data, size);
+        if (!same(k1, one)) fail("two candidates counters merged differ from one", data, size);
+        size_t ls;
+        uint8_t *s = saved(k1, &ls);
+        st_counter *r = NULL;
+        st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &r, NULL);
+        if (st_counter_load(r, s, ls, &err) != ST_OK || !same(r, k1)) fail("candidates save/load round trip", data, size);
+        free(s);
+        st_counter_free(r);
+        st_counter_free(one);
+    }
+    {
+        st_counter *r = NULL;
+        st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &r, NULL);
+        size_t lb;
+        uint8_t *bb = saved(r, &lb);
+        st_status st = st_counter_load(r, data, size, &err);
+        if (st == ST_OK) {
+            size_t l2;
+            uint8_t *s2 = saved(r, &l2);
+            if (l2 != size || memcmp(s2, data, size)) fail("an accepted candidates file saves back differently", data, size);
+            free(s2);
+        } else if (st != ST_ERR_MALFORMED_MODEL && st != ST_ERR_INVALID_ARGUMENT) fail("candidates load: status", data, size);
+        else {
+            size_t la;
+            uint8_t *aa = saved(r, &la);
+            if (la != lb || memcmp(aa, bb, la)) fail("a refused candidates load added something", data, size);
+            free(aa);
+        }
+        free(bb);
+        st_counter_free(r);
+    }
+    /* BOUNDLESS in one step and in steps of 1, on two trainers trained alike */
+    uint64_t vocab = st_trainer_stat(t, ST_TRAINER_TARGET) + st_trainer_stat(t, ST_TRAINER_ALPHABET) + 1;
+    st_trainer *b1 = NULL, *b2 = NULL, *sb = NULL;
+    size_t made;
+    const uint32_t *mp = NULL, *sp = NULL;
+    const uint64_t *mc = NULL, *sc = NULL;
+    st_trainer_merges(t, &mp, &mc);
+    uint64_t minf = 0;
+    (void)mc;
+    if (st_trainer_new(c, ST_TRAIN_PAPER, st_trainer_stat(t, ST_TRAINER_ALPHABET) == 243 ? ST_ALPHABET_BYTES : ST_ALPHABET_UBE,
+                       vocab, minf, 1, NULL, &b1, &err) != ST_OK)
+        fail("trainer_new", data, size);
+    st_trainer_step(b1, (size_t)-1, &made, NULL);
+    st_counter *kb = NULL;
+    if (st_counter_new_candidates(b1, ST_ALGORITHM_BOUNDLESS, 0, NULL, &kb, &err) != ST_OK) fail(err.message, data, size);
+    st_counter_add(kb, text, len, ST_COUNT_LINES, NULL);
+    st_trainer_new(c, ST_TRAIN_PAPER, st_trainer_stat(b1, ST_TRAINER_ALPHABET) == 243 ? ST_ALPHABET_BYTES : ST_ALPHABET_UBE,
+                   vocab, minf, 1, NULL, &b2, NULL);
+    st_trainer_step(b2, (size_t)-1, &made, NULL);
+    if (st_trainer_start_superwords(b1, kb, ST_ALGORITHM_BOUNDLESS, 0, &err) != ST_OK ||
+        st_trainer_start_superwords(b2, kb, ST_ALGORITHM_BOUNDLESS, 0, &err) != ST_OK)
+        fail(err.message, data, size);
+    if (st_trainer_step(b1, (size_t)-1, &made, &err) != ST_OK || !st_trainer_stat(b1, ST_TRAINER_DONE))
+        fail("phase 2 in one step did not finish", data, size);
+    do {
+        if (st_trainer_step(b2, 1, &made, &err) != ST_OK) fail("phase-2 step", data, size);
+    } while (made == 1);
+    size_t r1 = st_trainer_merges(b1, &mp, &mc), s1 = st_trainer_supermerges(b1, &sp, &sc);
+    const uint32_t *mp2, *sp2;
+    const uint64_t *mc2, *sc2;
+    size_t r2 = st_trainer_merges(b2, &mp2, &mc2), s2 = st_trainer_supermerges(b2, &sp2, &sc2);
+    if (r1 != r2 || s1 != s2 || (s1 && (memcmp(sp, sp2, 2 * s1 * sizeof *sp) || memcmp(sc, sc2, s1 * sizeof *sc))))
+        fail("phase 2 stepwise differs from one shot", data, size);
+    if (r1 + s1 > st_trainer_stat(b1, ST_TRAINER_TARGET)) fail("phase 2 went past the target", data, size);
+    for (size_t i = 0; i < s1; i++)
+        if (sp[2 * i] >= 256u + (uint32_t)(r1 + i) + 256u * (st_trainer_stat(b1, ST_TRAINER_ALPHABET) != 243) ||
+            sc[i] == 0)
+            fail("a supermerge part is not below its own id", data, size);
+    size_t ends1[1] = {7}, ml = 0;
+    st_trainer_write_model(b1, "fuzz", 4, "<|end|>", ends1, 1, NULL, 0, &ml, NULL);
+    char *model = (char *)malloc(ml);
+    if (st_trainer_write_model(b1, "fuzz", 4, "<|end|>", ends1, 1, model, ml, &ml, &err) != ST_OK)
+        fail("phase-2 write_model", data, size);
+    st_model *m = NULL;
+    if (st_model_parse(model, ml, NULL, &m, &err) != ST_OK) fail(err.message, data, size);
+    st_model_free(m);
+    free(model);
+    /* SUPERBPE(s1): the same model */
+    st_counter *ks = NULL;
+    if (st_counter_new_candidates(t, ST_ALGORITHM_SUPERBPE, s1, NULL, &ks, &err) != ST_OK) fail(err.message, data, size);
+    st_counter_free(ks);
+    st_trainer_new(c, ST_TRAIN_PAPER, st_trainer_stat(b1, ST_TRAINER_ALPHABET) == 243 ? ST_ALPHABET_BYTES : ST_ALPHABET_UBE,
+                   vocab, minf, 1, NULL, &sb, NULL);
+    st_trainer_step(sb, (size_t)-1, &made, NULL);
+    if (st_counter_new_candidates(sb, ST_ALGORITHM_SUPERBPE, s1, NULL, &ks, &err) != ST_OK) fail(err.message, data, size);
+    st_counter_add(ks, text, len, ST_COUNT_LINES, NULL);
+    if (st_trainer_start_superwords(sb, ks, ST_ALGORITHM_SUPERBPE, s1, &err) != ST_OK) fail(err.message, data, size);
+    st_trainer_step(sb, (size_t)-1, &made, NULL);
+    const uint32_t *hp, *hs;
+    const uint64_t *hc, *hsc;
+    size_t hr = st_trainer_merges(sb, &hp, &hc), hn = st_trainer_supermerges(sb, &hs, &hsc);
+    if (hr != r1 || hn != s1 || (hn && (memcmp(hs, sp, 2 * hn * sizeof *hs) || memcmp(hsc, sc, hn * sizeof *hsc))))
+        fail("BoundlessBPE != SuperBPE(r, s)", data, size);
+    /* with an allocation failing */
+    if (fail_at >= 0) {
+        budget bg = {fail_at, 0};
+        st_allocator al = {b_alloc, b_free, &bg};
+        st_counter *oc = NULL;
+        st_trainer *ot = NULL;
+        st_status st = st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, &al, &oc, NULL);
+        if (st == ST_OK) {
+            st = st_counter_add(oc, text, len, ST_COUNT_LINES, NULL);
+            if (st != ST_OK && st != ST_ERR_INVALID_UTF8 && st != ST_ERR_OUT_OF_MEMORY) fail("oom candidates add", data, size);
+        } else if (st != ST_ERR_OUT_OF_MEMORY) fail("oom new_candidates", data, size);
+        st = st_trainer_new(c, ST_TRAIN_PAPER, st_trainer_stat(b1, ST_TRAINER_ALPHABET) == 243 ? ST_ALPHABET_BYTES : ST_ALPHABET_UBE,
+                            vocab, minf, 1, &al, &ot, NULL);
+        if (st == ST_OK) {
+            st = st_trainer_step(ot, (size_t)-1, &made, NULL);
+            if (st == ST_OK) {
+                st = st_trainer_start_superwords(ot, kb, ST_ALGORITHM_BOUNDLESS, 0, NULL);
+                if (st == ST_OK) st = st_trainer_step(ot, (size_t)-1, &made, NULL);
+                if (st != ST_OK && st != ST_ERR_OUT_OF_MEMORY && st != ST_ERR_INVALID_ARGUMENT) fail("oom phase 2", data, size);
+            }
+        }
+        st_trainer_free(ot);
+        st_counter_free(oc);
+        if (bg.live != 0) fail("a leak in phase 2 (allocations not freed)", data, size);
+    }
+    st_trainer_free(sb);
+    st_counter_free(ks);
+    st_counter_free(kb);
+    st_trainer_free(b1);
+    st_trainer_free(b2);
+    st_counter_free(k);
+    st_counter_free(k1);
+    st_counter_free(k2);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -196,6 +348,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     st_encoding_free(enc);
     free(model);
     st_trainer_free(t1);
+    if (mode == ST_TRAIN_PAPER) superwords(t, c, text, len, valid, data, size, fail_at);
     /* the same with an allocation failing: an error or success, and nothing leaks */
     if (fail_at >= 0) {
         budget bg = {fail_at, 0};

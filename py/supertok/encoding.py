@@ -207,6 +207,7 @@ class Encoding:
         # what pickling needs to rebuild this encoding in another process (see __reduce__)
         self._pickle_name = None  # set by _load for a shipped encoding: pickled by name
         self._model_data = None  # set by load_model: pickled by the model file's text
+        self._supermerges = []  # set by load_model for a superword model
         self._state = dict(pat_str=pat_str, special_tokens=self._special_tokens, pattern_id=pattern_id,
                            ranks_file=ranks_file, sha256=sha256, image=image, alphabet=alphabet)
         if handle is not None:  # built by the backend already (load_model from a model file)
@@ -273,15 +274,13 @@ class Encoding:
             return []
         return [(flat[i], flat[i + 1], None) for i in range(0, len(flat), 2)]
 
-    @functools.cached_property
+    @property
     def supermerges(self):
-        """The supermerges of a superword model (docs/design.md §7), in order: [(left id, right id,
-        count), ...]; supermerge i makes id A + len(merges) + i, joining two tokens of adjacent
-        pretokens (its bytes: decode_single_token_bytes, or token_symbols for UBE). [] for a model
-        without superwords and for a tiktoken vocabulary."""
-        if self._model_data is not None:
-            return self._backend.model_pairs(self._model_data, "supermerges")
-        return []
+        """The supermerges of a superword model, in order: [(left id, right id, count), ...],
+        supermerge i making id A + len(merges) + i from two tokens (regular, base or earlier
+        supermerge tokens); count is its training count where the model records it, else None.
+        [] for any other encoding. Encoding applies them across pretokens (docs/design.md §7)."""
+        return list(self._supermerges)
 
     def save(self, path):
         """Write the model file (docs/model-format.md) that supertok.load_model (and the C core's
@@ -1018,6 +1017,7 @@ def load_model(model):
     enc = Encoding(meta["name"], pat_str=pat_str, special_tokens=specials, pattern_id=meta["pattern"],
                    alphabet="ube" if meta["alphabet"] == 1 else "bytes", handle=handle)
     enc._model_data = data  # pickled by its model text
+    enc._supermerges = meta.get("supermerges") or []
     return enc
 
 

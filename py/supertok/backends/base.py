@@ -38,10 +38,11 @@ def pair_triples(flat, counts):
 
 
 def check_section(section):
-    """section as the NUL-terminated bytes st_model_pairs takes; ValueError for another name."""
+    """section as the bytes st_model_pairs takes (a C string: the caller ends it with NUL where the
+    host does not); ValueError for another name."""
     if section not in PAIR_SECTIONS:
         raise ValueError("section must be one of %s, not %r" % (", ".join(PAIR_SECTIONS), section))
-    return section.encode("ascii") + b"\0"
+    return section.encode("ascii")
 
 
 class Backend(abc.ABC):
@@ -127,7 +128,8 @@ class Backend(abc.ABC):
     def encoding_new_model(self, data):
         """(handle, meta) from a model file's text (bytes; docs/model-format.md), parsed and
         validated by the core. meta: name, kind ("rules"/"ranks"), alphabet (0/1), pattern (id),
-        flags, scripts (bytes or None). ModelError (what "model") naming the line and field."""
+        flags, scripts (bytes or None), supermerges ([(left, right, count or None), ...] from
+        st_model_pairs). ModelError (what "model") naming the line and field."""
 
     @abc.abstractmethod
     def model_pairs(self, data, section):

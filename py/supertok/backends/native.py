@@ -421,7 +421,8 @@ class NativeBackend(Backend):
             meta = {"name": name, "kind": {1: "rules", 2: "ranks"}[lib.st_model_kind(m)],
                     "alphabet": lib.st_model_alphabet(m), "pattern": lib.st_model_pattern(m),
                     "flags": lib.st_model_pretokenizer_flags(m),
-                    "scripts": None if sc == ffi.NULL else ffi.buffer(sc, n[0])[:]}
+                    "scripts": None if sc == ffi.NULL else ffi.buffer(sc, n[0])[:],
+                    "supermerges": self._model_pairs(m, b"supermerges")}
             out = ffi.new("st_encoding **")
             st = lib.st_encoding_from_model(m, ffi.NULL, out, err)
             if st != OK:
@@ -438,15 +439,19 @@ class NativeBackend(Backend):
         if lib.st_model_parse(data, len(data), ffi.NULL, model, err) != OK:
             self._raise(err, "model")
         try:
-            pairs = ffi.new("uint32_t **")
-            counts = ffi.new("uint64_t **")
-            n = lib.st_model_pairs(model[0], name, pairs, counts)
-            if not n:
-                return []
-            return pair_triples(ffi.unpack(pairs[0], 2 * n),
-                                None if counts[0] == ffi.NULL else ffi.unpack(counts[0], n))
+            return self._model_pairs(model[0], name)
         finally:
             lib.st_model_free(model[0])
+
+    @staticmethod
+    def _model_pairs(m, section):
+        """[(left, right, count or None), ...] of a section of a parsed model (st_model_pairs)."""
+        pairs = ffi.new("const uint32_t **")
+        counts = ffi.new("const uint64_t **")
+        k = lib.st_model_pairs(m, section, pairs, counts)
+        if not k:
+            return []
+        return pair_triples(ffi.unpack(pairs[0], 2 * k), ffi.unpack(counts[0], k) if counts[0] != ffi.NULL else None)
 
     def model_normalize(self, data):
         """The canonical text of a model file (st_model_parse + st_model_write)."""
@@ -552,8 +557,8 @@ class NativeBackend(Backend):
         return lib.st_trainer_stat(trainer, what)
 
     def _pairs(self, fn, trainer):
-        pairs = ffi.new("uint32_t **")
-        counts = ffi.new("uint64_t **")
+        pairs = ffi.new("const uint32_t **")
+        counts = ffi.new("const uint64_t **")
         n = fn(trainer, pairs, counts)
         if not n:
             return []

@@ -1003,6 +1003,16 @@ class WasmBackend(Backend):
             return 0, self._read_error()
         return self._u32(self._scratch), None
 
+    def _model_pairs(self, m, section):
+        """[(left, right, count or None), ...] of a section of a parsed model (st_model_pairs).
+        Under the lock."""
+        sp = self._put(section + b"\0")
+        try:
+            k = self._r.call("st_model_pairs", m, sp, self._scratch, self._scratch + 4)
+            return self._read_pairs(k, self._scratch, self._scratch + 4)
+        finally:
+            self._free(sp)
+
     def encoding_new_model(self, data):
         """(handle, meta) for a model file in the text format (bytes): the core parses and
         validates it. meta: name, kind ("rules"/"ranks"), alphabet (ST_ALPHABET_*), pattern (id),
@@ -1023,7 +1033,7 @@ class WasmBackend(Backend):
                             "alphabet": self._r.call("st_model_alphabet", m),
                             "pattern": self._r.call("st_model_pattern", m),
                             "flags": self._r.call("st_model_pretokenizer_flags", m) & 0xFFFFFFFF,
-                            "scripts": scripts}
+                            "scripts": scripts, "supermerges": self._model_pairs(m, b"supermerges")}
                     st = self._r.call("st_encoding_from_model", m, 0, self._scratch, self._err)
                     if st == OK:
                         h = self._u32(self._scratch)
@@ -1052,17 +1062,14 @@ class WasmBackend(Backend):
         name = check_section(section)
         with self._locked:
             dp = self._put(data)
-            sp = m = 0
+            m = 0
             out = None
             try:
                 m, err = self._model_parse(dp, len(data))
                 if err is None:
-                    sp = self._put(name)
-                    pairs_p, counts_p = self._scratch, self._scratch + 4
-                    n = self._r.call("st_model_pairs", m, sp, pairs_p, counts_p)
-                    out = self._read_pairs(n, pairs_p, counts_p)
+                    out = self._model_pairs(m, name)
             finally:
-                self._free(sp, dp)
+                self._free(dp)
                 if m:
                     self._r.call("st_model_free", m)
         if err is not None:
