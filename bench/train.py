@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Phase-1 BPE training speed: supertok.train against HuggingFace tokenizers, rustbpe and bpeasy.
+"""BPE training speed: supertok.train against HuggingFace tokenizers, rustbpe and bpeasy; and supertok's
+superword training (BoundlessBPE, SuperBPE: both phases) beside HuggingFace's BPE on the same data.
 
     python bench/train.py                  # the English training file whole and a 10 MB slice,
                                            # vocab 32,768 and 131,072, 1 thread and all cores, 3 rounds
     python bench/train.py --quick          # 10 MB slice, vocab 32,768, 1 round (a few minutes)
     python bench/train.py --sizes 10MB --vocab 32768 --threads 1,all --rounds 3 --tools rustbpe,bpeasy
+    python bench/train.py --tools hf,supertok-paper,supertok-boundless,supertok-superbpe   # superwords
 
 Every tool trains on the same text with the same pre-tokenizer (tiktoken's o200k pat_str, from
 py/supertok/vocab/o200k_base.json), byte-level, to the same vocab_size V; each measurement is a
@@ -14,6 +16,12 @@ Wall time and CPU time (user + system of every thread: time.process_time() in th
 training call, split into counting and merging where the tool lets us see the boundary; peak
 RSS of the child process (ru_maxrss from os.wait4). Then, on the 10 MB slice, whether the tools
 agree merge for merge. bench/README.md says what each column means and how the split is made.
+
+supertok-boundless and supertok-superbpe train superwords (paper mode): phase 1, a second pass over
+the same file counting the supermerge candidates, the n-gram split with --ngram-split, and phase 2;
+SuperBPE learns --supermerges supermerges (default: a tenth of the vocabulary). Their rows in the
+main table time the whole training; a second table splits it by phase (from supertok.train's
+progress reports: each phase ends at its record with done=True).
 """
 import argparse
 import json
@@ -51,7 +59,11 @@ TRAIN_FILE = "en_train.txt.xz"
 WORK = os.path.join(tempfile.gettempdir(), "supertok-bench-train")
 SLICE_BYTES = 10_000_000
 TOOLS = ["supertok-paper", "supertok-hf", "hf", "rustbpe", "bpeasy"]
-EXTRA_TOOLS = ["supertok-paper-wasmtime", "supertok-hf-wasmtime"]
+SUPERWORD_TOOLS = ["supertok-boundless", "supertok-superbpe"]
+EXTRA_TOOLS = SUPERWORD_TOOLS + ["supertok-paper-wasmtime", "supertok-hf-wasmtime", "supertok-boundless-wasmtime",
+                                 "supertok-superbpe-wasmtime"]
+# supertok.train's phases, in order (TrainProgress.phase)
+PHASES = ["count", "merge", "candidates", "split", "supermerge"]
 # bpeasy skips merges whose token would be longer than this many bytes; the other tools have no
 # such limit, so it is set far above any token a vocabulary of these sizes makes.
 BPEASY_MAX_TOKEN_LENGTH = 1_000_000
@@ -195,7 +207,7 @@ def phase_of(args, kwargs):
     return None, None
 
 
-def run_supertok(path, vocab, clock, pat, args, mode, backend):
+def run_supertok(path, vocab, clock, pat, args, kind, backend):
     os.environ["SUPERTOK_BACKEND"] = backend
     import supertok
     if not hasattr(supertok, "train"):
@@ -205,6 +217,7 @@ def run_supertok(path, vocab, clock, pat, args, mode, backend):
     supertok.backend()
     phases = []  # (phase, time of its first report)
     count_done = []  # time of the report that says counting is done
+    ends = {}  # phase -> (wall, cpu) of its record with done=True
 
     def progress(*a, **kw):
         ph, done = phase_of(a, kw)
@@ -215,10 +228,18 @@ def run_supertok(path, vocab, clock, pat, args, mode, backend):
             phases.append((ph, at))
         if done and ph.lower().startswith("count") and not count_done:
             count_done.append(at)
+        if done:
+            ends[ph] = at
 
+    if kind in ("paper", "hf"):
+        opts = {"mode": kind}
+    else:
+        opts = {"mode": "paper", "algorithm": kind, "ngram_split": args.ngram_split}
+        if kind == "superbpe":
+            opts["supermerges"] = args.supermerges or vocab // 10
     clock.__init__()
-    enc = supertok.train(path, vocab_size=vocab, mode=mode, pattern="o200k", threads=args.threads_now,
-                         progress=progress)
+    enc = supertok.train(path, vocab_size=vocab, pattern="o200k", threads=args.threads_now, progress=progress,
+                         **opts)
     wall, cpu = clock.stop()
     # Counting ends at the report that says so (done=True in the "count" phase), else where the
     # first phase not named for counting begins (a little late: its first report may come after
@@ -238,7 +259,18 @@ def run_supertok(path, vocab, clock, pat, args, mode, backend):
         table.append(table[left] + table[right])
         counts.append(count)
     note = "phases: " + " > ".join(ph for ph, _ in phases) if phases else "no phase reported"
-    return wall, cpu, {"pairs": pairs, "counts": counts, "note": note}
+    # the time each phase took: from the end of the one before (the start of training for the first)
+    per_phase, prev = {}, (0.0, 0.0)
+    for ph in PHASES:
+        if ph in ends:
+            per_phase[ph] = (ends[ph][0] - prev[0], ends[ph][1] - prev[1])
+            prev = ends[ph]
+    out = {"pairs": pairs, "counts": counts, "note": note, "phases": per_phase}
+    if kind not in ("paper", "hf"):
+        out["supermerges"] = len(enc.supermerges)
+        note += "; %s: %d regular merges + %d supermerges" % (kind, len(enc.merges), len(enc.supermerges))
+        out["note"] = note
+    return wall, cpu, out
 
 
 def worker(args):
@@ -264,6 +296,10 @@ def worker(args):
         tokens = [bytes([i]) for i in range(256)] + [a + b for a, b in out["pairs"]]
     res = {"wall": wall, "cpu": cpu, "merges": len(tokens) - 256 if "pairs" not in out else len(out["pairs"]),
            "note": out.get("note", ""), "hwm": clock.hwm, "rss0": clock.rss0}
+    if "phases" in out:
+        res["phases"] = out["phases"]
+    if "supermerges" in out:
+        res["supermerges"] = out["supermerges"]
     if clock.boundary is not None:
         res["count_wall"], res["count_cpu"] = clock.boundary
     if args.dump:
@@ -313,12 +349,12 @@ def prepare_inputs(sizes):
     return out
 
 
-def run_one(tool, path, vocab, threads, hf_input, dump=None, timeout=None):
+def run_one(tool, path, vocab, threads, hf_input, dump=None, timeout=None, extra=()):
     env = dict(os.environ)
     env["RAYON_NUM_THREADS"] = str(threads)  # the Rust peers' thread pool (rayon)
     env["TOKENIZERS_PARALLELISM"] = "true" if threads > 1 else "false"
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", tool, "--input", path,
-           "--worker-vocab", str(vocab), "--worker-threads", str(threads), "--hf-input", hf_input]
+           "--worker-vocab", str(vocab), "--worker-threads", str(threads), "--hf-input", hf_input] + list(extra)
     if dump:
         cmd += ["--dump", dump]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -399,7 +435,8 @@ def row_cells(results):
                                spread([r["cpu"] - r["count_cpu"] for r in ok]))) if split else "n/a",
         "rss": spread([r["rss"] / 1e6 for r in ok], "%.0f") + (
             " [%.0f]" % statistics.median([r["rss0"] / 1e6 for r in ok]) if all(r.get("rss0") for r in ok) else ""),
-        "merges": "{:,}".format(ok[0]["merges"]),
+        "merges": "{:,}".format(ok[0]["merges"]) + (" + {:,} super".format(ok[0]["supermerges"])
+                                                    if "supermerges" in ok[0] else ""),
         "cpu_med": statistics.median(get("cpu")),
     }
     errors = [r["error"] for r in results if "error" in r]
@@ -519,6 +556,10 @@ def main():
                     help="HF reads the lines from the same Python iterator as rustbpe and bpeasy "
                          "(default), or the file itself via Tokenizer.train([path])")
     ap.add_argument("--timeout", type=float, default=None, help="seconds before a measurement is killed")
+    ap.add_argument("--supermerges", type=int, default=None,
+                    help="supertok-superbpe's number of supermerges (default: a tenth of the vocab size)")
+    ap.add_argument("--ngram-split", action="store_true",
+                    help="supertok-boundless and supertok-superbpe split their candidates into n-grams first")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--input", help=argparse.SUPPRESS)
     ap.add_argument("--worker-vocab", type=int, help=argparse.SUPPRESS)
@@ -549,7 +590,8 @@ def main():
 
     inputs = prepare_inputs(sizes)
     pat = o200k_pattern()
-    print("# Training benchmark: phase-1 byte-level BPE, o200k pattern\n")
+    print("# Training benchmark: byte-level BPE (phase 1%s), o200k pattern\n" % (
+        " and superwords" if any(t in SUPERWORD_TOOLS or t.startswith(tuple(SUPERWORD_TOOLS)) for t in tools) else ""))
     print("command: `python bench/train.py%s`  " % "".join(" " + a for a in sys.argv[1:]))
     print("machine: %s; load average %s at the start  " % (machine(), load()))
     print("versions: supertok %s, tokenizers %s, rustbpe %s, bpeasy %s  " % (
@@ -585,7 +627,12 @@ def main():
                             dumps_by_vocab.setdefault(vocab, {})[tool] = dump
                         print("  %s V=%d threads=%d round %d: %s ..." % (size, vocab, nthreads, rnd + 1, tool),
                               file=sys.stderr, end="", flush=True)
-                        r = run_one(tool, inputs[size], vocab, nthreads, args.hf_input, dump, args.timeout)
+                        extra = []
+                        if args.supermerges is not None:
+                            extra += ["--supermerges", str(args.supermerges)]
+                        if args.ngram_split:
+                            extra.append("--ngram-split")
+                        r = run_one(tool, inputs[size], vocab, nthreads, args.hf_input, dump, args.timeout, extra)
                         print(" %s" % ("error: " + r["error"] if "error" in r else "%.1f s wall, %.1f s CPU"
                                        % (r["wall"], r["cpu"])), file=sys.stderr, flush=True)
                         results[tool].append(r)
@@ -621,6 +668,24 @@ def main():
     if failures:
         print("\nsome rounds failed (their rows are of the rounds that ran):")
         print("\n".join(failures))
+    phase_rows = [(size, vocab, nthreads, tool, res) for size, vocab, nthreads, tool, res in rows
+                  if any("phases" in r and len(r["phases"]) > 2 for r in res if "error" not in r)]
+    if phase_rows:
+        print("\n### Superword training by phase\n")
+        print("wall / CPU seconds, median (min–max); each phase from the end of the one before; split only with "
+              "--ngram-split%s\n" % (" (on)" if args.ngram_split else " (off here)"))
+        print("| input | vocab | threads | tool | " + " | ".join(PHASES) + " | total CPU ÷ hf CPU |")
+        print("|---|---:|---:|---|" + "---:|" * (len(PHASES) + 1))
+        for size, vocab, nthreads, tool, res in phase_rows:
+            ok = [r for r in res if "error" not in r and "phases" in r]
+            cells = []
+            for ph in PHASES:
+                got = [r["phases"][ph] for r in ok if ph in r["phases"]]
+                cells.append("%s / %s" % (spread([w for w, _ in got]), spread([c for _, c in got])) if got else "–")
+            base = refs["hf"].get((size, vocab, nthreads))
+            ratio = "%.2fx" % (statistics.median([r["cpu"] for r in ok]) / base) if base and ok else "n/a"
+            print("| %s | %s | %d | %s | %s | %s |" % (size, "{:,}".format(vocab), nthreads, tool, " | ".join(cells),
+                                                       ratio))
     print("\nload average %s at the end" % load())
     if notes:
         print("\nwhat each tool reported (first run):")

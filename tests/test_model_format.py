@@ -110,7 +110,7 @@ def test_load_model_forms(backend, tmp_path):
 
 BAD = [
     # (change: (old, new) replaced once in the bytes_small text, or a callable), line, message
-    ((b"supertok-model 1", b"supertok-model 2"), 1, "version"),
+    ((b"supertok-model 1", b"supertok-model 3"), 1, "version"),
     ((b"supertok-model 1", b"supertok-model one"), 1, "format version 'one' is not supported"),
     ((b"name bytes_small", b"name bytes small"), 2, "name"),
     ((b"kind rules", b"kind trie"), 4, "kind: 'trie' is not one of rules, ranks"),
@@ -142,7 +142,8 @@ BAD = [
     ((b"\nend\n", b"\nend\nmore\n"), 52, "data after the 'end' line"),
     ((b"\nend\n", b"\n"), 51, "'end' line was expected"),
     ((b"\nend\n", b"\nend"), 51, "no final newline"),
-    ((b"specials 1\n296", b"supermerges 1\n256 257\nspecials 1\n297"), 49, "supermerges: not supported yet"),
+    ((b"specials 1\n296", b"supermerges 2\n256 257\n256 257\nspecials 1\n298"), 51,
+     "supermerges[1]: the pair 256 257 is already a rule"),
     ((b"specials 1", b"supermerges 1\n256 600\nspecials 1"), 50, "supermerges[0]: right id 600"),
     ((b"specials 1", b"supermerges 1\n97 98\nspecials 1"), 50, "the pair 97 98 is already a rule"),
 ]

@@ -22,6 +22,7 @@ import bz2
 import gzip
 import json
 import lzma
+import os
 
 import pytest
 import supertok
@@ -241,3 +242,245 @@ def test_errors(backend):
     # vocab_size exactly the alphabet (+ specials) is no error: no merge
     assert _merges(train(iter(docs), vocab_size=243)) == []
     assert _merges(train(iter(docs), vocab_size=257, mode="hf", special_tokens=("<|x|>",))) == []
+
+
+# ---- superwords (issue 11, items 2-4 and 8): the Python surface -------------------------------------
+# The merges and supermerges themselves are checked against the reference trainer by
+# tests/test_train_vectors.py; here: arguments and their errors, progress, threads, sources read
+# twice (a generator spooled), cancellation, and what the Encoding says about its supermerges.
+
+PHRASES = ["of the", "in order to", "as well as", "at the same time", "on the other hand", "New York",
+           "such as", "for example", "in the end", "by the way", "United Nations", "human rights"]
+WORDS = ("people town river system report market school water letter garden music doctor window "
+         "student country answer morning family winter story village engine theory animal").split()
+
+
+def superword_docs(n=600, seed=11):
+    """Documents with recurring multi-word phrases (so that supermerge candidates exist at a small
+    vocabulary), made deterministically: sentences of words and phrases, some lines in other scripts."""
+    import random
+    rnd = random.Random(seed)
+    docs = []
+    for k in range(n):
+        parts = []
+        for _ in range(rnd.randint(4, 12)):
+            parts.append(rnd.choice(PHRASES) if rnd.random() < 0.4 else rnd.choice(WORDS))
+        line = " ".join(parts).capitalize() + rnd.choice([".", "!", "?", ", 2024."])
+        if k % 7 == 0:
+            line += " 人人生而自由 все люди"
+        docs.append(line + "\n")
+    return docs
+
+
+
+
+SUPER = dict(vocab_size=800, special_tokens=("<|endoftext|>",))
+
+
+def _strip_name(model):
+    return b"\n".join(ln for ln in model.split(b"\n") if not ln.startswith(b"name "))
+
+
+def _phases(records):
+    out = []
+    for r in records:
+        if not out or out[-1] != r.phase:
+            out.append(r.phase)
+    return out
+
+
+@pytest.mark.parametrize("algorithm,ngram_split", [("boundless", False), ("boundless", True),
+                                                   ("superbpe", False), ("superbpe", True)])
+def test_superword_progress_and_model(algorithm, ngram_split, backend):
+    _skip_pywasm(backend)
+    docs = superword_docs()
+    records = []
+    kw = dict(SUPER, algorithm=algorithm, ngram_split=ngram_split, progress=records.append)
+    if algorithm == "superbpe":
+        kw["supermerges"] = 40
+    enc = _train()(iter(docs), **kw)
+    want = ["count", "merge", "candidates"] + (["split"] if ngram_split else []) + ["supermerge"]
+    assert _phases(records) == want
+    for ph in want:  # each phase ends with one done record, its last
+        mine = [r for r in records if r.phase == ph]
+        assert [r.done for r in mine].count(True) == 1 and mine[-1].done, ph
+    target = 800 - 243 - 1
+    phase1 = _merges(_train()(iter(docs), **SUPER, progress=False))  # the same phase 1, as plain BPE
+    made = len(phase1)  # this corpus runs out of pairs before the target
+    merge_end = [r for r in records if r.phase == "merge"][-1]
+    assert merge_end.target == target and merge_end.merges == made
+    cand_end = [r for r in records if r.phase == "candidates"][-1]
+    assert cand_end.documents == len(docs) and cand_end.bytes == sum(len(d.encode()) for d in docs)
+    assert cand_end.candidates > 0
+    last = records[-1]
+    assert last.phase == "supermerge" and last.done
+    r, s = len(enc.merges), len(enc.supermerges)
+    assert last.supermerges == s and s > 0
+    if algorithm == "boundless":
+        # one step a vocabulary entry: every phase-1 merge replayed, or the target reached
+        assert last.target == target and last.merges == r + s <= target and (r == made or r + s == target)
+        assert _merges(enc) == phase1[:r]
+    else:
+        assert last.target == 40 and last.merges == s <= 40
+        assert r == min(made, target - 40) and _merges(enc) == phase1[:r]
+    # the model: ids, bytes and the training line
+    A = 256
+    assert enc.n_vocab == A + r + s + 1 and enc.encode_single_token("<|endoftext|>") == A + r + s
+    import supertok as st
+    for i, (left, right, count) in enumerate(enc.supermerges):
+        assert left < A + r + i and right < A + r + i and count > 0
+        tok = enc.decode_single_token_bytes(A + r + i)
+        assert tok == enc.decode_single_token_bytes(left) + enc.decode_single_token_bytes(right)
+        pieces = st.pretokenize(tok.decode("utf-8"), "o200k")
+        assert len(pieces) >= 2 and all(any(ch.isalpha() for ch in p) for p in pieces), pieces
+    head = [ln for ln in enc._model_data.decode().split("\n") if ln.startswith("training ")]
+    assert head == ["training algorithm=%s mode=paper vocab_size=800 min_frequency=0%s ngram_split=%s%s" % (
+        algorithm, " supermerges=40" if algorithm == "superbpe" else "", "yes" if ngram_split else "no",
+        "" if not ngram_split else " c_min=%d max_len=30" % max(15, phase1[-1][2]))]
+
+
+def test_superwords_threads_and_sources_give_one_model(tmp_path, backend):
+    """Threads (1 or 3 counters per pass), a .txt path (read twice), a .jsonl.gz path and a
+    generator (spooled during the first pass) give the same model, byte for byte but its name."""
+    _skip_pywasm(backend)
+    docs = superword_docs()
+    txt = tmp_path / "udhr.txt"
+    txt.write_text("".join(docs), encoding="utf-8")
+    jsonl = tmp_path / "udhr.jsonl.gz"
+    _write(jsonl, "".join(json.dumps({"text": d}) + "\n" for d in docs), "gz")
+    opts = dict(SUPER, algorithm="boundless", ngram_split=True, progress=False)
+    models = [_train()(str(txt), threads=1, **opts), _train()(str(txt), threads=3, **opts),
+              _train()(str(jsonl), threads=2, **opts), _train()((d for d in docs), threads=2, **opts),
+              _train()(iter(docs), threads=1, **opts)]
+    first = _strip_name(models[0]._model_data)
+    assert first.count(b"\nsupermerges ") == 1
+    for m in models[1:]:
+        assert _strip_name(m._model_data) == first
+
+
+class _Spy:
+    """Records the spool files supertok.train opens, to see them closed."""
+
+    def __init__(self, monkeypatch):
+        import tempfile
+        from supertok import _train as t
+        self.files = []
+        real = tempfile.TemporaryFile
+
+        def spy(*a, **kw):
+            f = real(*a, **kw)
+            self.files.append(f)
+            return f
+        monkeypatch.setattr(t.tempfile, "TemporaryFile", spy)
+
+
+def test_generator_is_spooled_and_the_spool_goes(monkeypatch, backend):
+    _skip_pywasm(backend)
+    spy = _Spy(monkeypatch)
+    docs = superword_docs()
+    consumed = []
+
+    def gen():
+        for d in docs:
+            consumed.append(d)
+            yield d
+    enc = _train()(gen(), **SUPER, algorithm="boundless", progress=False)
+    assert consumed == docs  # read once
+    assert len(spy.files) == 1 and spy.files[0].closed
+    assert enc.supermerges
+    # paths are read again, not spooled; bpe never spools
+    _train()(iter(docs), **SUPER, progress=False)
+    assert len(spy.files) == 1
+
+
+def test_spool_goes_on_errors_and_ctrl_c(monkeypatch, backend):
+    _skip_pywasm(backend)
+    spy = _Spy(monkeypatch)
+    docs = superword_docs()
+    with pytest.raises(TypeError, match="document 5 is bytes"):
+        _train()(iter(docs[:5] + [b"bytes"] + docs[5:]), **SUPER, algorithm="boundless", progress=False)
+    assert len(spy.files) == 1 and spy.files[-1].closed
+    for phase in ("count", "merge", "candidates", "split", "supermerge"):
+        def stop(r, phase=phase):
+            if r.phase == phase:
+                raise KeyboardInterrupt
+        with pytest.raises(KeyboardInterrupt):
+            _train()(iter(docs), **SUPER, algorithm="superbpe", supermerges=20, ngram_split=True, progress=stop)
+        assert spy.files[-1].closed, phase
+    assert len(spy.files) == 6
+
+
+def test_superword_errors(backend):
+    _skip_pywasm(backend)
+    train = _train()
+    docs = ("some text",)
+    cases = [
+        (dict(algorithm="superbpe"), ValueError, "supermerges is required with algorithm='superbpe'"),
+        (dict(algorithm="bpe", supermerges=3), ValueError, "supermerges=3 applies only to algorithm='superbpe'"),
+        (dict(algorithm="boundless", supermerges=3), ValueError, "supermerges=3 applies only to"),
+        (dict(ngram_split=True), ValueError, "ngram_split=True applies only to algorithm='boundless'"),
+        (dict(algorithm="boundless", mode="hf"), ValueError, "needs mode='paper', not mode='hf'"),
+        (dict(algorithm="superbpe", supermerges=58), ValueError, "supermerges=58 is more than the 57 merges"),
+        (dict(algorithm="superbpe", supermerges=-1), ValueError, "supermerges must be at least 0"),
+        (dict(algorithm="superbpe", supermerges=2.5), TypeError, "supermerges must be an int"),
+        (dict(algorithm="super"), ValueError, "algorithm must be one of 'bpe', 'boundless', 'superbpe'"),
+        (dict(algorithm="boundless", ngram_split="yes"), TypeError, "ngram_split must be True or False"),
+    ]
+    for kw, exc, msg in cases:
+        with pytest.raises(exc) as info:
+            train(iter(docs), vocab_size=300, progress=False, **kw)
+        assert msg in str(info.value), (kw, str(info.value))
+    # the limit itself is fine: SuperBPE(0, 57), all supermerges
+    enc = train(iter(docs * 20), vocab_size=300, algorithm="superbpe", supermerges=57, progress=False)
+    assert enc.merges == [] and len(enc.supermerges) <= 57
+
+
+def test_merges_and_supermerges_come_from_the_core(tmp_path, backend):
+    """Encoding.merges / .supermerges are read by the core (st_model_pairs), whatever the model's
+    origin: trained, saved and loaded, pickled."""
+    _skip_pywasm(backend)
+    import pickle
+    enc = _train()(iter(superword_docs()), **SUPER, algorithm="boundless", progress=False)
+    path = tmp_path / "m.stmodel"
+    enc.save(str(path))
+    again = supertok.load_model(str(path))
+    back = pickle.loads(pickle.dumps(enc))
+    text = path.read_text(encoding="utf-8").split("\n")
+    k = text.index("supermerges %d counts" % len(enc.supermerges))
+    rows = [tuple(int(x) for x in ln.split()) for ln in text[k + 1:k + 1 + len(enc.supermerges)]]
+    for e in (enc, again, back):
+        assert e.supermerges == rows
+        assert e.merges == enc.merges and len(e.merges) + len(e.supermerges) == 800 - 243 - 1
+    assert supertok.load_model(os.path.join(ROOT, "vectors", "models", "bytes_small.stmodel")).merges[:2] == [
+        (97, 98, None), (99, 100, None)]
+    assert supertok.get_encoding("gpt2").supermerges == [] and supertok.get_encoding("gpt2").merges == []
+
+
+def test_named_pipe_is_spooled(tmp_path, monkeypatch, backend):
+    """A path that cannot be read twice (a named pipe, as `<(zcat ...)` gives) is spooled like a
+    generator: the same model as from the regular file."""
+    _skip_pywasm(backend)
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes on this platform")
+    import threading
+    spy = _Spy(monkeypatch)
+    docs = superword_docs()
+    data = "".join(docs).encode("utf-8")
+    txt = tmp_path / "c.txt"
+    txt.write_bytes(data)
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+
+    def writer():
+        with open(fifo, "wb") as f:  # blocks until the trainer opens it
+            f.write(data)
+    w = threading.Thread(target=writer)
+    w.start()
+    try:
+        enc = _train()([str(fifo)], **SUPER, algorithm="boundless", progress=False)
+    finally:
+        w.join(timeout=60)
+    assert len(spy.files) == 1 and spy.files[0].closed
+    want = _train()(str(txt), **SUPER, algorithm="boundless", progress=False)
+    assert len(spy.files) == 1  # a regular file is read again, not spooled
+    assert _strip_name(enc._model_data) == _strip_name(want._model_data) and enc.supermerges

@@ -21,6 +21,7 @@ import time
 import pytest
 
 from conftest import BACKENDS, ROOT, load_vectors
+from test_train_api import superword_docs
 
 import supertok
 
@@ -161,7 +162,8 @@ def test_bad_arguments(tmp_path, fast):
     assert not os.path.exists(out)
 
 
-def test_ctrl_c_stops_cleanly(be, tmp_path):
+@pytest.mark.parametrize("algorithm", ["bpe", "boundless"])
+def test_ctrl_c_stops_cleanly(be, tmp_path, algorithm):
     """SIGINT while the trainer waits on a source that is still being written (a FIFO): exit 130, one
     line, no model and no temporary file in the output's directory."""
     if not hasattr(os, "mkfifo"):
@@ -173,7 +175,7 @@ def test_ctrl_c_stops_cleanly(be, tmp_path):
     e = dict(os.environ, SUPERTOK_BACKEND=be)
     e.pop("SUPERTOK_TRACEBACK", None)
     p = subprocess.Popen([sys.executable, "-m", "supertok", "train", str(fifo), "--vocab-size", "300",
-                          "--threads", "2", "-o", str(outdir / "m.stmodel")],
+                          "--threads", "2", "--algorithm", algorithm, "-o", str(outdir / "m.stmodel")],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
     w = open(fifo, "wb")  # blocks until the trainer opens it for reading
     try:
@@ -192,3 +194,99 @@ def test_ctrl_c_stops_cleanly(be, tmp_path):
     assert err == "supertok: interrupted\n", err
     assert out == b""
     assert os.listdir(outdir) == []
+
+
+def test_superword_train_then_encode(be, tmp_path):
+    """--algorithm boundless --ngram-split: the same model as supertok.train, one line per phase when
+    piped (count, merge, candidates, split, supermerge, wrote), and encode/decode --model with it."""
+    src = tmp_path / "corpus.txt"
+    text = "".join(superword_docs())
+    src.write_text(text, encoding="utf-8")
+    model = tmp_path / "super.stmodel"
+    r = run(be, "train", str(src), "--vocab-size", "800", "--algorithm", "boundless", "--ngram-split",
+            "--special-token", "<|endoftext|>", "-o", str(model))
+    err = r.stderr.decode()
+    assert r.returncode == 0 and r.stdout == b"", err
+    lines = err.splitlines()
+    assert len(lines) == 6, lines
+    assert lines[0].startswith("supertok train: counted %d documents, " % text.count("\n")), lines[0]
+    assert lines[1].startswith("supertok train: learned ") and " merges of 556 in " in lines[1], lines[1]
+    assert lines[2].startswith("supertok train: counted candidates in %d documents, " % text.count("\n")), lines[2]
+    assert " distinct candidates" in lines[2]
+    assert lines[3].startswith("supertok train: split the candidates into n-grams: "), lines[3]
+    assert lines[4].startswith("supertok train: learned ") and " steps of 556 in " in lines[4], lines[4]
+    assert lines[5].startswith("supertok train: wrote %s (" % model) and " supermerges, 1 special token" in lines[5]
+    prev = supertok._set_backend(be)
+    try:
+        enc = supertok.train(str(src), vocab_size=800, algorithm="boundless", ngram_split=True,
+                             special_tokens=["<|endoftext|>"], progress=False)
+        data = model.read_bytes()
+        assert data.replace(b"name super\n", b"name %s\n" % enc.name.encode()) == enc._model_data
+        assert b"\ntraining algorithm=boundless mode=paper vocab_size=800 " in data
+        assert enc.supermerges and lines[4].startswith("supertok train: learned %d supermerges in %d steps" % (
+            len(enc.supermerges), len(enc.merges) + len(enc.supermerges)))
+        sample = "".join(text.splitlines(True)[:30])
+        want = enc.encode(sample)
+    finally:
+        supertok._set_backend(prev)
+    first_super = 256 + len(enc.merges)
+    assert any(first_super <= i < first_super + len(enc.supermerges) for i in want), "no superword in the sample"
+    ids = json.loads(run(be, "encode", "--model", str(model), input=sample.encode()).stdout)
+    assert ids == want
+    # a superword model is not cut into chunks (a cut between " of" and " the" would change the ids)
+    for cmd in ("encode", "count"):
+        r = run(be, cmd, "--model", str(model), "--chunk-size", "40", input=sample.encode())
+        assert r.returncode == 0, r.stderr.decode()
+        assert json.loads(r.stdout) == (want if cmd == "encode" else len(want))
+    back = run(be, "decode", "--model", str(model), input=json.dumps(ids).encode())
+    assert back.returncode == 0 and back.stdout.decode("utf-8") == sample
+
+
+def test_superbpe_cli(be, tmp_path):
+    src = tmp_path / "corpus.txt"
+    src.write_text("".join(superword_docs()), encoding="utf-8")
+    model = tmp_path / "sb.stmodel"
+    r = run(be, "train", str(src), "--vocab-size", "800", "--algorithm", "superbpe", "--supermerges", "30",
+            "-o", str(model), "--progress", "off")
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b""), r.stderr.decode()
+    enc = supertok.load_model(str(model))
+    phase1 = supertok.train(str(src), vocab_size=800, progress=False).merges
+    assert enc.merges == phase1[:min(len(phase1), 800 - 243 - 30)] and 0 < len(enc.supermerges) <= 30
+    assert b"\ntraining algorithm=superbpe mode=paper vocab_size=800 min_frequency=0 supermerges=30 ngram_split=no\n" \
+        in model.read_bytes()
+
+
+def test_superword_bad_arguments(tmp_path, fast):
+    be = fast
+    src = tmp_path / "c.txt"
+    src.write_text("hello hello world\n", encoding="utf-8")
+    out = str(tmp_path / "m.stmodel")
+    base = ["train", str(src), "--vocab-size", "300", "-o", out]
+    fails(run(be, *base, "--algorithm", "superbpe"), "--supermerges", "required with --algorithm superbpe")
+    fails(run(be, *base, "--supermerges", "3"), "--supermerges", "applies only to --algorithm superbpe")
+    fails(run(be, *base, "--algorithm", "boundless", "--supermerges", "3"), "--supermerges 3 applies only to")
+    fails(run(be, *base, "--ngram-split"), "--ngram-split", "--algorithm boundless")
+    fails(run(be, *base, "--algorithm", "boundless", "--mode", "hf"), "--algorithm", "needs --mode paper",
+          "HuggingFace")
+    fails(run(be, *base, "--algorithm", "superbpe", "--supermerges", "58"), "--supermerges",
+          "more than the 57 merges --vocab-size 300 leaves")
+    fails(run(be, *base, "--algorithm", "superbpe", "--supermerges", "-1"), "--supermerges", "must be at least 0")
+    fails(run(be, *base, "--algorithm", "superbpe", "--supermerges", "x"), "--supermerges", "not a whole number")
+    fails(run(be, *base, "--algorithm", "wordpiece"), "--algorithm", "invalid choice")
+    assert not os.path.exists(out)
+
+
+def test_superword_live_progress(tmp_path, fast):
+    """--progress on: one redrawn line per phase, both phases of superword training named."""
+    src = tmp_path / "c.txt"
+    src.write_text("".join(superword_docs()), encoding="utf-8")
+    r = run(fast, "train", str(src), "--vocab-size", "800", "--algorithm", "superbpe", "--supermerges", "20",
+            "--ngram-split", "-o", str(tmp_path / "m.stmodel"), "--progress", "on")
+    assert r.returncode == 0 and r.stdout == b"", r.stderr.decode()
+    lines = [ln.split("\r")[-1] for ln in r.stderr.decode().split("\n")]
+    assert lines[-1] == "" and len(lines) == 7, lines
+    heads = ["counting: ", "merging: ", "candidates: ", "splitting: ", "supermerging: ", "wrote "]
+    for ln, head in zip(lines, heads):
+        assert ln.startswith("supertok train: " + head), (head, ln)
+    assert "distinct candidates" in lines[2] and "candidates after the n-gram split" in lines[3]
+    assert "/20 steps (" in lines[4] and " supermerges, " in lines[4]

@@ -182,6 +182,14 @@ void st__scratch_pool_free(st__lazy *lz, const st_allocator *a) {
 
 /* ---- per piece ------------------------------------------------------------------------------ */
 
+#define ST_RUN_STACK 64 /* run entries held in the encoder itself; longer runs allocate */
+/* Runs up to this many pretokens take the linear scan of supermerges (cheapest when short, as
+ * nearly all are: the words between two punctuation marks); longer ones the heap merge, so a
+ * megabyte of words with no punctuation costs n log n, not n^2. */
+#ifndef ST_RUN_LINEAR
+#define ST_RUN_LINEAR 16
+#endif
+
 typedef struct encoder {
     const st_encoding *enc;
     const uint8_t *text;
@@ -193,6 +201,17 @@ typedef struct encoder {
     size_t cache_slots;
     uint32_t epoch;
     int memo_tried;
+    /* The superword pass (superword models only: sup NULL otherwise). A pretoken that became
+     * one eligible token joins the current run (its token and byte start); any other piece, a
+     * special token or the end of the text ends the run, which is merged by supermerges and
+     * put out then (run_flush). */
+    const st_supers *sup;
+    uint32_t *run_tok;
+    size_t *run_at;
+    size_t run_n, run_cap;
+    void *run_owned; /* run_tok and run_at once they outgrow the stack arrays below */
+    uint32_t run_stack_tok[ST_RUN_STACK];
+    size_t run_stack_at[ST_RUN_STACK];
 } encoder;
 
 /* The compatibility memo of the backtracking encoder, for calls that have a scratch. */
@@ -207,19 +226,114 @@ static uint64_t *memo_of(encoder *e) {
     return s->memo;
 }
 
-/* The piece cache's entry for p[0..n) at text offset a: replays a hit into the output and
- * returns NULL; else returns the entry to fill (NULL when the cache is off). */
-static cache_entry *cache_find(encoder *e, const uint8_t *p, size_t n, size_t a, uint64_t *h, int *hit) {
+/* ---- the superword pass (docs/design.md §7) -------------------------------------------------- */
+
+/* Room for one more run entry: the stack arrays, then a doubling allocation. */
+static st_status run_grow(encoder *e) {
+    size_t cap = e->run_cap * 2;
+    if (cap > 0x7FFFFFF0u) return ST_ERR_INVALID_ARGUMENT; /* the heap merge names entries in 32 bits */
+    size_t size = cap * (sizeof(uint32_t) + sizeof(size_t));
+    void *mem = st__alloc(&e->enc->alloc, size);
+    if (!mem) return ST_ERR_OUT_OF_MEMORY;
+    size_t *at = (size_t *)mem;
+    uint32_t *tok = (uint32_t *)(void *)(at + cap);
+    st__memcpy(at, e->run_at, e->run_n * sizeof(size_t));
+    st__memcpy(tok, e->run_tok, e->run_n * sizeof(uint32_t));
+    if (e->run_owned) st__free(&e->enc->alloc, e->run_owned, e->run_cap * (sizeof(uint32_t) + sizeof(size_t)));
+    e->run_owned = mem;
+    e->run_at = at;
+    e->run_tok = tok;
+    e->run_cap = cap;
+    return ST_OK;
+}
+
+static void run_release(encoder *e) {
+    if (e->run_owned) st__free(&e->enc->alloc, e->run_owned, e->run_cap * (sizeof(uint32_t) + sizeof(size_t)));
+    e->run_owned = NULL;
+}
+
+/* Merge the current run by supermerges, lowest supermerge (= lowest id) first and the leftmost
+ * of equal ones, until no adjacent pair is one; put out the tokens, each at its first part's
+ * start. Only whole pretokens' tokens are ever in a run, so a supermerge token comes from here
+ * alone: never from the merge inside a pretoken, whatever its bytes. */
+static st_status run_flush(encoder *e) {
+    size_t n = e->run_n;
+    uint32_t *tok = e->run_tok;
+    const size_t *at = e->run_at;
+    const st_rules *sr = &e->sup->rules;
+    e->run_n = 0;
+    if (n <= ST_RUN_LINEAR) { /* merge in place, rank[k] the supermerge joining k and k + 1 */
+        uint32_t rank[ST_RUN_LINEAR];
+        size_t pos[ST_RUN_LINEAR]; /* run index of each part's first entry */
+        for (size_t k = 0; k < n; k++) {
+            pos[k] = k;
+            rank[k] = k + 1 < n ? st__rule_find(sr, tok[k], tok[k + 1]) : ST_NO_TOKEN;
+        }
+        size_t m = n;
+        for (;;) {
+            uint32_t best = ST_NO_TOKEN;
+            size_t j = 0;
+            for (size_t k = 0; k + 1 < m; k++)
+                if (rank[k] < best) { best = rank[k]; j = k; }
+            if (best == ST_NO_TOKEN) break;
+            tok[j] = best;
+            for (size_t k = j + 1; k + 1 < m; k++) { tok[k] = tok[k + 1]; pos[k] = pos[k + 1]; rank[k] = rank[k + 1]; }
+            m--;
+            rank[j] = j + 1 < m ? st__rule_find(sr, best, tok[j + 1]) : ST_NO_TOKEN;
+            if (j > 0) rank[j - 1] = st__rule_find(sr, tok[j - 1], best);
+        }
+        for (size_t k = 0; k < m; k++) put(e->o, tok[k], at[pos[k]]);
+        return ST_OK;
+    }
+    /* the heap merge of merge.c, on the run's tokens with the supermerges as its rules */
+    size_t msz = st__merge_heap_scratch_size(n), size = msz + 2 * n * sizeof(uint32_t);
+    uint8_t *mem = (uint8_t *)st__alloc(&e->enc->alloc, size);
+    if (!mem) return ST_ERR_OUT_OF_MEMORY;
+    uint32_t *out = (uint32_t *)(void *)(mem + msz), *start = out + n;
+    st__merger mg = {&e->enc->vocab, sr, NULL};
+    size_t m = st__merge_heap(&mg, NULL, tok, n, out, start, mem);
+    for (size_t k = 0; k < m; k++) put(e->o, out[k], at[start[k]]);
+    st__free(&e->enc->alloc, mem, size);
+    return ST_OK;
+}
+
+/* A superword model's piece of m tokens starting at text offset a: one eligible token joins
+ * the run (and the caller puts nothing); anything else ends the run, put out now, before the
+ * caller puts the piece's tokens. */
+static st_status piece_to_run(encoder *e, const uint32_t *tok, size_t m, size_t a) {
+    if (m == 1 && st__supers_eligible(e->sup, tok[0])) {
+        if (e->run_n == e->run_cap) {
+            st_status st = run_grow(e);
+            if (st != ST_OK) return st;
+        }
+        e->run_tok[e->run_n] = tok[0];
+        e->run_at[e->run_n++] = a;
+        return ST_OK;
+    }
+    return e->run_n ? run_flush(e) : ST_OK; /* the run ends before this piece */
+}
+
+/* The piece cache's entry for p[0..n) at text offset a: on a hit (*hit = 1) it is the entry to
+ * replay; else the entry to fill (NULL when the cache is off). */
+static cache_entry *cache_find(encoder *e, const uint8_t *p, size_t n, uint64_t *h, int *hit) {
     *hit = 0;
     if (!e->cache || n >= 256) return NULL;
     *h = st__hash_bytes(p, n) | 1;
     cache_entry *ce = &e->cache[(*h >> 20) & (e->cache_slots - 1)];
-    if (ce->epoch == e->epoch && ce->hash == *h && ce->len == n && st__memcmp(e->text + ce->start, p, n) == 0) {
-        for (size_t k = 0; k < ce->ntok; k++) put(e->o, ce->tok[k], a + ce->rel[k]);
+    if (ce->epoch == e->epoch && ce->hash == *h && ce->len == n && st__memcmp(e->text + ce->start, p, n) == 0)
         *hit = 1;
-        return NULL;
-    }
     return ce;
+}
+
+/* Replay a cache hit for the piece at text offset a. */
+static st_status cache_replay(encoder *e, const cache_entry *ce, size_t a) {
+    if (e->sup) {
+        st_status st = piece_to_run(e, ce->tok, ce->ntok, a);
+        if (st != ST_OK) return st;
+        if (ce->ntok == 1 && st__supers_eligible(e->sup, ce->tok[0])) return ST_OK;
+    }
+    for (size_t k = 0; k < ce->ntok; k++) put(e->o, ce->tok[k], a + ce->rel[k]);
+    return ST_OK;
 }
 
 /* Remember the m tokens (starts rel[k] in the piece) of the piece at text[a..a+n). */
@@ -263,8 +377,8 @@ static st_status encode_piece_rules(encoder *e, size_t a, size_t b) {
     size_t n = b - a;
     uint64_t h = 0;
     int hit;
-    cache_entry *ce = cache_find(e, p, n, a, &h, &hit);
-    if (hit) return ST_OK;
+    cache_entry *ce = cache_find(e, p, n, &h, &hit);
+    if (hit) return cache_replay(e, ce, a);
     if (n > 0x7FFFFFF0u) return ST_ERR_INVALID_ARGUMENT;
     /* symbols, their offsets, the final tokens and starts, the merge scratch */
     size_t msz = st__merge_heap_scratch_size(n), size = 4 * n * sizeof(uint32_t) + msz;
@@ -276,10 +390,12 @@ static st_status encode_piece_rules(encoder *e, size_t a, size_t b) {
     size_t ns = piece_symbols(v->alphabet, p, n, sym, off);
     st__merger mg = {v, &e->enc->rules, NULL};
     size_t m = st__merge_heap(&mg, NULL, sym, ns, tok, start, scratch);
-    for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + off[start[k]]);
+    st_status st = e->sup ? piece_to_run(e, tok, m, a) : ST_OK;
+    if (!(e->sup && m == 1 && st__supers_eligible(e->sup, tok[0])))
+        for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + off[start[k]]);
     cache_fill(e, ce, h, a, n, m, tok, start, off);
     if (mem != (uint8_t *)stack) st__free(&e->enc->alloc, mem, size);
-    return ST_OK;
+    return st;
 }
 
 /* A rank vocabulary's piece: one token if it is one; else backtracking (long or non-ASCII
@@ -297,8 +413,8 @@ static st_status encode_piece_ranks(encoder *e, size_t a, size_t b, st_error *er
     }
     uint64_t h = 0;
     int hit;
-    cache_entry *ce = cache_find(e, p, n, a, &h, &hit);
-    if (hit) return ST_OK;
+    cache_entry *ce = cache_find(e, p, n, &h, &hit);
+    if (hit) return cache_replay(e, ce, a);
     for (size_t k = 0; k < n; k++) /* byte-level vocabularies have all 256; others may not */
         if (v->byte_ids[p[k]] == ST_NO_TOKEN) {
             st__error_set(err, ST_ERR_NOT_ENCODABLE, ST_UNIT_BYTE, a + k, "byte ");
@@ -563,12 +679,20 @@ static st_status encode_all(encoder *e, size_t len, const policy *pl, st_error *
         /* and end on one: a loaded special is valid UTF-8, but an image's is trusted for nothing */
         if (i + ml < len && (s[i + ml] & 0xC0) == 0x80) continue;
         st_status st = encode_ordinary(e, seg, i, err);
+        if (st == ST_OK && e->run_n) st = run_flush(e); /* a run never crosses a special token */
         if (st != ST_OK) return st;
         put(e->o, id, i);
         i += ml - 1;
         seg = i + 1;
     }
     return encode_ordinary(e, seg, len, err);
+}
+
+/* The text, then the last run (a run never crosses the end of the text). */
+static st_status encode_text(encoder *e, size_t len, const policy *pl, st_error *err) {
+    st_status st = encode_all(e, len, pl, err);
+    if (st == ST_OK && e->run_n) st = run_flush(e);
+    return st;
 }
 
 /* ---- the calls ------------------------------------------------------------------------------ */
@@ -613,7 +737,14 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
             e.mg.pairs = e.scratch->pairs;
         }
     }
-    st = encode_all(&e, len, &pl, err);
+    if (enc->kind == ST__KIND_RULES && enc->supers.n) {
+        e.sup = &enc->supers;
+        e.run_tok = e.run_stack_tok;
+        e.run_at = e.run_stack_at;
+        e.run_cap = ST_RUN_STACK;
+    }
+    st = encode_text(&e, len, &pl, err);
+    run_release(&e);
     if (e.scratch) scratch_release(enc, e.scratch, slot);
     policy_free(&pl, &enc->alloc);
     *n_ids = o.n;

@@ -68,19 +68,25 @@ st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const ch
     return encoding_finish(enc, st, out);
 }
 
-st_status st_encoding_new_merges(int alphabet, const uint32_t *merges, size_t n_merges, const char *specials,
-                                 size_t specials_len, const st_pretokenizer *pt, const st_allocator *alloc,
-                                 st_encoding **out, st_error *err) {
+st_status st__encoding_new_rules(int alphabet, const uint32_t *merges, size_t n_merges, const uint32_t *supers,
+                                 size_t n_super, const char *specials, size_t specials_len, const st_pretokenizer *pt,
+                                 const st_allocator *alloc, st_encoding **out, st_error *err) {
     st__error_clear(err);
-    if (!out || !pt || (!merges && n_merges) || (!specials && specials_len))
+    if (!out || !pt || (!merges && n_merges) || (!supers && n_super) || (!specials && specials_len))
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, pt ? NULL : "no pre-tokenizer");
     *out = NULL;
     st_encoding *enc;
     st_status st = encoding_start(alloc, pt, ST__KIND_RULES, &enc, err);
     if (st != ST_OK) return st;
-    st = st__vocab_from_merges(&enc->vocab, &enc->rules, &enc->alloc, alphabet, merges, n_merges, specials,
-                               specials_len, err);
+    st = st__vocab_from_merges(&enc->vocab, &enc->rules, &enc->supers, &enc->alloc, alphabet, merges, n_merges,
+                               supers, n_super, specials, specials_len, err);
     return encoding_finish(enc, st, out);
+}
+
+st_status st_encoding_new_merges(int alphabet, const uint32_t *merges, size_t n_merges, const char *specials,
+                                 size_t specials_len, const st_pretokenizer *pt, const st_allocator *alloc,
+                                 st_encoding **out, st_error *err) {
+    return st__encoding_new_rules(alphabet, merges, n_merges, NULL, 0, specials, specials_len, pt, alloc, out, err);
 }
 
 void st_encoding_free(st_encoding *enc) {

@@ -48,9 +48,17 @@ struct st_encoding {
     uint32_t kind;             /* st__kind */
     st_vocab vocab;            /* the token store: every kind */
     st_rules rules;            /* ST__KIND_RULES only */
+    st_supers supers;          /* ST__KIND_RULES only: a superword model's supermerges (n 0: none) */
     struct st_pretokenizer pt; /* a copy of the constructor's pre-tokenizer */
     st__lazy *lazy;            /* see st__lazy; never NULL in a made handle */
 };
+
+/* encoding.c: a rule model's encoding, with supermerges (supers[2j], supers[2j + 1]: the parts
+ * of supermerge j, id A + n_merges + j) when n_super > 0. st_encoding_new_merges is this with
+ * none; model.c's st_encoding_from_model passes a model's. */
+st_status st__encoding_new_rules(int alphabet, const uint32_t *merges, size_t n_merges, const uint32_t *supers,
+                                 size_t n_super, const char *specials, size_t specials_len, const st_pretokenizer *pt,
+                                 const st_allocator *alloc, st_encoding **out, st_error *err);
 
 /* encode.c: free the scratch blocks of a handle being freed (no call may be running). */
 void st__scratch_pool_free(st__lazy *lazy, const st_allocator *a);

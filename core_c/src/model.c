@@ -1,6 +1,7 @@
 /* Model files (docs/model-format.md): the parser, the canonical writer, and the encoding built
  * from a parsed model. No libc: numbers, base64 and messages are done here. */
 #include "model.h"
+#include "encoding.h"
 #include "vocab.h"
 
 /* ---- small helpers ---------------------------------------------------------------------- */
@@ -1181,8 +1182,8 @@ static st_status build_encoding(const st_model *m, const char *specials, size_t 
     st_status st = st_pretokenizer_new(m->pattern, m->flags, scripts, scripts_len, alloc, &pt, ce);
     if (st != ST_OK) return st;
     if (m->kind == ST_MODEL_RULES)
-        st = st_encoding_new_merges(m->alphabet, m->merges.pairs, m->merges.n, specials, specials_len, pt, alloc, out,
-                                    ce);
+        st = st__encoding_new_rules(m->alphabet, m->merges.pairs, m->merges.n, m->supermerges.pairs,
+                                    m->supermerges.n, specials, specials_len, pt, alloc, out, ce);
     else
         st = st_encoding_new_tiktoken((const char *)m->src + m->tokens_off, m->tokens_len, specials, specials_len, pt,
                                       alloc, out, ce);
@@ -1206,11 +1207,6 @@ st_status st_encoding_from_model(const st_model *m, const st_allocator *alloc, s
         return ST_ERR_INVALID_ARGUMENT;
     }
     *out = NULL;
-    if (m->supermerges.n) {
-        ms(begin(e, m->supermerges.line, line_start(m->src, m->src_len, m->supermerges.line)),
-           "supermerges: not supported yet (this core encodes regular merges only)");
-        return ST_ERR_MALFORMED_MODEL;
-    }
     st_allocator a;
     st__allocator_init(&a, alloc);
     size_t slen = 0;
@@ -1242,8 +1238,9 @@ st_status st_encoding_from_model(const st_model *m, const st_allocator *alloc, s
             ms(e, "]: ");
             ms(e, ce.message[0] ? ce.message : "refused by the encoding constructor");
         } else if (m->kind == ST_MODEL_RULES) {
-            line = m->merges.line + 1 + off;
-            ms(begin(e, line, line_start(m->src, m->src_len, line)), "merges[");
+            int sup = ce.input == 2; /* a supermerge's index, else a rule's */
+            line = (sup ? m->supermerges.line : m->merges.line) + 1 + off;
+            ms(begin(e, line, line_start(m->src, m->src_len, line)), sup ? "supermerges[" : "merges[");
             mu(e, off);
             ms(e, "]: ");
             ms(e, ce.message[0] ? ce.message : "refused by the encoding constructor");

@@ -1,5 +1,6 @@
 /* Vocabulary loading (tiktoken rank files) and the bytes -> id table. */
 #include "vocab.h"
+#include "unicode_tables.h"
 
 /* A weak hash clusters on 200k tokens (suBPEriod: the multiply-shift variant lost 40%), so each
  * 8-byte word is folded in with a multiply and the result goes through a full finalizer. */
@@ -312,29 +313,129 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
 
 /* ---- merge-rules models ------------------------------------------------------------------ */
 
-st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, const st_allocator *a, int alphabet, const uint32_t *merges,
-                                size_t n_merges, const char *specials, size_t specials_len, st_error *err) {
+/* Whether the text of a token holds a letter (\p{L}: Lu, Ll, Lt, Lm, Lo), the text being its
+ * bytes (byte-level) or what its UBE symbols spell: a byte symbol is a UTF-8 byte, two symbols
+ * of the second alphabet a UTF-16 unit, low byte first (docs/design.md §6). Text that is not
+ * valid gives 0: such a token is never the whole of a pretoken, which is all the superword
+ * pass asks about. */
+static int token_has_letter(const uint8_t *p, size_t n, uint32_t unit) {
+    int letter = 0;
+    if (unit == 1) {
+        if (st_utf8_validate((const char *)p, n, NULL) != ST_OK) return 0;
+        for (size_t i = 0; i < n && !letter;) {
+            uint32_t cp;
+            i += st__utf8_decode(p + i, &cp);
+            uint8_t c = st_ucd_class(cp) & ST_UCD_CLASS_MASK;
+            letter = c >= ST_UCD_LU && c <= ST_UCD_LO;
+        }
+        return letter;
+    }
+    size_t count = n / 2;
+#define SYM(k) ((uint32_t)p[2 * (k)] | ((uint32_t)p[2 * (k) + 1] << 8))
+    for (size_t k = 0; k < count;) {
+        uint32_t s = SYM(k), cp;
+        if (s < 256) { /* a UTF-8 sequence of byte symbols */
+            size_t l = s < 0x80 ? 1 : (s & 0xE0) == 0xC0 ? 2 : (s & 0xF0) == 0xE0 ? 3 : (s & 0xF8) == 0xF0 ? 4 : 0;
+            uint8_t b[4];
+            if (!l || k + l > count) return 0;
+            for (size_t j = 0; j < l; j++) {
+                uint32_t t = SYM(k + j);
+                if (t >= 256) return 0;
+                b[j] = (uint8_t)t;
+            }
+            if (st_utf8_validate((const char *)b, l, NULL) != ST_OK) return 0;
+            st__utf8_decode(b, &cp);
+            k += l;
+        } else { /* a UTF-16 unit, or a surrogate pair */
+            if (k + 2 > count || SYM(k + 1) < 256) return 0;
+            uint32_t u = (s - 256) | ((SYM(k + 1) - 256) << 8);
+            k += 2;
+            if (u >= 0xDC00 && u <= 0xDFFF) return 0;
+            if (u >= 0xD800 && u <= 0xDBFF) {
+                if (k + 2 > count || SYM(k) < 256 || SYM(k + 1) < 256) return 0;
+                uint32_t lo = (SYM(k) - 256) | ((SYM(k + 1) - 256) << 8);
+                if (lo < 0xDC00 || lo > 0xDFFF) return 0;
+                k += 2;
+                cp = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+            } else {
+                cp = u;
+            }
+        }
+        uint8_t c = st_ucd_class(cp) & ST_UCD_CLASS_MASK;
+        if (c >= ST_UCD_LU && c <= ST_UCD_LO) letter = 1;
+    }
+#undef SYM
+    return letter;
+}
+
+/* Part ids of rule i of a section whose rule 0 makes id first: both below the rule's own id. */
+static st_status check_parts(const uint32_t *pairs, size_t n, uint32_t first, uint32_t input, st_error *err) {
+    for (size_t i = 0; i < n; i++)
+        if (pairs[2 * i] >= first + i || pairs[2 * i + 1] >= first + i) {
+            st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, i, input == 2 ? "supermerge " : "rule ");
+            st__error_append_u64(err, i);
+            st__error_append(err, ": part ");
+            st__error_append_u64(err, pairs[2 * i] >= first + i ? pairs[2 * i] : pairs[2 * i + 1]);
+            st__error_append(err, " is not below the rule's own id ");
+            st__error_append_u64(err, first + i);
+            st__error_line(err, 0, input);
+            return ST_ERR_MALFORMED_MODEL;
+        }
+    return ST_OK;
+}
+
+/* Insert the n rules of pairs (rule i makes id first + i) into the table slots[0..mask]; a pair
+ * already there (from this section, or found in `other`) is ST_ERR_MALFORMED_MODEL naming both. */
+static st_status insert_rules(uint64_t *slots, uint32_t mask, const st_rules *self, const st_rules *other,
+                              const uint32_t *pairs, size_t n, uint32_t first, uint32_t input, st_error *err) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t l = pairs[2 * i], r = pairs[2 * i + 1];
+        uint32_t earlier = st__rule_find(self, l, r), from = first;
+        const char *what = input == 2 ? " repeats supermerge " : " repeats rule ";
+        if (earlier == ST_NO_TOKEN && other && other->slots) {
+            earlier = st__rule_find(other, l, r);
+            from = other->base;
+            what = " repeats rule ";
+        }
+        if (earlier != ST_NO_TOKEN) { /* the same pair twice */
+            st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, i, input == 2 ? "supermerge " : "rule ");
+            st__error_append_u64(err, i);
+            st__error_append(err, what);
+            st__error_append_u64(err, earlier - from);
+            st__error_line(err, 0, input);
+            return ST_ERR_MALFORMED_MODEL;
+        }
+        uint64_t key = ((uint64_t)l << 21) | r;
+        uint32_t k = (uint32_t)st__mix64(key) & mask;
+        while (slots[k]) k = (k + 1) & mask;
+        slots[k] = (key << 21) | (first + (uint32_t)i);
+    }
+    return ST_OK;
+}
+
+st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const st_allocator *a, int alphabet,
+                                const uint32_t *merges, size_t n_merges, const uint32_t *supers, size_t n_super,
+                                const char *specials, size_t specials_len, st_error *err) {
     const uint8_t *ss = (const uint8_t *)specials;
     st__memset(v, 0, sizeof *v);
     st__memset(rs, 0, sizeof *rs);
+    st__memset(sup, 0, sizeof *sup);
     if (alphabet != ST_ALPHABET_BYTES && alphabet != ST_ALPHABET_UBE)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown alphabet");
     uint32_t base = alphabet == ST_ALPHABET_UBE ? 512 : 256, unit = alphabet == ST_ALPHABET_UBE ? 2 : 1;
     if (n_merges >= ST_RULES_MAX_IDS - base)
         return st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, n_merges, "more rules than 2^21 ids hold");
-    uint32_t n_ord = base + (uint32_t)n_merges;
+    if (n_super >= ST_RULES_MAX_IDS - base - n_merges) {
+        st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, n_super, "more rules than 2^21 ids hold");
+        st__error_line(err, 0, 2);
+        return ST_ERR_MALFORMED_MODEL;
+    }
+    uint32_t n_reg = base + (uint32_t)n_merges, n_ord = n_reg + (uint32_t)n_super;
     /* every rule joins two earlier tokens; token lengths (in symbols) add up */
     uint64_t symbols = base;
-    for (size_t i = 0; i < n_merges; i++)
-        if (merges[2 * i] >= base + i || merges[2 * i + 1] >= base + i) {
-            st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, i, "rule ");
-            st__error_append_u64(err, i);
-            st__error_append(err, ": part ");
-            st__error_append_u64(err, merges[2 * i] >= base + i ? merges[2 * i] : merges[2 * i + 1]);
-            st__error_append(err, " is not below the rule's own id ");
-            st__error_append_u64(err, base + i);
-            return ST_ERR_MALFORMED_MODEL;
-        }
+    st_status cst = check_parts(merges, n_merges, base, 0, err);
+    if (cst == ST_OK) cst = check_parts(supers, n_super, n_reg, 2, err);
+    if (cst != ST_OK) return cst;
     scan_totals ts = {0, 0, 0, 0};
     if (specials_len) {
         st_status st = scan_file(ss, specials_len, &ts, 1, err);
@@ -356,22 +457,29 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, const st_allocator *a
         st__error_append(err, " leaves most ids below it unused");
         return ST_ERR_MALFORMED_MODEL;
     }
-    uint32_t cap = 1, rcap = 1;
+    uint32_t cap = 1, rcap = 1, scap = 1;
     while (cap < 2 * n_ord) cap <<= 1;
     while (rcap < 2 * n_merges + 2) rcap <<= 1;
+    while (scap < 2 * n_super + 2) scap <<= 1;
     size_t off_size = align8(((size_t)n_ids + 1) * 4);
     size_t tab_size = (size_t)cap * 8;
     size_t spec_size = align8(ts.count * 4);
     size_t rules_size = (size_t)rcap * 8;
+    /* supermerges: their rule table and the eligible bits of the regular ids */
+    size_t sup_size = n_super ? (size_t)scap * 8 + ((size_t)n_reg + 63) / 64 * 8 : 0;
     /* the token lengths come from the rules, so their total is known only after a pass */
     uint32_t *len = (uint32_t *)st__alloc(a, (size_t)n_ord * 4);
     if (!len) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     for (uint32_t id = 0; id < base; id++) len[id] = 1;
-    for (size_t i = 0; i < n_merges; i++) {
-        uint64_t l = (uint64_t)len[merges[2 * i]] + len[merges[2 * i + 1]];
+    for (size_t i = 0; i < n_merges + n_super; i++) {
+        const uint32_t *pr = i < n_merges ? merges + 2 * i : supers + 2 * (i - n_merges);
+        uint64_t l = (uint64_t)len[pr[0]] + len[pr[1]];
         if (l * unit > 0x7FFFFFFFu) {
             st__free(a, len, (size_t)n_ord * 4);
-            return st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, i, "the rule's token is 2 GB or longer");
+            st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, i < n_merges ? i : i - n_merges,
+                          "the rule's token is 2 GB or longer");
+            st__error_line(err, 0, i < n_merges ? 0 : 2);
+            return ST_ERR_MALFORMED_MODEL;
         }
         len[base + i] = (uint32_t)l;
         symbols += l;
@@ -383,7 +491,7 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, const st_allocator *a
     }
     size_t bytes_size = align8((size_t)(ord_bytes + ts.bytes)) + 8;
     /* no 2-byte pair table: rules merge by rule, never by joined bytes (pair_ids stays NULL) */
-    size_t total = off_size + tab_size + spec_size + rules_size + bytes_size;
+    size_t total = off_size + tab_size + spec_size + rules_size + sup_size + bytes_size;
     uint8_t *block = (uint8_t *)st__alloc(a, total);
     if (!block) {
         st__free(a, len, (size_t)n_ord * 4);
@@ -394,7 +502,9 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, const st_allocator *a
     uint64_t *table = (uint64_t *)(void *)(block + off_size);
     uint32_t *special_ids = (uint32_t *)(void *)(block + off_size + tab_size);
     uint64_t *rules = (uint64_t *)(void *)(block + off_size + tab_size + spec_size);
-    uint8_t *bytes = block + off_size + tab_size + spec_size + rules_size;
+    uint64_t *super_slots = (uint64_t *)(void *)(block + off_size + tab_size + spec_size + rules_size);
+    uint64_t *eligible = super_slots + scap;
+    uint8_t *bytes = block + off_size + tab_size + spec_size + rules_size + sup_size;
     for (uint32_t id = 0; id < n_ord; id++) offsets[id + 1] = len[id] * unit;
     st__free(a, len, (size_t)n_ord * 4);
     st_status st = ST_OK;
@@ -408,8 +518,9 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, const st_allocator *a
         bytes[offsets[id]] = (uint8_t)id;
         if (unit == 2) bytes[offsets[id] + 1] = (uint8_t)(id >> 8);
     }
-    for (size_t i = 0; i < n_merges; i++) { /* each rule: its two parts, already written */
-        uint32_t l = merges[2 * i], r = merges[2 * i + 1], at = offsets[base + i];
+    for (size_t i = 0; i < n_merges + n_super; i++) { /* each rule: its two parts, already written */
+        const uint32_t *pr = i < n_merges ? merges + 2 * i : supers + 2 * (i - n_merges);
+        uint32_t l = pr[0], r = pr[1], at = offsets[base + i];
         uint32_t ll = offsets[l + 1] - offsets[l], rl = offsets[r + 1] - offsets[r];
         st__memcpy(bytes + at, bytes + offsets[l], ll);
         st__memcpy(bytes + at + ll, bytes + offsets[r], rl);
@@ -446,23 +557,25 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, const st_allocator *a
         while (table[i]) i = (i + 1) & (cap - 1);
         table[i] = (h & 0xFFFFFFFF00000000ull) | ((uint64_t)id + 1);
     }
-    for (size_t i = 0; i < n_merges; i++) {
-        uint32_t l = merges[2 * i], r = merges[2 * i + 1];
-        uint32_t earlier = st__rule_find(rs, l, r);
-        if (earlier != ST_NO_TOKEN) { /* the same pair twice */
-            st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, i, "rule ");
-            st__error_append_u64(err, i);
-            st__error_append(err, " repeats rule ");
-            st__error_append_u64(err, earlier - base);
-            st__free(a, block, total);
-            st__memset(v, 0, sizeof *v);
-            st__memset(rs, 0, sizeof *rs);
-            return ST_ERR_MALFORMED_MODEL;
-        }
-        uint64_t key = ((uint64_t)l << 21) | r;
-        uint32_t k = (uint32_t)st__mix64(key) & (rcap - 1);
-        while (rules[k]) k = (k + 1) & (rcap - 1);
-        rules[k] = (key << 21) | (base + (uint32_t)i);
+    st = insert_rules(rules, rcap - 1, rs, NULL, merges, n_merges, base, 0, err);
+    if (st == ST_OK && n_super) {
+        sup->rules.slots = super_slots;
+        sup->rules.mask = scap - 1;
+        sup->rules.base = n_reg;
+        sup->n = (uint32_t)n_super;
+        sup->eligible = eligible;
+        /* a supermerge's pair may be no rule either: one pair, one token */
+        st = insert_rules(super_slots, scap - 1, &sup->rules, rs, supers, n_super, n_reg, 2, err);
+        for (uint32_t id = 0; id < n_reg && st == ST_OK; id++)
+            if (token_has_letter(bytes + offsets[id], offsets[id + 1] - offsets[id], unit))
+                eligible[id >> 6] |= 1ull << (id & 63);
+    }
+    if (st != ST_OK) {
+        st__free(a, block, total);
+        st__memset(v, 0, sizeof *v);
+        st__memset(rs, 0, sizeof *rs);
+        st__memset(sup, 0, sizeof *sup);
+        return st;
     }
     for (int b = 0; b < 256; b++) v->byte_ids[b] = (uint32_t)b; /* symbol b is id b */
     return st;

@@ -145,11 +145,32 @@ ST_INLINE int st__vocab_is_special(const st_vocab *v, uint32_t id) {
  * format. Errors carry the byte offset of the bad line (specials: offset into that text). */
 st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const char *ranks, size_t ranks_len,
                                    const char *specials, size_t specials_len, st_error *err);
+/* The supermerges of a superword model (docs/design.md §7), kept apart from the rules so the
+ * merge inside a pretoken can never make a supermerge token: they join the tokens of whole
+ * adjacent pretokens only, in the superword pass (encode.c). */
+typedef struct st_supers {
+    st_rules rules;           /* (left, right) -> the supermerge's token; rules.base = the id of
+                                 supermerge 0 (A + n_merges); slots NULL when there are none */
+    uint32_t n;               /* supermerges: ids rules.base .. rules.base + n - 1 */
+    const uint64_t *eligible; /* bit per id below rules.base: the token's text (bytes, or its UBE
+                                 symbols' text) is valid and holds a letter (\p{L}), so a
+                                 pretoken that became that one token may join a superword */
+} st_supers;
+
+ST_INLINE int st__supers_eligible(const st_supers *s, uint32_t id) {
+    return id < s->rules.base && ((s->eligible[id >> 6] >> (id & 63)) & 1);
+}
+
 /* A merge-rules model: ids 0..A-1 the base symbols (A = 256 or 512), id A + i the join of
- * merges[2i] and merges[2i + 1]; specials as for st__vocab_parse_tiktoken (ids >= A + n). A
- * bad rule is ST_ERR_MALFORMED_MODEL with *err_offset = its index. */
-st_status st__vocab_from_merges(st_vocab *v, st_rules *rules, const st_allocator *a, int alphabet, const uint32_t *merges,
-                                size_t n_merges, const char *specials, size_t specials_len, st_error *err);
+ * merges[2i] and merges[2i + 1], then id A + n_merges + j the join of supers[2j] and
+ * supers[2j + 1] (supermerges; sup may be NULL when n_super is 0); specials as for
+ * st__vocab_parse_tiktoken (ids >= A + n_merges + n_super). A bad rule is
+ * ST_ERR_MALFORMED_MODEL with err->offset = its index (err->input 2 for a supermerge). The
+ * bytes -> id table holds every ordinary token (a supermerge's too: st_token_id finds it),
+ * the first id for bytes two tokens share; the encoders of rule models never consult it. */
+st_status st__vocab_from_merges(st_vocab *v, st_rules *rules, st_supers *sup, const st_allocator *a, int alphabet,
+                                const uint32_t *merges, size_t n_merges, const uint32_t *supers, size_t n_super,
+                                const char *specials, size_t specials_len, st_error *err);
 void st__vocab_free(st_vocab *v, const st_allocator *a);
 
 /* The binary image: a header and the arrays, position-independent, loadable in place. */

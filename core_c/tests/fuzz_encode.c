@@ -39,7 +39,9 @@
 //         ST_ERR_MALFORMED_MODEL with an offset inside the text it names, or
 //         ST_ERR_OUT_OF_MEMORY when an allocation failed; nothing may leak. A loaded encoding round-trips a fixed text and the input (when it is valid
 //         UTF-8 and every byte has a token), and its image gives the same ids.
-//  rules  A merge-rules model (st_encoding_new_merges) and a text; see run_rules.
+//  rules  A merge-rules model (st_encoding_new_merges) and a text; see run_rules. The same
+//         rules are also loaded as a superword model, the later half as supermerges; see
+//         run_superwords.
 //
 // Specials that are not valid UTF-8 (raw specials of bit 7, or a damaged image's) are allowed:
 // this harness found that such a special matched inside a character (input C2 FF 00 00 80 00 00
@@ -631,6 +633,71 @@ static void run_ranks(const uint8_t *data, size_t size, uint64_t seed) {
  * over the limit when byte 0 bit 7 is set, which must be rejected); the rest is text. Checks:
  * load and encode never crash; on valid UTF-8 the ids decode back to the text (replace and
  * strict), the count agrees, and every id is below n_vocab; a rejected model leaks nothing. */
+/* The same rules as a superword model: the first r = n / 2 stay rules, the rest become
+ * supermerges (rule i and supermerge i - r make the same id A + i, so the parts stay below it).
+ * Encoding the (valid) text with it and expanding every supermerge token back into its parts
+ * must give the ids of the first r rules alone: the superword pass only joins whole tokens. A
+ * supermerge that repeats a rule's pair makes the model malformed: then nothing is checked. */
+static void run_superwords(const uint8_t *data, size_t size, int ube, int pattern, const uint32_t *merges, size_t n,
+                           const char *text, size_t len) {
+    static const char *pat[] = {"", "gpt2", "cl100k", "o200k"};
+    size_t r = n / 2, cap = 256 + 32 * n;
+    char *model = (char *)malloc(cap);
+    size_t m = (size_t)snprintf(model, cap, "supertok-model 1\nname f\nkind rules\nalphabet %s\npattern %s\n"
+                                "script-aware no\nmerges %zu\n", ube ? "ube" : "bytes", pat[pattern], r);
+    for (size_t i = 0; i < n; i++) {
+        if (i == r) m += (size_t)snprintf(model + m, cap - m, "supermerges %zu\n", n - r);
+        m += (size_t)snprintf(model + m, cap - m, "%u %u\n", merges[2 * i], merges[2 * i + 1]);
+    }
+    m += (size_t)snprintf(model + m, cap - m, "specials 1\n9999 <|end|>\nend\n");
+    uint32_t base = ube ? 512 : 256;
+    st_encoding *sw = NULL, *plain = NULL;
+    st_error e;
+    if (st_encoding_new_model(model, m, NULL, &sw, &e) != ST_OK) { free(model); return; }
+    free(model);
+    st_pretokenizer *pt = NULL;
+    if (st_pretokenizer_new(pattern, 0, NULL, 0, NULL, &pt, &e) != ST_OK ||
+        st_encoding_new_merges(ube, merges, r, "PHxlbmR8Pg== 9999\n", 18, pt, NULL, &plain, &e) != ST_OK)
+        fail("superwords: the plain model does not load", data, size);
+    st_pretokenizer_free(pt);
+    uint32_t allowed = 9999;
+    size_t c1 = len + 1, g1 = 0, g2 = 0, cnt = 0, bl = 0;
+    uint32_t *a = (uint32_t *)malloc(c1 * 4), *b = (uint32_t *)malloc(c1 * 4), *x = (uint32_t *)malloc(c1 * 4);
+    uint32_t *stack = (uint32_t *)malloc((n + 2) * 4 * 2);
+    uint8_t *back = (uint8_t *)malloc(3 * len + 16);
+    if (t_encode(sw, text, len, &allowed, 1, a, NULL, c1, &g1, NULL) != ST_OK ||
+        t_encode(plain, text, len, &allowed, 1, b, NULL, c1, &g2, NULL) != ST_OK)
+        fail("superwords: encode failed", data, size);
+    if (t_encode_count(sw, text, len, &allowed, 1, &cnt, NULL) != ST_OK || cnt != g1)
+        fail("superwords: count differs from encode", data, size);
+    if (t_decode_text(sw, a, g1, 0, back, 3 * len + 16, &bl, NULL) != ST_OK || bl != len || memcmp(back, text, len))
+        fail("superwords: decode_text(encode(text)) != text", data, size);
+    size_t nx = 0;
+    for (size_t i = 0; i < g1; i++) { /* expand supermerge tokens, left part first */
+        size_t sp = 0;
+        stack[sp++] = a[i];
+        while (sp) {
+            uint32_t t = stack[--sp];
+            if (t >= base + r && t < base + n) {
+                stack[sp++] = merges[2 * (t - base) + 1];
+                stack[sp++] = merges[2 * (t - base)];
+            } else if (nx < c1) {
+                x[nx++] = t;
+            } else {
+                fail("superwords: expansion longer than the text", data, size);
+            }
+        }
+    }
+    if (nx != g2 || memcmp(x, b, nx * 4)) fail("superwords: expanded ids differ from the rules' ids", data, size);
+    free(a);
+    free(b);
+    free(x);
+    free(stack);
+    free(back);
+    st_encoding_free(sw);
+    st_encoding_free(plain);
+}
+
 static void run_rules(const uint8_t *data, size_t size, uint64_t seed) {
     g_mode_name = "rules";
     (void)seed;
@@ -673,6 +740,7 @@ static void run_rules(const uint8_t *data, size_t size, uint64_t seed) {
     } else if (st != ST_ERR_INVALID_UTF8) {
         fail("rules: encode failed on a loaded model", data, size);
     }
+    if (st == ST_OK && n >= 2) run_superwords(data, size, ube, pattern, merges, n, text, len);
     free(ids);
     free(back);
     st_encoding_free(enc);

@@ -168,6 +168,9 @@ printf '\033\000\020\000\003abcdefgh' >"$build/enc_seeds/image2"
 printf '\002\377YQ== 0\nYg== 1\nYWI= 2\nIA== 3\n\000PHx4fD4= 4\n' >"$build/enc_seeds/ranks1"
 printf '\000\003YQ== 0\r\nYg== 1\r\n' >"$build/enc_seeds/ranks2"
 : >"$build/enc_seeds/empty"
+# rules mode: models whose later rules, as supermerges, join the text's words (run_superwords)
+printf '\005\002 \000c\000\000\002\000\002cc cc ccc c cc ccc c cc c c c cccc' >"$build/enc_seeds/super1"
+printf '\002\010 \000b\000 \000c\0003\0001\0004\0001\000\001\001\000\001\001\001\001\001\000\001\005\001\005\001\000\001 c c bc bb b b b bccc' >"$build/enc_seeds/super2"
 "$build/fuzz_encode_replay" "$build"/enc_seeds/*
 
 if [ "${ST_FUZZ_SECONDS:-0}" -gt 0 ]; then

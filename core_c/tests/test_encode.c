@@ -2376,6 +2376,152 @@ static void test_scratch_reuse(void) {
     free(b);
 }
 
+
+/* ---- superword models (docs/design.md §7) ---------------------------------------------------- */
+
+/* A byte-level superword model, ids derived by hand. Rules (ids 256-263):
+ *   256 " t" = (32 ' ', 116 't')   257 " th" = (256, 'h')   258 " the" = (257, 'e')
+ *   259 "ca" = ('c', 'a')          260 " ca" = (32, 259)    261 " cat" = (260, 't')
+ *   262 "th" = ('t', 'h')          263 "the" = (262, 'e')
+ * Supermerges (ids 264-269; a lower id is applied first):
+ *   264 " the cat" = (258, 261)    265 "the cat" = (263, 261)   266 " the cat the" = (264, 258)
+ *   267 " cat the" = (261, 258)    268 " the." = (258, 46 '.'): '.' holds no letter, so a
+ *   pretoken "." is never in a run and 268 is never made; 269 "thethe" = (263, 263): both
+ *   halves are the tokens of ONE pretoken "thethe", which the superword pass never joins.
+ * The special <|e|> is 270. The gpt2 pattern splits "the cat the" into "the", " cat", " the". */
+static const char SW_BYTES[] =
+    "supertok-model 1\nname sw\nkind rules\nalphabet bytes\npattern gpt2\nscript-aware no\n"
+    "merges 8\n32 116\n256 104\n257 101\n99 97\n32 259\n260 116\n116 104\n262 101\n"
+    "supermerges 6\n258 261\n263 261\n264 258\n261 258\n258 46\n263 263\n"
+    "specials 1\n270 <|e|>\nend\n";
+
+/* A UBE superword model: 中 (U+4E2D) is the symbols 256 + 0x2D, 256 + 0x4E; 文 (U+6587)
+ * 256 + 0x87, 256 + 0x65. Rules (ids 512-515): 512 中 = (301, 334), 513 " 中" = (32, 512),
+ * 514 文 = (391, 357), 515 " 文" = (32, 514). Supermerge 516 " 中 文" = (513, 515). */
+static const char SW_UBE[] =
+    "supertok-model 1\nname swu\nkind rules\nalphabet ube\npattern cl100k\nscript-aware no\n"
+    "merges 4\n301 334\n32 512\n391 357\n32 514\nsupermerges 1\n513 515\nspecials 0\nend\n";
+
+/* Encode text with <|e|> (270) allowed in SW_BYTES; check ids and code point starts. */
+static void sw_case(const st_encoding *enc, const char *text, const uint32_t *want, const size_t *want_at, size_t n) {
+    uint32_t ids[64];
+    size_t at[64], got = 0, counted = 0;
+    static const uint32_t allowed[] = {270};
+    size_t n_allowed = st_encoding_n_special(enc) ? 1 : 0;
+    st_status st = t_encode(enc, text, strlen(text), allowed, n_allowed, ids, at, 64, &got, NULL);
+    int ok = st == ST_OK && got == n;
+    for (size_t k = 0; ok && k < n; k++) ok = ids[k] == want[k] && (!want_at || at[k] == want_at[k]);
+    CHECK(ok, "superwords: '%s': %d, %zu ids (want %zu), first %u", text, st, got, n, got ? ids[0] : 0);
+    CHECK(t_encode_count(enc, text, strlen(text), allowed, n_allowed, &counted, NULL) == ST_OK && counted == n,
+          "superwords: count of '%s'", text);
+}
+
+static void test_superwords(void) {
+    st_encoding *enc = NULL;
+    st_error err;
+    st_status st = st_encoding_new_model(SW_BYTES, sizeof SW_BYTES - 1, NULL, &enc, &err);
+    CHECK(st == ST_OK, "superword model: %d %s", st, err.message);
+    if (!enc) return;
+    CHECK(st_encoding_n_vocab(enc) == 271, "superword model: n_vocab %u", st_encoding_n_vocab(enc));
+    /* [263 the, 261 cat, 258 the, 261 cat]: pairs 265, 267, 264; 264 first -> [263, 261, 264];
+     * then 265 -> [265, 264] */
+    sw_case(enc, "the cat the cat", (const uint32_t[]){265, 264}, (const size_t[]){0, 7}, 2);
+    /* [258, 261, 258, 261]: 264 at 0 and 2, the leftmost first -> [264, 258, 261]: then 264
+     * (rank below 266) -> [264, 264] */
+    sw_case(enc, " the cat the cat", (const uint32_t[]){264, 264}, (const size_t[]){0, 8}, 2);
+    /* [258, 261, 258]: 264 -> [264, 258] -> 266 */
+    sw_case(enc, " the cat the", (const uint32_t[]){266}, (const size_t[]){0}, 1);
+    /* [261, 258, 261]: 264 (at 1) before 267 (at 0) -> [261, 264] */
+    sw_case(enc, " cat the cat", (const uint32_t[]){261, 264}, (const size_t[]){0, 4}, 2);
+    /* '.' has no letter: 268 never applies */
+    sw_case(enc, " the.", (const uint32_t[]){258, 46}, (const size_t[]){0, 4}, 2);
+    /* one pretoken "thethe": the rules give [263, 263]; 269 joins pretokens only */
+    sw_case(enc, "thethe", (const uint32_t[]){263, 263}, (const size_t[]){0, 3}, 2);
+    /* a special token ends a run; the text's ends too */
+    sw_case(enc, " the<|e|> cat", (const uint32_t[]){258, 270, 261}, (const size_t[]){0, 4, 9}, 3);
+    sw_case(enc, " the cat<|e|> the cat", (const uint32_t[]){264, 270, 264}, (const size_t[]){0, 8, 13}, 3);
+    /* a piece of two tokens ends a run: " c" is [32, 99] */
+    sw_case(enc, " the c cat", (const uint32_t[]){258, 32, 99, 261}, NULL, 4);
+    sw_case(enc, "", NULL, NULL, 0);
+    sw_case(enc, " the", (const uint32_t[]){258}, NULL, 1);
+
+    /* long runs: past ST_RUN_LINEAR the heap merge. "the" + k x " cat the" is
+     * [263, 261, (258, 261) x (k-1), 258]: every (258, 261) becomes 264 left to right, then 265
+     * joins the first two and 266 the last two: [265, 264 x (k-2), 266]. */
+    for (int k = 3; k <= 40; k += 37) {
+        char text[512];
+        size_t len = (size_t)sprintf(text, "the");
+        for (int i = 0; i < k; i++) len += (size_t)sprintf(text + len, " cat the");
+        uint32_t want[64];
+        size_t n = 0;
+        want[n++] = 265;
+        for (int i = 0; i < k - 2; i++) want[n++] = 264;
+        want[n++] = 266;
+        sw_case(enc, text, want, NULL, n);
+    }
+    /* texts long enough for the piece cache (8 KB): hits replay into the run too; the second
+     * text's runs end at each '.' */
+    static const char *units[] = {" the cat", " the cat."};
+    for (int u = 0; u < 2; u++) {
+        size_t reps = 1100, ul = strlen(units[u]), len = reps * ul, got = 0;
+        char *text = (char *)xmalloc(len + 1);
+        for (size_t i = 0; i < reps; i++) memcpy(text + i * ul, units[u], ul);
+        text[len] = 0;
+        uint32_t *ids = (uint32_t *)xmalloc(len * sizeof(uint32_t));
+        st = t_encode(enc, text, len, NULL, 0, ids, NULL, len, &got, NULL);
+        size_t per = u ? 2 : 1, bad = 0;
+        for (size_t i = 0; i < got; i++) bad += ids[i] != (i % per ? 46u : 264u);
+        CHECK(st == ST_OK && got == reps * per && bad == 0, "superwords: '%s' x %zu: %d, %zu ids, %zu wrong", units[u],
+              reps, st, got, bad);
+        free(ids);
+        free(text);
+    }
+    /* decoding: a supermerge token's bytes are its parts' */
+    const uint8_t *p;
+    size_t len;
+    uint8_t out[64];
+    CHECK(t_token_bytes(enc, 264, &p, &len) == ST_OK && len == 8 && memcmp(p, " the cat", 8) == 0, "bytes of 264");
+    CHECK(t_token_bytes(enc, 266, &p, &len) == ST_OK && len == 12 && memcmp(p, " the cat the", 12) == 0,
+          "bytes of 266");
+    CHECK(t_decode(enc, (const uint32_t[]){265, 264, 270}, 3, out, sizeof out, &len, NULL) == ST_OK && len == 20 &&
+              memcmp(out, "the cat the cat<|e|>", 20) == 0,
+          "decode superwords");
+    uint32_t id = 0;
+    CHECK(st_token_id(enc, (const uint8_t *)" the cat", 8, &id, &err) == ST_OK && id == 264, "token id of 264");
+    CHECK(st_token_id(enc, (const uint8_t *)"the", 3, &id, &err) == ST_OK && id == 263, "token id of 263");
+    size_t offs[3];
+    CHECK(st_decode_with_offsets(enc, (const uint32_t[]){265, 264, 270}, 3, ST_UNIT_CODEPOINT, out, sizeof out, &len,
+                                 offs, &err) == ST_OK &&
+              offs[0] == 0 && offs[1] == 7 && offs[2] == 15,
+          "offsets of superwords");
+    st_decoder *d = NULL;
+    CHECK(st_decoder_new(enc, 0, NULL, &d, &err) == ST_OK, "decoder");
+    if (d) {
+        size_t a = 0, b = 0;
+        st_status s1 = st_decoder_feed(d, (const uint32_t[]){265}, 1, 0, out, sizeof out, &a, &err);
+        st_status s2 = st_decoder_feed(d, (const uint32_t[]){264}, 1, ST_UBE_FINAL, out + a, sizeof out - a, &b, &err);
+        CHECK(s1 == ST_OK && s2 == ST_OK && a + b == 15 && memcmp(out, "the cat the cat", 15) == 0, "stream superwords");
+        st_decoder_free(d);
+    }
+    st_encoding_free(enc);
+
+    /* UBE: " 中 文 中" is [513, 515, 513] -> [516, 513]; 516's symbols are its parts' */
+    enc = NULL;
+    st = st_encoding_new_model(SW_UBE, sizeof SW_UBE - 1, NULL, &enc, &err);
+    CHECK(st == ST_OK, "UBE superword model: %d %s", st, err.message);
+    if (!enc) return;
+    sw_case(enc, " \xe4\xb8\xad \xe6\x96\x87 \xe4\xb8\xad", (const uint32_t[]){516, 513}, (const size_t[]){0, 4}, 2);
+    uint16_t sym[8];
+    size_t ns = 0;
+    CHECK(t_token_symbols(enc, 516, sym, 8, &ns) == ST_OK && ns == 6 && sym[0] == 32 && sym[1] == 301 &&
+              sym[2] == 334 && sym[3] == 32 && sym[4] == 391 && sym[5] == 357,
+          "symbols of 516");
+    CHECK(t_decode_text(enc, (const uint32_t[]){516, 513}, 2, 0, out, sizeof out, &len, NULL) == ST_OK && len == 12 &&
+              memcmp(out, " \xe4\xb8\xad \xe6\x96\x87 \xe4\xb8\xad", 12) == 0,
+          "UBE decode superwords");
+    st_encoding_free(enc);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) g_dir = argv[1];
     const char *big = getenv("ST_ENCODE_BIG");
@@ -2408,6 +2554,7 @@ int main(int argc, char **argv) {
         {"offset units", test_offset_units},
         {"token ids", test_token_id},
         {"scratch reuse", test_scratch_reuse},
+        {"superwords", test_superwords},
     };
     double t_all = now_seconds();
     for (size_t k = 0; k < sizeof tests / sizeof tests[0]; k++) {

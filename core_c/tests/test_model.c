@@ -212,10 +212,49 @@ static void test_round_trips(void) {
                   st_model_count(m, "specials") == 0 && st_model_count(m, "tokens") == 0 &&
                   st_model_count(m, "nope") == 0,
               "counts");
+        const uint32_t *pairs = NULL;
+        const uint64_t *counts = NULL;
+        CHECK(st_model_pairs(m, "supermerges", &pairs, &counts) == 2 && pairs && counts && pairs[0] == 513 &&
+                  pairs[1] == 513 && pairs[2] == 514 && pairs[3] == 512 && counts[0] == 10 && counts[1] == 9,
+              "st_model_pairs supermerges");
+        CHECK(st_model_pairs(m, "merges", &pairs, &counts) == 2 && pairs && !counts && pairs[0] == 97 &&
+                  pairs[1] == 98 && pairs[2] == 512 && pairs[3] == 99,
+              "st_model_pairs merges");
+        CHECK(st_model_pairs(m, "specials", &pairs, &counts) == 0 && !pairs && !counts, "st_model_pairs other");
+        /* SUPER encodes superwords: 512 ab, 513 abc (rules); 514 = 513 513, 515 = 514 512
+         * (supermerges). With its scripts (Latin among them: a letter a pretoken) "abcabc" is
+         * six one-letter pretokens of no rule; with "scripts Han" it is one pretoken: the rules
+         * give [513, 513], and the supermerge (513, 513) joins the tokens of adjacent whole
+         * pretokens only, never inside one. */
         st_encoding *enc = NULL;
         st_status st = st_encoding_from_model(m, NULL, &enc, &err);
-        CHECK(st == ST_ERR_MALFORMED_MODEL && err.line == 11 && strstr(err.message, "supermerges: not supported yet"),
-              "supermerges refused: %d %s", st, err.message);
+        CHECK(st == ST_OK, "superword model loads: %d %s", st, err.message);
+        if (enc) {
+            uint32_t ids[8];
+            size_t n = 0;
+            CHECK(st_encode(enc, "abcabc", 6, NULL, 0, ids, NULL, 8, &n, &err) == ST_OK && n == 6 && ids[0] == 'a' &&
+                      ids[5] == 'c',
+                  "one-letter pretokens");
+            st_encoding_free(enc);
+            enc = NULL;
+        }
+        size_t hl;
+        char *han = replaced(SUPER, "scripts Han,Thai,Latin\n", "scripts Han\n", &hl);
+        st = st_encoding_new_model(han, hl, NULL, &enc, &err);
+        CHECK(st == ST_OK, "superword model (Han) loads: %d %s", st, err.message);
+        if (enc) {
+            uint32_t ids[8];
+            size_t n = 0;
+            CHECK(st_encode(enc, "abcabc", 6, NULL, 0, ids, NULL, 8, &n, &err) == ST_OK && n == 2 && ids[0] == 513 &&
+                      ids[1] == 513,
+                  "no supermerge inside a pretoken");
+            uint16_t sym[8];
+            CHECK(st_token_symbols(enc, 515, sym, 8, &n, &err) == ST_OK && n == 8 && sym[0] == 'a' && sym[5] == 'c' &&
+                      sym[6] == 'a' && sym[7] == 'b',
+                  "symbols of supermerge 515 (abc abc ab)");
+            CHECK(st_encoding_n_vocab(enc) == 516, "n_vocab with supermerges");
+            st_encoding_free(enc);
+        }
         st_model_free(m);
     }
 }

@@ -15,6 +15,9 @@
 //       check, counted as not applicable)
 //   vectors/ube/{routing,decode,stream}.jsonl   routing and back, replace/strict decoding,
 //       invalid symbols, the streaming decoder's per-feed output and flush
+//   vectors/models/{encode,decode}.jsonl   ids and starts, replace/strict decoding and the
+//       streaming decoder for every model they name (merge rules and superword models), each
+//       loaded from vectors/models/<name>.stmodel
 // Prints failures (at most a few per file), a line per file, then "N passed, M failed"
 // (tests/test_c_sanitizers.py reads it); exit 1 on any failure.
 //
@@ -75,6 +78,23 @@ static st_status tv_encoding_new_tiktoken(const char *ranks, size_t ranks_len, c
 }
 
 static void tv_encoding_free(st_encoding *enc) { st_encoding_free(enc); }
+
+/* An encoding from a model file (docs/model-format.md), and its special tokens: n, ids, texts. */
+static st_status tv_encoding_new_model(const char *text, size_t len, st_encoding **out) {
+    st_error e;
+    return st_encoding_new_model(text, len, NULL, out, &e);
+}
+static size_t tv_n_special(const st_encoding *enc) { return st_encoding_n_special(enc); }
+static uint32_t tv_special_id(const st_encoding *enc, size_t k) { return st_encoding_special_id(enc, (uint32_t)k); }
+static st_status tv_token_bytes(const st_encoding *enc, uint32_t id, const uint8_t **p, size_t *len) {
+    st_error e;
+    return st_token_bytes(enc, id, p, len, &e);
+}
+/* decode_text in "replace" (strict 0) or strict mode. */
+static st_status tv_decode_text_mode(const st_encoding *enc, const uint32_t *ids, size_t n, int strict, uint8_t *out,
+                                     size_t cap, size_t *out_len, tv_err *err) {
+    return tv_done(err, st_decode_text(enc, ids, n, strict ? ST_UBE_STRICT : 0, out, cap, out_len, &err->e));
+}
 
 /* Encode with the core's special-token policy; starts (if not NULL) in code points. */
 static st_status tv_encode(const st_encoding *enc, const char *text, size_t len, const st_special_policy *policy,
@@ -972,6 +992,162 @@ static void run_ube_stream(void) {
     free_vfile(&f);
 }
 
+/* ==== models (vectors/models: merge-rules and superword models) ================================ */
+
+/* vectors/models/encode.jsonl and decode.jsonl, for every model they name, loaded from
+ * vectors/models/<name>.stmodel. encode: ids and character starts with the listed specials
+ * allowed (all others ordinary text); decode: the replace-decoded text, strict mode's result
+ * (null, or the index of the id where the first malformed run starts), the incremental
+ * decoder's text after each id, and its flush. */
+#define TV_MODELS 16
+typedef struct tv_model {
+    char name[64];
+    st_encoding *enc;
+    size_t n_specials;
+    char *specials[16];
+    uint32_t special_ids[16];
+} tv_model;
+
+static tv_model *model_of(tv_model *ms, size_t *n_ms, const char *name) {
+    for (size_t k = 0; k < *n_ms; k++)
+        if (!strcmp(ms[k].name, name)) return ms[k].enc ? &ms[k] : NULL;
+    if (*n_ms == TV_MODELS || strlen(name) >= sizeof ms[0].name) return NULL;
+    tv_model *m = &ms[(*n_ms)++];
+    memset(m, 0, sizeof *m);
+    strcpy(m->name, name);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/vectors/models/%s.stmodel", g_root, name);
+    size_t len = 0;
+    char *text = read_file(path, &len);
+    if (!text) {
+        CHECK(0, "cannot read %s", path);
+        return NULL;
+    }
+    st_status st = tv_encoding_new_model(text, len, &m->enc);
+    free(text);
+    CHECK(st == ST_OK, "load %s: %s", path, st_status_str(st));
+    if (st != ST_OK) return NULL;
+    size_t ns = tv_n_special(m->enc);
+    for (size_t k = 0; k < ns && k < 16; k++) {
+        const uint8_t *p;
+        size_t l;
+        m->special_ids[k] = tv_special_id(m->enc, k);
+        if (tv_token_bytes(m->enc, m->special_ids[k], &p, &l) != ST_OK) continue;
+        m->specials[m->n_specials] = (char *)malloc(l + 1);
+        memcpy(m->specials[m->n_specials], p, l);
+        m->specials[m->n_specials][l] = 0;
+        m->special_ids[m->n_specials++] = m->special_ids[k];
+    }
+    return m;
+}
+
+static void run_models(void) {
+    tv_model ms[TV_MODELS];
+    size_t n_ms = 0;
+    const char *rel = "models/encode.jsonl";
+    vfile f;
+    if (load_vfile(rel, &f)) {
+        g_shown = 0;
+        int p0 = g_pass, f0 = g_fail;
+        for (size_t i = 0; i < f.n; i++) {
+            const jval *r = &f.rec[i], *name = jget(r, "model"), *t = jget(r, "text"), *starts_v = jget(r, "starts");
+            tv_model *m = is_str(name) ? model_of(ms, &n_ms, name->s) : NULL;
+            if (!m || !is_str(t)) {
+                fail(rel, i, "no model or no text");
+                continue;
+            }
+            tv_strs allowed, none = {0, 0, NULL};
+            strs_of(jget(r, "allowed"), &allowed);
+            uint32_t allowed_ids[16], disallowed_ids[16];
+            st_special_policy pol;
+            tv_special_policy((const char *const *)m->specials, m->special_ids, m->n_specials, t->s, t->slen, &allowed,
+                              &none, &pol, allowed_ids, disallowed_ids);
+            size_t cap = t->slen + 1, n = 0, want_n = 0;
+            uint32_t *ids = (uint32_t *)malloc(cap * sizeof *ids);
+            size_t *starts = (size_t *)malloc(cap * sizeof *starts);
+            tv_err er = {0};
+            st_status st = tv_encode(m->enc, t->s, t->slen, &pol, ids, starts, cap, &n, &er);
+            int ok_w = 1;
+            uint32_t *want = u32_array(jget(r, "ids"), &want_n, &ok_w);
+            int ok = ok_w && st == ST_OK && n == want_n && memcmp(ids, want, n * sizeof *ids) == 0;
+            if (!ok) {
+                size_t k = 0;
+                while (k < n && k < want_n && ids[k] == want[k]) k++;
+                fail(rel, i, "%s: status %s, %zu ids, want %zu; first difference at %zu (%u, want %u)", m->name,
+                     st_status_str(st), n, want_n, k, k < n ? ids[k] : 0, k < want_n ? want[k] : 0);
+            } else g_pass++;
+            if (ok && starts_v) {
+                int sok = starts_v->t == J_ARR && starts_v->n == n;
+                for (size_t k = 0; sok && k < n; k++) sok = starts[k] == (size_t)starts_v->v[k].num;
+                if (sok) g_pass++;
+                else fail(rel, i, "%s: char starts differ", m->name);
+            }
+            free(want);
+            free(ids);
+            free(starts);
+            free(allowed.s);
+        }
+        printf("  vectors/%s: %zu records (checks: %d passed, %d failed)\n", rel, f.n, g_pass - p0, g_fail - f0);
+        free_vfile(&f);
+    }
+    rel = "models/decode.jsonl";
+    if (load_vfile(rel, &f)) {
+        g_shown = 0;
+        int p0 = g_pass, f0 = g_fail;
+        for (size_t i = 0; i < f.n; i++) {
+            const jval *r = &f.rec[i], *name = jget(r, "model"), *t = jget(r, "text"), *se = jget(r, "strict_error");
+            const jval *stream = jget(r, "stream"), *fl = jget(r, "flush");
+            tv_model *m = is_str(name) ? model_of(ms, &n_ms, name->s) : NULL;
+            size_t n = 0;
+            int ok_ids = 1;
+            uint32_t *ids = u32_array(jget(r, "ids"), &n, &ok_ids);
+            if (!m || !is_str(t) || !ok_ids || !stream || stream->t != J_ARR || stream->n != n || !is_str(fl) || !se) {
+                fail(rel, i, "a record this reader does not understand");
+                free(ids);
+                continue;
+            }
+            size_t cap = 64 * n + 64, ol = 0;
+            uint8_t *out = (uint8_t *)malloc(cap);
+            tv_err er = {0};
+            st_status st = tv_decode_text_mode(m->enc, ids, n, 0, out, cap, &ol, &er);
+            if (st == ST_OK && ol == t->slen && !memcmp(out, t->s, ol)) g_pass++;
+            else fail(rel, i, "%s: decode: status %s, %zu bytes, want %zu", m->name, st_status_str(st), ol, t->slen);
+            st = tv_decode_text_mode(m->enc, ids, n, 1, out, cap, &ol, &er);
+            if (se->t == J_NULL ? st == ST_OK && ol == t->slen && !memcmp(out, t->s, ol)
+                                : st == ST_ERR_INVALID_UTF8 && er.offset == (size_t)se->num)
+                g_pass++;
+            else fail(rel, i, "%s: strict decode: status %s at %zu", m->name, st_status_str(st), er.offset);
+            tv_decoder d;
+            if (tv_decoder_init(&d, m->enc) != ST_OK) {
+                fail(rel, i, "st_decoder_new failed");
+            } else {
+                int ok = 1;
+                for (size_t k = 0; ok && k < n; k++) {
+                    st = tv_decoder_add(&d, ids + k, 1, out, cap, &ol);
+                    ok = st == ST_OK && is_str(&stream->v[k]) && ol == stream->v[k].slen && !memcmp(out, stream->v[k].s, ol);
+                    if (!ok) fail(rel, i, "%s: stream: id %zu gives other text (status %s)", m->name, k, st_status_str(st));
+                }
+                if (ok) {
+                    st = tv_decoder_flush(&d, out, cap, &ol);
+                    ok = st == ST_OK && ol == fl->slen && !memcmp(out, fl->s, ol);
+                    if (!ok) fail(rel, i, "%s: stream: the flush differs", m->name);
+                }
+                if (ok) g_pass++;
+                tv_decoder_free(&d);
+            }
+            free(out);
+            free(ids);
+        }
+        printf("  vectors/%s: %zu records (checks: %d passed, %d failed)\n", rel, f.n, g_pass - p0, g_fail - f0);
+        free_vfile(&f);
+    }
+    for (size_t k = 0; k < n_ms; k++) {
+        printf("  model %s: %s\n", ms[k].name, ms[k].enc ? "loaded" : "NOT LOADED");
+        tv_encoding_free(ms[k].enc);
+        for (size_t j = 0; j < ms[k].n_specials; j++) free(ms[k].specials[j]);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) g_root = argv[1];
     printf("test_vectors: %s/vectors through the C API\n", g_root);
@@ -989,6 +1165,7 @@ int main(int argc, char **argv) {
     run_ube_routing();
     run_ube_decode();
     run_ube_stream();
+    run_models();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

@@ -1,4 +1,4 @@
-"""supertok.train: phase-1 BPE training driven from Python (docs/design.md §8).
+"""supertok.train: BPE training driven from Python (docs/design.md §8), phase 1 and superwords.
 
 The C core counts pretokens (st_counter_*) and trains (st_trainer_*); this module only reads the
 sources, hands their bytes to the core in big pieces, reports progress and turns the core's
@@ -7,6 +7,14 @@ reports into errors that name the file and the line. Counting natively runs one 
 is the same for any number of threads. Training runs the trainer a step of N merges at a time, so
 progress is shown and Ctrl-C stops it between steps (the handles are freed, the KeyboardInterrupt
 propagates).
+
+Superwords (algorithm "boundless" or "superbpe") read the sources a second time once phase 1 is
+done: the core's candidates counters (st_counter_new_candidates, one per thread, merged the same
+way) count the runs of eligible pretokens; the optional n-gram split (st_counter_split_ngrams)
+and phase 2 (st_trainer_start_superwords, then the same steps) follow. A path is simply read
+again; the documents of an iterable, which may be one-shot, and a path that is no regular file (a
+named pipe) are spooled to an anonymous temporary file during the first pass and read back from
+it (_Spool).
 """
 import bz2
 import collections
@@ -15,8 +23,11 @@ import gzip
 import json
 import lzma
 import os
+import pickle
 import queue
+import stat
 import sys
+import tempfile
 import threading
 import time
 
@@ -27,6 +38,9 @@ from .backends import current as _current_backend
 _COUNT_LINES = 1                       # ST_COUNT_LINES
 _COUNTER_DOCUMENTS, _COUNTER_BYTES, _COUNTER_PRETOKENS, _COUNTER_UNIQUE = 0, 1, 2, 3
 _TRAINER_ALPHABET, _TRAINER_TARGET, _TRAINER_MERGES, _TRAINER_DONE, _TRAINER_WORDS = 0, 1, 2, 3, 4
+_TRAINER_SUPERMERGES, _TRAINER_NGRAM_CMIN, _TRAINER_STEPS = 6, 9, 10
+_ALGORITHMS = {"bpe": 0, "boundless": 1, "superbpe": 2}  # ST_ALGORITHM_BPE, _BOUNDLESS, _SUPERBPE
+NGRAM_MAX_LEN = 30                      # Appendix B's longest n-gram, in pretokens
 _MODES = {"paper": 0, "hf": 1}          # ST_TRAIN_PAPER, ST_TRAIN_HF
 _ALPHABETS = {"bytes": 0, "ube": 1}     # ST_ALPHABET_BYTES, ST_ALPHABET_UBE
 _SCRIPT_AWARE = 1                       # ST_PRETOK_SCRIPT_AWARE
@@ -40,14 +54,26 @@ PYWASM_CHUNK = 4 << 10
 _COMPRESSED = {".gz": gzip.open, ".xz": lzma.open, ".lzma": lzma.open, ".bz2": bz2.open}
 _JSONL = (".jsonl", ".ndjson")
 
-TrainProgress = collections.namedtuple("TrainProgress", "phase documents bytes merges target elapsed done")
+TrainProgress = collections.namedtuple("TrainProgress",
+                                       "phase documents bytes merges target elapsed done supermerges candidates",
+                                       defaults=(0, None))
 TrainProgress.__doc__ = """What supertok.train has done so far, given to a progress callback.
 
-phase: "count" (reading and counting the sources) or "merge" (training); documents and bytes:
-counted so far; merges: made so far (0 while counting); target: the merges vocab_size asks for
-(training may stop earlier: no pair left, or min_frequency; None while counting on pywasm, where
-asking the core costs minutes); elapsed: seconds since the phase
-began; done: True on the phase's last record."""
+phase, in order: "count" (reading and counting the sources), "merge" (phase-1 training), and for
+superwords (algorithm "boundless" or "superbpe") "candidates" (the second pass over the sources,
+counting supermerge candidates), "split" (only with ngram_split=True: the n-gram split of the
+candidates) and "supermerge" (phase 2). documents and bytes: counted so far in this pass (the
+first pass's totals in the later phases); elapsed: seconds since the phase began; done: True on
+the phase's last record.
+
+merges and target: in "count" 0 and the merges vocab_size asks for (None while counting on
+pywasm, where asking the core costs minutes); in "merge" and after it the phase-1 merges made
+and that target (training may stop earlier: no pair left, or min_frequency); in "supermerge"
+the phase-2 steps made and the steps wanted (boundless: the target, one vocabulary entry a step,
+a replayed regular merge or a supermerge; superbpe: the supermerges asked for).
+supermerges: supermerges made so far (phase "supermerge"; else 0). candidates: distinct
+candidates once counted (at the end of "candidates", in "split" (after the split on its last
+record) and "supermerge"; else None)."""
 
 
 class SourceError(ValueError):
@@ -271,13 +297,76 @@ def _document_items(docs, chunk, batch_docs=4096):
         yield ("documents", batch, (None, index))
 
 
-def _items(sources, chunk):
+def _source_items(kind, src, chunk):
+    if kind == "documents":
+        return _document_items(src, chunk)
+    opener, jsonl = _kind(src)
+    return (_jsonl_items if jsonl else _text_items)(src, opener, chunk)
+
+
+def _readable_twice(kind, src):
+    """True for a regular file (read again for the second pass); an iterable of str, or a path that is
+    no regular file (a named pipe, /dev/stdin), goes through the spool."""
+    if kind == "documents":
+        return False
+    try:
+        return stat.S_ISREG(os.stat(src).st_mode)
+    except OSError:
+        return True  # let the second open report it
+
+
+def _items(sources, chunk, spool=None):
+    """The work items of the sources (the first pass); with a spool, those of the sources that cannot
+    be read twice are also written to it, for the second pass."""
     for kind, src in sources:
-        if kind == "documents":
-            yield from _document_items(src, chunk)
+        if spool is None or _readable_twice(kind, src):
+            yield from _source_items(kind, src, chunk)
             continue
-        opener, jsonl = _kind(src)
-        yield from (_jsonl_items if jsonl else _text_items)(src, opener, chunk)
+        n = 0
+        for item in _source_items(kind, src, chunk):
+            spool.write(item)
+            n += 1
+            yield item
+        spool.counts.append(n)
+
+
+def _items_again(sources, spool, chunk):
+    """The same work items a second time: regular files are read again, the others come back from the
+    spool, in the same order."""
+    k = 0
+    for kind, src in sources:
+        if spool is None or _readable_twice(kind, src):
+            yield from _source_items(kind, src, chunk)
+            continue
+        yield from spool.items(spool.counts[k])
+        k += 1
+
+
+class _Spool:
+    """The work items of sources that cannot be read twice (an iterable of str, which may be a
+    one-shot generator; a named pipe), kept for the second pass in an anonymous temporary file
+    (tempfile.TemporaryFile: on POSIX it has no name at all, and it is gone when closed or when the
+    process ends, however it ends). Memory stays bounded: an item is written as it is counted and
+    read back one at a time. Each item is pickled as it is: (kind, bytes or list of bytes, where)."""
+
+    def __init__(self):
+        self.f = tempfile.TemporaryFile(prefix="supertok-train-")
+        self.counts = []  # items per spooled source, in order
+        self.reading = False
+
+    def write(self, item):
+        pickle.dump(item, self.f, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def items(self, n):
+        if not self.reading:
+            self.f.flush()
+            self.f.seek(0)
+            self.reading = True
+        for _ in range(n):
+            yield pickle.load(self.f)
+
+    def close(self):
+        self.f.close()
 
 
 def _feed(backend, counter, item):
@@ -370,9 +459,8 @@ class _Workers:
         self.threads = []
 
 
-def _count(backend, sources, counters, chunk, report):
-    """Feed every source into counters[0] (one thread) or spread over the counters (threads)."""
-    items = _items(sources, chunk)
+def _count(backend, items, counters, report):
+    """Feed every work item into counters[0] (one thread) or spread over the counters (threads)."""
     if len(counters) == 1:
         c = counters[0]
         for item in items:
@@ -423,8 +511,67 @@ def _check_options(backend, counter, mode_id, alphabet_id, vocab_size, min_frequ
     return vocab_size - minimum
 
 
+def _superword_args(algorithm, supermerges, ngram_split, mode):
+    """The algorithm's id, checked with supermerges, ngram_split and mode (errors name the argument)."""
+    algorithm_id = _ALGORITHMS[_choice("algorithm", algorithm, tuple(_ALGORITHMS))]
+    if not isinstance(ngram_split, bool):
+        raise TypeError("ngram_split must be True or False, not %r" % (ngram_split,))
+    if algorithm == "superbpe":
+        if supermerges is None:
+            raise ValueError("supermerges is required with algorithm='superbpe': the number of supermerges to "
+                             "learn after the first vocab_size - supermerges regular merges")
+        _int_arg("supermerges", supermerges, 0)
+    elif supermerges is not None:
+        raise ValueError("supermerges=%r applies only to algorithm='superbpe' (algorithm=%r%s)"
+                         % (supermerges, algorithm, ": BoundlessBPE decides how many supermerges it makes"
+                            if algorithm == "boundless" else " learns no supermerge"))
+    if ngram_split and algorithm == "bpe":
+        raise ValueError("ngram_split=True applies only to algorithm='boundless' or algorithm='superbpe' (it splits their "
+                         "supermerge candidates); algorithm='bpe' has none")
+    if algorithm != "bpe" and mode != "paper":
+        raise ValueError("algorithm=%r needs mode='paper', not mode=%r: HuggingFace tokenizers has no superwords "
+                         "for the hf mode to match" % (algorithm, mode))
+    return algorithm_id
+
+
+def _check_supermerges(supermerges, target, vocab_size):
+    if supermerges is not None and supermerges > target:
+        raise ValueError("supermerges=%d is more than the %d merges vocab_size=%d leaves after the alphabet and the "
+                         "special tokens" % (supermerges, target, vocab_size))
+
+
+def _steps(backend, trainer, on_step):
+    """Run the trainer to the end, in steps of about a tenth of a second (progress moves, Ctrl-C is
+    answered between steps); on_step(made so far) after each full step. Returns the number made."""
+    made, step = 0, 16
+    while not backend.trainer_stat(trainer, _TRAINER_DONE):
+        t = time.monotonic()
+        n = backend.trainer_step(trainer, step)
+        made += n
+        if n < step:
+            break
+        on_step(made)
+        dt = time.monotonic() - t
+        if dt < 0.05 and step < 1 << 16:
+            step *= 2
+        elif dt > 0.2 and step > 1:
+            step //= 2
+    return made
+
+
+def _merged(backend, counters):
+    """counters[0] with the others added in and freed (the list keeps only it)."""
+    total = counters[0]
+    for c in counters[1:]:
+        backend.counter_merge(total, c)
+        backend.counter_free(c)
+    del counters[1:]
+    return total
+
+
 def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k", script_aware=False,
-          scripts=None, special_tokens=(), min_frequency=0, threads=None, progress=None):
+          scripts=None, special_tokens=(), min_frequency=0, algorithm="bpe", supermerges=None, ngram_split=False,
+          threads=None, progress=None):
     """Train a byte-level (or UBE) BPE tokenizer and return it as an Encoding that encodes at once.
 
     source: a path (str or os.PathLike) or a list or tuple of paths: `.txt` (or any other name) is
@@ -448,47 +595,69 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
     pre-tokenizer, as supertok.pretokenize takes them; recorded in the model. special_tokens: texts
     that take the ids after the merges (they do not change counting).
 
-    threads: counting threads, natively (None: os.cpu_count()); the counts, and so the model, are
-    the same for any number. The wasm backends run one call at a time and ignore it.
+    algorithm (docs/design.md §8): "bpe" (phase 1 only), "boundless" (BoundlessBPE: the phase-1
+    merges replayed in order, a supermerge taken instead whenever its count is strictly greater
+    than the next regular merge's, up to vocab_size) or "superbpe" (SuperBPE: the first
+    vocab_size - supermerges regular merges, then `supermerges` supermerges; supermerges is
+    required with it and refused with the others). Supermerges join whole pretokens that contain
+    a letter ("of the", "in order to"); paper mode only (HuggingFace has no superwords). ngram_split:
+    split the supermerge candidates by Appendix B's Apriori n-grams (c_min = max(count of the last
+    phase-1 merge, 15), n-grams of at most 30 pretokens) before phase 2.
+
+    Superwords read the source twice (phase 1, then a pass counting the supermerge candidates). A
+    path to a regular file is read again; the documents of an iterable (a generator is fine: it is
+    consumed once), and a path that cannot be read twice (a named pipe), are spooled to an anonymous
+    temporary file during the first pass, in batches, so memory stays bounded; the file takes about
+    the size of their UTF-8 on disk and is deleted when training ends, fails or is interrupted.
+
+    threads: counting threads, natively (None: os.cpu_count()), in both passes; the counts, and so
+    the model, are the same for any number. The wasm backends run one call at a time and ignore it.
 
     progress: None shows a live progress line on standard error when it is a terminal, nothing
-    otherwise; True shows it always; False shows nothing; a callable is called with a TrainProgress (phase "count" or
-    "merge", documents, bytes, merges, target, elapsed, done) as the work goes on.
+    otherwise; True shows it always; False shows nothing; a callable is called with a TrainProgress
+    (phase "count", "merge", then for superwords "candidates", "split" with ngram_split and
+    "supermerge"; documents, bytes, merges, target, elapsed, done, supermerges, candidates) as the
+    work goes on.
 
     Ctrl-C (KeyboardInterrupt) stops counting between core calls and training between steps; the
-    core's objects are freed and the exception propagates.
+    core's objects are freed, the spool deleted, and the exception propagates.
 
     The Encoding has `merges` ([(left id, right id, count), ...]; merge i makes id A + i, A = 256
-    for bytes, 512 for UBE) and `save(path)`, which writes the model file supertok.load_model loads.
+    for bytes, 512 for UBE), `supermerges` (the same for supermerge i, which makes id A + len(merges)
+    + i) and `save(path)`, which writes the model file supertok.load_model loads.
     """
     return _train(source, vocab_size=vocab_size, mode=mode, alphabet=alphabet, pattern=pattern,
                   script_aware=script_aware, scripts=scripts, special_tokens=special_tokens,
-                  min_frequency=min_frequency, threads=threads, progress=progress)
+                  min_frequency=min_frequency, algorithm=algorithm, supermerges=supermerges,
+                  ngram_split=ngram_split, threads=threads, progress=progress)
 
 
 def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k", script_aware=False, scripts=None,
-           special_tokens=(), min_frequency=0, threads=None, progress=None, name=None):
+           special_tokens=(), min_frequency=0, algorithm="bpe", supermerges=None, ngram_split=False, threads=None,
+           progress=None, name=None):
     """train() with the model's name (the command line names it after its file); returns the
     Encoding (its model text is enc._model_data)."""
     backend = _current_backend()
     _int_arg("vocab_size", vocab_size, 1)
     mode_id = _MODES[_choice("mode", mode, tuple(_MODES))]
     alphabet_id = _ALPHABETS[_choice("alphabet", alphabet, tuple(_ALPHABETS))]
+    algorithm_id = _superword_args(algorithm, supermerges, ngram_split, mode)
     pid, flags, spec = _pretokenizer_args(backend, pattern, script_aware, scripts)
     specials = _special_args(special_tokens)
     _int_arg("min_frequency", min_frequency, 0)
     if threads is not None:
         _int_arg("threads", threads, 1)
     if name is None:
-        name = "supertok-%s-%s-%d" % (mode, alphabet, vocab_size)
+        name = "supertok-%s-%s-%d" % (mode if algorithm == "bpe" else algorithm, alphabet, vocab_size)
     if not (isinstance(name, str) and 1 <= len(name) <= 128 and all("!" <= ch <= "~" for ch in name)):
         raise ValueError("name must be 1 to 128 printable ASCII characters without spaces, not %r" % (name,))
     report = _progress_fn(progress)
     sources = _sources(source)
+    s = supermerges or 0
 
     n_threads = (threads or os.cpu_count() or 1) if backend.parallel else 1
     chunk = PYWASM_CHUNK if backend.name == "pywasm" else CHUNK
-    counters, trainer = [], None
+    counters, trainer, spool = [], None, None
     try:
         counters.append(backend.counter_new(pid, flags, spec))
         # vocab_size and the options are checked before any reading, by the core: a trainer over no
@@ -499,20 +668,19 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
         if backend.name != "pywasm":
             target = _check_options(backend, counters[0], mode_id, alphabet_id, vocab_size, min_frequency, specials,
                                     mode, alphabet)
+            _check_supermerges(supermerges, target, vocab_size)
 
         for _ in range(n_threads - 1):
             counters.append(backend.counter_new(pid, flags, spec))
+        if algorithm_id and not all(_readable_twice(kind, src) for kind, src in sources):
+            spool = _Spool()  # the second pass reads those sources back from it
         t0 = time.monotonic()
 
         def count_report(documents, nbytes, done=False):
             report(TrainProgress("count", documents, nbytes, 0, target, time.monotonic() - t0, done))
 
-        _count(backend, sources, counters, chunk, count_report)
-        total = counters[0]
-        for c in counters[1:]:
-            backend.counter_merge(total, c)
-            backend.counter_free(c)
-        del counters[1:]
+        _count(backend, _items(sources, chunk, spool), counters, count_report)
+        total = _merged(backend, counters)
         documents = backend.counter_stat(total, _COUNTER_DOCUMENTS)
         nbytes = backend.counter_stat(total, _COUNTER_BYTES)
         count_report(documents, nbytes, True)
@@ -528,26 +696,58 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
         if specials:  # hf mode: a special whose text is a token's string takes its place, as in HF
             backend.trainer_set_specials(trainer, specials)
         target = backend.trainer_stat(trainer, _TRAINER_TARGET)
-        made, step = 0, 16
+        _check_supermerges(supermerges, target, vocab_size)  # pywasm: known only now
         report(TrainProgress("merge", documents, nbytes, 0, target, 0.0, False))
-        while not backend.trainer_stat(trainer, _TRAINER_DONE):
-            t = time.monotonic()
-            n = backend.trainer_step(trainer, step)
-            made += n
-            if n < step:
-                break
-            report(TrainProgress("merge", documents, nbytes, made, target, time.monotonic() - t0, False))
-            # steps of about a tenth of a second: progress moves, Ctrl-C is answered
-            dt = time.monotonic() - t
-            if dt < 0.05 and step < 1 << 16:
-                step *= 2
-            elif dt > 0.2 and step > 1:
-                step //= 2
+        made = _steps(backend, trainer, lambda m: report(
+            TrainProgress("merge", documents, nbytes, m, target, time.monotonic() - t0, False)))
         report(TrainProgress("merge", documents, nbytes, made, target, time.monotonic() - t0, True))
+
+        if algorithm_id:
+            # the second pass: the candidates, counted as the pretokens were (a counter per thread)
+            for _ in range(n_threads):
+                counters.append(backend.counter_new_candidates(trainer, algorithm_id, s))
+            t0 = time.monotonic()
+
+            def candidates_report(docs, nb, done=False, unique=None):
+                report(TrainProgress("candidates", docs, nb, made, target, time.monotonic() - t0, done, 0, unique))
+
+            _count(backend, _items_again(sources, spool, chunk), counters, candidates_report)
+            if spool is not None:
+                spool.close()
+                spool = None
+            cands = _merged(backend, counters)
+            unique = backend.counter_stat(cands, _COUNTER_UNIQUE)
+            candidates_report(backend.counter_stat(cands, _COUNTER_DOCUMENTS),
+                              backend.counter_stat(cands, _COUNTER_BYTES), True, unique)
+            if ngram_split:
+                t0 = time.monotonic()
+                report(TrainProgress("split", documents, nbytes, made, target, 0.0, False, 0, unique))
+                c_min = backend.trainer_stat(trainer, _TRAINER_NGRAM_CMIN)
+                counters.append(backend.counter_split_ngrams(cands, c_min, NGRAM_MAX_LEN))
+                backend.counter_free(cands)
+                del counters[0]
+                cands = counters[0]
+                unique = backend.counter_stat(cands, _COUNTER_UNIQUE)
+                report(TrainProgress("split", documents, nbytes, made, target, time.monotonic() - t0, True, 0,
+                                     unique))
+            backend.trainer_start_superwords(trainer, cands, algorithm_id, s)
+            backend.counter_free(cands)
+            del counters[:]
+            steps = backend.trainer_stat(trainer, _TRAINER_STEPS)
+            t0 = time.monotonic()
+
+            def phase2(m, done=False):
+                report(TrainProgress("supermerge", documents, nbytes, m, steps, time.monotonic() - t0, done,
+                                     backend.trainer_stat(trainer, _TRAINER_SUPERMERGES), unique))
+
+            phase2(0)
+            phase2(_steps(backend, trainer, phase2), True)
         model = backend.trainer_write_model(trainer, name.encode("ascii"), specials)
         backend.trainer_free(trainer)
         trainer = None
     finally:
+        if spool is not None:
+            spool.close()
         for c in counters:
             backend.counter_free(c)
         if trainer is not None:
@@ -598,16 +798,27 @@ def _clock(seconds):
 
 
 def describe(r):
-    """One line for a TrainProgress: what is done, the rate, and in the merge phase the ETA."""
-    if r.phase == "count":
+    """One line for a TrainProgress: what is done, the rate, and in the merge phases the ETA."""
+    if r.phase in ("count", "candidates"):
         rate = r.bytes / r.elapsed if r.elapsed > 0 else 0
-        return "counting: %s documents, %sB, %sB/s, %.1f s" % (_human(r.documents), _human(r.bytes), _human(rate),
-                                                              r.elapsed)
+        line = "%s: %s documents, %sB, %sB/s, %.1f s" % ("counting" if r.phase == "count" else "candidates",
+                                                          _human(r.documents), _human(r.bytes), _human(rate),
+                                                          r.elapsed)
+        if r.candidates is not None:
+            line += ", %s distinct candidates" % _human(r.candidates)
+        return line
+    if r.phase == "split":
+        if not r.done:
+            return "splitting: %s candidates into n-grams ..." % _human(r.candidates or 0)
+        return "splitting: %s candidates after the n-gram split, %.1f s" % (_human(r.candidates or 0), r.elapsed)
     rate = r.merges / r.elapsed if r.elapsed > 0 else 0
     pct = 100.0 * r.merges / r.target if r.target else 100.0
     eta = ""
     if not r.done and rate > 0 and r.target > r.merges:
         eta = ", ETA %s" % _clock((r.target - r.merges) / rate)
+    if r.phase == "supermerge":
+        return "supermerging: %d/%d steps (%.0f%%), %d supermerges, %s steps/s, %.1f s%s" % (
+            r.merges, r.target, pct, r.supermerges, _human(rate), r.elapsed, eta)
     return "merging: %d/%d merges (%.0f%%), %s merges/s, %.1f s%s" % (r.merges, r.target, pct, _human(rate),
                                                                     r.elapsed, eta)
 

@@ -3,10 +3,13 @@
 Every failure is one line on standard error, `supertok: <what>: <why>`, and a non-zero exit:
 2 for bad input or options, 1 for the environment (a backend that cannot load, an output
 error), 141 (as for SIGPIPE) when the reader of the output went away (`| head`), 130 on Ctrl-C.
+`export` exits 3 when it wrote the file but the export's ids differ from the model's on some
+sample texts (listed on standard error), or the check could not run.
 
 Long inputs are handled in chunks of about --chunk-size characters, cut only where the cut cannot
 change the result (before a space or a newline that follows an ASCII letter: every pattern ends
 a piece there and starts the next one fresh); the chunks' results are the whole text's results.
+(Not for script-aware or superword models: their pieces look past such a cut, so the text goes whole.)
 Each chunk's ids are one line of the JSON list `encode` prints, and a progress bar is drawn on
 standard error when it is a terminal and the input takes more than one chunk.
 """
@@ -207,6 +210,17 @@ def build_parser():
                    help="a special token, taking the ids after the merges (repeat the option for more)")
     t.add_argument("--min-frequency", type=_natural_int, default=0, metavar="N",
                    help="stop when the best pair occurs fewer times than this")
+    t.add_argument("--algorithm", default="bpe", choices=["bpe", "boundless", "superbpe"],
+                   help="bpe: regular merges only; boundless: BoundlessBPE, supermerges (tokens across "
+                        "pretokens, such as ' of the') interleaved with the regular merges wherever a candidate "
+                        "pair is more frequent than the next regular merge; superbpe: SuperBPE, the first "
+                        "vocab-size - supermerges regular merges, then --supermerges supermerges. Superwords "
+                        "read the files twice and need --mode paper (default: bpe)")
+    t.add_argument("--supermerges", type=_natural_int, default=None, metavar="S",
+                   help="with --algorithm superbpe (required there): the number of supermerges")
+    t.add_argument("--ngram-split", action="store_true",
+                   help="with --algorithm boundless or superbpe: split the supermerge candidates into frequent "
+                        "n-grams first (the paper's Appendix B)")
     t.add_argument("--threads", type=_positive_int, default=None, metavar="N",
                    help="counting threads (native backend; default: every core); the model does not depend on it")
     t.add_argument("--name", default=None, metavar="NAME",
@@ -214,6 +228,24 @@ def build_parser():
     t.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
                    help="auto: a live line on a terminal, one line per phase otherwise; on: the live line; "
                         "off: nothing but errors")
+
+    x = sub.add_parser("export", formatter_class=FMT, help="write a model as a tiktoken rank file or a tokenizer.json",
+                       description="Write a byte-level model of merge rules (not UBE, no supermerges, not script-aware) "
+                                   "as a tiktoken rank file (--format tiktoken: base64 of each token's bytes and its "
+                                   "id, as tiktoken.load.load_tiktoken_bpe reads it) or a HuggingFace tokenizers "
+                                   "tokenizer.json (--format hf), then check it: the sample texts are encoded with "
+                                   "the model and with the export loaded in tiktoken or tokenizers, and every text "
+                                   "where the ids differ is listed on standard error (tiktoken merges by rank, the "
+                                   "model by rule: they can differ). Exit status 0 when all agree, 3 when the file "
+                                   "was written but some texts differ or the check could not run.")
+    x.add_argument("model", metavar="MODEL", help="the model file (supertok.load_model's formats)")
+    x.add_argument("--format", required=True, choices=["tiktoken", "hf"],
+                   help="tiktoken: a rank file; hf: a HuggingFace tokenizer.json")
+    x.add_argument("-o", "--output", required=True, metavar="OUT", help="the file to write")
+    x.add_argument("--sample", action="append", default=[], metavar="FILE",
+                   help="texts to check the export on, one per line (its newline kept), e.g. the training "
+                        "text; repeat for more files (default: a built-in sample in many scripts)")
+    x.add_argument("--no-check", action="store_true", help="write the file without checking it")
 
     sub.add_parser("info", formatter_class=FMT, help="backend, versions and where the files are",
                    description="Print the backend in use, the versions, the backends that load here and where "
@@ -404,7 +436,8 @@ def _can_chunk(enc):
     if any(" " in t or "\n" in t for t in enc.special_tokens_set):
         return False
     data = getattr(enc, "_model_data", None)
-    return not (data and re.search(rb"(?m)^script-aware\s+yes", data))
+    # a superword model joins adjacent pretokens ("of" + " the"): a cut between two could split one
+    return not (data and re.search(rb"(?m)^(script-aware\s+yes|supermerges\s+[1-9])", data))
 
 
 # ---- encodings ------------------------------------------------------------------------------
@@ -631,14 +664,36 @@ class _PhaseLines:
         if not r.done:
             return
         from supertok._train import _human
-        if r.phase == "count":
+        if r.phase in ("count", "candidates"):
             rate = r.bytes / r.elapsed if r.elapsed > 0 else 0
-            line = "counted %d documents, %sB in %.1f s (%sB/s)" % (r.documents, _human(r.bytes), r.elapsed,
-                                                                   _human(rate))
+            line = "%s %d documents, %sB in %.1f s (%sB/s)" % (
+                "counted" if r.phase == "count" else "counted candidates in", r.documents, _human(r.bytes),
+                r.elapsed, _human(rate))
+            if r.phase == "candidates":
+                line += ": %d distinct candidates" % r.candidates
+        elif r.phase == "split":
+            line = "split the candidates into n-grams: %d distinct candidates, in %.1f s" % (r.candidates, r.elapsed)
+        elif r.phase == "supermerge":
+            line = "learned %d supermerges in %d steps of %d in %.1f s" % (r.supermerges, r.merges, r.target,
+                                                                          r.elapsed)
         else:
             line = "learned %d merges of %d in %.1f s" % (r.merges, r.target, r.elapsed)
         self.stream.write("supertok train: %s\n" % line)
         self.stream.flush()
+
+
+def _cli_names(msg, options):
+    """supertok.train's message in the command line's words: argument=value becomes --option value
+    (supermerges=5 -> --supermerges 5, algorithm='superbpe' -> --algorithm superbpe)."""
+    def sub(m):
+        opt = options.get(m.group(1))
+        if opt is None:
+            return m.group(0)
+        value = m.group(2).strip("'")
+        if value == "True":
+            return opt
+        return "%s %s" % (opt, value)
+    return re.sub(r"\b(\w+)=('[^']*'|[\w.]+)", sub, msg)
 
 
 def _model_name(args):
@@ -673,20 +728,22 @@ def cmd_train(args):
     progress = LiveProgress(sys.stderr) if live else _PhaseLines(sys.stderr) if args.progress == "auto" else False
     options = {"vocab_size": "--vocab-size", "mode": "--mode", "alphabet": "--alphabet", "special_tokens":
                "--special-token", "scripts": "--scripts", "script": "--scripts", "min_frequency": "--min-frequency",
-               "threads": "--threads", "name": "--name"}
+               "threads": "--threads", "name": "--name", "algorithm": "--algorithm", "supermerges": "--supermerges",
+               "ngram_split": "--ngram-split"}
     try:
         enc = _train(args.files, vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet,
                      pattern=args.pattern, script_aware=args.script_aware, scripts=scripts,
-                     special_tokens=args.special_tokens, min_frequency=args.min_frequency, threads=args.threads,
-                     progress=progress, name=_model_name(args))
+                     special_tokens=args.special_tokens, min_frequency=args.min_frequency,
+                     algorithm=args.algorithm, supermerges=args.supermerges, ngram_split=args.ngram_split,
+                     threads=args.threads, progress=progress, name=_model_name(args))
     except SourceError as exc:
         raise CliError("", str(exc)) from None
     except OSError as exc:
         raise CliError("", str(exc)) from None
     except (ValueError, TypeError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        m = re.match(r"(\w+)", msg)
-        opt = next((o for k, o in options.items() if m and m.group(1).startswith(k)), None)
+        msg = _cli_names(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, options)
+        m = re.match(r"(--[\w-]+|\w+)", msg)
+        opt = next((o for k, o in options.items() if m and m.group(1) in (o, k)), None)
         if opt is None and "mode=" in msg:
             opt = "--mode"
         if opt is None and "script" in msg:
@@ -699,10 +756,51 @@ def cmd_train(args):
         raise CliError(args.output, "cannot write: %s" % (exc.strerror or exc), EXIT_ENV) from None
     if args.progress != "off":
         n_sp = len(enc.special_tokens_set)
-        sys.stderr.write("supertok train: wrote %s (%d merges, %d special token%s, n_vocab %d)\n"
-                         % (args.output, len(enc.merges), n_sp, "" if n_sp == 1 else "s", enc.n_vocab))
+        n_super = len(enc.supermerges)
+        sys.stderr.write("supertok train: wrote %s (%d merges, %s%d special token%s, n_vocab %d)\n"
+                         % (args.output, len(enc.merges), "%d supermerges, " % n_super if args.algorithm != "bpe"
+                            else "", n_sp, "" if n_sp == 1 else "s", enc.n_vocab))
         sys.stderr.flush()
     return 0
+
+
+EXIT_EXPORT_DIFFERS = 3
+
+
+def cmd_export(args):
+    from supertok._export import ExportError, describe, export
+    enc = _encoding(argparse.Namespace(model=args.model, encoding=None))
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if os.path.isdir(args.output):
+        raise CliError(args.output, "is a directory: -o names the file to write")
+    if not os.path.isdir(out_dir):
+        raise CliError(args.output, "cannot write: the directory %s does not exist" % out_dir)
+    sample = None
+    if args.sample:
+        sample = []
+        for path in args.sample:
+            raw = _read_all(path)
+            sample += [t + "\n" for t in _utf8(raw, path).split("\n") if t]
+    try:
+        result = export(enc, args.output, args.format, sample=sample, check=not args.no_check, warn=False)
+    except ExportError as exc:
+        raise CliError(args.model, str(exc)) from None
+    except OSError as exc:
+        raise CliError(args.output, "cannot write: %s" % (exc.strerror or exc), EXIT_ENV) from None
+    sys.stderr.write("".join("supertok export: %s\n" % line for line in describe(result).split("\n")))
+    if args.format == "tiktoken":
+        sys.stderr.write("supertok export: load it with tiktoken.Encoding(%r, pat_str=supertok.get_encoding(%r)"
+                         "._pat_str, mergeable_ranks=tiktoken.load.load_tiktoken_bpe(%r), special_tokens=%r)\n"
+                         % (enc.name, _pattern_encoding(enc), args.output, result.special_tokens))
+    sys.stderr.flush()
+    return 0 if result.ok or args.no_check else EXIT_EXPORT_DIFFERS
+
+
+def _pattern_encoding(enc):
+    """The tiktoken encoding whose pat_str is the model's pattern."""
+    m = re.search(rb"(?m)^pattern (\S+)$", enc._model_data or b"")
+    name = m.group(1).decode() if m else "o200k"
+    return {"gpt2": "r50k_base", "cl100k": "cl100k_base", "o200k": "o200k_base"}.get(name, enc.name)
 
 
 def cmd_info(args):
@@ -732,7 +830,7 @@ def cmd_info(args):
 
 
 COMMANDS = {"encode": cmd_encode, "count": lambda a: cmd_encode(a, count=True), "decode": cmd_decode,
-            "pretokenize": cmd_pretokenize, "train": cmd_train, "info": cmd_info}
+            "pretokenize": cmd_pretokenize, "train": cmd_train, "export": cmd_export, "info": cmd_info}
 
 
 def _fail(msg, status):

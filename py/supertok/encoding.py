@@ -207,6 +207,7 @@ class Encoding:
         # what pickling needs to rebuild this encoding in another process (see __reduce__)
         self._pickle_name = None  # set by _load for a shipped encoding: pickled by name
         self._model_data = None  # set by load_model: pickled by the model file's text
+        self._supermerges = []  # set by load_model for a superword model
         self._state = dict(pat_str=pat_str, special_tokens=self._special_tokens, pattern_id=pattern_id,
                            ranks_file=ranks_file, sha256=sha256, image=image, alphabet=alphabet)
         if handle is not None:  # built by the backend already (load_model from a model file)
@@ -264,13 +265,22 @@ class Encoding:
     def merges(self):
         """The merge rules of a model of merge rules, in order: [(left id, right id, count), ...],
         rule i making id A + i; count is the pair's training count where the model records it
-        (a trained model does), else None. [] for a tiktoken vocabulary (it has ranks, not rules)."""
+        (a trained model does), else None. [] for a tiktoken vocabulary (it has ranks, not rules).
+        Read by the core from the model file (st_model_pairs)."""
         if self._model_data is not None:
-            return _model_merges(self._model_data)
+            return self._backend.model_pairs(self._model_data, "merges")
         flat = self._state.get("merges")
         if flat is None:
             return []
         return [(flat[i], flat[i + 1], None) for i in range(0, len(flat), 2)]
+
+    @property
+    def supermerges(self):
+        """The supermerges of a superword model, in order: [(left id, right id, count), ...],
+        supermerge i making id A + len(merges) + i from two tokens (regular, base or earlier
+        supermerge tokens); count is its training count where the model records it, else None.
+        [] for any other encoding. Encoding applies them across pretokens (docs/design.md §7)."""
+        return list(self._supermerges)
 
     def save(self, path):
         """Write the model file (docs/model-format.md) that supertok.load_model (and the C core's
@@ -282,6 +292,19 @@ class Encoding:
             raise ValueError("%r has no model file to save: save() writes models of merge rules (supertok.train, "
                              "supertok.load_model); a tiktoken vocabulary is its rank file" % (self.name,))
         _write_atomic(path, self._model_data)
+
+    def export(self, path, format, *, sample=None, check=True):
+        """Write this model as a tiktoken rank file (format="tiktoken") or a HuggingFace
+        tokenizer.json (format="hf") at path, then check it: the sample texts (an iterable of str,
+        e.g. the training text's lines; None: a built-in sample in many scripts) are encoded by this
+        encoding and by the export loaded in tiktoken or tokenizers, and every text where the ids
+        differ is reported (rank semantics can differ from rule semantics, docs/design.md §7).
+        Returns an ExportResult (.ok, .mismatches, .summary(); a rank file holds no pattern and no
+        special tokens: .pat_str and .special_tokens give them) and warns (ExportWarning) when it is
+        not ok. Byte-level models without supermerges and not script-aware only: ExportError (a
+        ValueError) says why another cannot go."""
+        from ._export import export
+        return export(self, path, format, sample=sample, check=check)
 
     def prepare(self):
         """Build now what encoding builds on first need (the backtracking encoder's tables: about
@@ -856,25 +879,6 @@ def _named_load_error(exc, specials, ranks, where):
     return err
 
 
-def _model_merges(data):
-    """[(left, right, count or None), ...] of the merges section of a model file's text. The text is
-    the core's canonical form (what st_trainer_write_model or st_model_write give, or a file the core
-    parsed and validated as load_model loads it), so the lines are known good: this only converts."""
-    lines = data.split(b"\n")
-    for k, line in enumerate(lines):
-        if line.startswith(b"merges "):
-            head = line.split()
-            n, with_counts = int(head[1]), len(head) > 2
-            out = []
-            for row in lines[k + 1:k + 1 + n]:
-                f = row.split()
-                out.append((int(f[0]), int(f[1]), int(f[2]) if with_counts else None))
-            return out
-        if line.startswith((b"tokens ", b"specials ")):
-            break
-    return []
-
-
 def _write_atomic(path, data):
     """data into the file path through a temporary file in the same directory, renamed over it:
     an interrupted write never leaves a partial file at path."""
@@ -1013,6 +1017,7 @@ def load_model(model):
     enc = Encoding(meta["name"], pat_str=pat_str, special_tokens=specials, pattern_id=meta["pattern"],
                    alphabet="ube" if meta["alphabet"] == 1 else "bytes", handle=handle)
     enc._model_data = data  # pickled by its model text
+    enc._supermerges = meta.get("supermerges") or []
     return enc
 
 

@@ -24,6 +24,27 @@ def joined_with_ends(texts):
     return b"".join(texts), list(itertools.accumulate(len(t) for t in texts))
 
 
+#: the sections st_model_pairs lists (docs/model-format.md)
+PAIR_SECTIONS = ("merges", "supermerges")
+
+
+def pair_triples(flat, counts):
+    """[(left, right, count), ...] from the core's flat pair array [l0, r0, l1, r1, ...] and its
+    counts (None when the section has no counts: every count is then None); what
+    st_trainer_merges, st_trainer_supermerges and st_model_pairs give, on every backend."""
+    if counts is None:
+        counts = itertools.repeat(None)
+    return list(zip(flat[0::2], flat[1::2], counts))
+
+
+def check_section(section):
+    """section as the bytes st_model_pairs takes (a C string: the caller ends it with NUL where the
+    host does not); ValueError for another name."""
+    if section not in PAIR_SECTIONS:
+        raise ValueError("section must be one of %s, not %r" % (", ".join(PAIR_SECTIONS), section))
+    return section.encode("ascii")
+
+
 class Backend(abc.ABC):
     """One C core behind a host runtime. Safe to share between threads."""
 
@@ -107,7 +128,14 @@ class Backend(abc.ABC):
     def encoding_new_model(self, data):
         """(handle, meta) from a model file's text (bytes; docs/model-format.md), parsed and
         validated by the core. meta: name, kind ("rules"/"ranks"), alphabet (0/1), pattern (id),
-        flags, scripts (bytes or None). ModelError (what "model") naming the line and field."""
+        flags, scripts (bytes or None), supermerges ([(left, right, count or None), ...] from
+        st_model_pairs). ModelError (what "model") naming the line and field."""
+
+    @abc.abstractmethod
+    def model_pairs(self, data, section):
+        """[(left id, right id, count or None), ...] of the "merges" or "supermerges" section of a
+        model file's text (bytes; st_model_parse + st_model_pairs): [] for a section the model
+        does not have or a ranks model. ModelError (what "model") for a file that does not parse."""
 
     @abc.abstractmethod
     def model_normalize(self, data):
@@ -263,7 +291,7 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def counter_stat(self, counter, what):
-        """A statistic (ST_COUNTER_DOCUMENTS 0, _BYTES 1, _PRETOKENS 2, _UNIQUE 3) as an int."""
+        """A statistic (ST_COUNTER_DOCUMENTS 0, _BYTES 1, _PRETOKENS 2, _UNIQUE 3, _KIND 4) as an int."""
 
     @abc.abstractmethod
     def counter_save(self, counter):
@@ -296,11 +324,37 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def trainer_stat(self, trainer, what):
-        """A statistic (ST_TRAINER_ALPHABET 0, _TARGET 1, _MERGES 2, _DONE 3, _WORDS 4)."""
+        """A statistic (ST_TRAINER_ALPHABET 0, _TARGET 1, _MERGES 2, _DONE 3, _WORDS 4, and for
+        superwords _PHASE 5, _SUPERMERGES 6, _REGULAR 7, _CANDIDATES 8, _NGRAM_CMIN 9, _STEPS 10)."""
 
     @abc.abstractmethod
     def trainer_merges(self, trainer):
         """The merges so far: [(left id, right id, count), ...] in order."""
+
+    # -- superwords: phase 2 (supertok.h "Superwords: phase 2") --------------------------------
+    # algorithm: ST_ALGORITHM_BOUNDLESS 1 / ST_ALGORITHM_SUPERBPE 2; supermerges: SuperBPE's s (a
+    # uint64; 0 for BOUNDLESS).
+    @abc.abstractmethod
+    def counter_new_candidates(self, trainer, algorithm, supermerges):
+        """A candidates counter over the eligible vocabulary of a trainer whose phase 1 is done
+        (st_counter_new_candidates; counter_add, counter_add_documents, counter_merge, counter_save,
+        counter_load, counter_stat and counter_free apply to it). SupertokError ("candidates")
+        ST_ERR_INVALID_ARGUMENT with the core's message otherwise."""
+
+    @abc.abstractmethod
+    def counter_split_ngrams(self, candidates, c_min, max_len):
+        """A new candidates counter: the candidates split by Appendix B's Apriori n-grams
+        (st_counter_split_ngrams; c_min a uint64, max_len a size_t)."""
+
+    @abc.abstractmethod
+    def trainer_start_superwords(self, trainer, candidates, algorithm, supermerges):
+        """Start phase 2 from the (merged, maybe split) candidates (st_trainer_start_superwords);
+        then trainer_step makes phase-2 steps. SupertokError ("superwords") ST_ERR_INVALID_ARGUMENT
+        with the core's message (hf mode, a mismatched counter, phase 1 not done)."""
+
+    @abc.abstractmethod
+    def trainer_supermerges(self, trainer):
+        """The supermerges so far: [(left id, right id, count), ...], ids as in the written model."""
 
     @abc.abstractmethod
     def trainer_write_model(self, trainer, name, specials):

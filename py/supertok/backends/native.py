@@ -3,7 +3,7 @@ import weakref
 
 from . import BackendUnavailable, id_list
 from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK, raise_error, raise_for_status
-from .base import Backend, HandleCache, joined_with_ends
+from .base import Backend, HandleCache, check_section, joined_with_ends, pair_triples
 
 try:
     from .._native import ffi, lib
@@ -421,7 +421,8 @@ class NativeBackend(Backend):
             meta = {"name": name, "kind": {1: "rules", 2: "ranks"}[lib.st_model_kind(m)],
                     "alphabet": lib.st_model_alphabet(m), "pattern": lib.st_model_pattern(m),
                     "flags": lib.st_model_pretokenizer_flags(m),
-                    "scripts": None if sc == ffi.NULL else ffi.buffer(sc, n[0])[:]}
+                    "scripts": None if sc == ffi.NULL else ffi.buffer(sc, n[0])[:],
+                    "supermerges": self._model_pairs(m, b"supermerges")}
             out = ffi.new("st_encoding **")
             st = lib.st_encoding_from_model(m, ffi.NULL, out, err)
             if st != OK:
@@ -429,6 +430,28 @@ class NativeBackend(Backend):
             return ffi.gc(out[0], lib.st_encoding_free), meta
         finally:
             lib.st_model_free(m)
+
+    def model_pairs(self, data, section):
+        """[(left, right, count or None), ...] of a section of a model file (st_model_pairs)."""
+        name = check_section(section)
+        model = ffi.new("st_model **")
+        err = ffi.new("st_error *")
+        if lib.st_model_parse(data, len(data), ffi.NULL, model, err) != OK:
+            self._raise(err, "model")
+        try:
+            return self._model_pairs(model[0], name)
+        finally:
+            lib.st_model_free(model[0])
+
+    @staticmethod
+    def _model_pairs(m, section):
+        """[(left, right, count or None), ...] of a section of a parsed model (st_model_pairs)."""
+        pairs = ffi.new("const uint32_t **")
+        counts = ffi.new("const uint64_t **")
+        k = lib.st_model_pairs(m, section, pairs, counts)
+        if not k:
+            return []
+        return pair_triples(ffi.unpack(pairs[0], 2 * k), ffi.unpack(counts[0], k) if counts[0] != ffi.NULL else None)
 
     def model_normalize(self, data):
         """The canonical text of a model file (st_model_parse + st_model_write)."""
@@ -533,14 +556,39 @@ class NativeBackend(Backend):
     def trainer_stat(self, trainer, what):
         return lib.st_trainer_stat(trainer, what)
 
-    def trainer_merges(self, trainer):
-        pairs = ffi.new("uint32_t **")
-        counts = ffi.new("uint64_t **")
-        n = lib.st_trainer_merges(trainer, pairs, counts)
+    def _pairs(self, fn, trainer):
+        pairs = ffi.new("const uint32_t **")
+        counts = ffi.new("const uint64_t **")
+        n = fn(trainer, pairs, counts)
         if not n:
             return []
-        flat = ffi.unpack(pairs[0], 2 * n)
-        return list(zip(flat[0::2], flat[1::2], ffi.unpack(counts[0], n)))
+        return pair_triples(ffi.unpack(pairs[0], 2 * n), ffi.unpack(counts[0], n))
+
+    def trainer_merges(self, trainer):
+        return self._pairs(lib.st_trainer_merges, trainer)
+
+    def trainer_supermerges(self, trainer):
+        return self._pairs(lib.st_trainer_supermerges, trainer)
+
+    # -- superwords: phase 2 --
+    def counter_new_candidates(self, trainer, algorithm, supermerges):
+        out = ffi.new("st_counter **")
+        err = ffi.new("st_error *")
+        if lib.st_counter_new_candidates(trainer, algorithm, supermerges, ffi.NULL, out, err) != OK:
+            self._raise(err, "candidates")
+        return ffi.gc(out[0], lib.st_counter_free)
+
+    def counter_split_ngrams(self, candidates, c_min, max_len):
+        out = ffi.new("st_counter **")
+        err = ffi.new("st_error *")
+        if lib.st_counter_split_ngrams(candidates, c_min, max_len, ffi.NULL, out, err) != OK:
+            self._raise(err, "candidates")
+        return ffi.gc(out[0], lib.st_counter_free)
+
+    def trainer_start_superwords(self, trainer, candidates, algorithm, supermerges):
+        err = ffi.new("st_error *")
+        if lib.st_trainer_start_superwords(trainer, candidates, algorithm, supermerges, err) != OK:
+            self._raise(err, "superwords")
 
     def trainer_write_model(self, trainer, name, specials):
         text, ends = joined_with_ends(specials)

@@ -25,7 +25,7 @@ import weakref
 
 from . import BackendUnavailable
 from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK, raise_error
-from .base import Backend, HandleCache, joined_with_ends
+from .base import Backend, HandleCache, check_section, joined_with_ends, pair_triples
 
 WASM_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "supertok.wasm")
 
@@ -1003,6 +1003,16 @@ class WasmBackend(Backend):
             return 0, self._read_error()
         return self._u32(self._scratch), None
 
+    def _model_pairs(self, m, section):
+        """[(left, right, count or None), ...] of a section of a parsed model (st_model_pairs).
+        Under the lock."""
+        sp = self._put(section + b"\0")
+        try:
+            k = self._r.call("st_model_pairs", m, sp, self._scratch, self._scratch + 4)
+            return self._read_pairs(k, self._scratch, self._scratch + 4)
+        finally:
+            self._free(sp)
+
     def encoding_new_model(self, data):
         """(handle, meta) for a model file in the text format (bytes): the core parses and
         validates it. meta: name, kind ("rules"/"ranks"), alphabet (ST_ALPHABET_*), pattern (id),
@@ -1023,7 +1033,7 @@ class WasmBackend(Backend):
                             "alphabet": self._r.call("st_model_alphabet", m),
                             "pattern": self._r.call("st_model_pattern", m),
                             "flags": self._r.call("st_model_pretokenizer_flags", m) & 0xFFFFFFFF,
-                            "scripts": scripts}
+                            "scripts": scripts, "supermerges": self._model_pairs(m, b"supermerges")}
                     st = self._r.call("st_encoding_from_model", m, 0, self._scratch, self._err)
                     if st == OK:
                         h = self._u32(self._scratch)
@@ -1036,6 +1046,35 @@ class WasmBackend(Backend):
         if err is not None:
             self._raise_error(err, "model")
         return self._own(h, ("st_encoding_free", h)), meta
+
+    def _read_pairs(self, n, pairs_p, counts_p):
+        """pair_triples of n entries whose pointers the core wrote at pairs_p and counts_p (a NULL
+        counts pointer: no counts). Under the lock."""
+        if not n:
+            return []
+        flat = self._u32s(self._u32(pairs_p), 2 * n)
+        cp = self._u32(counts_p)
+        counts = struct.unpack("<%dQ" % n, self._r.read(cp, 8 * n)) if cp else None
+        return pair_triples(flat, counts)
+
+    def model_pairs(self, data, section):
+        """[(left, right, count or None), ...] of a section of a model file (st_model_pairs)."""
+        name = check_section(section)
+        with self._locked:
+            dp = self._put(data)
+            m = 0
+            out = None
+            try:
+                m, err = self._model_parse(dp, len(data))
+                if err is None:
+                    out = self._model_pairs(m, name)
+            finally:
+                self._free(dp)
+                if m:
+                    self._r.call("st_model_free", m)
+        if err is not None:
+            self._raise_error(err, "model")
+        return out
 
     def model_normalize(self, data):
         """The canonical text of a model file (st_model_parse + st_model_write)."""
@@ -1196,15 +1235,33 @@ class WasmBackend(Backend):
         with self._locked:
             return self._r.call_u64("st_trainer_stat", trainer.ptr, what)
 
-    def trainer_merges(self, trainer):
+    def _trainer_pairs(self, export, trainer):
         with self._locked:
             pairs_p, counts_p = self._scratch, self._scratch + 4
-            n = self._r.call("st_trainer_merges", trainer.ptr, pairs_p, counts_p)
-            if not n:
-                return []
-            flat = self._u32s(self._u32(pairs_p), 2 * n)
-            counts = struct.unpack("<%dQ" % n, self._r.read(self._u32(counts_p), 8 * n))
-        return list(zip(flat[0::2], flat[1::2], counts))
+            n = self._r.call(export, trainer.ptr, pairs_p, counts_p)
+            return self._read_pairs(n, pairs_p, counts_p)
+
+    def trainer_merges(self, trainer):
+        return self._trainer_pairs("st_trainer_merges", trainer)
+
+    def trainer_supermerges(self, trainer):
+        return self._trainer_pairs("st_trainer_supermerges", trainer)
+
+    # -- superwords: phase 2 --
+    def counter_new_candidates(self, trainer, algorithm, supermerges):
+        return self._new_handle("st_counter_new_candidates", (trainer.ptr, algorithm, supermerges, 0), "candidates",
+                                "st_counter_free")
+
+    def counter_split_ngrams(self, candidates, c_min, max_len):
+        return self._new_handle("st_counter_split_ngrams", (candidates.ptr, c_min, max_len, 0), "candidates",
+                                "st_counter_free")
+
+    def trainer_start_superwords(self, trainer, candidates, algorithm, supermerges):
+        with self._locked:
+            err = self._status_call("st_trainer_start_superwords", (trainer.ptr, candidates.ptr, algorithm,
+                                                                      supermerges), "superwords")
+        if err is not None:
+            self._raise_error(err, "superwords")
 
     def trainer_write_model(self, trainer, name, specials):
         text, ends = joined_with_ends(specials)
