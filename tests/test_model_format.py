@@ -110,7 +110,7 @@ def test_load_model_forms(backend, tmp_path):
 
 BAD = [
     # (change: (old, new) replaced once in the bytes_small text, or a callable), line, message
-    ((b"supertok-model 1", b"supertok-model 2"), 1, "version"),
+    ((b"supertok-model 1", b"supertok-model 3"), 1, "version"),
     ((b"supertok-model 1", b"supertok-model one"), 1, "format version 'one' is not supported"),
     ((b"name bytes_small", b"name bytes small"), 2, "name"),
     ((b"kind rules", b"kind trie"), 4, "kind: 'trie' is not one of rules, ranks"),
