@@ -600,7 +600,8 @@ ST_API st_status st_trainer_write_model(const st_trainer *trainer, const char *n
                                     waits until they are; stops at the vocabulary size */
 #define ST_ALGORITHM_SUPERBPE 2  /* SuperBPE(r, s): the first r = min(merges made, target - s)
                                     phase-1 merges, then exactly s supermerges (fewer only when no
-                                    candidate pair is left) */
+                                    candidate pair is left, or none reaches max(min_frequency, 1));
+                                    s above the target is ST_ERR_INVALID_ARGUMENT */
 
 /* A candidates counter: an st_counter (st_counter_add, _add_documents, _merge, _save, _load,
  * _stat, _free all apply; st_counter_add_pretoken is refused) whose entries are supermerge
@@ -621,9 +622,10 @@ ST_API st_status st_counter_new_candidates(const st_trainer *trainer, int algori
  * candidate is cut left to right, greedily: at each position the longest counted n-gram starting
  * there is taken (moving on by one pretoken when none is); pieces of two or more pretokens are
  * the new candidates, with the original's count. c_min: st_trainer_stat ST_TRAINER_NGRAM_CMIN is
- * the paper's max(count of the last phase-1 merge, 15); max_len: 30 in the paper. *out is a new
- * candidates counter with the same pre-tokenizer and fingerprint (same statistics DOCUMENTS and
- * BYTES). */
+ * the paper's max(count of the last phase-1 merge, 15); max_len: 30 in the paper (c_min >= 1,
+ * max_len >= 2). *out is a new candidates counter with the same pre-tokenizer and fingerprint
+ * (same statistics DOCUMENTS and BYTES) that records the split: it takes no documents, is not
+ * split again, and merges or loads only candidates split with the same c_min and max_len. */
 ST_API st_status st_counter_split_ngrams(const st_counter *candidates, uint64_t c_min, size_t max_len,
                                          const st_allocator *alloc, st_counter **out, st_error *err);
 

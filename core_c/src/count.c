@@ -158,6 +158,22 @@ static int eligible(st_counter *c, const uint8_t *p, size_t n) {
     return oom ? -1 : id != ST__NO_TOKEN_ID;
 }
 
+/* Room for need bytes in the key buffer (its contents kept); 0 when out of memory. */
+static int grow_key(st_counter *c, size_t need) {
+    st__cand *cd = c->cand;
+    size_t cap = cd->key_cap ? cd->key_cap : 4096;
+    while (cap < need) cap *= 2;
+    uint8_t *k = (uint8_t *)st__alloc(&c->alloc, cap);
+    if (!k) return 0;
+    if (cd->key) {
+        st__memcpy(k, cd->key, cd->key_cap);
+        st__free(&c->alloc, cd->key, cd->key_cap);
+    }
+    cd->key = k;
+    cd->key_cap = cap;
+    return 1;
+}
+
 /* A candidates counter's document: the maximal runs of two or more eligible pretokens, each
  * counted once, keyed by their bytes joined with 0xFF. The pieces are walked as count_document
  * walks them, and a small cache of short pretokens keeps most eligibility tests to one hash. */
@@ -171,17 +187,6 @@ static st_status count_candidates(st_counter *c, const uint8_t *s, size_t len, s
         if (!cd->hot) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
         st__memset(cd->hot, 0, sizeof(st__cand_hot) << ST__CAND_HOT_BITS);
     }
-    /* a key holds the run's bytes and one separator per pretoken: at most twice the text */
-    if (2 * len + 1 > cd->key_cap) {
-        size_t cap = cd->key_cap ? cd->key_cap : 4096;
-        while (cap < 2 * len + 1) cap *= 2;
-        uint8_t *k = (uint8_t *)st__alloc(&c->alloc, cap);
-        if (!k) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-        if (cd->key) st__free(&c->alloc, cd->key, cd->key_cap);
-        cd->key = k;
-        cd->key_cap = cap;
-    }
-    uint8_t *key = cd->key;
     st__piece_iter it;
     st__pieces_init(&it, &c->pt, s, len);
     st__scan_fn scan = (c->pt.flags & ST_PRETOK_SCRIPT_AWARE) ? NULL : it.scan;
@@ -213,6 +218,9 @@ static st_status count_candidates(st_counter *c, const uint8_t *s, size_t len, s
             } else el = eligible(c, p, n);
             if (el < 0) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
             if (el) {
+                if (kl + n + 1 > cd->key_cap && !grow_key(c, kl + n + 1))
+                    return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+                uint8_t *key = cd->key;
                 if (run) key[kl++] = ST__CAND_SEP;
                 st__memcpy(key + kl, p, n);
                 kl += n;
@@ -223,7 +231,7 @@ static st_status count_candidates(st_counter *c, const uint8_t *s, size_t len, s
             if (run >= 2) {
                 if (ST_UNLIKELY(kl > 0xFFFFFFFFu))
                     return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, start, "a candidate longer than 4 GiB");
-                if (!add_piece(c, key, kl, st__hash_bytes(key, kl), 1))
+                if (!add_piece(c, cd->key, kl, st__hash_bytes(cd->key, kl), 1))
                     return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
                 found++;
             }

@@ -178,7 +178,9 @@ int main(int argc, char **argv) {
     static const char *tokens[] = {"\n", " ", "0", "1", "9", "18446744073709551616", "4294967296", "2097150",
                                    "counts", "specials ", "merges ", "supermerges ", "tokens ", "end\n", "\\x",
                                    "\\", "\xC3", "\xFF", "=", "==", "script-aware yes\nscripts ", "Han,", "none",
-                                   "default", "comment x\n", "YQ== ", "\r", "\t"};
+                                   "default", "comment x\n", "YQ== ", "\r", "\t", "supertok-model 2\n",
+                                   "training algorithm=superbpe mode=paper vocab_size=9 min_frequency=0 supermerges=1 ngram_split=no\n",
+                                   " ngram_split=yes c_min=15 max_len=30", "mode=hf"};
     for (long r = 0; r < mutate && nfiles; r++) {
         int f = (int)(rnd() % (uint64_t)nfiles);
         size_t n = lens[f], cap = n + 512;

@@ -667,6 +667,23 @@ static void test_training_line(void) {
              "training: missing value");
     bad_edit(TRAINED, "kind rules\n", "kind rules\ntraining algorithm=bpe\n", 6, "'training' is out of place");
     bad_edit(TRAINED, "kind rules", "normalizer nfc", 5, "unknown key 'normalizer' where 'kind' was expected (not in format version 2)");
+    /* the superword models of vectors/models (version 2, written by the reference) */
+    static const char *supers[] = {"super_bytes_small", "super_ube_small"};
+    for (int i = 0; i < 2; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.stmodel", g_dir, supers[i]);
+        size_t len = 0;
+        char *text = read_file(path, &len);
+        if (!text) {
+            printf("  %s absent, skipped\n", path);
+            continue;
+        }
+        CHECK(!strncmp(text, "supertok-model 2\n", 17), "%s: version 2", supers[i]);
+        round_trip(supers[i], text, len, 1);
+        truncations(supers[i], text, len);
+        damage(supers[i], text, len, 2000);
+        free(text);
+    }
     truncations("TRAINED", TRAINED, sizeof TRAINED - 1);
     damage("TRAINED", TRAINED, sizeof TRAINED - 1, 3000);
     {
