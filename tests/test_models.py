@@ -21,7 +21,7 @@ import sys
 
 import pytest
 import supertok
-from conftest import ROOT, load_vectors, select_for_backend
+from conftest import PYWASM_HEAD, PYWASM_STRIDE, ROOT, load_vectors, select_for_backend
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +30,7 @@ MODEL_NAMES = ("ube_small", "bytes_small", "super_bytes_small", "super_ube_small
 SUPER_MODELS = ("super_bytes_small", "super_ube_small")  # model files only (no JSON form)
 SHOWN = 12
 PYWASM_MAX_CHARS = 3000  # pywasm (about a millisecond per character) skips the 2,000-word texts
+PYWASM_SUPER_HEAD, PYWASM_SUPER_STRIDE = 60, 25  # pywasm's subset of the superword models' records
 sys.path.insert(0, os.path.join(ROOT, "vectors"))
 
 
@@ -57,9 +58,22 @@ def model(name, backend):
 
 
 def _selected(records, backend):
-    """select_for_backend, and on pywasm only texts of at most PYWASM_MAX_CHARS characters."""
-    return [(i, r) for i, r in select_for_backend(records, backend)
-            if backend != "pywasm" or len(r.get("text", "")) <= PYWASM_MAX_CHARS]
+    """select_for_backend; on pywasm only texts of at most PYWASM_MAX_CHARS characters, and of the
+    superword models' records only the first PYWASM_SUPER_HEAD of each model (their hand-written
+    superword texts) and every PYWASM_SUPER_STRIDE-th after them."""
+    if backend != "pywasm":
+        return select_for_backend(records, backend)
+    out, seen = [], {}
+    for i, r in enumerate(records):
+        k = seen[r["model"]] = seen.get(r["model"], -1) + 1
+        if len(r.get("text", "")) > PYWASM_MAX_CHARS:
+            continue
+        if r["model"] in SUPER_MODELS:
+            if k < PYWASM_SUPER_HEAD or k % PYWASM_SUPER_STRIDE == 0:
+                out.append((i, r))
+        elif i < PYWASM_HEAD or i % PYWASM_STRIDE == 0:  # select_for_backend's rule
+            out.append((i, r))
+    return out
 
 
 def _report(what, failures, checked):

@@ -158,7 +158,7 @@ SUPER_MODELS = [
     # (name, alphabet, pattern, script_aware, scripts, algorithm, supermerges, merges wanted,
     #  special tokens, training corpora)
     ("super_bytes_small", "bytes", "o200k", False, None, "boundless", None, 200, ["<|endoftext|>"],
-     ["phrases", "cuts", "repeats", "one_document", "udhr_latin"]),
+     ["phrases", "cuts", "repeats", "one_document", "udhr_latin", "single_letters"]),
     ("super_ube_small", "ube", "o200k", True, None, "superbpe", 40, 260, ["<|endoftext|>", "<|pad|>"],
      ["han_words", "udhr_han", "udhr_japanese", "phrases", "repeats"]),
 ]
@@ -426,7 +426,8 @@ def superword_texts(model):
             " tê dirêtu di téla", "Tudu nguê tê dirêtu di", "the cat 42 sat on the mat", "the cat sat on the mat!",
             "中国人民的世界", "すべて人は権利を有する", "中国人民%s中国人民" % sp, "的自由 and 自由", "中国人民 中国人民",
             "権利を有する。権利を有する", "有权有权有权", "第十 of the 第十", "中 国", "中国" * 20,
-            "as well as" * 3, "of the" + " of the" * 30, "\u00a0of the", "of the\u3000of the", "ofthe of the"]
+            "as well as" * 3, "of the" + " of the" * 30, "\u00a0of the", "of the\u3000of the", "ofthe of the",
+            "aB", "aBaB", "aB xY", "xY of the", "qQaB"]
     words = ["of", "the", "as", "well", "in", "order", "to", "at", "end", "on", "top", "cat", "sat", "mat",
              "go", "la", "river", "dog", "old"]
     long_words = long_text([" " + w for w in words] + [" of the", " as well as", " in order to"], 2000, 5)
