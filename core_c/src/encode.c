@@ -189,6 +189,7 @@ void st__scratch_pool_free(st__lazy *lz, const st_allocator *a) {
 #ifndef ST_RUN_LINEAR
 #define ST_RUN_LINEAR 16
 #endif
+#define ST_RUN_STACK_HEAP 128 /* runs the heap merges with its scratch on the stack (about 5 KB) */
 
 typedef struct encoder {
     const st_encoding *enc;
@@ -260,14 +261,14 @@ static st_status run_flush(encoder *e) {
     size_t n = e->run_n;
     uint32_t *tok = e->run_tok;
     const size_t *at = e->run_at;
-    const st_rules *sr = &e->sup->rules;
+    const st_supers *sp = e->sup;
     e->run_n = 0;
     if (n <= ST_RUN_LINEAR) { /* merge in place, rank[k] the supermerge joining k and k + 1 */
         uint32_t rank[ST_RUN_LINEAR];
         size_t pos[ST_RUN_LINEAR]; /* run index of each part's first entry */
         for (size_t k = 0; k < n; k++) {
             pos[k] = k;
-            rank[k] = k + 1 < n ? st__rule_find(sr, tok[k], tok[k + 1]) : ST_NO_TOKEN;
+            rank[k] = k + 1 < n ? st__supers_find(sp, tok[k], tok[k + 1]) : ST_NO_TOKEN;
         }
         size_t m = n;
         for (;;) {
@@ -279,38 +280,50 @@ static st_status run_flush(encoder *e) {
             tok[j] = best;
             for (size_t k = j + 1; k + 1 < m; k++) { tok[k] = tok[k + 1]; pos[k] = pos[k + 1]; rank[k] = rank[k + 1]; }
             m--;
-            rank[j] = j + 1 < m ? st__rule_find(sr, best, tok[j + 1]) : ST_NO_TOKEN;
-            if (j > 0) rank[j - 1] = st__rule_find(sr, tok[j - 1], best);
+            rank[j] = j + 1 < m ? st__supers_find(sp, best, tok[j + 1]) : ST_NO_TOKEN;
+            if (j > 0) rank[j - 1] = st__supers_find(sp, tok[j - 1], best);
         }
         for (size_t k = 0; k < m; k++) put(e->o, tok[k], at[pos[k]]);
         return ST_OK;
     }
-    /* the heap merge of merge.c, on the run's tokens with the supermerges as its rules */
+    /* the heap merge of merge.c, on the run's tokens with the supermerges as its rules; its
+     * scratch on the stack up to ST_RUN_STACK_HEAP tokens */
     size_t msz = st__merge_heap_scratch_size(n), size = msz + 2 * n * sizeof(uint32_t);
-    uint8_t *mem = (uint8_t *)st__alloc(&e->enc->alloc, size);
+    uint64_t stack[(3 * ST_RUN_STACK_HEAP + 1) + (4 * (ST_RUN_STACK_HEAP + 1) + 1) / 2 + ST_RUN_STACK_HEAP];
+    uint8_t *mem = n <= ST_RUN_STACK_HEAP ? (uint8_t *)stack : (uint8_t *)st__alloc(&e->enc->alloc, size);
     if (!mem) return ST_ERR_OUT_OF_MEMORY;
     uint32_t *out = (uint32_t *)(void *)(mem + msz), *start = out + n;
-    st__merger mg = {&e->enc->vocab, sr, NULL};
+    st__merger mg = {&e->enc->vocab, &sp->rules, NULL, sp};
     size_t m = st__merge_heap(&mg, NULL, tok, n, out, start, mem);
     for (size_t k = 0; k < m; k++) put(e->o, out[k], at[start[k]]);
-    st__free(&e->enc->alloc, mem, size);
+    if (mem != (uint8_t *)stack) st__free(&e->enc->alloc, mem, size);
     return ST_OK;
 }
 
-/* A superword model's piece of m tokens starting at text offset a: one eligible token joins
- * the run (and the caller puts nothing); anything else ends the run, put out now, before the
- * caller puts the piece's tokens. */
-static st_status piece_to_run(encoder *e, const uint32_t *tok, size_t m, size_t a) {
-    if (m == 1 && st__supers_eligible(e->sup, tok[0])) {
-        if (e->run_n == e->run_cap) {
-            st_status st = run_grow(e);
-            if (st != ST_OK) return st;
+static st_status run_push_grow(encoder *e, uint32_t tok, size_t a) {
+    st_status st = run_grow(e);
+    if (st != ST_OK) return st;
+    e->run_tok[e->run_n] = tok;
+    e->run_at[e->run_n++] = a;
+    return ST_OK;
+}
+
+/* A superword model's piece of m tokens (regular ids) starting at text offset a: one eligible
+ * token joins the run (returns 1: the caller puts nothing); anything else ends the run, put out
+ * now, before the caller puts the piece's tokens (returns 0). *st: the status. */
+ST_INLINE int piece_to_run(encoder *e, const uint32_t *tok, size_t m, size_t a, st_status *st) {
+    if (m == 1 && (e->sup->role[tok[0]] & ST_SUPER_ELIGIBLE)) {
+        if (e->run_n < e->run_cap) {
+            e->run_tok[e->run_n] = tok[0];
+            e->run_at[e->run_n++] = a;
+            *st = ST_OK;
+        } else {
+            *st = run_push_grow(e, tok[0], a);
         }
-        e->run_tok[e->run_n] = tok[0];
-        e->run_at[e->run_n++] = a;
-        return ST_OK;
+        return 1;
     }
-    return e->run_n ? run_flush(e) : ST_OK; /* the run ends before this piece */
+    *st = e->run_n ? run_flush(e) : ST_OK; /* the run ends before this piece */
+    return 0;
 }
 
 /* The piece cache's entry for p[0..n) at text offset a: on a hit (*hit = 1) it is the entry to
@@ -328,9 +341,8 @@ static cache_entry *cache_find(encoder *e, const uint8_t *p, size_t n, uint64_t 
 /* Replay a cache hit for the piece at text offset a. */
 static st_status cache_replay(encoder *e, const cache_entry *ce, size_t a) {
     if (e->sup) {
-        st_status st = piece_to_run(e, ce->tok, ce->ntok, a);
-        if (st != ST_OK) return st;
-        if (ce->ntok == 1 && st__supers_eligible(e->sup, ce->tok[0])) return ST_OK;
+        st_status st;
+        if (piece_to_run(e, ce->tok, ce->ntok, a, &st) || st != ST_OK) return st;
     }
     for (size_t k = 0; k < ce->ntok; k++) put(e->o, ce->tok[k], a + ce->rel[k]);
     return ST_OK;
@@ -388,10 +400,10 @@ static st_status encode_piece_rules(encoder *e, size_t a, size_t b) {
     uint64_t *scratch = (uint64_t *)(void *)mem;
     uint32_t *sym = (uint32_t *)(void *)(mem + msz), *off = sym + n, *tok = off + n, *start = tok + n;
     size_t ns = piece_symbols(v->alphabet, p, n, sym, off);
-    st__merger mg = {v, &e->enc->rules, NULL};
+    st__merger mg = {v, &e->enc->rules, NULL, NULL};
     size_t m = st__merge_heap(&mg, NULL, sym, ns, tok, start, scratch);
-    st_status st = e->sup ? piece_to_run(e, tok, m, a) : ST_OK;
-    if (!(e->sup && m == 1 && st__supers_eligible(e->sup, tok[0])))
+    st_status st = ST_OK;
+    if (!e->sup || !piece_to_run(e, tok, m, a, &st))
         for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + off[start[k]]);
     cache_fill(e, ce, h, a, n, m, tok, start, off);
     if (mem != (uint8_t *)stack) st__free(&e->enc->alloc, mem, size);

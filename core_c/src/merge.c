@@ -27,6 +27,7 @@ ST_INLINE uint32_t join_rank(const st__merger *m, uint32_t left, uint32_t right,
  * be NULL) for rules. */
 ST_INLINE uint32_t st__merge_pair_rank(const st__merger *m, uint32_t left, uint32_t right, const uint8_t *p,
                                        size_t a, size_t b) {
+    if (m->supers) return st__supers_find(m->supers, left, right);
     return m->rules ? st__rule_find(m->rules, left, right) : join_rank(m, left, right, p + a, b - a);
 }
 
@@ -120,7 +121,7 @@ size_t st__merge_heap(const st__merger *mg, const uint8_t *p, const uint32_t *sy
     }
     for (uint32_t i = 0; i < n; i++) {
         if (i + 1 == n) rank[i] = ST_NO_TOKEN;
-        else if (sym) rank[i] = st__rule_find(mg->rules, tok[i], tok[i + 1]);
+        else if (sym) rank[i] = st__merge_pair_rank(mg, tok[i], tok[i + 1], NULL, 0, 0);
         else rank[i] = v->pair_ids[((uint32_t)p[i] << 8) | p[i + 1]]; /* 2-byte tokens: one read */
         if (rank[i] != ST_NO_TOKEN) heap[hl++] = ((uint64_t)rank[i] << 32) | i;
     }

@@ -39,6 +39,8 @@ typedef struct st__merger {
     const st_vocab *v;
     const st_rules *rules;
     st__pair_slot *pairs;
+    const st_supers *supers; /* the superword pass (encode.c): rules are these supermerges, looked
+                                up through their filter (st__supers_find); NULL otherwise */
 } st__merger;
 
 /* tiktoken's merge of the piece p[0..n) (n <= ST_LINEAR_PIECE, ST_PAD readable bytes after

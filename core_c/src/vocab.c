@@ -466,7 +466,7 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
     size_t spec_size = align8(ts.count * 4);
     size_t rules_size = (size_t)rcap * 8;
     /* supermerges: their rule table and the eligible bits of the regular ids */
-    size_t sup_size = n_super ? (size_t)scap * 8 + ((size_t)n_reg + 63) / 64 * 8 : 0;
+    size_t sup_size = n_super ? (size_t)scap * 8 + align8(n_ord) : 0;
     /* the token lengths come from the rules, so their total is known only after a pass */
     uint32_t *len = (uint32_t *)st__alloc(a, (size_t)n_ord * 4);
     if (!len) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
@@ -503,7 +503,7 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
     uint32_t *special_ids = (uint32_t *)(void *)(block + off_size + tab_size);
     uint64_t *rules = (uint64_t *)(void *)(block + off_size + tab_size + spec_size);
     uint64_t *super_slots = (uint64_t *)(void *)(block + off_size + tab_size + spec_size + rules_size);
-    uint64_t *eligible = super_slots + scap;
+    uint8_t *role = (uint8_t *)(super_slots + scap);
     uint8_t *bytes = block + off_size + tab_size + spec_size + rules_size + sup_size;
     for (uint32_t id = 0; id < n_ord; id++) offsets[id + 1] = len[id] * unit;
     st__free(a, len, (size_t)n_ord * 4);
@@ -563,12 +563,15 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
         sup->rules.mask = scap - 1;
         sup->rules.base = n_reg;
         sup->n = (uint32_t)n_super;
-        sup->eligible = eligible;
+        sup->role = role;
         /* a supermerge's pair may be no rule either: one pair, one token */
         st = insert_rules(super_slots, scap - 1, &sup->rules, rs, supers, n_super, n_reg, 2, err);
         for (uint32_t id = 0; id < n_reg && st == ST_OK; id++)
-            if (token_has_letter(bytes + offsets[id], offsets[id + 1] - offsets[id], unit))
-                eligible[id >> 6] |= 1ull << (id & 63);
+            if (token_has_letter(bytes + offsets[id], offsets[id + 1] - offsets[id], unit)) role[id] |= ST_SUPER_ELIGIBLE;
+        for (size_t j = 0; j < n_super; j++) {
+            role[supers[2 * j]] |= ST_SUPER_LEFT;
+            role[supers[2 * j + 1]] |= ST_SUPER_RIGHT;
+        }
     }
     if (st != ST_OK) {
         st__free(a, block, total);

@@ -152,13 +152,24 @@ typedef struct st_supers {
     st_rules rules;           /* (left, right) -> the supermerge's token; rules.base = the id of
                                  supermerge 0 (A + n_merges); slots NULL when there are none */
     uint32_t n;               /* supermerges: ids rules.base .. rules.base + n - 1 */
-    const uint64_t *eligible; /* bit per id below rules.base: the token's text (bytes, or its UBE
+    const uint8_t *role;      /* a byte per ordinary id (rules.base + n):
+                                 ST_SUPER_ELIGIBLE: a regular token whose text (bytes, or its UBE
                                  symbols' text) is valid and holds a letter (\p{L}), so a
-                                 pretoken that became that one token may join a superword */
+                                 pretoken that became that one token may join a superword;
+                                 ST_SUPER_LEFT / ST_SUPER_RIGHT: the left / right part of some
+                                 supermerge. A pair is looked up only when its left is a LEFT
+                                 and its right a RIGHT: most adjacent pairs of a run are no
+                                 supermerge, and this skips their probe of the rule table. */
 } st_supers;
 
-ST_INLINE int st__supers_eligible(const st_supers *s, uint32_t id) {
-    return id < s->rules.base && ((s->eligible[id >> 6] >> (id & 63)) & 1);
+#define ST_SUPER_ELIGIBLE 1
+#define ST_SUPER_LEFT 2
+#define ST_SUPER_RIGHT 4
+
+/* The supermerge joining left and right (tokens of a run: ordinary ids), or ST_NO_TOKEN. */
+ST_INLINE uint32_t st__supers_find(const st_supers *s, uint32_t left, uint32_t right) {
+    if (!(s->role[left] & ST_SUPER_LEFT) || !(s->role[right] & ST_SUPER_RIGHT)) return ST_NO_TOKEN;
+    return st__rule_find(&s->rules, left, right);
 }
 
 /* A merge-rules model: ids 0..A-1 the base symbols (A = 256 or 512), id A + i the join of

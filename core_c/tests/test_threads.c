@@ -5,8 +5,9 @@
 // (encode.c: backtrack_tables). Here 4 threads start at once on a fresh o200k_base encoding,
 // each encoding texts that want the tables (Chinese, Russian, a long run of one letter) and
 // texts that do not, several rounds; every result must equal the one-thread result of a
-// second encoding. run.sh runs it under ASan/UBSan, and under ThreadSanitizer where the
-// compiler has it (a data race there is a failure).
+// second encoding; then the same for a superword model (its superword pass). run.sh runs it
+// under ASan/UBSan, and under ThreadSanitizer where the compiler has it (a data race there is a
+// failure).
 //
 // Build and run from the repository root:
 //   cc -std=c11 -O2 -pthread -Icore_c/include core_c/src/*.c core_c/tests/test_threads.c -o test_threads
@@ -34,7 +35,15 @@ static const char *TEXTS[] = {
     NULL, /* a long run of one letter, filled in main */
     "    def f(x):\n        return x * 2\n",
     NULL, /* 12 KB of mixed words: the piece cache of a reused scratch block, filled in main */
+    NULL, /* 16 KB of " the cat": runs for the superword model's pass, filled in main */
 };
+
+/* A superword model (test_encode.c's SW_BYTES: rules building " the", " cat", "the"; supermerges
+ * joining them): the same texts through its superword pass, from the same threads. */
+static const char SW_MODEL[] =
+    "supertok-model 1\nname sw\nkind rules\nalphabet bytes\npattern gpt2\nscript-aware no\n"
+    "merges 8\n32 116\n256 104\n257 101\n99 97\n32 259\n260 116\n116 104\n262 101\n"
+    "supermerges 6\n258 261\n263 261\n264 258\n261 258\n258 46\n263 263\nspecials 0\nend\n";
 #define N_TEXTS (sizeof TEXTS / sizeof TEXTS[0])
 
 static st_encoding *g_shared;
@@ -79,6 +88,12 @@ int main(int argc, char **argv) {
     for (size_t r = 0; r < reps; r++) memcpy(mixed + r * wl, words, wl);
     mixed[reps * wl] = 0;
     TEXTS[5] = mixed;
+    static const char cat[] = " the cat the cat. the cat";
+    size_t cl = sizeof cat - 1, creps = 16000 / cl + 1;
+    char *cats = (char *)malloc(creps * cl + 1);
+    for (size_t r = 0; r < creps; r++) memcpy(cats + r * cl, cat, cl);
+    cats[creps * cl] = 0;
+    TEXTS[6] = cats;
     st_encoding *ref = NULL;
     size_t off = 0;
     if (t_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &ref, &off, NULL) != ST_OK ||
@@ -86,23 +101,38 @@ int main(int argc, char **argv) {
         fprintf(stderr, "test_threads: loading o200k_base failed at %zu\n", off);
         return 1;
     }
-    for (size_t i = 0; i < N_TEXTS; i++) { /* the one-thread results, from the other encoding */
-        size_t len = strlen(TEXTS[i]);
-        g_want[i] = (uint32_t *)malloc((len + 1) * 4);
-        CHECK(t_encode(ref, TEXTS[i], len, NULL, 0, g_want[i], NULL, len + 1, &g_want_n[i], &off) == ST_OK,
-              "one-thread encode of text %zu", i);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) { /* the superword model, shared the same way */
+            st_encoding_free(g_shared);
+            st_encoding_free(ref);
+            g_shared = ref = NULL;
+            st_error e;
+            if (st_encoding_new_model(SW_MODEL, sizeof SW_MODEL - 1, NULL, &ref, &e) != ST_OK ||
+                st_encoding_new_model(SW_MODEL, sizeof SW_MODEL - 1, NULL, &g_shared, &e) != ST_OK) {
+                fprintf(stderr, "test_threads: loading the superword model failed: %s\n", e.message);
+                return 1;
+            }
+            memset(g_failures, 0, sizeof g_failures);
+        }
+        for (size_t i = 0; i < N_TEXTS; i++) { /* the one-thread results, from the other encoding */
+            size_t len = strlen(TEXTS[i]);
+            g_want[i] = (uint32_t *)malloc((len + 1) * 4);
+            CHECK(t_encode(ref, TEXTS[i], len, NULL, 0, g_want[i], NULL, len + 1, &g_want_n[i], &off) == ST_OK,
+                  "one-thread encode of text %zu", i);
+        }
+        pthread_t th[N_THREADS];
+        pthread_barrier_init(&g_start, NULL, N_THREADS);
+        for (int t = 0; t < N_THREADS; t++) pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
+        for (int t = 0; t < N_THREADS; t++) pthread_join(th[t], NULL);
+        pthread_barrier_destroy(&g_start);
+        for (int t = 0; t < N_THREADS; t++)
+            CHECK(!g_failures[t], "%s: thread %d: %d of %d encodes differ from the one-thread result",
+                  pass ? "superword model" : "o200k_base", t, g_failures[t], (int)(ROUNDS * N_TEXTS));
+        for (size_t i = 0; i < N_TEXTS; i++) free(g_want[i]);
     }
-    pthread_t th[N_THREADS];
-    pthread_barrier_init(&g_start, NULL, N_THREADS);
-    for (int t = 0; t < N_THREADS; t++) pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
-    for (int t = 0; t < N_THREADS; t++) pthread_join(th[t], NULL);
-    pthread_barrier_destroy(&g_start);
-    for (int t = 0; t < N_THREADS; t++)
-        CHECK(!g_failures[t], "thread %d: %d of %d encodes differ from the one-thread result", t, g_failures[t],
-              (int)(ROUNDS * N_TEXTS));
-    for (size_t i = 0; i < N_TEXTS; i++) free(g_want[i]);
     st_encoding_free(g_shared);
     st_encoding_free(ref);
+    free(cats);
     free(run);
     free(mixed);
     free(ranks);
