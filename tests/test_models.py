@@ -302,3 +302,13 @@ def test_superword_models_are_what_train_writes(backend, name, tmp_path):
 
     with open(_model_path(name), "rb") as f:
         assert body(path.read_bytes()) == body(f.read())
+
+
+def test_superword_model_refuses_encode_with_unstable(backend):
+    # the last run of one-token words is unstable as a whole (more text can change every
+    # supermerge in it), which tiktoken's (stable tokens, completions) contract cannot express
+    enc = model("super_bytes_small", backend)
+    assert enc.supermerges
+    with pytest.raises(ValueError, match="without supermerges.*super_bytes_small"):
+        enc.encode_with_unstable("of the")
+    assert model("bytes_small", backend).encode_with_unstable("ab")[0] is not None

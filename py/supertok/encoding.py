@@ -518,6 +518,12 @@ class Encoding:
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         if self.alphabet != "bytes":
             raise ValueError("encode_with_unstable works on byte-level encodings; %r is a UBE model" % (self.name,))
+        if self._supermerges:
+            # more text can lengthen the last run of one-token pretokens and change every
+            # supermerge in it, not only the last piece's tokens: tiktoken's contract does not fit
+            raise ValueError("encode_with_unstable works on encodings without supermerges; %r has %d "
+                             "(more text can change the tokens of the whole last run of words)"
+                             % (self.name, len(self._supermerges)))
         data = text.encode("utf-8")  # a lone surrogate: UnicodeEncodeError, as tiktoken's
         ids, starts = self._core(self._backend.encode, self._handle, data, allowed, want_starts=True,
                                  disallowed=disallowed, special_flags=flags)
