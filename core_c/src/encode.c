@@ -187,7 +187,7 @@ void st__scratch_pool_free(st__lazy *lz, const st_allocator *a) {
  * nearly all are: the words between two punctuation marks); longer ones the heap merge, so a
  * megabyte of words with no punctuation costs n log n, not n^2. */
 #ifndef ST_RUN_LINEAR
-#define ST_RUN_LINEAR 16
+#define ST_RUN_LINEAR 64
 #endif
 #define ST_RUN_STACK_HEAP 128 /* runs the heap merges with its scratch on the stack (about 5 KB) */
 
@@ -272,10 +272,16 @@ static st_status run_flush(encoder *e) {
         }
         size_t m = n;
         for (;;) {
-            uint32_t best = ST_NO_TOKEN;
-            size_t j = 0;
-            for (size_t k = 0; k + 1 < m; k++)
-                if (rank[k] < best) { best = rank[k]; j = k; }
+            /* the lowest (rank, index): one unsigned compare per pair, which compiles to a
+             * conditional move, where comparing the rank and keeping the index in a branch
+             * mispredicted on every new minimum */
+            uint64_t low = ~0ull;
+            for (size_t k = 0; k + 1 < m; k++) {
+                uint64_t key = (uint64_t)rank[k] << 32 | k;
+                low = key < low ? key : low;
+            }
+            uint32_t best = (uint32_t)(low >> 32);
+            size_t j = (size_t)(uint32_t)low;
             if (best == ST_NO_TOKEN) break;
             tok[j] = best;
             for (size_t k = j + 1; k + 1 < m; k++) { tok[k] = tok[k + 1]; pos[k] = pos[k + 1]; rank[k] = rank[k + 1]; }
@@ -313,6 +319,7 @@ static st_status run_push_grow(encoder *e, uint32_t tok, size_t a) {
  * now, before the caller puts the piece's tokens (returns 0). *st: the status. */
 ST_INLINE int piece_to_run(encoder *e, const uint32_t *tok, size_t m, size_t a, st_status *st) {
     if (m == 1 && (e->sup->role[tok[0]] & ST_SUPER_ELIGIBLE)) {
+        if (e->run_n) st__supers_prefetch(e->sup, e->run_tok[e->run_n - 1], tok[0]);
         if (e->run_n < e->run_cap) {
             e->run_tok[e->run_n] = tok[0];
             e->run_at[e->run_n++] = a;
