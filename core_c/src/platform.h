@@ -33,10 +33,12 @@ void st__platform_free(void *ptr);
 #define ST_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ST_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define ST_INLINE static inline __attribute__((always_inline))
+#define ST_PREFETCH(p) __builtin_prefetch(p)
 #else
 #define ST_LIKELY(x) (x)
 #define ST_UNLIKELY(x) (x)
 #define ST_INLINE static inline
+#define ST_PREFETCH(p) ((void)(p))
 #endif
 
 /* Atomics for one-time initialisation shared by threads (a loaded tokenizer builds its

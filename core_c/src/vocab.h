@@ -150,26 +150,64 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
  * adjacent pretokens only, in the superword pass (encode.c). */
 typedef struct st_supers {
     st_rules rules;           /* (left, right) -> the supermerge's token; rules.base = the id of
-                                 supermerge 0 (A + n_merges); slots NULL when there are none */
+                                 supermerge 0 (A + n_merges); slots NULL when there are none.
+                                 Unlike the regular rules, its slot is st__supers_hash(key) >>
+                                 shift (one multiply, not st__mix64's two and its shifts: the
+                                 superword pass looks up a pair per adjacent pretoken) */
     uint32_t n;               /* supermerges: ids rules.base .. rules.base + n - 1 */
+    uint32_t shift;           /* 64 - log2(rules.mask + 1) */
     const uint8_t *role;      /* a byte per ordinary id (rules.base + n):
                                  ST_SUPER_ELIGIBLE: a regular token whose text (bytes, or its UBE
                                  symbols' text) is valid and holds a letter (\p{L}), so a
                                  pretoken that became that one token may join a superword;
                                  ST_SUPER_LEFT / ST_SUPER_RIGHT: the left / right part of some
-                                 supermerge. A pair is looked up only when its left is a LEFT
-                                 and its right a RIGHT: most adjacent pairs of a run are no
-                                 supermerge, and this skips their probe of the rule table. */
+                                 supermerge (set at load; the lookup no longer reads them: in
+                                 Chinese or Japanese nearly every character is both, and the
+                                 filter below rejects far more pairs with one load). */
+    const uint64_t *filter;   /* 4 bits per slot (at least 64): bit st__supers_hash(key) >>
+                                 (shift - 2) set for every supermerge's key. Most adjacent pairs
+                                 of a run are no supermerge (every pair left at the end of a run,
+                                 most pairs a merge makes), and in Chinese or Japanese nearly
+                                 every character is the left and the right part of some
+                                 supermerge, so the role bits pass them; this bit array (a
+                                 sixteenth of the slots' size, so it stays in a near cache
+                                 where the slots do not; at most one bit in eight set) rejects
+                                 at least seven in eight of them with one load. Its bit's top
+                                 bits are the slot index, so it refines the table and needs no
+                                 second hash. */
 } st_supers;
 
 #define ST_SUPER_ELIGIBLE 1
 #define ST_SUPER_LEFT 2
 #define ST_SUPER_RIGHT 4
 
+/* The hash of a supermerge key (left << 21 | right): Fibonacci hashing, whose top bits depend
+ * on every bit of the key. */
+ST_INLINE uint64_t st__supers_hash(uint64_t key) { return key * 0x9E3779B97F4A7C15ull; }
+
 /* The supermerge joining left and right (tokens of a run: ordinary ids), or ST_NO_TOKEN. */
 ST_INLINE uint32_t st__supers_find(const st_supers *s, uint32_t left, uint32_t right) {
-    if (!(s->role[left] & ST_SUPER_LEFT) || !(s->role[right] & ST_SUPER_RIGHT)) return ST_NO_TOKEN;
-    return st__rule_find(&s->rules, left, right);
+    uint64_t key = ((uint64_t)left << 21) | right, h = st__supers_hash(key);
+    uint64_t bit = h >> (s->shift - 2);
+    if (!((s->filter[bit >> 6] >> (bit & 63)) & 1)) return ST_NO_TOKEN;
+    uint32_t i = (uint32_t)(h >> s->shift);
+    for (uint32_t probes = 0; probes <= s->rules.mask; probes++) {
+        uint64_t slot = s->rules.slots[i];
+        if (!slot) return ST_NO_TOKEN;
+        if ((slot >> 21) == key) return (uint32_t)slot & ST_RULES_MAX_IDS;
+        i = (i + 1) & s->rules.mask;
+    }
+    return ST_NO_TOKEN;
+}
+
+/* Start loading what st__supers_find(s, left, right) will read (a hint: no effect on any
+ * result). The superword pass knows each adjacent pair of a run when its second pretoken
+ * arrives, well before the run is merged; the table is too big to stay in the nearest caches,
+ * and its loads, waited for one at a time at the merge, were most of the pass's cost. */
+ST_INLINE void st__supers_prefetch(const st_supers *s, uint32_t left, uint32_t right) {
+    uint64_t h = st__supers_hash(((uint64_t)left << 21) | right), bit = h >> (s->shift - 2);
+    ST_PREFETCH(&s->filter[bit >> 6]);
+    ST_PREFETCH(&s->rules.slots[h >> s->shift]);
 }
 
 /* A merge-rules model: ids 0..A-1 the base symbols (A = 256 or 512), id A + i the join of
