@@ -67,4 +67,11 @@ st__cand *st__cand_clone_params(const st__cand *src, const st_allocator *a);
 
 #define ST__CAND_SEP 0xFFu /* joins the pretokens of a candidate's key (never in UTF-8) */
 
+/* The number of pretokens in a candidate's key p[0..len). */
+ST_INLINE size_t st__cand_pieces(const uint8_t *p, size_t len) {
+    size_t n = 1;
+    for (size_t k = 0; k < len; k++) n += p[k] == ST__CAND_SEP;
+    return n;
+}
+
 #endif

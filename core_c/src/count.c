@@ -177,16 +177,25 @@ static int grow_key(st_counter *c, size_t need) {
 /* A candidates counter's document: the maximal runs of two or more eligible pretokens, each
  * counted once, keyed by their bytes joined with 0xFF. The pieces are walked as count_document
  * walks them, and a small cache of short pretokens keeps most eligibility tests to one hash. */
+/* A short-piece cache pays once the counter has seen some text, this document's len bytes
+ * included: clearing it costs a small corpus more than it saves (seconds under an interpreter
+ * such as pywasm). */
+static int hot_due(const st_counter *c, size_t len) { return c->stats[ST_COUNTER_BYTES] + len >= ((uint64_t)1 << 16); }
+
+/* size zeroed bytes, or NULL when out of memory. */
+static void *zalloc(st_counter *c, size_t size) {
+    void *p = st__alloc(&c->alloc, size);
+    if (p) st__memset(p, 0, size);
+    return p;
+}
+
 static st_status count_candidates(st_counter *c, const uint8_t *s, size_t len, st_error *err) {
     st__cand *cd = c->cand;
     if (!cd->toks.slots)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
                              "a split candidates counter counts no more documents (split after counting)");
-    if (!cd->hot && c->stats[ST_COUNTER_BYTES] + len >= ((uint64_t)1 << 16)) {
-        cd->hot = (st__cand_hot *)st__alloc(&c->alloc, sizeof(st__cand_hot) << ST__CAND_HOT_BITS);
-        if (!cd->hot) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-        st__memset(cd->hot, 0, sizeof(st__cand_hot) << ST__CAND_HOT_BITS);
-    }
+    if (!cd->hot && hot_due(c, len) && !(cd->hot = (st__cand_hot *)zalloc(c, sizeof(st__cand_hot) << ST__CAND_HOT_BITS)))
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     st__piece_iter it;
     st__pieces_init(&it, &c->pt, s, len);
     st__scan_fn scan = (c->pt.flags & ST_PRETOK_SCRIPT_AWARE) ? NULL : it.scan;
@@ -250,13 +259,8 @@ static st_status count_candidates(st_counter *c, const uint8_t *s, size_t len, s
 /* Count the pieces of one validated document. */
 static st_status count_document(st_counter *c, const uint8_t *s, size_t len, st_error *err) {
     if (c->cand) return count_candidates(c, s, len, err);
-    /* The cache pays once the counter has seen some text: clearing its 128 KiB costs a small
-     * corpus more than it saves (seconds under an interpreter such as pywasm). */
-    if (!c->hot && c->stats[ST_COUNTER_BYTES] + len >= ((uint64_t)1 << 16)) {
-        c->hot = (st__count_hot *)st__alloc(&c->alloc, sizeof(st__count_hot) << ST__HOT_BITS);
-        if (!c->hot) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-        st__memset(c->hot, 0, sizeof(st__count_hot) << ST__HOT_BITS);
-    }
+    if (!c->hot && hot_due(c, len) && !(c->hot = (st__count_hot *)zalloc(c, sizeof(st__count_hot) << ST__HOT_BITS)))
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     st__piece_iter it;
     st__pieces_init(&it, &c->pt, s, len);
     size_t start = 0;

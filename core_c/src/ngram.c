@@ -108,8 +108,7 @@ st_status st_counter_split_ngrams(const st_counter *in, uint64_t c_min, size_t m
         size_t len;
         uint64_t c;
         const uint8_t *p = st__counter_entry(in, i, &len, &c);
-        npos++;
-        for (size_t k = 0; k < len; k++) npos += p[k] == ST__CAND_SEP;
+        npos += st__cand_pieces(p, len);
     }
     const st_allocator *a = &o->alloc;
     size_t *first = (size_t *)st__alloc(a, (nc + 1) * sizeof *first); /* candidate i: positions first[i]..first[i+1] */

@@ -740,6 +740,35 @@ static void apply_pair(st_trainer *t, uint32_t pi, uint32_t nt) {
     }
 }
 
+/* Append (left, right, count) to a list of pairs (merges or supermerges: 2 ids and a count an
+ * entry), doubling it from first entries; 0 when out of memory (the list is as before). */
+static int push_pair(st_trainer *t, uint32_t **pairs, uint64_t **counts, size_t *n, size_t *cap, size_t first,
+                     uint32_t left, uint32_t right, uint64_t count) {
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : first;
+        uint32_t *p = (uint32_t *)talloc(t, 2 * c * sizeof *p);
+        uint64_t *k = (uint64_t *)talloc(t, c * sizeof *k);
+        if (!p || !k) {
+            if (p) tfree(t, p, 2 * c * sizeof *p);
+            if (k) tfree(t, k, c * sizeof *k);
+            return 0;
+        }
+        if (*cap) {
+            st__memcpy(p, *pairs, 2 * *n * sizeof *p);
+            st__memcpy(k, *counts, *n * sizeof *k);
+            tfree(t, *pairs, 2 * *cap * sizeof *p);
+            tfree(t, *counts, *cap * sizeof *k);
+        }
+        *pairs = p;
+        *counts = k;
+        *cap = c;
+    }
+    (*pairs)[2 * *n] = left;
+    (*pairs)[2 * *n + 1] = right;
+    (*counts)[(*n)++] = count;
+    return 1;
+}
+
 /* One merge; 0 when training is finished. */
 static int merge_once(st_trainer *t) {
     if (t->mode == ST_TRAIN_HF ? t->hf_vocab >= t->vocab_size : t->distinct >= t->target) return 0;
@@ -767,29 +796,7 @@ static int merge_once(st_trainer *t) {
     }
     if (nt == id) t->distinct++;
     else t->reused++;
-    if (t->n_merges == t->merges_cap) {
-        size_t cap = t->merges_cap ? t->merges_cap * 2 : 1024;
-        uint32_t *m = (uint32_t *)talloc(t, 2 * cap * sizeof *m);
-        uint64_t *c = (uint64_t *)talloc(t, cap * sizeof *c);
-        if (!m || !c) {
-            if (m) tfree(t, m, 2 * cap * sizeof *m);
-            if (c) tfree(t, c, cap * sizeof *c);
-            return 0;
-        }
-        if (t->n_merges) {
-            st__memcpy(m, t->merges, 2 * t->n_merges * sizeof *m);
-            st__memcpy(c, t->counts, t->n_merges * sizeof *c);
-            tfree(t, t->merges, 2 * t->merges_cap * sizeof *m);
-            tfree(t, t->counts, t->merges_cap * sizeof *c);
-        }
-        t->merges = m;
-        t->counts = c;
-        t->merges_cap = cap;
-    }
-    t->merges[2 * t->n_merges] = x;
-    t->merges[2 * t->n_merges + 1] = y;
-    t->counts[t->n_merges] = count;
-    t->n_merges++;
+    if (!push_pair(t, &t->merges, &t->counts, &t->n_merges, &t->merges_cap, 1024, x, y, count)) return 0;
 
     apply_pair(t, pi, nt);
     return !t->oom;
@@ -863,8 +870,7 @@ st_status st_trainer_start_superwords(st_trainer *t, const st_counter *cands, in
         size_t len;
         uint64_t c;
         const uint8_t *p = st__counter_entry(cands, i, &len, &c);
-        nsym++;
-        for (size_t k = 0; k < len; k++) nsym += p[k] == ST__CAND_SEP;
+        nsym += st__cand_pieces(p, len);
     }
     st__tokset ts;
     if (!st__tokset_init(&ts, &t->alloc, t->alphabet, t->seq, t->tok_off, t->tok_len, t->base + (uint32_t)kept))
@@ -1013,28 +1019,9 @@ static int super_step(st_trainer *t) {
         uint32_t nt = t->base + (uint32_t)t->made + (uint32_t)t->n_super;
         if (nt >= ST_RULES_MAX_IDS) { t->oom = 1; return 0; }
         if (!make_token(t, t->pairs[pi].left, t->pairs[pi].right, nt)) return 0;
-        if (t->n_super == t->super_cap) {
-            size_t cap = t->super_cap ? 2 * t->super_cap : 256;
-            uint32_t *sp = (uint32_t *)talloc(t, 2 * cap * sizeof *sp);
-            uint64_t *sc = (uint64_t *)talloc(t, cap * sizeof *sc);
-            if (!sp || !sc) {
-                if (sp) tfree(t, sp, 2 * cap * sizeof *sp);
-                if (sc) tfree(t, sc, cap * sizeof *sc);
-                return 0;
-            }
-            if (t->super_cap) {
-                st__memcpy(sp, t->super, 2 * t->n_super * sizeof *sp);
-                st__memcpy(sc, t->super_counts, t->n_super * sizeof *sc);
-                tfree(t, t->super, 2 * t->super_cap * sizeof *sp);
-                tfree(t, t->super_counts, t->super_cap * sizeof *sc);
-            }
-            t->super = sp;
-            t->super_counts = sc;
-            t->super_cap = cap;
-        }
-        t->super[2 * t->n_super] = t->pairs[pi].left;
-        t->super[2 * t->n_super + 1] = t->pairs[pi].right;
-        t->super_counts[t->n_super++] = c;
+        if (!push_pair(t, &t->super, &t->super_counts, &t->n_super, &t->super_cap, 256, t->pairs[pi].left,
+                       t->pairs[pi].right, c))
+            return 0;
         apply_pair(t, pi, nt);
         return !t->oom;
     }
