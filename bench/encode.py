@@ -33,7 +33,8 @@ with an earlier call would warm the caches the mode is meant to keep cold.)
 Cells: median MB/s (min-max over the rounds), MB = 10^6 bytes of UTF-8 input, and **ratio** =
 median over the rounds of (tiktoken's time / the tool's time) in the same round, so >1 is faster
 than tiktoken. The geometric-mean row is over the languages. Thread settings: "1" sets every
-known thread knob (THREAD_VARS) to 1; "all" sets them to os.cpu_count().
+known thread knob (THREAD_VARS) to 1 and pins a tool that has none (NO_THREAD_KNOB) to one CPU;
+"all" sets them to os.cpu_count().
 
 Also (kept from before): pathological 1 MB inputs for every tool (a first call, then 3 timed
 calls), growth of supertok on them at 100 KB / 1 MB / 4 MB, the time and memory of loading
