@@ -216,6 +216,59 @@ class NativeBackend(Backend):
             return id_list(ffi.buffer(ids, 4 * n[0]), n[0]), ffi.unpack(starts, n[0])
         return id_list(ffi.buffer(ids, 4 * n[0]), n[0])
 
+    def cuts(self, enc, data, n_parts):
+        """Ascending offsets that cut data into at most n_parts parts of about equal size, each
+        where the core proves the parts' ids join to the whole's (st_encoding_cut); [] if none."""
+        size, out, prev = len(data), [], 0
+        at = ffi.new("size_t *")
+        for k in range(1, n_parts):
+            frm = max(size * k // n_parts, prev + 1)
+            if frm >= size:
+                break
+            lib.st_encoding_cut(enc, data, size, frm, at, ffi.NULL)
+            if at[0] >= size:  # none from frm to the end: none for any later part either
+                break
+            prev = at[0]
+            out.append(prev)
+        return out
+
+    def encode_parts(self, enc, data, cuts, allowed, disallowed=(), special_flags=0, count=False, pool=None):
+        """encode() (or encode_count() with count) of data cut at cuts (from cuts()), one core
+        call per part, the parts after the first on pool (a concurrent.futures executor) while
+        this thread runs the first; the core runs without the GIL, so they run in parallel. The
+        ids of part k go to the shared buffer at its own byte offset (at most one id per byte)
+        and are moved together at the end, so no part waits for another. None if any part fails:
+        the caller encodes the whole text again, which gives the whole text's error."""
+        size = len(data)
+        bounds = [0] + list(cuts) + [size]
+        src = ffi.from_buffer(data)
+        ids = ffi.NULL if count else self._alloc("uint32_t[]", size or 1)
+        policy, _keep = self._policy(allowed, disallowed, special_flags)
+
+        def run(k):
+            a, b = bounds[k], bounds[k + 1]
+            n = ffi.new("size_t *")
+            if count:
+                st = lib.st_encode_count(enc, src + a, b - a, policy, n, ffi.NULL)
+            else:
+                st = lib.st_encode(enc, src + a, b - a, policy, 0, ids + a, ffi.NULL, b - a, n, ffi.NULL)
+            return n[0] if st == OK else None
+
+        others = range(1, len(bounds) - 1)
+        later = pool.map(run, others) if pool is not None else None  # submitted now, run meanwhile
+        first = run(0)
+        counts = [first] + (list(later) if later is not None else [run(k) for k in others])
+        if None in counts:
+            return None
+        if count:
+            return sum(counts)
+        pos = counts[0]
+        for k in range(1, len(counts)):
+            if bounds[k] != pos:
+                ffi.memmove(ids + pos, ids + bounds[k], 4 * counts[k])
+            pos += counts[k]
+        return id_list(ffi.buffer(ids, 4 * pos), pos)
+
     def encode_many(self, enc, datas, allowed, disallowed=(), special_flags=0):
         """Lists of ids for several UTF-8 texts, in one call that runs without the GIL."""
         offsets = [0]
