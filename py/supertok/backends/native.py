@@ -216,6 +216,14 @@ class NativeBackend(Backend):
             return id_list(ffi.buffer(ids, 4 * n[0]), n[0]), ffi.unpack(starts, n[0])
         return id_list(ffi.buffer(ids, 4 * n[0]), n[0])
 
+    def cut(self, enc, data, frm):
+        """st_encoding_cut: the first offset >= frm (and > 0) where data may be cut, or len(data)."""
+        at = ffi.new("size_t *")
+        err = ffi.new("st_error *")
+        if lib.st_encoding_cut(enc, data, len(data), frm, at, err) != OK:
+            self._raise(err, "text")
+        return at[0]
+
     def cuts(self, enc, data, n_parts):
         """Ascending offsets that cut data into at most n_parts parts of about equal size, each
         where the core proves the parts' ids join to the whole's (st_encoding_cut); [] if none."""
