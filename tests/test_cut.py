@@ -223,3 +223,28 @@ def test_parallel_ids_equal_serial_for_models(backend, path, forced):
         want = model.encode_ordinary(text)
         E.set_parallel(force=True)
         assert got == want, (os.path.basename(path), text[:200])
+
+
+_MODEL_ATOMS = _ATOMS + [" of the", " the end of the", " as well as", "the cat sat on the mat", " in order to",
+                         " on top of", " go go", "Tudu nguê", " dirêtu di", " diritu di", "中文的", "カタカナ",
+                         "\nthe", ".\nof the", "\nTudu", "。\n中文", "\n\nthe cat"]
+
+
+@pytest.mark.parametrize("path", MODELS, ids=os.path.basename)
+def test_every_cut_keeps_model_ids(backend, path):
+    """At every cut the core finds for a model (script-aware, superword), the ids of the two sides
+    joined are the whole text's: a run of pretokens that supermerges could join never spans one."""
+    _native_only(backend)
+    model = supertok.load_model(path)
+    b = supertok.backends.current()
+    rng = random.Random(9)
+    found = 0
+    rounds = 400 if backend == "native" else 40
+    for _ in range(rounds):
+        text = "".join(rng.choice(_MODEL_ATOMS) for _ in range(rng.randrange(1, 60)))
+        data = text.encode()
+        bounds = [0] + all_cuts(b, model._handle, data) + [len(data)]
+        found += len(bounds) - 2
+        got = [i for a, c in zip(bounds, bounds[1:]) for i in model.encode_ordinary(data[a:c].decode())]
+        assert got == model.encode_ordinary(text), (os.path.basename(path), text)
+    assert found > rounds // 2, "too few cuts to test anything (%d)" % found
