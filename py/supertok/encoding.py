@@ -59,15 +59,12 @@ def set_parallel(threads=None, *, force=None, min_bytes=None):
     force (True: every text takes the parallel path, in at least 4 parts, as the tests use it),
     min_bytes (the size from which a text is cut). Returns the previous (threads, force,
     min_bytes)."""
-    global _par_threads, _par_force, _par_min, _par_pool
+    global _par_threads, _par_force, _par_min
     prev = (_par_threads, _par_force, _par_min)
     with _par_pool_lock:
         if threads is not None:
             if int(threads) < 1:
                 raise ValueError("threads must be at least 1")
-            if int(threads) != _par_threads and _par_pool is not None:
-                _par_pool.shutdown(wait=False)
-                _par_pool = None
             _par_threads = int(threads)
         if force is not None:
             _par_force = bool(force)
@@ -78,17 +75,25 @@ def set_parallel(threads=None, *, force=None, min_bytes=None):
     return prev
 
 
-def _parallel_parts():
-    """(number of parts, pool) for a long text: the pool's threads run all parts but the first."""
+def _shared_pool():
+    """The process's pool for encode work (long texts' parts, encode_batch's chunks). Its tasks
+    only run core calls and never wait for one another, so sharing it cannot deadlock; threads
+    are started as the work needs them, up to 64 (no more are ever used at once than the
+    callers' thread counts)."""
     global _par_pool
-    parts = max(_par_threads, 4) if _par_force else _par_threads
-    if parts <= 1:
-        return 1, None
     if _par_pool is None:
         with _par_pool_lock:
             if _par_pool is None:
-                _par_pool = ThreadPoolExecutor(max(1, _par_threads - 1), thread_name_prefix="supertok-encode")
-    return parts, _par_pool
+                _par_pool = ThreadPoolExecutor(64, thread_name_prefix="supertok-encode")
+    return _par_pool
+
+
+def _parallel_parts():
+    """(number of parts, pool) for a long text: the pool's threads run all parts but the first."""
+    parts = max(_par_threads, 4) if _par_force else _par_threads
+    if parts <= 1:
+        return 1, None
+    return parts, _shared_pool()
 
 
 def _o200k_harmony_specials():
@@ -750,12 +755,23 @@ class Encoding:
         k = max(1, min(num_threads if self._backend.parallel else 1, len(datas)))
         size = -(-len(datas) // k) if datas else 0
         chunks = [datas[i:i + size] for i in range(0, len(datas), size)] if datas else []
-        run = functools.partial(self._core, self._backend.encode_many, self._handle, allowed=allowed,
-                                disallowed=disallowed, special_flags=flags)
-        if len(chunks) <= 1:
-            return [ids for c in chunks for ids in run(c)]
-        with ThreadPoolExecutor(len(chunks)) as ex:
-            return [ids for part in ex.map(run, chunks) for ids in part]
+        raw = getattr(self._backend, "encode_many_raw", None)
+        if len(chunks) <= 1 or raw is None:
+            run = functools.partial(self._core, self._backend.encode_many, self._handle, allowed=allowed,
+                                    disallowed=disallowed, special_flags=flags)
+            if len(chunks) <= 1:
+                return [ids for c in chunks for ids in run(c)]
+            with ThreadPoolExecutor(len(chunks)) as ex:
+                return [ids for part in ex.map(run, chunks) for ids in part]
+        # the threads run the core alone (no list is built while another thread could be
+        # encoding), this thread the first chunk; the lists are made at the end, in one C call
+        # per chunk
+        run = functools.partial(self._core, raw, self._handle, allowed=allowed, disallowed=disallowed,
+                                special_flags=flags)
+        pool = _shared_pool()
+        later = [pool.submit(run, c) for c in chunks[1:]]
+        outs = [run(chunks[0])] + [f.result() for f in later]
+        return [ids for out in outs for ids in self._backend.lists_of(out)]
 
     def _map(self, fn, items, num_threads):
         items = list(items)

@@ -1,7 +1,7 @@
 """The native backend: the C core compiled into the cffi extension supertok._native."""
 import weakref
 
-from . import BackendUnavailable, id_list
+from . import BackendUnavailable, id_list, id_lists
 from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK, raise_error, raise_for_status
 from .base import Backend, HandleCache, check_section, joined_with_ends, pair_triples
 
@@ -279,6 +279,11 @@ class NativeBackend(Backend):
 
     def encode_many(self, enc, datas, allowed, disallowed=(), special_flags=0):
         """Lists of ids for several UTF-8 texts, in one call that runs without the GIL."""
+        return self.lists_of(self.encode_many_raw(enc, datas, allowed, disallowed, special_flags))
+
+    def encode_many_raw(self, enc, datas, allowed, disallowed=(), special_flags=0):
+        """encode_many's core call alone: (ids, counts) as buffers, no Python list made, so a
+        thread running it holds the GIL only to join the texts; lists_of makes the lists."""
         offsets = [0]
         for d in datas:
             offsets.append(offsets[-1] + len(d))
@@ -293,12 +298,13 @@ class NativeBackend(Backend):
         st = lib.st_encode_many(enc, buf, offs, len(datas), policy, ids, cap, counts, n, err)
         if st != OK:
             self._raise(err, "text")
-        flat = id_list(ffi.buffer(ids, 4 * n[0]), n[0])
-        out, k = [], 0
-        for c in ffi.unpack(counts, len(datas)):
-            out.append(flat[k:k + c])
-            k += c
-        return out
+        return ffi.buffer(ids, 4 * n[0]), ffi.buffer(counts, ffi.sizeof("size_t") * len(datas))
+
+    @staticmethod
+    def lists_of(raw):
+        """The lists of ids of encode_many_raw's output, one per text."""
+        ids, counts = raw
+        return id_lists(ids, counts, ffi.sizeof("size_t"))
 
     def encode_count(self, enc, data, allowed, disallowed=(), special_flags=0):
         n = ffi.new("size_t *")
