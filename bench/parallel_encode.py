@@ -8,7 +8,9 @@ Long calls: the first --mib MiB of each corpus file (repeated if shorter), encod
 encode_ordinary serially (supertok.encoding.set_parallel(1)) and in parallel
 (set_parallel(--threads)), the two taking turns round by round; wall time and CPU time
 (time.process_time(), every thread of the process) of each call, median (min-max), and the
-per-round ratio serial / parallel. Before timing, the parallel ids must equal the serial ids
+per-round ratio serial / parallel; and the best wall ratio the cuts allow, from each part's
+CPU time encoded alone (sum / longest part), which the machine's other load does not change.
+Before timing, the parallel ids must equal the serial ids
 and tiktoken's where tiktoken loads offline (the shipped rank files).
 
 Batch: the same text's lines (up to --lines of them) through encode_ordinary_batch with
@@ -57,8 +59,9 @@ def main():
         supertok.__version__ if hasattr(supertok, "__version__") else "", supertok.backend(), args.encoding,
         os.cpu_count() or 0, args.threads, args.rounds))
     print()
-    print("| text | call | serial wall ms | parallel wall ms | wall ratio | serial CPU ms | parallel CPU ms | parts |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| text | call | serial wall ms | parallel wall ms | wall ratio | serial CPU ms | parallel CPU ms | parts "
+          "| best wall ratio |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for lang in args.lang or ["en", "zh", "code"]:
         with lzma.open(os.path.join(args.corpora, lang + ".txt.xz"), "rt", encoding="utf-8") as f:
             raw = f.read()
@@ -74,7 +77,16 @@ def main():
         E.set_parallel(args.threads)
         par = enc.encode_ordinary(text)
         assert par == serial, "parallel ids differ from serial on %s" % lang
-        parts = len(enc._backend.cuts(enc._handle, text.encode(), args.threads)) + 1
+        cuts = enc._backend.cuts(enc._handle, text.encode(), args.threads)
+        parts = len(cuts) + 1
+        # how well the cuts balance the work, whatever else the machine runs: each part's CPU
+        # time encoded alone (serially), the longest over the sum: the best wall ratio is sum /
+        # longest
+        bounds = [0] + cuts + [len(text.encode())]
+        pieces = [text.encode()[a:b].decode() for a, b in zip(bounds, bounds[1:])]
+        E.set_parallel(1)
+        part_cpu = [min(timed(enc.encode_ordinary, p)[2] for _ in range(3)) for p in pieces]
+        balance = sum(part_cpu) / max(part_cpu)
         sw, sc, pw, pc, ratio = [], [], [], [], []
         for _ in range(args.rounds):
             E.set_parallel(1)
@@ -82,9 +94,9 @@ def main():
             E.set_parallel(args.threads)
             _, w2, c2 = timed(enc.encode_ordinary, text)
             sw.append(w1); sc.append(c1); pw.append(w2); pc.append(c2); ratio.append(w1 / w2)
-        print("| %s %.1f MiB | encode_ordinary | %s | %s | %.2fx (%.2f-%.2f) | %s | %s | %d |" % (
+        print("| %s %.1f MiB | encode_ordinary | %s | %s | %.2fx (%.2f-%.2f) | %s | %s | %d | %.2fx |" % (
             lang, args.mib, fmt(sw), fmt(pw), statistics.median(ratio), min(ratio), max(ratio), fmt(sc), fmt(pc),
-            parts))
+            parts, balance))
         lines = [ln for ln in raw.split("\n") if ln][:args.lines]
         one = enc.encode_ordinary_batch(lines, num_threads=1)
         assert enc.encode_ordinary_batch(lines, num_threads=args.threads) == one
@@ -94,7 +106,7 @@ def main():
             _, w2, c2 = timed(enc.encode_ordinary_batch, lines, num_threads=args.threads)
             sw.append(w1); sc.append(c1); pw.append(w2); pc.append(c2); ratio.append(w1 / w2)
         nbytes = sum(len(ln.encode()) for ln in lines)
-        print("| %s %d lines, %.1f MiB | encode_ordinary_batch | %s | %s | %.2fx (%.2f-%.2f) | %s | %s | %d |" % (
+        print("| %s %d lines, %.1f MiB | encode_ordinary_batch | %s | %s | %.2fx (%.2f-%.2f) | %s | %s | %d | |" % (
             lang, len(lines), nbytes / (1 << 20), fmt(sw), fmt(pw), statistics.median(ratio), min(ratio), max(ratio),
             fmt(sc), fmt(pc), args.threads))
     E.set_parallel(args.threads)

@@ -248,3 +248,30 @@ def test_every_cut_keeps_model_ids(backend, path):
         got = [i for a, c in zip(bounds, bounds[1:]) for i in model.encode_ordinary(data[a:c].decode())]
         assert got == model.encode_ordinary(text), (os.path.basename(path), text)
     assert found > rounds // 2, "too few cuts to test anything (%d)" % found
+
+
+def test_parallel_path_is_taken_and_can_be_turned_off(backend, monkeypatch):
+    """Forced, a short text goes through encode_parts (the test above is not vacuous); one
+    thread, or a wasm backend, never does; below the size threshold neither."""
+    _native_only(backend)
+    enc = supertok.get_encoding("o200k_base")
+    b = enc._backend
+    calls = []
+    if b.parallel:
+        real = b.encode_parts
+        monkeypatch.setattr(b, "encode_parts", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
+    text = "Hello world, this is a text.\nAnd a second line of it. " * 20
+    prev = E.set_parallel(2, force=True)
+    try:
+        want = enc.encode_ordinary(text)
+        assert enc.encode(text) == want and enc.count(text) == len(want)
+        assert len(calls) == (3 if b.parallel else 0)
+        assert all(len(c) >= 2 for c in calls)  # at least 4 parts when forced
+        E.set_parallel(1)
+        assert enc.encode(text) == want and len(calls) == (3 if b.parallel else 0)
+        E.set_parallel(2, force=False)
+        assert enc.encode(text) == want and len(calls) == (3 if b.parallel else 0)  # short: serial
+    finally:
+        E.set_parallel(prev[0], force=prev[1], min_bytes=prev[2])
+    with pytest.raises(ValueError):
+        E.set_parallel(0)

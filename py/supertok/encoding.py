@@ -34,8 +34,9 @@ _PATTERN_IDS = {"r50k_base": 1, "p50k_base": 1, "cl100k_base": 2, "o200k_base": 
 # whole's (st_encoding_cut) into about one part per thread, and the parts are encoded at once on
 # a thread pool (the native core runs without the GIL); a wasm backend stays serial.
 # SUPERTOK_THREADS sets the number of threads (default: the CPUs; 1: always serial);
-# SUPERTOK_FORCE_PARALLEL=1 takes the parallel path on every text, in at least 4 parts, so the
-# tests can run it on short texts (supertok.set_parallel() changes both at run time).
+# SUPERTOK_FORCE_PARALLEL=1 takes the parallel path on every text, in at least 4 parts (with at
+# least 2 threads unless SUPERTOK_THREADS says 1), so the tests can run it on short texts
+# (supertok.encoding.set_parallel() changes both at run time).
 _PAR_MIN_DEFAULT = 256 * 1024  # below this the pool's hand-off costs about what the parts save
 
 
@@ -47,8 +48,9 @@ def _env_threads():
         raise ValueError("SUPERTOK_THREADS must be a whole number, not %r" % v) from None
 
 
-_par_threads = _env_threads()
 _par_force = os.environ.get("SUPERTOK_FORCE_PARALLEL", "") not in ("", "0")
+# forced with no thread count given: two threads even on one CPU, so the path runs
+_par_threads = max(2, _env_threads()) if _par_force and not os.environ.get("SUPERTOK_THREADS") else _env_threads()
 _par_min = 1 if _par_force else _PAR_MIN_DEFAULT
 _par_pool = None
 _par_pool_lock = threading.Lock()
@@ -90,9 +92,9 @@ def _shared_pool():
 
 def _parallel_parts():
     """(number of parts, pool) for a long text: the pool's threads run all parts but the first."""
-    parts = max(_par_threads, 4) if _par_force else _par_threads
-    if parts <= 1:
+    if _par_threads <= 1:
         return 1, None
+    parts = max(_par_threads, 4) if _par_force else _par_threads
     return parts, _shared_pool()
 
 
