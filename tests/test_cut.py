@@ -12,12 +12,11 @@ import lzma
 import os
 import random
 
-import pytest
-
 import oracle
+import pytest
 import supertok
-from supertok import encoding as E
 from conftest import CORPORA, ROOT, corpus_path
+from supertok import encoding as E
 
 PATTERN_IDS = {"gpt2": 1, "cl100k": 2, "o200k": 3}
 CONFIGS = [(p, sa) for p in PATTERN_IDS for sa in (False, True)]
@@ -124,7 +123,7 @@ def test_cuts_on_generated_text(backend, pattern, script_aware):
 def test_cut_arguments(backend):
     _native_only(backend)
     b, h = _pretokenizer_handle("o200k", False)
-    data = "ab cd".encode()
+    data = b"ab cd"
     assert b.cut(h, data, 0) == 2 and b.cut(h, data, 2) == 2 and b.cut(h, data, 3) == 5
     assert b.cut(h, data, 99) == 5
     assert b.cut(h, b"", 0) == 0
