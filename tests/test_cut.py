@@ -274,3 +274,22 @@ def test_parallel_path_is_taken_and_can_be_turned_off(backend, monkeypatch):
         E.set_parallel(prev[0], force=prev[1], min_bytes=prev[2])
     with pytest.raises(ValueError):
         E.set_parallel(0)
+
+
+def test_parallel_offsets_equal_serial(backend, forced):
+    """encode_with_offsets through the parallel path: the parts' character offsets shifted to the
+    whole text's, lone surrogates included."""
+    if backend != "native":
+        pytest.skip("the parallel path is the native backend's (wasm backends encode serially)")
+    enc = supertok.get_encoding("o200k_base")
+    rng = random.Random(3)
+    texts = [_random_text(rng, rng.randrange(1, 200)) for _ in range(200)]
+    texts += ["a\ud800b c\n" * 30 + "\U0001f600 x\ndé " * 20]
+    if os.path.exists(os.path.join(CORPORA, "ja.txt.xz")):
+        texts.append(corpus_text("ja.txt.xz", SCRIPT_CHARS))
+    for text in texts:
+        got = enc.encode_with_offsets(text)
+        E.set_parallel(force=False, min_bytes=1 << 62)
+        want = enc.encode_with_offsets(text)
+        E.set_parallel(force=True)
+        assert got == want, text[:200]

@@ -532,7 +532,7 @@ class Encoding:
                 return ids
         return self._backend.encode(self._handle, data, [])
 
-    def _encode_parallel(self, data, allowed, disallowed, flags, count=False):
+    def _encode_parallel(self, data, allowed, disallowed, flags, count=False, want_starts=False):
         """The ids (or, with count, their number) of data encoded in parts on several threads,
         cut where the core proves it changes nothing; None when there is no such cut, one thread
         is configured, or a part failed (the caller then encodes serially, which raises the
@@ -544,7 +544,7 @@ class Encoding:
         if not cuts:
             return None
         return self._backend.encode_parts(self._handle, data, cuts, allowed, disallowed=disallowed,
-                                          special_flags=flags, count=count, pool=pool)
+                                          special_flags=flags, count=count, pool=pool, want_starts=want_starts)
 
     def count(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
         """The number of tokens encode() would return, counted in the core with no list built."""
@@ -565,8 +565,13 @@ class Encoding:
         decode_with_offsets rule). Offsets index the text as given, lone surrogates included."""
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         data, used = _to_utf8(text)
-        ids, starts = self._core(self._backend.encode, self._handle, data, allowed, want_starts=True,
-                                 disallowed=disallowed, special_flags=flags)
+        got = None
+        if len(data) >= _par_min and self._backend.parallel:
+            got = self._encode_parallel(data, allowed, disallowed, flags, want_starts=True)
+        if got is None:
+            got = self._core(self._backend.encode, self._handle, data, allowed, want_starts=True,
+                             disallowed=disallowed, special_flags=flags)
+        ids, starts = got
         if len(used) != len(text):
             # a surrogate pair became one character: map offsets back to the caller's indexing
             caller, i = [], 0

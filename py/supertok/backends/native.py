@@ -240,7 +240,8 @@ class NativeBackend(Backend):
             out.append(prev)
         return out
 
-    def encode_parts(self, enc, data, cuts, allowed, disallowed=(), special_flags=0, count=False, pool=None):
+    def encode_parts(self, enc, data, cuts, allowed, disallowed=(), special_flags=0, count=False, pool=None,
+                     want_starts=False):
         """encode() (or encode_count() with count) of data cut at cuts (from cuts()), one core
         call per part, the parts after the first on pool (a concurrent.futures executor) while
         this thread runs the first; the core runs without the GIL, so they run in parallel. The
@@ -251,6 +252,8 @@ class NativeBackend(Backend):
         bounds = [0] + list(cuts) + [size]
         src = ffi.from_buffer(data)
         ids = ffi.NULL if count else self._alloc("uint32_t[]", size or 1)
+        starts = self._alloc("size_t[]", size or 1) if want_starts else None
+        flags = lib.ST_OFFSETS_CODEPOINTS if want_starts else 0
         policy, _keep = self._policy(allowed, disallowed, special_flags)
 
         def run(k):
@@ -259,7 +262,8 @@ class NativeBackend(Backend):
             if count:
                 st = lib.st_encode_count(enc, src + a, b - a, policy, n, ffi.NULL)
             else:
-                st = lib.st_encode(enc, src + a, b - a, policy, 0, ids + a, ffi.NULL, b - a, n, ffi.NULL)
+                st = lib.st_encode(enc, src + a, b - a, policy, flags, ids + a,
+                                   starts + a if starts is not None else ffi.NULL, b - a, n, ffi.NULL)
             return n[0] if st == OK else None
 
         others = range(1, len(bounds) - 1)
@@ -274,8 +278,21 @@ class NativeBackend(Backend):
         for k in range(1, len(counts)):
             if bounds[k] != pos:
                 ffi.memmove(ids + pos, ids + bounds[k], 4 * counts[k])
+                if starts is not None:
+                    ffi.memmove(starts + pos, starts + bounds[k], ffi.sizeof("size_t") * counts[k])
             pos += counts[k]
-        return id_list(ffi.buffer(ids, 4 * pos), pos)
+        out = id_list(ffi.buffer(ids, 4 * pos), pos)
+        if starts is None:
+            return out
+        # each part's offsets count from its own start: add the characters before it
+        at = ffi.unpack(starts, pos)
+        i, chars = counts[0], 0
+        for k in range(1, len(counts)):
+            chars += len(data[bounds[k - 1]:bounds[k]].decode("utf-8"))
+            c = counts[k]
+            at[i:i + c] = [x + chars for x in at[i:i + c]]
+            i += c
+        return out, at
 
     def encode_many(self, enc, datas, allowed, disallowed=(), special_flags=0):
         """Lists of ids for several UTF-8 texts, in one call that runs without the GIL."""
