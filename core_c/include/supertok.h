@@ -328,6 +328,18 @@ ST_API st_status st_encode_many(const st_encoding *enc, const char *texts, const
 ST_API st_status st_encode_count(const st_encoding *enc, const char *text, size_t len,
                                  const st_special_policy *specials, size_t *n_tokens, st_error *err);
 
+/* Where a long text may be cut to encode its parts separately (on several threads, say) and
+ * join their ids: *at = the first offset p with max(from, 1) <= p < len at which the ids of
+ * text[0..p) followed by those of text[p..len) equal the ids of the whole text, for every
+ * special-token policy; len if no such place is found. Found from a few characters around p
+ * (docs/design.md §7 gives the rules for each pattern, the script-aware mode and superword
+ * models), never by encoding: places the rules cannot prove are skipped, so a text may have
+ * none. No special token of the encoding occurs across or next to a cut. The text is not
+ * validated (bytes that are no valid UTF-8 are simply no cut). ST_ERR_INVALID_ARGUMENT for a
+ * NULL enc or at, or a NULL text with len > 0. */
+ST_API st_status st_encoding_cut(const st_encoding *enc, const char *text, size_t len, size_t from, size_t *at,
+                                 st_error *err);
+
 /* The bytes of ids[0..n) concatenated into out[0..cap); *out_len = total (size query with
  * cap 0: ST_ERR_BUFFER_TOO_SMALL). ST_ERR_INVALID_TOKEN with offset = index of a bad id,
  * token = the id. A UBE encoding's tokens are symbols, not text bytes:

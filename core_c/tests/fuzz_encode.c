@@ -348,6 +348,41 @@ done:
     free(dec);
 }
 
+/* st_encoding_cut (cut.c) at every offset: inside the text, on a character boundary, never before
+ * the offset asked for; and, for valid UTF-8, the ids of the parts between all the cuts, joined,
+ * are the whole text's (with the specials in allowed[0..n_allowed) allowed). Text that is no
+ * valid UTF-8 must only not crash it or make it read out of bounds. */
+static void check_cuts(const st_encoding *enc, const uint8_t *s, size_t len, const uint32_t *allowed,
+                       size_t n_allowed, int valid, const uint8_t *data, size_t size) {
+    size_t at = 0, *cuts = (size_t *)malloc((len + 1) * sizeof(size_t)), nc = 0;
+    if (!cuts) abort();
+    for (size_t from = 0; from <= len + 1; from = at + 1) {
+        if (st_encoding_cut(enc, (const char *)s, len, from, &at, NULL) != ST_OK) fail("st_encoding_cut failed", data, size);
+        if (at > len || (at < len && (at < from || at == 0 || (s[at] & 0xC0) == 0x80)))
+            fail("st_encoding_cut: a cut outside the text, before from, or inside a character", data, size);
+        if (at >= len) break;
+        cuts[nc++] = at;
+    }
+    if (valid) {
+        size_t cap = len + 1, n = 0, total = 0;
+        uint32_t *whole = (uint32_t *)malloc(cap * 4), *parts = (uint32_t *)malloc(cap * 4);
+        if (!whole || !parts) abort();
+        if (t_encode(enc, (const char *)s, len, allowed, n_allowed, whole, NULL, cap, &n, NULL) != ST_OK) goto out;
+        for (size_t k = 0; k <= nc; k++) {
+            size_t a = k ? cuts[k - 1] : 0, b = k < nc ? cuts[k] : len, got = 0;
+            if (t_encode(enc, (const char *)s + a, b - a, allowed, n_allowed, parts + total, NULL, cap - total, &got,
+                         NULL) != ST_OK)
+                fail("a part between cuts does not encode", data, size);
+            total += got;
+        }
+        if (total != n || memcmp(parts, whole, n * 4) != 0) fail("the parts' ids joined differ from the whole's", data, size);
+    out:
+        free(whole);
+        free(parts);
+    }
+    free(cuts);
+}
+
 /* ---- mode text ------------------------------------------------------------------------------------ */
 
 static void run_text(const uint8_t *data, size_t size, uint64_t seed) {
@@ -365,10 +400,12 @@ static void run_text(const uint8_t *data, size_t size, uint64_t seed) {
         st_status sc = t_encode_count(g_o200k, (const char *)s, size, NULL, 0, &n, &off2);
         if (st != ST_ERR_INVALID_UTF8 || off != voff || sc != ST_ERR_INVALID_UTF8 || off2 != voff)
             fail("invalid UTF-8: status or offset differs from st_utf8_validate", data, size);
+        check_cuts(g_o200k, s, size, O200K_SPECIALS, 2, 0, data, size);
         free(s);
         return;
     }
     check_encode(g_o200k, s, size, O200K_SPECIALS, 2, 1, 0, seed, data, size);
+    check_cuts(g_o200k, s, size, O200K_SPECIALS, 2, 1, data, size);
     /* without specials: ordinary text only */
     uint32_t *ids = (uint32_t *)malloc((size + 1) * 4);
     size_t n = 0;
@@ -689,6 +726,7 @@ static void run_superwords(const uint8_t *data, size_t size, int ube, int patter
         }
     }
     if (nx != g2 || memcmp(x, b, nx * 4)) fail("superwords: expanded ids differ from the rules' ids", data, size);
+    check_cuts(sw, (const uint8_t *)text, len, &allowed, 1, 1, data, size);
     free(a);
     free(b);
     free(x);

@@ -171,6 +171,10 @@ printf '\000\003YQ== 0\r\nYg== 1\r\n' >"$build/enc_seeds/ranks2"
 # rules mode: models whose later rules, as supermerges, join the text's words (run_superwords)
 printf '\005\002 \000c\000\000\002\000\002cc cc ccc c cc ccc c cc c c c cccc' >"$build/enc_seeds/super1"
 printf '\002\010 \000b\000 \000c\0003\0001\0004\0001\000\001\001\000\001\001\001\001\001\000\001\005\001\005\001\000\001 c c bc bb b b b bccc' >"$build/enc_seeds/super2"
+# cuts (check_cuts): lines, scripts and specials; a superword model's text with line breaks; bad bytes
+printf 'The cat sat.\nOn the mat\r\nsaid \344\270\255\346\226\207\343\200\202\n the end<|endoftext|> x\n<|endofprompt|>y' >"$build/enc_seeds/cut1"
+printf '\005\002 \000c\000\000\002\000\002cc cc\nccc c cc.\nccc c cc\nc c c cccc' >"$build/enc_seeds/cut2"
+printf 'ab \377\376 cd\n\303x \344\270 y' >"$build/enc_seeds/cut3"
 "$build/fuzz_encode_replay" "$build"/enc_seeds/*
 
 if [ "${ST_FUZZ_SECONDS:-0}" -gt 0 ]; then

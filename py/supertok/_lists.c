@@ -45,6 +45,61 @@ static PyObject *id_object(uint32_t id) {
     return o;
 }
 
+/* A new list of the n uint32 values at p (native byte order). */
+static PyObject *list_of(const unsigned char *p, Py_ssize_t n) {
+    PyObject *list = PyList_New(n);
+    if (!list) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t id;
+        memcpy(&id, p + 4 * (size_t)i, 4);
+        PyObject *o = id_object(id);
+        if (!o) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, o);
+    }
+    return list;
+}
+
+/* ids_to_lists(ids, counts, n) -> n lists: the uint32 values of ids (native byte order) taken
+ * counts[0], counts[1], ... at a time, counts being n size_t values (native): encode_batch's
+ * lists, one per text, made in one call with no flat list and no slicing in between. */
+static PyObject *ids_to_lists(PyObject *self, PyObject *args) {
+    Py_buffer ids, counts;
+    Py_ssize_t n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*n", &ids, &counts, &n)) return NULL;
+    PyObject *out = NULL;
+    if (n < 0 || (size_t)n > (size_t)counts.len / sizeof(size_t)) {
+        PyErr_Format(PyExc_ValueError, "ids_to_lists: %zd counts do not fit a buffer of %zd bytes", n, counts.len);
+        goto done;
+    }
+    out = PyList_New(n);
+    if (!out) goto done;
+    size_t at = 0, cap = (size_t)ids.len / 4;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        size_t c;
+        memcpy(&c, (const unsigned char *)counts.buf + k * sizeof(size_t), sizeof c);
+        if (c > cap - at) {
+            PyErr_Format(PyExc_ValueError, "ids_to_lists: the counts exceed the %zu ids", cap);
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyObject *list = list_of((const unsigned char *)ids.buf + 4 * at, (Py_ssize_t)c);
+        if (!list) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, k, list);
+        at += c;
+    }
+done:
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&counts);
+    return out;
+}
+
 /* ids_to_list(buffer, n) -> list of the first n uint32 values (native byte order) in buffer */
 static PyObject *ids_to_list(PyObject *self, PyObject *args) {
     Py_buffer view;
@@ -77,6 +132,8 @@ static PyObject *ids_to_list(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"ids_to_list", ids_to_list, METH_VARARGS, "ids_to_list(buffer, n) -> list of the first n uint32 values"},
+    {"ids_to_lists", ids_to_lists, METH_VARARGS,
+     "ids_to_lists(ids, counts, n) -> n lists of the uint32 ids, counts[k] (size_t values) in list k"},
     {NULL, NULL, 0, NULL},
 };
 

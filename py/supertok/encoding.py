@@ -29,6 +29,75 @@ _PATTERN_IDS = {"r50k_base": 1, "p50k_base": 1, "cl100k_base": 2, "o200k_base": 
 
 
 
+# -- one long text on several cores (docs/design.md §7, "Caches and parallelism") --------------
+# A text of at least _par_min bytes is cut where the core proves the parts' ids join to the
+# whole's (st_encoding_cut) into about one part per thread, and the parts are encoded at once on
+# a thread pool (the native core runs without the GIL); a wasm backend stays serial.
+# SUPERTOK_THREADS sets the number of threads (default: the CPUs; 1: always serial);
+# SUPERTOK_FORCE_PARALLEL=1 takes the parallel path on every text, in at least 4 parts (with at
+# least 2 threads unless SUPERTOK_THREADS says 1), so the tests can run it on short texts
+# (supertok.encoding.set_parallel() changes both at run time).
+_PAR_MIN_DEFAULT = 256 * 1024  # below this the pool's hand-off costs about what the parts save
+
+
+def _env_threads():
+    v = os.environ.get("SUPERTOK_THREADS", "").strip()
+    try:
+        return max(1, int(v)) if v else (os.cpu_count() or 1)
+    except ValueError:
+        raise ValueError("SUPERTOK_THREADS must be a whole number, not %r" % v) from None
+
+
+_par_force = os.environ.get("SUPERTOK_FORCE_PARALLEL", "") not in ("", "0")
+# forced with no thread count given: two threads even on one CPU, so the path runs
+_par_threads = max(2, _env_threads()) if _par_force and not os.environ.get("SUPERTOK_THREADS") else _env_threads()
+_par_min = 1 if _par_force else _PAR_MIN_DEFAULT
+_par_pool = None
+_par_pool_lock = threading.Lock()
+
+
+def set_parallel(threads=None, *, force=None, min_bytes=None):
+    """Set how one long encode() call uses several cores: threads (1: serial; None: unchanged),
+    force (True: every text takes the parallel path, in at least 4 parts, as the tests use it),
+    min_bytes (the size from which a text is cut). Returns the previous (threads, force,
+    min_bytes)."""
+    global _par_threads, _par_force, _par_min
+    prev = (_par_threads, _par_force, _par_min)
+    with _par_pool_lock:
+        if threads is not None:
+            if int(threads) < 1:
+                raise ValueError("threads must be at least 1")
+            _par_threads = int(threads)
+        if force is not None:
+            _par_force = bool(force)
+            if min_bytes is None:
+                min_bytes = 1 if _par_force else _PAR_MIN_DEFAULT
+        if min_bytes is not None:
+            _par_min = max(1, int(min_bytes))
+    return prev
+
+
+def _shared_pool():
+    """The process's pool for encode work (long texts' parts, encode_batch's chunks). Its tasks
+    only run core calls and never wait for one another, so sharing it cannot deadlock; threads
+    are started as the work needs them, up to 64 (no more are ever used at once than the
+    callers' thread counts)."""
+    global _par_pool
+    if _par_pool is None:
+        with _par_pool_lock:
+            if _par_pool is None:
+                _par_pool = ThreadPoolExecutor(64, thread_name_prefix="supertok-encode")
+    return _par_pool
+
+
+def _parallel_parts():
+    """(number of parts, pool) for a long text: the pool's threads run all parts but the first."""
+    if _par_threads <= 1:
+        return 1, None
+    parts = max(_par_threads, 4) if _par_force else _par_threads
+    return parts, _shared_pool()
+
+
 def _o200k_harmony_specials():
     """o200k_harmony's special tokens as tiktoken 0.14 defines them (tiktoken_ext/openai_public.py):
     o200k_base's, then the harmony chat tokens, then <|reserved_i|> for every other id up to 201087."""
@@ -442,6 +511,10 @@ class Encoding:
             text, allowed_special = self._resolve_aliases(text, allowed_special, disallowed_special)
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         data, _ = _to_utf8(text)
+        if len(data) >= _par_min and self._backend.parallel:
+            ids = self._encode_parallel(data, allowed, disallowed, flags)
+            if ids is not None:
+                return ids
         try:  # inline rather than through _core: this is the per-call path of short texts
             return self._backend.encode(self._handle, data, allowed, disallowed=disallowed, special_flags=flags)
         except SupertokError as exc:
@@ -453,7 +526,25 @@ class Encoding:
         if type(text) is not str:
             _check_text(text, False)
         data, _ = _to_utf8(text)
+        if len(data) >= _par_min and self._backend.parallel:
+            ids = self._encode_parallel(data, [], (), 0)
+            if ids is not None:
+                return ids
         return self._backend.encode(self._handle, data, [])
+
+    def _encode_parallel(self, data, allowed, disallowed, flags, count=False, want_starts=False):
+        """The ids (or, with count, their number) of data encoded in parts on several threads,
+        cut where the core proves it changes nothing; None when there is no such cut, one thread
+        is configured, or a part failed (the caller then encodes serially, which raises the
+        whole text's error)."""
+        parts, pool = _parallel_parts()
+        if parts <= 1:
+            return None
+        cuts = self._backend.cuts(self._handle, data, parts)
+        if not cuts:
+            return None
+        return self._backend.encode_parts(self._handle, data, cuts, allowed, disallowed=disallowed,
+                                          special_flags=flags, count=count, pool=pool, want_starts=want_starts)
 
     def count(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
         """The number of tokens encode() would return, counted in the core with no list built."""
@@ -461,6 +552,10 @@ class Encoding:
             text, allowed_special = self._resolve_aliases(text, allowed_special, disallowed_special)
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         data, _ = _to_utf8(text)
+        if len(data) >= _par_min and self._backend.parallel:
+            n = self._encode_parallel(data, allowed, disallowed, flags, count=True)
+            if n is not None:
+                return n
         return self._core(self._backend.encode_count, self._handle, data, allowed, disallowed=disallowed,
                           special_flags=flags)
 
@@ -470,8 +565,13 @@ class Encoding:
         decode_with_offsets rule). Offsets index the text as given, lone surrogates included."""
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         data, used = _to_utf8(text)
-        ids, starts = self._core(self._backend.encode, self._handle, data, allowed, want_starts=True,
-                                 disallowed=disallowed, special_flags=flags)
+        got = None
+        if len(data) >= _par_min and self._backend.parallel:
+            got = self._encode_parallel(data, allowed, disallowed, flags, want_starts=True)
+        if got is None:
+            got = self._core(self._backend.encode, self._handle, data, allowed, want_starts=True,
+                             disallowed=disallowed, special_flags=flags)
+        ids, starts = got
         if len(used) != len(text):
             # a surrogate pair became one character: map offsets back to the caller's indexing
             caller, i = [], 0
@@ -662,12 +762,23 @@ class Encoding:
         k = max(1, min(num_threads if self._backend.parallel else 1, len(datas)))
         size = -(-len(datas) // k) if datas else 0
         chunks = [datas[i:i + size] for i in range(0, len(datas), size)] if datas else []
-        run = functools.partial(self._core, self._backend.encode_many, self._handle, allowed=allowed,
-                                disallowed=disallowed, special_flags=flags)
-        if len(chunks) <= 1:
-            return [ids for c in chunks for ids in run(c)]
-        with ThreadPoolExecutor(len(chunks)) as ex:
-            return [ids for part in ex.map(run, chunks) for ids in part]
+        raw = getattr(self._backend, "encode_many_raw", None)
+        if len(chunks) <= 1 or raw is None:
+            run = functools.partial(self._core, self._backend.encode_many, self._handle, allowed=allowed,
+                                    disallowed=disallowed, special_flags=flags)
+            if len(chunks) <= 1:
+                return [ids for c in chunks for ids in run(c)]
+            with ThreadPoolExecutor(len(chunks)) as ex:
+                return [ids for part in ex.map(run, chunks) for ids in part]
+        # the threads run the core alone (no list is built while another thread could be
+        # encoding), this thread the first chunk; the lists are made at the end, in one C call
+        # per chunk
+        run = functools.partial(self._core, raw, self._handle, allowed=allowed, disallowed=disallowed,
+                                special_flags=flags)
+        pool = _shared_pool()
+        later = [pool.submit(run, c) for c in chunks[1:]]
+        outs = [run(chunks[0])] + [f.result() for f in later]
+        return [ids for out in outs for ids in self._backend.lists_of(out)]
 
     def _map(self, fn, items, num_threads):
         items = list(items)

@@ -22,6 +22,10 @@ try:  # optional C helper, built with the package where a compiler is present (_
     from .._lists import ids_to_list as _ids_to_list
 except ImportError:
     _ids_to_list = None
+try:  # a helper of a newer _lists than an installed build may hold
+    from .._lists import ids_to_lists as _ids_to_lists
+except ImportError:
+    _ids_to_lists = None
 
 
 def id_list(raw, n):
@@ -29,6 +33,22 @@ def id_list(raw, n):
     if _ids_to_list is not None and sys.byteorder == "little":
         return _ids_to_list(raw, n)
     return list(struct.unpack("<%dI" % n, bytes(raw[:4 * n])))
+
+
+def id_lists(raw, counts, size_t_bytes):
+    """One list per text: the little-endian uint32 ids in the buffer raw, taken counts[k] for
+    text k (counts: a list of ints, or a buffer of native size_t values of size_t_bytes each)."""
+    if _ids_to_lists is not None and sys.byteorder == "little" and not isinstance(counts, list):
+        return _ids_to_lists(raw, counts, len(counts) // size_t_bytes)
+    if not isinstance(counts, list):
+        counts = list(struct.unpack("=%d%s" % (len(counts) // size_t_bytes, "Q" if size_t_bytes == 8 else "I"),
+                                    bytes(counts)))
+    flat = id_list(raw, sum(counts))
+    out, k = [], 0
+    for c in counts:
+        out.append(flat[k:k + c])
+        k += c
+    return out
 
 
 class BackendUnavailable(RuntimeError):

@@ -1,7 +1,7 @@
 """The native backend: the C core compiled into the cffi extension supertok._native."""
 import weakref
 
-from . import BackendUnavailable, id_list
+from . import BackendUnavailable, id_list, id_lists
 from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK, raise_error, raise_for_status
 from .base import Backend, HandleCache, check_section, joined_with_ends, pair_triples
 
@@ -216,8 +216,91 @@ class NativeBackend(Backend):
             return id_list(ffi.buffer(ids, 4 * n[0]), n[0]), ffi.unpack(starts, n[0])
         return id_list(ffi.buffer(ids, 4 * n[0]), n[0])
 
+    def cut(self, enc, data, frm):
+        """st_encoding_cut: the first offset >= frm (and > 0) where data may be cut, or len(data)."""
+        at = ffi.new("size_t *")
+        err = ffi.new("st_error *")
+        if lib.st_encoding_cut(enc, data, len(data), frm, at, err) != OK:
+            self._raise(err, "text")
+        return at[0]
+
+    def cuts(self, enc, data, n_parts):
+        """Ascending offsets that cut data into at most n_parts parts of about equal size, each
+        where the core proves the parts' ids join to the whole's (st_encoding_cut); [] if none."""
+        size, out, prev = len(data), [], 0
+        at = ffi.new("size_t *")
+        for k in range(1, n_parts):
+            frm = max(size * k // n_parts, prev + 1)
+            if frm >= size:
+                break
+            lib.st_encoding_cut(enc, data, size, frm, at, ffi.NULL)
+            if at[0] >= size:  # none from frm to the end: none for any later part either
+                break
+            prev = at[0]
+            out.append(prev)
+        return out
+
+    def encode_parts(self, enc, data, cuts, allowed, disallowed=(), special_flags=0, count=False, pool=None,
+                     want_starts=False):
+        """encode() (or encode_count() with count) of data cut at cuts (from cuts()), one core
+        call per part, the parts after the first on pool (a concurrent.futures executor) while
+        this thread runs the first; the core runs without the GIL, so they run in parallel. The
+        ids of part k go to the shared buffer at its own byte offset (at most one id per byte)
+        and are moved together at the end, so no part waits for another. None if any part fails:
+        the caller encodes the whole text again, which gives the whole text's error."""
+        size = len(data)
+        bounds = [0] + list(cuts) + [size]
+        src = ffi.from_buffer(data)
+        ids = ffi.NULL if count else self._alloc("uint32_t[]", size or 1)
+        starts = self._alloc("size_t[]", size or 1) if want_starts else None
+        flags = lib.ST_OFFSETS_CODEPOINTS if want_starts else 0
+        policy, _keep = self._policy(allowed, disallowed, special_flags)
+
+        def run(k):
+            a, b = bounds[k], bounds[k + 1]
+            n = ffi.new("size_t *")
+            if count:
+                st = lib.st_encode_count(enc, src + a, b - a, policy, n, ffi.NULL)
+            else:
+                st = lib.st_encode(enc, src + a, b - a, policy, flags, ids + a,
+                                   starts + a if starts is not None else ffi.NULL, b - a, n, ffi.NULL)
+            return n[0] if st == OK else None
+
+        others = range(1, len(bounds) - 1)
+        later = pool.map(run, others) if pool is not None else None  # submitted now, run meanwhile
+        first = run(0)
+        counts = [first] + (list(later) if later is not None else [run(k) for k in others])
+        if None in counts:
+            return None
+        if count:
+            return sum(counts)
+        pos = counts[0]
+        for k in range(1, len(counts)):
+            if bounds[k] != pos:
+                ffi.memmove(ids + pos, ids + bounds[k], 4 * counts[k])
+                if starts is not None:
+                    ffi.memmove(starts + pos, starts + bounds[k], ffi.sizeof("size_t") * counts[k])
+            pos += counts[k]
+        out = id_list(ffi.buffer(ids, 4 * pos), pos)
+        if starts is None:
+            return out
+        # each part's offsets count from its own start: add the characters before it
+        at = ffi.unpack(starts, pos)
+        i, chars = counts[0], 0
+        for k in range(1, len(counts)):
+            chars += len(data[bounds[k - 1]:bounds[k]].decode("utf-8"))
+            c = counts[k]
+            at[i:i + c] = [x + chars for x in at[i:i + c]]
+            i += c
+        return out, at
+
     def encode_many(self, enc, datas, allowed, disallowed=(), special_flags=0):
         """Lists of ids for several UTF-8 texts, in one call that runs without the GIL."""
+        return self.lists_of(self.encode_many_raw(enc, datas, allowed, disallowed, special_flags))
+
+    def encode_many_raw(self, enc, datas, allowed, disallowed=(), special_flags=0):
+        """encode_many's core call alone: (ids, counts) as buffers, no Python list made, so a
+        thread running it holds the GIL only to join the texts; lists_of makes the lists."""
         offsets = [0]
         for d in datas:
             offsets.append(offsets[-1] + len(d))
@@ -232,12 +315,13 @@ class NativeBackend(Backend):
         st = lib.st_encode_many(enc, buf, offs, len(datas), policy, ids, cap, counts, n, err)
         if st != OK:
             self._raise(err, "text")
-        flat = id_list(ffi.buffer(ids, 4 * n[0]), n[0])
-        out, k = [], 0
-        for c in ffi.unpack(counts, len(datas)):
-            out.append(flat[k:k + c])
-            k += c
-        return out
+        return ffi.buffer(ids, 4 * n[0]), ffi.buffer(counts, ffi.sizeof("size_t") * len(datas))
+
+    @staticmethod
+    def lists_of(raw):
+        """The lists of ids of encode_many_raw's output, one per text."""
+        ids, counts = raw
+        return id_lists(ids, counts, ffi.sizeof("size_t"))
 
     def encode_count(self, enc, data, allowed, disallowed=(), special_flags=0):
         n = ffi.new("size_t *")

@@ -793,6 +793,17 @@ class WasmBackend(Backend):
             k += c
         return out
 
+    def cut(self, enc, data, frm):
+        """st_encoding_cut: the first offset >= frm (and > 0) where data may be cut, or len(data)."""
+        with self._locked:
+            tp = self._put_io(_IN, data)
+            st = self._r.call("st_encoding_cut", enc.ptr, tp, len(data), frm, self._scratch, self._err)
+            at = self._u32(self._scratch)
+            err = None if st == OK else self._read_error()
+        if err is not None:
+            self._raise_error(err, "text")
+        return at
+
     def encode_count(self, enc, data, allowed, disallowed=(), special_flags=0):
         with self._locked:
             tp = self._put_io(_IN, data)
