@@ -819,7 +819,9 @@ function makeEncoding({ name, ranks, specialTokens, patStr }) {
 const cache = new Map();
 
 async function sha256Hex(bytes) {
-  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  // Web Crypto: global in browsers, workers and Node 19+; node:crypto's in Node 18
+  const subtle = globalThis.crypto?.subtle ?? (await import("node:crypto")).webcrypto.subtle;
+  const d = new Uint8Array(await subtle.digest("SHA-256", bytes));
   return Array.from(d, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
