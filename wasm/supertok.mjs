@@ -672,13 +672,13 @@ export class Encoding extends Handle {
   #decodeCall(ids, strict, raw) {
     try {
       const [ip, n] = putIds(IN, ids);
-      let cap = 0;
+      let cap = 8 * n + 64, asked = false; // a guess; the size the core reports otherwise
       for (;;) {
-        const op = cap ? block(OUT, cap) : 0;
+        const op = block(OUT, cap);
         const st = raw ? rt.ex.st_decode(this._ptr, ip, n, op, cap, rt.scratch, rt.err)
           : rt.ex.st_decode_text(this._ptr, ip, n, strict ? C.ST_UBE_STRICT : 0, op, cap, rt.scratch, rt.err);
-        if (st === C.ST_ERR_BUFFER_TOO_SMALL && cap === 0) { cap = u32at(rt.scratch); if (cap) continue; }
-        else if (st !== C.ST_OK) throw coreError(undefined, "ids");
+        if (st === C.ST_ERR_BUFFER_TOO_SMALL && !asked) { cap = u32at(rt.scratch); asked = true; continue; }
+        if (st !== C.ST_OK) throw coreError(undefined, "ids");
         const len = u32at(rt.scratch);
         return raw ? mem8().slice(op, op + len) : utf8Decoder.decode(mem8().subarray(op, op + len));
       }
@@ -734,9 +734,7 @@ export class IncrementalDecoder extends Handle {
   #feed(ids, flags) {
     try {
       const [ip, n] = putIds(IN, ids);
-      let cap = 0;
-      for (const _ of ids) cap += 12;
-      cap += 64;
+      let cap = 12 * n + 64; // most tokens are short; a longer output is asked for again
       for (;;) {
         const op = block(OUT, cap);
         const st = rt.ex.st_decoder_feed(this._ptr, ip, n, flags, op, cap, rt.scratch, rt.err);
@@ -805,8 +803,9 @@ function makeEncoding({ name, ranks, specialTokens, patStr }) {
     const pt = pretokenizer(Object.keys(PATTERNS).find((k) => PATTERNS[k] === pid), false, null);
     const rp = alloc(ranks.length);
     mem8().set(ranks, rp);
-    const sp = putBytes(IN, utf8Encoder.encode(specialsText(specials)));
-    const sl = utf8Encoder.encode(specialsText(specials)).length;
+    const spec = utf8Encoder.encode(specialsText(specials));
+    const sp = putBytes(IN, spec);
+    const sl = spec.length;
     const st = rt.ex.st_encoding_new_tiktoken(rp, ranks.length, sp, sl, pt, 0, rt.scratch, rt.err);
     rt.ex.st_free(rp);
     if (st !== C.ST_OK) throw coreError(undefined, name === undefined ? "rank file" : `rank file of ${name}`);
@@ -852,11 +851,19 @@ async function loadShipped(name, vocab) {
   const read = vocab == null ? (f) => readAsset(`vocab/${f}`) : (f) => readUrl(new URL(f, vocab));
   const [, metaBytes, ranks] = await Promise.all([init(), read(`${base}.json`), read(`${base}.tiktoken`)]);
   const meta = JSON.parse(utf8Decoder.decode(metaBytes));
-  const got = await sha256Hex(ranks);
-  if (got !== meta.sha256) {
-    throw new Error(`${base}.tiktoken: sha256 is ${got}, expected ${meta.sha256}: the file is damaged or not the published one`);
+  // the digest runs off the main thread (Web Crypto) while the core parses the file
+  const digest = sha256Hex(ranks);
+  let enc;
+  try {
+    enc = makeEncoding({ name, ranks, specialTokens: specials ?? meta.special_tokens, patStr: meta.pat_str });
+  } finally {
+    const got = await digest;
+    if (got !== meta.sha256) {
+      enc?.free();
+      throw new Error(`${base}.tiktoken: sha256 is ${got}, expected ${meta.sha256}: the file is damaged or not the published one`);
+    }
   }
-  return makeEncoding({ name, ranks, specialTokens: specials ?? meta.special_tokens, patStr: meta.pat_str });
+  return enc;
 }
 
 /** An Encoding from a supertok model file (docs/model-format.md; the .stmodel files the Python
