@@ -130,6 +130,10 @@ export declare function loadEncoding(spec: {
 /** An encoding from a supertok model file (.stmodel). */
 export declare function loadModel(data: BufferSource | string): Promise<Encoding>;
 export declare function listEncodingNames(): string[];
+/** The encoding name tiktoken 0.14 maps a model name to (RangeError if none). */
+export declare function encodingNameForModel(modelName: string): string;
+/** getEncoding(encodingNameForModel(modelName)). */
+export declare function encodingForModel(modelName: string, options?: { vocab?: string | URL }): Promise<Encoding>;
 /** Pieces of text (a lone surrogate: RangeError). */
 export declare function pretokenize(text: string, options?: PretokenizeOptions): string[];
 /** [start, end) UTF-16 offsets of the pieces of text. */

@@ -50,6 +50,8 @@ const DERIVED = {
 const SHIPPED = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"];
 const ENCODING_NAMES = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base"];
 
+import { MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING } from "./models.mjs";
+
 const utf8Encoder = new TextEncoder();
 // input is always valid UTF-8 (the core made it); ignoreBOM: a leading U+FEFF is text, kept
 const utf8Decoder = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -864,6 +866,29 @@ async function loadShipped(name, vocab) {
     }
   }
   return enc;
+}
+
+/** The encoding name tiktoken 0.14 maps a model name to (exact names, then prefixes). */
+export function encodingNameForModel(modelName) {
+  let name = Object.hasOwn(MODEL_TO_ENCODING, modelName) ? MODEL_TO_ENCODING[modelName] : undefined;
+  if (name === undefined) {
+    for (const [prefix, enc] of Object.entries(MODEL_PREFIX_TO_ENCODING)) {
+      if (modelName.startsWith(prefix)) { name = enc; break; }
+    }
+  }
+  if (name === undefined) {
+    throw new RangeError(`Could not automatically map ${modelName} to a tokeniser. Please use \`getEncoding\` to explicitly get the tokeniser you expect.`);
+  }
+  return name;
+}
+
+/** getEncoding(encodingNameForModel(modelName)). */
+export function encodingForModel(modelName, options) {
+  const name = encodingNameForModel(modelName);
+  if (!ENCODING_NAMES.includes(name)) {
+    return Promise.reject(new RangeError(`model ${modelName} uses the encoding ${name}, which supertok's JavaScript module does not ship yet (it ships ${ENCODING_NAMES.join(", ")})`));
+  }
+  return getEncoding(name, options);
 }
 
 /** An Encoding from a supertok model file (docs/model-format.md; the .stmodel files the Python

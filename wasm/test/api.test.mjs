@@ -94,7 +94,7 @@ test("the packaged assets are the Python package's bytes and load outside the re
   const dir = mkdtempSync(join(tmpdir(), "supertok-pkg-"));
   try {
     execFileSync(process.execPath, [W + "tools/copy-assets.mjs", dir], { stdio: "pipe" });
-    for (const f of ["supertok.mjs", "supertok.d.ts", "package.json"]) copyFileSync(W + f, join(dir, f));
+    for (const f of ["supertok.mjs", "models.mjs", "supertok.d.ts", "package.json"]) copyFileSync(W + f, join(dir, f));
     assert.ok(readFileSync(join(dir, "supertok.wasm")).equals(readFileSync(ROOT + "py/supertok/supertok.wasm")));
     for (const v of ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]) {
       for (const ext of [".tiktoken", ".json"]) {
@@ -110,4 +110,12 @@ test("the packaged assets are the Python package's bytes and load outside the re
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("models.mjs is what tools/gen-models.mjs makes from py/supertok/_models.py", async () => {
+  const { render } = await import("../tools/gen-models.mjs");
+  assert.equal(readFileSync(W + "models.mjs", "utf8"), render(), "stale: run node wasm/tools/gen-models.mjs");
+  const py = readFileSync(ROOT + "py/supertok/_models.py", "utf8");
+  const { MODEL_TO_ENCODING, MODEL_PREFIX_TO_ENCODING } = await import("../models.mjs");
+  assert.equal(Object.keys(MODEL_TO_ENCODING).length + Object.keys(MODEL_PREFIX_TO_ENCODING).length, py.split("': '").length - 1);
 });

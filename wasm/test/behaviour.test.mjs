@@ -222,3 +222,14 @@ test("the incremental decoder: any split gives decode()'s text; after an error i
   assert.equal(ubeModel.decode(u), "中文 abcd");
   assert.equal(new TextDecoder().decode(ubeModel.decodeBytes(u)), "中文 abcd");
 });
+
+test("encodingForModel maps model names as tiktoken 0.14 does", async () => {
+  assert.equal(st.encodingNameForModel("gpt-4o"), "o200k_base");
+  assert.equal(st.encodingNameForModel("gpt-4o-2024-08-06"), "o200k_base");
+  assert.equal(st.encodingNameForModel("gpt-4-0613"), "cl100k_base");
+  assert.equal(st.encodingNameForModel("text-davinci-003"), "p50k_base");
+  assert.equal(st.encodingNameForModel("ft:gpt-3.5-turbo:org:x"), "cl100k_base");
+  assert.throws(() => st.encodingNameForModel("no-such-model"), /Could not automatically map no-such-model/);
+  assert.equal(await st.encodingForModel("gpt-4o"), o200k);
+  await assert.rejects(st.encodingForModel("gpt-oss-120b"), /o200k_harmony/);
+});
