@@ -123,12 +123,12 @@ export declare function getEncoding(name: string, options?: { vocab?: string | U
 /** An encoding from a tiktoken rank file's bytes. */
 export declare function loadEncoding(spec: {
   name?: string;
-  ranks: BufferSource | string;
+  ranks: BufferSource | string | URL;
   specialTokens?: Record<string, number>;
   patStr: string;
 }): Promise<Encoding>;
 /** An encoding from a supertok model file (.stmodel). */
-export declare function loadModel(data: BufferSource | string): Promise<Encoding>;
+export declare function loadModel(data: BufferSource | string | URL): Promise<Encoding>;
 export declare function listEncodingNames(): string[];
 /** The encoding name tiktoken 0.14 maps a model name to (RangeError if none). */
 export declare function encodingNameForModel(modelName: string): string;

@@ -733,13 +733,19 @@ export class IncrementalDecoder extends Handle {
     super(p, [["st_decoder_free", p]]);
     this.#enc = encoding; // the decoder borrows the encoding: keep it alive
   }
+  #live() {
+    // the core decoder borrows the encoding: once that is freed the decoder must not run
+    if (this.#enc.freed) throw new Error("supertok: IncrementalDecoder used after its Encoding was freed");
+    return this._ptr;
+  }
   #feed(ids, flags) {
+    const d = this.#live();
     try {
       const [ip, n] = putIds(IN, ids);
       let cap = 12 * n + 64; // most tokens are short; a longer output is asked for again
       for (;;) {
         const op = block(OUT, cap);
-        const st = rt.ex.st_decoder_feed(this._ptr, ip, n, flags, op, cap, rt.scratch, rt.err);
+        const st = rt.ex.st_decoder_feed(d, ip, n, flags, op, cap, rt.scratch, rt.err);
         if (st === C.ST_ERR_BUFFER_TOO_SMALL) { cap = u32at(rt.scratch); continue; }
         if (st !== C.ST_OK) throw coreError(undefined, "ids");
         return utf8Decoder.decode(mem8().subarray(op, op + u32at(rt.scratch)));
@@ -753,7 +759,7 @@ export class IncrementalDecoder extends Handle {
     return this.#feed(ids, 0);
   }
   flush() { return this.#feed([], C.ST_UBE_FINAL); }
-  reset() { rt.ex.st_decoder_reset(this._ptr); }
+  reset() { rt.ex.st_decoder_reset(this.#live()); }
   get encoding() { return this.#enc; }
 }
 
@@ -790,11 +796,12 @@ function patternFromRegex(patStr) {
   return u32at(rt.scratch);
 }
 
-/** An Encoding from a tiktoken rank file's bytes (lines "base64(token) rank"): {name, ranks
- * (Uint8Array | ArrayBuffer | string), specialTokens ({text: id}), patStr (one of tiktoken's
+/** An Encoding from a tiktoken rank file (lines "base64(token) rank"): {name, ranks
+ * (its bytes: Uint8Array | ArrayBuffer | string, or a URL to read), specialTokens ({text: id}), patStr (one of tiktoken's
  * pat_str regexes)}. Loads the wasm module first if needed (init()). */
 export async function loadEncoding({ name, ranks, specialTokens = {}, patStr }) {
   await init();
+  if (ranks instanceof URL) ranks = await readUrl(ranks);
   return makeEncoding({ name, ranks: toBytes(ranks, "ranks"), specialTokens, patStr });
 }
 
@@ -892,10 +899,11 @@ export function encodingForModel(modelName, options) {
 }
 
 /** An Encoding from a supertok model file (docs/model-format.md; the .stmodel files the Python
- * package writes), parsed and checked by the core: a SupertokError ST_ERR_MALFORMED_MODEL names
+ * package writes): its bytes, its text, or a URL to read; parsed and checked by the core: a SupertokError ST_ERR_MALFORMED_MODEL names
  * the line and the field. Returns a Promise (the module loads first if needed). */
 export async function loadModel(data) {
   await init();
+  if (data instanceof URL) data = await readUrl(data);
   return makeModel(toBytes(data, "model"));
 }
 

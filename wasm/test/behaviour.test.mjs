@@ -141,6 +141,15 @@ test("free() and Symbol.dispose release a handle; use after free is an error; fr
   enc.encode("x", { allowedSpecial: "all" }); // a policy block owned by the encoding
   enc.free();
   assert.throws(() => enc.encode("x"), /used after free/);
+  const e2 = await st.loadModel(new URL("vectors/models/bytes_small.stmodel", "file://" + ROOT)); // a URL
+  const d2 = e2.incrementalDecoder();
+  e2.free();
+  assert.throws(() => d2.add([97]), /after its Encoding was freed/);
+  d2.free();
+  const ranks = new URL("py/supertok/vocab/r50k_base.tiktoken", "file://" + ROOT);
+  const r50k = await st.loadEncoding({ name: "r50k", ranks, patStr: JSON.parse(readFileSync(ROOT + "py/supertok/vocab/r50k_base.json", "utf8")).pat_str });
+  assert.deepEqual(r50k.encode("hello world"), (await st.getEncoding("r50k_base")).encode("hello world"));
+  r50k.free();
   const u = new st.UbeStreamDecoder();
   assert.equal(u.add([0x61]), "a");
   u.free();
