@@ -10,10 +10,13 @@
 // Handles: each core object (encoding, decoder, UBE stream state) belongs to one JS object with
 // free() and [Symbol.dispose]; a FinalizationRegistry frees what the program forgot to free.
 
+import { MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING } from "./models.mjs";
+
 // ---- constants of core_c/include/supertok.h (test/api.test.mjs checks them against the header)
 export const _C = Object.freeze({
   ST_OK: 0,
   ST_ERR_BUFFER_TOO_SMALL: 4,
+  ST_ERR_DISALLOWED_SPECIAL: 10,
   ST_PRETOK_SCRIPT_AWARE: 1,
   ST_OFFSETS_BYTES: 0,
   ST_OFFSETS_UTF16: 2,
@@ -41,7 +44,8 @@ const PATTERNS = {
 };
 export const DEFAULT_SCRIPTS = Object.freeze(["Han", "Hiragana", "Katakana", "Thai", "Myanmar", "Khmer", "Lao"]);
 
-// Encodings derived from a shipped rank file with other special tokens (as tiktoken defines them).
+// Encodings derived from a shipped rank file with other special tokens (as tiktoken defines them;
+// test/api.test.mjs checks these against the Python package's _DERIVED).
 const DERIVED = {
   gpt2: ["r50k_base", { "<|endoftext|>": 50256 }],
   p50k_edit: ["p50k_base", { "<|endoftext|>": 50256, "<|fim_prefix|>": 50281, "<|fim_middle|>": 50282,
@@ -49,8 +53,6 @@ const DERIVED = {
 };
 const SHIPPED = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"];
 const ENCODING_NAMES = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base"];
-
-import { MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING } from "./models.mjs";
 
 const utf8Encoder = new TextEncoder();
 // input is always valid UTF-8 (the core made it); ignoreBOM: a leading U+FEFF is text, kept
@@ -533,7 +535,7 @@ function disallowedError(tok, index) {
     + `If you want this text to be encoded as a special token, pass it to \`allowedSpecial\`, e.g. \`allowedSpecial: [${q}]\`.\n`
     + `If you want this text to be encoded as normal text, disable the check for this token by passing `
     + `\`disallowedSpecial\` without it, or \`disallowedSpecial: []\` to disable the check for all special tokens.`,
-    { status: 10, code: "ST_ERR_DISALLOWED_SPECIAL", unit: "utf16", offset: index, token: null, line: null,
+    { status: C.ST_ERR_DISALLOWED_SPECIAL, code: "ST_ERR_DISALLOWED_SPECIAL", unit: "utf16", offset: index, token: null, line: null,
       input: 0, detail: tok });
   return err;
 }

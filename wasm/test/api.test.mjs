@@ -119,3 +119,14 @@ test("models.mjs is what tools/gen-models.mjs makes from py/supertok/_models.py"
   const { MODEL_TO_ENCODING, MODEL_PREFIX_TO_ENCODING } = await import("../models.mjs");
   assert.equal(Object.keys(MODEL_TO_ENCODING).length + Object.keys(MODEL_PREFIX_TO_ENCODING).length, py.split("': '").length - 1);
 });
+
+test("the derived encodings' special tokens are the Python package's", async () => {
+  const py = readFileSync(ROOT + "py/supertok/encoding.py", "utf8");
+  const derived = py.slice(py.indexOf("_DERIVED = {"), py.indexOf("\n}\n", py.indexOf("_DERIVED = {")));
+  for (const name of ["gpt2", "p50k_edit"]) {
+    const m = derived.match(new RegExp(`"${name}": \\("(\\w+)", (\\{[^}]*\\})\\)`));
+    assert.ok(m, `encoding.py's _DERIVED has no ${name}`);
+    const enc = await st.getEncoding(name);
+    assert.deepEqual(enc.specialTokens, JSON.parse(m[2].replace(/\s+/g, " ")), name);
+  }
+});
