@@ -142,6 +142,8 @@ export declare function pretokenizeSpans(text: string, options?: PretokenizeOpti
 export declare function ubeEncodeSymbols(text: string): Uint16Array;
 /** The text of UBE base symbols. */
 export declare function ubeDecodeSymbols(symbols: ArrayLike<number>, options?: DecodeOptions): string;
+/** The Unicode Script of a code point as the core names it ("Latin", "Han", ...), null above U+10FFFF. */
+export declare function scriptOf(codePoint: number): string | null;
 export declare function version(): string;
 export declare function unicodeVersion(): string;
 /** Bytes of the module's linear memory (diagnostics). */

@@ -938,6 +938,14 @@ function makeModel(bytes) {
   }
 }
 
+/** The Unicode Script property value of a code point, as the core names it ("Latin", "Han",
+ * "Common", ...); null above U+10FFFF. */
+export function scriptOf(codePoint) {
+  need();
+  const id = rt.ex.st_script_of(codePoint >>> 0);
+  return id < 0 ? null : cstr(rt.ex.st_script_name(id) >>> 0);
+}
+
 /** The core's version ("0.1.0") and the Unicode version of its tables. */
 export function version() { need(); return cstr(rt.ex.st_version_str() >>> 0); }
 export function unicodeVersion() { need(); return cstr(rt.ex.st_unicode_version() >>> 0); }

@@ -127,6 +127,8 @@ test("shipped and derived encodings, and a model's specials", async () => {
   assert.deepEqual(Array.from(o200k.decodeBytes(o200k.encode("héllo"))), Array.from(Buffer.from("héllo")));
   assert.deepEqual(o200k.encodeToArray("hello world"), [24912, 2375]);
   assert.match(st.version(), /^\d+\.\d+\.\d+$/);
+  assert.deepEqual(["a", "中", "ж", " ", "😀"].map((c) => st.scriptOf(c.codePointAt(0))), ["Latin", "Han", "Cyrillic", "Common", "Common"]);
+  assert.equal(st.scriptOf(0x110000), null);
   assert.match(st.unicodeVersion(), /^\d+\.\d+$/);
 });
 
