@@ -142,6 +142,17 @@ export declare function pretokenizeSpans(text: string, options?: PretokenizeOpti
 export declare function ubeEncodeSymbols(text: string): Uint16Array;
 /** The text of UBE base symbols. */
 export declare function ubeDecodeSymbols(symbols: ArrayLike<number>, options?: DecodeOptions): string;
+/** A tokenizer running in a worker (Web Worker / worker_threads): each call returns a Promise. */
+export interface TokenizerWorker {
+  encode(encoding: string, text: string, options?: EncodeOptions): Promise<Uint32Array>;
+  encodeOrdinary(encoding: string, text: string): Promise<Uint32Array>;
+  encodeWithOffsets(encoding: string, text: string, options?: EncodeOptions): Promise<{ ids: Uint32Array; starts: Uint32Array }>;
+  count(encoding: string, text: string, options?: EncodeOptions): Promise<number>;
+  decode(encoding: string, ids: ArrayLike<number>, options?: DecodeOptions): Promise<string>;
+  terminate(): void;
+}
+/** Start a worker running the module (worker.mjs beside this module by default). */
+export declare function createWorker(workerUrl?: string | URL): Promise<TokenizerWorker>;
 /** The Unicode Script of a code point as the core names it ("Latin", "Han", ...), null above U+10FFFF. */
 export declare function scriptOf(codePoint: number): string | null;
 export declare function version(): string;

@@ -938,6 +938,60 @@ function makeModel(bytes) {
   }
 }
 
+/** A tokenizer in a worker (a Web Worker in browsers, a worker_threads Worker in Node.js), for
+ * long texts that would otherwise block the page: each method returns a Promise and the work
+ * runs off the calling thread. Errors come back as SupertokError / RangeError with their fields.
+ * workerUrl: where worker.mjs is (default: beside this module). */
+export async function createWorker(workerUrl = new URL("./worker.mjs", import.meta.url)) {
+  let w, on, post;
+  if (typeof Worker !== "undefined") {
+    w = new Worker(workerUrl, { type: "module" });
+    on = (fn) => { w.onmessage = (ev) => fn(ev.data); };
+    post = (m) => w.postMessage(m);
+  } else {
+    const { Worker: NodeWorker } = await import("node:worker_threads");
+    w = new NodeWorker(workerUrl);
+    w.unref(); // an idle worker does not keep the process alive
+    on = (fn) => w.on("message", fn);
+    post = (m) => w.postMessage(m);
+  }
+  return new TokenizerWorker(w, on, post);
+}
+
+class TokenizerWorker {
+  #w;
+  #post;
+  #pending = new Map();
+  #next = 0;
+  constructor(w, on, post) {
+    this.#w = w;
+    this.#post = post;
+    on(({ id, result, error }) => {
+      const p = this.#pending.get(id);
+      this.#pending.delete(id);
+      if (error === undefined) { p.resolve(result); return; }
+      const { name, message, ...fields } = error;
+      const e = name === "SupertokError" ? new SupertokError(message, fields)
+        : Object.assign(new (name === "RangeError" ? RangeError : name === "TypeError" ? TypeError : Error)(message), fields);
+      p.reject(e);
+    });
+  }
+  #call(op, encoding, args) {
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#post({ id, op, encoding, args });
+    });
+  }
+  encode(encoding, text, options) { return this.#call("encode", encoding, [text, options]); }
+  encodeOrdinary(encoding, text) { return this.#call("encodeOrdinary", encoding, [text]); }
+  encodeWithOffsets(encoding, text, options) { return this.#call("encodeWithOffsets", encoding, [text, options]); }
+  count(encoding, text, options) { return this.#call("count", encoding, [text, options]); }
+  decode(encoding, ids, options) { return this.#call("decode", encoding, [Array.from(ids), options]); }
+  /** Stop the worker (pending calls never settle). */
+  terminate() { this.#w.terminate(); }
+}
+
 /** The Unicode Script property value of a code point, as the core names it ("Latin", "Han",
  * "Common", ...); null above U+10FFFF. */
 export function scriptOf(codePoint) {

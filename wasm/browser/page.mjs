@@ -2,7 +2,7 @@
 // rank files are fetched over HTTP relative to the module (as a web page loads them), nothing of
 // Node's is used. Record i of each file runs when i % STRIDE === 0. The checks are those of
 // wasm/test/vectors.test.mjs: ids, UTF-16 starts, counts, decoded text, incremental decoding,
-// pieces, UBE symbols. The report goes to window.supertokReport: {ran: {file: n}, failures: []}.
+// pieces, UBE symbols; and createWorker's Web Worker on a long text. The report goes to window.supertokReport: {ran: {file: n}, failures: []}.
 import * as st from "../supertok.mjs";
 
 const STRIDE = 7;
@@ -116,6 +116,17 @@ async function run() {
     if (enc.decode(r.ids) !== r.text || !same(stream, r.stream) || d.flush() !== r.flush) fail("models/decode", i, "differs");
     d.free();
   }
+  // a Web Worker (createWorker) gives the page's ids for a long text
+  const w = await st.createWorker();
+  const text = "héllo 😀 中文 <|endoftext|> ".repeat(5000);
+  const ids = await w.encode("o200k_base", text, { allowedSpecial: "all" });
+  const o200k = await st.getEncoding("o200k_base");
+  if (!same(ids, o200k.encode(text, { allowedSpecial: "all" }))) fail("worker", 0, "ids differ");
+  let code = null;
+  try { await w.encode("o200k_base", "x <|endoftext|>"); } catch (e) { code = e.code; }
+  if (code !== "ST_ERR_DISALLOWED_SPECIAL") fail("worker", 1, `error ${code}`);
+  w.terminate();
+  report.ran["createWorker"] = 2;
 }
 
 run().then(
