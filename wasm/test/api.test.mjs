@@ -94,7 +94,11 @@ test("the packaged assets are the Python package's bytes and load outside the re
   const dir = mkdtempSync(join(tmpdir(), "supertok-pkg-"));
   try {
     execFileSync(process.execPath, [W + "tools/copy-assets.mjs", dir], { stdio: "pipe" });
-    for (const f of ["supertok.mjs", "models.mjs", "supertok.d.ts", "package.json"]) copyFileSync(W + f, join(dir, f));
+    // the package's own files, as package.json's "files" lists them (the assets come from copy-assets)
+    const pkg = JSON.parse(readFileSync(W + "package.json", "utf8"));
+    const own = pkg.files.filter((f) => !f.includes("*") && f !== "supertok.wasm");
+    assert.deepEqual(own.filter((f) => !existsSync(W + f)), [], "package.json lists files that do not exist");
+    for (const f of [...own, "package.json"]) copyFileSync(W + f, join(dir, f));
     assert.ok(readFileSync(join(dir, "supertok.wasm")).equals(readFileSync(ROOT + "py/supertok/supertok.wasm")));
     for (const v of ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]) {
       for (const ext of [".tiktoken", ".json"]) {
@@ -104,9 +108,11 @@ test("the packaged assets are the Python package's bytes and load outside the re
     // a child process: a fresh module instance, which can only find the copies
     const out = execFileSync(process.execPath, ["--input-type=module", "-e",
       `import * as st from ${JSON.stringify("file://" + join(dir, "supertok.mjs"))};
-       const e = await st.getEncoding("o200k_base"); console.log(JSON.stringify(Array.from(e.encode("hello world"))));`],
+       const e = await st.getEncoding("o200k_base"); const w = await st.createWorker();
+       console.log(JSON.stringify([Array.from(e.encode("hello world")), Array.from(await w.encode("cl100k_base", "hello world"))]));
+       w.terminate();`],
     { encoding: "utf8" });
-    assert.equal(out.trim(), "[24912,2375]");
+    assert.equal(out.trim(), "[[24912,2375],[15339,1917]]");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
