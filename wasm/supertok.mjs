@@ -946,13 +946,15 @@ export async function createWorker(workerUrl = new URL("./worker.mjs", import.me
   let w, on, post;
   if (typeof Worker !== "undefined") {
     w = new Worker(workerUrl, { type: "module" });
-    on = (fn) => { w.onmessage = (ev) => fn(ev.data); };
+    on = (fn, fail) => { w.onmessage = (ev) => fn(ev.data); w.onerror = (ev) => fail(ev.error ?? new Error(ev.message)); };
     post = (m) => w.postMessage(m);
   } else {
     const { Worker: NodeWorker } = await import("node:worker_threads");
-    w = new NodeWorker(workerUrl);
+    // the worker inherits node's flags, except --input-type, which only applies to the main
+    // entry (a program run with `node --input-type=module -e ...` would fail to start it)
+    w = new NodeWorker(workerUrl, { execArgv: process.execArgv.filter((a) => !a.startsWith("--input-type")) });
     w.unref(); // an idle worker does not keep the process alive
-    on = (fn) => w.on("message", fn);
+    on = (fn, fail) => { w.on("message", fn); w.on("error", fail); };
     post = (m) => w.postMessage(m);
   }
   return new TokenizerWorker(w, on, post);
@@ -968,12 +970,17 @@ class TokenizerWorker {
     this.#post = post;
     on(({ id, result, error }) => {
       const p = this.#pending.get(id);
+      if (p === undefined) return;
       this.#pending.delete(id);
       if (error === undefined) { p.resolve(result); return; }
       const { name, message, ...fields } = error;
       const e = name === "SupertokError" ? new SupertokError(message, fields)
         : Object.assign(new (name === "RangeError" ? RangeError : name === "TypeError" ? TypeError : Error)(message), fields);
       p.reject(e);
+    }, (err) => {
+      // the worker died (it could not start, or threw outside a call): every pending call fails
+      for (const p of this.#pending.values()) p.reject(err);
+      this.#pending.clear();
     });
   }
   #call(op, encoding, args) {
