@@ -2,7 +2,7 @@
 // tokenizers on o200k_base, side by side in one process, interleaved rounds (the order of the
 // tokenizers rotates every round), CPU time (process.cpuUsage: every thread) beside wall time.
 //
-//   cd wasm/bench && npm ci && node encode.mjs --corpora DIR [--langs en,zh] [--bytes 1048576] [--rounds 5]
+//   cd wasm/bench && npm ci && node encode.mjs --corpora DIR [--langs en,zh] [--bytes 1048576] [--rounds 5] [--skip NAME,...]
 //
 // DIR holds the shared corpora (<lang>.txt.xz; the first --bytes of each are read with xz -dc).
 // Every tokenizer's ids are compared with supertok's on every text; a mismatch is reported.
@@ -38,9 +38,11 @@ for (const lang of langs) {
   texts[lang] = new TextDecoder().decode(p.stdout).replace(/\uFFFD+$/, ""); // cut on a character
 }
 
+const skip = new Set((args.skip ?? "").split(",").filter(Boolean)); // e.g. --skip js-tiktoken (slow on CJK)
 const peers = {};
 const loads = {};
 async function add(name, load) {
+  if (skip.has(name)) return;
   const t = await timedAsync(load);
   peers[name] = t.r;
   loads[name] = t;
