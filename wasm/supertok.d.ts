@@ -1,0 +1,161 @@
+// TypeScript declarations of supertok.mjs. test/api.test.mjs checks that every export of the
+// module and every public method of its classes is declared here, and that every core function
+// the module calls is in wasm/exports.txt and declared in core_c/include/supertok.h.
+
+/** "all", or the special tokens (their texts) an option names. */
+export type SpecialSet = "all" | Iterable<string>;
+
+export interface EncodeOptions {
+  /** Special tokens recognised in the text (default: none). */
+  allowedSpecial?: SpecialSet;
+  /** Special tokens whose presence is an error (default "all": every one not allowed). */
+  disallowedSpecial?: SpecialSet;
+}
+
+export interface DecodeOptions {
+  /** "replace" (default): malformed text becomes U+FFFD; "strict": a SupertokError. */
+  errors?: "replace" | "strict";
+}
+
+export interface PretokenizeOptions {
+  /** "o200k" (default), "cl100k", "gpt2" (= "r50k", "p50k"), or an encoding name. */
+  pattern?: string;
+  /** Split into single-script chunks first. */
+  scriptAware?: boolean;
+  /** With scriptAware: the scripts split one letter per piece (default DEFAULT_SCRIPTS). */
+  scripts?: string | Iterable<string> | null;
+}
+
+/** A failure the C core reported (its st_error). */
+export declare class SupertokError extends Error {
+  /** The status's name in supertok.h, e.g. "ST_ERR_INVALID_UTF8". */
+  code: string;
+  /** The status number (pinned). */
+  status: number;
+  /** Where it went wrong, in `unit`; null when no position applies. */
+  offset: number | null;
+  unit: "none" | "byte" | "codepoint" | "utf16" | "index" | string;
+  /** 1-based line in a text input (model file, rank file), or null. */
+  line: number | null;
+  /** The token id concerned, or null. */
+  token: number | null;
+  /** Which input of the call: 0 the main one, 1 the special tokens, ... */
+  input: number;
+  /** The core's message (for ST_ERR_DISALLOWED_SPECIAL: the token's text). */
+  detail: string;
+}
+
+/** A core object owned by a JS object: free() now, or let the garbage collector do it. */
+declare class Handle {
+  /** True once free() ran. */
+  readonly freed: boolean;
+  /** Free the core object now (idempotent); the object must not be used after. */
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+export declare class Encoding extends Handle {
+  readonly name: string;
+  /** "bytes" (tiktoken vocabularies, byte-level models) or "ube" (UBE models). */
+  readonly alphabet: "bytes" | "ube";
+  /** The core's st_pattern of the pre-tokenizer (1 gpt2, 2 cl100k, 3 o200k). */
+  readonly patternId: number;
+  /** Max id + 1. */
+  readonly nVocab: number;
+  readonly maxTokenValue: number;
+  /** {text: id} of the special tokens. */
+  readonly specialTokens: Record<string, number>;
+  readonly specialTokensSet: Set<string>;
+  readonly eotToken: number | undefined;
+  isSpecialToken(id: number): boolean;
+  toString(): string;
+  /** The ids of text. Lone surrogates encode as U+FFFD (tiktoken's repair). A disallowed special
+   * token in the text: SupertokError ST_ERR_DISALLOWED_SPECIAL (offset: its UTF-16 index). */
+  encode(text: string, options?: EncodeOptions): Uint32Array;
+  /** encode() as a plain array. */
+  encodeToArray(text: string, options?: EncodeOptions): number[];
+  /** The ids of text with no special token recognised or refused. */
+  encodeOrdinary(text: string): Uint32Array;
+  /** ids and, for each, the UTF-16 index in text where its token starts. */
+  encodeWithOffsets(text: string, options?: EncodeOptions): { ids: Uint32Array; starts: Uint32Array };
+  /** The number of tokens encode() would give. */
+  count(text: string, options?: EncodeOptions): number;
+  /** The text of ids (SupertokError ST_ERR_INVALID_TOKEN for an id that is no token; with
+   * errors "strict", ST_ERR_INVALID_UTF8 at the index of the id where malformed text starts). */
+  decode(ids: ArrayLike<number>, options?: DecodeOptions): string;
+  /** The bytes of ids (a UBE model: the UTF-8 of decode(ids)). */
+  decodeBytes(ids: ArrayLike<number>): Uint8Array;
+  /** The bytes of one token (a UBE model's ordinary token: its symbols, 2 bytes each). */
+  decodeSingleTokenBytes(id: number): Uint8Array;
+  incrementalDecoder(options?: DecodeOptions): IncrementalDecoder;
+}
+
+/** Streaming decoding of ids: each add() returns the characters completed so far. */
+export declare class IncrementalDecoder extends Handle {
+  constructor(encoding: Encoding, options?: DecodeOptions);
+  readonly encoding: Encoding;
+  add(ids: number | ArrayLike<number>): string;
+  /** The end of the stream: what is pending decodes as U+FFFD (or raises under "strict"). */
+  flush(): string;
+  /** Back to a fresh stream. */
+  reset(): void;
+}
+
+/** Streaming decoding of UBE base symbols (0-511). */
+export declare class UbeStreamDecoder extends Handle {
+  constructor(options?: DecodeOptions);
+  add(symbols: number | ArrayLike<number>): string;
+  /** A special token in a token stream: flushes what is pending. */
+  special(): string;
+  flush(): string;
+}
+
+export declare const DEFAULT_SCRIPTS: readonly string[];
+/** The header constants the module uses (internal; checked against supertok.h by the tests). */
+export declare const _C: Readonly<Record<string, number>>;
+
+/** Load the wasm module (once). source: its bytes, a compiled module or a URL; default: the
+ * packaged supertok.wasm. The other loaders call it. */
+export declare function init(source?: BufferSource | WebAssembly.Module | URL | string): Promise<unknown>;
+/** A shipped encoding, loaded once: "o200k_base", "cl100k_base", "p50k_base", "r50k_base",
+ * "gpt2", "p50k_edit". options.vocab: a directory URL holding <name>.tiktoken and <name>.json. */
+export declare function getEncoding(name: string, options?: { vocab?: string | URL }): Promise<Encoding>;
+/** An encoding from a tiktoken rank file's bytes. */
+export declare function loadEncoding(spec: {
+  name?: string;
+  ranks: BufferSource | string | URL;
+  specialTokens?: Record<string, number>;
+  patStr: string;
+}): Promise<Encoding>;
+/** An encoding from a supertok model file (.stmodel). */
+export declare function loadModel(data: BufferSource | string | URL): Promise<Encoding>;
+export declare function listEncodingNames(): string[];
+/** The encoding name tiktoken 0.14 maps a model name to (RangeError if none). */
+export declare function encodingNameForModel(modelName: string): string;
+/** getEncoding(encodingNameForModel(modelName)). */
+export declare function encodingForModel(modelName: string, options?: { vocab?: string | URL }): Promise<Encoding>;
+/** Pieces of text (a lone surrogate: RangeError). */
+export declare function pretokenize(text: string, options?: PretokenizeOptions): string[];
+/** [start, end) UTF-16 offsets of the pieces of text. */
+export declare function pretokenizeSpans(text: string, options?: PretokenizeOptions): Array<[number, number]>;
+/** The UBE base symbols of text (a lone surrogate: RangeError). */
+export declare function ubeEncodeSymbols(text: string): Uint16Array;
+/** The text of UBE base symbols. */
+export declare function ubeDecodeSymbols(symbols: ArrayLike<number>, options?: DecodeOptions): string;
+/** A tokenizer running in a worker (Web Worker / worker_threads): each call returns a Promise. */
+export interface TokenizerWorker {
+  encode(encoding: string, text: string, options?: EncodeOptions): Promise<Uint32Array>;
+  encodeOrdinary(encoding: string, text: string): Promise<Uint32Array>;
+  encodeWithOffsets(encoding: string, text: string, options?: EncodeOptions): Promise<{ ids: Uint32Array; starts: Uint32Array }>;
+  count(encoding: string, text: string, options?: EncodeOptions): Promise<number>;
+  decode(encoding: string, ids: ArrayLike<number>, options?: DecodeOptions): Promise<string>;
+  terminate(): void;
+}
+/** Start a worker running the module (worker.mjs beside this module by default). */
+export declare function createWorker(workerUrl?: string | URL): Promise<TokenizerWorker>;
+/** The Unicode Script of a code point as the core names it ("Latin", "Han", ...), null above U+10FFFF. */
+export declare function scriptOf(codePoint: number): string | null;
+export declare function version(): string;
+export declare function unicodeVersion(): string;
+/** Bytes of the module's linear memory (diagnostics). */
+export declare function _memorySize(): number;

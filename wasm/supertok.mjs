@@ -1,0 +1,1015 @@
+// supertok for JavaScript: the C core's supertok.wasm (the same module the Python package ships)
+// driven from an ES module. Every rule (pre-tokenizing, merging, special tokens, decoding, UBE)
+// is the core's: this layer converts types, raises errors and manages handles, nothing more.
+//
+// Memory: the module's linear memory can grow during any call that allocates (st_malloc, every
+// constructor, st_encode building its tables on first need), and growing detaches the
+// ArrayBuffer views onto it, so views are taken through mem8()/mem32() right before each use,
+// never kept across a call into the module.
+//
+// Handles: each core object (encoding, decoder, UBE stream state) belongs to one JS object with
+// free() and [Symbol.dispose]; a FinalizationRegistry frees what the program forgot to free.
+
+import { MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING } from "./models.mjs";
+
+// ---- constants of core_c/include/supertok.h (test/api.test.mjs checks them against the header)
+export const _C = Object.freeze({
+  ST_OK: 0,
+  ST_ERR_BUFFER_TOO_SMALL: 4,
+  ST_ERR_DISALLOWED_SPECIAL: 10,
+  ST_PRETOK_SCRIPT_AWARE: 1,
+  ST_OFFSETS_BYTES: 0,
+  ST_OFFSETS_UTF16: 2,
+  ST_ALPHABET_BYTES: 0,
+  ST_ALPHABET_UBE: 1,
+  ST_SPECIAL_ALLOW_ALL: 1,
+  ST_SPECIAL_DISALLOW_REST: 2,
+  ST_UBE_FINAL: 1,
+  ST_UBE_STRICT: 2,
+  ST_UNIT_NONE: 0,
+  ST_UNIT_BYTE: 1,
+  ST_UNIT_CODEPOINT: 2,
+  ST_UNIT_UTF16: 3,
+  ST_UNIT_INDEX: 4,
+  ST_MODEL_RULES: 1,
+  ST_MODEL_RANKS: 2,
+});
+const C = _C;
+const ERR_SIZE = 152; // sizeof(st_error): status, unit, offset u64, line u64, token, input, message[120]
+const UNITS = ["none", "byte", "codepoint", "utf16", "index"];
+// pattern names the pre-tokenizer takes (as the Python package's PATTERNS)
+const PATTERNS = {
+  gpt2: 1, r50k: 1, r50k_base: 1, p50k: 1, p50k_base: 1,
+  cl100k: 2, cl100k_base: 2, o200k: 3, o200k_base: 3,
+};
+export const DEFAULT_SCRIPTS = Object.freeze(["Han", "Hiragana", "Katakana", "Thai", "Myanmar", "Khmer", "Lao"]);
+
+// Encodings derived from a shipped rank file with other special tokens (as tiktoken defines them;
+// test/api.test.mjs checks these against the Python package's _DERIVED).
+const DERIVED = {
+  gpt2: ["r50k_base", { "<|endoftext|>": 50256 }],
+  p50k_edit: ["p50k_base", { "<|endoftext|>": 50256, "<|fim_prefix|>": 50281, "<|fim_middle|>": 50282,
+    "<|fim_suffix|>": 50283 }],
+};
+const SHIPPED = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"];
+const ENCODING_NAMES = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base"];
+
+const utf8Encoder = new TextEncoder();
+// input is always valid UTF-8 (the core made it); ignoreBOM: a leading U+FEFF is text, kept
+const utf8Decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+// ---- errors ---------------------------------------------------------------------------------
+
+/** A failure the core reported: code (the header's status name, e.g. "ST_ERR_INVALID_UTF8"),
+ * status (its number), offset and unit (where it went wrong, null when no position applies),
+ * line, token (the id concerned) and input (which input of the call), detail (the core's
+ * message). */
+export class SupertokError extends Error {
+  constructor(message, fields) {
+    super(message);
+    this.name = "SupertokError";
+    Object.assign(this, fields);
+  }
+}
+
+// ---- the module -----------------------------------------------------------------------------
+
+let rt = null; // the one instance: {ex, memory, err, scratch, ...}
+let rtPromise = null;
+
+const isNode = typeof process !== "undefined" && process.versions != null && process.versions.node != null;
+
+async function readUrl(url) {
+  if (isNode && url.protocol === "file:") {
+    const { readFile } = await import("node:fs/promises");
+    return new Uint8Array(await readFile(url));
+  }
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+// Where the package's files are: next to this module in the npm package (tools/copy-assets.mjs
+// puts them there when packing); in a checkout of the repository, the Python package's own
+// files (py/supertok), so the repository holds one copy of each.
+const ASSET_DIRS = ["./", "../py/supertok/"];
+
+async function readAsset(rel) {
+  let firstError = null;
+  for (const dir of ASSET_DIRS) {
+    try {
+      return await readUrl(new URL(dir + rel, import.meta.url));
+    } catch (e) {
+      firstError ??= e;
+    }
+  }
+  throw new Error(`supertok: cannot find ${rel} next to supertok.mjs or in ../py/supertok/ (${firstError?.message})`);
+}
+
+/** Load the wasm module once (later calls return the same promise). source: the module's bytes
+ * (ArrayBuffer, typed array), a WebAssembly.Module, a URL, or nothing (the packaged file). */
+export function init(source) {
+  if (rtPromise) return rtPromise;
+  rtPromise = (async () => {
+    let mod;
+    if (source instanceof WebAssembly.Module) mod = source;
+    else {
+      let bytes;
+      if (source == null) bytes = await readAsset("supertok.wasm");
+      else if (source instanceof URL || typeof source === "string") bytes = await readUrl(new URL(source, import.meta.url));
+      else bytes = source instanceof ArrayBuffer ? new Uint8Array(source) : source;
+      mod = await WebAssembly.compile(bytes);
+    }
+    const inst = await WebAssembly.instantiate(mod, {}); // the module imports nothing
+    setRuntime(inst.exports);
+    return rt;
+  })();
+  rtPromise.catch(() => { rtPromise = null; });
+  return rtPromise;
+}
+
+function setRuntime(ex) {
+  rt = { ex, memory: ex.memory, u8: null, u32: null, pretok: new Map(), blocks: [0, 0, 0, 0], caps: [0, 0, 0, 0] };
+  rt.err = ex.st_malloc(ERR_SIZE) >>> 0;
+  rt.scratch = ex.st_malloc(32) >>> 0; // out-parameters: 8 x u32
+  rt.names = new Map();
+}
+
+function need() {
+  if (!rt) throw new Error("supertok: call `await init()` (or await getEncoding / loadEncoding / loadModel) first");
+  return rt;
+}
+
+function mem8() {
+  const b = rt.memory.buffer;
+  if (rt.u8 === null || rt.u8.buffer !== b) rt.u8 = new Uint8Array(b);
+  return rt.u8;
+}
+
+function mem32() {
+  const b = rt.memory.buffer;
+  if (rt.u32 === null || rt.u32.buffer !== b) rt.u32 = new Uint32Array(b);
+  return rt.u32;
+}
+
+function u32at(p) { return mem32()[p >>> 2]; }
+
+function cstr(p) {
+  if (!p) return null;
+  const m = mem8();
+  let e = p;
+  while (m[e] !== 0) e++;
+  return utf8Decoder.decode(m.subarray(p, e));
+}
+
+function statusName(status) {
+  let n = rt.names.get(status);
+  if (n === undefined) {
+    n = cstr(rt.ex.st_status_name(status) >>> 0) ?? `ST_ERR_${status}`;
+    rt.names.set(status, n);
+  }
+  return n;
+}
+
+/** The core's st_error report of the last failed call. */
+function readError() {
+  const dv = new DataView(rt.memory.buffer, rt.err, ERR_SIZE);
+  const status = dv.getUint32(0, true);
+  const unit = dv.getUint32(4, true);
+  const token = dv.getUint32(24, true);
+  const m = mem8();
+  let e = rt.err + 32;
+  while (e < rt.err + ERR_SIZE && m[e] !== 0) e++;
+  return {
+    status, code: statusName(status), unit: UNITS[unit] ?? String(unit),
+    offset: unit ? Number(dv.getBigUint64(8, true)) : null,
+    line: Number(dv.getBigUint64(16, true)) || null,
+    token: token === 0xFFFFFFFF ? null : token,
+    input: dv.getUint32(28, true),
+    detail: utf8Decoder.decode(m.subarray(rt.err + 32, e)),
+  };
+}
+
+function coreError(status, what, report) {
+  const r = report ?? (status === undefined ? readError() : { status, code: statusName(status), unit: "none",
+    offset: null, line: null, token: null, input: 0, detail: "" });
+  const text = cstr(rt.ex.st_status_str(r.status) >>> 0);
+  let where = "";
+  if (r.offset !== null) where = r.unit === "index" ? ` at index ${r.offset}` : ` at ${r.unit} ${r.offset}`;
+  if (r.line) where += ` (line ${r.line})`;
+  const msg = `${what ? what + ": " : ""}${text}${r.detail ? ": " + r.detail : ""}${where} (${r.code})`;
+  return new SupertokError(msg, r);
+}
+
+function check(status, what) {
+  if (status !== C.ST_OK) throw coreError(undefined, what);
+}
+
+// Reusable blocks for a call's input and outputs: short calls allocate nothing. A block grows
+// when a call needs more; blocks above KEEP bytes are freed when the call returns (done()).
+const KEEP = 1 << 20;
+const IN = 0, OUT = 1, OUT2 = 2;
+
+function block(i, size) {
+  if (rt.caps[i] < size) {
+    if (rt.blocks[i]) rt.ex.st_free(rt.blocks[i]);
+    rt.blocks[i] = 0;
+    rt.caps[i] = 0;
+    const p = rt.ex.st_malloc(Math.max(size, 64)) >>> 0;
+    if (!p) throw new RangeError(`supertok: out of wasm memory (asked ${size} bytes)`);
+    rt.blocks[i] = p;
+    rt.caps[i] = Math.max(size, 64);
+  }
+  return rt.blocks[i];
+}
+
+function done() {
+  for (let i = 0; i < rt.blocks.length; i++) {
+    if (rt.caps[i] > KEEP) {
+      rt.ex.st_free(rt.blocks[i]);
+      rt.blocks[i] = 0;
+      rt.caps[i] = 0;
+    }
+  }
+}
+
+function alloc(size) {
+  const p = rt.ex.st_malloc(size || 1) >>> 0;
+  if (!p) throw new RangeError(`supertok: out of wasm memory (asked ${size} bytes)`);
+  return p;
+}
+
+function putBytes(i, bytes) {
+  const p = block(i, bytes.length + 1);
+  mem8().set(bytes, p);
+  return p;
+}
+
+/** text as UTF-8 in block i: [pointer, length]. TextEncoder repairs lone surrogates as tiktoken
+ * does (each becomes U+FFFD; a pair is its character), and keeps UTF-16 lengths unchanged, so
+ * UTF-16 offsets into the repaired text are offsets into the caller's string. */
+function putText(i, text) {
+  if (typeof text !== "string") throw new TypeError(`text must be a string, not ${typeof text}`);
+  const cap = text.length * 3;
+  const p = block(i, cap + 1);
+  const { written } = utf8Encoder.encodeInto(text, mem8().subarray(p, p + cap));
+  return [p, written];
+}
+
+/** A ValueError-like refusal of lone surrogates, for the calls Python's API refuses them in
+ * (pretokenize, ubeEncodeSymbols: `supertok._text.utf8`). */
+function checkWellFormed(text) {
+  if (typeof text !== "string") throw new TypeError(`text must be a string, not ${typeof text}`);
+  if (text.isWellFormed === undefined || !text.isWellFormed()) {
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 0xD800 && c <= 0xDBFF) {
+        const d = text.charCodeAt(i + 1);
+        if (d >= 0xDC00 && d <= 0xDFFF) { i++; continue; }
+      } else if (!(c >= 0xDC00 && c <= 0xDFFF)) continue;
+      const err = new RangeError(`text holds a lone surrogate U+${c.toString(16).toUpperCase().padStart(4, "0")} `
+        + `at index ${i}; it cannot be encoded as UTF-8`);
+      err.index = i;
+      throw err;
+    }
+  }
+}
+
+/** ids (an array or typed array of integers) as uint32 in block i. */
+function putIds(i, ids) {
+  const n = ids.length;
+  const p = block(i, 4 * n + 4);
+  const m = mem32();
+  const base = p >>> 2;
+  if (ids instanceof Uint32Array) m.set(ids, base);
+  else {
+    for (let k = 0; k < n; k++) {
+      const v = ids[k];
+      if (!Number.isInteger(v) || v < 0 || v > 0xFFFFFFFF) {
+        const err = new RangeError(`id ${String(v)} at index ${k} is not an integer in 0..2^32-1`);
+        err.index = k;
+        throw err;
+      }
+      m[base + k] = v;
+    }
+  }
+  return [p, n];
+}
+
+function putSymbols(i, symbols) {
+  const n = symbols.length;
+  const p = block(i, 2 * n + 2);
+  const m = new Uint16Array(rt.memory.buffer, p, n);
+  for (let k = 0; k < n; k++) {
+    const v = symbols[k];
+    if (!Number.isInteger(v) || v < 0 || v > 0xFFFF) {
+      const err = new RangeError(`invalid UBE symbol ${String(v)} at index ${k}: symbols are 0-511`);
+      err.index = k;
+      throw err;
+    }
+    m[k] = v;
+  }
+  return [p, n];
+}
+
+// ---- handles --------------------------------------------------------------------------------
+
+const registry = new FinalizationRegistry((frees) => {
+  if (!rt) return;
+  for (const [fn, p] of frees) rt.ex[fn](p);
+});
+
+class Handle {
+  #ptr;
+  #frees;
+  constructor(ptr, frees) {
+    this.#ptr = ptr;
+    this.#frees = frees;
+    registry.register(this, frees, this);
+  }
+  get _ptr() {
+    if (this.#ptr === 0) throw new Error(`supertok: ${this.constructor.name} used after free()`);
+    return this.#ptr;
+  }
+  get freed() { return this.#ptr === 0; }
+  /** A block of the module's memory this handle owns beside its object (freed with it). */
+  _own(p) { this.#frees.push(["st_free", p]); }
+  /** Free the core object now (idempotent). */
+  free() {
+    if (this.#ptr === 0) return;
+    registry.unregister(this);
+    for (const [fn, p] of this.#frees) rt.ex[fn](p);
+    this.#ptr = 0;
+  }
+  [Symbol.dispose]() { this.free(); }
+}
+
+// ---- pre-tokenizers ---------------------------------------------------------------------------
+
+function patternId(pattern) {
+  const id = PATTERNS[pattern];
+  if (id === undefined) {
+    throw new RangeError(`unknown pattern ${JSON.stringify(pattern)}: choose one of ${Object.keys(PATTERNS).sort().join(", ")}`);
+  }
+  return id;
+}
+
+/** The core pre-tokenizer for these options (made once, kept for the module's life). */
+function pretokenizer(pattern, scriptAware, scripts) {
+  const pid = patternId(pattern);
+  if (scripts != null && !scriptAware) {
+    throw new RangeError("scripts applies only with scriptAware: true (it names the scripts split one letter "
+      + "per piece in script-aware mode)");
+  }
+  let spec = null;
+  if (scripts != null) {
+    const names = typeof scripts === "string" ? [scripts] : [...scripts];
+    for (const s of names) {
+      if (typeof s !== "string" || s.includes(",") || !s.trim()) {
+        throw new RangeError(`script names must be non-empty strings without commas, got ${JSON.stringify(s)}`);
+      }
+    }
+    spec = names.join(",");
+  }
+  const flags = scriptAware ? C.ST_PRETOK_SCRIPT_AWARE : 0;
+  const key = `${pid}/${flags}/${spec}`;
+  let h = rt.pretok.get(key);
+  if (h === undefined) {
+    let sp = 0, sl = 0;
+    if (spec !== null) [sp, sl] = putText(IN, spec);
+    const st = rt.ex.st_pretokenizer_new(pid, flags, sp, sl, 0, rt.scratch, rt.err);
+    if (st !== C.ST_OK) {
+      const r = readError();
+      if (r.code === "ST_ERR_UNKNOWN_SCRIPT" && r.offset !== null && spec !== null) {
+        const bad = utf8Decoder.decode(utf8Encoder.encode(spec).subarray(r.offset)).split(",")[0].trim();
+        const e = coreError(st, "scripts", r);
+        e.message = `unknown script name ${JSON.stringify(bad)} (${r.code})`;
+        throw e;
+      }
+      throw coreError(st, "pre-tokenizer", r);
+    }
+    h = u32at(rt.scratch);
+    rt.pretok.set(key, h);
+  }
+  return h;
+}
+
+/** UTF-16 offsets of byte offsets (increasing) into the UTF-8 bytes at p. */
+function byteToUtf16(p, ends, n) {
+  const m = mem8();
+  const out = new Array(n);
+  let b = 0, u = 0;
+  for (let k = 0; k < n; k++) {
+    const e = ends[k];
+    for (; b < e; b++) {
+      const c = m[p + b];
+      if ((c & 0xC0) !== 0x80) u += c >= 0xF0 ? 2 : 1;
+    }
+    out[k] = u;
+  }
+  return out;
+}
+
+function pretokenizeEnds(text, options) {
+  need();
+  checkWellFormed(text);
+  const { pattern = "o200k", scriptAware = false, scripts = null } = options ?? {};
+  try {
+    const h = pretokenizer(pattern, scriptAware, scripts);
+    const [tp, tl] = putText(IN, text);
+    const ep = block(OUT, 4 * tl + 4);
+    const st = rt.ex.st_pretokenize(h, tp, tl, C.ST_OFFSETS_BYTES, ep, tl, rt.scratch, rt.err);
+    check(st, "text");
+    const n = u32at(rt.scratch);
+    const ends = mem32().subarray(ep >>> 2, (ep >>> 2) + n);
+    return byteToUtf16(tp, ends, n);
+  } finally {
+    done();
+  }
+}
+
+/** [start, end] UTF-16 offsets of the pieces of text (pattern "o200k", "cl100k", "gpt2" /
+ * "r50k" / "p50k"; scriptAware splits into single-script chunks first; scripts: the scripts split
+ * one letter per piece, default DEFAULT_SCRIPTS). A lone surrogate is a RangeError. */
+export function pretokenizeSpans(text, options) {
+  const ends = pretokenizeEnds(text, options);
+  const spans = new Array(ends.length);
+  let a = 0;
+  for (let k = 0; k < ends.length; k++) { spans[k] = [a, ends[k]]; a = ends[k]; }
+  return spans;
+}
+
+/** The pieces of text as strings; see pretokenizeSpans. */
+export function pretokenize(text, options) {
+  const ends = pretokenizeEnds(text, options);
+  const pieces = new Array(ends.length);
+  let a = 0;
+  for (let k = 0; k < ends.length; k++) { pieces[k] = text.slice(a, ends[k]); a = ends[k]; }
+  return pieces;
+}
+
+// ---- UBE ----------------------------------------------------------------------------------------
+
+/** The routed base-symbol stream of text (UBE: UTF-8 bytes below U+0800, 256 + UTF-16LE bytes
+ * above). A lone surrogate is a RangeError. */
+export function ubeEncodeSymbols(text) {
+  need();
+  checkWellFormed(text);
+  try {
+    const [tp, tl] = putText(IN, text);
+    const op = block(OUT, 2 * tl + 2);
+    check(rt.ex.st_ube_encode_symbols(tp, tl, op, tl, rt.scratch, rt.err), "text");
+    const n = u32at(rt.scratch);
+    return new Uint16Array(rt.memory.buffer, op, n).slice();
+  } finally {
+    done();
+  }
+}
+
+function streamFeed(state, symbols, flags) {
+  const [ip, n] = putSymbols(IN, symbols);
+  let cap = 3 * n + 3;
+  for (;;) {
+    const op = block(OUT, cap);
+    const st = rt.ex.st_ube_stream_feed(state, ip, n, flags, op, cap, rt.scratch, rt.err);
+    if (st === C.ST_ERR_BUFFER_TOO_SMALL) { cap = u32at(rt.scratch); continue; }
+    if (st !== C.ST_OK) throw coreError(undefined, "symbols");
+    return utf8Decoder.decode(mem8().subarray(op, op + u32at(rt.scratch)));
+  }
+}
+
+function errorsFlag(errors) {
+  if (errors !== "replace" && errors !== "strict") {
+    throw new RangeError(`errors must be "replace" or "strict", not ${JSON.stringify(errors)}`);
+  }
+  return errors === "strict" ? C.ST_UBE_STRICT : 0;
+}
+
+/** Incremental decoding of UBE base symbols: add() returns the characters completed so far;
+ * special() marks a special token (a flush); flush() ends the stream. */
+export class UbeStreamDecoder extends Handle {
+  #flags;
+  constructor({ errors = "replace" } = {}) {
+    need();
+    const flags = errorsFlag(errors);
+    const p = alloc(rt.ex.st_ube_stream_size() >>> 0);
+    rt.ex.st_ube_stream_init(p);
+    super(p, [["st_free", p]]);
+    this.#flags = flags;
+  }
+  add(symbols) {
+    if (typeof symbols === "number") symbols = [symbols];
+    try { return streamFeed(this._ptr, symbols, this.#flags); } finally { done(); }
+  }
+  special() {
+    try { return streamFeed(this._ptr, [], this.#flags | C.ST_UBE_FINAL); } finally { done(); }
+  }
+  flush() {
+    return this.special();
+  }
+}
+
+/** Text of a base-symbol stream: errors "replace" (each same-alphabet run decodes as
+ * bytes.decode(..., "replace")) or "strict" (a SupertokError whose offset is the symbol index
+ * where the malformed sequence starts). */
+export function ubeDecodeSymbols(symbols, { errors = "replace" } = {}) {
+  need();
+  const flags = errorsFlag(errors) | C.ST_UBE_FINAL;
+  const p = alloc(rt.ex.st_ube_stream_size() >>> 0);
+  try {
+    rt.ex.st_ube_stream_init(p);
+    return streamFeed(p, symbols, flags);
+  } finally {
+    rt.ex.st_free(p);
+    done();
+  }
+}
+
+// ---- encodings ------------------------------------------------------------------------------
+
+function disallowedError(tok, index) {
+  // tiktoken's message, with the position (a UTF-16 index into the text) added
+  const q = JSON.stringify(tok);
+  const err = new SupertokError(
+    `Encountered text corresponding to disallowed special token ${q} at index ${index}.\n`
+    + `If you want this text to be encoded as a special token, pass it to \`allowedSpecial\`, e.g. \`allowedSpecial: [${q}]\`.\n`
+    + `If you want this text to be encoded as normal text, disable the check for this token by passing `
+    + `\`disallowedSpecial\` without it, or \`disallowedSpecial: []\` to disable the check for all special tokens.`,
+    { status: C.ST_ERR_DISALLOWED_SPECIAL, code: "ST_ERR_DISALLOWED_SPECIAL", unit: "utf16", offset: index, token: null, line: null,
+      input: 0, detail: tok });
+  return err;
+}
+
+function asSet(v, what) {
+  if (v === "all") return v;
+  if (v == null) return new Set();
+  if (typeof v === "string") throw new TypeError(`${what} must be "all" or an iterable of strings, not a string`);
+  return v instanceof Set ? v : new Set(v);
+}
+
+/** One loaded vocabulary (immutable; free() releases its memory in the module). */
+export class Encoding extends Handle {
+  #specials; // Map text -> id
+  #byId; // Map id -> text
+  #policies = new Map();
+  constructor(ptr, { name, specials, alphabet, patternId }) {
+    super(ptr, [["st_encoding_free", ptr]]);
+    this.name = name;
+    this.#specials = specials;
+    this.#byId = new Map([...specials].map(([t, i]) => [i, t]));
+    this.alphabet = alphabet;
+    this.patternId = patternId;
+    this.nVocab = rt.ex.st_encoding_n_vocab(ptr) >>> 0;
+    this.maxTokenValue = this.nVocab - 1;
+    Object.freeze(this);
+  }
+
+  toString() { return `<Encoding ${JSON.stringify(this.name)}>`; }
+  /** {text: id} of the special tokens. */
+  get specialTokens() { return Object.fromEntries(this.#specials); }
+  get specialTokensSet() { return new Set(this.#specials.keys()); }
+  get eotToken() { return this.#specials.get("<|endoftext|>"); }
+  isSpecialToken(id) { return this.#byId.has(id); }
+
+  /** The core's st_special_policy for tiktoken's options: a pointer in the module (cached per
+   * option set), plus the strings that are no special token of the encoding (disallowed: found
+   * here, as Python's package does, since the core knows only tokens). */
+  #policy(allowedSpecial, disallowedSpecial) {
+    const allowed = asSet(allowedSpecial, "allowedSpecial");
+    const disallowed = asSet(disallowedSpecial, "disallowedSpecial");
+    let flags = 0;
+    let a = [];
+    if (allowed === "all") flags |= C.ST_SPECIAL_ALLOW_ALL;
+    else for (const t of allowed) { const i = this.#specials.get(t); if (i !== undefined) a.push(i); }
+    let d = [], unknown = [];
+    if (disallowed === "all") flags |= C.ST_SPECIAL_DISALLOW_REST;
+    else for (const t of disallowed) { const i = this.#specials.get(t); if (i !== undefined) d.push(i); else unknown.push(t); }
+    a.sort((x, y) => x - y);
+    d.sort((x, y) => x - y);
+    const key = `${flags}|${a.join(",")}|${d.join(",")}`;
+    let p = this.#policies.get(key);
+    if (p === undefined) {
+      // one block: the 20-byte struct, then the allowed and disallowed ids (never freed while
+      // the encoding lives; few option sets occur in practice)
+      p = alloc(20 + 4 * (a.length + d.length));
+      const m = mem32();
+      const b = p >>> 2;
+      m[b] = a.length ? p + 20 : 0; m[b + 1] = a.length;
+      m[b + 2] = d.length ? p + 20 + 4 * a.length : 0; m[b + 3] = d.length;
+      m[b + 4] = flags;
+      m.set(a, b + 5);
+      m.set(d, b + 5 + a.length);
+      this.#policies.set(key, p);
+      this._own(p);
+    }
+    return [p, unknown];
+  }
+
+  #unknownDisallowed(text, unknown) {
+    let first = null;
+    for (const tok of unknown) {
+      const k = text.indexOf(tok);
+      if (k >= 0 && (first === null || k < first[0] || (k === first[0] && tok.length > first[1].length))) first = [k, tok];
+    }
+    if (first !== null) throw disallowedError(first[1], first[0]);
+  }
+
+  #raise(status, tp) {
+    const r = readError();
+    if (r.code === "ST_ERR_DISALLOWED_SPECIAL") {
+      // the core's byte offset as a UTF-16 index (the repaired text has the caller's lengths)
+      const index = utf8Decoder.decode(mem8().subarray(tp, tp + r.offset)).length;
+      throw disallowedError(this.#byId.get(r.token) ?? r.detail, index);
+    }
+    throw coreError(status, "text", r);
+  }
+
+  #encode(text, options, wantStarts) {
+    const [pol, unknown] = this.#policy(options?.allowedSpecial ?? [], options?.disallowedSpecial ?? "all");
+    if (unknown.length) this.#unknownDisallowed(text, unknown);
+    try {
+      const [tp, tl] = putText(IN, text);
+      const ip = block(OUT, 4 * tl + 4);
+      const sp = wantStarts ? block(OUT2, 4 * tl + 4) : 0;
+      const st = rt.ex.st_encode(this._ptr, tp, tl, pol, wantStarts ? C.ST_OFFSETS_UTF16 : 0, ip, sp, tl,
+        rt.scratch, rt.err);
+      if (st !== C.ST_OK) this.#raise(st, tp);
+      const n = u32at(rt.scratch);
+      const ids = new Uint32Array(rt.memory.buffer, ip, n).slice();
+      if (!wantStarts) return ids;
+      return { ids, starts: new Uint32Array(rt.memory.buffer, sp, n).slice() };
+    } finally {
+      done();
+    }
+  }
+
+  /** The ids of text (a Uint32Array). allowedSpecial: "all" or the special tokens recognised in
+   * the text (default none); disallowedSpecial: "all" (default: every special not allowed) or
+   * the ones whose presence is an error (SupertokError ST_ERR_DISALLOWED_SPECIAL naming the
+   * token and its UTF-16 index). Lone surrogates encode as U+FFFD (tiktoken's repair). */
+  encode(text, options) { return this.#encode(text, options, false); }
+
+  /** encode() as a plain Array of numbers. */
+  encodeToArray(text, options) { return Array.from(this.#encode(text, options, false)); }
+
+  /** The ids of text with no special token recognised or refused. */
+  encodeOrdinary(text) { return this.#encode(text, ORDINARY, false); }
+
+  /** {ids, starts}: starts[i] is the UTF-16 index (JavaScript's string index) in text where
+   * token i starts; a token starting inside a character gets that character's index. */
+  encodeWithOffsets(text, options) { return this.#encode(text, options, true); }
+
+  /** The number of tokens encode() would give, counted in the core. */
+  count(text, options) {
+    const [pol, unknown] = this.#policy(options?.allowedSpecial ?? [], options?.disallowedSpecial ?? "all");
+    if (unknown.length) this.#unknownDisallowed(text, unknown);
+    try {
+      const [tp, tl] = putText(IN, text);
+      const st = rt.ex.st_encode_count(this._ptr, tp, tl, pol, rt.scratch, rt.err);
+      if (st !== C.ST_OK) this.#raise(st, tp);
+      return u32at(rt.scratch);
+    } finally {
+      done();
+    }
+  }
+
+  #decodeCall(ids, strict, raw) {
+    try {
+      const [ip, n] = putIds(IN, ids);
+      let cap = 8 * n + 64, asked = false; // a guess; the size the core reports otherwise
+      for (;;) {
+        const op = block(OUT, cap);
+        const st = raw ? rt.ex.st_decode(this._ptr, ip, n, op, cap, rt.scratch, rt.err)
+          : rt.ex.st_decode_text(this._ptr, ip, n, strict ? C.ST_UBE_STRICT : 0, op, cap, rt.scratch, rt.err);
+        if (st === C.ST_ERR_BUFFER_TOO_SMALL && !asked) { cap = u32at(rt.scratch); asked = true; continue; }
+        if (st !== C.ST_OK) throw coreError(undefined, "ids");
+        const len = u32at(rt.scratch);
+        return raw ? mem8().slice(op, op + len) : utf8Decoder.decode(mem8().subarray(op, op + len));
+      }
+    } finally {
+      done();
+    }
+  }
+
+  /** The text of ids. errors "replace" (malformed text becomes U+FFFD, as CPython decodes) or
+   * "strict" (a SupertokError ST_ERR_INVALID_UTF8 whose offset is the index of the id where the
+   * malformed text starts). An id that is no token: SupertokError ST_ERR_INVALID_TOKEN. */
+  decode(ids, { errors = "replace" } = {}) {
+    return this.#decodeCall(ids, errorsFlag(errors) !== 0, false);
+  }
+
+  /** The bytes of ids (a Uint8Array). A UBE model's tokens are symbols, not bytes: the UTF-8 of
+   * decode(ids). */
+  decodeBytes(ids) {
+    if (this.alphabet === "ube") return utf8Encoder.encode(this.decode(ids));
+    return this.#decodeCall(ids, false, true);
+  }
+
+  /** The bytes of one token (ordinary or special; a UBE token: its symbols, 2 bytes each). */
+  decodeSingleTokenBytes(id) {
+    if (!Number.isInteger(id) || id < 0 || id > 0xFFFFFFFF) throw new RangeError(`id ${String(id)} is not an integer in 0..2^32-1`);
+    const st = rt.ex.st_token_bytes(this._ptr, id, rt.scratch, rt.scratch + 4, rt.err);
+    if (st !== C.ST_OK) throw coreError(undefined, "token");
+    const p = u32at(rt.scratch), n = u32at(rt.scratch + 4);
+    return mem8().slice(p, p + n);
+  }
+
+  /** An incremental decoder of this encoding's ids. */
+  incrementalDecoder({ errors = "replace" } = {}) {
+    return new IncrementalDecoder(this, { errors });
+  }
+}
+const ORDINARY = { allowedSpecial: [], disallowedSpecial: [] };
+
+/** Feed ids; each add() returns the characters completed so far (the text decode() gives for
+ * the whole stream, for any split); flush() ends the stream (and may be fed on after). After an
+ * error the decoder is as it was before the call. */
+export class IncrementalDecoder extends Handle {
+  #enc;
+  constructor(encoding, { errors = "replace" } = {}) {
+    need();
+    const flags = errorsFlag(errors);
+    const st = rt.ex.st_decoder_new(encoding._ptr, flags, 0, rt.scratch, rt.err);
+    if (st !== C.ST_OK) throw coreError(undefined, "decoder");
+    const p = u32at(rt.scratch);
+    super(p, [["st_decoder_free", p]]);
+    this.#enc = encoding; // the decoder borrows the encoding: keep it alive
+  }
+  #live() {
+    // the core decoder borrows the encoding: once that is freed the decoder must not run
+    if (this.#enc.freed) throw new Error("supertok: IncrementalDecoder used after its Encoding was freed");
+    return this._ptr;
+  }
+  #feed(ids, flags) {
+    const d = this.#live();
+    try {
+      const [ip, n] = putIds(IN, ids);
+      let cap = 12 * n + 64; // most tokens are short; a longer output is asked for again
+      for (;;) {
+        const op = block(OUT, cap);
+        const st = rt.ex.st_decoder_feed(d, ip, n, flags, op, cap, rt.scratch, rt.err);
+        if (st === C.ST_ERR_BUFFER_TOO_SMALL) { cap = u32at(rt.scratch); continue; }
+        if (st !== C.ST_OK) throw coreError(undefined, "ids");
+        return utf8Decoder.decode(mem8().subarray(op, op + u32at(rt.scratch)));
+      }
+    } finally {
+      done();
+    }
+  }
+  add(ids) {
+    if (typeof ids === "number") ids = [ids];
+    return this.#feed(ids, 0);
+  }
+  flush() { return this.#feed([], C.ST_UBE_FINAL); }
+  reset() { rt.ex.st_decoder_reset(this.#live()); }
+  get encoding() { return this.#enc; }
+}
+
+// ---- loading --------------------------------------------------------------------------------
+
+function toBytes(data, what) {
+  if (data instanceof Uint8Array) return data;
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  if (typeof data === "string") return utf8Encoder.encode(data);
+  throw new TypeError(`${what} must be bytes (Uint8Array, ArrayBuffer) or a string`);
+}
+
+function base64(bytes) {
+  let s = "";
+  for (let i = 0; i < bytes.length; i++) s += String.fromCharCode(bytes[i]);
+  return btoa(s);
+}
+
+/** The special tokens {text: id} in the rank-file line format the core reads. */
+function specialsText(specials) {
+  return [...specials].sort((x, y) => x[1] - y[1]).map(([t, i]) => `${base64(utf8Encoder.encode(t))} ${i}\n`).join("");
+}
+
+function patternFromRegex(patStr) {
+  const [pp, pl] = putText(IN, patStr);
+  const st = rt.ex.st_pattern_from_regex(pp, pl, rt.scratch, rt.err);
+  if (st !== C.ST_OK) {
+    const e = coreError(undefined, "patStr");
+    e.message = `patStr: no supertok pre-tokenizer implements this regex (supertok has a scanner for each of `
+      + `tiktoken's patterns, r50k/p50k, cl100k and o200k, and no regex engine) (${e.code})`;
+    throw e;
+  }
+  return u32at(rt.scratch);
+}
+
+/** An Encoding from a tiktoken rank file (lines "base64(token) rank"): {name, ranks
+ * (its bytes: Uint8Array | ArrayBuffer | string, or a URL to read), specialTokens ({text: id}), patStr (one of tiktoken's
+ * pat_str regexes)}. Loads the wasm module first if needed (init()). */
+export async function loadEncoding({ name, ranks, specialTokens = {}, patStr }) {
+  await init();
+  if (ranks instanceof URL) ranks = await readUrl(ranks);
+  return makeEncoding({ name, ranks: toBytes(ranks, "ranks"), specialTokens, patStr });
+}
+
+function makeEncoding({ name, ranks, specialTokens, patStr }) {
+  const specials = new Map(Object.entries(specialTokens));
+  try {
+    const pid = patternFromRegex(patStr);
+    const pt = pretokenizer(Object.keys(PATTERNS).find((k) => PATTERNS[k] === pid), false, null);
+    const rp = alloc(ranks.length);
+    mem8().set(ranks, rp);
+    const spec = utf8Encoder.encode(specialsText(specials));
+    const sp = putBytes(IN, spec);
+    const sl = spec.length;
+    const st = rt.ex.st_encoding_new_tiktoken(rp, ranks.length, sp, sl, pt, 0, rt.scratch, rt.err);
+    rt.ex.st_free(rp);
+    if (st !== C.ST_OK) throw coreError(undefined, name === undefined ? "rank file" : `rank file of ${name}`);
+    return new Encoding(u32at(rt.scratch), { name, specials, alphabet: "bytes", patternId: pid });
+  } finally {
+    done();
+  }
+}
+
+const cache = new Map();
+
+async function sha256Hex(bytes) {
+  // Web Crypto: global in browsers, workers and Node 19+; node:crypto's in Node 18
+  const subtle = globalThis.crypto?.subtle ?? (await import("node:crypto")).webcrypto.subtle;
+  const d = new Uint8Array(await subtle.digest("SHA-256", bytes));
+  return Array.from(d, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The names getEncoding takes. */
+export function listEncodingNames() { return [...ENCODING_NAMES]; }
+
+/** A shipped encoding ("o200k_base", "cl100k_base", "p50k_base", "r50k_base", "gpt2",
+ * "p50k_edit"), loaded once: its rank file and metadata are read from the package (Node: the
+ * files; a browser: fetched relative to this module), the rank file checked against its sha256.
+ * options.vocab: a directory URL to read them from instead. */
+export function getEncoding(name, options = {}) {
+  const key = `${name}\u0000${options.vocab ?? ""}`;
+  let p = cache.get(key);
+  if (p === undefined) {
+    p = loadShipped(name, options.vocab);
+    cache.set(key, p);
+    p.catch(() => cache.delete(key));
+  }
+  return p;
+}
+
+async function loadShipped(name, vocab) {
+  let base = name, specials = null;
+  if (Object.hasOwn(DERIVED, name)) [base, specials] = DERIVED[name];
+  else if (!SHIPPED.includes(name)) {
+    throw new RangeError(`Unknown encoding ${name}.\nsupertok ships: ${ENCODING_NAMES.join(", ")}`);
+  }
+  const read = vocab == null ? (f) => readAsset(`vocab/${f}`) : (f) => readUrl(new URL(f, vocab));
+  const [, metaBytes, ranks] = await Promise.all([init(), read(`${base}.json`), read(`${base}.tiktoken`)]);
+  const meta = JSON.parse(utf8Decoder.decode(metaBytes));
+  // the digest runs off the main thread (Web Crypto) while the core parses the file
+  const digest = sha256Hex(ranks);
+  let enc;
+  try {
+    enc = makeEncoding({ name, ranks, specialTokens: specials ?? meta.special_tokens, patStr: meta.pat_str });
+  } finally {
+    const got = await digest;
+    if (got !== meta.sha256) {
+      enc?.free();
+      throw new Error(`${base}.tiktoken: sha256 is ${got}, expected ${meta.sha256}: the file is damaged or not the published one`);
+    }
+  }
+  return enc;
+}
+
+/** The encoding name tiktoken 0.14 maps a model name to (exact names, then prefixes). */
+export function encodingNameForModel(modelName) {
+  let name = Object.hasOwn(MODEL_TO_ENCODING, modelName) ? MODEL_TO_ENCODING[modelName] : undefined;
+  if (name === undefined) {
+    for (const [prefix, enc] of Object.entries(MODEL_PREFIX_TO_ENCODING)) {
+      if (modelName.startsWith(prefix)) { name = enc; break; }
+    }
+  }
+  if (name === undefined) {
+    throw new RangeError(`Could not automatically map ${modelName} to a tokeniser. Please use \`getEncoding\` to explicitly get the tokeniser you expect.`);
+  }
+  return name;
+}
+
+/** getEncoding(encodingNameForModel(modelName)). */
+export function encodingForModel(modelName, options) {
+  const name = encodingNameForModel(modelName);
+  if (!ENCODING_NAMES.includes(name)) {
+    return Promise.reject(new RangeError(`model ${modelName} uses the encoding ${name}, which supertok's JavaScript module does not ship yet (it ships ${ENCODING_NAMES.join(", ")})`));
+  }
+  return getEncoding(name, options);
+}
+
+/** An Encoding from a supertok model file (docs/model-format.md; the .stmodel files the Python
+ * package writes): its bytes, its text, or a URL to read; parsed and checked by the core: a SupertokError ST_ERR_MALFORMED_MODEL names
+ * the line and the field. Returns a Promise (the module loads first if needed). */
+export async function loadModel(data) {
+  await init();
+  if (data instanceof URL) data = await readUrl(data);
+  return makeModel(toBytes(data, "model"));
+}
+
+function makeModel(bytes) {
+  const dp = alloc(bytes.length);
+  let m = 0;
+  try {
+    mem8().set(bytes, dp);
+    check(rt.ex.st_model_parse(dp, bytes.length, 0, rt.scratch, rt.err), "model");
+    m = u32at(rt.scratch);
+    const np = rt.ex.st_model_name(m, rt.scratch) >>> 0;
+    const name = utf8Decoder.decode(mem8().subarray(np, np + u32at(rt.scratch)));
+    const alphabet = rt.ex.st_model_alphabet(m) === C.ST_ALPHABET_UBE ? "ube" : "bytes";
+    const patternId = rt.ex.st_model_pattern(m);
+    check(rt.ex.st_encoding_from_model(m, 0, rt.scratch, rt.err), "model");
+    const h = u32at(rt.scratch);
+    const specials = new Map();
+    const n = rt.ex.st_encoding_n_special(h) >>> 0;
+    for (let i = 0; i < n; i++) {
+      const id = rt.ex.st_encoding_special_id(h, i) >>> 0;
+      check(rt.ex.st_token_bytes(h, id, rt.scratch, rt.scratch + 4, rt.err), "model");
+      const p = u32at(rt.scratch);
+      specials.set(utf8Decoder.decode(mem8().subarray(p, p + u32at(rt.scratch + 4))), id);
+    }
+    return new Encoding(h, { name, specials, alphabet, patternId });
+  } finally {
+    if (m) rt.ex.st_model_free(m);
+    rt.ex.st_free(dp);
+    done();
+  }
+}
+
+/** A tokenizer in a worker (a Web Worker in browsers, a worker_threads Worker in Node.js), for
+ * long texts that would otherwise block the page: each method returns a Promise and the work
+ * runs off the calling thread. Errors come back as SupertokError / RangeError with their fields.
+ * workerUrl: where worker.mjs is (default: beside this module). */
+export async function createWorker(workerUrl = new URL("./worker.mjs", import.meta.url)) {
+  let w, on, post;
+  if (typeof Worker !== "undefined") {
+    w = new Worker(workerUrl, { type: "module" });
+    on = (fn, fail) => { w.onmessage = (ev) => fn(ev.data); w.onerror = (ev) => fail(ev.error ?? new Error(ev.message)); };
+    post = (m) => w.postMessage(m);
+  } else {
+    const { Worker: NodeWorker } = await import("node:worker_threads");
+    // the worker inherits node's flags, except --input-type, which only applies to the main
+    // entry (a program run with `node --input-type=module -e ...` would fail to start it)
+    w = new NodeWorker(workerUrl, { execArgv: process.execArgv.filter((a) => !a.startsWith("--input-type")) });
+    w.unref(); // an idle worker does not keep the process alive
+    on = (fn, fail) => { w.on("message", fn); w.on("error", fail); };
+    post = (m) => w.postMessage(m);
+  }
+  return new TokenizerWorker(w, on, post);
+}
+
+class TokenizerWorker {
+  #w;
+  #post;
+  #pending = new Map();
+  #next = 0;
+  constructor(w, on, post) {
+    this.#w = w;
+    this.#post = post;
+    on(({ id, result, error }) => {
+      const p = this.#pending.get(id);
+      if (p === undefined) return;
+      this.#pending.delete(id);
+      if (error === undefined) { p.resolve(result); return; }
+      const { name, message, ...fields } = error;
+      const e = name === "SupertokError" ? new SupertokError(message, fields)
+        : Object.assign(new (name === "RangeError" ? RangeError : name === "TypeError" ? TypeError : Error)(message), fields);
+      p.reject(e);
+    }, (err) => {
+      // the worker died (it could not start, or threw outside a call): every pending call fails
+      for (const p of this.#pending.values()) p.reject(err);
+      this.#pending.clear();
+    });
+  }
+  #call(op, encoding, args) {
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#post({ id, op, encoding, args });
+    });
+  }
+  encode(encoding, text, options) { return this.#call("encode", encoding, [text, options]); }
+  encodeOrdinary(encoding, text) { return this.#call("encodeOrdinary", encoding, [text]); }
+  encodeWithOffsets(encoding, text, options) { return this.#call("encodeWithOffsets", encoding, [text, options]); }
+  count(encoding, text, options) { return this.#call("count", encoding, [text, options]); }
+  decode(encoding, ids, options) { return this.#call("decode", encoding, [Array.from(ids), options]); }
+  /** Stop the worker (pending calls never settle). */
+  terminate() { this.#w.terminate(); }
+}
+
+/** The Unicode Script property value of a code point, as the core names it ("Latin", "Han",
+ * "Common", ...); null above U+10FFFF. */
+export function scriptOf(codePoint) {
+  need();
+  const id = rt.ex.st_script_of(codePoint >>> 0);
+  return id < 0 ? null : cstr(rt.ex.st_script_name(id) >>> 0);
+}
+
+/** The core's version ("0.1.0") and the Unicode version of its tables. */
+export function version() { need(); return cstr(rt.ex.st_version_str() >>> 0); }
+export function unicodeVersion() { need(); return cstr(rt.ex.st_unicode_version() >>> 0); }
+
+/** Bytes of the module's linear memory (it grows, never shrinks): for tests and diagnostics. */
+export function _memorySize() { need(); return rt.memory.buffer.byteLength; }
