@@ -242,6 +242,41 @@ ST_API int st_encoding_alphabet(const st_encoding *enc);
  * ran out of memory is ST_ERR_OUT_OF_MEMORY (the encoding still works, without them). */
 ST_API st_status st_encoding_prepare(const st_encoding *enc);
 
+/* The piece cache (docs/design.md §7): every encoding keeps the tokens of the pieces it has
+ * encoded (pretoken bytes -> ids, pieces of up to 54 bytes that are not one token), across
+ * calls, so a word seen before costs a lookup instead of a merge. It is exact (a hit gives the
+ * ids encoding the piece gives, offsets and superwords included), bounded (a fixed table: a
+ * text of all-distinct pieces replaces entries, it never grows), and safe to share: a handle
+ * keeps one table per concurrently running call, up to 4, each owned by one call at a time
+ * (claimed with one atomic compare-and-swap per call, no lock), so threads never wait on it.
+ *
+ * st_encoding_set_cache_size: at most `bytes` of memory for the handle's piece caches, split
+ * evenly between its (up to 4) tables, each a power of two of 128-byte entries; 0, or anything
+ * below 512, turns the cache off (every piece merged, as the caller asked). Default
+ * ST_CACHE_DEFAULT_BYTES. Safe to call while other threads encode with the handle: a table no
+ * call is using is emptied or resized at once, one in use when its call ends (until then the
+ * old size holds). Changing the size empties the tables. A call beyond the fourth at once
+ * runs without the cache, or, for a text of 8 KiB or more, with a table of its own for that
+ * call only. Returns ST_OK, or ST_ERR_INVALID_ARGUMENT for a NULL enc. */
+#define ST_CACHE_DEFAULT_BYTES ((size_t)8 << 20)
+ST_API st_status st_encoding_set_cache_size(const st_encoding *enc, size_t bytes);
+
+/* What st_encoding_cache_info reports. hits and misses count the pieces looked up in the cache
+ * since the handle was made (a piece that is one token is found in the vocabulary first and is
+ * not looked up; neither is a piece longer than max_piece); each call adds its own when it
+ * ends. bytes: the memory the tables hold now (at most limit once the calls running when the
+ * limit was set have ended, plus the tables of calls beyond the fourth while they run). */
+typedef struct st_cache_info {
+    uint64_t limit;      /* the bound set (st_encoding_set_cache_size), bytes; 0 = off */
+    uint64_t bytes;      /* memory held by the piece caches now */
+    uint64_t hits;       /* pieces found */
+    uint64_t misses;     /* pieces looked up and not found (then merged and remembered) */
+    uint64_t entry_size; /* bytes an entry takes (128) */
+    uint64_t max_piece;  /* the longest piece an entry holds, bytes (54) */
+} st_cache_info;
+/* Fill *info. Returns ST_OK, or ST_ERR_INVALID_ARGUMENT for a NULL enc or info. */
+ST_API st_status st_encoding_cache_info(const st_encoding *enc, st_cache_info *info);
+
 /* A binary image of a loaded encoding: position-independent, loadable with no parsing. Size
  * query with cap 0 (ST_ERR_BUFFER_TOO_SMALL, *size set). Images hold tiktoken vocabularies;
  * a merge-rules model gives ST_ERR_INVALID_ARGUMENT (it loads from its rules directly). An

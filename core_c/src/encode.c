@@ -8,9 +8,9 @@
  *     suBPEriod's "known word" skip), else backtracking or the merge loops (merge.c); for a
  *     rule model, the merge of its base symbols by rule;
  *  4. the sink writes ids and start offsets, in the unit the caller asked for.
- * Pieces that recur in one text are replayed from a piece cache; the caches live in a scratch
- * block the handle keeps for reuse (scratch_claim), so a large text does not allocate and
- * clear megabytes per call. */
+ * Pieces seen before (in this call or an earlier one) are replayed from a piece cache; the
+ * caches live in scratch blocks the handle keeps for reuse (scratch_claim), one per running
+ * call, so they last across calls and no call allocates or clears megabytes. */
 #include "encoding.h"
 #include "merge.h"
 
@@ -94,90 +94,162 @@ ST_INLINE void put(sink *o, uint32_t id, size_t byte_start) {
 
 /* ---- the reusable scratch ------------------------------------------------------------------ */
 
-/* A cache of merged pieces: words that are not one token recur (inflected forms, names), and a
- * hit replaces a merge by a compare. Direct-mapped by the piece's hash; an entry names an
- * earlier occurrence in the same text, so the key compare reads the text itself. An entry is
- * valid only in the call that wrote it: each call takes a new epoch, and an entry of another
- * epoch is empty, so reusing the table costs no clearing. Slots used: one per 64 bytes of
- * text, a power of two from 256 to ST_CACHE_MAX_SLOTS (16384 was 9-11% faster than 4096 on a
- * megabyte of Russian or Arabic; a short text keeps to a small, cache-resident prefix). */
-#ifndef ST_CACHE_MAX_SLOTS
-#define ST_CACHE_MAX_SLOTS 16384
-#endif
-#define ST_CACHE_MAX_TOKENS 8
+/* The piece cache: pretoken bytes -> the tokens encoding that piece gives, kept across calls.
+ * Words that are not one token recur (inflected forms, names; a service sees the same words in
+ * call after call), and a hit replaces a merge by a compare. Each entry holds the piece's own
+ * bytes (up to ST_CACHE_PIECE: nearly every piece that is not one token), so a hit depends on
+ * nothing but those bytes and stays exact in any later call, with any text around it: the
+ * tokens of a piece are a function of its bytes alone (whichever merge loop made them; the
+ * backtracking encoder gives the same ids), and what depends on the text around it (offsets,
+ * the superword pass) is computed at replay from the text. Direct-mapped by the piece's hash, a
+ * new piece replacing whatever was in its slot, so memory is fixed by the size the host set
+ * (st_encoding_set_cache_size) whatever the input. An entry is two cache lines: the key's
+ * check reads the first (hash, length, bytes), a hit the second (tokens, their starts). */
+#define ST_CACHE_PIECE 54      /* the longest piece an entry holds */
+#define ST_CACHE_MAX_TOKENS 12 /* the most tokens an entry holds */
 #ifndef ST_CACHE_MIN_TEXT
-#define ST_CACHE_MIN_TEXT 8192 /* below this the caches cost more than they save */
+#define ST_CACHE_MIN_TEXT 8192 /* with the cache off, texts this long still use the pair cache and
+                                  memo (below this they cost more than they save) */
 #endif
 
 typedef struct cache_entry {
-    uint64_t hash; /* of the piece, | 1 */
-    uint32_t start;
-    uint32_t epoch; /* the call that wrote it; 0 = never written */
+    uint64_t hash; /* of the piece, | 1; 0 = empty */
     uint8_t len, ntok;
-    uint8_t rel[ST_CACHE_MAX_TOKENS]; /* token starts relative to the piece */
+    uint8_t bytes[ST_CACHE_PIECE];
     uint32_t tok[ST_CACHE_MAX_TOKENS];
+    uint8_t rel[ST_CACHE_MAX_TOKENS]; /* token starts relative to the piece */
+    uint32_t unused;
 } cache_entry;
+_Static_assert(sizeof(cache_entry) == 128, "a piece cache entry is two 64-byte lines");
 
-/* The encoder's caches for texts of ST_CACHE_MIN_TEXT bytes or more. The pair cache and the
- * backtracking memo hold facts about the vocabulary alone, so they stay valid across calls;
- * the piece cache is text-bound, hence its epochs. */
+/* Entries of one block under the limit: the handle keeps up to ST_SCRATCH_SLOTS blocks, each
+ * with a table of a power of two entries, all of them within the limit; 0 = off. */
+static size_t cache_slots_for(size_t limit) {
+    size_t per = limit / ST_SCRATCH_SLOTS / sizeof(cache_entry), slots = 1;
+    if (!per) return 0;
+    while (slots <= per / 2) slots *= 2;
+    return slots;
+}
+
+/* The encoder's reusable caches, kept by the handle in up to ST_SCRATCH_SLOTS blocks, one per
+ * running call (scratch_claim): the piece cache (above), the pair cache (merge.h) and the
+ * backtracking memo (backtrack.h). All three hold facts about the vocabulary alone (a piece's
+ * tokens, a pair's rank, whether two tokens may follow each other), never about a text, so
+ * every entry stays valid in every later call. A block belongs to one call at a time, so no
+ * entry is ever read or written by two threads at once and the hot path takes no lock. */
 struct st__scratch {
-    cache_entry *cache;   /* ST_CACHE_MAX_SLOTS entries */
+    cache_entry *cache;   /* cache_slots entries; NULL when the piece cache is off */
+    size_t cache_slots;
     st__pair_slot *pairs; /* 1 << ST_PAIR_CACHE_BITS entries */
     uint64_t *memo;       /* ST_BT_MEMO_SLOTS words, made when backtracking first wants it */
-    uint32_t epoch;
 };
 
-#define CACHE_SIZE (ST_CACHE_MAX_SLOTS * sizeof(cache_entry))
 #define PAIRS_SIZE (((size_t)1 << ST_PAIR_CACHE_BITS) * sizeof(st__pair_slot))
 #define MEMO_SIZE (ST_BT_MEMO_SLOTS * sizeof(uint64_t))
 
-static void scratch_free(st__scratch *s, const st_allocator *a) {
+static void cache_drop(st__lazy *lz, st__scratch *s, const st_allocator *a) {
+    if (!s->cache) return;
+    size_t size = s->cache_slots * sizeof(cache_entry);
+    st__free(a, s->cache, size);
+    st__atomic_add_size(&lz->cache_held, (size_t)0 - size);
+    s->cache = NULL;
+    s->cache_slots = 0;
+}
+
+/* Give block s a piece cache of `slots` entries (empty), or none for 0; without memory, none. */
+static void cache_fit(st__lazy *lz, st__scratch *s, size_t slots, const st_allocator *a) {
+    if (s->cache_slots == slots && (s->cache || !slots)) return;
+    cache_drop(lz, s, a);
+    if (!slots) return;
+    size_t size = slots * sizeof(cache_entry);
+    s->cache = (cache_entry *)st__alloc(a, size);
+    if (!s->cache) return;
+    st__memset(s->cache, 0, size); /* hash 0: empty */
+    s->cache_slots = slots;
+    st__atomic_add_size(&lz->cache_held, size);
+}
+
+static void scratch_free(st__lazy *lz, st__scratch *s, const st_allocator *a) {
     if (!s) return;
-    st__free(a, s->cache, CACHE_SIZE);
+    cache_drop(lz, s, a);
     st__free(a, s->pairs, PAIRS_SIZE);
     st__free(a, s->memo, MEMO_SIZE);
     st__free(a, s, sizeof *s);
 }
 
-static st__scratch *scratch_new(const st_allocator *a) {
+static st__scratch *scratch_new(st__lazy *lz, const st_allocator *a) {
     st__scratch *s = (st__scratch *)st__alloc(a, sizeof *s);
     if (!s) return NULL;
     st__memset(s, 0, sizeof *s);
-    s->cache = (cache_entry *)st__alloc(a, CACHE_SIZE);
     s->pairs = (st__pair_slot *)st__alloc(a, PAIRS_SIZE);
-    if (!s->cache || !s->pairs) { scratch_free(s, a); return NULL; }
-    st__memset(s->cache, 0, CACHE_SIZE);     /* epoch 0: empty */
-    st__memset(s->pairs, 0xFF, PAIRS_SIZE);  /* left = ST_NO_TOKEN: empty */
+    if (!s->pairs) { scratch_free(lz, s, a); return NULL; }
+    st__memset(s->pairs, 0xFF, PAIRS_SIZE); /* left = ST_NO_TOKEN: empty */
     return s;
 }
 
-/* A scratch block for one call: a free one of the handle's (made on first claim), else one of
- * the caller's own (freed at the end), else NULL (the call runs uncached). *slot says which. */
-static st__scratch *scratch_claim(const st_encoding *enc, int *slot) {
+/* A scratch block for one call, with a piece cache of `slots` entries if memory allows: a free
+ * one of the handle's (made on first claim; its piece cache resized if the limit changed), else,
+ * for a long text (`transient`), one of the call's own (freed at the end), else NULL (the call
+ * runs uncached). *slot says which. */
+static st__scratch *scratch_claim(const st_encoding *enc, size_t slots, int transient, int *slot) {
     st__lazy *lz = enc->lazy;
     *slot = -1;
     for (int k = 0; k < ST_SCRATCH_SLOTS; k++) {
         if (st__atomic_load(&lz->slot_busy[k]) || !st__atomic_claim(&lz->slot_busy[k], 0, 1)) continue;
         /* slot[k] is this caller's until the release store below hands it on */
-        if (!lz->slot[k]) lz->slot[k] = scratch_new(&enc->alloc);
+        if (!lz->slot[k]) lz->slot[k] = scratch_new(lz, &enc->alloc);
         if (!lz->slot[k]) { st__atomic_store(&lz->slot_busy[k], 0); return NULL; }
+        cache_fit(lz, lz->slot[k], slots, &enc->alloc);
         *slot = k;
         return lz->slot[k];
     }
-    return scratch_new(&enc->alloc);
+    if (!transient) return NULL;
+    st__scratch *s = scratch_new(lz, &enc->alloc);
+    if (s) cache_fit(lz, s, slots, &enc->alloc);
+    return s;
 }
 
+/* Hand the block back; a block whose piece cache no longer fits the limit (set during the call)
+ * gives its memory back now, so that once the calls running then end the limit holds. */
 static void scratch_release(const st_encoding *enc, st__scratch *s, int slot) {
-    if (slot >= 0) st__atomic_store(&enc->lazy->slot_busy[slot], 0);
-    else scratch_free(s, &enc->alloc);
+    st__lazy *lz = enc->lazy;
+    if (slot < 0) { scratch_free(lz, s, &enc->alloc); return; }
+    if (s->cache_slots != cache_slots_for(st__atomic_load_size(&lz->cache_limit))) cache_drop(lz, s, &enc->alloc);
+    st__atomic_store(&lz->slot_busy[slot], 0);
 }
 
 void st__scratch_pool_free(st__lazy *lz, const st_allocator *a) {
     for (int k = 0; k < ST_SCRATCH_SLOTS; k++) {
-        scratch_free(lz->slot[k], a);
+        scratch_free(lz, lz->slot[k], a);
         lz->slot[k] = NULL;
     }
+}
+
+st_status st_encoding_set_cache_size(const st_encoding *enc, size_t bytes) {
+    if (!enc) return ST_ERR_INVALID_ARGUMENT;
+    st__lazy *lz = enc->lazy;
+    st__atomic_store_size(&lz->cache_limit, bytes);
+    /* the blocks no call holds now shrink (or are emptied) at once; a block in use does so when
+     * its call ends (scratch_release); a grown table is made by the next call that wants it */
+    size_t slots = cache_slots_for(bytes);
+    for (int k = 0; k < ST_SCRATCH_SLOTS; k++) {
+        if (!st__atomic_claim(&lz->slot_busy[k], 0, 1)) continue;
+        if (lz->slot[k] && lz->slot[k]->cache_slots != slots) cache_drop(lz, lz->slot[k], &enc->alloc);
+        st__atomic_store(&lz->slot_busy[k], 0);
+    }
+    return ST_OK;
+}
+
+st_status st_encoding_cache_info(const st_encoding *enc, st_cache_info *info) {
+    if (!enc || !info) return ST_ERR_INVALID_ARGUMENT;
+    st__lazy *lz = enc->lazy;
+    info->limit = st__atomic_load_size(&lz->cache_limit);
+    info->bytes = st__atomic_load_size(&lz->cache_held);
+    info->hits = st__atomic_load_size(&lz->cache_hits);
+    info->misses = st__atomic_load_size(&lz->cache_misses);
+    info->entry_size = sizeof(cache_entry);
+    info->max_piece = ST_CACHE_PIECE;
+    return ST_OK;
 }
 
 /* ---- per piece ------------------------------------------------------------------------------ */
@@ -201,9 +273,9 @@ typedef struct encoder {
     sink *o;
     st__merger mg;        /* mg.pairs: the pair cache, NULL when uncached */
     st__scratch *scratch; /* NULL when uncached */
-    cache_entry *cache;   /* NULL when uncached */
+    cache_entry *cache;   /* the piece cache; NULL when off or uncached */
     size_t cache_slots;
-    uint32_t epoch;
+    size_t hits, misses;  /* this call's piece cache lookups, added to the handle's at the end */
     int memo_tried;
     /* The superword pass (superword models only: sup NULL otherwise). A pretoken that became
      * one eligible token joins the current run (its token and byte start); any other piece, a
@@ -346,15 +418,19 @@ ST_INLINE int piece_to_run(encoder *e, const uint32_t *tok, size_t m, size_t a, 
     return 0;
 }
 
-/* The piece cache's entry for p[0..n) at text offset a: on a hit (*hit = 1) it is the entry to
- * replay; else the entry to fill (NULL when the cache is off). */
+/* The piece cache's entry for p[0..n): on a hit (*hit = 1) it is the entry to replay; else
+ * the entry to fill (NULL when the cache is off or the piece too long for an entry). */
 static cache_entry *cache_find(encoder *e, const uint8_t *p, size_t n, uint64_t *h, int *hit) {
     *hit = 0;
-    if (!e->cache || n >= 256) return NULL;
+    if (!e->cache || n > ST_CACHE_PIECE) return NULL;
     *h = st__hash_bytes(p, n) | 1;
     cache_entry *ce = &e->cache[(*h >> 20) & (e->cache_slots - 1)];
-    if (ce->epoch == e->epoch && ce->hash == *h && ce->len == n && st__memcmp(e->text + ce->start, p, n) == 0)
+    if (ce->hash == *h && ce->len == n && st__memcmp(ce->bytes, p, n) == 0) {
         *hit = 1;
+        e->hits++;
+    } else {
+        e->misses++;
+    }
     return ce;
 }
 
@@ -368,15 +444,15 @@ static st_status cache_replay(encoder *e, const cache_entry *ce, size_t a) {
     return ST_OK;
 }
 
-/* Remember the m tokens (starts rel[k] in the piece) of the piece at text[a..a+n). */
-ST_INLINE void cache_fill(encoder *e, cache_entry *ce, uint64_t h, size_t a, size_t n, size_t m, const uint32_t *tok,
+/* Remember the m tokens (starts rel[k] in the piece, through map when given) of the piece
+ * p[0..n). A piece of more tokens than an entry holds leaves the slot as it was. */
+ST_INLINE void cache_fill(cache_entry *ce, uint64_t h, const uint8_t *p, size_t n, size_t m, const uint32_t *tok,
                           const uint32_t *rel, const uint32_t *map) {
     if (!ce || m > ST_CACHE_MAX_TOKENS) return;
     ce->hash = h;
-    ce->start = (uint32_t)a;
-    ce->epoch = e->epoch;
     ce->len = (uint8_t)n;
     ce->ntok = (uint8_t)m;
+    st__memcpy(ce->bytes, p, n);
     for (size_t k = 0; k < m; k++) { ce->tok[k] = tok[k]; ce->rel[k] = (uint8_t)(map ? map[rel[k]] : rel[k]); }
 }
 
@@ -425,7 +501,7 @@ static st_status encode_piece_rules(encoder *e, size_t a, size_t b) {
     st_status st = ST_OK;
     if (!e->sup || !piece_to_run(e, tok, m, a, &st))
         for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + off[start[k]]);
-    cache_fill(e, ce, h, a, n, m, tok, start, off);
+    cache_fill(ce, h, p, n, m, tok, start, off);
     if (mem != (uint8_t *)stack) st__free(&e->enc->alloc, mem, size);
     return st;
 }
@@ -471,7 +547,7 @@ static st_status encode_piece_ranks(encoder *e, size_t a, size_t b, st_error *er
             }
         }
         for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + start[k]);
-        cache_fill(e, ce, h, a, n, m, tok, start, NULL);
+        cache_fill(ce, h, p, n, m, tok, start, NULL);
         return ST_OK;
     }
     if (n > 0x7FFFFFF0u) return ST_ERR_INVALID_ARGUMENT; /* node names are 32-bit offsets */
@@ -754,18 +830,15 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
     e.o = &o;
     e.mg.v = &enc->vocab;
     e.mg.rules = enc->kind == ST__KIND_RULES ? &enc->rules : NULL;
-    e.cache_slots = 256;
-    while (e.cache_slots < ST_CACHE_MAX_SLOTS && e.cache_slots * 64 < len) e.cache_slots *= 2;
+    /* the caches: a block of the handle's for any call while the piece cache is on; with it
+     * off, only for long texts (the pair cache and memo) */
+    size_t slots = cache_slots_for(st__atomic_load_size(&enc->lazy->cache_limit));
     int slot = -1;
-    if (len >= ST_CACHE_MIN_TEXT && len <= 0xFFFFFFFFu) { /* without memory it runs uncached */
-        e.scratch = scratch_claim(enc, &slot);
+    if (slots || len >= ST_CACHE_MIN_TEXT) { /* without memory it runs uncached */
+        e.scratch = scratch_claim(enc, slots, len >= ST_CACHE_MIN_TEXT, &slot);
         if (e.scratch) {
-            if (++e.scratch->epoch == 0) { /* wrapped: old entries could look current */
-                st__memset(e.scratch->cache, 0, CACHE_SIZE);
-                e.scratch->epoch = 1;
-            }
-            e.epoch = e.scratch->epoch;
             e.cache = e.scratch->cache;
+            e.cache_slots = e.scratch->cache_slots;
             e.mg.pairs = e.scratch->pairs;
         }
     }
@@ -778,6 +851,8 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
     st = encode_text(&e, len, &pl, err);
     run_release(&e);
     if (e.scratch) scratch_release(enc, e.scratch, slot);
+    if (e.hits) st__atomic_add_size(&enc->lazy->cache_hits, e.hits);
+    if (e.misses) st__atomic_add_size(&enc->lazy->cache_misses, e.misses);
     policy_free(&pl, &enc->alloc);
     *n_ids = o.n;
     if (st != ST_OK) {
