@@ -1,7 +1,7 @@
 """The piece cache that lasts across calls (docs/design.md §7), before vs after: two builds side by
 side, interleaved rounds, CPU time (time.process_time: every thread) and wall time.
 
-    python bench/piece_cache.py --before /work/main/.venv/bin/python --after .venv/bin/python \
+    python bench/piece_cache.py --before MAIN/.venv/bin/python --after .venv/bin/python \
         [--langs en,zh,ru,ar,code] [--rounds 5]
 
 Each python runs a worker (this file with --worker) that loads o200k_base and the corpora

@@ -24,7 +24,9 @@ except ImportError:  # the oracle is optional: the tests then compare the cache 
 _tk = {}
 
 TEXT = ("Unbelievable misunderstandings, Überraschungen und Kopfschmerzen. Привет, как дела? "
-        "مرحبا بالعالم. 中华人民共和国成立于一九四九年。 def tokenize(self, text): return [] ") * 5
+        "مرحبا بالعالم. 中华人民共和国成立于一九四九年。 def tokenize(self, text): return [] "
+        "中华人民共和国成立于一九四九年十月一日首都北京天安门广场举行了盛大的开国大典。"  # a long piece (111 bytes)
+        "東京都は日本の首都であり世界有数の大都市でもありますそして多くの人が住んでいます ") * 5
 
 
 def _oracle(name, text, tmp_path):
@@ -47,9 +49,9 @@ def fresh(backend):
 
 def test_same_text_twice(fresh, tmp_path):
     info = fresh.cache_info()
-    assert info["limit"] == int(os.environ.get("SUPERTOK_PIECE_CACHE") or 8 << 20)
-    assert info["entry_size"] == 128 and info["max_piece"] == 54
-    fresh.set_cache_size(8 << 20)
+    assert info["limit"] == int(os.environ.get("SUPERTOK_PIECE_CACHE") or 12 << 20)
+    assert info["max_piece"] == 240
+    fresh.set_cache_size(12 << 20)
     first = fresh.encode(TEXT)
     after_first = fresh.cache_info()
     second = fresh.encode(TEXT)
@@ -90,7 +92,9 @@ def test_adversarial_all_distinct_pieces(fresh):
     fresh.set_cache_size(limit)
     rng = random.Random(12)
     letters = "bcdfghjklmnpqrstvwxz"
+    han = [chr(c) for c in range(0x4E00, 0x4E00 + 3000)]
     texts = [" ".join("".join(rng.choice(letters) for _ in range(rng.randint(5, 12))) for _ in range(2000))
+             + " " + " ".join("".join(rng.choice(han) for _ in range(rng.randint(20, 60))) for _ in range(200))
              for _ in range(10)]
     got = []
     for t in texts:

@@ -243,22 +243,25 @@ ST_API int st_encoding_alphabet(const st_encoding *enc);
 ST_API st_status st_encoding_prepare(const st_encoding *enc);
 
 /* The piece cache (docs/design.md §7): every encoding keeps the tokens of the pieces it has
- * encoded (pretoken bytes -> ids, pieces of up to 54 bytes that are not one token), across
+ * encoded (pretoken bytes -> ids, for pieces of up to 240 bytes that are not one token), across
  * calls, so a word seen before costs a lookup instead of a merge. It is exact (a hit gives the
- * ids encoding the piece gives, offsets and superwords included), bounded (a fixed table: a
- * text of all-distinct pieces replaces entries, it never grows), and safe to share: a handle
- * keeps one table per concurrently running call, up to 4, each owned by one call at a time
- * (claimed with one atomic compare-and-swap per call, no lock), so threads never wait on it.
+ * ids encoding the piece gives, offsets and superwords included), bounded (fixed tables: a text
+ * of all-distinct pieces replaces entries, it never grows them), and safe to share: a handle
+ * keeps one set of tables per concurrently running call, up to 4, each owned by one call at a
+ * time (claimed with one atomic compare-and-swap per call, no lock), so threads never wait.
  *
  * st_encoding_set_cache_size: at most `bytes` of memory for the handle's piece caches, split
- * evenly between its (up to 4) tables, each a power of two of 128-byte entries; 0, or anything
- * below 512, turns the cache off (every piece merged, as the caller asked). Default
- * ST_CACHE_DEFAULT_BYTES. Safe to call while other threads encode with the handle: a table no
- * call is using is emptied or resized at once, one in use when its call ends (until then the
- * old size holds). Changing the size empties the tables. A call beyond the fourth at once
- * runs without the cache, or, for a text of 8 KiB or more, with a table of its own for that
- * call only. Returns ST_OK, or ST_ERR_INVALID_ARGUMENT for a NULL enc. */
-#define ST_CACHE_DEFAULT_BYTES ((size_t)8 << 20)
+ * evenly between its (up to 4) sets; in each, two thirds for a table of 128-byte entries (pieces
+ * up to 54 bytes) and one third for one of 512-byte entries (longer pieces: made only when such
+ * a piece first comes), each a power of two entries; 0, or too little for one entry, turns the
+ * cache off (every piece merged, as the caller asked). Default ST_CACHE_DEFAULT_BYTES (a call
+ * at a time then holds 2 MiB, and 1 MiB more once a piece over 54 bytes came). Safe to call
+ * while other threads encode with the handle: tables no call is using are freed at once (the
+ * next call makes them at the new size), ones in use when their call ends (until then the old
+ * size holds). Changing the size empties the tables. A call beyond the fourth at once runs
+ * without the cache, or, for a text of 8 KiB or more, with tables of its own for that call
+ * only. Returns ST_OK, or ST_ERR_INVALID_ARGUMENT for a NULL enc. */
+#define ST_CACHE_DEFAULT_BYTES ((size_t)12 << 20)
 ST_API st_status st_encoding_set_cache_size(const st_encoding *enc, size_t bytes);
 
 /* What st_encoding_cache_info reports. hits and misses count the pieces looked up in the cache
@@ -267,12 +270,11 @@ ST_API st_status st_encoding_set_cache_size(const st_encoding *enc, size_t bytes
  * ends. bytes: the memory the tables hold now (at most limit once the calls running when the
  * limit was set have ended, plus the tables of calls beyond the fourth while they run). */
 typedef struct st_cache_info {
-    uint64_t limit;      /* the bound set (st_encoding_set_cache_size), bytes; 0 = off */
-    uint64_t bytes;      /* memory held by the piece caches now */
-    uint64_t hits;       /* pieces found */
-    uint64_t misses;     /* pieces looked up and not found (then merged and remembered) */
-    uint64_t entry_size; /* bytes an entry takes (128) */
-    uint64_t max_piece;  /* the longest piece an entry holds, bytes (54) */
+    uint64_t limit;     /* the bound set (st_encoding_set_cache_size), bytes; 0 = off */
+    uint64_t bytes;     /* memory held by the piece caches now */
+    uint64_t hits;      /* pieces found */
+    uint64_t misses;    /* pieces looked up and not found (then merged and remembered) */
+    uint64_t max_piece; /* the longest piece the cache holds, bytes (240) */
 } st_cache_info;
 /* Fill *info. Returns ST_OK, or ST_ERR_INVALID_ARGUMENT for a NULL enc or info. */
 ST_API st_status st_encoding_cache_info(const st_encoding *enc, st_cache_info *info);

@@ -334,7 +334,7 @@ class Encoding:
     def set_cache_size(self, size):
         """Bound the memory of the piece cache (the tokens of pieces already encoded, kept
         across calls: a word seen before costs a lookup instead of a merge; README, "Piece
-        cache") to size bytes; 0 turns it off. The default is 8 MiB, or the
+        cache") to size bytes; 0 turns it off. The default is 12 MiB, or the
         SUPERTOK_PIECE_CACHE environment variable's value (bytes) when set as the encoding is
         made. Safe while other threads encode with this encoding; ids never change."""
         if not isinstance(size, int) or isinstance(size, bool):
@@ -346,8 +346,7 @@ class Encoding:
     def cache_info(self):
         """The piece cache's figures as a dict: limit (the bound, bytes; 0 = off), bytes (memory
         it holds now), hits and misses (pieces looked up since the encoding was made; a piece that
-        is one token is not looked up), entry_size and max_piece (the longest piece an entry
-        holds, bytes)."""
+        is one token is not looked up) and max_piece (the longest piece it holds, bytes)."""
         return self._backend.cache_info(self._handle)
 
     # -- properties ---------------------------------------------------------------------------

@@ -25,7 +25,7 @@ def joined_with_ends(texts):
 
 
 #: the fields of st_cache_info, in order
-CACHE_INFO_FIELDS = ("limit", "bytes", "hits", "misses", "entry_size", "max_piece")
+CACHE_INFO_FIELDS = ("limit", "bytes", "hits", "misses", "max_piece")
 
 #: the sections st_model_pairs lists (docs/model-format.md)
 PAIR_SECTIONS = ("merges", "supermerges")
@@ -175,7 +175,7 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def cache_info(self, enc):
         """The piece cache's figures (st_encoding_cache_info) as a dict: limit, bytes, hits,
-        misses, entry_size, max_piece."""
+        misses, max_piece."""
 
     @abc.abstractmethod
     def n_vocab(self, enc):
