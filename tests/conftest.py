@@ -48,6 +48,31 @@ def backend(request):
         supertok._set_backend(prev)
 
 
+#: the piece cache's size when a test turns it on (the core's default, ST_CACHE_DEFAULT_BYTES)
+PIECE_CACHE_ON = 12 << 20
+
+
+@pytest.fixture(params=["cache-on", "cache-off"])
+def piece_cache(request):
+    """Runs the test twice: with the encodings' piece cache on (the default size) and off (every
+    piece merged). Yields a function that sets it on an encoding and returns the encoding; each
+    encoding it touched gets its own size back at teardown (get_encoding shares them)."""
+    size = PIECE_CACHE_ON if request.param == "cache-on" else 0
+    if size == 0 and "backend" in request.fixturenames and request.getfixturevalue("backend") == "pywasm":
+        pytest.skip("pywasm runs these with the piece cache on only (an interpreter): native and wasmtime "
+                    "run both")
+    touched = {}
+
+    def apply(enc):
+        if id(enc) not in touched:
+            touched[id(enc)] = (enc, enc.cache_info()["limit"])
+            enc.set_cache_size(size)
+        return enc
+    yield apply
+    for enc, limit in touched.values():
+        enc.set_cache_size(limit)
+
+
 def corpus_path(name):
     p = os.path.join(CORPORA, name)
     if not os.path.exists(p):

@@ -158,19 +158,19 @@ def _blocks(path):
 
 
 @pytest.mark.parametrize("name", CORPUS_FILES)
-def test_corpus(backend, name, tk):
+def test_corpus(backend, name, tk, piece_cache):
     _skip_pywasm(backend)
     path = corpus_path(name)
-    encs = [(tk[e], encoding_on(backend, e)) for e in ENCODINGS]
+    encs = [(tk[e], piece_cache(encoding_on(backend, e))) for e in ENCODINGS]
     for i, block in _blocks(path):
         for tkenc, enc in encs:
             _check_real_text(tkenc, enc, block, "%s block %d" % (name, i))
 
 
-def test_udhr_every_translation(backend, tk):
+def test_udhr_every_translation(backend, tk, piece_cache):
     _skip_pywasm(backend)
     path = corpus_path("udhr.jsonl.xz")
-    encs = [(tk[e], encoding_on(backend, e)) for e in ENCODINGS]
+    encs = [(tk[e], piece_cache(encoding_on(backend, e))) for e in ENCODINGS]
     with lzma.open(path, "rt", encoding="utf-8") as f:
         for line in f:
             rec = json.loads(line)
@@ -285,9 +285,9 @@ def _check_generated(tkenc, enc, text):
 @pytest.mark.parametrize("encoding", ENCODINGS)
 @SETTINGS
 @given(text=texts)
-def test_generated_strings(backend, encoding, tk, text):
+def test_generated_strings(backend, encoding, tk, text, piece_cache):
     _skip_pywasm(backend)
-    _check_generated(tk[encoding], encoding_on(backend, encoding), text)
+    _check_generated(tk[encoding], piece_cache(encoding_on(backend, encoding)), text)
 
 
 _interesting = {}

@@ -194,12 +194,12 @@ def _check_encode_record(enc, r, every_call=True):
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
-def test_encode_vectors(name, backend):
+def test_encode_vectors(name, backend, piece_cache):
     _, records = _load("encode", name)
     chosen = _selected("encode", records, backend)
     if backend == "pywasm":
         assert len(chosen) >= PYWASM_HEAD
-    enc = encoding_on(backend, name)
+    enc = piece_cache(encoding_on(backend, name))
     failures = []
     for i, r in chosen:
         problems = _check_encode_record(enc, r, every_call=backend != "pywasm" or i < PYWASM_HEAD)
@@ -209,14 +209,14 @@ def test_encode_vectors(name, backend):
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
-def test_encode_batch_vectors(name, backend):
+def test_encode_batch_vectors(name, backend, piece_cache):
     """encode_batch / encode_ordinary_batch over every selected record with the default options."""
     _, records = _load("encode", name)
     chosen = [r for _, r in _selected("encode", records, backend)
               if r["allowed_special"] == [] and r["disallowed_special"] == "all" and "error" not in r]
     if backend == "pywasm":
         chosen = chosen[:20]
-    enc = encoding_on(backend, name)
+    enc = piece_cache(encoding_on(backend, name))
     texts = [record_text(r) for r in chosen]
     wants = [record_ids(r) for r in chosen]
     for what, got in (("encode_batch", enc.encode_batch(texts)),

@@ -242,6 +242,43 @@ ST_API int st_encoding_alphabet(const st_encoding *enc);
  * ran out of memory is ST_ERR_OUT_OF_MEMORY (the encoding still works, without them). */
 ST_API st_status st_encoding_prepare(const st_encoding *enc);
 
+/* The piece cache (docs/design.md §7): every encoding keeps the tokens of the pieces it has
+ * encoded (pretoken bytes -> ids, for pieces of up to 240 bytes that are not one token), across
+ * calls, so a word seen before costs a lookup instead of a merge. It is exact (a hit gives the
+ * ids encoding the piece gives, offsets and superwords included), bounded (fixed tables: a text
+ * of all-distinct pieces replaces entries, it never grows them), and safe to share: a handle
+ * keeps one set of tables per concurrently running call, up to 4, each owned by one call at a
+ * time (claimed with one atomic compare-and-swap per call, no lock), so threads never wait.
+ *
+ * st_encoding_set_cache_size: at most `bytes` of memory for the handle's piece caches, split
+ * evenly between its (up to 4) sets; in each, two thirds for a table of 128-byte entries (pieces
+ * up to 54 bytes) and one third for one of 512-byte entries (longer pieces: made only when such
+ * a piece first comes), each a power of two entries; 0, or too little for one entry, turns the
+ * cache off (every piece merged, as the caller asked). Default ST_CACHE_DEFAULT_BYTES (a call
+ * at a time then holds 2 MiB, and 1 MiB more once a piece over 54 bytes came). Safe to call
+ * while other threads encode with the handle: tables no call is using are freed at once (the
+ * next call makes them at the new size), ones in use when their call ends (until then the old
+ * size holds). Changing the size empties the tables. A call beyond the fourth at once runs
+ * without the cache, or, for a text of 8 KiB or more, with tables of its own for that call
+ * only. Returns ST_OK, or ST_ERR_INVALID_ARGUMENT for a NULL enc. */
+#define ST_CACHE_DEFAULT_BYTES ((size_t)12 << 20)
+ST_API st_status st_encoding_set_cache_size(const st_encoding *enc, size_t bytes);
+
+/* What st_encoding_cache_info reports. hits and misses count the pieces looked up in the cache
+ * since the handle was made (a piece that is one token is found in the vocabulary first and is
+ * not looked up; neither is a piece longer than max_piece); each call adds its own when it
+ * ends. bytes: the memory the tables hold now (at most limit once the calls running when the
+ * limit was set have ended, plus the tables of calls beyond the fourth while they run). */
+typedef struct st_cache_info {
+    uint64_t limit;     /* the bound set (st_encoding_set_cache_size), bytes; 0 = off */
+    uint64_t bytes;     /* memory held by the piece caches now */
+    uint64_t hits;      /* pieces found */
+    uint64_t misses;    /* pieces looked up and not found (then merged and remembered) */
+    uint64_t max_piece; /* the longest piece the cache holds, bytes (240) */
+} st_cache_info;
+/* Fill *info. Returns ST_OK, or ST_ERR_INVALID_ARGUMENT for a NULL enc or info. */
+ST_API st_status st_encoding_cache_info(const st_encoding *enc, st_cache_info *info);
+
 /* A binary image of a loaded encoding: position-independent, loadable with no parsing. Size
  * query with cap 0 (ST_ERR_BUFFER_TOO_SMALL, *size set). Images hold tiktoken vocabularies;
  * a merge-rules model gives ST_ERR_INVALID_ARGUMENT (it loads from its rules directly). An

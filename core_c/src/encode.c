@@ -8,9 +8,9 @@
  *     suBPEriod's "known word" skip), else backtracking or the merge loops (merge.c); for a
  *     rule model, the merge of its base symbols by rule;
  *  4. the sink writes ids and start offsets, in the unit the caller asked for.
- * Pieces that recur in one text are replayed from a piece cache; the caches live in a scratch
- * block the handle keeps for reuse (scratch_claim), so a large text does not allocate and
- * clear megabytes per call. */
+ * Pieces seen before (in this call or an earlier one) are replayed from a piece cache; the
+ * caches live in scratch blocks the handle keeps for reuse (scratch_claim), one per running
+ * call, so they last across calls and no call allocates or clears megabytes. */
 #include "encoding.h"
 #include "merge.h"
 
@@ -94,90 +94,216 @@ ST_INLINE void put(sink *o, uint32_t id, size_t byte_start) {
 
 /* ---- the reusable scratch ------------------------------------------------------------------ */
 
-/* A cache of merged pieces: words that are not one token recur (inflected forms, names), and a
- * hit replaces a merge by a compare. Direct-mapped by the piece's hash; an entry names an
- * earlier occurrence in the same text, so the key compare reads the text itself. An entry is
- * valid only in the call that wrote it: each call takes a new epoch, and an entry of another
- * epoch is empty, so reusing the table costs no clearing. Slots used: one per 64 bytes of
- * text, a power of two from 256 to ST_CACHE_MAX_SLOTS (16384 was 9-11% faster than 4096 on a
- * megabyte of Russian or Arabic; a short text keeps to a small, cache-resident prefix). */
-#ifndef ST_CACHE_MAX_SLOTS
-#define ST_CACHE_MAX_SLOTS 16384
-#endif
-#define ST_CACHE_MAX_TOKENS 8
+/* The piece cache: pretoken bytes -> the tokens encoding that piece gives, kept across calls.
+ * Words that are not one token recur (inflected forms, names; a service sees the same words in
+ * call after call), and a hit replaces a merge by a compare. Each entry holds the piece's own
+ * bytes, so a hit depends on nothing but those bytes and stays exact in any later call, with any
+ * text around it: the tokens of a piece are a function of its bytes alone (whichever merge loop
+ * made them; the backtracking encoder gives the same ids), and what depends on the text around
+ * it (offsets, the superword pass) is computed at replay from the text. Direct-mapped by the
+ * piece's hash, a new piece replacing whatever was in its slot, so memory is fixed by the size
+ * the host set (st_encoding_set_cache_size) whatever the input.
+ *
+ * Two tables: short pieces (up to ST_CACHE_PIECE bytes: every piece that is not one token in
+ * English, Russian, Arabic or code) in 128-byte entries, two cache lines (the key's check reads
+ * the first: hash, length, bytes; a hit the second: tokens, their starts); and long ones (up to
+ * ST_CACHE_LONG_PIECE: a Chinese or Japanese clause is one piece of o200k's pattern, and 10% of
+ * Chinese and 44% of Japanese tokens are in pieces past 54 bytes) in 512-byte entries, a table
+ * made only when a long piece first wants it. */
+#define ST_CACHE_PIECE 54      /* the longest piece a short entry holds */
+#define ST_CACHE_MAX_TOKENS 12 /* the most tokens a short entry holds */
+#define ST_CACHE_LONG_PIECE 240
+#define ST_CACHE_LONG_TOKENS 40
 #ifndef ST_CACHE_MIN_TEXT
-#define ST_CACHE_MIN_TEXT 8192 /* below this the caches cost more than they save */
+#define ST_CACHE_MIN_TEXT 8192 /* with the cache off, texts this long still use the pair cache and
+                                  memo (below this they cost more than they save) */
 #endif
 
 typedef struct cache_entry {
-    uint64_t hash; /* of the piece, | 1 */
-    uint32_t start;
-    uint32_t epoch; /* the call that wrote it; 0 = never written */
+    uint64_t hash; /* of the piece, | 1; 0 = empty */
     uint8_t len, ntok;
-    uint8_t rel[ST_CACHE_MAX_TOKENS]; /* token starts relative to the piece */
+    uint8_t bytes[ST_CACHE_PIECE];
     uint32_t tok[ST_CACHE_MAX_TOKENS];
+    uint8_t rel[ST_CACHE_MAX_TOKENS]; /* token starts relative to the piece */
+    uint32_t unused;
 } cache_entry;
+_Static_assert(sizeof(cache_entry) == 128, "a piece cache entry is two 64-byte lines");
 
-/* The encoder's caches for texts of ST_CACHE_MIN_TEXT bytes or more. The pair cache and the
- * backtracking memo hold facts about the vocabulary alone, so they stay valid across calls;
- * the piece cache is text-bound, hence its epochs. */
+typedef struct long_entry {
+    uint64_t hash; /* as cache_entry's */
+    uint16_t len, ntok;
+    uint32_t unused;
+    uint8_t bytes[ST_CACHE_LONG_PIECE];
+    uint32_t tok[ST_CACHE_LONG_TOKENS];
+    uint16_t rel[ST_CACHE_LONG_TOKENS];
+    uint8_t pad[16];
+} long_entry;
+_Static_assert(sizeof(long_entry) == 512, "a long piece cache entry is eight 64-byte lines");
+
+/* The largest power of two not above x (0 for 0). */
+static size_t pow2_floor(size_t x) {
+    size_t p = 1;
+    if (!x) return 0;
+    while (p <= x / 2) p *= 2;
+    return p;
+}
+
+/* The tables of one block under the limit: the handle keeps up to ST_SCRATCH_SLOTS blocks,
+ * each with its share of the limit, two thirds for the short table and one third for the long
+ * one, each a power of two entries (so the limit holds); 0 = none. */
+static size_t cache_slots_for(size_t limit) {
+    return pow2_floor(limit / ST_SCRATCH_SLOTS / 3 * 2 / sizeof(cache_entry));
+}
+static size_t long_slots_for(size_t limit) {
+    return pow2_floor(limit / ST_SCRATCH_SLOTS / 3 / sizeof(long_entry));
+}
+
+/* The encoder's reusable caches, kept by the handle in up to ST_SCRATCH_SLOTS blocks, one per
+ * running call (scratch_claim): the piece cache (above), the pair cache (merge.h) and the
+ * backtracking memo (backtrack.h). All three hold facts about the vocabulary alone (a piece's
+ * tokens, a pair's rank, whether two tokens may follow each other), never about a text, so
+ * every entry stays valid in every later call. A block belongs to one call at a time, so no
+ * entry is ever read or written by two threads at once and the hot path takes no lock. */
 struct st__scratch {
-    cache_entry *cache;   /* ST_CACHE_MAX_SLOTS entries */
+    cache_entry *cache;   /* cache_slots entries; NULL when the piece cache is off */
+    size_t cache_slots;
+    long_entry *longc;    /* long_slots entries once a long piece wanted them, else NULL */
+    size_t long_slots;    /* 0: no long table (off, or its allocation failed) */
     st__pair_slot *pairs; /* 1 << ST_PAIR_CACHE_BITS entries */
     uint64_t *memo;       /* ST_BT_MEMO_SLOTS words, made when backtracking first wants it */
-    uint32_t epoch;
 };
 
-#define CACHE_SIZE (ST_CACHE_MAX_SLOTS * sizeof(cache_entry))
 #define PAIRS_SIZE (((size_t)1 << ST_PAIR_CACHE_BITS) * sizeof(st__pair_slot))
 #define MEMO_SIZE (ST_BT_MEMO_SLOTS * sizeof(uint64_t))
 
-static void scratch_free(st__scratch *s, const st_allocator *a) {
+static void cache_drop(st__lazy *lz, st__scratch *s, const st_allocator *a) {
+    if (s->cache) {
+        size_t size = s->cache_slots * sizeof(cache_entry);
+        st__free(a, s->cache, size);
+        st__atomic_add_size(&lz->cache_held, (size_t)0 - size);
+    }
+    if (s->longc) {
+        size_t size = s->long_slots * sizeof(long_entry);
+        st__free(a, s->longc, size);
+        st__atomic_add_size(&lz->cache_held, (size_t)0 - size);
+    }
+    s->cache = NULL;
+    s->longc = NULL;
+    s->cache_slots = s->long_slots = 0;
+}
+
+/* Give block s the tables for `limit` (empty; the long one made on first need), or none; without
+ * memory, none. */
+static void cache_fit(st__lazy *lz, st__scratch *s, size_t limit, const st_allocator *a) {
+    size_t slots = cache_slots_for(limit);
+    if (s->cache_slots == slots && (s->cache || !slots)) return;
+    cache_drop(lz, s, a);
+    if (!slots) return;
+    size_t size = slots * sizeof(cache_entry);
+    s->cache = (cache_entry *)st__alloc(a, size);
+    if (!s->cache) return;
+    st__memset(s->cache, 0, size); /* hash 0: empty */
+    s->cache_slots = slots;
+    s->long_slots = long_slots_for(limit);
+    st__atomic_add_size(&lz->cache_held, size);
+}
+
+/* The long table of block s, made now if it is due; NULL if none. */
+static long_entry *long_table(st__lazy *lz, st__scratch *s, const st_allocator *a) {
+    if (s->longc || !s->long_slots) return s->longc;
+    size_t size = s->long_slots * sizeof(long_entry);
+    s->longc = (long_entry *)st__alloc(a, size);
+    if (!s->longc) { s->long_slots = 0; return NULL; } /* not tried again until the limit changes */
+    st__memset(s->longc, 0, size);
+    st__atomic_add_size(&lz->cache_held, size);
+    return s->longc;
+}
+
+static void scratch_free(st__lazy *lz, st__scratch *s, const st_allocator *a) {
     if (!s) return;
-    st__free(a, s->cache, CACHE_SIZE);
+    cache_drop(lz, s, a);
     st__free(a, s->pairs, PAIRS_SIZE);
     st__free(a, s->memo, MEMO_SIZE);
     st__free(a, s, sizeof *s);
 }
 
-static st__scratch *scratch_new(const st_allocator *a) {
+static st__scratch *scratch_new(st__lazy *lz, const st_allocator *a) {
     st__scratch *s = (st__scratch *)st__alloc(a, sizeof *s);
     if (!s) return NULL;
     st__memset(s, 0, sizeof *s);
-    s->cache = (cache_entry *)st__alloc(a, CACHE_SIZE);
     s->pairs = (st__pair_slot *)st__alloc(a, PAIRS_SIZE);
-    if (!s->cache || !s->pairs) { scratch_free(s, a); return NULL; }
-    st__memset(s->cache, 0, CACHE_SIZE);     /* epoch 0: empty */
-    st__memset(s->pairs, 0xFF, PAIRS_SIZE);  /* left = ST_NO_TOKEN: empty */
+    if (!s->pairs) { scratch_free(lz, s, a); return NULL; }
+    st__memset(s->pairs, 0xFF, PAIRS_SIZE); /* left = ST_NO_TOKEN: empty */
     return s;
 }
 
-/* A scratch block for one call: a free one of the handle's (made on first claim), else one of
- * the caller's own (freed at the end), else NULL (the call runs uncached). *slot says which. */
-static st__scratch *scratch_claim(const st_encoding *enc, int *slot) {
+/* A scratch block for one call, with piece cache tables for `limit` if memory allows: a free
+ * one of the handle's (made on first claim; its piece cache resized if the limit changed), else,
+ * for a long text (`transient`: its length; 0 for a short one), one of the call's own (freed at
+ * the end), else NULL (the call runs uncached). *slot says which. */
+static st__scratch *scratch_claim(const st_encoding *enc, size_t limit, size_t transient, int *slot) {
     st__lazy *lz = enc->lazy;
     *slot = -1;
     for (int k = 0; k < ST_SCRATCH_SLOTS; k++) {
         if (st__atomic_load(&lz->slot_busy[k]) || !st__atomic_claim(&lz->slot_busy[k], 0, 1)) continue;
         /* slot[k] is this caller's until the release store below hands it on */
-        if (!lz->slot[k]) lz->slot[k] = scratch_new(&enc->alloc);
+        if (!lz->slot[k]) lz->slot[k] = scratch_new(lz, &enc->alloc);
         if (!lz->slot[k]) { st__atomic_store(&lz->slot_busy[k], 0); return NULL; }
+        cache_fit(lz, lz->slot[k], limit, &enc->alloc);
         *slot = k;
         return lz->slot[k];
     }
-    return scratch_new(&enc->alloc);
+    if (!transient) return NULL;
+    st__scratch *s = scratch_new(lz, &enc->alloc);
+    /* tables for this text only: about one short entry per 64 bytes of it (limit 12 bytes a
+     * text byte), so that a call does not clear megabytes for a text of kilobytes */
+    size_t cap = transient <= (size_t)-1 / 12 ? transient * 12 : (size_t)-1;
+    if (s) cache_fit(lz, s, limit < cap ? limit : cap, &enc->alloc);
+    return s;
 }
 
+/* Hand the block back; a block whose piece cache no longer fits the limit (set during the call)
+ * gives its memory back now, so that once the calls running then end the limit holds. */
 static void scratch_release(const st_encoding *enc, st__scratch *s, int slot) {
-    if (slot >= 0) st__atomic_store(&enc->lazy->slot_busy[slot], 0);
-    else scratch_free(s, &enc->alloc);
+    st__lazy *lz = enc->lazy;
+    if (slot < 0) { scratch_free(lz, s, &enc->alloc); return; }
+    size_t limit = st__atomic_load_size(&lz->cache_limit);
+    if (s->cache_slots != cache_slots_for(limit) || (s->long_slots && s->long_slots != long_slots_for(limit)))
+        cache_drop(lz, s, &enc->alloc);
+    st__atomic_store(&lz->slot_busy[slot], 0);
 }
 
 void st__scratch_pool_free(st__lazy *lz, const st_allocator *a) {
     for (int k = 0; k < ST_SCRATCH_SLOTS; k++) {
-        scratch_free(lz->slot[k], a);
+        scratch_free(lz, lz->slot[k], a);
         lz->slot[k] = NULL;
     }
+}
+
+st_status st_encoding_set_cache_size(const st_encoding *enc, size_t bytes) {
+    if (!enc) return ST_ERR_INVALID_ARGUMENT;
+    st__lazy *lz = enc->lazy;
+    st__atomic_store_size(&lz->cache_limit, bytes);
+    /* the blocks no call holds now shrink (or are emptied) at once; a block in use does so when
+     * its call ends (scratch_release); a grown table is made by the next call that wants it */
+    for (int k = 0; k < ST_SCRATCH_SLOTS; k++) {
+        if (!st__atomic_claim(&lz->slot_busy[k], 0, 1)) continue;
+        /* emptied: the next call that claims it makes its tables for the new limit */
+        if (lz->slot[k]) cache_drop(lz, lz->slot[k], &enc->alloc);
+        st__atomic_store(&lz->slot_busy[k], 0);
+    }
+    return ST_OK;
+}
+
+st_status st_encoding_cache_info(const st_encoding *enc, st_cache_info *info) {
+    if (!enc || !info) return ST_ERR_INVALID_ARGUMENT;
+    st__lazy *lz = enc->lazy;
+    info->limit = st__atomic_load_size(&lz->cache_limit);
+    info->bytes = st__atomic_load_size(&lz->cache_held);
+    info->hits = st__atomic_load_size(&lz->cache_hits);
+    info->misses = st__atomic_load_size(&lz->cache_misses);
+    info->max_piece = ST_CACHE_LONG_PIECE;
+    return ST_OK;
 }
 
 /* ---- per piece ------------------------------------------------------------------------------ */
@@ -201,9 +327,9 @@ typedef struct encoder {
     sink *o;
     st__merger mg;        /* mg.pairs: the pair cache, NULL when uncached */
     st__scratch *scratch; /* NULL when uncached */
-    cache_entry *cache;   /* NULL when uncached */
+    cache_entry *cache;   /* the piece cache; NULL when off or uncached */
     size_t cache_slots;
-    uint32_t epoch;
+    size_t hits, misses;  /* this call's piece cache lookups, added to the handle's at the end */
     int memo_tried;
     /* The superword pass (superword models only: sup NULL otherwise). A pretoken that became
      * one eligible token joins the current run (its token and byte start); any other piece, a
@@ -346,38 +472,70 @@ ST_INLINE int piece_to_run(encoder *e, const uint32_t *tok, size_t m, size_t a, 
     return 0;
 }
 
-/* The piece cache's entry for p[0..n) at text offset a: on a hit (*hit = 1) it is the entry to
- * replay; else the entry to fill (NULL when the cache is off). */
-static cache_entry *cache_find(encoder *e, const uint8_t *p, size_t n, uint64_t *h, int *hit) {
-    *hit = 0;
-    if (!e->cache || n >= 256) return NULL;
-    *h = st__hash_bytes(p, n) | 1;
-    cache_entry *ce = &e->cache[(*h >> 20) & (e->cache_slots - 1)];
-    if (ce->epoch == e->epoch && ce->hash == *h && ce->len == n && st__memcmp(e->text + ce->start, p, n) == 0)
-        *hit = 1;
-    return ce;
+/* A piece's place in the piece cache: its hash and the entry to replay (on a hit) or to fill
+ * (short or long, as its length says; both NULL when the cache is off or the piece too long). */
+typedef struct cache_ref {
+    uint64_t h;
+    cache_entry *s;
+    long_entry *l;
+} cache_ref;
+
+/* Look p[0..n) up; 1 on a hit. */
+static int cache_find(encoder *e, const uint8_t *p, size_t n, cache_ref *r) {
+    r->s = NULL;
+    r->l = NULL;
+    if (!e->cache || n > ST_CACHE_LONG_PIECE) return 0;
+    r->h = st__hash_bytes(p, n) | 1;
+    int hit;
+    if (n <= ST_CACHE_PIECE) {
+        cache_entry *ce = r->s = &e->cache[(r->h >> 20) & (e->cache_slots - 1)];
+        hit = ce->hash == r->h && ce->len == n && st__memcmp(ce->bytes, p, n) == 0;
+    } else {
+        st__scratch *sc = e->scratch;
+        long_entry *t = long_table(e->enc->lazy, sc, &e->enc->alloc);
+        if (!t) return 0;
+        long_entry *le = r->l = &t[(r->h >> 20) & (sc->long_slots - 1)];
+        hit = le->hash == r->h && le->len == n && st__memcmp(le->bytes, p, n) == 0;
+    }
+    if (hit) e->hits++;
+    else e->misses++;
+    return hit;
 }
 
 /* Replay a cache hit for the piece at text offset a. */
-static st_status cache_replay(encoder *e, const cache_entry *ce, size_t a) {
+static st_status cache_replay(encoder *e, const cache_ref *r, size_t a) {
+    const uint32_t *tok = r->s ? r->s->tok : r->l->tok;
+    size_t m = r->s ? r->s->ntok : r->l->ntok;
     if (e->sup) {
         st_status st;
-        if (piece_to_run(e, ce->tok, ce->ntok, a, &st) || st != ST_OK) return st;
+        if (piece_to_run(e, tok, m, a, &st) || st != ST_OK) return st;
     }
-    for (size_t k = 0; k < ce->ntok; k++) put(e->o, ce->tok[k], a + ce->rel[k]);
+    if (r->s)
+        for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + r->s->rel[k]);
+    else
+        for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + r->l->rel[k]);
     return ST_OK;
 }
 
-/* Remember the m tokens (starts rel[k] in the piece) of the piece at text[a..a+n). */
-ST_INLINE void cache_fill(encoder *e, cache_entry *ce, uint64_t h, size_t a, size_t n, size_t m, const uint32_t *tok,
+/* Remember the m tokens (starts rel[k] in the piece, through map when given) of the piece
+ * p[0..n). A piece of more tokens than an entry holds leaves the slot as it was. */
+ST_INLINE void cache_fill(const cache_ref *r, const uint8_t *p, size_t n, size_t m, const uint32_t *tok,
                           const uint32_t *rel, const uint32_t *map) {
-    if (!ce || m > ST_CACHE_MAX_TOKENS) return;
-    ce->hash = h;
-    ce->start = (uint32_t)a;
-    ce->epoch = e->epoch;
-    ce->len = (uint8_t)n;
-    ce->ntok = (uint8_t)m;
-    for (size_t k = 0; k < m; k++) { ce->tok[k] = tok[k]; ce->rel[k] = (uint8_t)(map ? map[rel[k]] : rel[k]); }
+    if (r->s && m <= ST_CACHE_MAX_TOKENS) {
+        cache_entry *ce = r->s;
+        ce->hash = r->h;
+        ce->len = (uint8_t)n;
+        ce->ntok = (uint8_t)m;
+        st__memcpy(ce->bytes, p, n);
+        for (size_t k = 0; k < m; k++) { ce->tok[k] = tok[k]; ce->rel[k] = (uint8_t)(map ? map[rel[k]] : rel[k]); }
+    } else if (r->l && m <= ST_CACHE_LONG_TOKENS) {
+        long_entry *le = r->l;
+        le->hash = r->h;
+        le->len = (uint16_t)n;
+        le->ntok = (uint16_t)m;
+        st__memcpy(le->bytes, p, n);
+        for (size_t k = 0; k < m; k++) { le->tok[k] = tok[k]; le->rel[k] = (uint16_t)(map ? map[rel[k]] : rel[k]); }
+    }
 }
 
 /* The base symbols of the piece p[0..n) (valid UTF-8) and, for each, its byte offset in the
@@ -407,10 +565,8 @@ static st_status encode_piece_rules(encoder *e, size_t a, size_t b) {
     const st_vocab *v = &e->enc->vocab;
     const uint8_t *p = e->text + a;
     size_t n = b - a;
-    uint64_t h = 0;
-    int hit;
-    cache_entry *ce = cache_find(e, p, n, &h, &hit);
-    if (hit) return cache_replay(e, ce, a);
+    cache_ref cr;
+    if (cache_find(e, p, n, &cr)) return cache_replay(e, &cr, a);
     if (n > 0x7FFFFFF0u) return ST_ERR_INVALID_ARGUMENT;
     /* symbols, their offsets, the final tokens and starts, the merge scratch */
     size_t msz = st__merge_heap_scratch_size(n), size = 4 * n * sizeof(uint32_t) + msz;
@@ -425,7 +581,7 @@ static st_status encode_piece_rules(encoder *e, size_t a, size_t b) {
     st_status st = ST_OK;
     if (!e->sup || !piece_to_run(e, tok, m, a, &st))
         for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + off[start[k]]);
-    cache_fill(e, ce, h, a, n, m, tok, start, off);
+    cache_fill(&cr, p, n, m, tok, start, off);
     if (mem != (uint8_t *)stack) st__free(&e->enc->alloc, mem, size);
     return st;
 }
@@ -443,10 +599,8 @@ static st_status encode_piece_ranks(encoder *e, size_t a, size_t b, st_error *er
         uint32_t id = n <= 8 && e->text_len - a >= 8 ? st__vocab_lookup_short(v, p, n) : st__vocab_lookup(v, p, n);
         if (id != ST_NO_TOKEN) { put(e->o, id, a); return ST_OK; }
     }
-    uint64_t h = 0;
-    int hit;
-    cache_entry *ce = cache_find(e, p, n, &h, &hit);
-    if (hit) return cache_replay(e, ce, a);
+    cache_ref cr;
+    if (cache_find(e, p, n, &cr)) return cache_replay(e, &cr, a);
     for (size_t k = 0; k < n; k++) /* byte-level vocabularies have all 256; others may not */
         if (v->byte_ids[p[k]] == ST_NO_TOKEN) {
             st__error_set(err, ST_ERR_NOT_ENCODABLE, ST_UNIT_BYTE, a + k, "byte ");
@@ -471,7 +625,7 @@ static st_status encode_piece_ranks(encoder *e, size_t a, size_t b, st_error *er
             }
         }
         for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + start[k]);
-        cache_fill(e, ce, h, a, n, m, tok, start, NULL);
+        cache_fill(&cr, p, n, m, tok, start, NULL);
         return ST_OK;
     }
     if (n > 0x7FFFFFF0u) return ST_ERR_INVALID_ARGUMENT; /* node names are 32-bit offsets */
@@ -754,18 +908,15 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
     e.o = &o;
     e.mg.v = &enc->vocab;
     e.mg.rules = enc->kind == ST__KIND_RULES ? &enc->rules : NULL;
-    e.cache_slots = 256;
-    while (e.cache_slots < ST_CACHE_MAX_SLOTS && e.cache_slots * 64 < len) e.cache_slots *= 2;
+    /* the caches: a block of the handle's for any call while the piece cache is on; with it
+     * off, only for long texts (the pair cache and memo) */
+    size_t limit = st__atomic_load_size(&enc->lazy->cache_limit);
     int slot = -1;
-    if (len >= ST_CACHE_MIN_TEXT && len <= 0xFFFFFFFFu) { /* without memory it runs uncached */
-        e.scratch = scratch_claim(enc, &slot);
+    if (cache_slots_for(limit) || len >= ST_CACHE_MIN_TEXT) { /* without memory it runs uncached */
+        e.scratch = scratch_claim(enc, limit, len >= ST_CACHE_MIN_TEXT ? len : 0, &slot);
         if (e.scratch) {
-            if (++e.scratch->epoch == 0) { /* wrapped: old entries could look current */
-                st__memset(e.scratch->cache, 0, CACHE_SIZE);
-                e.scratch->epoch = 1;
-            }
-            e.epoch = e.scratch->epoch;
             e.cache = e.scratch->cache;
+            e.cache_slots = e.scratch->cache_slots;
             e.mg.pairs = e.scratch->pairs;
         }
     }
@@ -778,6 +929,8 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
     st = encode_text(&e, len, &pl, err);
     run_release(&e);
     if (e.scratch) scratch_release(enc, e.scratch, slot);
+    if (e.hits) st__atomic_add_size(&enc->lazy->cache_hits, e.hits);
+    if (e.misses) st__atomic_add_size(&enc->lazy->cache_misses, e.misses);
     policy_free(&pl, &enc->alloc);
     *n_ids = o.n;
     if (st != ST_OK) {

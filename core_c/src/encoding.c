@@ -26,6 +26,7 @@ static st_status encoding_start(const st_allocator *alloc, const struct st_preto
     /* only rank vocabularies loaded from their file build backtracking tables (they follow
      * ranks, not rules; an image must not make a pass over its vocabulary) */
     lazy->bt_state = BT_UNAVAILABLE;
+    lazy->cache_limit = ST_CACHE_DEFAULT_BYTES;
     if (pt) {
         (*enc)->pt = *pt;
         (*enc)->pt.alloc = a; /* unused by an embedded copy; not the caller's */

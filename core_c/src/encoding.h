@@ -39,6 +39,10 @@ typedef struct st__lazy {
     st_backtrack bt;
     int slot_busy[ST_SCRATCH_SLOTS]; /* 0 free, 1 claimed by a running call */
     st__scratch *slot[ST_SCRATCH_SLOTS]; /* made by the first call that claims the slot */
+    /* The piece cache (encode.c): the bound on its memory that st_encoding_set_cache_size set
+     * (or the default), the bytes its tables hold now, and the pieces looked up in it (each
+     * call adds its own figures once, at its end). Atomic, as any thread may read or set them. */
+    size_t cache_limit, cache_held, cache_hits, cache_misses;
 } st__lazy;
 
 enum { BT_NOT_BUILT, BT_BUILDING, BT_READY, BT_UNAVAILABLE };

@@ -50,6 +50,11 @@ ST_INLINE void st__atomic_store(int *p, int v) { __atomic_store_n(p, v, __ATOMIC
 ST_INLINE int st__atomic_claim(int *p, int from, int to) {
     return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
+/* Counters and sizes read by one thread while others add to them (the piece cache's figures:
+ * encode.c). Relaxed: nothing else is published through them. */
+ST_INLINE size_t st__atomic_load_size(const size_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+ST_INLINE void st__atomic_store_size(size_t *p, size_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+ST_INLINE void st__atomic_add_size(size_t *p, size_t v) { (void)__atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 #elif defined(_MSC_VER)
 #include <intrin.h>
 ST_INLINE int st__atomic_load(const int *p) {
@@ -64,6 +69,13 @@ ST_INLINE void st__atomic_store(int *p, int v) {
 ST_INLINE int st__atomic_claim(int *p, int from, int to) {
     return _InterlockedCompareExchange((volatile long *)p, to, from) == from;
 }
+ST_INLINE size_t st__atomic_load_size(const size_t *p) { return *(const volatile size_t *)p; }
+ST_INLINE void st__atomic_store_size(size_t *p, size_t v) { *(volatile size_t *)p = v; }
+#if defined(_WIN64)
+ST_INLINE void st__atomic_add_size(size_t *p, size_t v) { (void)_InterlockedExchangeAdd64((volatile __int64 *)p, (__int64)v); }
+#else
+ST_INLINE void st__atomic_add_size(size_t *p, size_t v) { (void)_InterlockedExchangeAdd((volatile long *)p, (long)v); }
+#endif
 #else
 #error "supertok: no atomics for this compiler; add them to platform.h"
 #endif

@@ -5,7 +5,11 @@
 // (encode.c: backtrack_tables). Here 4 threads start at once on a fresh o200k_base encoding,
 // each encoding texts that want the tables (Chinese, Russian, a long run of one letter) and
 // texts that do not, several rounds; every result must equal the one-thread result of a
-// second encoding; then the same for a superword model (its superword pass). run.sh runs it
+// second encoding with its piece cache off. The shared encoding's piece cache lasts across calls
+// (encode.c), so the threads' calls hit entries other calls wrote: pass 0 with the default size,
+// pass 1 with a tiny one (entries replaced all the time) while thread 0 keeps changing the size
+// between its calls (tables emptied and resized under the other threads); then the same for a
+// superword model (its superword pass). run.sh runs it
 // under ASan/UBSan, and under ThreadSanitizer where the compiler has it (a data race there is a
 // failure).
 //
@@ -51,6 +55,7 @@ static uint32_t *g_want[N_TEXTS];
 static size_t g_want_n[N_TEXTS];
 static int g_failures[N_THREADS];
 static pthread_barrier_t g_start;
+static int g_resize; /* pass 1: thread 0 changes the cache size between its calls */
 
 
 static void *worker(void *arg) {
@@ -59,6 +64,7 @@ static void *worker(void *arg) {
     for (int round = 0; round < ROUNDS; round++)
         for (size_t k = 0; k < N_TEXTS; k++) {
             size_t i = (k + (size_t)t) % N_TEXTS, len = strlen(TEXTS[i]), n = 0;
+            if (g_resize && t == 0) st_encoding_set_cache_size(g_shared, (k % 3) * 4096 + 2048);
             uint32_t *ids = (uint32_t *)malloc((len + 1) * 4);
             st_status st = t_encode(g_shared, TEXTS[i], len, NULL, 0, ids, NULL, len + 1, &n, NULL);
             if (st != ST_OK || n != g_want_n[i] || memcmp(ids, g_want[i], n * 4) != 0) g_failures[t]++;
@@ -82,7 +88,9 @@ int main(int argc, char **argv) {
     run[20000] = 0;
     TEXTS[3] = run;
     static const char words[] = "unbelievable \xD0\xBF\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82\xD1\x81\xD1\x82\xD0\xB2\xD0\xB8\xD0\xB5 "
-                                "\xE4\xB8\xAD\xE5\x8D\x8E\xE4\xBA\xBA\xE6\xB0\x91 misunderstanding ";
+                                "\xE4\xB8\xAD\xE5\x8D\x8E\xE4\xBA\xBA\xE6\xB0\x91 misunderstanding "
+                                /* a piece of 111 bytes: the long table */
+                                " \xE4\xB8\xAD\xE5\x8D\x8E\xE4\xBA\xBA\xE6\xB0\x91\xE5\x85\xB1\xE5\x92\x8C\xE5\x9B\xBD\xE6\x88\x90\xE7\xAB\x8B\xE4\xBA\x8E\xE4\xB8\x80\xE4\xB9\x9D\xE5\x9B\x9B\xE4\xB9\x9D\xE5\xB9\xB4\xE5\x8D\x81\xE6\x9C\x88\xE4\xB8\x80\xE6\x97\xA5\xE9\xA6\x96\xE9\x83\xBD\xE5\x8C\x97\xE4\xBA\xAC\xE5\xA4\xA9\xE5\xAE\x89\xE9\x97\xA8\xE5\xB9\xBF\xE5\x9C\xBA\xE4\xB8\xBE\xE8\xA1\x8C\xE4\xBA\x86\xE7\x9B\x9B\xE5\xA4\xA7\xE7\x9A\x84\xE5\xBC\x80\xE5\x9B\xBD\xE5\xA4\xA7\xE5\x85\xB8 ";
     size_t wl = sizeof words - 1, reps = 12000 / wl + 1;
     char *mixed = (char *)malloc(reps * wl + 1);
     for (size_t r = 0; r < reps; r++) memcpy(mixed + r * wl, words, wl);
@@ -101,8 +109,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "test_threads: loading o200k_base failed at %zu\n", off);
         return 1;
     }
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) { /* the superword model, shared the same way */
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 2) { /* the superword model, shared the same way */
             st_encoding_free(g_shared);
             st_encoding_free(ref);
             g_shared = ref = NULL;
@@ -112,8 +120,11 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "test_threads: loading the superword model failed: %s\n", e.message);
                 return 1;
             }
-            memset(g_failures, 0, sizeof g_failures);
         }
+        memset(g_failures, 0, sizeof g_failures);
+        st_encoding_set_cache_size(ref, 0); /* the reference merges every piece */
+        g_resize = pass == 1;
+        if (pass == 1) st_encoding_set_cache_size(g_shared, 16384); /* 32 entries a table */
         for (size_t i = 0; i < N_TEXTS; i++) { /* the one-thread results, from the other encoding */
             size_t len = strlen(TEXTS[i]);
             g_want[i] = (uint32_t *)malloc((len + 1) * 4);
@@ -125,9 +136,23 @@ int main(int argc, char **argv) {
         for (int t = 0; t < N_THREADS; t++) pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
         for (int t = 0; t < N_THREADS; t++) pthread_join(th[t], NULL);
         pthread_barrier_destroy(&g_start);
+        static const char *const what[] = {"o200k_base", "o200k_base, tiny cache resized", "superword model"};
         for (int t = 0; t < N_THREADS; t++)
-            CHECK(!g_failures[t], "%s: thread %d: %d of %d encodes differ from the one-thread result",
-                  pass ? "superword model" : "o200k_base", t, g_failures[t], (int)(ROUNDS * N_TEXTS));
+            CHECK(!g_failures[t], "%s: thread %d: %d of %d encodes differ from the one-thread result", what[pass], t,
+                  g_failures[t], (int)(ROUNDS * N_TEXTS));
+        /* the figures: hits (every text is encoded 18 times), memory within the last limit set
+         * now that no call runs, and the cache off in the reference */
+        st_cache_info info, rinfo;
+        CHECK(st_encoding_cache_info(g_shared, &info) == ST_OK && st_encoding_cache_info(ref, &rinfo) == ST_OK,
+              "%s: cache info", what[pass]);
+        CHECK(info.hits > 0 && info.bytes <= info.limit && info.max_piece == 240,
+              "%s: %llu hits, %llu bytes held, limit %llu", what[pass], (unsigned long long)info.hits,
+              (unsigned long long)info.bytes, (unsigned long long)info.limit);
+        CHECK(rinfo.limit == 0 && rinfo.bytes == 0 && rinfo.hits == 0 && rinfo.misses == 0,
+              "%s: the reference's cache is off", what[pass]);
+        CHECK(st_encoding_set_cache_size(NULL, 1) == ST_ERR_INVALID_ARGUMENT &&
+              st_encoding_cache_info(NULL, &info) == ST_ERR_INVALID_ARGUMENT &&
+              st_encoding_cache_info(ref, NULL) == ST_ERR_INVALID_ARGUMENT, "cache calls: NULL arguments");
         for (size_t i = 0; i < N_TEXTS; i++) free(g_want[i]);
     }
     st_encoding_free(g_shared);

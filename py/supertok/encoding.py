@@ -216,6 +216,21 @@ def _to_utf8(text):
         return text.encode("utf-8"), text
 
 
+def _env_cache_size():
+    """The piece cache size SUPERTOK_PIECE_CACHE asks for (bytes; 0 = off), or None when unset."""
+    value = os.environ.get("SUPERTOK_PIECE_CACHE")
+    if value is None or value.strip() == "":
+        return None
+    try:
+        size = int(value)
+    except ValueError:
+        size = -1
+    if size < 0:
+        raise ValueError("SUPERTOK_PIECE_CACHE must be a number of bytes >= 0 (0 turns the piece cache "
+                         "off), not %r" % value)
+    return size
+
+
 class Encoding:
     """One loaded vocabulary. Immutable; safe to share between threads."""
 
@@ -302,6 +317,9 @@ class Encoding:
                 self._state["_ranks_data"] = ranks
             elif sha256 is None:  # pin the bytes that built it: a pickle must carry those bytes
                 self._state["sha256"] = hashlib.sha256(ranks).hexdigest()
+        size = _env_cache_size()
+        if size is not None:
+            self._backend.set_cache_size(self._handle, size)
         self._special_ids = {tok.encode("utf-8"): i for tok, i in special_tokens.items()}
         self._special_by_id = {i: tok for i, tok in first.items()}
         self._special_token_values = set(special_tokens.values())
@@ -381,6 +399,24 @@ class Encoding:
         first request. True when they are ready; False when this encoding never uses them (a
         vocabulary image, as pywasm loads, or a merge-rules model), which changes no id."""
         return self._backend.prepare(self._handle)
+
+    def set_cache_size(self, size):
+        """Bound the memory of the piece cache (the tokens of pieces already encoded, kept
+        across calls: a word seen before costs a lookup instead of a merge; README, "Piece
+        cache") to size bytes; 0 turns it off. The default is 12 MiB, or the
+        SUPERTOK_PIECE_CACHE environment variable's value (bytes) when set as the encoding is
+        made. Safe while other threads encode with this encoding; ids never change."""
+        if not isinstance(size, int) or isinstance(size, bool):
+            raise TypeError("size must be an int (bytes), not %s" % type(size).__name__)
+        if size < 0:
+            raise ValueError("size must be >= 0 (bytes; 0 turns the cache off), not %d" % size)
+        self._backend.set_cache_size(self._handle, size)
+
+    def cache_info(self):
+        """The piece cache's figures as a dict: limit (the bound, bytes; 0 = off), bytes (memory
+        it holds now), hits and misses (pieces looked up since the encoding was made; a piece that
+        is one token is not looked up) and max_piece (the longest piece it holds, bytes)."""
+        return self._backend.cache_info(self._handle)
 
     # -- properties ---------------------------------------------------------------------------
     @property

@@ -24,6 +24,9 @@ def joined_with_ends(texts):
     return b"".join(texts), list(itertools.accumulate(len(t) for t in texts))
 
 
+#: the fields of st_cache_info, in order
+CACHE_INFO_FIELDS = ("limit", "bytes", "hits", "misses", "max_piece")
+
 #: the sections st_model_pairs lists (docs/model-format.md)
 PAIR_SECTIONS = ("merges", "supermerges")
 
@@ -163,6 +166,16 @@ class Backend(abc.ABC):
     def prepare(self, enc):
         """Build the backtracking encoder's tables now. True when ready, False when this
         encoding never uses them; MemoryError if the core ran out of memory."""
+
+    @abc.abstractmethod
+    def set_cache_size(self, enc, size):
+        """Bound the encoding's piece cache to size bytes, 0 = off (st_encoding_set_cache_size;
+        a size past what the core's size_t holds is clamped to its largest)."""
+
+    @abc.abstractmethod
+    def cache_info(self, enc):
+        """The piece cache's figures (st_encoding_cache_info) as a dict: limit, bytes, hits,
+        misses, max_piece."""
 
     @abc.abstractmethod
     def n_vocab(self, enc):

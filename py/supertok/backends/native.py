@@ -3,7 +3,7 @@ import weakref
 
 from . import BackendUnavailable, id_list, id_lists
 from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK, raise_error, raise_for_status
-from .base import Backend, HandleCache, check_section, joined_with_ends, pair_triples
+from .base import CACHE_INFO_FIELDS, Backend, HandleCache, check_section, joined_with_ends, pair_triples
 
 try:
     from .._native import ffi, lib
@@ -167,6 +167,18 @@ class NativeBackend(Backend):
         if st != OK:
             self._fail(st, None, "prepare")
         return True
+
+    def set_cache_size(self, enc, size):
+        st = lib.st_encoding_set_cache_size(enc, min(size, int(ffi.cast("size_t", -1))))
+        if st != OK:
+            self._fail(st, None, "cache size")
+
+    def cache_info(self, enc):
+        info = ffi.new("st_cache_info *")
+        st = lib.st_encoding_cache_info(enc, info)
+        if st != OK:
+            self._fail(st, None, "cache info")
+        return {f: getattr(info, f) for f in CACHE_INFO_FIELDS}
 
     def encoding_from_image(self, image):
         buf = ffi.new("uint64_t[]", (len(image) + 7) // 8)  # 8-byte aligned, kept alive below

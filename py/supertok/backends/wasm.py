@@ -25,7 +25,7 @@ import weakref
 
 from . import BackendUnavailable
 from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK, raise_error
-from .base import Backend, HandleCache, check_section, joined_with_ends, pair_triples
+from .base import CACHE_INFO_FIELDS, Backend, HandleCache, check_section, joined_with_ends, pair_triples
 
 WASM_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "supertok.wasm")
 
@@ -701,6 +701,22 @@ class WasmBackend(Backend):
         if st != OK:
             self._fail(st, None, "prepare")
         return True
+
+    def set_cache_size(self, enc, size):
+        with self._locked:
+            st = self._r.call("st_encoding_set_cache_size", enc.ptr, min(size, 0xFFFFFFFF))  # wasm32 size_t
+        if st != OK:
+            self._fail(st, None, "cache size")
+
+    def cache_info(self, enc):
+        n = len(CACHE_INFO_FIELDS)
+        with self._locked:
+            p = self._io(_OUT3, 8 * n)
+            st = self._r.call("st_encoding_cache_info", enc.ptr, p)
+            words = self._u32s(p, 2 * n) if st == OK else None
+        if st != OK:
+            self._fail(st, None, "cache info")
+        return {f: words[2 * k] | words[2 * k + 1] << 32 for k, f in enumerate(CACHE_INFO_FIELDS)}
 
     def save_image(self, enc):
         with self._locked:
