@@ -107,3 +107,35 @@ def test_generated_strings(text):
                        max_size=3))
 def test_generated_script_lists(text, scripts):
     _check(text, "o200k", True, scripts)
+
+
+# The scanners read ASCII words eight bytes at a time (pretokenize.c): pieces that start, end or
+# cross the edges of those words, and the last bytes of a text, each run a different path.
+EDGE_CLASSES = ["A", "Z", "a", "z", "Q", "m", "0", "9", " ", "  ", "\n", "\r\n", "\t", "'", "'s", "'LL",
+                ",", ".", "/", "@", "[", "`", "{", "-", "é", "É", "ǅ", "Ж", "ж", "中", "\u0301", "\xa0", "٣"]
+
+
+def _edge_texts():
+    import random
+    rng = random.Random(12)
+    for n in range(0, 131):  # every length, mixed classes
+        for _ in range(4):
+            t = ""
+            while len(t.encode()) < n:
+                t += rng.choice(EDGE_CLASSES)
+            yield t
+    for lead in ("", " ", ",", "'", "\n", "é", "x "):  # a word of each length at each offset
+        for pad in range(0, 9):
+            for length in range(0, 20):
+                for word in ("a" * length, "B" * length, "Cd" * (length // 2), "EFg" * (length // 3)):
+                    for tail in ("", " ", "'s", "é", "\u0301", "Ж", "1", ",", "A", "a", "\n"):
+                        yield "." * pad + lead + word + tail
+
+
+def test_block_edges(backend):
+    if backend == "pywasm":
+        pytest.skip("pywasm is an interpreter: this runs on native and wasmtime")
+    for text in _edge_texts():
+        for pattern, sa in CASES:
+            if not sa:
+                _check(text, pattern, sa)

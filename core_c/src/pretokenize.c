@@ -155,9 +155,126 @@ ST_INLINE size_t ws_tail(const ws_run *r, size_t i, size_t end) {
     return r->j;
 }
 
+/* ---- ASCII words, eight bytes at a time ----------------------------------------------------
+ * Most pieces of Latin-script text and code are an optional ASCII prefix (a space, a
+ * punctuation mark) and a word of ASCII letters ended by an ASCII byte. For those the scanners
+ * below take the word's end from bit masks of eight bytes (portable SWAR: no SIMD, the same in
+ * wasm32) instead of walking the pattern's alternatives a character at a time, and fall back to
+ * that walk whenever the word is empty or a non-ASCII byte follows it (a non-ASCII letter could
+ * extend the run). Every mask below has bit 7 of a byte set when the byte is in the class. */
+#define ST_BYTES(x) (0x0101010101010101ull * (uint64_t)(x))
+
+/* The eight bytes at p as a little-endian word on any host (one load where the host is
+ * little-endian; compilers fold the shifts). */
+ST_INLINE uint64_t load8(const uint8_t *p) {
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+}
+
+/* Bytes of w in [lo, hi] (lo >= 1, hi < 0x80). The low seven bits plus a constant below 0x80
+ * never carry into the next byte; bytes >= 0x80 are cleared by ~w. */
+ST_INLINE uint64_t bytes_in(uint64_t w, unsigned lo, unsigned hi) {
+    uint64_t x = w & ST_BYTES(0x7F);
+    return (x + ST_BYTES(0x80 - lo)) & ~(x + ST_BYTES(0x7F - hi)) & ~w & ST_BYTES(0x80);
+}
+
+/* Index of the first byte whose bit 7 is set in m (m != 0). */
+ST_INLINE size_t first_byte(uint64_t m) {
+#if defined(__GNUC__) || defined(__clang__)
+    return (size_t)__builtin_ctzll(m) >> 3;
+#else
+    size_t k = 0;
+    while (!(m & 0x80)) { m >>= 8; k++; }
+    return k;
+#endif
+}
+
+enum { RUN_UPPER, RUN_LOWER, RUN_LETTER };
+
+ST_INLINE uint64_t run_mask(uint64_t w, int kind) {
+    if (kind == RUN_UPPER) return bytes_in(w, 'A', 'Z');
+    if (kind == RUN_LOWER) return bytes_in(w, 'a', 'z');
+    return bytes_in(w | ST_BYTES(0x20), 'a', 'z'); /* |0x20 maps A-Z onto a-z and no other byte */
+}
+
+/* End of the maximal run of ASCII bytes of one kind from a. */
+ST_INLINE size_t ascii_run(const uint8_t *s, size_t end, size_t a, int kind) {
+    while (end - a >= 8) {
+        ST_COUNT(1);
+        uint64_t out = ~run_mask(load8(s + a), kind) & ST_BYTES(0x80);
+        if (out) return a + first_byte(out);
+        a += 8;
+    }
+    for (; a < end; a++) {
+        uint8_t b = s[a];
+        int in = kind == RUN_UPPER ? (uint8_t)(b - 'A') < 26
+               : kind == RUN_LOWER ? (uint8_t)(b - 'a') < 26
+                                   : (uint8_t)((b | 0x20) - 'a') < 26;
+        if (!in) break;
+    }
+    return a;
+}
+
+/* The byte at e (e <= end) ends an ASCII word: the text ends there or goes on in ASCII. */
+ST_INLINE int ascii_stop(const uint8_t *s, size_t end, size_t e) { return e == end || s[e] < 0x80; }
+
+/* The start of an ASCII word for a pattern whose word may follow one character that is no
+ * letter, digit, CR or LF (o200k, cl100k: [^\r\n\p{L}\p{N}]?): i itself for an ASCII letter,
+ * i + 1 after such an ASCII character when an ASCII letter follows it, else NO_WORD. */
+#define NO_WORD ((size_t)-1)
+ST_INLINE size_t ascii_word_start(const uint8_t *s, size_t end, size_t i) {
+    uint8_t b = s[i];
+    if ((uint8_t)((b | 0x20) - 'a') < 26) return i;
+    if (b >= 0x80 || (preds_of_class[st_ucd_bmp_class[b]] & (P_L | P_N)) || b == '\r' || b == '\n' ||
+        i + 1 >= end || (uint8_t)((s[i + 1] | 0x20) - 'a') >= 26)
+        return NO_WORD;
+    return i + 1;
+}
+
+/* o200k's [A-Z]*[a-z]* from w, where s[w] is an ASCII letter, when an ASCII byte or the end of
+ * the text follows it: its end; else 0. One word of eight bytes answers for words up to seven
+ * letters; longer ones take the runs a word at a time. */
+ST_INLINE size_t o200k_ascii_word(const uint8_t *s, size_t end, size_t w) {
+    size_t e;
+    if (end - w >= 8) {
+        uint64_t x = load8(s + w);
+        uint64_t not_up = ~bytes_in(x, 'A', 'Z') & ST_BYTES(0x80);
+        if (not_up) {
+            size_t u = first_byte(not_up);
+            uint64_t not_lo = ~bytes_in(x, 'a', 'z') & ST_BYTES(0x80) & (~0ull << (8 * u));
+            if (not_lo) {
+                size_t k = first_byte(not_lo);
+                return (x >> (8 * k)) & 0x80 ? 0 : w + k;
+            }
+        }
+        e = ascii_run(s, end, ascii_run(s, end, w, RUN_UPPER), RUN_LOWER);
+    } else {
+        e = ascii_run(s, end, ascii_run(s, end, w, RUN_UPPER), RUN_LOWER);
+    }
+    return ascii_stop(s, end, e) ? e : 0;
+}
+
+/* cl100k's and gpt2's [A-Za-z]+ from w, where s[w] is an ASCII letter, when an ASCII byte or
+ * the end of the text follows it: its end; else 0. */
+ST_INLINE size_t ascii_letters(const uint8_t *s, size_t end, size_t w) {
+    if (end - w >= 8) {
+        uint64_t x = load8(s + w);
+        uint64_t out = ~run_mask(x, RUN_LETTER) & ST_BYTES(0x80);
+        if (out) {
+            size_t k = first_byte(out);
+            return (x >> (8 * k)) & 0x80 ? 0 : w + k;
+        }
+    }
+    size_t e = ascii_run(s, end, w, RUN_LETTER);
+    return ascii_stop(s, end, e) ? e : 0;
+}
+
 /* ---- gpt2 (r50k_base, p50k_base) ---------------------------------------------------------
  * '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s          */
 static size_t scan_gpt2(const uint8_t *s, size_t end, size_t i) {
+    /* ` ?\p{L}++` for an ASCII word (an apostrophe first may be a contraction: the walk) */
+    size_t w = i + (s[i] == ' '), e;
+    if (w < end && (uint8_t)((s[w] | 0x20) - 'a') < 26 && (e = ascii_letters(s, end, w))) return e;
     ch c = char_at(s, end, i);
     if (c.cp == '\'') {
         size_t e = contraction(s, end, i, 0);
@@ -184,6 +301,11 @@ static size_t scan_gpt2(const uint8_t *s, size_t end, size_t i) {
  * '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|
  * \s++$|\s*[\r\n]|\s+(?!\S)|\s                                                              */
 static size_t scan_cl100k(const uint8_t *s, size_t end, size_t i) {
+    /* [^\r\n\p{L}\p{N}]?+\p{L}++ for an ASCII word, at a letter or after a space (the common
+     * prefix; other prefixes take the walk, which a gate on every one of them made slower on
+     * source code). */
+    size_t w = i + (s[i] == ' '), e;
+    if (w < end && (uint8_t)((s[w] | 0x20) - 'a') < 26 && (e = ascii_letters(s, end, w))) return e;
     ch c = char_at(s, end, i);
     if (c.cp == '\'') {
         size_t e = contraction(s, end, i, 1);
@@ -265,12 +387,28 @@ ST_INLINE size_t with_contraction(const uint8_t *s, size_t end, size_t e) {
 }
 
 static size_t scan_o200k(const uint8_t *s, size_t end, size_t i) {
+    /* An ASCII word: [A-Z]*[a-z]* after the optional prefix, not empty, and an ASCII byte (or
+     * the end) after it. The four word alternatives below then all end there: U*W+ takes the
+     * two runs when the lower one is not empty; else it fails (the upper run is followed by no
+     * W, and no W lies inside it) and U+W* takes the upper run; the prefix is taken by the first
+     * alternative that succeeds with it, and one that succeeds without it only follows one
+     * that failed with it. An ASCII byte ends both runs (it is neither U nor W unless a letter,
+     * and the runs are maximal). */
+    size_t w = ascii_word_start(s, end, i), e;
+    if (w != NO_WORD && (e = o200k_ascii_word(s, end, w))) return with_contraction(s, end, e);
+    /* ` ?[^\s\p{L}\p{N}]+[\r\n/]*` for ASCII punctuation (an optional space first) followed by
+     * an ASCII byte that is no letter, or by the end: no word alternative can match there (a
+     * word needs a letter or mark at i, or after the one-character prefix) and no digit starts
+     * the piece. */
+    size_t o = i + (s[i] == ' ');
+    if (o < end && s[o] < 0x80 && (preds_of_class[st_ucd_bmp_class[s[o]]] & P_O) &&
+        (o + 1 == end || (s[o + 1] < 0x80 && (uint8_t)((s[o + 1] | 0x20) - 'a') >= 26)))
+        return run_crlf(s, end, run_of(s, end, o + 1, P_O), 1);
     ch c = char_at(s, end, i);
     /* The two word alternatives, each tried with the optional prefix and then without it
      * (a mark can be both the prefix and the start of a word, so "without" can succeed
      * where "with" failed). Order: alt1+prefix, alt1, alt2+prefix, alt2. */
     int pre = (c.preds & P_PRE) && !is_crlf(c.cp);
-    size_t e;
     if (pre && (e = o200k_upper_lower(s, end, i + c.len))) return with_contraction(s, end, e);
     if ((e = o200k_upper_lower(s, end, i))) return with_contraction(s, end, e);
     if (pre && (e = o200k_upper_then_lower(s, end, i + c.len))) return with_contraction(s, end, e);

@@ -18,6 +18,23 @@ st_status st_utf8_validate(const char *text, size_t len, st_error *err) {
         if (i >= len) break;
         uint8_t b = s[i];
         if (b < 0x80) { i++; continue; }
+        /* Fast paths for the characters of most non-Latin text, taken only when the sequence
+         * is valid: two bytes (Cyrillic, Greek, Hebrew, Arabic: any lead C2-DF) and three bytes
+         * whose lead has no narrower second-byte range (E1-EC, EE-EF: CJK, Indic, Thai). Each
+         * keeps going while the next character is of the same length, without returning to the
+         * eight-byte ASCII test, which a non-Latin text fails at almost every character. Anything
+         * else (and every error, so its position and message) goes through the checks below. */
+        if ((uint8_t)(b - 0xC2) < 30) {
+            size_t k = i;
+            while (len - k >= 2 && (uint8_t)(s[k] - 0xC2) < 30 && (s[k + 1] & 0xC0) == 0x80) k += 2;
+            if (k > i) { i = k; continue; }
+        } else if ((uint8_t)(b - 0xE1) < 15 && b != 0xED) {
+            size_t k = i;
+            while (len - k >= 3 && (uint8_t)(s[k] - 0xE1) < 15 && s[k] != 0xED && (s[k + 1] & 0xC0) == 0x80 &&
+                   (s[k + 2] & 0xC0) == 0x80)
+                k += 3;
+            if (k > i) { i = k; continue; }
+        }
         size_t need;
         uint32_t lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
         if (b >= 0xC2 && b <= 0xDF) need = 1;
