@@ -234,9 +234,10 @@ ST_API void st_encoding_free(st_encoding *enc);
 /* ST_ALPHABET_BYTES or ST_ALPHABET_UBE. */
 ST_API int st_encoding_alphabet(const st_encoding *enc);
 
-/* Build now the tables that st_encode otherwise builds on the first piece that needs them
- * (the backtracking encoder's, for a rank file: about 100 ms and 16 MB for o200k_base), for a
- * caller that wants that cost at start-up rather than on a first request. ST_OK when they are
+/* Build now the tables that st_encode otherwise builds once the pieces that want them have
+ * cost as much merge work as the build (the backtracking encoder's, for a rank file: about
+ * 250 ms of CPU and 15 MB for o200k_base), for a caller that wants that cost at start-up
+ * rather than spread over its first requests. ST_OK when they are
  * ready (or being built by another thread); ST_ERR_INVALID_ARGUMENT for an encoding that never
  * builds them (an image, a merge-rules model), which encodes with the merge loop; a build that
  * ran out of memory is ST_ERR_OUT_OF_MEMORY (the encoding still works, without them). */

@@ -8,7 +8,7 @@
  * the longest reachable token that is compatible with the one before it, trying shorter ones
  * and, past a dead end, stepping back one token; a bit per position remembers dead ends, so
  * the work stays linear. (The method is that of GitHub's `bpe` crate; the tables below are
- * built from the vocabulary, by encode.c on the first piece that wants them.) The first walk
+ * built from the vocabulary, by encode.c once they pay: tables_for.) The first walk
  * of a piece also tells whether the whole piece is a token, reachable or not: tiktoken takes
  * such a piece as it is, so that check needs no separate probe.
  *

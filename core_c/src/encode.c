@@ -14,7 +14,7 @@
 #include "encoding.h"
 #include "merge.h"
 
-/* ---- the backtracking tables, built on first need ------------------------------------------ */
+/* ---- the backtracking tables, built when they pay ------------------------------------------ */
 
 /* Loading stays fast, and text that never needs the tables (English, code) never pays their
  * build time or memory. A vocabulary from an image, and a rule model, never build them. */
@@ -28,6 +28,58 @@ const st_backtrack *st__backtrack_tables(const st_encoding *enc) {
     lz->bt_failed = st == ST_ERR_OUT_OF_MEMORY;
     st__atomic_store(&lz->bt_state, ready ? BT_READY : BT_UNAVAILABLE);
     return ready ? &lz->bt : NULL;
+}
+
+/* When to build them. The build costs about 256 instructions a byte of the vocabulary's tokens
+ * (o200k: ~335M, ~250 ms, ~15 MB), and pays back only on a lot of text: within ~1 MiB of
+ * Chinese, but only after over 10 MiB of Russian or Arabic (measured on the corpora, o200k).
+ * Building on the first piece that wants them stalled the first call of any text with one such
+ * piece. So the handle keeps a debt instead: each piece that wanted the tables but went through
+ * the merge loop adds an estimate of what the merge cost beyond what backtracking would have
+ * (cache hits cost neither, so add nothing), and the piece that would take the debt past the
+ * build's cost builds them (a rent-or-buy rule: at most about twice the work of knowing the
+ * text in advance, and a short call never stalls). The estimates, in instructions a byte of
+ * the piece: 3-byte characters (CJK, Hangul, Thai, Devanagari) 512, other non-ASCII 64, and
+ * pieces over 64 bytes n log n (the heap merge), so one piece of a megabyte builds at once
+ * and stays linear. st_encoding_prepare builds them now, for a service that wants no debt. */
+#define BT_COST_PER_VOCAB_BYTE 256u
+
+ST_INLINE size_t merge_excess(const uint8_t *p, size_t n) {
+    if (n > 64) {
+        size_t bits = 0;
+        for (size_t k = n; k; k >>= 1) bits++;
+        return n > (size_t)-1 / 1024 ? (size_t)-1 : n * bits * 32;
+    }
+    size_t k = n - 1; /* the last character's lead byte */
+    while (k > 0 && (p[k] & 0xC0) == 0x80) k--;
+    return n * (p[k] >= 0xE0 ? 512u : 64u);
+}
+
+/* The tables for a piece that wants them, or NULL: build them now if the debt says so. */
+static const st_backtrack *tables_for(const st_encoding *enc, const uint8_t *p, size_t n) {
+    st__lazy *lz = enc->lazy;
+    int state = st__atomic_load(&lz->bt_state);
+    if (state == BT_READY) return &lz->bt;
+    if (state != BT_NOT_BUILT) return NULL;
+#ifndef ST_BACKTRACK_EVERY_PIECE /* tests: build at once */
+    size_t vb = enc->vocab.offsets[enc->vocab.n_ids];
+    size_t budget = vb > (size_t)-1 / 4 / BT_COST_PER_VOCAB_BYTE ? (size_t)-1 / 4 : vb * BT_COST_PER_VOCAB_BYTE;
+    size_t debt = st__atomic_load_size(&lz->bt_debt), cost = merge_excess(p, n);
+    if (debt < budget && cost < budget - debt) return NULL;
+#else
+    (void)p;
+    (void)n;
+#endif
+    return st__backtrack_tables(enc);
+}
+
+/* A piece that wanted the tables went through the merge loop: its estimated excess joins the
+ * debt (racing threads may each add theirs: it only makes the build come a little sooner). */
+ST_INLINE void debt_add(const st_encoding *enc, const uint8_t *p, size_t n) {
+    st__lazy *lz = enc->lazy;
+    if (st__atomic_load(&lz->bt_state) != BT_NOT_BUILT) return;
+    size_t debt = st__atomic_load_size(&lz->bt_debt), cost = merge_excess(p, n);
+    if (debt < (size_t)-1 / 2 && cost < (size_t)-1 / 2 - debt) st__atomic_add_size(&lz->bt_debt, cost);
 }
 
 /* Longer pieces than ST_LINEAR_PIECE go to the heap, on the stack up to ST_STACK_PIECE bytes. */
@@ -594,7 +646,8 @@ static st_status encode_piece_ranks(encoder *e, size_t a, size_t b, st_error *er
     size_t n = b - a;
     /* the whole piece: usually one token; a short piece with 8 readable bytes takes the
      * one-word path. (The backtracking encoder's first trie walk makes this check itself.) */
-    const st_backtrack *bt = wants_backtrack(p, n) ? st__backtrack_tables(e->enc) : NULL;
+    int wants = wants_backtrack(p, n);
+    const st_backtrack *bt = wants ? tables_for(e->enc, p, n) : NULL;
     if (!bt) {
         uint32_t id = n <= 8 && e->text_len - a >= 8 ? st__vocab_lookup_short(v, p, n) : st__vocab_lookup(v, p, n);
         if (id != ST_NO_TOKEN) { put(e->o, id, a); return ST_OK; }
@@ -624,6 +677,7 @@ static st_status encode_piece_ranks(encoder *e, size_t a, size_t b, st_error *er
                 m = st__merge_heap(&e->mg, copy, NULL, n, tok, start, scratch);
             }
         }
+        if (wants && !bt) debt_add(e->enc, p, n);
         for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + start[k]);
         cache_fill(&cr, p, n, m, tok, start, NULL);
         return ST_OK;
@@ -648,6 +702,7 @@ static st_status encode_piece_ranks(encoder *e, size_t a, size_t b, st_error *er
     st__memcpy(copy, p, n);
     st__memset(copy + n, 0, ST_PAD);
     m = st__merge_heap(&e->mg, copy, NULL, n, tok, start, scratch);
+    if (wants && !bt) debt_add(e->enc, p, n);
     for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + start[k]);
     st__free(&e->enc->alloc, scratch, size);
     return ST_OK;

@@ -37,6 +37,8 @@ typedef struct st__lazy {
     int bt_state;  /* BT_* (encode.c): claimed with st__atomic_claim, published with a store */
     int bt_failed; /* the build ran out of memory (set before bt_state becomes BT_UNAVAILABLE) */
     st_backtrack bt;
+    size_t bt_debt; /* atomic: the merge work that pieces wanting the tables cost before they
+                       were built (encode.c: tables_for) */
     int slot_busy[ST_SCRATCH_SLOTS]; /* 0 free, 1 claimed by a running call */
     st__scratch *slot[ST_SCRATCH_SLOTS]; /* made by the first call that claims the slot */
     /* The piece cache (encode.c): the bound on its memory that st_encoding_set_cache_size set

@@ -143,7 +143,7 @@ for f in $SRCS; do
     $CC -std=c11 $SAN $INC -DST_BACKTRACK_EVERY_PIECE -DST_TEST_COUNTERS -c "$f" -o "$o"
     sobjs="$sobjs $o"
 done
-$CC -std=c11 $SAN $INC -DST_TEST_COUNTERS "$here/test_encode.c" $sobjs -o "$build/test_encode_bt"
+$CC -std=c11 $SAN $INC -DST_BACKTRACK_EVERY_PIECE -DST_TEST_COUNTERS "$here/test_encode.c" $sobjs -o "$build/test_encode_bt"
 "$build/test_encode_bt" "$VOCAB"
 
 step "test_threads: one encoding shared by 6 threads while its backtracking tables get built (and its scratch blocks reused)"

@@ -394,9 +394,9 @@ class Encoding:
         return export(self, path, format, sample=sample, check=check)
 
     def prepare(self):
-        """Build now what encoding builds on first need (the backtracking encoder's tables: about
-        100 ms and 16 MB for o200k_base, natively), to pay for it at start-up instead of on a
-        first request. True when they are ready; False when this encoding never uses them (a
+        """Build now what encoding builds once it pays (the backtracking encoder's tables: about
+        250 ms of CPU and 15 MB for o200k_base, natively; built during an encode once the pieces
+        that want them have cost as much merge work), to pay for it at start-up instead. True when they are ready; False when this encoding never uses them (a
         vocabulary image, as pywasm loads, or a merge-rules model), which changes no id."""
         return self._backend.prepare(self._handle)
 
