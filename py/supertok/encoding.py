@@ -491,7 +491,8 @@ class Encoding:
 
     def _policy(self, text, allowed_special, disallowed_special):
         """tiktoken's allowed_special / disallowed_special as the core's special-token policy
-        (allowed ids, disallowed ids, flags): the core finds a disallowed special in the text
+        (allowed, disallowed: special-string numbers, flags with ST_SPECIAL_BY_STRING; the policy
+        is over strings, and an id may have several): the core finds a disallowed special in the text
         and reports it (ST_ERR_DISALLOWED_SPECIAL). Allowed strings that are no special token
         are ignored, as tiktoken ignores them. tiktoken also refuses a disallowed string that is
         no special token at all; the core knows only tokens, so that rare case is checked here."""
