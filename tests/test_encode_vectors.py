@@ -35,7 +35,7 @@ import sys
 import pytest
 import supertok
 from conftest import ROOT
-from generate_encode import ENCODINGS, PYWASM_HEAD, pywasm_runs, record_ids, record_text
+from generate_encode import ENCODE_FILES, ENCODINGS, PYWASM_HEAD, pywasm_runs, record_ids, record_text
 
 VEC = os.path.join(ROOT, "vectors")
 PARTS = ("encode", "decode")
@@ -193,7 +193,7 @@ def _check_encode_record(enc, r, every_call=True):
     return problems
 
 
-@pytest.mark.parametrize("name", ENCODINGS)
+@pytest.mark.parametrize("name", ENCODE_FILES)
 def test_encode_vectors(name, backend, piece_cache):
     _, records = _load("encode", name)
     chosen = _selected("encode", records, backend)
@@ -208,7 +208,7 @@ def test_encode_vectors(name, backend, piece_cache):
     assert not failures, _report("vectors/encode/%s.jsonl" % name, backend, failures, len(chosen))
 
 
-@pytest.mark.parametrize("name", ENCODINGS)
+@pytest.mark.parametrize("name", ENCODE_FILES)
 def test_encode_batch_vectors(name, backend, piece_cache):
     """encode_batch / encode_ordinary_batch over every selected record with the default options."""
     _, records = _load("encode", name)
@@ -296,7 +296,8 @@ def test_files_present():
     for part in PARTS:
         d = os.path.join(VEC, part)
         present = sorted(n for n in os.listdir(d) if n.endswith(".jsonl")) if os.path.isdir(d) else []
-        assert present == sorted(n + ".jsonl" for n in ENCODINGS), "vectors/%s holds %s" % (part, present)
+        names = ENCODE_FILES if part == "encode" else ENCODINGS
+        assert present == sorted(n + ".jsonl" for n in names), "vectors/%s holds %s" % (part, present)
 
 
 def _encode_record_problem(name, r, n_vocab):
@@ -369,6 +370,28 @@ def test_vector_file_format(part, name):
         if why:
             bad.append("record %d: %s" % (i, why))
     assert not bad, "vectors/%s/%s.jsonl:\n%s" % (part, name, "\n".join(bad[:SHOWN]))
+
+
+def test_harmony_file_and_strings(backend):
+    """vectors/encode/o200k_harmony.jsonl's header and records; and on each backend the special
+    tokens of one id with two strings: both strings are that id (encode_single_token), and
+    decoding the id gives the string tiktoken's decode gives (the header's decode_200018)."""
+    header, records = _load("encode", "o200k_harmony")
+    meta = header["_meta"]
+    assert meta["encoding"] == "o200k_harmony" and meta["records"] == len(records)
+    assert meta["oracle"] == "tiktoken==0.14.0"
+    bad = [i for i, r in enumerate(records) if _encode_record_problem("o200k_harmony", r, meta["n_vocab"])]
+    assert not bad, "vectors/encode/o200k_harmony.jsonl: bad records %s" % bad[:SHOWN]
+    assert len([i for i, r in enumerate(records) if pywasm_runs("encode", i, r)]) >= PYWASM_HEAD
+    enc = encoding_on(backend, "o200k_harmony")
+    assert enc.n_vocab == meta["n_vocab"]
+    assert enc._special_tokens == meta["special_tokens"]
+    strings = [t for t, i in meta["special_tokens"].items() if i == 200018]
+    assert len(strings) == 2
+    for t in strings:
+        assert enc.encode_single_token(t) == 200018
+    assert enc.decode_single_token_bytes(200018) == meta["decode_200018"].encode("utf-8")
+    assert enc.decode([200018]) == meta["decode_200018"]
 
 
 def test_vectors_not_stale():

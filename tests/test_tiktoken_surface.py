@@ -237,8 +237,11 @@ def test_differential_o200k_harmony(tk, backend):
     for text in ["<|start|>user<|message|>hi<|end|>", "a<|reserved_200018|>b<|endofprompt|>",
                  "<|reserved_200018|>", "x<|reserved_201087|>"]:
         for p in ({}, {"allowed_special": "all"}, {"disallowed_special": ()},
-                  {"allowed_special": {"<|reserved_200018|>"}}, {"allowed_special": {"<|endofprompt|>"}}):
+                  {"allowed_special": {"<|reserved_200018|>"}}, {"allowed_special": {"<|endofprompt|>"}},
+                  {"allowed_special": {"<|reserved_200018|>"}, "disallowed_special": ()},
+                  {"disallowed_special": {"<|reserved_200018|>"}}):
             cases.append(("encode(%r, %r)" % (text, p), lambda e, t=text, p=p: e.encode(t, **p)))
+            cases.append(("encode_batch(%r, %r)" % (text, p), lambda e, t=text, p=p: e.encode_batch([t, "x" + t], **p)))
     for tok in ("<|reserved_200018|>", "<|endofprompt|>", "<|call|>"):
         cases.append(("encode_single_token(%r)" % tok, lambda e, t=tok: e.encode_single_token(t)))
     cases.append(("decode 200018", lambda e: e.decode([200018, 200006, 201087])))

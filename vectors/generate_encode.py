@@ -14,7 +14,9 @@ Texts: every text of vectors/pretokenize/o200k.jsonl (read from the committed fi
 regenerate these vectors after the pre-tokenizer vectors), special-token cases, lone-surrogate
 cases (stored as UTF-16 code units, see `text_utf16_hex`), about 100 samples of
 ../shared/corpora/udhr.jsonl.xz (the only corpus whose text may be committed; read from the
-excerpts vendored in vectors/texts/udhr.jsonl, so this runs on a fresh clone) and very long pieces. Output is deterministic.
+excerpts vendored in vectors/texts/udhr.jsonl, so this runs on a fresh clone) and very long pieces.
+Plus vectors/encode/o200k_harmony.jsonl (encode only): texts with o200k_harmony's special tokens
+under option sets that treat the two strings of id 200018 each on its own. Output is deterministic.
 """
 import codecs
 import hashlib
@@ -37,6 +39,11 @@ DECODE_DIR = os.path.join(HERE, "decode")
 PRETOKENIZE_TEXTS = os.path.join(HERE, "pretokenize", "o200k.jsonl")
 
 ENCODINGS = ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
+# Encodings with encode vectors only (their ordinary tokens are another's, whose decode vectors
+# cover them): o200k_harmony, o200k_base's ranks with 1,100 special tokens, one id of which has
+# two strings (<|endofprompt|> and <|reserved_200018|> are both 200018).
+HARMONY = "o200k_harmony"
+ENCODE_FILES = ENCODINGS + (HARMONY,)
 TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/%s.tiktoken"
 
 # The pywasm subset (tests/test_encode_vectors.py): counting records from 0 after the header,
@@ -82,7 +89,7 @@ def tiktoken_offline(cache_dir, names=ENCODINGS):
     tiktoken.load.read_file = no_network
     os.makedirs(cache_dir, exist_ok=True)
     for name in names:
-        base = "p50k_base" if name == "p50k_edit" else name
+        base = {"p50k_edit": "p50k_base", "o200k_harmony": "o200k_base"}.get(name, name)
         url = TIKTOKEN_URL % base
         shutil.copyfile(os.path.join(VOCAB_DIR, base + ".tiktoken"),
                         os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest()))
@@ -393,6 +400,68 @@ def build_encode(tk, name, pre_texts, udhr, meta_common):
 
 
 # ---------------------------------------------------------------------------------------------
+# o200k_harmony: a special id with two strings. tiktoken's policy names strings, so the two
+# strings of 200018 may be allowed, disallowed or neither each on its own.
+
+HARMONY_E, HARMONY_R = "<|endofprompt|>", "<|reserved_200018|>"
+HARMONY_TEXTS = [
+    HARMONY_E, HARMONY_R, "hello <|endofprompt|> world", "hello <|reserved_200018|> world",
+    HARMONY_E + HARMONY_R, HARMONY_R + HARMONY_E, HARMONY_R + HARMONY_R + "x" + HARMONY_E * 2,
+    "a<|reserved_200018|>b<|endofprompt|>c<|reserved_200500|>",
+    "<|endoftext|><|reserved_200018|><|constrain|>",
+    "<|start|>user<|message|>hi<|end|><|start|>assistant<|channel|>final<|message|>ok<|return|>",
+    "<|start|>system<|message|>x<|endofprompt|><|end|><|call|><|reserved_200018|>",
+    "<|reserved_200018|", "<|reserved_20001|>", "<|reserved_2000188|>", "<<|reserved_200018|>>",
+    "<|endofprompt|reserved_200018|>", "<|reserved_200019|><|reserved_200017|>", "<|reserved_201087|>",
+    "中文<|reserved_200018|>中文\U0001f600<|endofprompt|>\U0001f600", "'<|endofprompt|>'s <|reserved_200018|>12345\n",
+    "no specials here, 你好 \U0001f600",
+]
+HARMONY_OPTIONS = [
+    ("all", "all"), ([], "all"), ([], []), ([HARMONY_R], "all"), ([HARMONY_E], "all"),
+    ([HARMONY_R], []), ([HARMONY_E], []), ([], [HARMONY_R]), ([], [HARMONY_E]), ([HARMONY_R], [HARMONY_E]),
+    ([HARMONY_E], [HARMONY_R]), ([HARMONY_E, HARMONY_R], []), ([HARMONY_E, HARMONY_R], "all"),
+    ("all", [HARMONY_R]), ("all", [HARMONY_E]), ([HARMONY_R], [HARMONY_R]),
+    (["<|start|>", "<|message|>", "<|end|>"], "all"), (["<|start|>", HARMONY_R], ["<|end|>"]),
+    (["<|reserved_200500|>", HARMONY_R], []), (["<|im_start|>"], [HARMONY_E, "<|im_end|>"]),
+]
+
+
+def build_harmony_encode(tk, meta_common):
+    enc = tk[HARMONY]
+    specials = dict(enc._special_tokens)  # in tiktoken's order: <|endofprompt|> before <|reserved_200018|>
+    assert specials[HARMONY_E] == specials[HARMONY_R] == 200018
+    recs = [encode_record(enc, HARMONY, text, allowed, disallowed)
+            for text in HARMONY_TEXTS for allowed, disallowed in HARMONY_OPTIONS]
+    for r in recs:
+        # tiktoken's decode_with_offsets gives offsets into the decoded text, which spells 200018
+        # <|endofprompt|> even where the text held <|reserved_200018|>: then they are no offsets
+        # into the text, and tiktoken has no oracle for encode_with_offsets' starts
+        if "starts" in r and enc.decode(r["ids"]) != r["text"]:
+            del r["starts"]
+    meta = dict(meta_common)
+    meta.update({
+        "part": "encode",
+        "pywasm_subset": PYWASM_RULE["encode"],
+        "file": HARMONY + ".jsonl",
+        "encoding": HARMONY,
+        "n_vocab": enc.n_vocab,
+        "special_tokens": specials,
+        "decode_200018": enc.decode_single_token_bytes(200018).decode("utf-8"),
+        "records": len(recs),
+        "fields": ENCODE_FIELDS,
+        "call": "encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special); "
+                "\"all\" is passed as \"all\", a list as a set",
+        "sources": ("%d texts with o200k_harmony's special tokens, the two strings of id 200018 (%s, %s) "
+                    "among them, alone, adjacent, damaged and inside text, each under %d option sets that "
+                    "allow, disallow or leave out each string on its own (decode_200018: the string "
+                    "tiktoken's decode_single_token_bytes(200018) gives); starts only where the ids decode to the "
+                    "text (tiktoken's decode_with_offsets counts in the decoded text)"
+                    % (len(HARMONY_TEXTS), HARMONY_E, HARMONY_R, len(HARMONY_OPTIONS))),
+    })
+    return [{"_meta": meta}] + recs
+
+
+# ---------------------------------------------------------------------------------------------
 # Decode records
 
 DECODE_TEXTS = [
@@ -563,7 +632,7 @@ def build():
     pre_texts = pretokenize_texts()
     udhr = udhr_samples()
     with tempfile.TemporaryDirectory(prefix="supertok-tiktoken-") as cache:
-        tk = tiktoken_offline(cache)
+        tk = tiktoken_offline(cache, ENCODE_FILES)
     meta_common = {
         "generated_by": "python vectors/generate_encode.py",
         "oracle": "tiktoken==" + ORACLE_TIKTOKEN,
@@ -578,6 +647,10 @@ def build():
         files["encode/" + name + ".jsonl"] = "".join(dump(r) for r in recs)
         recs = build_decode(tk, name, udhr, meta_common)
         files["decode/" + name + ".jsonl"] = "".join(dump(r) for r in recs)
+    with open(os.path.join(VOCAB_DIR, "o200k_base.json"), encoding="utf-8") as f:
+        meta_common["rank_file_sha256"] = json.load(f)["sha256"]
+    recs = build_harmony_encode(tk, meta_common)
+    files["encode/" + HARMONY + ".jsonl"] = "".join(dump(r) for r in recs)
     return files
 
 

@@ -118,7 +118,7 @@ export declare const _C: Readonly<Record<string, number>>;
  * packaged supertok.wasm. The other loaders call it. */
 export declare function init(source?: BufferSource | WebAssembly.Module | URL | string): Promise<unknown>;
 /** A shipped encoding, loaded once: "o200k_base", "cl100k_base", "p50k_base", "r50k_base",
- * "gpt2", "p50k_edit". options.vocab: a directory URL holding <name>.tiktoken and <name>.json. */
+ * "gpt2", "p50k_edit", "o200k_harmony". options.vocab: a directory URL holding <name>.tiktoken and <name>.json. */
 export declare function getEncoding(name: string, options?: { vocab?: string | URL }): Promise<Encoding>;
 /** An encoding from a tiktoken rank file's bytes. */
 export declare function loadEncoding(spec: {

@@ -24,6 +24,7 @@ export const _C = Object.freeze({
   ST_ALPHABET_UBE: 1,
   ST_SPECIAL_ALLOW_ALL: 1,
   ST_SPECIAL_DISALLOW_REST: 2,
+  ST_SPECIAL_BY_STRING: 4,
   ST_UBE_FINAL: 1,
   ST_UBE_STRICT: 2,
   ST_UNIT_NONE: 0,
@@ -50,9 +51,25 @@ const DERIVED = {
   gpt2: ["r50k_base", { "<|endoftext|>": 50256 }],
   p50k_edit: ["p50k_base", { "<|endoftext|>": 50256, "<|fim_prefix|>": 50281, "<|fim_middle|>": 50282,
     "<|fim_suffix|>": 50283 }],
+  o200k_harmony: ["o200k_base", harmonySpecials()],
 };
+// o200k_harmony's special tokens as tiktoken 0.14 defines them (tiktoken_ext/openai_public.py, as
+// encoding.py's _o200k_harmony_specials): o200k_base's, the harmony chat tokens, then
+// <|reserved_i|> for every other id up to 201087. Id 200018 has two strings, <|endofprompt|>
+// (first: the one decoding gives) and <|reserved_200018|>; the core knows both.
+function harmonySpecials() {
+  const sp = { "<|endoftext|>": 199999, "<|endofprompt|>": 200018 };
+  Object.assign(sp, {
+    "<|startoftext|>": 199998, "<|endoftext|>": 199999, "<|reserved_200000|>": 200000,
+    "<|reserved_200001|>": 200001, "<|return|>": 200002, "<|constrain|>": 200003,
+    "<|reserved_200004|>": 200004, "<|channel|>": 200005, "<|start|>": 200006, "<|end|>": 200007,
+    "<|message|>": 200008, "<|reserved_200009|>": 200009, "<|reserved_200010|>": 200010,
+    "<|reserved_200011|>": 200011, "<|call|>": 200012 });
+  for (let i = 200013; i < 201088; i++) sp[`<|reserved_${i}|>`] = i;
+  return sp;
+}
 const SHIPPED = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"];
-const ENCODING_NAMES = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base"];
+const ENCODING_NAMES = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"];
 
 const utf8Encoder = new TextEncoder();
 // input is always valid UTF-8 (the core made it); ignoreBOM: a leading U+FEFF is text, kept
@@ -550,13 +567,21 @@ function asSet(v, what) {
 /** One loaded vocabulary (immutable; free() releases its memory in the module). */
 export class Encoding extends Handle {
   #specials; // Map text -> id
-  #byId; // Map id -> text
+  #byId; // Map id -> text (its first string)
+  #index; // Map text -> the core's special-string number
   #policies = new Map();
   constructor(ptr, { name, specials, alphabet, patternId }) {
     super(ptr, [["st_encoding_free", ptr]]);
     this.name = name;
     this.#specials = specials;
-    this.#byId = new Map([...specials].map(([t, i]) => [i, t]));
+    // an id may have several strings: the first given is the one decoding gives. The policy names
+    // strings by the core's numbering (st_encoding_special_string): each id's first string in id
+    // order, then the further strings in the order given
+    this.#byId = new Map();
+    const further = [];
+    for (const [t, i] of specials) if (this.#byId.has(i)) further.push(t); else this.#byId.set(i, t);
+    const order = [...[...this.#byId].sort((x, y) => x[0] - y[0]).map(([, t]) => t), ...further];
+    this.#index = new Map(order.map((t, k) => [t, k]));
     this.alphabet = alphabet;
     this.patternId = patternId;
     this.nVocab = rt.ex.st_encoding_n_vocab(ptr) >>> 0;
@@ -580,10 +605,11 @@ export class Encoding extends Handle {
     let flags = 0;
     let a = [];
     if (allowed === "all") flags |= C.ST_SPECIAL_ALLOW_ALL;
-    else for (const t of allowed) { const i = this.#specials.get(t); if (i !== undefined) a.push(i); }
+    else for (const t of allowed) { const i = this.#index.get(t); if (i !== undefined) a.push(i); }
     let d = [], unknown = [];
     if (disallowed === "all") flags |= C.ST_SPECIAL_DISALLOW_REST;
-    else for (const t of disallowed) { const i = this.#specials.get(t); if (i !== undefined) d.push(i); else unknown.push(t); }
+    else for (const t of disallowed) { const i = this.#index.get(t); if (i !== undefined) d.push(i); else unknown.push(t); }
+    flags |= C.ST_SPECIAL_BY_STRING; // the lists hold special-string numbers
     a.sort((x, y) => x - y);
     d.sort((x, y) => x - y);
     const key = `${flags}|${a.join(",")}|${d.join(",")}`;
@@ -619,7 +645,8 @@ export class Encoding extends Handle {
     if (r.code === "ST_ERR_DISALLOWED_SPECIAL") {
       // the core's byte offset as a UTF-16 index (the repaired text has the caller's lengths)
       const index = utf8Decoder.decode(mem8().subarray(tp, tp + r.offset)).length;
-      throw disallowedError(this.#byId.get(r.token) ?? r.detail, index);
+      // the core's message is the string it found (an id may have several)
+      throw disallowedError(this.#specials.has(r.detail) ? r.detail : (this.#byId.get(r.token) ?? r.detail), index);
     }
     throw coreError(status, "text", r);
   }
@@ -839,7 +866,7 @@ async function sha256Hex(bytes) {
 export function listEncodingNames() { return [...ENCODING_NAMES]; }
 
 /** A shipped encoding ("o200k_base", "cl100k_base", "p50k_base", "r50k_base", "gpt2",
- * "p50k_edit"), loaded once: its rank file and metadata are read from the package (Node: the
+ * "p50k_edit", "o200k_harmony"), loaded once: its rank file and metadata are read from the package (Node: the
  * files; a browser: fetched relative to this module), the rank file checked against its sha256.
  * options.vocab: a directory URL to read them from instead. */
 export function getEncoding(name, options = {}) {

@@ -202,7 +202,9 @@ typedef struct st_encoding st_encoding;
 
 /* Load a tiktoken rank file: lines "base64(token bytes) rank", rank = id, merged by rank
  * (a pair merges when its concatenated bytes are a token, lowest rank first: tiktoken's
- * rule). specials: the special tokens in the same line format (may be empty). pt: the
+ * rule). specials: the special tokens in the same line format (may be empty); an id given on
+ * several lines is one special token with several strings (tiktoken's o200k_harmony), the first
+ * line's string being the one decoding gives. pt: the
  * pre-tokenizer (its pattern, flags and scripts are copied; it may be freed after the call;
  * NULL is ST_ERR_INVALID_ARGUMENT). On a malformed line: ST_ERR_MALFORMED_MODEL with the
  * line's byte offset and 1-based number, input 0 (the rank file) or 1 (the specials text),
@@ -222,7 +224,7 @@ ST_API st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, c
  * parts merges only when it is a rule: the lowest rule first, the leftmost among equal pairs.
  * A piece that spells a token is not taken whole: the rules decide (rules a b, c d, ab c,
  * abc d give [ab, cd] for "abcd", where ranks would give [abcd]). specials: as for
- * st_encoding_new_tiktoken, with ids at or above A + n_merges. At most 2^21 - 1 ids. A bad
+ * st_encoding_new_tiktoken, with ids at or above A + n_merges, one string an id. At most 2^21 - 1 ids. A bad
  * rule (a part not below its own id, the same pair twice): ST_ERR_MALFORMED_MODEL with
  * offset = the rule's index (ST_UNIT_INDEX); a bad special: its line, input 1. */
 ST_API st_status st_encoding_new_merges(int alphabet, const uint32_t *merges, size_t n_merges,
@@ -301,6 +303,15 @@ ST_API uint32_t st_encoding_n_vocab(const st_encoding *enc);
 /* The number of special tokens, and the id of the i-th (sorted by id). */
 ST_API uint32_t st_encoding_n_special(const st_encoding *enc);
 ST_API uint32_t st_encoding_special_id(const st_encoding *enc, uint32_t i);
+/* The special strings, numbered: 0 .. n_special - 1 the first string of each special id, in
+ * the order of st_encoding_special_id (the string st_token_bytes and decoding give), then the
+ * further strings of ids given several, in the order the specials text gave them.
+ * st_encoding_n_special_strings: their number. st_encoding_special_string: string k's id and
+ * text (*ptr into the encoding, valid while it lives); ST_ERR_INVALID_ARGUMENT for k out of
+ * range or a NULL pointer. */
+ST_API uint32_t st_encoding_n_special_strings(const st_encoding *enc);
+ST_API st_status st_encoding_special_string(const st_encoding *enc, uint32_t k, uint32_t *id, const uint8_t **ptr,
+                                            size_t *len, st_error *err);
 
 /* The bytes of one token (ordinary or special): *ptr points into the encoding, valid while it
  * lives. ST_ERR_INVALID_TOKEN for an id that is no token. In a UBE encoding an ordinary
@@ -321,16 +332,21 @@ ST_API st_status st_token_id(const st_encoding *enc, const uint8_t *bytes, size_
 ST_API st_status st_token_symbols(const st_encoding *enc, uint32_t id, uint16_t *out, size_t cap, size_t *n,
                                   st_error *err);
 
-/* Which special tokens an encode call recognises and which it refuses (tiktoken's
- * allowed_special / disallowed_special). NULL policy = none recognised, none refused
- * (tiktoken's encode_ordinary). Every id listed must be a special token of the encoding
- * (ST_ERR_INVALID_ARGUMENT, offset = its index in allowed, input 1, or in disallowed,
- * input 2); a host drops strings that are no special token, as tiktoken ignores them. If the
- * text holds a disallowed special token anywhere (the raw text, whatever is allowed), the call
- * fails with ST_ERR_DISALLOWED_SPECIAL before any output: offset = the byte offset of the
- * first (the earliest; at one position the longest), token = its id, message = its text.
- * Allowed specials are matched in the text, on character boundaries, the longest at a
- * position winning; the text between them is encoded as ordinary text. */
+/* Which special strings an encode call recognises and which it refuses (tiktoken's
+ * allowed_special / disallowed_special). The policy is over strings, as tiktoken's: a special
+ * id may have several (o200k_harmony's 200018 is both <|endofprompt|> and <|reserved_200018|>),
+ * and each string is allowed, disallowed or neither on its own. The lists hold ids (each
+ * standing for every string of its id: for an id of one string, that string) or, with
+ * ST_SPECIAL_BY_STRING, special-string numbers (st_encoding_special_string). NULL policy =
+ * none recognised, none refused (tiktoken's encode_ordinary). Every entry must name a special
+ * token of the encoding (ST_ERR_INVALID_ARGUMENT, offset = its index in allowed, input 1, or in
+ * disallowed, input 2); a host drops strings that are no special token, as tiktoken ignores
+ * them. If the text holds a disallowed special string anywhere (the raw text, whatever is
+ * allowed, itself included), the call fails with ST_ERR_DISALLOWED_SPECIAL before any output:
+ * offset = the byte offset of the first (the earliest; at one position the longest), token =
+ * its id, message = the string found. Allowed strings are matched in the text, on character
+ * boundaries, the longest at a position winning, and each gives its id; the text between them
+ * (a string neither allowed nor disallowed included) is encoded as ordinary text. */
 typedef struct st_special_policy {
     const uint32_t *allowed;
     size_t n_allowed;
@@ -340,8 +356,10 @@ typedef struct st_special_policy {
 } st_special_policy;
 
 #define ST_SPECIAL_ALLOW_ALL 1u     /* every special token is allowed (allowed is ignored) */
-#define ST_SPECIAL_DISALLOW_REST 2u /* every special token not allowed is disallowed
+#define ST_SPECIAL_DISALLOW_REST 2u /* every special string not allowed is disallowed
                                        (tiktoken's default disallowed_special="all") */
+#define ST_SPECIAL_BY_STRING 4u     /* allowed and disallowed hold special-string numbers
+                                       (st_encoding_special_string), not ids */
 
 /* Encode UTF-8 text with the special-token policy specials (may be NULL). Writes
  * ids[0..cap) and the count to *n_ids (at most one id per byte, so cap >= len suffices; if

@@ -149,9 +149,9 @@ static int rule_scripts(const cut_ctx *c, size_t p, size_t *lo, size_t *hi) {
  * characters lie inside one stretch of ordinary text. */
 static int specials_clear(const cut_ctx *c, size_t lo, size_t hi) {
     const st_vocab *v = &c->enc->vocab;
-    for (uint32_t k = 0; k < v->n_special; k++) {
-        uint32_t a, tl;
-        if (!st__vocab_span(v, v->special_ids[k], &a, &tl)) continue;
+    for (uint32_t k = 0; k < st__vocab_n_strings(v); k++) { /* every string of every special */
+        uint32_t id, a, tl;
+        if (!st__vocab_special_string(v, k, &id, &a, &tl)) continue;
         const uint8_t *t = v->bytes + a;
         size_t x = lo >= tl ? lo - tl + 1 : 0;
         for (; x < hi && tl <= c->len - x; x++)

@@ -732,15 +732,15 @@ static st_status encode_ordinary(encoder *e, size_t from, size_t to, st_error *e
 
 /* ---- special tokens ------------------------------------------------------------------------- */
 
-/* The policy resolved against the encoding: the allowed ids to match, and which specials (by
- * index in the sorted special_ids) are disallowed. */
+/* The policy resolved against the encoding: which special strings (by number, st_vocab.extra:
+ * tiktoken's policy names strings, and an id may have several) are allowed and which disallowed. */
 #define ST_POLICY_STACK_BITS 4096
 typedef struct policy {
-    const uint32_t *allowed;
-    size_t n_allowed;
-    uint64_t *disallowed; /* n_special bits, or NULL when none is disallowed */
-    uint64_t stack_bits[ST_POLICY_STACK_BITS / 64];
-    size_t bits_size;     /* bytes allocated for disallowed, 0 when on the stack */
+    uint64_t *allowed;    /* n_strings bits, or NULL when none is allowed */
+    uint64_t *disallowed; /* n_strings bits, or NULL when none is disallowed */
+    uint64_t stack_bits[2][ST_POLICY_STACK_BITS / 64];
+    size_t bits_size;     /* bytes allocated for each of allowed and disallowed, 0 when on the stack */
+    int any_allowed, any_disallowed;
 } policy;
 
 /* The index of special id in the sorted special_ids, or -1. */
@@ -754,17 +754,40 @@ static long special_index(const st_vocab *v, uint32_t id) {
     return lo < v->n_special && v->special_ids[lo] == id ? (long)lo : -1;
 }
 
-/* Every id of list must be a special token (with bytes: an image's are checked where used). */
-static st_status check_ids(const st_vocab *v, const uint32_t *list, size_t n, uint32_t input, st_error *err) {
+ST_INLINE int bit_get(const uint64_t *bits, uint32_t k) { return (int)((bits[k >> 6] >> (k & 63)) & 1); }
+ST_INLINE void bit_put(uint64_t *bits, uint32_t k, int on) {
+    if (on) bits[k >> 6] |= 1ull << (k & 63);
+    else bits[k >> 6] &= ~(1ull << (k & 63));
+}
+
+/* Set (on) or clear in bits the strings list[0..n) names: string numbers with
+ * ST_SPECIAL_BY_STRING, else ids, each standing for every string of its id. Every entry must
+ * name a special string (with bytes: an image's are checked where used). */
+static st_status mark(const st_vocab *v, const uint32_t *list, size_t n, int by_string, uint64_t *bits, int on,
+                      uint32_t input, st_error *err) {
+    uint32_t n_str = st__vocab_n_strings(v);
     for (size_t k = 0; k < n; k++) {
-        uint32_t a, tl;
-        if (special_index(v, list[k]) < 0 || !st__vocab_span(v, list[k], &a, &tl)) {
+        uint32_t id, a, tl;
+        int ok;
+        if (by_string) {
+            ok = list[k] < n_str && st__vocab_special_string(v, list[k], &id, &a, &tl);
+            if (ok && bits) bit_put(bits, list[k], on);
+        } else {
+            long i = special_index(v, list[k]);
+            ok = i >= 0 && st__vocab_span(v, list[k], &a, &tl);
+            if (ok && bits) {
+                bit_put(bits, (uint32_t)i, on);
+                for (uint32_t x = 0; x < v->n_extra; x++) /* its further strings */
+                    if (v->extra[3 * (size_t)x] == list[k]) bit_put(bits, v->n_special + x, on);
+            }
+        }
+        if (!ok) {
             st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, k, input == 1 ? "allowed" : "disallowed");
-            st__error_append(err, " id ");
+            st__error_append(err, by_string ? " special string " : " id ");
             st__error_append_u64(err, list[k]);
             st__error_append(err, " is not a special token of the encoding");
             st__error_line(err, 0, input);
-            st__error_token(err, list[k]);
+            if (!by_string) st__error_token(err, list[k]);
             return ST_ERR_INVALID_ARGUMENT;
         }
     }
@@ -772,55 +795,66 @@ static st_status check_ids(const st_vocab *v, const uint32_t *list, size_t n, ui
 }
 
 static void policy_free(policy *pl, const st_allocator *a) {
-    if (pl->bits_size) st__free(a, pl->disallowed, pl->bits_size);
-    pl->disallowed = NULL;
+    if (pl->bits_size) {
+        st__free(a, pl->allowed, pl->bits_size);
+        st__free(a, pl->disallowed, pl->bits_size);
+    }
+    pl->allowed = pl->disallowed = NULL;
     pl->bits_size = 0;
+}
+
+static int any_bit(const uint64_t *bits, size_t words) {
+    for (size_t w = 0; w < words; w++)
+        if (bits[w]) return 1;
+    return 0;
 }
 
 static st_status policy_resolve(const st_encoding *enc, const st_special_policy *sp, policy *pl, st_error *err) {
     const st_vocab *v = &enc->vocab;
     pl->allowed = NULL;
-    pl->n_allowed = 0;
     pl->disallowed = NULL;
     pl->bits_size = 0;
+    pl->any_allowed = pl->any_disallowed = 0;
     if (!sp) return ST_OK;
     if ((!sp->allowed && sp->n_allowed) || (!sp->disallowed && sp->n_disallowed) ||
-        (sp->flags & ~(ST_SPECIAL_ALLOW_ALL | ST_SPECIAL_DISALLOW_REST)))
+        (sp->flags & ~(ST_SPECIAL_ALLOW_ALL | ST_SPECIAL_DISALLOW_REST | ST_SPECIAL_BY_STRING)))
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "special-token policy");
-    int allow_all = (sp->flags & ST_SPECIAL_ALLOW_ALL) != 0;
-    if (allow_all) {
-        pl->allowed = v->special_ids;
-        pl->n_allowed = v->n_special;
-    } else {
-        st_status st = check_ids(v, sp->allowed, sp->n_allowed, 1, err);
-        if (st != ST_OK) return st;
-        pl->allowed = sp->allowed;
-        pl->n_allowed = sp->n_allowed;
-    }
-    st_status st = check_ids(v, sp->disallowed, sp->n_disallowed, 2, err);
+    int allow_all = (sp->flags & ST_SPECIAL_ALLOW_ALL) != 0, by_string = (sp->flags & ST_SPECIAL_BY_STRING) != 0;
+    /* the lists are checked first, whatever the flags make of them */
+    st_status st = allow_all ? ST_OK : mark(v, sp->allowed, sp->n_allowed, by_string, NULL, 1, 1, err);
+    if (st == ST_OK) st = mark(v, sp->disallowed, sp->n_disallowed, by_string, NULL, 1, 2, err);
     if (st != ST_OK) return st;
-    int rest = (sp->flags & ST_SPECIAL_DISALLOW_REST) && !allow_all;
-    if (!sp->n_disallowed && !rest) return ST_OK;
-    size_t words = ((size_t)v->n_special + 63) / 64;
-    if (!words) return ST_OK; /* no specials: nothing to refuse */
-    if (v->n_special <= ST_POLICY_STACK_BITS) {
-        pl->disallowed = pl->stack_bits;
+    uint32_t n_str = st__vocab_n_strings(v);
+    size_t words = ((size_t)n_str + 63) / 64;
+    if (!words) return ST_OK; /* no specials: nothing to match or refuse */
+    if (n_str <= ST_POLICY_STACK_BITS) {
+        pl->allowed = pl->stack_bits[0];
+        pl->disallowed = pl->stack_bits[1];
     } else {
         pl->bits_size = words * 8;
+        pl->allowed = (uint64_t *)st__alloc(&enc->alloc, pl->bits_size);
         pl->disallowed = (uint64_t *)st__alloc(&enc->alloc, pl->bits_size);
-        if (!pl->disallowed) { pl->bits_size = 0; return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL); }
-    }
-    /* rest: every special, then the allowed ones taken out; and the listed ones in */
-    st__memset(pl->disallowed, rest ? 0xFF : 0, words * 8);
-    if (rest)
-        for (size_t k = 0; k < pl->n_allowed; k++) {
-            long i = special_index(v, pl->allowed[k]);
-            pl->disallowed[i >> 6] &= ~(1ull << (i & 63));
+        if (!pl->allowed || !pl->disallowed) {
+            if (pl->allowed) st__free(&enc->alloc, pl->allowed, pl->bits_size);
+            if (pl->disallowed) st__free(&enc->alloc, pl->disallowed, pl->bits_size);
+            pl->allowed = pl->disallowed = NULL;
+            pl->bits_size = 0;
+            return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
         }
-    for (size_t k = 0; k < sp->n_disallowed; k++) {
-        long i = special_index(v, sp->disallowed[k]);
-        pl->disallowed[i >> 6] |= 1ull << (i & 63);
     }
+    int rest = (sp->flags & ST_SPECIAL_DISALLOW_REST) && !allow_all;
+    st__memset(pl->allowed, allow_all ? 0xFF : 0, words * 8);
+    if (allow_all && (n_str & 63)) pl->allowed[words - 1] = (1ull << (n_str & 63)) - 1;
+    if (!allow_all) mark(v, sp->allowed, sp->n_allowed, by_string, pl->allowed, 1, 1, NULL);
+    /* rest: every string not allowed; and the listed ones (a string both allowed and listed as
+     * disallowed is refused, as tiktoken's search for the disallowed ones finds it) */
+    for (size_t w = 0; w < words; w++) pl->disallowed[w] = rest ? ~pl->allowed[w] : 0;
+    if (rest && (n_str & 63)) pl->disallowed[words - 1] &= (1ull << (n_str & 63)) - 1;
+    mark(v, sp->disallowed, sp->n_disallowed, by_string, pl->disallowed, 1, 2, NULL);
+    /* an empty set skips its scan below */
+    int any_allowed = any_bit(pl->allowed, words), any_disallowed = any_bit(pl->disallowed, words);
+    pl->any_allowed = any_allowed;
+    pl->any_disallowed = any_disallowed;
     return ST_OK;
 }
 
@@ -843,14 +877,15 @@ static size_t find_byte(const uint8_t *s, size_t i, size_t len, uint8_t c) {
  * (the earliest; at one position the longest), as tiktoken's regex search over the raw text
  * finds it, whatever the allowed specials around it. */
 static st_status check_disallowed(const st_vocab *v, const policy *pl, const uint8_t *s, size_t len, st_error *err) {
-    if (!pl->disallowed) return ST_OK;
+    if (!pl->any_disallowed) return ST_OK;
+    uint32_t n_str = st__vocab_n_strings(v);
     uint8_t first[256];
     st__memset(first, 0, sizeof first);
     int distinct = 0;
     uint8_t only = 0;
-    for (uint32_t k = 0; k < v->n_special; k++) {
-        uint32_t a, tl;
-        if (!((pl->disallowed[k >> 6] >> (k & 63)) & 1) || !st__vocab_span(v, v->special_ids[k], &a, &tl)) continue;
+    for (uint32_t k = 0; k < n_str; k++) {
+        uint32_t id, a, tl;
+        if (!bit_get(pl->disallowed, k) || !st__vocab_special_string(v, k, &id, &a, &tl)) continue;
         if (!first[v->bytes[a]]) { first[v->bytes[a]] = 1; distinct++; only = v->bytes[a]; }
     }
     if (!distinct) return ST_OK;
@@ -862,9 +897,9 @@ static st_status check_disallowed(const st_vocab *v, const policy *pl, const uin
             continue;
         }
         uint32_t best = ST_NO_TOKEN, best_a = 0, best_len = 0;
-        for (uint32_t k = 0; k < v->n_special; k++) {
-            uint32_t id = v->special_ids[k], a, tl;
-            if (!((pl->disallowed[k >> 6] >> (k & 63)) & 1) || !st__vocab_span(v, id, &a, &tl)) continue;
+        for (uint32_t k = 0; k < n_str; k++) {
+            uint32_t id, a, tl;
+            if (!bit_get(pl->disallowed, k) || !st__vocab_special_string(v, k, &id, &a, &tl)) continue;
             if (tl > best_len && tl <= len - i && st__memcmp(s + i, v->bytes + a, tl) == 0) {
                 best = id;
                 best_a = a;
@@ -874,7 +909,8 @@ static st_status check_disallowed(const st_vocab *v, const policy *pl, const uin
         if (best == ST_NO_TOKEN) continue;
         st__error_set(err, ST_ERR_DISALLOWED_SPECIAL, ST_UNIT_BYTE, i, NULL);
         st__error_token(err, best);
-        if (err) { /* its text, cut on a character boundary if it does not fit */
+        if (err) { /* its text (the string found: an id may have several), cut on a character
+                      boundary if it does not fit */
             size_t n = best_len < sizeof err->message - 1 ? best_len : sizeof err->message - 1;
             while (n < best_len && n > 0 && (v->bytes[best_a + n] & 0xC0) == 0x80) n--;
             st__error_append_bytes(err, (const char *)v->bytes + best_a, n);
@@ -884,17 +920,19 @@ static st_status check_disallowed(const st_vocab *v, const policy *pl, const uin
     return ST_OK;
 }
 
-/* The allowed special token matching at s[i..], longest first; ST_NO_TOKEN if none. */
-static uint32_t special_at(const st_vocab *v, const uint32_t *allowed, size_t n_allowed, const uint8_t *s,
-                           size_t i, size_t len, size_t *match_len) {
-    uint32_t best = ST_NO_TOKEN;
+/* The allowed special string matching at s[i..], longest first: its id, ST_NO_TOKEN if none. */
+static uint32_t special_at(const st_vocab *v, const uint64_t *allowed, const uint8_t *s, size_t i, size_t len,
+                           size_t *match_len) {
+    uint32_t best = ST_NO_TOKEN, n_str = st__vocab_n_strings(v);
     size_t best_len = 0;
-    for (size_t k = 0; k < n_allowed; k++) {
-        uint32_t id = allowed[k], a, tl;
-        if (!st__vocab_span(v, id, &a, &tl)) continue;
-        if (tl > best_len && tl <= len - i && st__memcmp(s + i, v->bytes + a, tl) == 0) {
-            best = id;
-            best_len = tl;
+    for (uint32_t w = 0; w < (n_str + 63) / 64; w++) {
+        for (uint64_t m = allowed[w]; m; m &= m - 1) { /* the set bits of the word */
+            uint32_t k = w * 64 + (uint32_t)__builtin_ctzll(m), id, a, tl;
+            if (!st__vocab_special_string(v, k, &id, &a, &tl)) continue;
+            if (tl > best_len && tl <= len - i && st__memcmp(s + i, v->bytes + a, tl) == 0) {
+                best = id;
+                best_len = tl;
+            }
         }
     }
     *match_len = best_len;
@@ -904,18 +942,18 @@ static uint32_t special_at(const st_vocab *v, const uint32_t *allowed, size_t n_
 static st_status encode_all(encoder *e, size_t len, const policy *pl, st_error *err) {
     const st_vocab *v = &e->enc->vocab;
     const uint8_t *s = e->text;
-    if (!pl->n_allowed) return encode_ordinary(e, 0, len, err);
+    if (!pl->any_allowed) return encode_ordinary(e, 0, len, err);
     uint8_t first[256];
     st__memset(first, 0, sizeof first);
-    for (size_t k = 0; k < pl->n_allowed; k++) {
-        uint32_t a, tl;
-        if (st__vocab_span(v, pl->allowed[k], &a, &tl)) first[v->bytes[a]] = 1;
+    for (uint32_t k = 0; k < st__vocab_n_strings(v); k++) {
+        uint32_t id, a, tl;
+        if (bit_get(pl->allowed, k) && st__vocab_special_string(v, k, &id, &a, &tl)) first[v->bytes[a]] = 1;
     }
     size_t seg = 0;
     for (size_t i = 0; i < len; i++) {
         if (!first[s[i]] || (s[i] & 0xC0) == 0x80) continue; /* matches start on a character */
         size_t ml;
-        uint32_t id = special_at(v, pl->allowed, pl->n_allowed, s, i, len, &ml);
+        uint32_t id = special_at(v, pl->allowed, s, i, len, &ml);
         if (id == ST_NO_TOKEN) continue;
         /* and end on one: a loaded special is valid UTF-8, but an image's is trusted for nothing */
         if (i + ml < len && (s[i + ml] & 0xC0) == 0x80) continue;

@@ -143,6 +143,20 @@ uint32_t st_encoding_special_id(const st_encoding *enc, uint32_t i) {
     return enc && i < enc->vocab.n_special ? enc->vocab.special_ids[i] : ST_NO_TOKEN;
 }
 
+uint32_t st_encoding_n_special_strings(const st_encoding *enc) { return enc ? st__vocab_n_strings(&enc->vocab) : 0; }
+
+st_status st_encoding_special_string(const st_encoding *enc, uint32_t k, uint32_t *id, const uint8_t **ptr,
+                                     size_t *len, st_error *err) {
+    st__error_clear(err);
+    uint32_t tid, a, tl;
+    if (!enc || !id || !ptr || !len || !st__vocab_special_string(&enc->vocab, k, &tid, &a, &tl))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, k, "no such special string");
+    *id = tid;
+    *ptr = enc->vocab.bytes + a;
+    *len = tl;
+    return ST_OK;
+}
+
 /* ST_ERR_INVALID_TOKEN for the id at index k of the caller's input (k = 0 for one id). */
 static st_status invalid_token(st_error *err, uint32_t id, st_unit unit, size_t k) {
     st__error_set(err, ST_ERR_INVALID_TOKEN, unit, k, "id ");
@@ -170,10 +184,10 @@ st_status st_token_id(const st_encoding *enc, const uint8_t *bytes, size_t len, 
     *id = ST_NO_TOKEN;
     /* ordinary tokens first (tiktoken's order): the bytes -> id table holds them all */
     uint32_t found = len ? st__vocab_lookup(v, bytes, len) : ST_NO_TOKEN;
-    for (uint32_t k = 0; found == ST_NO_TOKEN && k < v->n_special; k++) {
-        uint32_t a, tl;
-        if (st__vocab_span(v, v->special_ids[k], &a, &tl) && tl == len && st__memcmp(v->bytes + a, bytes, len) == 0)
-            found = v->special_ids[k];
+    for (uint32_t k = 0; found == ST_NO_TOKEN && k < st__vocab_n_strings(v); k++) { /* every string of each */
+        uint32_t sid, a, tl;
+        if (st__vocab_special_string(v, k, &sid, &a, &tl) && tl == len && st__memcmp(v->bytes + a, bytes, len) == 0)
+            found = sid;
     }
     if (found == ST_NO_TOKEN) {
         st__error_set(err, ST_ERR_INVALID_TOKEN, ST_UNIT_NONE, 0, "no token has the bytes ");

@@ -178,8 +178,9 @@ static void fill_bytes(const uint8_t *s, size_t n, const uint32_t *offsets, uint
 
 static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
 
-/* The ids of the specials text, sorted (insertion sort: a handful of specials). */
-static void sorted_special_ids(const uint8_t *ss, size_t len, uint32_t *special_ids) {
+/* The distinct ids of the specials text, sorted (insertion sort: a handful of specials); their
+ * number. */
+static uint32_t sorted_special_ids(const uint8_t *ss, size_t len, uint32_t *special_ids) {
     size_t pos = 0, k = 0;
     line ln;
     while (next_line(ss, len, &pos, &ln, 0, NULL) > 0) special_ids[k++] = ln.id;
@@ -189,19 +190,64 @@ static void sorted_special_ids(const uint8_t *ss, size_t len, uint32_t *special_
         while (y > 0 && special_ids[y - 1] > id) { special_ids[y] = special_ids[y - 1]; y--; }
         special_ids[y] = id;
     }
+    size_t n = 0; /* an id given several strings is one special token */
+    for (size_t x = 0; x < k; x++)
+        if (!n || special_ids[n - 1] != special_ids[x]) special_ids[n++] = special_ids[x];
+    return (uint32_t)n;
+}
+
+/* The specials' lengths, as fill_lengths, but an id given on an earlier line of the specials
+ * text too is a further string of that special (tiktoken's o200k_harmony gives 200018 two): it
+ * goes to extra (id, line start, length; the start becomes a byte offset in fill_specials) and
+ * its count to *n_extra. An id of the rank file is still an error. seen: n_ids bits, zeroed. */
+static st_status fill_special_lengths(const uint8_t *s, size_t n, uint32_t *offsets, uint64_t *seen,
+                                      uint32_t *extra, uint32_t *n_extra, st_error *err) {
+    size_t pos = 0;
+    line ln;
+    *n_extra = 0;
+    while (next_line(s, n, &pos, &ln, 0, NULL) > 0) {
+        int again = (int)((seen[ln.id >> 6] >> (ln.id & 63)) & 1);
+        if (again) {
+            uint32_t *x = extra + 3 * (size_t)(*n_extra)++;
+            x[0] = ln.id;
+            x[1] = (uint32_t)ln.start;
+            x[2] = (uint32_t)ln.bytes_len;
+            continue;
+        }
+        if (offsets[ln.id + 1]) {
+            line_error(err, s, ln.start, 1, "rank ");
+            st__error_append_u64(err, ln.id);
+            st__error_append(err, " is given to an earlier line too");
+            return ST_ERR_MALFORMED_MODEL;
+        }
+        seen[ln.id >> 6] |= 1ull << (ln.id & 63);
+        offsets[ln.id + 1] = (uint32_t)ln.bytes_len;
+    }
+    return ST_OK;
 }
 
 /* Write the specials' bytes at their offsets. A special token is text found in text: its
  * bytes must be valid UTF-8, or a match could start or end inside a character;
  * ST_ERR_MALFORMED_MODEL at the first line that is not. */
-static st_status fill_specials(const uint8_t *ss, size_t len, const uint32_t *offsets, uint8_t *bytes,
-                               st_error *err) {
-    fill_bytes(ss, len, offsets, bytes);
+static st_status fill_specials(const uint8_t *ss, size_t len, const uint32_t *offsets, uint32_t n_ids,
+                               uint8_t *bytes, uint32_t *extra, uint32_t n_extra, st_error *err) {
     size_t pos = 0;
     line ln;
+    uint32_t k = 0, at = offsets[n_ids]; /* the further strings go after every id's */
     while (next_line(ss, len, &pos, &ln, 0, NULL) > 0) {
-        const uint8_t *p = bytes + offsets[ln.id];
-        size_t n = offsets[ln.id + 1] - offsets[ln.id];
+        uint8_t *p;
+        size_t n;
+        if (k < n_extra && extra[3 * k + 1] == (uint32_t)ln.start) { /* a further string of its id */
+            extra[3 * k + 1] = at;
+            p = bytes + at;
+            n = ln.bytes_len;
+            at += (uint32_t)n;
+            k++;
+        } else {
+            p = bytes + offsets[ln.id];
+            n = offsets[ln.id + 1] - offsets[ln.id];
+        }
+        b64_decode(ss + ln.start, ln.b64_len, p);
         if (st_utf8_validate((const char *)p, n, NULL) != ST_OK) {
             line_error(err, ss, ln.start, 1, "special token ");
             st__error_append_quoted(err, p, n);
@@ -242,27 +288,39 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
     size_t off_size = align8(((size_t)n_ids + 1) * 4);
     size_t tab_size = (size_t)cap * 8;
     size_t spec_size = align8(ts.count * 4);
+    size_t extra_size = align8(ts.count * 12); /* room for every special line to be a further string */
+    size_t seen_size = ts.count ? (((size_t)n_ids + 63) / 64) * 8 : 0; /* scratch, freed below */
     size_t pair_size = 65536 * 4;
     size_t bytes_size = align8((size_t)(tr.bytes + ts.bytes)) + 8; /* + 8: see st__vocab_lookup_short */
-    size_t total = off_size + tab_size + spec_size + pair_size + bytes_size;
+    size_t total = off_size + tab_size + spec_size + extra_size + pair_size + bytes_size;
     uint8_t *block = (uint8_t *)st__alloc(a, total);
     if (!block) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     st__memset(block, 0, total);
     uint32_t *offsets = (uint32_t *)(void *)block;
     uint64_t *table = (uint64_t *)(void *)(block + off_size);
     uint32_t *special_ids = (uint32_t *)(void *)(block + off_size + tab_size);
-    uint32_t *pair_ids = (uint32_t *)(void *)(block + off_size + tab_size + spec_size);
-    uint8_t *bytes = block + off_size + tab_size + spec_size + pair_size;
+    uint32_t *extra = (uint32_t *)(void *)(block + off_size + tab_size + spec_size);
+    uint32_t *pair_ids = (uint32_t *)(void *)(block + off_size + tab_size + spec_size + extra_size);
+    uint8_t *bytes = block + off_size + tab_size + spec_size + extra_size + pair_size;
     st__memset(pair_ids, 0xFF, pair_size);
 
+    uint32_t n_special = 0, n_extra = 0;
     st = fill_lengths(rs, ranks_len, offsets, 0, err);
-    if (st == ST_OK && specials_len) st = fill_lengths(ss, specials_len, offsets, 1, err);
+    if (st == ST_OK && specials_len) {
+        uint64_t *seen = (uint64_t *)st__alloc(a, seen_size);
+        if (!seen) st = st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        else {
+            st__memset(seen, 0, seen_size);
+            st = fill_special_lengths(ss, specials_len, offsets, seen, extra, &n_extra, err);
+            st__free(a, seen, seen_size);
+        }
+    }
     if (st != ST_OK) { st__free(a, block, total); return st; }
-    if (specials_len) sorted_special_ids(ss, specials_len, special_ids);
+    if (specials_len) n_special = sorted_special_ids(ss, specials_len, special_ids);
     for (uint32_t i = 0; i < n_ids; i++) offsets[i + 1] += offsets[i];
     fill_bytes(rs, ranks_len, offsets, bytes);
     if (specials_len) {
-        if ((st = fill_specials(ss, specials_len, offsets, bytes, err)) != ST_OK) {
+        if ((st = fill_specials(ss, specials_len, offsets, n_ids, bytes, extra, n_extra, err)) != ST_OK) {
             st__free(a, block, total);
             return st;
         }
@@ -270,7 +328,9 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
 
     v->n_ids = n_ids;
     v->n_ordinary = (uint32_t)tr.count;
-    v->n_special = (uint32_t)ts.count;
+    v->n_special = n_special;
+    v->n_extra = n_extra;
+    v->extra = extra;
     v->table_mask = cap - 1;
     v->bytes_len = tr.bytes + ts.bytes;
     v->offsets = offsets;
@@ -524,7 +584,7 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
     if (specials_len) {
         st = fill_lengths(ss, specials_len, offsets, 1, err);
         if (st != ST_OK) { st__free(a, block, total); return st; }
-        sorted_special_ids(ss, specials_len, special_ids);
+        (void)sorted_special_ids(ss, specials_len, special_ids); /* ids are distinct: fill_lengths */
     }
     for (uint32_t i = 0; i < n_ids; i++) offsets[i + 1] += offsets[i];
     for (uint32_t id = 0; id < base; id++) { /* the symbols themselves */
@@ -539,7 +599,7 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
         st__memcpy(bytes + at + ll, bytes + offsets[r], rl);
     }
     if (specials_len) {
-        if ((st = fill_specials(ss, specials_len, offsets, bytes, err)) != ST_OK) {
+        if ((st = fill_specials(ss, specials_len, offsets, n_ids, bytes, NULL, 0, err)) != ST_OK) {
             st__free(a, block, total);
             return st;
         }
@@ -611,9 +671,12 @@ void st__vocab_free(st_vocab *v, const st_allocator *a) {
  *   36 u32 merge mode (0 = ranks)                 40 u32 section offsets: byte_ids, offsets,
  *   table, special_ids, pair_ids, bytes (6 x u32)  64 end of header
  * Sections: byte_ids[256] u32, offsets[n_ids + 1] u32, table[table_mask + 1] u64,
- * special_ids[n_special] u32, pair_ids[65536] u32, bytes[bytes_len + 8]. */
+ * special_ids[n_special] u32, pair_ids[65536] u32, bytes[bytes_len + 8].
+ * Format 2 (written only when a special id has further strings, so the other images stay
+ * format 1) adds after those: u32 n_extra, u32 0, then the extra triples (st_vocab.extra). */
 #define IMG_HEADER 64
 #define IMG_FORMAT 1
+#define IMG_FORMAT_EXTRA 2
 
 static void put32(uint8_t *p, uint32_t x) {
     p[0] = (uint8_t)x; p[1] = (uint8_t)(x >> 8); p[2] = (uint8_t)(x >> 16); p[3] = (uint8_t)(x >> 24);
@@ -641,17 +704,19 @@ static img_layout layout(uint32_t n_ids, uint32_t table_mask, uint32_t n_special
     return l;
 }
 
+static uint64_t extra_size(uint32_t n_extra) { return n_extra ? 8 + align8_64((uint64_t)n_extra * 12) : 0; }
+
 size_t st__vocab_image_size(const st_vocab *v) {
-    return (size_t)layout(v->n_ids, v->table_mask, v->n_special, v->bytes_len).total;
+    return (size_t)(layout(v->n_ids, v->table_mask, v->n_special, v->bytes_len).total + extra_size(v->n_extra));
 }
 
 /* Host byte order is little-endian on every target we build (x86, ARM, wasm32); the arrays are
  * copied as they are, and the reader checks nothing but bounds. */
 void st__vocab_image_write(const st_vocab *v, uint32_t pattern, uint8_t *out) {
     img_layout l = layout(v->n_ids, v->table_mask, v->n_special, v->bytes_len);
-    st__memset(out, 0, (size_t)l.total);
+    st__memset(out, 0, (size_t)(l.total + extra_size(v->n_extra)));
     st__memcpy(out, "STVOCAB1", 8);
-    uint32_t head[7] = {IMG_FORMAT, pattern, v->n_ids, v->n_ordinary, v->n_special, v->table_mask,
+    uint32_t head[7] = {v->n_extra ? IMG_FORMAT_EXTRA : IMG_FORMAT, pattern, v->n_ids, v->n_ordinary, v->n_special, v->table_mask,
                         (uint32_t)v->bytes_len};
     for (int k = 0; k < 7; k++) put32(out + 8 + 4 * k, head[k]);
     put32(out + 36, 0);
@@ -663,6 +728,10 @@ void st__vocab_image_write(const st_vocab *v, uint32_t pattern, uint8_t *out) {
     st__memcpy(out + l.special, v->special_ids, (size_t)v->n_special * 4);
     st__memcpy(out + l.pairs, v->pair_ids, 65536 * 4);
     st__memcpy(out + l.bytes, v->bytes, (size_t)v->bytes_len);
+    if (v->n_extra) {
+        put32(out + l.total, v->n_extra);
+        st__memcpy(out + l.total + 8, v->extra, (size_t)v->n_extra * 12);
+    }
 }
 
 /* ST_ERR_MALFORMED_MODEL at byte offset `at` of the image header, naming the field. */
@@ -677,7 +746,8 @@ st_status st__vocab_image_borrow(st_vocab *v, const uint8_t *img, size_t len, ui
     if (((uintptr_t)img & 7) != 0) /* arrays are read in place */
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the image is not 8-byte aligned");
     if (len < IMG_HEADER || st__memcmp(img, "STVOCAB1", 8) != 0) return image_error(err, 0, "no STVOCAB1 header");
-    if (get32(img + 8) != IMG_FORMAT) return image_error(err, 8, "unknown format version");
+    uint32_t format = get32(img + 8);
+    if (format != IMG_FORMAT && format != IMG_FORMAT_EXTRA) return image_error(err, 8, "unknown format version");
     if (get32(img + 36) != 0) return image_error(err, 36, "merge mode is not ranks");
     uint32_t n_ids = get32(img + 16), n_ord = get32(img + 20), n_spec = get32(img + 24);
     uint32_t mask = get32(img + 28), bytes_len = get32(img + 32);
@@ -699,6 +769,14 @@ st_status st__vocab_image_borrow(st_vocab *v, const uint8_t *img, size_t len, ui
     v->special_ids = (const uint32_t *)(const void *)(img + l.special);
     v->pair_ids = (const uint32_t *)(const void *)(img + l.pairs);
     v->bytes = img + l.bytes;
+    if (format == IMG_FORMAT_EXTRA) { /* the triples are checked where used (st__vocab_special_string) */
+        if (l.total + 8 > (uint64_t)len) return image_error(err, len, "truncated");
+        uint32_t n_extra = get32(img + l.total);
+        if ((uint64_t)n_extra > (uint64_t)n_spec + 65536 || l.total + extra_size(n_extra) > (uint64_t)len)
+            return image_error(err, l.total, "extra special strings");
+        v->n_extra = n_extra;
+        v->extra = (const uint32_t *)(const void *)(img + l.total + 8);
+    }
     *pattern = get32(img + 12);
     return ST_OK;
 }

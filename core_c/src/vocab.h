@@ -17,6 +17,12 @@ typedef struct st_vocab {
     const uint8_t *bytes;
     const uint64_t *table;   /* 0 = empty, else (hash >> 32) << 32 | (id + 1) */
     const uint32_t *special_ids; /* n_special ids, sorted by id */
+    /* Special strings beyond each special id's first (tiktoken lets an id have several: o200k_harmony's
+     * <|endofprompt|> and <|reserved_200018|>): n_extra triples (id, offset in bytes, length), in
+     * the order the specials text gave them. Special string k (the numbering of the policy's
+     * ST_SPECIAL_BY_STRING) is special_ids[k]'s text for k < n_special, else extra k - n_special. */
+    uint32_t n_extra;
+    const uint32_t *extra;
     uint32_t byte_ids[256];  /* id of each single byte, ST_NO_TOKEN if the byte is no token */
     const uint32_t *pair_ids; /* 65536: id of each 2-byte token by (b0 << 8 | b1), or ST_NO_TOKEN:
                                  the first merges of every piece look these up directly (rank
@@ -53,6 +59,26 @@ ST_INLINE int st__vocab_span(const st_vocab *v, uint32_t id, uint32_t *start, ui
     *len = b - a;
     return 1;
 }
+
+/* Special string k (see st_vocab.extra): its id and span in bytes[], checked (an image's are
+ * trusted for nothing); 0 if k is out of range or the span is bad. */
+ST_INLINE int st__vocab_special_string(const st_vocab *v, uint32_t k, uint32_t *id, uint32_t *start, uint32_t *len) {
+    if (k < v->n_special) {
+        *id = v->special_ids[k];
+        return st__vocab_span(v, *id, start, len);
+    }
+    k -= v->n_special;
+    if (k >= v->n_extra) return 0;
+    const uint32_t *x = v->extra + 3 * (size_t)k;
+    if (x[2] == 0 || x[1] > v->bytes_len || x[2] > v->bytes_len - x[1]) return 0;
+    *id = x[0];
+    *start = x[1];
+    *len = x[2];
+    return 1;
+}
+
+/* The number of special strings: one per special id, and the extra ones. */
+ST_INLINE uint32_t st__vocab_n_strings(const st_vocab *v) { return v->n_special + v->n_extra; }
 
 /* The hash of a byte string: byte-order independent (a saved image is valid on any host). */
 uint64_t st__hash_bytes(const uint8_t *p, size_t n);

@@ -1523,7 +1523,7 @@ static void test_images(void) {
                 size_t at;
                 uint32_t value;
                 size_t want_off;
-            } hdr[] = {{8, 2, 8}, {12, 99, 12}, {36, 1, 36}, {16, 0, 16}, {28, 12345, 28}, {40, 72, 40}};
+            } hdr[] = {{8, 3, 8}, {12, 99, 12}, {36, 1, 36}, {16, 0, 16}, {28, 12345, 28}, {40, 72, 40}};
             for (size_t k = 0; k < sizeof hdr / sizeof hdr[0]; k++) {
                 uint8_t save[4];
                 memcpy(save, b + hdr[k].at, 4);
@@ -1714,7 +1714,7 @@ static void test_malformed(void) {
             const char *what;
         } sc[] = {
             {"PHx4fD4= 2\n!!!! 3\n", 11, "bad base64 in specials"},
-            {"PHx4fD4= 2\nPHx5fD4= 2\n", 11, "duplicate special rank"},
+            /* a special rank given twice is one special with two strings (test_special_strings) */
             {"PHx4fD4= 2\nPHx5fD4= 1\n", 11, "special rank = ordinary rank"},
             {"PHx4fD4=\n", 0, "special without rank"},
         };
@@ -2229,6 +2229,89 @@ static void test_error_report(void) {
     st_pretokenizer_free(pt);
 }
 
+/* A special id with several strings (tiktoken's o200k_harmony: 200018 is <|endofprompt|> and
+ * <|reserved_200018|>): the policy treats each string on its own; decoding gives the first. */
+static void test_special_strings(void) {
+    char bytes[256][1];
+    const char *toks[256];
+    size_t lens[256];
+    uint32_t rank[256];
+    for (int b = 0; b < 256; b++) { bytes[b][0] = (char)b; toks[b] = bytes[b]; lens[b] = 1; rank[b] = (uint32_t)b; }
+    size_t rlen;
+    char *ranks = make_rank_text(toks, lens, rank, 256, &rlen);
+    const char *sp_toks[3] = {"<|eot|>", "<|eop|>", "<|r300|>"};
+    size_t sp_lens[3] = {7, 7, 8};
+    uint32_t sp_ids[3] = {256, 300, 300};
+    size_t slen;
+    char *specials = make_rank_text(sp_toks, sp_lens, sp_ids, 3, &slen);
+    st_pretokenizer *pt = NULL;
+    st_encoding *enc = NULL, *img_enc = NULL;
+    st_error e;
+    CHECK(t_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, NULL) == ST_OK, "pre-tokenizer");
+    st_status st = st_encoding_new_tiktoken(ranks, rlen, specials, slen, pt, NULL, &enc, &e);
+    CHECK(st == ST_OK, "load with an id given two strings: %d '%s'", st, e.message);
+    if (st != ST_OK) goto done;
+    uint8_t *img = NULL;
+    for (int round = 0; round < 2; round++) { /* the loaded encoding, then its image */
+        st_encoding *x = round ? img_enc : enc;
+        const uint8_t *p;
+        size_t n, plen;
+        uint32_t id, ids[64];
+        CHECK(st_encoding_n_special(x) == 2 && st_encoding_n_special_strings(x) == 3, "2 specials, 3 strings");
+        CHECK(st_encoding_special_string(x, 1, &id, &p, &plen, &e) == ST_OK && id == 300 && plen == 7 &&
+              memcmp(p, "<|eop|>", 7) == 0, "string 1: the first of 300");
+        CHECK(st_encoding_special_string(x, 2, &id, &p, &plen, &e) == ST_OK && id == 300 && plen == 8 &&
+              memcmp(p, "<|r300|>", 8) == 0, "string 2: the further string of 300");
+        CHECK(st_encoding_special_string(x, 3, &id, &p, &plen, &e) == ST_ERR_INVALID_ARGUMENT, "string 3: none");
+        CHECK(st_token_bytes(x, 300, &p, &plen, &e) == ST_OK && plen == 7 && memcmp(p, "<|eop|>", 7) == 0,
+              "decoding gives the first string");
+        CHECK(st_token_id(x, (const uint8_t *)"<|r300|>", 8, &id, &e) == ST_OK && id == 300, "token_id of the second");
+        const char *t = "a<|r300|>b<|eop|>";
+        size_t len = strlen(t);
+        uint32_t r = 2, eop = 1, id300 = 300;
+        st_special_policy only_r_rest = {&r, 1, NULL, 0, ST_SPECIAL_BY_STRING | ST_SPECIAL_DISALLOW_REST};
+        st = st_encode(x, t, len, &only_r_rest, 0, ids, NULL, 64, &n, &e);
+        CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 10 && e.token == 300 && strcmp(e.message, "<|eop|>") == 0,
+              "one string allowed, the other disallowed: refused (%d %llu '%s')", st, (unsigned long long)e.offset,
+              e.message);
+        st_special_policy only_r = {&r, 1, NULL, 0, ST_SPECIAL_BY_STRING};
+        st = st_encode(x, t, len, &only_r, 0, ids, NULL, 64, &n, &e);
+        CHECK(st == ST_OK && n == 10 && ids[0] == 'a' && ids[1] == 300 && ids[2] == 'b' && ids[3] == '<',
+              "one string allowed, the other neither: ordinary text (n %zu)", n);
+        st_special_policy by_id = {&id300, 1, NULL, 0, ST_SPECIAL_DISALLOW_REST};
+        st = st_encode(x, t, len, &by_id, 0, ids, NULL, 64, &n, &e);
+        CHECK(st == ST_OK && n == 4 && ids[1] == 300 && ids[3] == 300, "an id allows every string of it");
+        st_special_policy no_eop = {NULL, 0, &eop, 1, ST_SPECIAL_BY_STRING};
+        st = st_encode(x, t, len, &no_eop, 0, ids, NULL, 64, &n, &e);
+        CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 10 && strcmp(e.message, "<|eop|>") == 0,
+              "the first string disallowed alone");
+        st_special_policy no_r = {NULL, 0, &r, 1, ST_SPECIAL_BY_STRING | ST_SPECIAL_ALLOW_ALL};
+        st = st_encode(x, t, len, &no_r, 0, ids, NULL, 64, &n, &e);
+        CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 1 && strcmp(e.message, "<|r300|>") == 0,
+              "the further string disallowed, even when all are allowed");
+        uint32_t three = 3;
+        st_special_policy bad = {&three, 1, NULL, 0, ST_SPECIAL_BY_STRING};
+        st = st_encode(x, t, len, &bad, 0, ids, NULL, 64, &n, &e);
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && e.input == 1 && e.offset == 0, "no such string number");
+        if (round == 0) { /* the image keeps the further strings */
+            size_t size = 0;
+            st_encoding_save_image(enc, NULL, 0, &size, &e);
+            img = (uint8_t *)xmalloc(size);
+            st = st_encoding_save_image(enc, img, size, &size, &e);
+            if (st == ST_OK) st = st_encoding_from_image(img, size, NULL, &img_enc, &e);
+            CHECK(st == ST_OK, "image round trip: %d '%s'", st, e.message);
+            if (st != ST_OK) break;
+        }
+    }
+    st_encoding_free(img_enc);
+    free(img);
+done:
+    st_encoding_free(enc);
+    st_pretokenizer_free(pt);
+    free(ranks);
+    free(specials);
+}
+
 static void test_special_policy(void) {
     st_encoding *enc = g_enc[O200K];
     const uint32_t eot = 199999, eop = 200018;
@@ -2595,6 +2678,7 @@ int main(int argc, char **argv) {
         {"work grows linearly", test_work_linear},
         {"error report", test_error_report},
         {"special-token policy", test_special_policy},
+        {"special strings (an id with several)", test_special_strings},
         {"offset units", test_offset_units},
         {"token ids", test_token_id},
         {"scratch reuse", test_scratch_reuse},

@@ -203,6 +203,7 @@ _REQUIRED = object()  # mergeable_ranks not given
 # st_special_policy flags (supertok.h)
 _ALLOW_ALL = 1
 _DISALLOW_REST = 2
+_BY_STRING = 4  # the lists hold special-string numbers (Encoding._special_index)
 _DEFAULT_POLICY = ((), (), _DISALLOW_REST)  # tiktoken's defaults: nothing allowed, every special refused
 
 
@@ -278,16 +279,18 @@ class Encoding:
         if alphabet not in _ALPHABETS:
             raise ValueError("alphabet must be 'bytes' or 'ube', not %r" % (alphabet,))
         self.alphabet = alphabet
-        # one string per id for the core (the first given); tiktoken also accepts a second string
-        # for an id (o200k_harmony's <|reserved_200018|> beside <|endofprompt|>): such aliases are
-        # found in the text here and given to the core as the first string (_resolve_aliases)
+        # every (string, id) pair for the core, in the order given: an id may have several strings
+        # (o200k_harmony's <|endofprompt|> and <|reserved_200018|>), the first is the one decoding
+        # gives; the policy names strings by the core's numbering (st_encoding_special_string:
+        # each id's first string by id, then the further strings in the order given)
         first = {}
-        self._special_aliases = {}
+        further = []
         for tok, i in special_tokens.items():
             if first.setdefault(i, tok) != tok:
-                self._special_aliases[tok] = first[i]
+                further.append(tok)
+        self._special_index = {tok: k for k, tok in enumerate([first[i] for i in sorted(first)] + further)}
         specials = b"".join(base64.b64encode(tok.encode("utf-8")) + b" %d\n" % i
-                            for i, tok in sorted(first.items()))
+                            for tok, i in special_tokens.items())
         # what pickling needs to rebuild this encoding in another process (see __reduce__)
         self._pickle_name = None  # set by _load for a shipped encoding: pickled by name
         self._model_data = None  # set by load_model: pickled by the model file's text
@@ -301,7 +304,7 @@ class Encoding:
             try:
                 self._handle = self._backend.encoding_new_merges(_ALPHABETS[alphabet], flat, specials, pattern_id)
             except SupertokError as exc:
-                raise _named_load_error(exc, sorted(first.items()), None, "merge rules") from None
+                raise _named_load_error(exc, [(i, tok) for tok, i in special_tokens.items()], None, "merge rules") from None
             self._state["merges"] = array.array("I", flat)  # 4 bytes an id, not a list of pairs
         elif _ranks_data is None and image is not None and self._backend.prefers_image:
             self._handle = self._backend.encoding_from_image(_read_checked(image[0], image[1], lzma.open))
@@ -312,7 +315,7 @@ class Encoding:
             except SupertokError as exc:
                 where = ("mergeable_ranks" if self._ranks_dict is not None else
                          "rank file %s" % ranks_file if _ranks_data is None else "the rank file's bytes")
-                raise _named_load_error(exc, sorted(first.items()), self._ranks_dict, where) from None
+                raise _named_load_error(exc, [(i, tok) for tok, i in special_tokens.items()], self._ranks_dict, where) from None
             if _ranks_data is not None:
                 self._state["_ranks_data"] = ranks
             elif sha256 is None:  # pin the bytes that built it: a pickle must carry those bytes
@@ -322,6 +325,11 @@ class Encoding:
             self._backend.set_cache_size(self._handle, size)
         self._special_ids = {tok.encode("utf-8"): i for tok, i in special_tokens.items()}
         self._special_by_id = {i: tok for i, tok in first.items()}
+        self._special_strings_of = {}  # id -> its strings, longest first (reading the core's errors)
+        for tok, i in special_tokens.items():
+            self._special_strings_of.setdefault(i, []).append(tok)
+        for strings in self._special_strings_of.values():
+            strings.sort(key=len, reverse=True)
         self._special_token_values = set(special_tokens.values())
         self.n_vocab = self._backend.n_vocab(self._handle)
         self.max_token_value = self.n_vocab - 1
@@ -483,7 +491,8 @@ class Encoding:
 
     def _policy(self, text, allowed_special, disallowed_special):
         """tiktoken's allowed_special / disallowed_special as the core's special-token policy
-        (allowed ids, disallowed ids, flags): the core finds a disallowed special in the text
+        (allowed, disallowed: special-string numbers, flags with ST_SPECIAL_BY_STRING; the policy
+        is over strings, and an id may have several): the core finds a disallowed special in the text
         and reports it (ST_ERR_DISALLOWED_SPECIAL). Allowed strings that are no special token
         are ignored, as tiktoken ignores them. tiktoken also refuses a disallowed string that is
         no special token at all; the core knows only tokens, so that rare case is checked here."""
@@ -499,10 +508,14 @@ class Encoding:
             flags |= _ALLOW_ALL
             allowed = []
         else:
-            allowed = sorted(self._special_tokens[t] for t in allowed_special if t in self._special_tokens)
+            index = self._special_index
+            allowed = sorted(index[t] for t in allowed_special if t in index)
+            flags |= _BY_STRING
         if disallowed_special == "all":
             return allowed, [], flags | _DISALLOW_REST
-        disallowed = [self._special_tokens[t] for t in disallowed_special if t in self._special_tokens]
+        index = self._special_index
+        flags |= _BY_STRING
+        disallowed = [index[t] for t in disallowed_special if t in index]
         if len(disallowed) != len(disallowed_special):  # strings that are no special token
             first = None
             for tok in disallowed_special:
@@ -514,23 +527,13 @@ class Encoding:
             disallowed = []
         return allowed, disallowed, flags
 
-    def _resolve_aliases(self, text, allowed_special, disallowed_special):
-        """(text, allowed_special) with each allowed alias of a special token (a second string for
-        an id) replaced by the id's first string, which the core knows; a disallowed alias in the
-        text raises tiktoken's error for the first disallowed string in it. Only encodings with
-        aliases (o200k_harmony) and texts holding one take this path."""
-        if not self._special_aliases or type(text) is not str or not any(a in text for a in self._special_aliases):
-            return text, allowed_special
-        allowed = self.special_tokens_set if allowed_special == "all" else set(allowed_special)
-        disallowed = self.special_tokens_set - allowed if disallowed_special == "all" else set(disallowed_special)
-        found = [(text.find(t), -len(t), t) for t in disallowed if t in text]
-        if found:
-            _raise_disallowed_special_token(min(found)[2])
-        for alias, canonical in self._special_aliases.items():
-            if alias in allowed and alias in text:
-                text = text.replace(alias, canonical)
-                allowed.add(canonical)
-        return text, allowed
+    def _disallowed_string(self, exc):
+        """The string of the core's ST_ERR_DISALLOWED_SPECIAL: its id's (one of them, for an id of
+        several strings: the one the core's message ends with, the string it found)."""
+        strings = self._special_strings_of.get(exc.token)
+        if not strings:
+            return self._special_by_id[exc.token]
+        return next((t for t in strings if exc.message.endswith(t)), strings[0])
 
     def _core(self, fn, *args, **kw):
         """A backend encode call; the core's ST_ERR_DISALLOWED_SPECIAL becomes tiktoken's
@@ -539,12 +542,10 @@ class Encoding:
             return fn(*args, **kw)
         except SupertokError as exc:
             if exc.name == "ST_ERR_DISALLOWED_SPECIAL":
-                _raise_disallowed_special_token(self._special_by_id[exc.token])
+                _raise_disallowed_special_token(self._disallowed_string(exc))
             raise
 
     def encode(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
-        if self._special_aliases:
-            text, allowed_special = self._resolve_aliases(text, allowed_special, disallowed_special)
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         data, _ = _to_utf8(text)
         if len(data) >= _par_min and self._backend.parallel:
@@ -555,7 +556,7 @@ class Encoding:
             return self._backend.encode(self._handle, data, allowed, disallowed=disallowed, special_flags=flags)
         except SupertokError as exc:
             if exc.name == "ST_ERR_DISALLOWED_SPECIAL":
-                _raise_disallowed_special_token(self._special_by_id[exc.token])
+                _raise_disallowed_special_token(self._disallowed_string(exc))
             raise
 
     def encode_ordinary(self, text):
@@ -584,8 +585,6 @@ class Encoding:
 
     def count(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
         """The number of tokens encode() would return, counted in the core with no list built."""
-        if self._special_aliases:
-            text, allowed_special = self._resolve_aliases(text, allowed_special, disallowed_special)
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         data, _ = _to_utf8(text)
         if len(data) >= _par_min and self._backend.parallel:
@@ -635,8 +634,6 @@ class Encoding:
                 except Exception:  # noqa: BLE001 - tiktoken raises these only after the import
                     pass
             raise
-        if self._special_aliases:
-            text, allowed_special = self._resolve_aliases(text, allowed_special, disallowed_special)
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         data = text.encode("utf-8")
         ids = self._core(self._backend.encode, self._handle, data, allowed, disallowed=disallowed, special_flags=flags)
@@ -649,8 +646,6 @@ class Encoding:
         tokenized once more text follows). Completions come sorted (tiktoken's are a set turned
         into a list, in no order). Built from the core's encode; the merges of byte strings that
         are not UTF-8 are done here on the rank table, as tiktoken does them."""
-        if self._special_aliases:
-            text, allowed_special = self._resolve_aliases(text, allowed_special, disallowed_special)
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         if self.alphabet != "bytes":
             raise ValueError("encode_with_unstable works on byte-level encodings; %r is a UBE model" % (self.name,))
@@ -774,9 +769,6 @@ class Encoding:
         if disallowed_special != "all" and not isinstance(disallowed_special, frozenset):
             frozenset(disallowed_special)  # tiktoken's encode_batch converts it, whatever it is
         texts = list(text)
-        if self._special_aliases:
-            return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
-                    for t in texts]
         policy = None
         for t in texts:  # the same policy for every text (only the Python-side check reads the text)
             policy = self._policy(t, allowed_special, disallowed_special)

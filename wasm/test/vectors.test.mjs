@@ -91,7 +91,9 @@ function checkEncodeRecord(enc, r) {
   return problems;
 }
 
-for (const name of ENCODINGS) {
+// o200k_harmony has encode vectors only (its ordinary tokens are o200k_base's): one special id
+// with two strings, each allowed, disallowed or neither on its own (vectors/generate_encode.py)
+for (const name of [...ENCODINGS, "o200k_harmony"]) {
   test(`vectors/encode/${name}.jsonl`, async () => {
     const { meta, records } = loadVectors(`vectors/encode/${name}.jsonl`);
     assert.equal(meta.records, records.length);
@@ -104,6 +106,17 @@ for (const name of ENCODINGS) {
     });
     report(`vectors/encode/${name}.jsonl`, failures, records.length);
   });
+}
+
+test("o200k_harmony: its special tokens are tiktoken's, both strings of 200018 are that id, decoding gives the first", async () => {
+  const { meta } = loadVectors("vectors/encode/o200k_harmony.jsonl");
+  const enc = await st.getEncoding("o200k_harmony");
+  assert.deepEqual(enc.specialTokens, meta.special_tokens);
+  for (const t of ["<|endofprompt|>", "<|reserved_200018|>"]) assert.deepEqual([...enc.encode(t, { allowedSpecial: [t] })], [200018]);
+  assert.equal(enc.decode([200018]), meta.decode_200018);
+});
+
+for (const name of ENCODINGS) {
 
   test(`vectors/decode/${name}.jsonl`, async () => {
     const { meta, records } = loadVectors(`vectors/decode/${name}.jsonl`);

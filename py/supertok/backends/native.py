@@ -212,8 +212,8 @@ class NativeBackend(Backend):
         return [lib.st_encoding_special_id(enc, i) for i in range(lib.st_encoding_n_special(enc))]
 
     def encode(self, enc, data, allowed, want_starts=False, disallowed=(), special_flags=0):
-        """Ids of UTF-8 data under the special-token policy (allowed ids, disallowed ids,
-        ST_SPECIAL_* flags); with want_starts, also each token's start in code points."""
+        """Ids of UTF-8 data under the special-token policy (allowed, disallowed: ids, or
+        special-string numbers with ST_SPECIAL_BY_STRING; ST_SPECIAL_* flags); with want_starts, also each token's start in code points."""
         cap = len(data)
         ids = self._alloc("uint32_t[]", cap or 1)
         starts = self._alloc("size_t[]", cap or 1) if want_starts else ffi.NULL
