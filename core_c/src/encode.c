@@ -223,6 +223,7 @@ struct st__scratch {
     size_t long_slots;    /* 0: no long table (off, or its allocation failed) */
     st__pair_slot *pairs; /* 1 << ST_PAIR_CACHE_BITS entries */
     uint64_t *memo;       /* ST_BT_MEMO_SLOTS words, made when backtracking first wants it */
+    size_t seen;          /* bytes of text encoded with this block (saturating): its tables' size */
 };
 
 #define PAIRS_SIZE (((size_t)1 << ST_PAIR_CACHE_BITS) * sizeof(st__pair_slot))
@@ -244,11 +245,25 @@ static void cache_drop(st__lazy *lz, st__scratch *s, const st_allocator *a) {
     s->cache_slots = s->long_slots = 0;
 }
 
-/* Give block s the tables for `limit` (empty; the long one made on first need), or none; without
- * memory, none. */
-static void cache_fit(st__lazy *lz, st__scratch *s, size_t limit, const st_allocator *a) {
-    size_t slots = cache_slots_for(limit);
-    if (s->cache_slots == slots && (s->cache || !slots)) return;
+/* The short table's entries for a block that has encoded `seen` bytes of text: one per 64 bytes
+ * of it (a text holds far fewer distinct pieces that are not one token), at least 256, at most
+ * the limit's share. So a handle used for a few short texts holds kilobytes, not the limit's
+ * megabytes (a test run, or an app, that makes many encodings would otherwise hold megabytes
+ * for each: the pywasm backend ran out of wasm memory so), and a busy one grows to the limit;
+ * each doubling empties the table, a cost paid once per doubling of the text seen. */
+static size_t cache_slots_want(size_t limit, size_t seen) {
+    size_t most = cache_slots_for(limit), want = 256;
+    while (want < most && want <= seen / 64) want *= 2;
+    return want < most ? want : most;
+}
+
+/* Give block s, which has seen `seen` bytes of text, its tables under `limit` (a grown table
+ * empty; the long one made on first need, an eighth of the short one's entries), or none when the
+ * limit allows none; without memory, none. A table is never shrunk but for a lower limit. */
+static void cache_fit(st__lazy *lz, st__scratch *s, size_t limit, size_t seen, const st_allocator *a) {
+    size_t most = cache_slots_for(limit), slots = cache_slots_want(limit, seen);
+    if (s->cache && s->cache_slots >= slots && s->cache_slots <= most) return;
+    if (!s->cache && !slots) return;
     cache_drop(lz, s, a);
     if (!slots) return;
     size_t size = slots * sizeof(cache_entry);
@@ -256,7 +271,8 @@ static void cache_fit(st__lazy *lz, st__scratch *s, size_t limit, const st_alloc
     if (!s->cache) return;
     st__memset(s->cache, 0, size); /* hash 0: empty */
     s->cache_slots = slots;
-    s->long_slots = long_slots_for(limit);
+    size_t lmost = long_slots_for(limit), lwant = slots / 8 < 16 ? 16 : slots / 8;
+    s->long_slots = lwant < lmost ? lwant : lmost;
     st__atomic_add_size(&lz->cache_held, size);
 }
 
@@ -289,11 +305,12 @@ static st__scratch *scratch_new(st__lazy *lz, const st_allocator *a) {
     return s;
 }
 
-/* A scratch block for one call, with piece cache tables for `limit` if memory allows: a free
- * one of the handle's (made on first claim; its piece cache resized if the limit changed), else,
+/* A scratch block for a call on a text of len bytes, with piece cache tables for `limit` if
+ * memory allows: a free one of the handle's (made on first claim; its piece cache grown with the
+ * text it has seen, cache_fit, or resized if the limit changed), else,
  * for a long text (`transient`: its length; 0 for a short one), one of the call's own (freed at
  * the end), else NULL (the call runs uncached). *slot says which. */
-static st__scratch *scratch_claim(const st_encoding *enc, size_t limit, size_t transient, int *slot) {
+static st__scratch *scratch_claim(const st_encoding *enc, size_t limit, size_t len, size_t transient, int *slot) {
     st__lazy *lz = enc->lazy;
     *slot = -1;
     for (int k = 0; k < ST_SCRATCH_SLOTS; k++) {
@@ -301,7 +318,9 @@ static st__scratch *scratch_claim(const st_encoding *enc, size_t limit, size_t t
         /* slot[k] is this caller's until the release store below hands it on */
         if (!lz->slot[k]) lz->slot[k] = scratch_new(lz, &enc->alloc);
         if (!lz->slot[k]) { st__atomic_store(&lz->slot_busy[k], 0); return NULL; }
-        cache_fit(lz, lz->slot[k], limit, &enc->alloc);
+        st__scratch *s = lz->slot[k];
+        s->seen = s->seen + len < s->seen ? (size_t)-1 : s->seen + len;
+        cache_fit(lz, s, limit, s->seen, &enc->alloc);
         *slot = k;
         return lz->slot[k];
     }
@@ -310,7 +329,7 @@ static st__scratch *scratch_claim(const st_encoding *enc, size_t limit, size_t t
     /* tables for this text only: about one short entry per 64 bytes of it (limit 12 bytes a
      * text byte), so that a call does not clear megabytes for a text of kilobytes */
     size_t cap = transient <= (size_t)-1 / 12 ? transient * 12 : (size_t)-1;
-    if (s) cache_fit(lz, s, limit < cap ? limit : cap, &enc->alloc);
+    if (s) cache_fit(lz, s, limit < cap ? limit : cap, (size_t)-1, &enc->alloc);
     return s;
 }
 
@@ -320,7 +339,7 @@ static void scratch_release(const st_encoding *enc, st__scratch *s, int slot) {
     st__lazy *lz = enc->lazy;
     if (slot < 0) { scratch_free(lz, s, &enc->alloc); return; }
     size_t limit = st__atomic_load_size(&lz->cache_limit);
-    if (s->cache_slots != cache_slots_for(limit) || (s->long_slots && s->long_slots != long_slots_for(limit)))
+    if (s->cache_slots > cache_slots_for(limit) || s->long_slots > long_slots_for(limit))
         cache_drop(lz, s, &enc->alloc);
     st__atomic_store(&lz->slot_busy[slot], 0);
 }
@@ -1006,7 +1025,7 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
     size_t limit = st__atomic_load_size(&enc->lazy->cache_limit);
     int slot = -1;
     if (cache_slots_for(limit) || len >= ST_CACHE_MIN_TEXT) { /* without memory it runs uncached */
-        e.scratch = scratch_claim(enc, limit, len >= ST_CACHE_MIN_TEXT ? len : 0, &slot);
+        e.scratch = scratch_claim(enc, limit, len, len >= ST_CACHE_MIN_TEXT ? len : 0, &slot);
         if (e.scratch) {
             e.cache = e.scratch->cache;
             e.cache_slots = e.scratch->cache_slots;
