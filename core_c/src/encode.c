@@ -264,11 +264,13 @@ static void cache_fit(st__lazy *lz, st__scratch *s, size_t limit, size_t seen, c
     size_t most = cache_slots_for(limit), slots = cache_slots_want(limit, seen);
     if (s->cache && s->cache_slots >= slots && s->cache_slots <= most) return;
     if (!s->cache && !slots) return;
-    cache_drop(lz, s, a);
-    if (!slots) return;
     size_t size = slots * sizeof(cache_entry);
-    s->cache = (cache_entry *)st__alloc(a, size);
-    if (!s->cache) return;
+    cache_entry *t = slots ? (cache_entry *)st__alloc(a, size) : NULL;
+    /* a table that cannot grow stays as it is (within the limit: a lower limit drops it) */
+    if (slots && !t && s->cache && s->cache_slots <= most) return;
+    cache_drop(lz, s, a);
+    if (!t) return;
+    s->cache = t;
     st__memset(s->cache, 0, size); /* hash 0: empty */
     s->cache_slots = slots;
     size_t lmost = long_slots_for(limit), lwant = slots / 8 < 16 ? 16 : slots / 8;

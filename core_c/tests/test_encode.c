@@ -1888,7 +1888,11 @@ static void test_allocator(void) {
     t_encode(g_enc[O200K], s, 5000, NULL, 0, want, NULL, 300000, &wn, NULL);
     CHECK(n == wn && memcmp(ids, want, n * 4) == 0, "counting allocator: same ids");
     /* >= 8192 bytes: the piece cache too, in a scratch block the handle makes on the first such
-     * call and keeps for the next (freed with the handle) */
+     * call and keeps for the next (freed with the handle). The limit is set so that the tables
+     * reach their full size (512 short entries, 64 long ones a block) on the first call of this
+     * text: they grow with the text seen (cache_fit), and the checks below count the bytes a
+     * call leaves behind. */
+    CHECK(st_encoding_set_cache_size(enc, 393216) == ST_OK, "cache size for the allocation checks");
     for (size_t i = 0; i < 20000; i++) s[i] = "abcdefgh xyzzy qwrtp "[i % 21];
     memset(s + 20000, 'b', 3000); /* and a long piece */
     size_t len = 23000;
