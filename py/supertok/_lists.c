@@ -111,21 +111,7 @@ static PyObject *ids_to_list(PyObject *self, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "ids_to_list: %zd ids do not fit a buffer of %zd bytes", n, view.len);
         return NULL;
     }
-    PyObject *list = PyList_New(n);
-    if (list) {
-        const unsigned char *p = (const unsigned char *)view.buf;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            uint32_t id;
-            memcpy(&id, p + 4 * (size_t)i, 4);
-            PyObject *o = id_object(id);
-            if (!o) {
-                Py_DECREF(list);
-                list = NULL;
-                break;
-            }
-            PyList_SET_ITEM(list, i, o);
-        }
-    }
+    PyObject *list = list_of((const unsigned char *)view.buf, n);
     PyBuffer_Release(&view);
     return list;
 }
