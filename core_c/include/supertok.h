@@ -238,7 +238,7 @@ ST_API int st_encoding_alphabet(const st_encoding *enc);
 
 /* Build now the tables that st_encode otherwise builds once the pieces that want them have
  * cost as much merge work as the build (the backtracking encoder's, for a rank file: about
- * 250 ms of CPU and 15 MB for o200k_base), for a caller that wants that cost at start-up
+ * 200 ms of CPU and 13 MB for o200k_base), for a caller that wants that cost at start-up
  * rather than spread over its first requests. ST_OK when they are
  * ready (or being built by another thread); ST_ERR_INVALID_ARGUMENT for an encoding that never
  * builds them (an image, a merge-rules model), which encodes with the merge loop; a build that

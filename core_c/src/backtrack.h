@@ -47,8 +47,9 @@ typedef struct st_backtrack {
     uint32_t trie_filter_mask, pair_filter_mask; /* words - 1 */
     void *owned;             /* reach, pairs, pair_filter, root, by_char, split, prefix */
     size_t owned_size;
-    void *trie_owned;        /* trie and trie_filter */
+    void *trie_owned;        /* trie */
     size_t trie_owned_size;
+    size_t trie_filter_owned_size; /* trie_filter, owned when this is not 0 */
     /* Character edges: from a node, a whole character of 2 or 3 UTF-8 bytes in one probe (the
      * trie walk otherwise takes a probe a byte). 0 = empty, else
      * value << 40 | node << 16 | code point, where value is the node reached (22 bits) plus

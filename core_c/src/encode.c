@@ -30,9 +30,11 @@ const st_backtrack *st__backtrack_tables(const st_encoding *enc) {
     return ready ? &lz->bt : NULL;
 }
 
-/* When to build them. The build costs about 256 instructions a byte of the vocabulary's tokens
- * (o200k: ~335M, ~250 ms, ~15 MB), and pays back only on a lot of text: within ~1 MiB of
- * Chinese, but only after over 10 MiB of Russian or Arabic (measured on the corpora, o200k).
+/* When to build them. The build costs about 200 instructions a byte of the vocabulary's tokens
+ * (o200k: ~280M, ~200 ms of CPU on the shared test machine, 13 MB kept, 18 MB at its peak; it
+ * is bound by memory latency more than by instructions), and pays back only on a lot of text:
+ * within ~1 MiB of Chinese, but only after over 10 MiB of Russian or Arabic (measured on the
+ * corpora, o200k).
  * Building on the first piece that wants them stalled the first call of any text with one such
  * piece. So the handle keeps a debt instead: each piece that wanted the tables but went through
  * the merge loop adds an estimate of what the merge cost beyond what backtracking would have
@@ -42,7 +44,7 @@ const st_backtrack *st__backtrack_tables(const st_encoding *enc) {
  * the piece: 3-byte characters (CJK, Hangul, Thai, Devanagari) 512, other non-ASCII 64, and
  * pieces over 64 bytes n log n (the heap merge), so one piece of a megabyte builds at once
  * and stays linear. st_encoding_prepare builds them now, for a service that wants no debt. */
-#define BT_COST_PER_VOCAB_BYTE 256u
+#define BT_COST_PER_VOCAB_BYTE 200u
 
 ST_INLINE size_t merge_excess(const uint8_t *p, size_t n) {
     if (n > 64) {
