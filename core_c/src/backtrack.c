@@ -384,6 +384,7 @@ st_status st__backtrack_build(st_backtrack *bt, const st_vocab *v, const st_allo
     st__memset(inner, 0, lw * 8);
     uint32_t *up = (uint32_t *)(void *)(inner + lw); /* parent of each node; via: the byte into it */
     uint8_t *via = (uint8_t *)(up + (with_chars ? n_nodes : 0));
+    if (with_chars) st__memset(up, 0xFF, (size_t)n_nodes * 4); /* ids of no node (specials, gaps): none */
     uint32_t *last_tok = path + max_len + 1; /* last_tok[d]: the last token node on path[1..d] */
     last_tok[0] = ST_NO_TOKEN;
     edges_size = (n_edges ? n_edges : 1) * 8;
