@@ -140,6 +140,39 @@ ST_INLINE uint32_t st__vocab_lookup_short(const st_vocab *v, const uint8_t *p, s
     return ST_NO_TOKEN;
 }
 
+/* Lookup of a key of 9..16 bytes whose 16 bytes at p may all be read (the caller pads): two
+ * words, the hash of st__hash_bytes unrolled (a Cyrillic, Greek or Arabic word of 5 to 8
+ * letters, the common piece of those texts, is this long; the general path's calls to the hash
+ * and to memcmp cost more than the probe). The token's 16 bytes are in bounds too: it is at
+ * least 9 bytes long and the packed block is padded with 8. */
+ST_INLINE uint32_t st__vocab_lookup_mid(const st_vocab *v, const uint8_t *p, size_t n) {
+    uint64_t mask = n >= 16 ? ~0ull : ((1ull << (8 * (n - 8))) - 1);
+    uint64_t w0 = st__load_le64(p), w1 = st__load_le64(p + 8) & mask;
+    uint64_t h = ((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w0) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
+    if (n == 16) { /* a second whole word, then an empty tail */
+        h = (h ^ w1) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
+        h = st__mix64(h);
+    } else {
+        h = st__mix64(h ^ w1);
+    }
+    uint64_t tag = h & 0xFFFFFFFF00000000ull;
+    uint32_t i = (uint32_t)h & v->table_mask;
+    for (uint32_t probes = 0; probes <= v->table_mask; probes++) {
+        uint64_t slot = v->table[i];
+        if (!slot) return ST_NO_TOKEN;
+        if ((slot & 0xFFFFFFFF00000000ull) == tag) {
+            uint32_t id = (uint32_t)slot - 1, a, len;
+            if (st__vocab_span(v, id, &a, &len) && len == n && st__load_le64(v->bytes + a) == w0 &&
+                (st__load_le64(v->bytes + a + 8) & mask) == w1)
+                return id;
+        }
+        i = (i + 1) & v->table_mask;
+    }
+    return ST_NO_TOKEN;
+}
+
 /* id of the ordinary token with exactly these bytes, or ST_NO_TOKEN. */
 ST_INLINE uint32_t st__vocab_lookup(const st_vocab *v, const uint8_t *p, size_t n) {
     uint64_t h = st__hash_bytes(p, n);
