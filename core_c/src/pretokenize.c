@@ -225,6 +225,8 @@ ST_INLINE int ascii_stop(const uint8_t *s, size_t end, size_t e) { return e == e
 ST_INLINE size_t ascii_word_start(const uint8_t *s, size_t end, size_t i) {
     uint8_t b = s[i];
     if ((uint8_t)((b | 0x20) - 'a') < 26) return i;
+    if (b == ' ') /* the common prefix, tested first */
+        return i + 1 < end && (uint8_t)((s[i + 1] | 0x20) - 'a') < 26 ? i + 1 : NO_WORD;
     if (b >= 0x80 || (preds_of_class[st_ucd_bmp_class[b]] & (P_L | P_N)) || b == '\r' || b == '\n' ||
         i + 1 >= end || (uint8_t)((s[i + 1] | 0x20) - 'a') >= 26)
         return NO_WORD;

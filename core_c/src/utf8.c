@@ -14,35 +14,48 @@ static inline uint64_t u8_load(const uint8_t *p) {
 /* Bit 7 of each byte of x (every byte of x below 0x80) that is zero. */
 static inline uint64_t u8_zero(uint64_t x) { return ~((x + U8_BYTES(0x7F)) | x) & U8_BYTES(0x80); }
 
-/* Eight bytes w (little-endian) starting on a character boundary, as a block of ASCII and of
- * two- and three-byte characters: how many of its first bytes (6 to 8) are whole valid
- * characters, or 0 if the block needs the checks character by character (a four-byte
- * character, an error, or a character cut by the block's end in a way the rule below does not
- * cover). Non-Latin text has a non-ASCII byte in nearly every block, and a test per byte there
- * cost 10-16 instructions a byte (Russian, Hindi); this costs a few per byte. Each byte's
- * kind is read from its top bits, moved to bit 7 by shifts (w << k moves bit 7-k of each
- * byte to its bit 7): 10xxxxxx continues a character, 110xxxxx leads two bytes, 1110xxxx
- * three. The block is valid when the continuation bytes are exactly those the leads call for,
- * with no C0/C1 lead (overlong), no E0 followed by 80-9F (overlong) and no ED followed by
- * A0-BF (surrogates); a lead whose character runs past the block ends it early. */
-static inline size_t u8_block(uint64_t w) {
+/* The fast path for blocks of eight bytes: ASCII and two- and three-byte characters. Non-Latin
+ * text has a non-ASCII byte in nearly every block, and a test per character there cost 10-16
+ * instructions a byte (Russian, Hindi). Each byte's kind is read from its top bits, moved to
+ * bit 7 by shifts (w << k moves bit 7-k of each byte to bit 7): 10xxxxxx continues a
+ * character, 110xxxxx leads two bytes, 1110xxxx three. The bytes are valid when the
+ * continuation bytes are exactly those the leads call for (a character cut by the block's end
+ * carries its continuations into the next block), with no C0/C1 lead (overlong), no E0
+ * followed by 80-9F (overlong), no ED followed by A0-BF (surrogates). Anything else (a four-byte
+ * character, any error) stops the fast path at the start of the character where it could not
+ * go on, and the checks below take over there. Returns the new position. */
+static size_t u8_fast(const uint8_t *s, size_t i, size_t len) {
     const uint64_t H = U8_BYTES(0x80);
-    uint64_t hi = w & H, b6 = (w << 1) & H, b5 = (w << 2) & H, b4 = (w << 3) & H;
-    uint64_t cont = hi & ~b6, lead = hi & b6;
-    if (lead & b5 & b4) return 0; /* F0-FF: four bytes, or never valid */
-    uint64_t lead2 = lead & ~b5, lead3 = lead & b5;
-    /* a character that the block's end cuts: the block ends before its lead */
-    uint64_t cut = (lead2 & ((uint64_t)0x80 << 56)) | (lead3 & ((uint64_t)0x8080 << 48));
-    size_t n = cut ? (size_t)__builtin_ctzll(cut) >> 3 : 8;
-    uint64_t keep = n == 8 ? ~0ull : ((uint64_t)1 << (8 * n)) - 1;
-    lead2 &= keep;
-    lead3 &= keep;
-    uint64_t want = (lead2 << 8) | (lead3 << 8) | (lead3 << 16);
-    if (want & ~keep || (want ^ cont) & keep) return 0;
-    uint64_t e0 = lead3 & u8_zero(w & U8_BYTES(0x0F));
-    uint64_t ed = lead3 & u8_zero((w ^ U8_BYTES(0x0D)) & U8_BYTES(0x0F));
-    if ((lead2 & u8_zero(w & U8_BYTES(0x1E))) || ((e0 << 8) & ~b5) || ((ed << 8) & b5)) return 0;
-    return n;
+    uint64_t carry = 0; /* continuation bytes the last block's cut character calls for */
+    uint64_t e0_next = 0, ed_next = 0; /* ... when that character is led by E0, ED */
+    while (len - i >= 8) {
+        uint64_t w = u8_load(s + i);
+        if (!((w & H) | carry)) { /* ASCII: a loop of its own, so it keeps nothing else in registers */
+            do i += 8;
+            while (len - i >= 8 && !(u8_load(s + i) & H));
+            continue;
+        }
+        uint64_t hi = w & H, b6 = (w << 1) & H, b5 = (w << 2) & H;
+        uint64_t cont = hi & ~b6, lead = hi & b6;
+        uint64_t lead2 = lead & ~b5, lead3 = lead & b5;
+        if (((lead3 & (w << 3)) | ((lead2 << 8) | (lead3 << 8) | (lead3 << 16) | carry) ^ cont) & H) break;
+        if (lead2 & u8_zero(w & U8_BYTES(0x1E))) break; /* C0, C1 */
+        uint64_t e0 = 0, ed = 0;
+        if (lead3) {
+            e0 = lead3 & u8_zero(w & U8_BYTES(0x0F));
+            ed = lead3 & u8_zero((w ^ U8_BYTES(0x0D)) & U8_BYTES(0x0F));
+        }
+        /* the byte after E0 needs bit 5 set, after ED clear (the last block's too) */
+        if ((((e0 << 8) | e0_next) & ~b5) | (((ed << 8) | ed_next) & b5)) break;
+        e0_next = e0 >> 56;
+        ed_next = ed >> 56;
+        carry = (lead2 >> 56) | (lead3 >> 56) | (lead3 >> 48);
+        i += 8;
+    }
+    if (carry) /* back to the lead of the character the last block cut */
+        do i--;
+        while ((s[i] & 0xC0) == 0x80);
+    return i;
 }
 
 st_status st_utf8_validate(const char *text, size_t len, st_error *err) {
@@ -51,14 +64,7 @@ st_status st_utf8_validate(const char *text, size_t len, st_error *err) {
     st__error_clear(err);
     if (!text && len) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "text is NULL");
     while (i < len) {
-        /* eight bytes at a time: ASCII, and blocks of two- and three-byte characters */
-        while (len - i >= 8) {
-            uint64_t w = u8_load(s + i);
-            if (!(w & U8_BYTES(0x80))) { i += 8; continue; }
-            size_t n = u8_block(w);
-            if (!n) break;
-            i += n;
-        }
+        i = u8_fast(s, i, len); /* eight bytes at a time */
         if (i >= len) break;
         uint8_t b = s[i];
         if (b < 0x80) { i++; continue; }

@@ -118,7 +118,7 @@ ST_INLINE uint32_t st__rule_find(const st_rules *r, uint32_t left, uint32_t righ
  * with 8 bytes, so that read is in bounds too). Same hash as st__hash_bytes. */
 ST_INLINE uint32_t st__vocab_lookup_short(const st_vocab *v, const uint8_t *p, size_t n) {
     if (n == 2) return v->pair_ids[((uint32_t)p[0] << 8) | p[1]];
-    uint64_t mask = n >= 8 ? ~0ull : ((1ull << (8 * n)) - 1);
+    uint64_t mask = ~0ull >> (8 * (8 - n)); /* n is 1..8 */
     uint64_t w = st__load_le64(p) & mask;
     uint64_t h = st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
     uint64_t tag = h & 0xFFFFFFFF00000000ull;
@@ -146,7 +146,7 @@ ST_INLINE uint32_t st__vocab_lookup_short(const st_vocab *v, const uint8_t *p, s
  * and to memcmp cost more than the probe). The token's 16 bytes are in bounds too: it is at
  * least 9 bytes long and the packed block is padded with 8. */
 ST_INLINE uint32_t st__vocab_lookup_mid(const st_vocab *v, const uint8_t *p, size_t n) {
-    uint64_t mask = n >= 16 ? ~0ull : ((1ull << (8 * (n - 8))) - 1);
+    uint64_t mask = ~0ull >> (8 * (16 - n)); /* n is 9..16 */
     uint64_t w0 = st__load_le64(p), w1 = st__load_le64(p + 8) & mask;
     uint64_t h = ((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w0) * 0xFF51AFD7ED558CCDull;
     h ^= h >> 32;
