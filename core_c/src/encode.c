@@ -673,7 +673,13 @@ static st_status encode_piece_ranks(encoder *e, size_t a, size_t b, int looked, 
     int wants = wants_backtrack(p, n);
     const st_backtrack *bt = wants ? tables_for(e->enc, p, n) : NULL;
     if (!bt && !looked) {
-        uint32_t id = n <= 8 && e->text_len - a >= 8 ? st__vocab_lookup_short(v, p, n) : st__vocab_lookup(v, p, n);
+        uint32_t id;
+        if (n <= 8 && e->text_len - a >= 8) {
+            id = st__vocab_lookup_short(v, p, n);
+        } else { /* the hash is kept for the piece cache */
+            h = st__hash_bytes(p, n);
+            id = st__vocab_find(v, p, n, h);
+        }
         if (id != ST_NO_TOKEN) { put(e->o, id, a); return ST_OK; }
     }
     cache_ref cr;

@@ -167,9 +167,8 @@ ST_INLINE uint32_t st__vocab_lookup_short(const st_vocab *v, const uint8_t *p, s
     return st__vocab_probe(v, p, n, st__hash_short(p, n));
 }
 
-/* id of the ordinary token with exactly these bytes, or ST_NO_TOKEN. */
-ST_INLINE uint32_t st__vocab_lookup(const st_vocab *v, const uint8_t *p, size_t n) {
-    uint64_t h = st__hash_bytes(p, n);
+/* id of the ordinary token with exactly these bytes, whose st__hash_bytes is h, or ST_NO_TOKEN. */
+ST_INLINE uint32_t st__vocab_find(const st_vocab *v, const uint8_t *p, size_t n, uint64_t h) {
     uint64_t tag = h & 0xFFFFFFFF00000000ull;
     uint32_t i = (uint32_t)h & v->table_mask;
     for (uint32_t probes = 0; probes <= v->table_mask; probes++) {
@@ -182,6 +181,11 @@ ST_INLINE uint32_t st__vocab_lookup(const st_vocab *v, const uint8_t *p, size_t 
         i = (i + 1) & v->table_mask;
     }
     return ST_NO_TOKEN;
+}
+
+/* id of the ordinary token with exactly these bytes, or ST_NO_TOKEN. */
+ST_INLINE uint32_t st__vocab_lookup(const st_vocab *v, const uint8_t *p, size_t n) {
+    return st__vocab_find(v, p, n, st__hash_bytes(p, n));
 }
 
 ST_INLINE int st__vocab_is_special(const st_vocab *v, uint32_t id) {
