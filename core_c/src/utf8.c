@@ -38,7 +38,8 @@ static size_t u8_fast(const uint8_t *s, size_t i, size_t len) {
         uint64_t hi = w & H, b6 = (w << 1) & H, b5 = (w << 2) & H;
         uint64_t cont = hi & ~b6, lead = hi & b6;
         uint64_t lead2 = lead & ~b5, lead3 = lead & b5;
-        if (((lead3 & (w << 3)) | ((lead2 << 8) | (lead3 << 8) | (lead3 << 16) | carry) ^ cont) & H) break;
+        uint64_t want = (lead2 << 8) | (lead3 << 8) | (lead3 << 16) | carry;
+        if (((lead3 & (w << 3)) | (want ^ cont)) & H) break; /* F0-FF, or a continuation amiss */
         if (lead2 & u8_zero(w & U8_BYTES(0x1E))) break; /* C0, C1 */
         uint64_t e0 = 0, ed = 0;
         if (lead3) {
