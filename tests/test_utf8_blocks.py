@@ -69,7 +69,7 @@ def _oracle(data):
 
 def test_utf8_validate_matches_cpython_across_blocks(backend):
     b = supertok._get()
-    n = 300 if backend == "pywasm" else 20000
+    n = 150 if backend == "pywasm" else 20000
     bad = [(t.hex(), b.utf8_validate(t), _oracle(t)) for t in _texts(n, 12) if b.utf8_validate(t) != _oracle(t)]
     assert not bad, bad[:5]
     # and some of them were invalid, at many positions (the test can fail)
@@ -77,15 +77,16 @@ def test_utf8_validate_matches_cpython_across_blocks(backend):
     assert None in offsets and len(offsets) > 20
 
 
-@pytest.mark.parametrize("n", [8, 16, 17, 64, 1000])
+@pytest.mark.parametrize("n", [8, 16, 17, 64, 200])
 def test_utf8_validate_long_runs_of_each_length(backend, n):
     """Long runs of one character length, with one bad byte at each position of two blocks."""
     b = supertok._get()
-    for ch in ("a", "ж", "क", "😀", "aж", "жक", "a😀ж"):
+    slow = backend == "pywasm"  # an interpreter: a few of the characters and positions
+    for ch in ("ж", "a😀ж") if slow else ("a", "ж", "क", "😀", "aж", "жक", "a😀ж"):
         text = (ch * n).encode("utf-8")[: n * 2]
         cut = text[: len(text.decode("utf-8", "ignore").encode("utf-8"))]
         assert b.utf8_validate(cut) is None
-        for pos in range(min(len(cut), 16)):
+        for pos in range(0, min(len(cut), 16), 5 if slow else 1):
             for bad in (b"\xff", b"\x80", b"\xc0"):
                 t = cut[:pos] + bad + cut[pos + 1:]
                 assert b.utf8_validate(t) == _oracle(t), (t.hex(), pos)
