@@ -26,6 +26,9 @@ typedef struct st__piece_iter {
 
 void st__pieces_init(st__piece_iter *it, const struct st_pretokenizer *pt, const uint8_t *s, size_t len);
 size_t st__pieces_next(st__piece_iter *it);
+/* The ends of up to cap next pieces (cap >= 1), in ends[0..); their number (0 only at the end
+ * of the text). The same pieces as st__pieces_next gives, with no call per piece. */
+size_t st__pieces_fill(st__piece_iter *it, size_t *ends, size_t cap);
 
 /* Fill a pre-tokenizer in place (no allocation): used by handles that embed one. */
 st_status st__pretokenizer_init(struct st_pretokenizer *pt, int pattern, uint32_t flags, const char *scripts,

@@ -2,19 +2,70 @@
  * can decode without bounds or validity checks. */
 #include "internal.h"
 
+#define U8_BYTES(x) (0x0101010101010101ull * (uint64_t)(x))
+
+/* The eight bytes at p as a little-endian word on any host (one load where the host is
+ * little-endian: compilers fold the shifts). */
+static inline uint64_t u8_load(const uint8_t *p) {
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+}
+
+/* Bit 7 of each byte of x (every byte of x below 0x80) that is zero. */
+static inline uint64_t u8_zero(uint64_t x) { return ~((x + U8_BYTES(0x7F)) | x) & U8_BYTES(0x80); }
+
+/* The fast path for blocks of eight bytes: ASCII and two- and three-byte characters. Non-Latin
+ * text has a non-ASCII byte in nearly every block, and a test per character there cost 10-16
+ * instructions a byte (Russian, Hindi). Each byte's kind is read from its top bits, moved to
+ * bit 7 by shifts (w << k moves bit 7-k of each byte to bit 7): 10xxxxxx continues a
+ * character, 110xxxxx leads two bytes, 1110xxxx three. The bytes are valid when the
+ * continuation bytes are exactly those the leads call for (a character cut by the block's end
+ * carries its continuations into the next block), with no C0/C1 lead (overlong), no E0
+ * followed by 80-9F (overlong), no ED followed by A0-BF (surrogates). Anything else (a four-byte
+ * character, any error) stops the fast path at the start of the character where it could not
+ * go on, and the checks below take over there. Returns the new position. */
+static size_t u8_fast(const uint8_t *s, size_t i, size_t len) {
+    const uint64_t H = U8_BYTES(0x80);
+    uint64_t carry = 0; /* continuation bytes the last block's cut character calls for */
+    uint64_t e0_next = 0, ed_next = 0; /* ... when that character is led by E0, ED */
+    while (len - i >= 8) {
+        uint64_t w = u8_load(s + i);
+        if (!((w & H) | carry)) { /* ASCII: a loop of its own, so it keeps nothing else in registers */
+            do i += 8;
+            while (len - i >= 8 && !(u8_load(s + i) & H));
+            continue;
+        }
+        uint64_t hi = w & H, b6 = (w << 1) & H, b5 = (w << 2) & H;
+        uint64_t cont = hi & ~b6, lead = hi & b6;
+        uint64_t lead2 = lead & ~b5, lead3 = lead & b5;
+        uint64_t want = (lead2 << 8) | (lead3 << 8) | (lead3 << 16) | carry;
+        if (((lead3 & (w << 3)) | (want ^ cont)) & H) break; /* F0-FF, or a continuation amiss */
+        if (lead2 & u8_zero(w & U8_BYTES(0x1E))) break; /* C0, C1 */
+        uint64_t e0 = 0, ed = 0;
+        if (lead3) {
+            e0 = lead3 & u8_zero(w & U8_BYTES(0x0F));
+            ed = lead3 & u8_zero((w ^ U8_BYTES(0x0D)) & U8_BYTES(0x0F));
+        }
+        /* the byte after E0 needs bit 5 set, after ED clear (the last block's too) */
+        if ((((e0 << 8) | e0_next) & ~b5) | (((ed << 8) | ed_next) & b5)) break;
+        e0_next = e0 >> 56;
+        ed_next = ed >> 56;
+        carry = (lead2 >> 56) | (lead3 >> 56) | (lead3 >> 48);
+        i += 8;
+    }
+    if (carry) /* back to the lead of the character the last block cut */
+        do i--;
+        while ((s[i] & 0xC0) == 0x80);
+    return i;
+}
+
 st_status st_utf8_validate(const char *text, size_t len, st_error *err) {
     const uint8_t *s = (const uint8_t *)text;
     size_t i = 0;
     st__error_clear(err);
     if (!text && len) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "text is NULL");
     while (i < len) {
-        /* ASCII fast path, 8 bytes at a time */
-        while (i + 8 <= len) {
-            uint64_t w;
-            st__memcpy(&w, s + i, 8);
-            if (w & 0x8080808080808080ull) break;
-            i += 8;
-        }
+        i = u8_fast(s, i, len); /* eight bytes at a time */
         if (i >= len) break;
         uint8_t b = s[i];
         if (b < 0x80) { i++; continue; }

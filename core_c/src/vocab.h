@@ -113,14 +113,34 @@ ST_INLINE uint32_t st__rule_find(const st_rules *r, uint32_t left, uint32_t righ
 #define ST_HASH_SEED 0x9E3779B97F4A7C15ull
 #define ST_HASH_LEN 0xD6E8FEB86659FD93ull
 
-/* Lookup of a key of 1..8 bytes whose 8 bytes at p may all be read (the caller pads): the key
- * is one masked word, compared with one masked word of the token (the packed block is padded
- * with 8 bytes, so that read is in bounds too). Same hash as st__hash_bytes. */
-ST_INLINE uint32_t st__vocab_lookup_short(const st_vocab *v, const uint8_t *p, size_t n) {
-    if (n == 2) return v->pair_ids[((uint32_t)p[0] << 8) | p[1]];
-    uint64_t mask = n >= 8 ? ~0ull : ((1ull << (8 * n)) - 1);
-    uint64_t w = st__load_le64(p) & mask;
-    uint64_t h = st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
+/* Lookups of short keys whose bytes are read as whole words (the caller pads: 8 bytes at p
+ * readable for a key of 1..8 bytes, 16 for 9..16), each a hash (the same value as
+ * st__hash_bytes, so the piece cache can take it) and a probe; the encoder computes the hashes
+ * of a batch of pieces and prefetches their slots before it probes any. A token's bytes are
+ * compared as words too: the packed block is padded with 8 bytes, and a token of 9..16 bytes
+ * has its 16 in bounds. */
+ST_INLINE uint64_t st__hash_short(const uint8_t *p, size_t n) { /* n is 1..8 */
+    uint64_t w = st__load_le64(p) & (~0ull >> (8 * (8 - n)));
+    return st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
+}
+
+ST_INLINE uint64_t st__hash_mid(const uint8_t *p, size_t n) { /* n is 9..16: st__hash_bytes unrolled */
+    uint64_t w1 = st__load_le64(p + 8) & (~0ull >> (8 * (16 - n)));
+    uint64_t h = ((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ st__load_le64(p)) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
+    if (n < 16) return st__mix64(h ^ w1);
+    h = (h ^ w1) * 0xFF51AFD7ED558CCDull; /* a second whole word, then an empty tail */
+    h ^= h >> 32;
+    return st__mix64(h);
+}
+
+/* The slot the probe for hash h starts at (to prefetch). */
+ST_INLINE const uint64_t *st__vocab_slot(const st_vocab *v, uint64_t h) { return &v->table[(uint32_t)h & v->table_mask]; }
+
+/* The id of p[0..n) (n 1..16, padded as above) whose hash is h, or ST_NO_TOKEN. */
+ST_INLINE uint32_t st__vocab_probe(const st_vocab *v, const uint8_t *p, size_t n, uint64_t h) {
+    uint64_t m0 = n >= 8 ? ~0ull : ~0ull >> (8 * (8 - n)), m1 = n <= 8 ? 0 : ~0ull >> (8 * (16 - n));
+    uint64_t w0 = st__load_le64(p) & m0, w1 = n > 8 ? st__load_le64(p + 8) & m1 : 0;
     uint64_t tag = h & 0xFFFFFFFF00000000ull;
     uint32_t i = (uint32_t)h & v->table_mask;
     for (uint32_t probes = 0; probes <= v->table_mask; probes++) {
@@ -129,9 +149,10 @@ ST_INLINE uint32_t st__vocab_lookup_short(const st_vocab *v, const uint8_t *p, s
         if ((slot & 0xFFFFFFFF00000000ull) == tag) {
             uint32_t id = (uint32_t)slot - 1;
             if (id < v->n_ids) {
-                uint32_t a = v->offsets[id];
-                if (v->offsets[id + 1] - a == n && a <= v->bytes_len &&
-                    (st__load_le64(v->bytes + a) & mask) == w)
+                uint32_t a = v->offsets[id], b = v->offsets[id + 1]; /* an image's: checked */
+                const uint8_t *t = v->bytes + a;
+                if (b - a == n && b <= v->bytes_len && (st__load_le64(t) & m0) == w0 &&
+                    (n <= 8 || (st__load_le64(t + 8) & m1) == w1))
                     return id;
             }
         }
@@ -140,9 +161,14 @@ ST_INLINE uint32_t st__vocab_lookup_short(const st_vocab *v, const uint8_t *p, s
     return ST_NO_TOKEN;
 }
 
-/* id of the ordinary token with exactly these bytes, or ST_NO_TOKEN. */
-ST_INLINE uint32_t st__vocab_lookup(const st_vocab *v, const uint8_t *p, size_t n) {
-    uint64_t h = st__hash_bytes(p, n);
+/* Lookup of a key of 1..8 bytes whose 8 bytes at p may all be read. */
+ST_INLINE uint32_t st__vocab_lookup_short(const st_vocab *v, const uint8_t *p, size_t n) {
+    if (n == 2) return v->pair_ids[((uint32_t)p[0] << 8) | p[1]];
+    return st__vocab_probe(v, p, n, st__hash_short(p, n));
+}
+
+/* id of the ordinary token with exactly these bytes, whose st__hash_bytes is h, or ST_NO_TOKEN. */
+ST_INLINE uint32_t st__vocab_find(const st_vocab *v, const uint8_t *p, size_t n, uint64_t h) {
     uint64_t tag = h & 0xFFFFFFFF00000000ull;
     uint32_t i = (uint32_t)h & v->table_mask;
     for (uint32_t probes = 0; probes <= v->table_mask; probes++) {
@@ -155,6 +181,11 @@ ST_INLINE uint32_t st__vocab_lookup(const st_vocab *v, const uint8_t *p, size_t 
         i = (i + 1) & v->table_mask;
     }
     return ST_NO_TOKEN;
+}
+
+/* id of the ordinary token with exactly these bytes, or ST_NO_TOKEN. */
+ST_INLINE uint32_t st__vocab_lookup(const st_vocab *v, const uint8_t *p, size_t n) {
+    return st__vocab_find(v, p, n, st__hash_bytes(p, n));
 }
 
 ST_INLINE int st__vocab_is_special(const st_vocab *v, uint32_t id) {
