@@ -981,7 +981,7 @@ st_status st__vocab_parse_compact(st_vocab *v, const st_allocator *a, const uint
      * are read again: a special id among the ordinary ones has length 0 here) */
     size_t lp = CVC_HEADER, bp = pos;
     for (uint32_t id = 0; id < n_lens; id++) {
-        uint32_t l;
+        uint32_t l = 0;
         (void)read_leb(img, len, &lp, &l);
         if (!l) continue;
         st__memcpy(b.bytes + b.offsets[id], img + bp, l);
