@@ -109,7 +109,9 @@ test("the packaged assets are the Python package's bytes and load outside the re
       }
     }
     // a child process: a fresh module instance, which can only find the copies
-    const out = execFileSync(process.execPath, ["--input-type=module", "-e",
+    // (under Deno, process.execPath is deno: `deno eval` runs the same code as a module)
+    const isDeno = typeof Deno !== "undefined";
+    const out = execFileSync(process.execPath, [...(isDeno ? ["eval"] : ["--input-type=module", "-e"]),
       `import * as st from ${JSON.stringify("file://" + join(dir, "supertok.mjs"))};
        const e = await st.getEncoding("o200k_base"); const w = await st.createWorker();
        console.log(JSON.stringify([Array.from(e.encode("hello world")), Array.from(await w.encode("cl100k_base", "hello world"))]));
