@@ -88,6 +88,9 @@ export declare class Encoding extends Handle {
   /** The bytes of one token (a UBE model's ordinary token: its symbols, 2 bytes each). */
   decodeSingleTokenBytes(id: number): Uint8Array;
   incrementalDecoder(options?: DecodeOptions): IncrementalDecoder;
+  /** The compact image of the ordinary tokens (st_encoding_save_compact), for
+   * loadEncoding({compact}); rank vocabularies only. */
+  saveCompact(): Uint8Array;
 }
 
 /** Streaming decoding of ids: each add() returns the characters completed so far. */
@@ -117,13 +120,22 @@ export declare const _C: Readonly<Record<string, number>>;
 /** Load the wasm module (once). source: its bytes, a compiled module or a URL; default: the
  * packaged supertok.wasm. The other loaders call it. */
 export declare function init(source?: BufferSource | WebAssembly.Module | URL | string): Promise<unknown>;
-/** A shipped encoding, loaded once: "o200k_base", "cl100k_base", "p50k_base", "r50k_base",
- * "gpt2", "p50k_edit", "o200k_harmony". options.vocab: a directory URL holding <name>.tiktoken and <name>.json. */
-export declare function getEncoding(name: string, options?: { vocab?: string | URL }): Promise<Encoding>;
-/** An encoding from a tiktoken rank file's bytes. */
+/** Where getEncoding reads a shipped encoding from. format "compact" (default): the compact
+ * image <name>.stvc and manifest.json (the package's compact/); "tiktoken": <name>.tiktoken and
+ * <name>.json (the package's vocab/). vocab: a directory URL holding them instead. */
+export interface GetEncodingOptions {
+  vocab?: string | URL;
+  format?: "compact" | "tiktoken";
+}
+/** A shipped encoding, loaded once, when first asked for: "o200k_base", "cl100k_base",
+ * "p50k_base", "r50k_base", "gpt2", "p50k_edit", "o200k_harmony". */
+export declare function getEncoding(name: string, options?: GetEncodingOptions): Promise<Encoding>;
+/** An encoding from a tiktoken rank file's bytes or a compact image's (give one of ranks and
+ * compact); a URL is fetched (file: URLs read in Node). */
 export declare function loadEncoding(spec: {
   name?: string;
-  ranks: BufferSource | string | URL;
+  ranks?: BufferSource | string | URL;
+  compact?: BufferSource | URL;
   specialTokens?: Record<string, number>;
   patStr: string;
 }): Promise<Encoding>;
@@ -133,7 +145,7 @@ export declare function listEncodingNames(): string[];
 /** The encoding name tiktoken 0.14 maps a model name to (RangeError if none). */
 export declare function encodingNameForModel(modelName: string): string;
 /** getEncoding(encodingNameForModel(modelName)). */
-export declare function encodingForModel(modelName: string, options?: { vocab?: string | URL }): Promise<Encoding>;
+export declare function encodingForModel(modelName: string, options?: GetEncodingOptions): Promise<Encoding>;
 /** Pieces of text (a lone surrogate: RangeError). */
 export declare function pretokenize(text: string, options?: PretokenizeOptions): string[];
 /** [start, end) UTF-16 offsets of the pieces of text. */

@@ -596,6 +596,23 @@ export class Encoding extends Handle {
   get eotToken() { return this.#specials.get("<|endoftext|>"); }
   isSpecialToken(id) { return this.#byId.has(id); }
 
+  /** The compact image of this encoding's ordinary tokens (st_encoding_save_compact): what
+   * loadEncoding({compact}) loads, with the special tokens and patStr given there. Rank
+   * vocabularies only (a SupertokError ST_ERR_INVALID_ARGUMENT for a merge-rules model). */
+  saveCompact() {
+    const h = this._ptr;
+    const st = rt.ex.st_encoding_save_compact(h, 0, 0, rt.scratch, rt.err); // the size query
+    if (st !== C.ST_ERR_BUFFER_TOO_SMALL) check(st, "saveCompact");
+    const size = u32at(rt.scratch);
+    const p = alloc(size);
+    try {
+      check(rt.ex.st_encoding_save_compact(h, p, size, rt.scratch, rt.err), "saveCompact");
+      return mem8().slice(p, p + size);
+    } finally {
+      rt.ex.st_free(p);
+    }
+  }
+
   /** The core's st_special_policy for tiktoken's options: a pointer in the module (cached per
    * option set), plus the strings that are no special token of the encoding (disallowed: found
    * here, as Python's package does, since the core knows only tokens). */
@@ -825,28 +842,40 @@ function patternFromRegex(patStr) {
   return u32at(rt.scratch);
 }
 
-/** An Encoding from a tiktoken rank file (lines "base64(token) rank"): {name, ranks
- * (its bytes: Uint8Array | ArrayBuffer | string, or a URL to read), specialTokens ({text: id}), patStr (one of tiktoken's
- * pat_str regexes)}. Loads the wasm module first if needed (init()). */
-export async function loadEncoding({ name, ranks, specialTokens = {}, patStr }) {
+/** An Encoding from a tiktoken rank file (lines "base64(token) rank") or from a compact image
+ * (.stvc, what Encoding.saveCompact() and the package's compact/ files hold): {name, ranks or
+ * compact (its bytes: Uint8Array | ArrayBuffer | string for ranks, or a URL to read: http(s):,
+ * or file: in Node), specialTokens ({text: id}), patStr (one of tiktoken's pat_str regexes)}.
+ * Loads the wasm module first if needed (init()). */
+export async function loadEncoding({ name, ranks, compact, specialTokens = {}, patStr }) {
+  if ((ranks == null) === (compact == null)) throw new TypeError("loadEncoding: give ranks or compact (one of them)");
   await init();
   if (ranks instanceof URL) ranks = await readUrl(ranks);
-  return makeEncoding({ name, ranks: toBytes(ranks, "ranks"), specialTokens, patStr });
+  if (compact instanceof URL) compact = await readUrl(compact);
+  return ranks != null
+    ? makeEncoding({ name, ranks: toBytes(ranks, "ranks"), specialTokens, patStr })
+    : makeEncoding({ name, compact: toBytes(compact, "compact"), specialTokens, patStr });
 }
 
-function makeEncoding({ name, ranks, specialTokens, patStr }) {
+/** The core builds the encoding from the vocabulary's bytes: the rank file's parser
+ * (st_encoding_new_tiktoken) or the compact image's (st_encoding_new_compact); this layer only
+ * copies the bytes into the module. */
+function makeEncoding({ name, ranks, compact, specialTokens, patStr }) {
   const specials = new Map(Object.entries(specialTokens));
+  const data = ranks ?? compact;
   try {
     const pid = patternFromRegex(patStr);
     const pt = pretokenizer(Object.keys(PATTERNS).find((k) => PATTERNS[k] === pid), false, null);
-    const rp = alloc(ranks.length);
-    mem8().set(ranks, rp);
+    const rp = alloc(data.length);
+    mem8().set(data, rp);
     const spec = utf8Encoder.encode(specialsText(specials));
     const sp = putBytes(IN, spec);
     const sl = spec.length;
-    const st = rt.ex.st_encoding_new_tiktoken(rp, ranks.length, sp, sl, pt, 0, rt.scratch, rt.err);
+    const make = ranks ? rt.ex.st_encoding_new_tiktoken : rt.ex.st_encoding_new_compact;
+    const st = make(rp, data.length, sp, sl, pt, 0, rt.scratch, rt.err);
     rt.ex.st_free(rp);
-    if (st !== C.ST_OK) throw coreError(undefined, name === undefined ? "rank file" : `rank file of ${name}`);
+    const what = ranks ? "rank file" : "compact vocabulary";
+    if (st !== C.ST_OK) throw coreError(undefined, name === undefined ? what : `${what} of ${name}`);
     return new Encoding(u32at(rt.scratch), { name, specials, alphabet: "bytes", patternId: pid });
   } finally {
     done();
@@ -866,26 +895,67 @@ async function sha256Hex(bytes) {
 export function listEncodingNames() { return [...ENCODING_NAMES]; }
 
 /** A shipped encoding ("o200k_base", "cl100k_base", "p50k_base", "r50k_base", "gpt2",
- * "p50k_edit", "o200k_harmony"), loaded once: its rank file and metadata are read from the package (Node: the
- * files; a browser: fetched relative to this module), the rank file checked against its sha256.
- * options.vocab: a directory URL to read them from instead. */
+ * "p50k_edit", "o200k_harmony"), loaded once and only when asked for (each encoding its own
+ * files). By default from the compact images (compact/<name>.stvc and compact/manifest.json,
+ * beside this module: Node reads the files, a browser fetches them), checked against the
+ * manifest's sha256. options.format "tiktoken": from the rank files instead (vocab/<name>.tiktoken
+ * and vocab/<name>.json). options.vocab: a directory URL to read them from instead of the
+ * package's (the compact format: manifest.json and <name>.stvc; tiktoken: <name>.json and
+ * <name>.tiktoken). */
 export function getEncoding(name, options = {}) {
-  const key = `${name}\u0000${options.vocab ?? ""}`;
+  const format = options.format ?? "compact";
+  if (format !== "compact" && format !== "tiktoken") {
+    return Promise.reject(new RangeError(`format must be "compact" or "tiktoken", not ${JSON.stringify(format)}`));
+  }
+  const key = `${name}\u0000${format}\u0000${options.vocab ?? ""}`;
   let p = cache.get(key);
   if (p === undefined) {
-    p = loadShipped(name, options.vocab);
+    p = format === "compact" ? loadShippedCompact(name, options.vocab) : loadShipped(name, options.vocab);
     cache.set(key, p);
     p.catch(() => cache.delete(key));
   }
   return p;
 }
 
-async function loadShipped(name, vocab) {
-  let base = name, specials = null;
-  if (Object.hasOwn(DERIVED, name)) [base, specials] = DERIVED[name];
-  else if (!SHIPPED.includes(name)) {
+function shippedBase(name) {
+  if (Object.hasOwn(DERIVED, name)) return DERIVED[name];
+  if (!SHIPPED.includes(name)) {
     throw new RangeError(`Unknown encoding ${name}.\nsupertok ships: ${ENCODING_NAMES.join(", ")}`);
   }
+  return [name, null];
+}
+
+const manifests = new Map(); // directory -> Promise of its manifest.json
+
+async function loadShippedCompact(name, vocab) {
+  const [base, specials] = shippedBase(name);
+  const read = vocab == null ? (f) => readAsset(`compact/${f}`) : (f) => readUrl(new URL(f, vocab));
+  const mkey = vocab == null ? "" : String(vocab);
+  let mp = manifests.get(mkey);
+  if (mp === undefined) {
+    mp = read("manifest.json").then((b) => JSON.parse(utf8Decoder.decode(b)));
+    manifests.set(mkey, mp);
+    mp.catch(() => manifests.delete(mkey));
+  }
+  const [, manifest, image] = await Promise.all([init(), mp, read(`${base}.stvc`)]);
+  const meta = manifest[base];
+  if (meta === undefined) throw new Error(`manifest.json lists no ${base}`);
+  const digest = sha256Hex(image);
+  let enc;
+  try {
+    enc = makeEncoding({ name, compact: image, specialTokens: specials ?? meta.special_tokens, patStr: meta.pat_str });
+  } finally {
+    const got = await digest;
+    if (got !== meta.sha256) {
+      enc?.free();
+      throw new Error(`${base}.stvc: sha256 is ${got}, expected ${meta.sha256}: the file is damaged or not the published one`);
+    }
+  }
+  return enc;
+}
+
+async function loadShipped(name, vocab) {
+  const [base, specials] = shippedBase(name);
   const read = vocab == null ? (f) => readAsset(`vocab/${f}`) : (f) => readUrl(new URL(f, vocab));
   const [, metaBytes, ranks] = await Promise.all([init(), read(`${base}.json`), read(`${base}.tiktoken`)]);
   const meta = JSON.parse(utf8Decoder.decode(metaBytes));

@@ -298,6 +298,22 @@ ST_API st_status st_encoding_save_image(const st_encoding *enc, uint8_t *out, si
 ST_API st_status st_encoding_from_image(const void *image, size_t len, const st_allocator *alloc,
                                         st_encoding **out, st_error *err);
 
+/* The compact image of a rank vocabulary, for downloads (the web's vocabularies): the ordinary
+ * tokens' byte lengths (LEB128, id order; 0 for an id that is no ordinary token) and their
+ * bytes, nothing derived (no table, no index, no base64), so it gzips to about 60% of the rank
+ * file. The special tokens and the pre-tokenizer are not in it: they are given at load, as to
+ * st_encoding_new_tiktoken. Size query with cap 0 (ST_ERR_BUFFER_TOO_SMALL, *size set); a
+ * merge-rules or UBE model gives ST_ERR_INVALID_ARGUMENT. */
+ST_API st_status st_encoding_save_compact(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size,
+                                          st_error *err);
+/* An encoding from a compact image, with specials and pt as for st_encoding_new_tiktoken: the
+ * tables are built at load (the same ones, the same ids, as from the rank file it was saved
+ * from); the image is not kept. A damaged image: ST_ERR_MALFORMED_MODEL with the byte offset of
+ * what is wrong (unit ST_UNIT_BYTE, input 0); a bad specials line: its line, input 1. */
+ST_API st_status st_encoding_new_compact(const uint8_t *image, size_t len, const char *specials,
+                                         size_t specials_len, const st_pretokenizer *pt,
+                                         const st_allocator *alloc, st_encoding **out, st_error *err);
+
 /* max id + 1 (ordinary and special ids). */
 ST_API uint32_t st_encoding_n_vocab(const st_encoding *enc);
 /* The number of special tokens, and the id of the i-th (sorted by id). */

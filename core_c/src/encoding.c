@@ -69,6 +69,21 @@ st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const ch
     return encoding_finish(enc, st, out);
 }
 
+st_status st_encoding_new_compact(const uint8_t *image, size_t len, const char *specials, size_t specials_len,
+                                  const st_pretokenizer *pt, const st_allocator *alloc, st_encoding **out,
+                                  st_error *err) {
+    st__error_clear(err);
+    if (!out || !pt || !image || (!specials && specials_len))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, pt ? NULL : "no pre-tokenizer");
+    *out = NULL;
+    st_encoding *enc;
+    st_status st = encoding_start(alloc, pt, ST__KIND_RANKS, &enc, err);
+    if (st != ST_OK) return st;
+    enc->lazy->bt_state = BT_NOT_BUILT; /* its own tables, as from the rank file */
+    st = st__vocab_parse_compact(&enc->vocab, &enc->alloc, image, len, specials, specials_len, err);
+    return encoding_finish(enc, st, out);
+}
+
 st_status st__encoding_new_rules(int alphabet, const uint32_t *merges, size_t n_merges, const uint32_t *supers,
                                  size_t n_super, const char *specials, size_t specials_len, const st_pretokenizer *pt,
                                  const st_allocator *alloc, st_encoding **out, st_error *err) {
@@ -116,6 +131,18 @@ st_status st_encoding_save_image(const st_encoding *enc, uint8_t *out, size_t ca
     *size = st__vocab_image_size(&enc->vocab);
     if (*size > cap) return st__error_status(err, ST_ERR_BUFFER_TOO_SMALL);
     st__vocab_image_write(&enc->vocab, (uint32_t)enc->pt.pattern, out);
+    return ST_OK;
+}
+
+st_status st_encoding_save_compact(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size, st_error *err) {
+    st__error_clear(err);
+    if (!enc || !size || (!out && cap)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
+    if (enc->kind != ST__KIND_RANKS || enc->vocab.alphabet != ST_ALPHABET_BYTES)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "compact images hold rank vocabularies only");
+    *size = st__vocab_compact_size(&enc->vocab);
+    if (*size > cap) return st__error_status(err, ST_ERR_BUFFER_TOO_SMALL);
+    st__vocab_compact_write(&enc->vocab, out);
     return ST_OK;
 }
 

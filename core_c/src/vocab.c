@@ -258,6 +258,101 @@ static st_status fill_specials(const uint8_t *ss, size_t len, const uint32_t *of
     return ST_OK;
 }
 
+/* The arrays of a rank vocabulary, in one allocation (both loaders, the rank file's and the
+ * compact image's, fill the same layout). */
+typedef struct vocab_block {
+    uint8_t *block;
+    size_t total;
+    uint32_t *offsets, *special_ids, *extra, *pair_ids;
+    uint64_t *table;
+    uint8_t *bytes;
+    uint32_t cap; /* table slots, a power of two */
+} vocab_block;
+
+/* n_ids ids, n_ordinary of them in the table, up to n_special_lines special strings, bytes in
+ * all; zeroed, pair_ids all ST_NO_TOKEN. */
+static st_status vocab_alloc(vocab_block *b, const st_allocator *a, uint32_t n_ids, size_t n_ordinary,
+                             size_t n_special_lines, uint64_t bytes, st_error *err) {
+    uint32_t cap = 1;
+    while (cap < 2 * n_ordinary) cap <<= 1; /* about half full */
+    size_t off_size = align8(((size_t)n_ids + 1) * 4);
+    size_t tab_size = (size_t)cap * 8;
+    size_t spec_size = align8(n_special_lines * 4);
+    size_t extra_size = align8(n_special_lines * 12); /* room for every special line to be a further string */
+    size_t pair_size = 65536 * 4;
+    size_t bytes_size = align8((size_t)bytes) + 8; /* + 8: see st__vocab_lookup_short */
+    size_t total = off_size + tab_size + spec_size + extra_size + pair_size + bytes_size;
+    uint8_t *block = (uint8_t *)st__alloc(a, total);
+    if (!block) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    st__memset(block, 0, total);
+    b->block = block;
+    b->total = total;
+    b->cap = cap;
+    b->offsets = (uint32_t *)(void *)block;
+    b->table = (uint64_t *)(void *)(block + off_size);
+    b->special_ids = (uint32_t *)(void *)(block + off_size + tab_size);
+    b->extra = (uint32_t *)(void *)(block + off_size + tab_size + spec_size);
+    b->pair_ids = (uint32_t *)(void *)(block + off_size + tab_size + spec_size + extra_size);
+    b->bytes = block + off_size + tab_size + spec_size + extra_size + pair_size;
+    st__memset(b->pair_ids, 0xFF, pair_size);
+    return ST_OK;
+}
+
+/* The specials' lengths into b->offsets (fill_special_lengths, with its scratch bit set). */
+static st_status special_lengths(vocab_block *b, const st_allocator *a, const uint8_t *ss, size_t specials_len,
+                                 uint32_t n_ids, uint32_t *n_extra, st_error *err) {
+    *n_extra = 0;
+    if (!specials_len) return ST_OK;
+    size_t seen_size = (((size_t)n_ids + 63) / 64) * 8;
+    uint64_t *seen = (uint64_t *)st__alloc(a, seen_size);
+    if (!seen) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    st__memset(seen, 0, seen_size);
+    st_status st = fill_special_lengths(ss, specials_len, b->offsets, seen, b->extra, n_extra, err);
+    st__free(a, seen, seen_size);
+    return st;
+}
+
+/* Hand the filled block to v (the table is filled after, by index_token). */
+static void vocab_adopt(st_vocab *v, const vocab_block *b, uint32_t n_ids, uint32_t n_ordinary, uint32_t n_special,
+                        uint32_t n_extra, uint64_t bytes) {
+    v->n_ids = n_ids;
+    v->n_ordinary = n_ordinary;
+    v->n_special = n_special;
+    v->n_extra = n_extra;
+    v->extra = b->extra;
+    v->table_mask = b->cap - 1;
+    v->bytes_len = bytes;
+    v->offsets = b->offsets;
+    v->bytes = b->bytes;
+    v->table = b->table;
+    v->special_ids = b->special_ids;
+    v->pair_ids = b->pair_ids;
+    v->owned = b->block;
+    v->owned_size = b->total;
+}
+
+/* Put ordinary token id into the table (and pair_ids if it is two bytes): ST_NO_TOKEN, or the
+ * id of an earlier token with the same bytes (then nothing is inserted). */
+static uint32_t index_token(st_vocab *v, const vocab_block *b, uint32_t id) {
+    const uint8_t *p = b->bytes + b->offsets[id];
+    size_t len = b->offsets[id + 1] - b->offsets[id];
+    uint32_t earlier = st__vocab_lookup(v, p, len);
+    if (earlier != ST_NO_TOKEN) return earlier;
+    if (len == 2) b->pair_ids[((uint32_t)p[0] << 8) | p[1]] = id;
+    uint64_t h = st__hash_bytes(p, len);
+    uint32_t i = (uint32_t)h & (b->cap - 1);
+    while (b->table[i]) i = (i + 1) & (b->cap - 1);
+    b->table[i] = (h & 0xFFFFFFFF00000000ull) | ((uint64_t)id + 1);
+    return ST_NO_TOKEN;
+}
+
+static void fill_byte_ids(st_vocab *v) {
+    for (int b = 0; b < 256; b++) {
+        uint8_t c = (uint8_t)b;
+        v->byte_ids[b] = st__vocab_lookup(v, &c, 1);
+    }
+}
+
 st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const char *ranks, size_t ranks_len,
                                    const char *specials, size_t specials_len, st_error *err) {
     const uint8_t *rs = (const uint8_t *)ranks, *ss = (const uint8_t *)specials;
@@ -283,91 +378,42 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
     }
     if (tr.bytes + ts.bytes > 0xFFFFFFFFull) return line_error(err, rs, 0, 0, "the tokens hold 4 GB or more");
     uint32_t n_ids = max_id + 1;
-    uint32_t cap = 1;
-    while (cap < 2 * tr.count) cap <<= 1; /* about half full */
-    size_t off_size = align8(((size_t)n_ids + 1) * 4);
-    size_t tab_size = (size_t)cap * 8;
-    size_t spec_size = align8(ts.count * 4);
-    size_t extra_size = align8(ts.count * 12); /* room for every special line to be a further string */
-    size_t seen_size = ts.count ? (((size_t)n_ids + 63) / 64) * 8 : 0; /* scratch, freed below */
-    size_t pair_size = 65536 * 4;
-    size_t bytes_size = align8((size_t)(tr.bytes + ts.bytes)) + 8; /* + 8: see st__vocab_lookup_short */
-    size_t total = off_size + tab_size + spec_size + extra_size + pair_size + bytes_size;
-    uint8_t *block = (uint8_t *)st__alloc(a, total);
-    if (!block) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-    st__memset(block, 0, total);
-    uint32_t *offsets = (uint32_t *)(void *)block;
-    uint64_t *table = (uint64_t *)(void *)(block + off_size);
-    uint32_t *special_ids = (uint32_t *)(void *)(block + off_size + tab_size);
-    uint32_t *extra = (uint32_t *)(void *)(block + off_size + tab_size + spec_size);
-    uint32_t *pair_ids = (uint32_t *)(void *)(block + off_size + tab_size + spec_size + extra_size);
-    uint8_t *bytes = block + off_size + tab_size + spec_size + extra_size + pair_size;
-    st__memset(pair_ids, 0xFF, pair_size);
+    vocab_block b;
+    st = vocab_alloc(&b, a, n_ids, tr.count, ts.count, tr.bytes + ts.bytes, err);
+    if (st != ST_OK) return st;
 
     uint32_t n_special = 0, n_extra = 0;
-    st = fill_lengths(rs, ranks_len, offsets, 0, err);
-    if (st == ST_OK && specials_len) {
-        uint64_t *seen = (uint64_t *)st__alloc(a, seen_size);
-        if (!seen) st = st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-        else {
-            st__memset(seen, 0, seen_size);
-            st = fill_special_lengths(ss, specials_len, offsets, seen, extra, &n_extra, err);
-            st__free(a, seen, seen_size);
-        }
-    }
-    if (st != ST_OK) { st__free(a, block, total); return st; }
-    if (specials_len) n_special = sorted_special_ids(ss, specials_len, special_ids);
-    for (uint32_t i = 0; i < n_ids; i++) offsets[i + 1] += offsets[i];
-    fill_bytes(rs, ranks_len, offsets, bytes);
+    st = fill_lengths(rs, ranks_len, b.offsets, 0, err);
+    if (st == ST_OK) st = special_lengths(&b, a, ss, specials_len, n_ids, &n_extra, err);
+    if (st != ST_OK) { st__free(a, b.block, b.total); return st; }
+    if (specials_len) n_special = sorted_special_ids(ss, specials_len, b.special_ids);
+    for (uint32_t i = 0; i < n_ids; i++) b.offsets[i + 1] += b.offsets[i];
+    fill_bytes(rs, ranks_len, b.offsets, b.bytes);
     if (specials_len) {
-        if ((st = fill_specials(ss, specials_len, offsets, n_ids, bytes, extra, n_extra, err)) != ST_OK) {
-            st__free(a, block, total);
+        if ((st = fill_specials(ss, specials_len, b.offsets, n_ids, b.bytes, b.extra, n_extra, err)) != ST_OK) {
+            st__free(a, b.block, b.total);
             return st;
         }
     }
-
-    v->n_ids = n_ids;
-    v->n_ordinary = (uint32_t)tr.count;
-    v->n_special = n_special;
-    v->n_extra = n_extra;
-    v->extra = extra;
-    v->table_mask = cap - 1;
-    v->bytes_len = tr.bytes + ts.bytes;
-    v->offsets = offsets;
-    v->bytes = bytes;
-    v->table = table;
-    v->special_ids = special_ids;
-    v->pair_ids = pair_ids;
-    v->owned = block;
-    v->owned_size = total;
+    vocab_adopt(v, &b, n_ids, (uint32_t)tr.count, n_special, n_extra, tr.bytes + ts.bytes);
 
     /* the table holds ordinary tokens only; specials are matched by the special-token scan */
     size_t pos = 0;
     line ln;
     while (next_line(rs, ranks_len, &pos, &ln, 0, NULL) > 0) {
-        const uint8_t *p = bytes + offsets[ln.id];
-        size_t len = offsets[ln.id + 1] - offsets[ln.id];
-        uint32_t earlier = st__vocab_lookup(v, p, len);
+        uint32_t earlier = index_token(v, &b, ln.id);
         if (earlier != ST_NO_TOKEN) { /* the same bytes twice */
             line_error(err, rs, ln.start, 0, "token ");
-            st__error_append_quoted(err, p, len);
+            st__error_append_quoted(err, b.bytes + b.offsets[ln.id], b.offsets[ln.id + 1] - b.offsets[ln.id]);
             st__error_append(err, " has rank ");
             st__error_append_u64(err, earlier);
             st__error_append(err, " on an earlier line");
-            st__free(a, block, total);
+            st__free(a, b.block, b.total);
             st__memset(v, 0, sizeof *v);
             return ST_ERR_MALFORMED_MODEL;
         }
-        if (len == 2) pair_ids[((uint32_t)p[0] << 8) | p[1]] = ln.id;
-        uint64_t h = st__hash_bytes(p, len);
-        uint32_t i = (uint32_t)h & (cap - 1);
-        while (table[i]) i = (i + 1) & (cap - 1);
-        table[i] = (h & 0xFFFFFFFF00000000ull) | ((uint64_t)ln.id + 1);
     }
-    for (int b = 0; b < 256; b++) {
-        uint8_t c = (uint8_t)b;
-        v->byte_ids[b] = st__vocab_lookup(v, &c, 1);
-    }
+    fill_byte_ids(v);
     return ST_OK;
 }
 
@@ -778,5 +824,182 @@ st_status st__vocab_image_borrow(st_vocab *v, const uint8_t *img, size_t len, ui
         v->extra = (const uint32_t *)(const void *)(img + l.total + 8);
     }
     *pattern = get32(img + 12);
+    return ST_OK;
+}
+
+/* ---- the compact image (the web's download) -------------------------------------------------
+ * The ordinary tokens of a rank vocabulary and nothing derived from them: what a browser
+ * fetches instead of the rank file (no base64, no rank digits: 2/3 of the gzipped size) or the
+ * binary image (which carries its hash table and index: several times larger). Little-endian:
+ *   0 "STVC"   4 u32 format (1)   8 u32 n_ids   12 u32 bytes_len
+ *   16 n_ids lengths, LEB128 (id i's byte count; 0: id i is no ordinary token)
+ *   then the tokens' bytes, id order, bytes_len in all; nothing after.
+ * The tables are built at load, as from the rank file (the same ids: the same vocabulary). */
+#define CVC_HEADER 16
+#define CVC_FORMAT 1
+
+static st_status compact_error(st_error *err, uint64_t at, const char *what) {
+    st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, at, "compact vocabulary: ");
+    st__error_append(err, what);
+    return ST_ERR_MALFORMED_MODEL;
+}
+
+/* One LEB128 length at *pos (at most 5 bytes, below 2^32); 0 past the end or if malformed. */
+static int read_leb(const uint8_t *s, size_t n, size_t *pos, uint32_t *out) {
+    uint64_t x = 0;
+    for (int k = 0; k < 5; k++) {
+        if (*pos >= n) return 0;
+        uint8_t c = s[(*pos)++];
+        x |= (uint64_t)(c & 0x7F) << (7 * k);
+        if (!(c & 0x80)) {
+            if (x > 0xFFFFFFFFull) return 0;
+            *out = (uint32_t)x;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int is_special(const st_vocab *v, uint32_t id) {
+    uint32_t lo = 0, hi = v->n_special; /* special_ids is sorted */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (v->special_ids[mid] < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < v->n_special && v->special_ids[lo] == id;
+}
+
+/* The ordinary ids: 0 .. *n_ids - 1 (the last ordinary id + 1) and their bytes in all. */
+static void compact_extent(const st_vocab *v, uint32_t *n_ids, uint64_t *bytes) {
+    *n_ids = 0;
+    *bytes = 0;
+    for (uint32_t id = 0; id < v->n_ids; id++) {
+        uint32_t s, l;
+        if (is_special(v, id) || !st__vocab_span(v, id, &s, &l)) continue;
+        *n_ids = id + 1;
+        *bytes += l;
+    }
+}
+
+size_t st__vocab_compact_size(const st_vocab *v) {
+    uint32_t n_ids;
+    uint64_t bytes, size = CVC_HEADER;
+    compact_extent(v, &n_ids, &bytes);
+    for (uint32_t id = 0; id < n_ids; id++) {
+        uint32_t s, l = 0;
+        if (!is_special(v, id)) (void)st__vocab_span(v, id, &s, &l);
+        do { size++; l >>= 7; } while (l);
+    }
+    return (size_t)(size + bytes);
+}
+
+void st__vocab_compact_write(const st_vocab *v, uint8_t *out) {
+    uint32_t n_ids;
+    uint64_t bytes;
+    compact_extent(v, &n_ids, &bytes);
+    st__memcpy(out, "STVC", 4);
+    put32(out + 4, CVC_FORMAT);
+    put32(out + 8, n_ids);
+    put32(out + 12, (uint32_t)bytes);
+    size_t o = CVC_HEADER;
+    for (uint32_t id = 0; id < n_ids; id++) {
+        uint32_t s, l = 0;
+        if (!is_special(v, id)) (void)st__vocab_span(v, id, &s, &l);
+        do {
+            out[o++] = (uint8_t)((l & 0x7F) | (l > 0x7F ? 0x80 : 0));
+            l >>= 7;
+        } while (l);
+    }
+    for (uint32_t id = 0; id < n_ids; id++) {
+        uint32_t s, l;
+        if (is_special(v, id) || !st__vocab_span(v, id, &s, &l)) continue;
+        st__memcpy(out + o, v->bytes + s, l);
+        o += l;
+    }
+}
+
+st_status st__vocab_parse_compact(st_vocab *v, const st_allocator *a, const uint8_t *img, size_t len,
+                                  const char *specials, size_t specials_len, st_error *err) {
+    const uint8_t *ss = (const uint8_t *)specials;
+    st__memset(v, 0, sizeof *v);
+    if (len < CVC_HEADER || st__memcmp(img, "STVC", 4) != 0) return compact_error(err, 0, "no STVC header");
+    if (get32(img + 4) != CVC_FORMAT) return compact_error(err, 4, "unknown format version");
+    uint32_t n_lens = get32(img + 8), bytes_len = get32(img + 12);
+    /* every id takes at least one byte of lengths: a count beyond the data is a damaged header */
+    if (n_lens == 0 || n_lens > len - CVC_HEADER) return compact_error(err, 8, "token count");
+    size_t pos = CVC_HEADER;
+    uint64_t sum = 0;
+    size_t count = 0;
+    uint32_t max_ord = 0;
+    for (uint32_t id = 0; id < n_lens; id++) {
+        size_t at = pos;
+        uint32_t l;
+        if (!read_leb(img, len, &pos, &l)) return compact_error(err, at, "bad length");
+        sum += l;
+        if (l) { count++; max_ord = id; }
+    }
+    if (!count) return compact_error(err, CVC_HEADER, "it holds no token");
+    if (max_ord != n_lens - 1) return compact_error(err, 8, "the last id has no token"); /* as the writer */
+    if (sum != bytes_len) return compact_error(err, 12, "the lengths do not add up to bytes_len");
+    if ((uint64_t)(len - pos) != sum) return compact_error(err, len, "the size is not the header's");
+    scan_totals ts = {0, 0, 0, 0};
+    if (specials_len) {
+        st_status st = scan_file(ss, specials_len, &ts, 1, err);
+        if (st != ST_OK) return st;
+    }
+    uint32_t max_id = max_ord > ts.max_id ? max_ord : ts.max_id;
+    if ((uint64_t)max_id + 1 > 2 * (uint64_t)(count + ts.count) + 65536) { /* as for a rank file */
+        if (ts.count && ts.max_id > max_ord) {
+            line_error(err, ss, ts.max_id_line, 1, "rank ");
+            st__error_append_u64(err, max_id);
+            st__error_append(err, " leaves most ids below it unused");
+            return ST_ERR_MALFORMED_MODEL;
+        }
+        return compact_error(err, 8, "most ids are unused");
+    }
+    if (sum + ts.bytes > 0xFFFFFFFFull) return compact_error(err, 12, "the tokens hold 4 GB or more");
+    uint32_t n_ids = max_id + 1;
+    vocab_block b;
+    st_status st = vocab_alloc(&b, a, n_ids, count, ts.count, sum + ts.bytes, err);
+    if (st != ST_OK) return st;
+    pos = CVC_HEADER;
+    for (uint32_t id = 0; id < n_lens; id++) (void)read_leb(img, len, &pos, &b.offsets[id + 1]);
+    uint32_t n_special = 0, n_extra = 0;
+    st = special_lengths(&b, a, ss, specials_len, n_ids, &n_extra, err);
+    if (st != ST_OK) { st__free(a, b.block, b.total); return st; }
+    if (specials_len) n_special = sorted_special_ids(ss, specials_len, b.special_ids);
+    for (uint32_t i = 0; i < n_ids; i++) b.offsets[i + 1] += b.offsets[i];
+    if (specials_len) {
+        if ((st = fill_specials(ss, specials_len, b.offsets, n_ids, b.bytes, b.extra, n_extra, err)) != ST_OK) {
+            st__free(a, b.block, b.total);
+            return st;
+        }
+    }
+    vocab_adopt(v, &b, n_ids, (uint32_t)count, n_special, n_extra, sum + ts.bytes);
+    /* the ordinary tokens' bytes, in id order, each put in the table as it comes (the lengths
+     * are read again: a special id among the ordinary ones has length 0 here) */
+    size_t lp = CVC_HEADER, bp = pos;
+    for (uint32_t id = 0; id < n_lens; id++) {
+        uint32_t l = 0;
+        (void)read_leb(img, len, &lp, &l);
+        if (!l) continue;
+        st__memcpy(b.bytes + b.offsets[id], img + bp, l);
+        uint32_t earlier = index_token(v, &b, id);
+        if (earlier != ST_NO_TOKEN) { /* the same bytes twice */
+            compact_error(err, bp, "token ");
+            st__error_append_quoted(err, img + bp, l);
+            st__error_append(err, " of id ");
+            st__error_append_u64(err, id);
+            st__error_append(err, " is id ");
+            st__error_append_u64(err, earlier);
+            st__error_append(err, " too");
+            st__free(a, b.block, b.total);
+            st__memset(v, 0, sizeof *v);
+            return ST_ERR_MALFORMED_MODEL;
+        }
+        bp += l;
+    }
+    fill_byte_ids(v);
     return ST_OK;
 }

@@ -279,6 +279,14 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rules, st_supers *sup, co
                                 const char *specials, size_t specials_len, st_error *err);
 void st__vocab_free(st_vocab *v, const st_allocator *a);
 
+/* The compact image (the ordinary tokens' lengths and bytes, nothing derived): its size, its
+ * bytes (out holds st__vocab_compact_size), and a vocabulary built from it and the specials
+ * text, as st__vocab_parse_tiktoken builds one from a rank file. */
+size_t st__vocab_compact_size(const st_vocab *v);
+void st__vocab_compact_write(const st_vocab *v, uint8_t *out);
+st_status st__vocab_parse_compact(st_vocab *v, const st_allocator *a, const uint8_t *img, size_t len,
+                                  const char *specials, size_t specials_len, st_error *err);
+
 /* The binary image: a header and the arrays, position-independent, loadable in place. */
 size_t st__vocab_image_size(const st_vocab *v);
 void st__vocab_image_write(const st_vocab *v, uint32_t pattern, uint8_t *out);

@@ -1,8 +1,12 @@
 // Compiled by types.test.mjs with tsc --strict: uses every part of supertok.d.ts as a program would
 // (imported without the extension, so tsc reads supertok.d.ts, as package.json's "types" gives it).
-import { getEncoding, loadModel, createWorker, pretokenize, SupertokError, Encoding, ubeEncodeSymbols, UbeStreamDecoder, encodingForModel } from "../supertok";
+import { getEncoding, loadEncoding, loadModel, createWorker, pretokenize, SupertokError, Encoding, ubeEncodeSymbols, UbeStreamDecoder, encodingForModel } from "../supertok";
 async function main(): Promise<void> {
   const enc: Encoding = await getEncoding("o200k_base");
+  const image: Uint8Array = enc.saveCompact();
+  const fromImage: Encoding = await loadEncoding({ compact: image.buffer as ArrayBuffer, specialTokens: { "<|endoftext|>": 199999 }, patStr: "x" });
+  const fromRanks: Encoding = await getEncoding("cl100k_base", { format: "tiktoken", vocab: new URL("https://example.com/v/") });
+  void fromImage; void fromRanks;
   const ids: Uint32Array = enc.encode("hi", { allowedSpecial: "all", disallowedSpecial: new Set(["x"]) });
   const n: number = enc.count("hi");
   const { ids: i2, starts } = enc.encodeWithOffsets("hi");

@@ -10,7 +10,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, copyFileSync, rmSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, copyFileSync, rmSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as st from "../supertok.mjs";
@@ -98,7 +98,10 @@ test("the packaged assets are the Python package's bytes and load outside the re
     const pkg = JSON.parse(readFileSync(W + "package.json", "utf8"));
     const own = pkg.files.filter((f) => !f.includes("*") && f !== "supertok.wasm");
     assert.deepEqual(own.filter((f) => !existsSync(W + f)), [], "package.json lists files that do not exist");
+    mkdirSync(join(dir, "compact"), { recursive: true });
     for (const f of [...own, "package.json"]) copyFileSync(W + f, join(dir, f));
+    // the compact vocabularies are the package's own files (generated, committed), by pattern
+    for (const f of readdirSync(W + "compact").filter((f) => f.endsWith(".stvc"))) copyFileSync(W + "compact/" + f, join(dir, "compact", f));
     assert.ok(readFileSync(join(dir, "supertok.wasm")).equals(readFileSync(ROOT + "py/supertok/supertok.wasm")));
     for (const v of ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]) {
       for (const ext of [".tiktoken", ".json"]) {
@@ -106,7 +109,9 @@ test("the packaged assets are the Python package's bytes and load outside the re
       }
     }
     // a child process: a fresh module instance, which can only find the copies
-    const out = execFileSync(process.execPath, ["--input-type=module", "-e",
+    // (under Deno, process.execPath is deno: `deno eval` runs the same code as a module)
+    const isDeno = typeof Deno !== "undefined";
+    const out = execFileSync(process.execPath, [...(isDeno ? ["eval"] : ["--input-type=module", "-e"]),
       `import * as st from ${JSON.stringify("file://" + join(dir, "supertok.mjs"))};
        const e = await st.getEncoding("o200k_base"); const w = await st.createWorker();
        console.log(JSON.stringify([Array.from(e.encode("hello world")), Array.from(await w.encode("cl100k_base", "hello world"))]));

@@ -93,11 +93,14 @@ function checkEncodeRecord(enc, r) {
 
 // o200k_harmony has encode vectors only (its ordinary tokens are o200k_base's): one special id
 // with two strings, each allowed, disallowed or neither on its own (vectors/generate_encode.py)
-for (const name of [...ENCODINGS, "o200k_harmony"]) {
-  test(`vectors/encode/${name}.jsonl`, async () => {
+// Every encoding vector runs on both ways of loading a shipped encoding: the compact image (the
+// default, what a browser downloads) and the rank file.
+const FORMATS = ["compact", "tiktoken"];
+for (const format of FORMATS) for (const name of [...ENCODINGS, "o200k_harmony"]) {
+  test(`vectors/encode/${name}.jsonl (${format})`, async () => {
     const { meta, records } = loadVectors(`vectors/encode/${name}.jsonl`);
     assert.equal(meta.records, records.length);
-    const enc = await st.getEncoding(name);
+    const enc = await st.getEncoding(name, { format });
     assert.equal(enc.nVocab, meta.n_vocab);
     const failures = [];
     records.forEach((r, i) => {
@@ -108,20 +111,20 @@ for (const name of [...ENCODINGS, "o200k_harmony"]) {
   });
 }
 
-test("o200k_harmony: its special tokens are tiktoken's, both strings of 200018 are that id, decoding gives the first", async () => {
+for (const format of FORMATS) test(`o200k_harmony (${format}): its special tokens are tiktoken's, both strings of 200018 are that id, decoding gives the first`, async () => {
   const { meta } = loadVectors("vectors/encode/o200k_harmony.jsonl");
-  const enc = await st.getEncoding("o200k_harmony");
+  const enc = await st.getEncoding("o200k_harmony", { format });
   assert.deepEqual(enc.specialTokens, meta.special_tokens);
   for (const t of ["<|endofprompt|>", "<|reserved_200018|>"]) assert.deepEqual([...enc.encode(t, { allowedSpecial: [t] })], [200018]);
   assert.equal(enc.decode([200018]), meta.decode_200018);
 });
 
-for (const name of ENCODINGS) {
+for (const format of FORMATS) for (const name of ENCODINGS) {
 
-  test(`vectors/decode/${name}.jsonl`, async () => {
+  test(`vectors/decode/${name}.jsonl (${format})`, async () => {
     const { meta, records } = loadVectors(`vectors/decode/${name}.jsonl`);
     assert.equal(meta.records, records.length);
-    const enc = await st.getEncoding(name);
+    const enc = await st.getEncoding(name, { format });
     const failures = [];
     records.forEach((r, i) => {
       const problems = [];
