@@ -411,13 +411,13 @@ typedef struct encoder {
      * put out then (run_flush). */
     const st_supers *sup;
     uint32_t *run_tok;
-    uint32_t *run_key; /* run_key[k]: the key (run_key()) of entries k and k + 1, looked up as
+    int32_t *run_key;  /* run_key[k]: the key (run_key()) of entries k and k + 1, looked up as
                           entry k + 1 arrives; room for ST_RUN_PAD more than run_cap */
     size_t *run_at;
     size_t run_n, run_cap;
     void *run_owned; /* run_tok, run_key and run_at once they outgrow the stack arrays below */
     uint32_t run_stack_tok[ST_RUN_STACK];
-    uint32_t run_stack_key[ST_RUN_STACK + ST_RUN_PAD];
+    int32_t run_stack_key[ST_RUN_STACK + ST_RUN_PAD];
     size_t run_stack_at[ST_RUN_STACK];
 } encoder;
 
@@ -445,10 +445,11 @@ static st_status run_grow(encoder *e) {
     void *mem = st__alloc(&e->enc->alloc, run_size(cap));
     if (!mem) return ST_ERR_OUT_OF_MEMORY;
     size_t *at = (size_t *)mem;
-    uint32_t *tok = (uint32_t *)(void *)(at + cap), *key = tok + cap;
+    uint32_t *tok = (uint32_t *)(void *)(at + cap);
+    int32_t *key = (int32_t *)(void *)(tok + cap);
     st__memcpy(at, e->run_at, e->run_n * sizeof(size_t));
     st__memcpy(tok, e->run_tok, e->run_n * sizeof(uint32_t));
-    st__memcpy(key, e->run_key, e->run_n * sizeof(uint32_t));
+    st__memcpy(key, e->run_key, e->run_n * sizeof(int32_t));
     if (e->run_owned) st__free(&e->enc->alloc, e->run_owned, run_size(e->run_cap));
     e->run_owned = mem;
     e->run_at = at;
@@ -465,8 +466,11 @@ static void run_release(encoder *e) {
 
 /* run_flush's key for supermerge r (ST_NO_TOKEN: none) joining the part at run entry k (below
  * ST_RUN_LINEAR; a longer run's keys are never read): rank << 6 | k, so the lowest key is the
- * lowest supermerge and, among equal ones, the leftmost; ~0 for none. */
-ST_INLINE uint32_t run_key(uint32_t r, size_t k) { return r == ST_NO_TOKEN ? ~0u : r << 6 | (uint32_t)(k & 63); }
+ * lowest supermerge and, among equal ones, the leftmost; RUN_NONE for none. Signed (ids fit 21
+ * bits, so keys fit 27): SSE2 compares signed 32-bit lanes in one instruction, unsigned ones
+ * in three. */
+#define RUN_NONE 0x7FFFFFFF
+ST_INLINE int32_t run_key(uint32_t r, size_t k) { return r == ST_NO_TOKEN ? RUN_NONE : (int32_t)(r << 6 | (uint32_t)(k & 63)); }
 
 /* The links of run_flush's linear merge before any merge: each entry's next and previous. The
  * first's previous is ST_RUN_LINEAR, a key slot that no search reads (so the merge at entry 0
@@ -494,34 +498,40 @@ static st_status run_flush(encoder *e) {
     if (n <= ST_RUN_LINEAR) {
         /* Merge in place. key[k] (run_key): the supermerge joining the part that starts at
          * entry k with the next part, its first value looked up as the run grew (piece_to_run);
-         * ~0 when none (past the last part, entries inside a part, the padding up to a
+         * RUN_NONE when none (past the last part, entries inside a part, the padding up to a
          * multiple of 16). nxt/prv link the parts' first entries. Nothing moves: a merge
          * rewrites two links and at most three keys, and the search for the lowest key is a
          * minimum over 16 keys at a time with no branch on the data (a loop whose length is
          * fixed: shifting three arrays per merge and scanning exactly the remaining parts
          * mispredicted each loop's exit, a third of run_flush's mispredictions on Japanese
          * text; for the same reason the padding and links are set by fixed-length copies). */
-        uint32_t *key = e->run_key;
+        int32_t *key = e->run_key;
         uint8_t nxt[ST_RUN_LINEAR], prv[ST_RUN_LINEAR + 1];
         size_t n16 = (n + 15) & ~(size_t)15;
-        for (size_t i = 0; i < ST_RUN_PAD; i++) key[n - 1 + i] = ~0u; /* n >= 1 */
+        for (size_t i = 0; i < ST_RUN_PAD; i++) key[n - 1 + i] = RUN_NONE; /* n >= 1 */
         st__memcpy(nxt, run_next0, sizeof nxt);
         st__memcpy(prv, run_prev0, ST_RUN_LINEAR);
         for (;;) {
-            uint32_t low = ~0u;
-            for (size_t c = 0; c < n16; c += 16)
-                for (size_t i = 0; i < 16; i++) low = key[c + i] < low ? key[c + i] : low;
-            if (low == ~0u) break;
+            /* sixteen lanes' minima over the blocks, then folded: one fold, not one a block */
+            int32_t lane[16];
+            for (size_t i = 0; i < 16; i++) lane[i] = key[i];
+            for (size_t c = 16; c < n16; c += 16)
+                for (size_t i = 0; i < 16; i++) lane[i] = key[c + i] < lane[i] ? key[c + i] : lane[i];
+            for (size_t i = 0; i < 8; i++) lane[i] = lane[i + 8] < lane[i] ? lane[i + 8] : lane[i];
+            for (size_t i = 0; i < 4; i++) lane[i] = lane[i + 4] < lane[i] ? lane[i + 4] : lane[i];
+            int32_t low = lane[0] < lane[1] ? lane[0] : lane[1], low2 = lane[2] < lane[3] ? lane[2] : lane[3];
+            low = low2 < low ? low2 : low;
+            if (low == RUN_NONE) break;
             size_t j = low & 63, r = nxt[j], after = nxt[r], p = prv[j];
-            uint32_t best = low >> 6, parts = st__supers_parts(sp, best);
+            uint32_t best = (uint32_t)low >> 6, parts = st__supers_parts(sp, best);
             tok[j] = best;
-            key[r] = ~0u;
+            key[r] = RUN_NONE;
             nxt[j] = (uint8_t)after;
             prv[after] = (uint8_t)j; /* prv[n]: written, never read */
             /* the new part's pairs: looked up only when it is a left (right) part of some
              * supermerge, which few supermerge tokens are (vocab.h, st_supers.parts) */
-            key[j] = parts & (after < n) ? run_key(st__supers_find(sp, best, tok[after]), j) : ~0u;
-            key[p] = parts & ST_SUPER_RIGHT ? run_key(st__supers_find(sp, tok[p & 63], best), p) : ~0u;
+            key[j] = parts & (after < n) ? run_key(st__supers_find(sp, best, tok[after]), j) : RUN_NONE;
+            key[p] = parts & ST_SUPER_RIGHT ? run_key(st__supers_find(sp, tok[p & 63], best), p) : RUN_NONE;
         }
         for (size_t k = 0; k < n; k = nxt[k]) put(e->o, tok[k], at[k]);
         return ST_OK;
