@@ -411,7 +411,7 @@ typedef struct encoder {
      * put out then (run_flush). */
     const st_supers *sup;
     uint32_t *run_tok;
-    int32_t *run_key;  /* run_key[k]: the key (run_key_of) of entries k and k + 1, looked up as
+    int32_t *run_key;  /* run_key[k]: the key (run_key()) of entries k and k + 1, looked up as
                           entry k + 1 arrives; room for ST_RUN_PAD more than run_cap */
     size_t *run_at;
     size_t run_n, run_cap;
@@ -464,17 +464,13 @@ static void run_release(encoder *e) {
     e->run_owned = NULL;
 }
 
-/* run_flush's key for the pair (left, right) at run entry k (below ST_RUN_LINEAR; a longer
- * run's keys are never read): the supermerge's rank << 6 | k, so the lowest key is the lowest
- * supermerge and, among equal ones, the leftmost; RUN_NONE when the pair is none. With no branch
- * on whether it is one (a third of the pairs of a Chinese run are, in no pattern a predictor
- * learns). Signed (ids fit 21 bits, so keys fit 27): SSE2 compares signed 32-bit lanes in one
- * instruction, unsigned ones in three. */
+/* run_flush's key for supermerge r (ST_NO_TOKEN: none) joining the part at run entry k (below
+ * ST_RUN_LINEAR; a longer run's keys are never read): rank << 6 | k, so the lowest key is the
+ * lowest supermerge and, among equal ones, the leftmost; RUN_NONE for none. Signed (ids fit 21
+ * bits, so keys fit 27): SSE2 compares signed 32-bit lanes in one instruction, unsigned ones
+ * in three. */
 #define RUN_NONE 0x7FFFFFFF
-ST_INLINE int32_t run_key_of(const st_supers *sp, uint32_t left, uint32_t right, size_t k) {
-    uint32_t r = st__supers_find0(sp, left, right), none = 0u - (uint32_t)(r == 0);
-    return (int32_t)(((r << 6 | (uint32_t)(k & 63)) & ~none) | (RUN_NONE & none));
-}
+ST_INLINE int32_t run_key(uint32_t r, size_t k) { return r == ST_NO_TOKEN ? RUN_NONE : (int32_t)(r << 6 | (uint32_t)(k & 63)); }
 
 /* The links of run_flush's linear merge before any merge: each entry's next and previous. The
  * first's previous is ST_RUN_LINEAR, a key slot that no search reads (so the merge at entry 0
@@ -500,7 +496,7 @@ static st_status run_flush(encoder *e) {
     const st_supers *sp = e->sup;
     e->run_n = 0;
     if (n <= ST_RUN_LINEAR) {
-        /* Merge in place. key[k] (run_key_of): the supermerge joining the part that starts at
+        /* Merge in place. key[k] (run_key): the supermerge joining the part that starts at
          * entry k with the next part, its first value looked up as the run grew (piece_to_run);
          * RUN_NONE when none (past the last part, entries inside a part, the padding up to a
          * multiple of 16). nxt/prv link the parts' first entries. Nothing moves: a merge
@@ -534,8 +530,8 @@ static st_status run_flush(encoder *e) {
             prv[after] = (uint8_t)j; /* prv[n]: written, never read */
             /* the new part's pairs: looked up only when it is a left (right) part of some
              * supermerge, which few supermerge tokens are (vocab.h, st_supers.parts) */
-            key[j] = parts & (after < n) ? run_key_of(sp, best, tok[after], j) : RUN_NONE;
-            key[p] = parts & ST_SUPER_RIGHT ? run_key_of(sp, tok[p & 63], best, p) : RUN_NONE;
+            key[j] = parts & (after < n) ? run_key(st__supers_find(sp, best, tok[after]), j) : RUN_NONE;
+            key[p] = parts & ST_SUPER_RIGHT ? run_key(st__supers_find(sp, tok[p & 63], best), p) : RUN_NONE;
         }
         for (size_t k = 0; k < n; k = nxt[k]) put(e->o, tok[k], at[k]);
         return ST_OK;
@@ -561,7 +557,7 @@ ST_INLINE void run_put(encoder *e, uint32_t t, size_t a) {
     size_t n = e->run_n;
     e->run_tok[n] = t;
     e->run_at[n] = a;
-    if (n) e->run_key[n - 1] = run_key_of(e->sup, e->run_tok[n - 1], t, n - 1);
+    if (n) e->run_key[n - 1] = run_key(st__supers_find(e->sup, e->run_tok[n - 1], t), n - 1);
     e->run_n = n + 1;
 }
 

@@ -445,14 +445,13 @@ static st_status check_parts(const uint32_t *pairs, size_t n, uint32_t first, ui
 }
 
 /* Insert the n rules of pairs (rule i makes id first + i) into the table slots[0..mask]; a pair
- * already there (from this section, or found in `other`) is ST_ERR_MALFORMED_MODEL naming both.
- * sup: NULL for the regular rules (slot st__mix64(key) & mask, linear probing); the
- * supermerges' st_supers (self is sup->rules, whose slots are slots) for theirs, in buckets
- * (vocab.h: st_supers.rules). In rank order, so the most frequent supermerges, the first, sit in
- * their own buckets. */
+ * already there (from this section, or found in `other`) is ST_ERR_MALFORMED_MODEL naming both. */
+/* sup: NULL for the regular rules (slot st__mix64(key) & mask); the supermerges' st_supers
+ * (self's slots are sup's) for theirs, whose slot and filter bit come from st__supers_hash
+ * (vocab.h) and whose filter (sup->filter, writable here as filter) gets each key's bit. */
 static st_status insert_rules(uint64_t *slots, uint32_t mask, const st_rules *self, const st_rules *other,
                               const uint32_t *pairs, size_t n, uint32_t first, uint32_t input, const st_supers *sup,
-                              st_error *err) {
+                              uint64_t *filter, st_error *err) {
     for (size_t i = 0; i < n; i++) {
         uint32_t l = pairs[2 * i], r = pairs[2 * i + 1];
         uint32_t earlier = sup ? st__supers_find(sup, l, r) : st__rule_find(self, l, r), from = first;
@@ -471,21 +470,12 @@ static st_status insert_rules(uint64_t *slots, uint32_t mask, const st_rules *se
             return ST_ERR_MALFORMED_MODEL;
         }
         uint64_t key = ((uint64_t)l << 21) | r;
-        if (sup) {
-            uint32_t bmask = mask / ST_SUPER_BUCKET, b = (uint32_t)(st__supers_hash(key) >> sup->shift), k;
-            for (;;) { /* fewer keys than slots: a free slot exists */
-                uint64_t *sl = slots + (size_t)b * ST_SUPER_BUCKET;
-                for (k = 0; k < ST_SUPER_BUCKET && sl[k]; k++) {}
-                if (k < ST_SUPER_BUCKET) {
-                    sl[k] = (key << 21) | (first + (uint32_t)i);
-                    break;
-                }
-                sl[0] |= ST_SUPER_OVERFLOW;
-                b = (b + 1) & bmask;
-            }
-            continue;
-        }
         uint32_t k = (uint32_t)st__mix64(key) & mask;
+        if (sup) {
+            uint64_t h = st__supers_hash(key), bit = h >> (sup->shift - 2);
+            filter[bit >> 6] |= 1ull << (bit & 63);
+            k = (uint32_t)(h >> sup->shift);
+        }
         while (slots[k]) k = (k + 1) & mask;
         slots[k] = (key << 21) | (first + (uint32_t)i);
     }
@@ -544,12 +534,12 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
     size_t tab_size = (size_t)cap * 8;
     size_t spec_size = align8(ts.count * 4);
     size_t rules_size = (size_t)rcap * 8;
-    /* supermerges: their rule table (32 bytes more, to align its buckets), the eligible bits of
-     * the ordinary ids and their part bits */
-    uint32_t bbits = 0;
-    while (((uint32_t)ST_SUPER_BUCKET << bbits) < scap) bbits++;
+    /* supermerges: their rule table and the eligible bits of the regular ids */
+    uint32_t sbits = 0;
+    while ((1u << sbits) < scap) sbits++;
+    size_t filter_size = scap / 2 < 8 ? 8 : scap / 2; /* 4 bits per slot, whole words */
     size_t elig_size = ((size_t)n_ord + 63) / 64 * 8, parts_size = ((size_t)n_ord + 31) / 32 * 8;
-    size_t sup_size = n_super ? (size_t)scap * 8 + 32 + elig_size + parts_size : 0;
+    size_t sup_size = n_super ? (size_t)scap * 8 + filter_size + elig_size + parts_size : 0;
     /* the token lengths come from the rules, so their total is known only after a pass */
     uint32_t *len = (uint32_t *)st__alloc(a, (size_t)n_ord * 4);
     if (!len) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
@@ -585,9 +575,9 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
     uint64_t *table = (uint64_t *)(void *)(block + off_size);
     uint32_t *special_ids = (uint32_t *)(void *)(block + off_size + tab_size);
     uint64_t *rules = (uint64_t *)(void *)(block + off_size + tab_size + spec_size);
-    uint8_t *sup_at = block + off_size + tab_size + spec_size + rules_size;
-    uint64_t *super_slots = (uint64_t *)(void *)(sup_at + ((32 - ((uintptr_t)sup_at & 31)) & 31));
-    uint64_t *elig = (uint64_t *)(void *)(sup_at + (size_t)scap * 8 + 32);
+    uint64_t *super_slots = (uint64_t *)(void *)(block + off_size + tab_size + spec_size + rules_size);
+    uint64_t *filter = super_slots + scap;
+    uint64_t *elig = (uint64_t *)(void *)((uint8_t *)filter + filter_size);
     uint64_t *parts = (uint64_t *)(void *)((uint8_t *)elig + elig_size);
     uint8_t *bytes = block + off_size + tab_size + spec_size + rules_size + sup_size;
     for (uint32_t id = 0; id < n_ord; id++) offsets[id + 1] = len[id] * unit;
@@ -642,17 +632,18 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
         while (table[i]) i = (i + 1) & (cap - 1);
         table[i] = (h & 0xFFFFFFFF00000000ull) | ((uint64_t)id + 1);
     }
-    st = insert_rules(rules, rcap - 1, rs, NULL, merges, n_merges, base, 0, NULL, err);
+    st = insert_rules(rules, rcap - 1, rs, NULL, merges, n_merges, base, 0, NULL, NULL, err);
     if (st == ST_OK && n_super) {
         sup->rules.slots = super_slots;
         sup->rules.mask = scap - 1;
         sup->rules.base = n_reg;
         sup->n = (uint32_t)n_super;
-        sup->shift = 64 - bbits;
+        sup->shift = 64 - sbits;
+        sup->filter = filter;
         sup->eligible = elig;
         sup->parts = parts;
         /* a supermerge's pair may be no rule either: one pair, one token */
-        st = insert_rules(super_slots, scap - 1, &sup->rules, rs, supers, n_super, n_reg, 2, sup, err);
+        st = insert_rules(super_slots, scap - 1, &sup->rules, rs, supers, n_super, n_reg, 2, sup, filter, err);
         for (uint32_t id = 0; id < n_reg && st == ST_OK; id++)
             if (token_has_letter(bytes + offsets[id], offsets[id + 1] - offsets[id], unit))
                 elig[id >> 6] |= 1ull << (id & 63);

@@ -176,21 +176,12 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
  * adjacent pretokens only, in the superword pass (encode.c). */
 typedef struct st_supers {
     st_rules rules;           /* (left, right) -> the supermerge's token; rules.base = the id of
-                                 supermerge 0 (A + n_merges); slots NULL when there are none;
-                                 rules.mask + 1 slots (a power of two, at least 4 and twice the
-                                 supermerges), in buckets of ST_SUPER_BUCKET (32-byte aligned: one
-                                 cache line). Unlike the regular rules, a key's bucket is the top
-                                 bits of st__supers_hash(key) (one multiply, not st__mix64's two
-                                 and its shifts) and is read whole, with no branch on which slot
-                                 holds the key: the superword pass looks up a pair per adjacent
-                                 pretoken, a third of them supermerges in Chinese, and a probe
-                                 loop or a filter in front of it mispredicted about one lookup in
-                                 two. A key goes to the first free slot of its bucket or, when
-                                 full, of the buckets after it; a bucket that was full when a key
-                                 passed it has bit 63 of its first slot set (ST_SUPER_OVERFLOW),
-                                 and only then does a lookup read on (about one bucket in 25). */
+                                 supermerge 0 (A + n_merges); slots NULL when there are none.
+                                 Unlike the regular rules, its slot is st__supers_hash(key) >>
+                                 shift (one multiply, not st__mix64's two and its shifts: the
+                                 superword pass looks up a pair per adjacent pretoken) */
     uint32_t n;               /* supermerges: ids rules.base .. rules.base + n - 1 */
-    uint32_t shift;           /* 64 - log2(number of buckets) */
+    uint32_t shift;           /* 64 - log2(rules.mask + 1) */
     const uint64_t *eligible; /* a bit per ordinary id (bit id & 63 of word id >> 6): a regular
                                  token whose text (bytes, or its UBE symbols' text) is valid and
                                  holds a letter (\p{L}), so a pretoken that became that one token
@@ -198,12 +189,24 @@ typedef struct st_supers {
                                  every pretoken, and the regular ids' bits (4 KB for 32,768) stay
                                  in the nearest cache, where bytes missed it. */
     const uint64_t *parts;    /* two bits per ordinary id (bits 2 id and 2 id + 1 of word id >> 5):
-                                 ST_SUPER_LEFT and ST_SUPER_RIGHT, the left / right part of some
-                                 supermerge (st__supers_parts). Of no use for the regular ids (in
-                                 Chinese or Japanese nearly every character is both), but seldom
-                                 set for a supermerge's token (in Chinese about one superword in
-                                 eight is a part of another), so after a merge the pass looks up
-                                 the new token's pairs only when they can be one. */
+                                 ST_SUPER_LEFT and ST_SUPER_RIGHT, the left / right part
+                                 of some supermerge (st__supers_parts). Of no use for the regular
+                                 ids (in Chinese or Japanese nearly every character is both: the
+                                 filter below rejects far more pairs), but seldom set for a
+                                 supermerge's token (in Chinese about one superword in eight is a
+                                 part of another), so after a merge the pass looks up the new
+                                 token's pairs only when they can be one. */
+    const uint64_t *filter;   /* 4 bits per slot (at least 64): bit st__supers_hash(key) >>
+                                 (shift - 2) set for every supermerge's key. Most adjacent pairs
+                                 of a run are no supermerge (every pair left at the end of a run,
+                                 most pairs a merge makes), and in Chinese or Japanese nearly
+                                 every character is the left and the right part of some
+                                 supermerge, so the part bits pass them; this bit array (a
+                                 sixteenth of the slots' size, so it stays in a near cache
+                                 where the slots do not; at most one bit in eight set) rejects
+                                 at least seven in eight of them with one load. Its bit's top
+                                 bits are the slot index, so it refines the table and needs no
+                                 second hash. */
 } st_supers;
 
 #define ST_SUPER_LEFT 1
@@ -220,47 +223,19 @@ ST_INLINE uint32_t st__supers_parts(const st_supers *s, uint32_t id) {
  * on every bit of the key. */
 ST_INLINE uint64_t st__supers_hash(uint64_t key) { return key * 0x9E3779B97F4A7C15ull; }
 
-#define ST_SUPER_BUCKET 4
-#define ST_SUPER_OVERFLOW 0x8000000000000000ull
-
-/* The supermerge joining left and right (tokens of a run: ordinary ids), or ST_NO_TOKEN. A slot
- * is key << 21 | id (0: empty; ids of supermerges are never 0, so an empty slot that matches
- * key 0 gives 0, which is no answer). */
-/* The id of the slot of sl[0..ST_SUPER_BUCKET) that holds key, or 0; with no branch. */
-ST_INLINE uint32_t st__supers_bucket_find(const uint64_t *sl, uint64_t key) {
-    _Static_assert(ST_SUPER_BUCKET == 4, "st__supers_bucket_find reads 4 slots");
-    const uint64_t keybits = ((1ull << 42) - 1) << 21;
-    uint64_t k = key << 21, x0 = sl[0] ^ k, x1 = sl[1] ^ k, x2 = sl[2] ^ k, x3 = sl[3] ^ k;
-    uint32_t f = (x0 & keybits) ? 0 : (uint32_t)x0 & ST_RULES_MAX_IDS;
-    f |= (x1 & keybits) ? 0 : (uint32_t)x1 & ST_RULES_MAX_IDS;
-    f |= (x2 & keybits) ? 0 : (uint32_t)x2 & ST_RULES_MAX_IDS;
-    f |= (x3 & keybits) ? 0 : (uint32_t)x3 & ST_RULES_MAX_IDS;
-    return f; /* one at most is not 0: keys are distinct */
-}
-
-/* The supermerge joining left and right (tokens of a run: ordinary ids), or 0 when none (the
- * superword pass: 0 is never a supermerge's id, and a caller that turns it into its own
- * value with no branch need not compare with ST_NO_TOKEN). */
-ST_INLINE uint32_t st__supers_find0(const st_supers *s, uint32_t left, uint32_t right) {
-    uint64_t key = ((uint64_t)left << 21) | right;
-    uint32_t b = (uint32_t)(st__supers_hash(key) >> s->shift);
-    const uint64_t *sl = s->rules.slots + (size_t)b * ST_SUPER_BUCKET;
-    uint32_t found = st__supers_bucket_find(sl, key);
-    if ((found == 0) & (uint32_t)(sl[0] >> 63)) { /* not here, and the bucket overflowed: rare */
-        uint32_t bmask = s->rules.mask / ST_SUPER_BUCKET;
-        for (uint32_t visits = 0; visits < bmask && !found && (sl[0] & ST_SUPER_OVERFLOW); visits++) {
-            b = (b + 1) & bmask;
-            sl = s->rules.slots + (size_t)b * ST_SUPER_BUCKET;
-            found = st__supers_bucket_find(sl, key);
-        }
-    }
-    return found;
-}
-
-/* The supermerge joining left and right, or ST_NO_TOKEN. */
+/* The supermerge joining left and right (tokens of a run: ordinary ids), or ST_NO_TOKEN. */
 ST_INLINE uint32_t st__supers_find(const st_supers *s, uint32_t left, uint32_t right) {
-    uint32_t found = st__supers_find0(s, left, right);
-    return found ? found : ST_NO_TOKEN;
+    uint64_t key = ((uint64_t)left << 21) | right, h = st__supers_hash(key);
+    uint64_t bit = h >> (s->shift - 2);
+    if (!((s->filter[bit >> 6] >> (bit & 63)) & 1)) return ST_NO_TOKEN;
+    uint32_t i = (uint32_t)(h >> s->shift);
+    for (uint32_t probes = 0; probes <= s->rules.mask; probes++) {
+        uint64_t slot = s->rules.slots[i];
+        if (!slot) return ST_NO_TOKEN;
+        if ((slot >> 21) == key) return (uint32_t)slot & ST_RULES_MAX_IDS;
+        i = (i + 1) & s->rules.mask;
+    }
+    return ST_NO_TOKEN;
 }
 
 /* A merge-rules model: ids 0..A-1 the base symbols (A = 256 or 512), id A + i the join of
