@@ -392,7 +392,7 @@ st_status st_encoding_cache_info(const st_encoding *enc, st_cache_info *info) {
  * keys searched 16 at a time; rule ids fit 21 bits, so keys fit 27 */
 _Static_assert(ST_RUN_LINEAR % 16 == 0 && ST_RUN_LINEAR <= 64, "ST_RUN_LINEAR: a multiple of 16, at most 64");
 #define ST_RUN_STACK_HEAP 128 /* runs the heap merges with its scratch on the stack (about 5 KB) */
-#define ST_RUN_PAD 16 /* run_key's room past the run: run_flush pads the keys to a multiple of 16 */
+#define ST_RUN_PAD 16 /* run_flush's keys: room past the run, padded to a multiple of 16 */
 
 typedef struct encoder {
     const st_encoding *enc;
@@ -411,13 +411,10 @@ typedef struct encoder {
      * put out then (run_flush). */
     const st_supers *sup;
     uint32_t *run_tok;
-    int32_t *run_key;  /* run_key[k]: the key (run_key()) of entries k and k + 1, looked up as
-                          entry k + 1 arrives; room for ST_RUN_PAD more than run_cap */
     size_t *run_at;
     size_t run_n, run_cap;
-    void *run_owned; /* run_tok, run_key and run_at once they outgrow the stack arrays below */
+    void *run_owned; /* run_tok and run_at once they outgrow the stack arrays below */
     uint32_t run_stack_tok[ST_RUN_STACK];
-    int32_t run_stack_key[ST_RUN_STACK + ST_RUN_PAD];
     size_t run_stack_at[ST_RUN_STACK];
 } encoder;
 
@@ -436,7 +433,7 @@ static uint64_t *memo_of(encoder *e) {
 /* ---- the superword pass (docs/design.md §7) -------------------------------------------------- */
 
 /* The bytes of a run of cap entries (run_grow). */
-ST_INLINE size_t run_size(size_t cap) { return cap * (sizeof(size_t) + 2 * sizeof(uint32_t)) + ST_RUN_PAD * sizeof(uint32_t); }
+ST_INLINE size_t run_size(size_t cap) { return cap * (sizeof(size_t) + sizeof(uint32_t)); }
 
 /* Room for one more run entry: the stack arrays, then a doubling allocation. */
 static st_status run_grow(encoder *e) {
@@ -446,15 +443,12 @@ static st_status run_grow(encoder *e) {
     if (!mem) return ST_ERR_OUT_OF_MEMORY;
     size_t *at = (size_t *)mem;
     uint32_t *tok = (uint32_t *)(void *)(at + cap);
-    int32_t *key = (int32_t *)(void *)(tok + cap);
     st__memcpy(at, e->run_at, e->run_n * sizeof(size_t));
     st__memcpy(tok, e->run_tok, e->run_n * sizeof(uint32_t));
-    st__memcpy(key, e->run_key, e->run_n * sizeof(int32_t));
     if (e->run_owned) st__free(&e->enc->alloc, e->run_owned, run_size(e->run_cap));
     e->run_owned = mem;
     e->run_at = at;
     e->run_tok = tok;
-    e->run_key = key;
     e->run_cap = cap;
     return ST_OK;
 }
@@ -497,7 +491,7 @@ static st_status run_flush(encoder *e) {
     e->run_n = 0;
     if (n <= ST_RUN_LINEAR) {
         /* Merge in place. key[k] (run_key): the supermerge joining the part that starts at
-         * entry k with the next part, its first value looked up as the run grew (piece_to_run);
+         * entry k with the next part (its table entries prefetched as the run grew: run_put);
          * RUN_NONE when none (past the last part, entries inside a part, the padding up to a
          * multiple of 16). nxt/prv link the parts' first entries. Nothing moves: a merge
          * rewrites two links and at most three keys, and the search for the lowest key is a
@@ -505,10 +499,11 @@ static st_status run_flush(encoder *e) {
          * fixed: shifting three arrays per merge and scanning exactly the remaining parts
          * mispredicted each loop's exit, a third of run_flush's mispredictions on Japanese
          * text; for the same reason the padding and links are set by fixed-length copies). */
-        int32_t *key = e->run_key;
+        int32_t key[ST_RUN_LINEAR + ST_RUN_PAD];
         uint8_t nxt[ST_RUN_LINEAR], prv[ST_RUN_LINEAR + 1];
         size_t n16 = (n + 15) & ~(size_t)15;
         for (size_t i = 0; i < ST_RUN_PAD; i++) key[n - 1 + i] = RUN_NONE; /* n >= 1 */
+        for (size_t k = 0; k + 1 < n; k++) key[k] = run_key(st__supers_find(sp, tok[k], tok[k + 1]), k);
         st__memcpy(nxt, run_next0, sizeof nxt);
         st__memcpy(prv, run_prev0, ST_RUN_LINEAR);
         for (;;) {
@@ -550,14 +545,13 @@ static st_status run_flush(encoder *e) {
     return ST_OK;
 }
 
-/* Entry n = e->run_n of the run: token t at text offset a, and the key of entries n - 1 and n.
- * Looked up here, not when the run is merged: the table is too big for the nearest caches, and
- * here its load overlaps the next pretoken's work, where run_flush would wait for it. */
+/* Entry n = e->run_n of the run: token t at text offset a; what the lookup of the pair of
+ * entries n - 1 and n will read starts loading now (st__supers_prefetch). */
 ST_INLINE void run_put(encoder *e, uint32_t t, size_t a) {
     size_t n = e->run_n;
     e->run_tok[n] = t;
     e->run_at[n] = a;
-    if (n) e->run_key[n - 1] = run_key(st__supers_find(e->sup, e->run_tok[n - 1], t), n - 1);
+    if (n) st__supers_prefetch(e->sup, e->run_tok[n - 1], t);
     e->run_n = n + 1;
 }
 
@@ -1078,7 +1072,6 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
         e.sup = &enc->supers;
         e.run_tok = e.run_stack_tok;
         e.run_at = e.run_stack_at;
-        e.run_key = e.run_stack_key;
         e.run_cap = ST_RUN_STACK;
     }
     st = encode_text(&e, len, &pl, err);

@@ -238,6 +238,18 @@ ST_INLINE uint32_t st__supers_find(const st_supers *s, uint32_t left, uint32_t r
     return ST_NO_TOKEN;
 }
 
+/* Start loading what st__supers_find(s, left, right) will read (a hint: no effect on any
+ * result). The superword pass knows each adjacent pair of a run when its second pretoken
+ * arrives, well before the run is merged; the table is too big to stay in the nearest caches,
+ * and its loads, waited for one at a time at the merge, were most of the pass's cost. (Looking
+ * the pair up there instead ran fewer instructions but no faster: each lookup's branches then
+ * wait on a load from a far cache.) */
+ST_INLINE void st__supers_prefetch(const st_supers *s, uint32_t left, uint32_t right) {
+    uint64_t h = st__supers_hash(((uint64_t)left << 21) | right), bit = h >> (s->shift - 2);
+    ST_PREFETCH(&s->filter[bit >> 6]);
+    ST_PREFETCH(&s->rules.slots[h >> s->shift]);
+}
+
 /* A merge-rules model: ids 0..A-1 the base symbols (A = 256 or 512), id A + i the join of
  * merges[2i] and merges[2i + 1], then id A + n_merges + j the join of supers[2j] and
  * supers[2j + 1] (supermerges; sup may be NULL when n_super is 0); specials as for
