@@ -525,8 +525,8 @@ static st_status run_flush(encoder *e) {
             prv[after] = (uint8_t)j; /* prv[n]: written, never read */
             /* the new part's pairs: looked up only when it is a left (right) part of some
              * supermerge, which few supermerge tokens are (vocab.h, st_supers.parts) */
-            key[j] = parts & (after < n) ? run_key(st__supers_find(sp, best, tok[after]), j) : RUN_NONE;
-            key[p] = parts & ST_SUPER_RIGHT ? run_key(st__supers_find(sp, tok[p & 63], best), p) : RUN_NONE;
+            key[j] = (parts & (after < n)) ? run_key(st__supers_find(sp, best, tok[after]), j) : RUN_NONE;
+            key[p] = (parts & ST_SUPER_RIGHT) ? run_key(st__supers_find(sp, tok[p & 63], best), p) : RUN_NONE;
         }
         for (size_t k = 0; k < n; k = nxt[k]) put(e->o, tok[k], at[k]);
         return ST_OK;
