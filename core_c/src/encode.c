@@ -394,6 +394,7 @@ st_status st_encoding_cache_info(const st_encoding *enc, st_cache_info *info) {
  * keys searched 16 at a time; rule ids fit 21 bits, so keys fit 27 */
 _Static_assert(ST_RUN_LINEAR % 16 == 0 && ST_RUN_LINEAR <= 64, "ST_RUN_LINEAR: a multiple of 16, at most 64");
 #define ST_RUN_STACK_HEAP 128 /* runs the heap merges with its scratch on the stack (about 5 KB) */
+#define ST_RUN_PAD 16 /* run_flush's keys: room past the run, padded to a multiple of 16 */
 
 typedef struct encoder {
     const st_encoding *enc;
@@ -434,18 +435,20 @@ static uint64_t *memo_of(encoder *e) {
 
 /* ---- the superword pass (docs/design.md §7) -------------------------------------------------- */
 
+/* The bytes of a run of cap entries (run_grow). */
+ST_INLINE size_t run_size(size_t cap) { return cap * (sizeof(size_t) + sizeof(uint32_t)); }
+
 /* Room for one more run entry: the stack arrays, then a doubling allocation. */
 static st_status run_grow(encoder *e) {
     size_t cap = e->run_cap * 2;
     if (cap > 0x7FFFFFF0u) return ST_ERR_INVALID_ARGUMENT; /* the heap merge names entries in 32 bits */
-    size_t size = cap * (sizeof(uint32_t) + sizeof(size_t));
-    void *mem = st__alloc(&e->enc->alloc, size);
+    void *mem = st__alloc(&e->enc->alloc, run_size(cap));
     if (!mem) return ST_ERR_OUT_OF_MEMORY;
     size_t *at = (size_t *)mem;
     uint32_t *tok = (uint32_t *)(void *)(at + cap);
     st__memcpy(at, e->run_at, e->run_n * sizeof(size_t));
     st__memcpy(tok, e->run_tok, e->run_n * sizeof(uint32_t));
-    if (e->run_owned) st__free(&e->enc->alloc, e->run_owned, e->run_cap * (sizeof(uint32_t) + sizeof(size_t)));
+    if (e->run_owned) st__free(&e->enc->alloc, e->run_owned, run_size(e->run_cap));
     e->run_owned = mem;
     e->run_at = at;
     e->run_tok = tok;
@@ -454,12 +457,30 @@ static st_status run_grow(encoder *e) {
 }
 
 static void run_release(encoder *e) {
-    if (e->run_owned) st__free(&e->enc->alloc, e->run_owned, e->run_cap * (sizeof(uint32_t) + sizeof(size_t)));
+    if (e->run_owned) st__free(&e->enc->alloc, e->run_owned, run_size(e->run_cap));
     e->run_owned = NULL;
 }
 
-/* run_flush's key for supermerge r (ST_NO_TOKEN: none) joining the part at run entry k. */
-ST_INLINE uint32_t run_key(uint32_t r, size_t k) { return r == ST_NO_TOKEN ? ~0u : r << 6 | (uint32_t)k; }
+/* run_flush's key for supermerge r (ST_NO_TOKEN: none) joining the part at run entry k (below
+ * ST_RUN_LINEAR; a longer run's keys are never read): rank << 6 | k, so the lowest key is the
+ * lowest supermerge and, among equal ones, the leftmost; RUN_NONE for none. Signed (ids fit 21
+ * bits, so keys fit 27): SSE2 compares signed 32-bit lanes in one instruction, unsigned ones
+ * in three. */
+#define RUN_NONE 0x7FFFFFFF
+ST_INLINE int32_t run_key(uint32_t r, size_t k) { return r == ST_NO_TOKEN ? RUN_NONE : (int32_t)(r << 6 | (uint32_t)(k & 63)); }
+
+/* The links of run_flush's linear merge before any merge: each entry's next and previous. The
+ * first's previous is ST_RUN_LINEAR, a key slot that no search reads (so the merge at entry 0
+ * writes its left pair's key there, with no branch on the entry). */
+static const uint8_t run_next0[ST_RUN_LINEAR] = {
+    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+    23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+    43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64};
+static const uint8_t run_prev0[ST_RUN_LINEAR] = {
+    ST_RUN_LINEAR, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+    21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+    43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62};
+_Static_assert(ST_RUN_LINEAR == 64, "run_next0 / run_prev0 list 64 entries");
 
 /* Merge the current run by supermerges, lowest supermerge (= lowest id) first and the leftmost
  * of equal ones, until no adjacent pair is one; put out the tokens, each at its first part's
@@ -472,37 +493,43 @@ static st_status run_flush(encoder *e) {
     const st_supers *sp = e->sup;
     e->run_n = 0;
     if (n <= ST_RUN_LINEAR) {
-        /* Merge in place. key[k]: the supermerge joining the part that starts at entry k with
-         * the next part, as rank << 6 | k, so the lowest key is the lowest supermerge and,
-         * among equal ones, the leftmost; ~0 when none (past the last part, entries inside a
-         * part, the padding up to a multiple of 16). nxt/prv link the parts' first entries.
-         * Nothing moves: a merge rewrites two links and at most three keys, and the search for
-         * the lowest key is a minimum over 16 keys at a time with no branch on the data (a
-         * loop whose length is fixed: shifting three arrays per merge and scanning exactly the
-         * remaining parts mispredicted each loop's exit, a third of run_flush's mispredictions
-         * on Japanese text). */
-        uint32_t key[ST_RUN_LINEAR];
-        uint8_t nxt[ST_RUN_LINEAR], prv[ST_RUN_LINEAR];
+        /* Merge in place. key[k] (run_key): the supermerge joining the part that starts at
+         * entry k with the next part (its table entries prefetched as the run grew: run_put);
+         * RUN_NONE when none (past the last part, entries inside a part, the padding up to a
+         * multiple of 16). nxt/prv link the parts' first entries. Nothing moves: a merge
+         * rewrites two links and at most three keys, and the search for the lowest key is a
+         * minimum over 16 keys at a time with no branch on the data (a loop whose length is
+         * fixed: shifting three arrays per merge and scanning exactly the remaining parts
+         * mispredicted each loop's exit, a third of run_flush's mispredictions on Japanese
+         * text; for the same reason the padding and links are set by fixed-length copies). */
+        int32_t key[ST_RUN_LINEAR + ST_RUN_PAD];
+        uint8_t nxt[ST_RUN_LINEAR], prv[ST_RUN_LINEAR + 1];
         size_t n16 = (n + 15) & ~(size_t)15;
-        for (size_t k = 0; k < n16; k++) key[k] = ~0u;
-        for (size_t k = 0; k < n; k++) {
-            nxt[k] = (uint8_t)(k + 1);
-            prv[k] = (uint8_t)(k - 1); /* the first: 255, never read */
-        }
+        for (size_t i = 0; i < ST_RUN_PAD; i++) key[n - 1 + i] = RUN_NONE; /* n >= 1 */
         for (size_t k = 0; k + 1 < n; k++) key[k] = run_key(st__supers_find(sp, tok[k], tok[k + 1]), k);
+        st__memcpy(nxt, run_next0, sizeof nxt);
+        st__memcpy(prv, run_prev0, ST_RUN_LINEAR);
         for (;;) {
-            uint32_t low = ~0u;
-            for (size_t c = 0; c < n16; c += 16)
-                for (size_t i = 0; i < 16; i++) low = key[c + i] < low ? key[c + i] : low;
-            if (low == ~0u) break;
-            size_t j = low & 63, r = nxt[j], after = nxt[r];
-            uint32_t best = low >> 6;
+            /* sixteen lanes' minima over the blocks, then folded: one fold, not one a block */
+            int32_t lane[16];
+            for (size_t i = 0; i < 16; i++) lane[i] = key[i];
+            for (size_t c = 16; c < n16; c += 16)
+                for (size_t i = 0; i < 16; i++) lane[i] = key[c + i] < lane[i] ? key[c + i] : lane[i];
+            for (size_t i = 0; i < 8; i++) lane[i] = lane[i + 8] < lane[i] ? lane[i + 8] : lane[i];
+            for (size_t i = 0; i < 4; i++) lane[i] = lane[i + 4] < lane[i] ? lane[i + 4] : lane[i];
+            int32_t low = lane[0] < lane[1] ? lane[0] : lane[1], low2 = lane[2] < lane[3] ? lane[2] : lane[3];
+            low = low2 < low ? low2 : low;
+            if (low == RUN_NONE) break;
+            size_t j = low & 63, r = nxt[j], after = nxt[r], p = prv[j];
+            uint32_t best = (uint32_t)low >> 6, parts = st__supers_parts(sp, best);
             tok[j] = best;
-            key[r] = ~0u;
+            key[r] = RUN_NONE;
             nxt[j] = (uint8_t)after;
-            if (after < n) prv[after] = (uint8_t)j;
-            key[j] = after < n ? run_key(st__supers_find(sp, best, tok[after]), j) : ~0u;
-            if (j > 0) key[prv[j]] = run_key(st__supers_find(sp, tok[prv[j]], best), prv[j]);
+            prv[after] = (uint8_t)j; /* prv[n]: written, never read */
+            /* the new part's pairs: looked up only when it is a left (right) part of some
+             * supermerge, which few supermerge tokens are (vocab.h, st_supers.parts) */
+            key[j] = (parts & (after < n)) ? run_key(st__supers_find(sp, best, tok[after]), j) : RUN_NONE;
+            key[p] = (parts & ST_SUPER_RIGHT) ? run_key(st__supers_find(sp, tok[p & 63], best), p) : RUN_NONE;
         }
         for (size_t k = 0; k < n; k = nxt[k]) put(e->o, tok[k], at[k]);
         return ST_OK;
@@ -521,11 +548,20 @@ static st_status run_flush(encoder *e) {
     return ST_OK;
 }
 
+/* Entry n = e->run_n of the run: token t at text offset a; what the lookup of the pair of
+ * entries n - 1 and n will read starts loading now (st__supers_prefetch). */
+ST_INLINE void run_put(encoder *e, uint32_t t, size_t a) {
+    size_t n = e->run_n;
+    e->run_tok[n] = t;
+    e->run_at[n] = a;
+    if (n) st__supers_prefetch(e->sup, e->run_tok[n - 1], t);
+    e->run_n = n + 1;
+}
+
 static st_status run_push_grow(encoder *e, uint32_t tok, size_t a) {
     st_status st = run_grow(e);
     if (st != ST_OK) return st;
-    e->run_tok[e->run_n] = tok;
-    e->run_at[e->run_n++] = a;
+    run_put(e, tok, a);
     return ST_OK;
 }
 
@@ -533,11 +569,9 @@ static st_status run_push_grow(encoder *e, uint32_t tok, size_t a) {
  * token joins the run (returns 1: the caller puts nothing); anything else ends the run, put out
  * now, before the caller puts the piece's tokens (returns 0). *st: the status. */
 ST_INLINE int piece_to_run(encoder *e, const uint32_t *tok, size_t m, size_t a, st_status *st) {
-    if (m == 1 && (e->sup->role[tok[0]] & ST_SUPER_ELIGIBLE)) {
-        if (e->run_n) st__supers_prefetch(e->sup, e->run_tok[e->run_n - 1], tok[0]);
+    if (m == 1 && st__bit(e->sup->eligible, tok[0])) {
         if (e->run_n < e->run_cap) {
-            e->run_tok[e->run_n] = tok[0];
-            e->run_at[e->run_n++] = a;
+            run_put(e, tok[0], a);
             *st = ST_OK;
         } else {
             *st = run_push_grow(e, tok[0], a);

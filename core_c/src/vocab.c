@@ -584,7 +584,8 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
     uint32_t sbits = 0;
     while ((1u << sbits) < scap) sbits++;
     size_t filter_size = scap / 2 < 8 ? 8 : scap / 2; /* 4 bits per slot, whole words */
-    size_t sup_size = n_super ? (size_t)scap * 8 + filter_size + align8(n_ord) : 0;
+    size_t elig_size = ((size_t)n_ord + 63) / 64 * 8, parts_size = ((size_t)n_ord + 31) / 32 * 8;
+    size_t sup_size = n_super ? (size_t)scap * 8 + filter_size + elig_size + parts_size : 0;
     /* the token lengths come from the rules, so their total is known only after a pass */
     uint32_t *len = (uint32_t *)st__alloc(a, (size_t)n_ord * 4);
     if (!len) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
@@ -622,7 +623,8 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
     uint64_t *rules = (uint64_t *)(void *)(block + off_size + tab_size + spec_size);
     uint64_t *super_slots = (uint64_t *)(void *)(block + off_size + tab_size + spec_size + rules_size);
     uint64_t *filter = super_slots + scap;
-    uint8_t *role = (uint8_t *)filter + filter_size;
+    uint64_t *elig = (uint64_t *)(void *)((uint8_t *)filter + filter_size);
+    uint64_t *parts = (uint64_t *)(void *)((uint8_t *)elig + elig_size);
     uint8_t *bytes = block + off_size + tab_size + spec_size + rules_size + sup_size;
     for (uint32_t id = 0; id < n_ord; id++) offsets[id + 1] = len[id] * unit;
     st__free(a, len, (size_t)n_ord * 4);
@@ -683,15 +685,18 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
         sup->rules.base = n_reg;
         sup->n = (uint32_t)n_super;
         sup->shift = 64 - sbits;
-        sup->role = role;
         sup->filter = filter;
+        sup->eligible = elig;
+        sup->parts = parts;
         /* a supermerge's pair may be no rule either: one pair, one token */
         st = insert_rules(super_slots, scap - 1, &sup->rules, rs, supers, n_super, n_reg, 2, sup, filter, err);
         for (uint32_t id = 0; id < n_reg && st == ST_OK; id++)
-            if (token_has_letter(bytes + offsets[id], offsets[id + 1] - offsets[id], unit)) role[id] |= ST_SUPER_ELIGIBLE;
+            if (token_has_letter(bytes + offsets[id], offsets[id + 1] - offsets[id], unit))
+                elig[id >> 6] |= 1ull << (id & 63);
         for (size_t j = 0; j < n_super; j++) {
-            role[supers[2 * j]] |= ST_SUPER_LEFT;
-            role[supers[2 * j + 1]] |= ST_SUPER_RIGHT;
+            uint32_t l = supers[2 * j], r = supers[2 * j + 1];
+            parts[l >> 5] |= (uint64_t)ST_SUPER_LEFT << (2 * (l & 31));
+            parts[r >> 5] |= (uint64_t)ST_SUPER_RIGHT << (2 * (r & 31));
         }
     }
     if (st != ST_OK) {

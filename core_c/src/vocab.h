@@ -213,20 +213,26 @@ typedef struct st_supers {
                                  superword pass looks up a pair per adjacent pretoken) */
     uint32_t n;               /* supermerges: ids rules.base .. rules.base + n - 1 */
     uint32_t shift;           /* 64 - log2(rules.mask + 1) */
-    const uint8_t *role;      /* a byte per ordinary id (rules.base + n):
-                                 ST_SUPER_ELIGIBLE: a regular token whose text (bytes, or its UBE
-                                 symbols' text) is valid and holds a letter (\p{L}), so a
-                                 pretoken that became that one token may join a superword;
-                                 ST_SUPER_LEFT / ST_SUPER_RIGHT: the left / right part of some
-                                 supermerge (set at load; the lookup no longer reads them: in
-                                 Chinese or Japanese nearly every character is both, and the
-                                 filter below rejects far more pairs with one load). */
+    const uint64_t *eligible; /* a bit per ordinary id (bit id & 63 of word id >> 6): a regular
+                                 token whose text (bytes, or its UBE symbols' text) is valid and
+                                 holds a letter (\p{L}), so a pretoken that became that one token
+                                 may join a superword. A bit, not a byte: the pass tests it for
+                                 every pretoken, and the regular ids' bits (4 KB for 32,768) stay
+                                 in the nearest cache, where bytes missed it. */
+    const uint64_t *parts;    /* two bits per ordinary id (bits 2 id and 2 id + 1 of word id >> 5):
+                                 ST_SUPER_LEFT and ST_SUPER_RIGHT, the left / right part
+                                 of some supermerge (st__supers_parts). Of no use for the regular
+                                 ids (in Chinese or Japanese nearly every character is both: the
+                                 filter below rejects far more pairs), but seldom set for a
+                                 supermerge's token (in Chinese about one superword in eight is a
+                                 part of another), so after a merge the pass looks up the new
+                                 token's pairs only when they can be one. */
     const uint64_t *filter;   /* 4 bits per slot (at least 64): bit st__supers_hash(key) >>
                                  (shift - 2) set for every supermerge's key. Most adjacent pairs
                                  of a run are no supermerge (every pair left at the end of a run,
                                  most pairs a merge makes), and in Chinese or Japanese nearly
                                  every character is the left and the right part of some
-                                 supermerge, so the role bits pass them; this bit array (a
+                                 supermerge, so the part bits pass them; this bit array (a
                                  sixteenth of the slots' size, so it stays in a near cache
                                  where the slots do not; at most one bit in eight set) rejects
                                  at least seven in eight of them with one load. Its bit's top
@@ -234,9 +240,15 @@ typedef struct st_supers {
                                  second hash. */
 } st_supers;
 
-#define ST_SUPER_ELIGIBLE 1
-#define ST_SUPER_LEFT 2
-#define ST_SUPER_RIGHT 4
+#define ST_SUPER_LEFT 1
+#define ST_SUPER_RIGHT 2
+
+/* Bit id of a bit array of words. */
+ST_INLINE uint32_t st__bit(const uint64_t *bits, uint32_t id) { return (uint32_t)(bits[id >> 6] >> (id & 63)) & 1; }
+/* ST_SUPER_LEFT | ST_SUPER_RIGHT of ordinary id, from st_supers.parts. */
+ST_INLINE uint32_t st__supers_parts(const st_supers *s, uint32_t id) {
+    return (uint32_t)(s->parts[id >> 5] >> (2 * (id & 31))) & 3;
+}
 
 /* The hash of a supermerge key (left << 21 | right): Fibonacci hashing, whose top bits depend
  * on every bit of the key. */
@@ -260,7 +272,9 @@ ST_INLINE uint32_t st__supers_find(const st_supers *s, uint32_t left, uint32_t r
 /* Start loading what st__supers_find(s, left, right) will read (a hint: no effect on any
  * result). The superword pass knows each adjacent pair of a run when its second pretoken
  * arrives, well before the run is merged; the table is too big to stay in the nearest caches,
- * and its loads, waited for one at a time at the merge, were most of the pass's cost. */
+ * and its loads, waited for one at a time at the merge, were most of the pass's cost. (Looking
+ * the pair up there instead ran fewer instructions but no faster: each lookup's branches then
+ * wait on a load from a far cache.) */
 ST_INLINE void st__supers_prefetch(const st_supers *s, uint32_t left, uint32_t right) {
     uint64_t h = st__supers_hash(((uint64_t)left << 21) | right), bit = h >> (s->shift - 2);
     ST_PREFETCH(&s->filter[bit >> 6]);
