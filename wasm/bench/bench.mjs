@@ -1,7 +1,7 @@
 // The JavaScript benchmark (issue 13): supertok's ES module against the npm tokenizers
 // (gpt-tokenizer, js-tiktoken, tiktoken's wasm build, ai-tokenizer) on o200k_base, in Node.
 //
-//   cd wasm/bench && npm ci && node bench.mjs --corpora /work/shared/corpora
+//   cd wasm/bench && npm ci && node bench.mjs --corpora <the corpora folder>
 //       [--langs en,zh,...] [--bytes 500000] [--rounds 5] [--patho-bytes 100000]
 //       [--patho-timeout 10] [--load-rounds 5] [--skip TOOL,...]
 //
