@@ -940,18 +940,8 @@ async function loadShippedCompact(name, vocab) {
   const [, manifest, image] = await Promise.all([init(), mp, read(`${base}.stvc`)]);
   const meta = manifest[base];
   if (meta === undefined) throw new Error(`manifest.json lists no ${base}`);
-  const digest = sha256Hex(image);
-  let enc;
-  try {
-    enc = makeEncoding({ name, compact: image, specialTokens: specials ?? meta.special_tokens, patStr: meta.pat_str });
-  } finally {
-    const got = await digest;
-    if (got !== meta.sha256) {
-      enc?.free();
-      throw new Error(`${base}.stvc: sha256 is ${got}, expected ${meta.sha256}: the file is damaged or not the published one`);
-    }
-  }
-  return enc;
+  return makeChecked(`${base}.stvc`, image, meta.sha256,
+    { name, compact: image, specialTokens: specials ?? meta.special_tokens, patStr: meta.pat_str });
 }
 
 async function loadShipped(name, vocab) {
@@ -959,16 +949,22 @@ async function loadShipped(name, vocab) {
   const read = vocab == null ? (f) => readAsset(`vocab/${f}`) : (f) => readUrl(new URL(f, vocab));
   const [, metaBytes, ranks] = await Promise.all([init(), read(`${base}.json`), read(`${base}.tiktoken`)]);
   const meta = JSON.parse(utf8Decoder.decode(metaBytes));
-  // the digest runs off the main thread (Web Crypto) while the core parses the file
-  const digest = sha256Hex(ranks);
+  return makeChecked(`${base}.tiktoken`, ranks, meta.sha256,
+    { name, ranks, specialTokens: specials ?? meta.special_tokens, patStr: meta.pat_str });
+}
+
+/* makeEncoding(args) from a shipped file's bytes, refused (and freed) unless the bytes' sha256 is
+ * the published one. The digest runs off the main thread (Web Crypto) while the core parses. */
+async function makeChecked(file, bytes, sha256, args) {
+  const digest = sha256Hex(bytes);
   let enc;
   try {
-    enc = makeEncoding({ name, ranks, specialTokens: specials ?? meta.special_tokens, patStr: meta.pat_str });
+    enc = makeEncoding(args);
   } finally {
     const got = await digest;
-    if (got !== meta.sha256) {
+    if (got !== sha256) {
       enc?.free();
-      throw new Error(`${base}.tiktoken: sha256 is ${got}, expected ${meta.sha256}: the file is damaged or not the published one`);
+      throw new Error(`${file}: sha256 is ${got}, expected ${sha256}: the file is damaged or not the published one`);
     }
   }
   return enc;
