@@ -220,16 +220,28 @@ static size_t pow2_floor(size_t x) {
     return p;
 }
 
-/* The tables of one block under the limit: the handle keeps up to ST_SCRATCH_SLOTS blocks,
- * each with its share of the limit, two thirds for the short table and one third for the long
- * one, each a power of two lines or entries (so the limit holds); 0 = none (a short table has
- * at least one set of two lines). */
-static size_t cache_slots_for(size_t limit) {
-    size_t lines = pow2_floor(limit / ST_SCRATCH_SLOTS / 3 * 2 / sizeof(cache_entry));
+/* Block k's share of the limit: the handle keeps up to ST_SCRATCH_SLOTS blocks, and a call
+ * takes the first free one, so block 0 serves a lone caller (the common case: one thread, or a
+ * service's calls one after another) and the others only calls running at once. Block 0 has half
+ * the limit, block 1 a quarter, and so on, the last two an equal part (1/2, 1/4, 1/8, 1/8 of it:
+ * together the limit): a lone caller gets twice the even split's tables (the distinct pieces
+ * that are not one token in 1 MiB of Chinese need 46k lines, more than the 32k a quarter of the
+ * default gives), and two concurrent callers still each get at least a quarter. k < 0: a call's
+ * own block beyond them, an even part of the limit. */
+static size_t share_of(size_t limit, int k) {
+    if (k < 0) return limit / ST_SCRATCH_SLOTS;
+    return limit >> (k < ST_SCRATCH_SLOTS - 1 ? k + 1 : ST_SCRATCH_SLOTS - 1);
+}
+
+/* The tables of one block under its share of the limit: two thirds for the short table and
+ * one third for the long one, each a power of two lines or entries (so the share holds); 0 =
+ * none (a short table has at least one set of two lines). */
+static size_t cache_slots_for(size_t share) {
+    size_t lines = pow2_floor(share / 3 * 2 / sizeof(cache_entry));
     return lines >= 2 ? lines : 0;
 }
-static size_t long_slots_for(size_t limit) {
-    return pow2_floor(limit / ST_SCRATCH_SLOTS / 3 / sizeof(long_entry));
+static size_t long_slots_for(size_t share) {
+    return pow2_floor(share / 3 / sizeof(long_entry));
 }
 
 /* The encoder's reusable caches, kept by the handle in up to ST_SCRATCH_SLOTS blocks, one per
@@ -275,17 +287,17 @@ static void cache_drop(st__lazy *lz, st__scratch *s, const st_allocator *a) {
  * megabytes (a test run, or an app, that makes many encodings would otherwise hold megabytes
  * for each: the pywasm backend ran out of wasm memory so), and a busy one grows to the limit;
  * each doubling empties the table, a cost paid once per doubling of the text seen. */
-static size_t cache_slots_want(size_t limit, size_t seen) {
-    size_t most = cache_slots_for(limit), want = 512;
+static size_t cache_slots_want(size_t share, size_t seen) {
+    size_t most = cache_slots_for(share), want = 512;
     while (want < most && want <= seen / 32) want *= 2;
     return want < most ? want : most;
 }
 
-/* Give block s, which has seen `seen` bytes of text, its tables under `limit` (a grown table
+/* Give block s, which has seen `seen` bytes of text, its tables under `share` (a grown table
  * empty; the long one made on first need, half the short one's bytes), or none when the limit
  * allows none; without memory, none. A table is never shrunk but for a lower limit. */
-static void cache_fit(st__lazy *lz, st__scratch *s, size_t limit, size_t seen, const st_allocator *a) {
-    size_t most = cache_slots_for(limit), slots = cache_slots_want(limit, seen);
+static void cache_fit(st__lazy *lz, st__scratch *s, size_t share, size_t seen, const st_allocator *a) {
+    size_t most = cache_slots_for(share), slots = cache_slots_want(share, seen);
     if (s->cache && s->cache_slots >= slots && s->cache_slots <= most) return;
     if (!s->cache && !slots) return;
     size_t size = slots * sizeof(cache_entry);
@@ -302,7 +314,7 @@ static void cache_fit(st__lazy *lz, st__scratch *s, size_t limit, size_t seen, c
     size_t skew = (size_t)((uintptr_t)t & 63) ? 64 - (size_t)((uintptr_t)t & 63) : 0;
     s->lines = (cache_entry *)(void *)((uint8_t *)t + skew);
     s->sets = (slots - (skew ? 1 : 0)) / 2;
-    size_t lmost = long_slots_for(limit), lwant = slots / 16 < 16 ? 16 : slots / 16;
+    size_t lmost = long_slots_for(share), lwant = slots / 16 < 16 ? 16 : slots / 16;
     s->long_slots = lwant < lmost ? lwant : lmost;
     st__atomic_add_size(&lz->cache_held, size);
 }
@@ -351,7 +363,7 @@ static st__scratch *scratch_claim(const st_encoding *enc, size_t limit, size_t l
         if (!lz->slot[k]) { st__atomic_store(&lz->slot_busy[k], 0); return NULL; }
         st__scratch *s = lz->slot[k];
         s->seen = s->seen + len < s->seen ? (size_t)-1 : s->seen + len;
-        cache_fit(lz, s, limit, s->seen, &enc->alloc);
+        cache_fit(lz, s, share_of(limit, k), s->seen, &enc->alloc);
         *slot = k;
         return lz->slot[k];
     }
@@ -360,7 +372,7 @@ static st__scratch *scratch_claim(const st_encoding *enc, size_t limit, size_t l
     /* tables for this text only: about one short entry per 64 bytes of it (limit 12 bytes a
      * text byte), so that a call does not clear megabytes for a text of kilobytes */
     size_t cap = transient <= (size_t)-1 / 12 ? transient * 12 : (size_t)-1;
-    if (s) cache_fit(lz, s, limit < cap ? limit : cap, (size_t)-1, &enc->alloc);
+    if (s) cache_fit(lz, s, share_of(limit < cap ? limit : cap, -1), (size_t)-1, &enc->alloc);
     return s;
 }
 
@@ -370,7 +382,7 @@ static void scratch_release(const st_encoding *enc, st__scratch *s, int slot) {
     st__lazy *lz = enc->lazy;
     if (slot < 0) { scratch_free(lz, s, &enc->alloc); return; }
     size_t limit = st__atomic_load_size(&lz->cache_limit);
-    if (s->cache_slots > cache_slots_for(limit) || s->long_slots > long_slots_for(limit))
+    if (s->cache_slots > cache_slots_for(share_of(limit, slot)) || s->long_slots > long_slots_for(share_of(limit, slot)))
         cache_drop(lz, s, &enc->alloc);
     st__atomic_store(&lz->slot_busy[slot], 0);
 }
@@ -1230,7 +1242,7 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
      * off, only for long texts (the pair cache and memo) */
     size_t limit = st__atomic_load_size(&enc->lazy->cache_limit);
     int slot = -1;
-    if (cache_slots_for(limit) || len >= ST_CACHE_MIN_TEXT) { /* without memory it runs uncached */
+    if (cache_slots_for(share_of(limit, 0)) || len >= ST_CACHE_MIN_TEXT) { /* without memory it runs uncached */
         e.scratch = scratch_claim(enc, limit, len, len >= ST_CACHE_MIN_TEXT ? len : 0, &slot);
         if (e.scratch) {
             e.cache = e.scratch->sets ? e.scratch->lines : NULL;
