@@ -183,7 +183,7 @@ def _words(rng, n, letters, lo, hi, prefix=" "):
 
 
 def test_one_set_small_and_pair_entries(fresh, serial, tmp_path):
-    """A limit of a few lines (one or two sets): small pieces (one 64-byte line), larger ones (a
+    """A limit of a few lines (one to four sets of 8): small pieces (one 64-byte line), larger ones (a
     set of two lines) and ones too large for a short entry (over 16 tokens) all compete for the
     same lines, a pair entry replacing small ones and a small one a pair; every call gives the
     ids of the cache off (and tiktoken's), and memory stays within the limit."""
@@ -196,29 +196,33 @@ def test_one_set_small_and_pair_entries(fresh, serial, tmp_path):
     fresh.set_cache_size(0)
     want = [fresh.encode(t) for t in texts]
     oracle = [_oracle("o200k_base", t, tmp_path) for t in texts[:10]]
-    for limit in (768, 1024, 2048):
+    want_off = [fresh.encode_with_offsets(t) for t in texts]
+    for limit in (3072, 6144, 12288):
         fresh.set_cache_size(limit)
         before = fresh.cache_info()
         assert [fresh.encode(t) for t in texts] == want, limit
+        # offsets too: a replayed entry's starts (a pair's in its second line) are intact
+        assert [fresh.encode_with_offsets(t) for t in texts] == want_off, limit
         info = fresh.cache_info()
         assert 0 < info["bytes"] <= limit // 2, (limit, info)  # a lone caller: block 0, half the limit
         assert info["hits"] > before["hits"] and info["misses"] > before["misses"], (limit, info)
     for got, w in zip(want, oracle):
         if w is not None:
             assert got == w
-    # a pair entry after a small one in the one set (or two), and back: a's repeat is a hit; the
-    # first b finds a hit since the last insert and only clears its bit, the second takes the
-    # place, the third is a hit
-    fresh.set_cache_size(768)
+    # a pair entry after a small one, and back, in the one set (or two) of 8 lines, filled first
+    # with pieces hit once each: a's repeat is a hit (the first a may find every line hit since
+    # the last insert and only clear the bits, the second then takes a place), and so is b's
+    fresh.set_cache_size(3072)
+    fill = "".join(w + w for w in _words(rng, 20, "bcdfghjklmnpqrstvwxz", 5, 9))
     for a, b in ((small[0], pair[0]), (pair[1], small[1]), (pair[0], pair[2]), (small[2], small[3])):
         before = fresh.cache_info()
-        t = a + a + b + b + b
-        assert fresh.encode(t) == enc_off_cached(fresh, t)
+        t = fill + a + a + a + b + b + b + a + b
+        assert fresh.encode_with_offsets(t) == enc_off_cached(fresh, t, offsets=True)
         after = fresh.cache_info()
-        assert after["hits"] - before["hits"] >= 2, (a, b, before, after)
+        assert after["hits"] - before["hits"] >= 4, (a, b, before, after)
 
 
-def enc_off_cached(enc, text):
+def enc_off_cached(enc, text, offsets=False):
     """The ids of text from another handle of enc's backend with its cache off (changing enc's
     own size would empty its tables)."""
     from supertok.encoding import _load
@@ -226,7 +230,7 @@ def enc_off_cached(enc, text):
     if key not in _tk:
         _tk[key] = _load("o200k_base")
         _tk[key].set_cache_size(0)
-    return _tk[key].encode(text)
+    return _tk[key].encode_with_offsets(text) if offsets else _tk[key].encode(text)
 
 
 def test_recurring_pieces_survive_one_offs(fresh, serial):
@@ -238,7 +242,7 @@ def test_recurring_pieces_survive_one_offs(fresh, serial):
     hot = _words(rng, 150, letters, 6, 9)
     cold = _words(rng, 400, letters + "y", 10, 12)
     assert not set(hot) & set(cold)
-    fresh.set_cache_size(96 << 10)  # a lone caller: 48 KiB, 512 lines, about 255 sets
+    fresh.set_cache_size(96 << 10)  # a lone caller: 48 KiB, 512 lines, 63 or 64 sets
     hot_text = "".join(hot)
     fresh.encode(hot_text)
     fresh.encode(hot_text)  # every hot piece now hit once: its referenced bit set

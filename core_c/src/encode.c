@@ -159,28 +159,36 @@ ST_INLINE void put(sink *o, uint32_t id, size_t byte_start) {
  * so memory stays bounded whatever the input.
  *
  * Two tables. The short one (pieces up to ST_CACHE_PIECE bytes: every piece that is not one
- * token in English, Russian, Arabic or code) is made of 64-byte lines, in sets of two adjacent
- * lines. A line holds an 8-byte header (hash, length, kind, token count, referenced bit), then
- * the piece's bytes and, from the next multiple of 4, its tokens, one 32-bit word each (id |
- * start << 26). A small piece (bytes rounded up to 4, plus 4 a token, within 56: up to 28 bytes
- * and 7 tokens, or 40 and 4; 98-100% of the pieces that are not one token in English, Russian
- * and Arabic) takes one line, either of its set's two; a larger one (up to 56 bytes and 16
- * tokens) takes the whole set, its bytes in the first line and its tokens spilling into the
- * second. Measured on 1 MiB of text a language (o200k), the distinct pieces that are not one
- * token (Arabic 20k, Russian 19k, Chinese 35k) did not fit one entry a 128-byte slot, and a
- * direct-mapped table made two recurring pieces of one slot evict each other on every pass:
- * re-merging them was 37-58% of a warm call's instructions. Replacement is second chance: a hit
- * sets the line's referenced bit; an insert takes an empty line, else one whose bit is clear,
- * clearing the bits it passes; when every line it would take was hit since the last insert
- * there, the new piece is not kept (its next miss finds the bits clear): a recurring piece then
- * keeps its place against pieces that come once. Measured (the third call on the same 1 MiB,
- * o200k), this left fewer misses than taking the second line anyway: Arabic 5.1k against 5.9k,
- * Russian 4.0k against 4.5k, Chinese 24.7k against 25.5k.
+ * token in English, Russian, Arabic or code) is made of 64-byte lines, in sets of SET_LINES
+ * adjacent lines. A line holds an 8-byte header (hash, length, kind, token count, referenced
+ * bit), then the piece's bytes and, from the next multiple of 4, its tokens, one 32-bit word each
+ * (id | start << 26). A small piece (bytes rounded up to 4, plus 4 a token, within 56: up to 28
+ * bytes and 7 tokens, or 40 and 4; 98-100% of the pieces that are not one token in English,
+ * Russian and Arabic) takes one line, any of its set's; a larger one (up to 56 bytes and 16
+ * tokens) a pair of lines from an even one, as one entry, its bytes in the first line and its
+ * tokens spilling into the second (whose header is no header: only the first line's is read).
+ * Measured on 1 MiB of text a language (o200k), the distinct pieces that are not one token
+ * (Arabic 20k, Russian 19k, Chinese 35k, of which 13k need a pair) did not fit the 16,384
+ * 128-byte entries the table had before, and, direct-mapped, two recurring pieces of one slot
+ * evicted each other on every pass: re-merging them was 37-58% of a warm call's instructions.
+ * Replacement is second chance: a hit sets the line's referenced bit; an insert takes an empty
+ * line, else the first entry whose bit is clear, clearing the bits it passes; when every entry
+ * was hit since the last insert passed it, the new piece is not kept (its next miss finds the
+ * bits clear): a recurring piece keeps its place against pieces that come once (with 2-line
+ * sets this left fewer misses than taking a line anyway: Arabic 5.1k against 5.9k, Russian 4.0k
+ * against 4.5k, Chinese 24.7k against 25.5k, the third call on the same 1 MiB, o200k). Sets of 8
+ * lines against 2 and 4 (the third call, a lone caller's default tables): misses Arabic 38 /
+ * 1,765 / 387, Russian 9 / 1,326 / 232, Chinese 4,760 / 15,993 / 9,471; instructions Chinese
+ * 61M / 87M / 72M. A miss reads the set's 8 lines: a first call on 1 MiB of English costs 0.7%
+ * more instructions than with 2-line sets, and 5-10% more CPU time.
  *
  * The long table (up to ST_CACHE_LONG_PIECE bytes: a Chinese or Japanese clause is one piece of
  * o200k's pattern, and 10% of Chinese and 44% of Japanese tokens are in pieces past 56 bytes) has
  * 512-byte entries, direct-mapped, and is made only when a long piece first wants it. */
 #define ST_CACHE_PIECE 56      /* the longest piece the short table holds */
+#ifndef SET_LINES
+#define SET_LINES 8 /* lines a set: a piece is looked for in these (a pair entry from an even one) */
+#endif
 #define ST_CACHE_LONG_PIECE 240
 #define ST_CACHE_LONG_TOKENS 40
 #define ST_CACHE_ID_BITS 26    /* a short entry's token word: id | start << 26 (start < 56) */
@@ -235,10 +243,10 @@ static size_t share_of(size_t limit, int k) {
 
 /* The tables of one block under its share of the limit: two thirds for the short table and
  * one third for the long one, each a power of two lines or entries (so the share holds); 0 =
- * none (a short table has at least one set of two lines). */
+ * none (a short table has at least one set, whatever the allocator's alignment). */
 static size_t cache_slots_for(size_t share) {
     size_t lines = pow2_floor(share / 3 * 2 / sizeof(cache_entry));
-    return lines >= 2 ? lines : 0;
+    return lines >= 2 * SET_LINES ? lines : 0;
 }
 static size_t long_slots_for(size_t share) {
     return pow2_floor(share / 3 / sizeof(long_entry));
@@ -313,7 +321,7 @@ static void cache_fit(st__lazy *lz, st__scratch *s, size_t share, size_t seen, c
      * less alignment: a line then gives up the table's last one) */
     size_t skew = (size_t)((uintptr_t)t & 63) ? 64 - (size_t)((uintptr_t)t & 63) : 0;
     s->lines = (cache_entry *)(void *)((uint8_t *)t + skew);
-    s->sets = (slots - (skew ? 1 : 0)) / 2;
+    s->sets = (slots - (skew ? 1 : 0)) / SET_LINES;
     size_t lmost = long_slots_for(share), lwant = slots / 16 < 16 ? 16 : slots / 16;
     s->long_slots = lwant < lmost ? lwant : lmost;
     st__atomic_add_size(&lz->cache_held, size);
@@ -646,11 +654,18 @@ static int cache_find(encoder *e, const uint8_t *p, size_t n, uint64_t h, cache_
     r->h = (h ? h : st__hash_bytes(p, n)) | 1;
     int hit;
     if (n <= ST_CACHE_PIECE) {
-        cache_entry *c = r->s = &e->cache[2 * (((r->h >> 32) * e->cache_slots) >> 32)];
+        cache_entry *c = r->s = &e->cache[SET_LINES * (((r->h >> 32) * e->cache_slots) >> 32)];
         uint32_t h32 = (uint32_t)r->h;
-        hit = line_holds(c, h32, p, n);
-        if (!hit && c->kind != LINE_PAIR && line_holds(c + 1, h32, p, n)) r->s = c + 1, hit = 1;
-        if (hit && !r->s->ref) r->s->ref = 1;
+        hit = 0;
+        for (size_t k = 0; k < SET_LINES; k++) {
+            if (line_holds(c + k, h32, p, n)) {
+                r->s = c + k;
+                hit = 1;
+                if (!c[k].ref) c[k].ref = 1;
+                break;
+            }
+            if (c[k].kind == LINE_PAIR) k++; /* the next line is its second half */
+        }
     } else {
         st__scratch *sc = e->scratch;
         long_entry *t = long_table(e->enc->lazy, sc, &e->enc->alloc);
@@ -699,22 +714,44 @@ static st_status cache_replay(encoder *e, const cache_ref *r, size_t a) {
 #ifndef ST_CACHE_KEEP_HOT
 #define ST_CACHE_KEEP_HOT 1
 #endif
-/* Which line of set c a small entry replaces, or NULL to leave the set as it is: an empty line,
- * else one whose referenced bit is clear (second chance: the bits passed are cleared), else
- * none (ST_CACHE_KEEP_HOT; 0: the second line). A pair entry there goes as a whole. */
+/* Where in set c a small entry goes, or NULL to leave the set as it is: an empty line, else the
+ * first entry whose referenced bit is clear (second chance: the bits passed are cleared; a pair
+ * entry goes as a whole), else none (ST_CACHE_KEEP_HOT; 0: the last line). The bits of a pair's
+ * second line are its tokens: only its first line's header is read or written. */
 static cache_entry *small_victim(cache_entry *c) {
-    if (c->kind == LINE_PAIR) {
-        if (ST_CACHE_KEEP_HOT && c->ref) { c->ref = 0; return NULL; }
-        c[1].kind = LINE_EMPTY; /* the pair goes: its second line is free */
-        return c;
+    for (size_t k = 0; k < SET_LINES; k++) {
+        if (c[k].kind == LINE_EMPTY) return c + k;
+        if (c[k].kind == LINE_PAIR) k++;
     }
-    if (c->kind == LINE_EMPTY) return c;
-    if (c[1].kind == LINE_EMPTY) return c + 1;
-    if (!c->ref) return c;
-    c->ref = 0;
-    if (!c[1].ref) return c + 1;
-    c[1].ref = 0;
-    return ST_CACHE_KEEP_HOT ? NULL : c + 1;
+    for (size_t k = 0; k < SET_LINES; k++) {
+        cache_entry *x = c + k;
+        if (!x->ref) {
+            if (x->kind == LINE_PAIR) x[1].kind = LINE_EMPTY; /* the pair goes: its second line is free */
+            return x;
+        }
+        x->ref = 0;
+        if (x->kind == LINE_PAIR) k++;
+    }
+    if (ST_CACHE_KEEP_HOT) return NULL;
+    if (c[SET_LINES - 2].kind == LINE_PAIR) { c[SET_LINES - 1].kind = LINE_EMPTY; return c + SET_LINES - 2; }
+    return c + SET_LINES - 1;
+}
+
+/* Where in set c a pair entry goes (an even line and the next), or NULL: two empty lines, else
+ * a half none of whose entries is referenced (the bits passed are cleared), else none
+ * (ST_CACHE_KEEP_HOT; 0: the last half). */
+static cache_entry *pair_victim(cache_entry *c) {
+    for (size_t k = 0; k < SET_LINES; k += 2)
+        if (c[k].kind == LINE_EMPTY && c[k + 1].kind == LINE_EMPTY) return c + k;
+    for (size_t k = 0; k < SET_LINES; k += 2) {
+        cache_entry *x = c + k;
+        int two = x->kind != LINE_PAIR; /* the second line is an entry (or empty) of its own */
+        int hot = (x->kind != LINE_EMPTY && x->ref) || (two && x[1].kind != LINE_EMPTY && x[1].ref);
+        if (!hot) return x;
+        x->ref = 0;
+        if (two) x[1].ref = 0;
+    }
+    return ST_CACHE_KEEP_HOT ? NULL : c + SET_LINES - 2;
 }
 
 /* Remember the m tokens (starts rel[k] in the piece, through map when given) of the piece
@@ -728,17 +765,10 @@ ST_INLINE void cache_fill(const cache_ref *r, const uint8_t *p, size_t n, size_t
         for (size_t k = 0; k < m; k++)
             if (tok[k] >> ST_CACHE_ID_BITS) return;
         cache_entry *c = r->s;
-        if (need <= LINE_DATA) {
-            c = small_victim(c);
-            if (!c) return;
-            c->kind = LINE_SMALL;
-        } else {
-            /* a pair entry takes the set: over a referenced line it only clears the bits */
-            int keep = c->kind == LINE_PAIR ? c->ref : (c->kind != LINE_EMPTY && c->ref) + (c[1].kind != LINE_EMPTY && c[1].ref);
-            c->ref = c[1].ref = 0;
-            if (ST_CACHE_KEEP_HOT && keep) return;
-            c->kind = LINE_PAIR;
-        }
+        int pair = need > LINE_DATA;
+        c = pair ? pair_victim(c) : small_victim(c);
+        if (!c) return;
+        c->kind = pair ? LINE_PAIR : LINE_SMALL;
         c->hash = (uint32_t)r->h;
         c->len = (uint8_t)n;
         c->ntok = (uint8_t)m;
