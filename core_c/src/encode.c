@@ -234,8 +234,12 @@ static size_t pow2_floor(size_t x) {
  * the limit, block 1 a quarter, and so on, the last two an equal part (1/2, 1/4, 1/8, 1/8 of it:
  * together the limit): a lone caller gets twice the even split's tables (the distinct pieces
  * that are not one token in 1 MiB of Chinese need 46k lines, more than the 32k a quarter of the
- * default gives), and two concurrent callers still each get at least a quarter. k < 0: a call's
- * own block beyond them, an even part of the limit. */
+ * default gives), and two concurrent callers still each get at least a quarter. Measured (the
+ * third call on the same 1 MiB, o200k, 8-line sets), against an even split: Chinese misses 4,760
+ * against 15,766, 61M instructions against 87M; Russian 9 against 564, Arabic 38 against 970.
+ * The cost: a lone caller's first call on 1 MiB clears a 4 MiB table instead of 2 MiB (7-13%
+ * more CPU time in that call for English, Russian and Arabic). k < 0: a call's own block beyond
+ * them, an even part of the limit. */
 static size_t share_of(size_t limit, int k) {
     if (k < 0) return limit / ST_SCRATCH_SLOTS;
     return limit >> (k < ST_SCRATCH_SLOTS - 1 ? k + 1 : ST_SCRATCH_SLOTS - 1);
