@@ -254,11 +254,13 @@ ST_API st_status st_encoding_prepare(const st_encoding *enc);
  * time (claimed with one atomic compare-and-swap per call, no lock), so threads never wait.
  *
  * st_encoding_set_cache_size: at most `bytes` of memory for the handle's piece caches, split
- * evenly between its (up to 4) sets; in each, two thirds for a table of 128-byte entries (pieces
- * up to 54 bytes) and one third for one of 512-byte entries (longer pieces: made only when such
- * a piece first comes), each a power of two entries; 0, or too little for one entry, turns the
- * cache off (every piece merged, as the caller asked). Default ST_CACHE_DEFAULT_BYTES (a call
- * at a time then holds 2 MiB, and 1 MiB more once a piece over 54 bytes came). Safe to call
+ * between its (up to 4) sets: half for the set a call takes when no other is running, a quarter
+ * for the second, an eighth for each of the others; in each, two thirds for a table of 64-byte
+ * lines (pieces up to 56 bytes: one line, or two for a piece of many tokens) and one third for one
+ * of 512-byte entries (longer pieces: made only when such a piece first comes), each a power of
+ * two lines or entries; 0, or too little for one entry, turns the cache off (every piece merged,
+ * as the caller asked). Default ST_CACHE_DEFAULT_BYTES (a call at a time then holds up to 4 MiB,
+ * growing with the text it has seen, and 2 MiB more once a piece over 56 bytes came). Safe to call
  * while other threads encode with the handle: tables no call is using are freed at once (the
  * next call makes them at the new size), ones in use when their call ends (until then the old
  * size holds). Changing the size empties the tables. A call beyond the fourth at once runs

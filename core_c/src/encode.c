@@ -154,37 +154,63 @@ ST_INLINE void put(sink *o, uint32_t id, size_t byte_start) {
  * bytes, so a hit depends on nothing but those bytes and stays exact in any later call, with any
  * text around it: the tokens of a piece are a function of its bytes alone (whichever merge loop
  * made them; the backtracking encoder gives the same ids), and what depends on the text around
- * it (offsets, the superword pass) is computed at replay from the text. Direct-mapped by the
- * piece's hash, a new piece replacing whatever was in its slot, so memory is fixed by the size
- * the host set (st_encoding_set_cache_size) whatever the input.
+ * it (offsets, the superword pass) is computed at replay from the text. The tables are fixed in
+ * size by the limit the host set (st_encoding_set_cache_size), a new piece replacing an old one,
+ * so memory stays bounded whatever the input.
  *
- * Two tables: short pieces (up to ST_CACHE_PIECE bytes: every piece that is not one token in
- * English, Russian, Arabic or code) in 128-byte entries, two cache lines (the key's check reads
- * the first: hash, length, bytes; a hit the second: tokens, their starts); and long ones (up to
- * ST_CACHE_LONG_PIECE: a Chinese or Japanese clause is one piece of o200k's pattern, and 10% of
- * Chinese and 44% of Japanese tokens are in pieces past 54 bytes) in 512-byte entries, a table
- * made only when a long piece first wants it. */
-#define ST_CACHE_PIECE 54      /* the longest piece a short entry holds */
-#define ST_CACHE_MAX_TOKENS 12 /* the most tokens a short entry holds */
+ * Two tables. The short one (pieces up to ST_CACHE_PIECE bytes: every piece that is not one
+ * token in English, Russian, Arabic or code) is made of 64-byte lines, in sets of SET_LINES
+ * adjacent lines. A line holds an 8-byte header (hash, length, kind, token count, referenced
+ * bit), then the piece's bytes and, from the next multiple of 4, its tokens, one 32-bit word each
+ * (id | start << 26). A small piece (bytes rounded up to 4, plus 4 a token, within 56: up to 28
+ * bytes and 7 tokens, or 40 and 4; 98-100% of the pieces that are not one token in English,
+ * Russian and Arabic) takes one line, any of its set's; a larger one (up to 56 bytes and 16
+ * tokens) a pair of lines from an even one, as one entry, its bytes in the first line and its
+ * tokens spilling into the second (whose header is no header: only the first line's is read).
+ * Measured on 1 MiB of text a language (o200k), the distinct pieces that are not one token
+ * (Arabic 20k, Russian 19k, Chinese 35k, of which 13k need a pair) did not fit the 16,384
+ * 128-byte entries the table had before, and, direct-mapped, two recurring pieces of one slot
+ * evicted each other on every pass: re-merging them was 37-58% of a warm call's instructions.
+ * Replacement is second chance: a hit sets the line's referenced bit; an insert takes an empty
+ * line, else the first entry whose bit is clear, clearing the bits it passes; when every entry
+ * was hit since the last insert passed it, the new piece is not kept (its next miss finds the
+ * bits clear): a recurring piece keeps its place against pieces that come once (with 2-line
+ * sets this left fewer misses than taking a line anyway: Arabic 5.1k against 5.9k, Russian 4.0k
+ * against 4.5k, Chinese 24.7k against 25.5k, the third call on the same 1 MiB, o200k). Sets of 8
+ * lines against 2 and 4 (the third call, a lone caller's default tables): misses Arabic 38 /
+ * 1,765 / 387, Russian 9 / 1,326 / 232, Chinese 4,760 / 15,993 / 9,471; instructions Chinese
+ * 61M / 87M / 72M. A miss reads the set's 8 lines: a first call on 1 MiB of English costs 0.7%
+ * more instructions than with 2-line sets, and 5-10% more CPU time.
+ *
+ * The long table (up to ST_CACHE_LONG_PIECE bytes: a Chinese or Japanese clause is one piece of
+ * o200k's pattern, and 10% of Chinese and 44% of Japanese tokens are in pieces past 56 bytes) has
+ * 512-byte entries, direct-mapped, and is made only when a long piece first wants it. */
+#define ST_CACHE_PIECE 56      /* the longest piece the short table holds */
+#ifndef SET_LINES
+#define SET_LINES 8 /* lines a set: a piece is looked for in these (a pair entry from an even one) */
+#endif
 #define ST_CACHE_LONG_PIECE 240
 #define ST_CACHE_LONG_TOKENS 40
+#define ST_CACHE_ID_BITS 26    /* a short entry's token word: id | start << 26 (start < 56) */
 #ifndef ST_CACHE_MIN_TEXT
 #define ST_CACHE_MIN_TEXT 8192 /* with the cache off, texts this long still use the pair cache and
                                   memo (below this they cost more than they save) */
 #endif
 
-typedef struct cache_entry {
-    uint64_t hash; /* of the piece, | 1; 0 = empty */
-    uint8_t len, ntok;
-    uint8_t bytes[ST_CACHE_PIECE];
-    uint32_t tok[ST_CACHE_MAX_TOKENS];
-    uint8_t rel[ST_CACHE_MAX_TOKENS]; /* token starts relative to the piece */
-    uint32_t unused;
+enum { LINE_EMPTY = 0, LINE_SMALL = 1, LINE_PAIR = 2 }; /* LINE_PAIR: this line and the next */
+#define LINE_DATA 56 /* a line's bytes past its header */
+#define PAIR_DATA (LINE_DATA + 64)
+
+typedef struct cache_entry { /* one line of the short table */
+    uint32_t hash;            /* the piece's hash, low half (its index takes the high half) */
+    uint8_t len, kind, ntok;
+    uint8_t ref;              /* hit since an insert into its set last passed it */
+    uint8_t data[LINE_DATA];  /* bytes, then token words from the next multiple of 4 */
 } cache_entry;
-_Static_assert(sizeof(cache_entry) == 128, "a piece cache entry is two 64-byte lines");
+_Static_assert(sizeof(cache_entry) == 64, "a piece cache line is 64 bytes");
 
 typedef struct long_entry {
-    uint64_t hash; /* as cache_entry's */
+    uint64_t hash; /* of the piece, | 1; 0 = empty */
     uint16_t len, ntok;
     uint32_t unused;
     uint8_t bytes[ST_CACHE_LONG_PIECE];
@@ -202,14 +228,32 @@ static size_t pow2_floor(size_t x) {
     return p;
 }
 
-/* The tables of one block under the limit: the handle keeps up to ST_SCRATCH_SLOTS blocks,
- * each with its share of the limit, two thirds for the short table and one third for the long
- * one, each a power of two entries (so the limit holds); 0 = none. */
-static size_t cache_slots_for(size_t limit) {
-    return pow2_floor(limit / ST_SCRATCH_SLOTS / 3 * 2 / sizeof(cache_entry));
+/* Block k's share of the limit: the handle keeps up to ST_SCRATCH_SLOTS blocks, and a call
+ * takes the first free one, so block 0 serves a lone caller (the common case: one thread, or a
+ * service's calls one after another) and the others only calls running at once. Block 0 has half
+ * the limit, block 1 a quarter, and so on, the last two an equal part (1/2, 1/4, 1/8, 1/8 of it:
+ * together the limit): a lone caller gets twice the even split's tables (the distinct pieces
+ * that are not one token in 1 MiB of Chinese need 46k lines, more than the 32k a quarter of the
+ * default gives), and two concurrent callers still each get at least a quarter. Measured (the
+ * third call on the same 1 MiB, o200k, 8-line sets), against an even split: Chinese misses 4,760
+ * against 15,766, 61M instructions against 87M; Russian 9 against 564, Arabic 38 against 970.
+ * The cost: a lone caller's first call on 1 MiB clears a 4 MiB table instead of 2 MiB (7-13%
+ * more CPU time in that call for English, Russian and Arabic). k < 0: a call's own block beyond
+ * them, an even part of the limit. */
+static size_t share_of(size_t limit, int k) {
+    if (k < 0) return limit / ST_SCRATCH_SLOTS;
+    return limit >> (k < ST_SCRATCH_SLOTS - 1 ? k + 1 : ST_SCRATCH_SLOTS - 1);
 }
-static size_t long_slots_for(size_t limit) {
-    return pow2_floor(limit / ST_SCRATCH_SLOTS / 3 / sizeof(long_entry));
+
+/* The tables of one block under its share of the limit: two thirds for the short table and
+ * one third for the long one, each a power of two lines or entries (so the share holds); 0 =
+ * none (a short table has at least one set, whatever the allocator's alignment). */
+static size_t cache_slots_for(size_t share) {
+    size_t lines = pow2_floor(share / 3 * 2 / sizeof(cache_entry));
+    return lines >= 2 * SET_LINES ? lines : 0;
+}
+static size_t long_slots_for(size_t share) {
+    return pow2_floor(share / 3 / sizeof(long_entry));
 }
 
 /* The encoder's reusable caches, kept by the handle in up to ST_SCRATCH_SLOTS blocks, one per
@@ -219,8 +263,10 @@ static size_t long_slots_for(size_t limit) {
  * every entry stays valid in every later call. A block belongs to one call at a time, so no
  * entry is ever read or written by two threads at once and the hot path takes no lock. */
 struct st__scratch {
-    cache_entry *cache;   /* cache_slots entries; NULL when the piece cache is off */
+    cache_entry *cache;   /* cache_slots lines as allocated; NULL when the piece cache is off */
     size_t cache_slots;
+    cache_entry *lines;   /* the same from its first 64-byte boundary on */
+    size_t sets;          /* pairs of lines from `lines` on */
     long_entry *longc;    /* long_slots entries once a long piece wanted them, else NULL */
     size_t long_slots;    /* 0: no long table (off, or its allocation failed) */
     st__pair_slot *pairs; /* 1 << ST_PAIR_CACHE_BITS entries */
@@ -242,28 +288,28 @@ static void cache_drop(st__lazy *lz, st__scratch *s, const st_allocator *a) {
         st__free(a, s->longc, size);
         st__atomic_add_size(&lz->cache_held, (size_t)0 - size);
     }
-    s->cache = NULL;
+    s->cache = s->lines = NULL;
     s->longc = NULL;
-    s->cache_slots = s->long_slots = 0;
+    s->cache_slots = s->sets = s->long_slots = 0;
 }
 
-/* The short table's entries for a block that has encoded `seen` bytes of text: one per 64 bytes
- * of it (a text holds far fewer distinct pieces that are not one token), at least 256, at most
+/* The short table's lines for a block that has encoded `seen` bytes of text: one per 32 bytes
+ * of it (a text holds far fewer distinct pieces that are not one token), at least 512, at most
  * the limit's share. So a handle used for a few short texts holds kilobytes, not the limit's
  * megabytes (a test run, or an app, that makes many encodings would otherwise hold megabytes
  * for each: the pywasm backend ran out of wasm memory so), and a busy one grows to the limit;
  * each doubling empties the table, a cost paid once per doubling of the text seen. */
-static size_t cache_slots_want(size_t limit, size_t seen) {
-    size_t most = cache_slots_for(limit), want = 256;
-    while (want < most && want <= seen / 64) want *= 2;
+static size_t cache_slots_want(size_t share, size_t seen) {
+    size_t most = cache_slots_for(share), want = 512;
+    while (want < most && want <= seen / 32) want *= 2;
     return want < most ? want : most;
 }
 
-/* Give block s, which has seen `seen` bytes of text, its tables under `limit` (a grown table
- * empty; the long one made on first need, an eighth of the short one's entries), or none when the
- * limit allows none; without memory, none. A table is never shrunk but for a lower limit. */
-static void cache_fit(st__lazy *lz, st__scratch *s, size_t limit, size_t seen, const st_allocator *a) {
-    size_t most = cache_slots_for(limit), slots = cache_slots_want(limit, seen);
+/* Give block s, which has seen `seen` bytes of text, its tables under `share` (a grown table
+ * empty; the long one made on first need, half the short one's bytes), or none when the limit
+ * allows none; without memory, none. A table is never shrunk but for a lower limit. */
+static void cache_fit(st__lazy *lz, st__scratch *s, size_t share, size_t seen, const st_allocator *a) {
+    size_t most = cache_slots_for(share), slots = cache_slots_want(share, seen);
     if (s->cache && s->cache_slots >= slots && s->cache_slots <= most) return;
     if (!s->cache && !slots) return;
     size_t size = slots * sizeof(cache_entry);
@@ -273,9 +319,14 @@ static void cache_fit(st__lazy *lz, st__scratch *s, size_t limit, size_t seen, c
     cache_drop(lz, s, a);
     if (!t) return;
     s->cache = t;
-    st__memset(s->cache, 0, size); /* hash 0: empty */
+    st__memset(s->cache, 0, size); /* LINE_EMPTY */
     s->cache_slots = slots;
-    size_t lmost = long_slots_for(limit), lwant = slots / 8 < 16 ? 16 : slots / 8;
+    /* sets start on a 64-byte boundary, so that a line is one cache line (an allocator gives
+     * less alignment: a line then gives up the table's last one) */
+    size_t skew = (size_t)((uintptr_t)t & 63) ? 64 - (size_t)((uintptr_t)t & 63) : 0;
+    s->lines = (cache_entry *)(void *)((uint8_t *)t + skew);
+    s->sets = (slots - (skew ? 1 : 0)) / SET_LINES;
+    size_t lmost = long_slots_for(share), lwant = slots / 16 < 16 ? 16 : slots / 16;
     s->long_slots = lwant < lmost ? lwant : lmost;
     st__atomic_add_size(&lz->cache_held, size);
 }
@@ -324,7 +375,7 @@ static st__scratch *scratch_claim(const st_encoding *enc, size_t limit, size_t l
         if (!lz->slot[k]) { st__atomic_store(&lz->slot_busy[k], 0); return NULL; }
         st__scratch *s = lz->slot[k];
         s->seen = s->seen + len < s->seen ? (size_t)-1 : s->seen + len;
-        cache_fit(lz, s, limit, s->seen, &enc->alloc);
+        cache_fit(lz, s, share_of(limit, k), s->seen, &enc->alloc);
         *slot = k;
         return lz->slot[k];
     }
@@ -333,7 +384,7 @@ static st__scratch *scratch_claim(const st_encoding *enc, size_t limit, size_t l
     /* tables for this text only: about one short entry per 64 bytes of it (limit 12 bytes a
      * text byte), so that a call does not clear megabytes for a text of kilobytes */
     size_t cap = transient <= (size_t)-1 / 12 ? transient * 12 : (size_t)-1;
-    if (s) cache_fit(lz, s, limit < cap ? limit : cap, (size_t)-1, &enc->alloc);
+    if (s) cache_fit(lz, s, share_of(limit < cap ? limit : cap, -1), (size_t)-1, &enc->alloc);
     return s;
 }
 
@@ -343,7 +394,7 @@ static void scratch_release(const st_encoding *enc, st__scratch *s, int slot) {
     st__lazy *lz = enc->lazy;
     if (slot < 0) { scratch_free(lz, s, &enc->alloc); return; }
     size_t limit = st__atomic_load_size(&lz->cache_limit);
-    if (s->cache_slots > cache_slots_for(limit) || s->long_slots > long_slots_for(limit))
+    if (s->cache_slots > cache_slots_for(share_of(limit, slot)) || s->long_slots > long_slots_for(share_of(limit, slot)))
         cache_drop(lz, s, &enc->alloc);
     st__atomic_store(&lz->slot_busy[slot], 0);
 }
@@ -582,15 +633,24 @@ ST_INLINE int piece_to_run(encoder *e, const uint32_t *tok, size_t m, size_t a, 
     return 0;
 }
 
-/* A piece's place in the piece cache: its hash and the entry to replay (on a hit) or to fill
- * (short or long, as its length says; both NULL when the cache is off or the piece too long). */
+/* A piece's place in the piece cache: its hash and the line to replay (on a hit: the entry's
+ * first) or the set to fill (on a miss), or the long entry; both NULL when the cache is off or
+ * the piece too long. */
 typedef struct cache_ref {
     uint64_t h;
     cache_entry *s;
     long_entry *l;
 } cache_ref;
 
-/* Look p[0..n) up, h its st__hash_bytes if known (else 0); 1 on a hit. */
+/* Bytes of a short entry of n bytes and m tokens: its bytes rounded up to 4, then a word a token. */
+#define SHORT_NEED(n, m) ((((n) + 3) & ~(size_t)3) + 4 * (m))
+
+ST_INLINE int line_holds(const cache_entry *c, uint32_t h, const uint8_t *p, size_t n) {
+    return c->hash == h && c->len == n && c->kind != LINE_EMPTY && st__memcmp(c->data, p, n) == 0;
+}
+
+/* Look p[0..n) up, h its st__hash_bytes if known (else 0); 1 on a hit. A small entry may sit in
+ * either line of its set, a pair entry takes both; whichever holds the piece's bytes is it. */
 static int cache_find(encoder *e, const uint8_t *p, size_t n, uint64_t h, cache_ref *r) {
     r->s = NULL;
     r->l = NULL;
@@ -598,8 +658,18 @@ static int cache_find(encoder *e, const uint8_t *p, size_t n, uint64_t h, cache_
     r->h = (h ? h : st__hash_bytes(p, n)) | 1;
     int hit;
     if (n <= ST_CACHE_PIECE) {
-        cache_entry *ce = r->s = &e->cache[(r->h >> 20) & (e->cache_slots - 1)];
-        hit = ce->hash == r->h && ce->len == n && st__memcmp(ce->bytes, p, n) == 0;
+        cache_entry *c = r->s = &e->cache[SET_LINES * (((r->h >> 32) * e->cache_slots) >> 32)];
+        uint32_t h32 = (uint32_t)r->h;
+        hit = 0;
+        for (size_t k = 0; k < SET_LINES; k++) {
+            if (line_holds(c + k, h32, p, n)) {
+                r->s = c + k;
+                hit = 1;
+                if (!c[k].ref) c[k].ref = 1;
+                break;
+            }
+            if (c[k].kind == LINE_PAIR) k++; /* the next line is its second half */
+        }
     } else {
         st__scratch *sc = e->scratch;
         long_entry *t = long_table(e->enc->lazy, sc, &e->enc->alloc);
@@ -612,32 +682,107 @@ static int cache_find(encoder *e, const uint8_t *p, size_t n, uint64_t h, cache_
     return hit;
 }
 
+/* The bytes of line c from its data on, through the set's second line for a pair entry. */
+ST_INLINE uint8_t *line_data(cache_entry *c) { return (uint8_t *)(void *)c + 8; }
+
 /* Replay a cache hit for the piece at text offset a. */
 static st_status cache_replay(encoder *e, const cache_ref *r, size_t a) {
-    const uint32_t *tok = r->s ? r->s->tok : r->l->tok;
-    size_t m = r->s ? r->s->ntok : r->l->ntok;
+    uint32_t sbuf[PAIR_DATA / 4], rbuf[PAIR_DATA / 4];
+    const uint32_t *tok;
+    size_t m;
+    if (r->s) {
+        m = r->s->ntok;
+        const uint8_t *w = line_data(r->s) + ((r->s->len + 3) & ~3u);
+        for (size_t k = 0; k < m; k++) {
+            uint32_t x;
+            st__memcpy(&x, w + 4 * k, 4);
+            sbuf[k] = x & ((1u << ST_CACHE_ID_BITS) - 1);
+            rbuf[k] = x >> ST_CACHE_ID_BITS;
+        }
+        tok = sbuf;
+    } else {
+        tok = r->l->tok;
+        m = r->l->ntok;
+    }
     if (e->sup) {
         st_status st;
         if (piece_to_run(e, tok, m, a, &st) || st != ST_OK) return st;
     }
     if (r->s)
-        for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + r->s->rel[k]);
+        for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + rbuf[k]);
     else
         for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + r->l->rel[k]);
     return ST_OK;
 }
 
+#ifndef ST_CACHE_KEEP_HOT
+#define ST_CACHE_KEEP_HOT 1
+#endif
+/* Where in set c a small entry goes, or NULL to leave the set as it is: an empty line, else the
+ * first entry whose referenced bit is clear (second chance: the bits passed are cleared; a pair
+ * entry goes as a whole), else none (ST_CACHE_KEEP_HOT; 0: the last line). The bits of a pair's
+ * second line are its tokens: only its first line's header is read or written. */
+static cache_entry *small_victim(cache_entry *c) {
+    for (size_t k = 0; k < SET_LINES; k++) {
+        if (c[k].kind == LINE_EMPTY) return c + k;
+        if (c[k].kind == LINE_PAIR) k++;
+    }
+    for (size_t k = 0; k < SET_LINES; k++) {
+        cache_entry *x = c + k;
+        if (!x->ref) {
+            if (x->kind == LINE_PAIR) x[1].kind = LINE_EMPTY; /* the pair goes: its second line is free */
+            return x;
+        }
+        x->ref = 0;
+        if (x->kind == LINE_PAIR) k++;
+    }
+    if (ST_CACHE_KEEP_HOT) return NULL;
+    if (c[SET_LINES - 2].kind == LINE_PAIR) { c[SET_LINES - 1].kind = LINE_EMPTY; return c + SET_LINES - 2; }
+    return c + SET_LINES - 1;
+}
+
+/* Where in set c a pair entry goes (an even line and the next), or NULL: two empty lines, else
+ * a half none of whose entries is referenced (the bits passed are cleared), else none
+ * (ST_CACHE_KEEP_HOT; 0: the last half). */
+static cache_entry *pair_victim(cache_entry *c) {
+    for (size_t k = 0; k < SET_LINES; k += 2)
+        if (c[k].kind == LINE_EMPTY && c[k + 1].kind == LINE_EMPTY) return c + k;
+    for (size_t k = 0; k < SET_LINES; k += 2) {
+        cache_entry *x = c + k;
+        int two = x->kind != LINE_PAIR; /* the second line is an entry (or empty) of its own */
+        int hot = (x->kind != LINE_EMPTY && x->ref) || (two && x[1].kind != LINE_EMPTY && x[1].ref);
+        if (!hot) return x;
+        x->ref = 0;
+        if (two) x[1].ref = 0;
+    }
+    return ST_CACHE_KEEP_HOT ? NULL : c + SET_LINES - 2;
+}
+
 /* Remember the m tokens (starts rel[k] in the piece, through map when given) of the piece
- * p[0..n). A piece of more tokens than an entry holds leaves the slot as it was. */
+ * p[0..n). A piece of more tokens than an entry holds (or of an id past the token word's
+ * field) leaves the table as it was. */
 ST_INLINE void cache_fill(const cache_ref *r, const uint8_t *p, size_t n, size_t m, const uint32_t *tok,
                           const uint32_t *rel, const uint32_t *map) {
-    if (r->s && m <= ST_CACHE_MAX_TOKENS) {
-        cache_entry *ce = r->s;
-        ce->hash = r->h;
-        ce->len = (uint8_t)n;
-        ce->ntok = (uint8_t)m;
-        st__memcpy(ce->bytes, p, n);
-        for (size_t k = 0; k < m; k++) { ce->tok[k] = tok[k]; ce->rel[k] = (uint8_t)(map ? map[rel[k]] : rel[k]); }
+    if (r->s) {
+        size_t need = SHORT_NEED(n, m);
+        if (need > PAIR_DATA) return;
+        for (size_t k = 0; k < m; k++)
+            if (tok[k] >> ST_CACHE_ID_BITS) return;
+        cache_entry *c = r->s;
+        int pair = need > LINE_DATA;
+        c = pair ? pair_victim(c) : small_victim(c);
+        if (!c) return;
+        c->kind = pair ? LINE_PAIR : LINE_SMALL;
+        c->hash = (uint32_t)r->h;
+        c->len = (uint8_t)n;
+        c->ntok = (uint8_t)m;
+        c->ref = 0;
+        st__memcpy(c->data, p, n);
+        uint8_t *w = line_data(c) + ((n + 3) & ~(size_t)3);
+        for (size_t k = 0; k < m; k++) {
+            uint32_t x = tok[k] | (uint32_t)(map ? map[rel[k]] : rel[k]) << ST_CACHE_ID_BITS;
+            st__memcpy(w + 4 * k, &x, 4);
+        }
     } else if (r->l && m <= ST_CACHE_LONG_TOKENS) {
         long_entry *le = r->l;
         le->hash = r->h;
@@ -1131,11 +1276,11 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
      * off, only for long texts (the pair cache and memo) */
     size_t limit = st__atomic_load_size(&enc->lazy->cache_limit);
     int slot = -1;
-    if (cache_slots_for(limit) || len >= ST_CACHE_MIN_TEXT) { /* without memory it runs uncached */
+    if (cache_slots_for(share_of(limit, 0)) || len >= ST_CACHE_MIN_TEXT) { /* without memory it runs uncached */
         e.scratch = scratch_claim(enc, limit, len, len >= ST_CACHE_MIN_TEXT ? len : 0, &slot);
         if (e.scratch) {
-            e.cache = e.scratch->cache;
-            e.cache_slots = e.scratch->cache_slots;
+            e.cache = e.scratch->sets ? e.scratch->lines : NULL;
+            e.cache_slots = e.scratch->sets; /* cache_find's sets of two lines */
             e.mg.pairs = e.scratch->pairs;
         }
     }
