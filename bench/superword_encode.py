@@ -69,6 +69,8 @@ def main():
     ap.add_argument("--algorithm", default="boundless", choices=["boundless", "superbpe"])
     ap.add_argument("--supermerges", type=int, default=None, help="SuperBPE's s (default: vocab / 8)")
     ap.add_argument("--rounds", type=int, default=11)
+    ap.add_argument("--save", default=None, metavar="DIR",
+                    help="also write LANG.sw.stmodel, LANG.plain.stmodel and LANG.text there (for bench/superword_driver.c)")
     ap.add_argument("--corpora", default=os.environ.get("SUPERTOK_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora")))
     a = ap.parse_args()
     if not os.path.isdir(a.corpora):
@@ -101,6 +103,13 @@ def main():
                 f.write(strip_supermerges(body))
             sw = supertok.load_model(p_sw)
             plain = supertok.load_model(p_plain)
+            if a.save:
+                os.makedirs(a.save, exist_ok=True)
+                for src, name in ((p_sw, "sw.stmodel"), (p_plain, "plain.stmodel")):
+                    with open(src, "rb") as f, open(os.path.join(a.save, "%s.%s" % (lang, name)), "wb") as g:
+                        g.write(f.read())
+                with open(os.path.join(a.save, lang + ".text"), "w", encoding="utf-8", newline="") as f:
+                    f.write(text)
         ids_sw, ids_plain = sw.encode_ordinary(text), plain.encode_ordinary(text)
         if expand(sw, ids_sw) != ids_plain:
             sys.exit("%s: the superword ids, expanded, differ from the plain model's: not the same model" % lang)

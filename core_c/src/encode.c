@@ -541,8 +541,19 @@ static st_status run_flush(encoder *e) {
     size_t n = e->run_n;
     uint32_t *tok = e->run_tok;
     const size_t *at = e->run_at;
-    const st_supers *sp = e->sup;
+    /* a copy, which the stores to tok cannot alias: its fields stay in registers through the
+     * lookups, where the encoder's were reloaded after every store */
+    const st_supers sv = *e->sup, *sp = &sv;
     e->run_n = 0;
+    if (n <= 2) { /* a third of the runs in English: one lookup at most, nothing to search */
+        uint32_t r = n == 2 ? st__supers_find(sp, tok[0], tok[1]) : ST_NO_TOKEN;
+        if (r != ST_NO_TOKEN) {
+            put(e->o, r, at[0]);
+        } else {
+            for (size_t k = 0; k < n; k++) put(e->o, tok[k], at[k]);
+        }
+        return ST_OK;
+    }
     if (n <= ST_RUN_LINEAR) {
         /* Merge in place. key[k] (run_key): the supermerge joining the part that starts at
          * entry k with the next part (its table entries prefetched as the run grew: run_put);
@@ -552,15 +563,38 @@ static st_status run_flush(encoder *e) {
          * minimum over 16 keys at a time with no branch on the data (a loop whose length is
          * fixed: shifting three arrays per merge and scanning exactly the remaining parts
          * mispredicted each loop's exit, a third of run_flush's mispredictions on Japanese
-         * text; for the same reason the padding and links are set by fixed-length copies). */
+         * text; for the same reason the padding and links are set by fixed-length copies).
+         * The first lowest key is taken as the keys are made, so a run with no supermerge
+         * is put out with no search and no links. */
         int32_t key[ST_RUN_LINEAR + ST_RUN_PAD];
         uint8_t nxt[ST_RUN_LINEAR], prv[ST_RUN_LINEAR + 1];
         size_t n16 = (n + 15) & ~(size_t)15;
+        int32_t low = RUN_NONE;
+        for (size_t k = 0; k + 1 < n; k++) {
+            int32_t kk = run_key(st__supers_find(sp, tok[k], tok[k + 1]), k);
+            key[k] = kk;
+            low = kk < low ? kk : low;
+        }
+        if (low == RUN_NONE) {
+            for (size_t k = 0; k < n; k++) put(e->o, tok[k], at[k]);
+            return ST_OK;
+        }
         for (size_t i = 0; i < ST_RUN_PAD; i++) key[n - 1 + i] = RUN_NONE; /* n >= 1 */
-        for (size_t k = 0; k + 1 < n; k++) key[k] = run_key(st__supers_find(sp, tok[k], tok[k + 1]), k);
         st__memcpy(nxt, run_next0, sizeof nxt);
         st__memcpy(prv, run_prev0, ST_RUN_LINEAR);
         for (;;) {
+            size_t j = low & 63, r = nxt[j], after = nxt[r], p = prv[j];
+            uint32_t best = (uint32_t)low >> 6, parts = st__supers_parts(sp, best);
+            tok[j] = best;
+            nxt[j] = (uint8_t)after;
+            prv[after] = (uint8_t)j; /* prv[n]: written, never read */
+            /* The next lowest key: the lowest of the keys this merge leaves (the three it
+             * changes cleared first), searched while the new part's pairs are looked up, and
+             * the two new keys. (Searched after the new keys were stored, the search waited
+             * for the lookups, and its wide loads for those narrow stores to land.) */
+            key[r] = RUN_NONE;
+            key[j] = RUN_NONE;
+            key[p] = RUN_NONE; /* p = ST_RUN_LINEAR when j is 0: a slot no search reads */
             /* sixteen lanes' minima over the blocks, then folded: one fold, not one a block */
             int32_t lane[16];
             for (size_t i = 0; i < 16; i++) lane[i] = key[i];
@@ -568,19 +602,18 @@ static st_status run_flush(encoder *e) {
                 for (size_t i = 0; i < 16; i++) lane[i] = key[c + i] < lane[i] ? key[c + i] : lane[i];
             for (size_t i = 0; i < 8; i++) lane[i] = lane[i + 8] < lane[i] ? lane[i + 8] : lane[i];
             for (size_t i = 0; i < 4; i++) lane[i] = lane[i + 4] < lane[i] ? lane[i + 4] : lane[i];
-            int32_t low = lane[0] < lane[1] ? lane[0] : lane[1], low2 = lane[2] < lane[3] ? lane[2] : lane[3];
-            low = low2 < low ? low2 : low;
-            if (low == RUN_NONE) break;
-            size_t j = low & 63, r = nxt[j], after = nxt[r], p = prv[j];
-            uint32_t best = (uint32_t)low >> 6, parts = st__supers_parts(sp, best);
-            tok[j] = best;
-            key[r] = RUN_NONE;
-            nxt[j] = (uint8_t)after;
-            prv[after] = (uint8_t)j; /* prv[n]: written, never read */
+            int32_t low1 = lane[0] < lane[1] ? lane[0] : lane[1], low2 = lane[2] < lane[3] ? lane[2] : lane[3];
             /* the new part's pairs: looked up only when it is a left (right) part of some
              * supermerge, which few supermerge tokens are (vocab.h, st_supers.parts) */
-            key[j] = (parts & (after < n)) ? run_key(st__supers_find(sp, best, tok[after]), j) : RUN_NONE;
-            key[p] = (parts & ST_SUPER_RIGHT) ? run_key(st__supers_find(sp, tok[p & 63], best), p) : RUN_NONE;
+            int32_t kj = (parts & (after < n)) ? run_key(st__supers_find(sp, best, tok[after]), j) : RUN_NONE;
+            int32_t kp = (parts & ST_SUPER_RIGHT) ? run_key(st__supers_find(sp, tok[p & 63], best), p) : RUN_NONE;
+            key[j] = kj;
+            key[p] = kp;
+            kp = p < ST_RUN_LINEAR ? kp : RUN_NONE;
+            low = low2 < low1 ? low2 : low1;
+            low = kj < low ? kj : low;
+            low = kp < low ? kp : low;
+            if (low == RUN_NONE) break;
         }
         for (size_t k = 0; k < n; k = nxt[k]) put(e->o, tok[k], at[k]);
         return ST_OK;
