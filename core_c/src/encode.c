@@ -171,16 +171,12 @@ ST_INLINE void put(sink *o, uint32_t id, size_t byte_start) {
  * (Arabic 20k, Russian 19k, Chinese 35k, of which 13k need a pair) did not fit the 16,384
  * 128-byte entries the table had before, and, direct-mapped, two recurring pieces of one slot
  * evicted each other on every pass: re-merging them was 37-58% of a warm call's instructions.
- * Replacement is second chance: a hit sets the line's referenced bit; an insert takes an empty
- * line, else the first entry whose bit is clear, clearing the bits it passes; when every entry
- * was hit since the last insert passed it, the new piece is not kept (its next miss finds the
- * bits clear): a recurring piece keeps its place against pieces that come once (with 2-line
- * sets this left fewer misses than taking a line anyway: Arabic 5.1k against 5.9k, Russian 4.0k
- * against 4.5k, Chinese 24.7k against 25.5k, the third call on the same 1 MiB, o200k). Sets of 8
- * lines against 2 and 4 (the third call, a lone caller's default tables): misses Arabic 38 /
- * 1,765 / 387, Russian 9 / 1,326 / 232, Chinese 4,760 / 15,993 / 9,471; instructions Chinese
- * 61M / 87M / 72M. A miss reads the set's 8 lines: a first call on 1 MiB of English costs 0.7%
- * more instructions than with 2-line sets, and 5-10% more CPU time.
+ * Replacement: a clock per set with use counts (see small_victim). Sets of 8 lines against 2
+ * and 4 (the third call on the same 1 MiB, o200k, a lone caller's default tables, with the
+ * first replacement scheme): misses Arabic 38 / 1,765 / 387, Russian 9 / 1,326 / 232, Chinese
+ * 4,760 / 15,993 / 9,471; instructions Chinese 61M / 87M / 72M. A miss reads the set's 8 lines: a
+ * first call on 1 MiB of English costs 0.7% more instructions than with 2-line sets, and 5-10%
+ * more CPU time.
  *
  * The long table (up to ST_CACHE_LONG_PIECE bytes: a Chinese or Japanese clause is one piece of
  * o200k's pattern, and 10% of Chinese and 44% of Japanese tokens are in pieces past 56 bytes) has
@@ -204,10 +200,12 @@ enum { LINE_EMPTY = 0, LINE_SMALL = 1, LINE_PAIR = 2 }; /* LINE_PAIR: this line 
 typedef struct cache_entry { /* one line of the short table */
     uint32_t hash;            /* the piece's hash, low half (its index takes the high half) */
     uint8_t len, kind, ntok;
-    uint8_t ref;              /* hit since an insert into its set last passed it */
+    uint8_t ref;              /* bits 0-1 (USE_MASK): the entry's use count (replacement, below);
+                                 bits 4-7 of a set's first line: the set's clock hand */
     uint8_t data[LINE_DATA];  /* bytes, then token words from the next multiple of 4 */
 } cache_entry;
 _Static_assert(sizeof(cache_entry) == 64, "a piece cache line is 64 bytes");
+#define USE_MASK 3u /* a use count: 1 when made, up by one a hit (to 3), down by one a pass */
 
 typedef struct long_entry {
     uint64_t hash; /* of the piece, | 1; 0 = empty */
@@ -698,7 +696,7 @@ static int cache_find(encoder *e, const uint8_t *p, size_t n, uint64_t h, cache_
             if (line_holds(c + k, h32, p, n)) {
                 r->s = c + k;
                 hit = 1;
-                if (!c[k].ref) c[k].ref = 1;
+                if ((c[k].ref & USE_MASK) != USE_MASK) c[k].ref = (uint8_t)(c[k].ref + 1);
                 break;
             }
             if (c[k].kind == LINE_PAIR) k++; /* the next line is its second half */
@@ -748,47 +746,67 @@ static st_status cache_replay(encoder *e, const cache_ref *r, size_t a) {
     return ST_OK;
 }
 
-#ifndef ST_CACHE_KEEP_HOT
-#define ST_CACHE_KEEP_HOT 1
-#endif
-/* Where in set c a small entry goes, or NULL to leave the set as it is: an empty line, else the
- * first entry whose referenced bit is clear (second chance: the bits passed are cleared; a pair
- * entry goes as a whole), else none (ST_CACHE_KEEP_HOT; 0: the last line). The bits of a pair's
- * second line are its tokens: only its first line's header is read or written. */
-static cache_entry *small_victim(cache_entry *c) {
-    for (size_t k = 0; k < SET_LINES; k++) {
-        if (c[k].kind == LINE_EMPTY) return c + k;
-        if (c[k].kind == LINE_PAIR) k++;
-    }
-    for (size_t k = 0; k < SET_LINES; k++) {
-        cache_entry *x = c + k;
-        if (!x->ref) {
-            if (x->kind == LINE_PAIR) x[1].kind = LINE_EMPTY; /* the pair goes: its second line is free */
-            return x;
-        }
-        x->ref = 0;
-        if (x->kind == LINE_PAIR) k++;
-    }
-    if (ST_CACHE_KEEP_HOT) return NULL;
-    if (c[SET_LINES - 2].kind == LINE_PAIR) { c[SET_LINES - 1].kind = LINE_EMPTY; return c + SET_LINES - 2; }
-    return c + SET_LINES - 1;
+/* Replacement is a clock per set with use counts. Each entry counts its uses: 1 when made, one
+ * more a hit, up to 3. An insert takes an empty line, else, from the set's hand on, the first
+ * entry whose count is 0, counting down each entry it passes (at most three laps), and the hand
+ * moves past the line it takes. So a piece hit again and again outlives a burst of pieces that
+ * come once (they reach 0 first), and the new pieces of one call replace the set's old entries in
+ * turn rather than one another: with one referenced bit, clear when made, and every search
+ * starting at the set's first line, a new piece not yet hit was the next insert's first victim.
+ * Measured on text after text in 7 languages (the encode benchmark's order: each 900 KB slice
+ * encoded, then again; a lone caller's default tables), the second call on a slice missed, with
+ * that scheme, 5,370 pieces of Russian, 7,288 of Arabic, 22,506 of Chinese, 13,613 of Japanese;
+ * with a hand and the bit clear when made 641, 934, 10,467, 6,845; set when made 23, 77, 6,763,
+ * 5,220, but then a burst of one-off pieces replaced a third of the hot ones. The cost is on the
+ * same text again and again (the third call on one 1 MiB): Chinese about 8,000 misses instead of
+ * 4,760 (a cyclic pass over more pieces than fit favours keeping the oldest). The hand lives in
+ * bits 4-7 of the set's first line's ref byte (a first line is always a header: a pair starts on
+ * an even line). */
+_Static_assert(SET_LINES <= 16 && (SET_LINES & (SET_LINES - 1)) == 0, "the hand is 4 bits");
+ST_INLINE size_t hand_of(const cache_entry *c) { return (size_t)(c[0].ref >> 4) & (SET_LINES - 1); }
+ST_INLINE void hand_set(cache_entry *c, size_t k) {
+    c[0].ref = (uint8_t)((c[0].ref & 0x0Fu) | (k & (SET_LINES - 1)) << 4);
 }
 
-/* Where in set c a pair entry goes (an even line and the next), or NULL: two empty lines, else
- * a half none of whose entries is referenced (the bits passed are cleared), else none
- * (ST_CACHE_KEEP_HOT; 0: the last half). */
-static cache_entry *pair_victim(cache_entry *c) {
-    for (size_t k = 0; k < SET_LINES; k += 2)
-        if (c[k].kind == LINE_EMPTY && c[k + 1].kind == LINE_EMPTY) return c + k;
-    for (size_t k = 0; k < SET_LINES; k += 2) {
-        cache_entry *x = c + k;
-        int two = x->kind != LINE_PAIR; /* the second line is an entry (or empty) of its own */
-        int hot = (x->kind != LINE_EMPTY && x->ref) || (two && x[1].kind != LINE_EMPTY && x[1].ref);
-        if (!hot) return x;
-        x->ref = 0;
-        if (two) x[1].ref = 0;
+/* Counts line x's use down by one; 1 if it was already 0 (a victim). */
+ST_INLINE int use_spent(cache_entry *x) {
+    if (!(x->ref & USE_MASK)) return 1;
+    x->ref = (uint8_t)(x->ref - 1);
+    return 0;
+}
+
+/* The line of set c where a small entry goes (see above; a pair entry goes as a whole). The
+ * bytes of a pair's second line are its tokens: only its first line's header is read or
+ * written. Ends within four laps: each lap counts every entry down. */
+static size_t small_victim(cache_entry *c) {
+    for (size_t k = 0; k < SET_LINES; k++) {
+        if (c[k].kind == LINE_EMPTY) return k;
+        if (c[k].kind == LINE_PAIR) k++;
     }
-    return ST_CACHE_KEEP_HOT ? NULL : c + SET_LINES - 2;
+    size_t k = hand_of(c);
+    if ((k & 1) && c[k - 1].kind == LINE_PAIR) k = (k + 1) & (SET_LINES - 1); /* past the pair */
+    for (;;) {
+        cache_entry *x = c + k;
+        if (use_spent(x)) {
+            if (x->kind == LINE_PAIR) x[1].kind = LINE_EMPTY; /* its second line is free */
+            return k;
+        }
+        k = (k + (x->kind == LINE_PAIR ? 2 : 1)) & (SET_LINES - 1);
+    }
+}
+
+/* The even line of set c where a pair entry goes (it and the next): two empty lines, else from
+ * the hand on the first half whose entries (one pair, or two lines each empty or small) are all
+ * spent, counting down those it passes. */
+static size_t pair_victim(cache_entry *c) {
+    for (size_t k = 0; k < SET_LINES; k += 2)
+        if (c[k].kind == LINE_EMPTY && c[k + 1].kind == LINE_EMPTY) return k;
+    for (size_t k = hand_of(c) & ~(size_t)1;; k = (k + 2) & (SET_LINES - 1)) {
+        cache_entry *x = c + k;
+        int a = x->kind == LINE_EMPTY || use_spent(x);
+        int b = x->kind == LINE_PAIR || x[1].kind == LINE_EMPTY || use_spent(x + 1);
+        if (a && b) return k;
+    }
 }
 
 /* Remember the m tokens (starts rel[k] in the piece, through map when given) of the piece
@@ -801,15 +819,16 @@ ST_INLINE void cache_fill(const cache_ref *r, const uint8_t *p, size_t n, size_t
         if (need > PAIR_DATA) return;
         for (size_t k = 0; k < m; k++)
             if (tok[k] >> ST_CACHE_ID_BITS) return;
-        cache_entry *c = r->s;
+        cache_entry *set = r->s;
         int pair = need > LINE_DATA;
-        c = pair ? pair_victim(c) : small_victim(c);
-        if (!c) return;
+        size_t v = pair ? pair_victim(set) : small_victim(set);
+        cache_entry *c = set + v;
         c->kind = pair ? LINE_PAIR : LINE_SMALL;
         c->hash = (uint32_t)r->h;
         c->len = (uint8_t)n;
         c->ntok = (uint8_t)m;
-        c->ref = 0;
+        c->ref = (uint8_t)((v ? 0 : (c->ref & 0xF0u)) | 1u); /* used once; line 0 keeps the hand */
+        hand_set(set, v + (pair ? 2 : 1));
         st__memcpy(c->data, p, n);
         uint8_t *w = line_data(c) + ((n + 3) & ~(size_t)3);
         for (size_t k = 0; k < m; k++) {
