@@ -307,3 +307,39 @@ def test_new_pieces_outlive_the_call_that_brought_them(fresh, serial):
     after = fresh.cache_info()
     hits, misses = after["hits"] - before["hits"], after["misses"] - before["misses"]
     assert hits + misses >= 140 and hits >= 0.8 * (hits + misses), (hits, misses)
+
+
+def test_superword_runs_twice_and_in_other_texts(backend):
+    """The superword pass across calls (run_flush, encode.c; the pieces of a run come from the
+    piece cache): a superword model encoding the same text twice gives the ids and offsets of the
+    cache off both times, the second call with more hits; and runs that recur in other
+    surroundings (other text before them, so other offsets; other neighbours, so other runs)
+    keep the right ids and offsets (a run's tokens are put at the starts of the text at hand)."""
+    if backend == "pywasm":
+        pytest.skip("pywasm: native and wasmtime run it")
+    runs = ("すべて人は権利を有する。", "中国人民的自由是人的权利。", " at the end of the day, in order to",
+            " the cat sat on the mat as well as of the dog", " the the the the go go go")
+    texts = ["".join(runs) * 3,
+             "x" + "".join(runs),  # the same runs one byte later
+             "前言:" + "。".join(runs) + " and then " + runs[2] * 2,  # other neighbours
+             runs[3] + "!" + runs[3] + "é" + runs[3]]
+    for name in ("super_bytes_small", "super_ube_small"):
+        path = os.path.join(ROOT, "vectors", "models", name + ".stmodel")
+        off = supertok.load_model(path)
+        off.set_cache_size(0)
+        enc = supertok.load_model(path)
+        enc.set_cache_size(1 << 20)
+        for k, t in enumerate(texts):
+            want = off.encode_with_offsets(t)
+            n_regular = (512 if off.alphabet == "ube" else 256) + len(off.merges)
+            assert any(i >= n_regular for i in want[0]), (name, t)  # supermerge tokens in it
+            before = enc.cache_info()
+            first = enc.encode_with_offsets(t)
+            mid = enc.cache_info()
+            second = enc.encode_with_offsets(t)
+            after = enc.cache_info()
+            assert first == want and second == want, (name, t)
+            # (the later texts' pieces were all seen in the first: their first call hits as much)
+            gain = (after["hits"] - mid["hits"]) - (mid["hits"] - before["hits"])
+            assert gain > 0 if k == 0 else gain >= 0, (name, t, before, mid, after)
+            assert after["bytes"] <= 1 << 20

@@ -160,23 +160,24 @@ ST_INLINE void put(sink *o, uint32_t id, size_t byte_start) {
  *
  * Two tables. The short one (pieces up to ST_CACHE_PIECE bytes: every piece that is not one
  * token in English, Russian, Arabic or code) is made of 64-byte lines, in sets of SET_LINES
- * adjacent lines. A line holds an 8-byte header (hash, length, kind, token count, referenced
- * bit), then the piece's bytes and, from the next multiple of 4, its tokens, one 32-bit word each
- * (id | start << 26). A small piece (bytes rounded up to 4, plus 4 a token, within 56: up to 28
- * bytes and 7 tokens, or 40 and 4; 98-100% of the pieces that are not one token in English,
+ * adjacent lines, and a tag record per set (set_tags: a hash byte, the kind and a use count for
+ * each line), kept apart from the lines. A line holds an 8-byte header (hash, length, token
+ * count), then the piece's bytes and, from the next multiple of 4, its tokens, one 32-bit word
+ * each (id | start << 26). A small piece (bytes rounded up to 4, plus 4 a token, within 56: up to
+ * 28 bytes and 7 tokens, or 40 and 4; 98-100% of the pieces that are not one token in English,
  * Russian and Arabic) takes one line, any of its set's; a larger one (up to 56 bytes and 16
  * tokens) a pair of lines from an even one, as one entry, its bytes in the first line and its
- * tokens spilling into the second (whose header is no header: only the first line's is read).
- * Measured on 1 MiB of text a language (o200k), the distinct pieces that are not one token
- * (Arabic 20k, Russian 19k, Chinese 35k, of which 13k need a pair) did not fit the 16,384
- * 128-byte entries the table had before, and, direct-mapped, two recurring pieces of one slot
- * evicted each other on every pass: re-merging them was 37-58% of a warm call's instructions.
+ * tokens spilling into the second (whose header is no header). Measured on 1 MiB of text a
+ * language (o200k), the distinct pieces that are not one token (Arabic 20k, Russian 19k, Chinese
+ * 35k, of which 13k need a pair) did not fit the 16,384 128-byte entries the table had before,
+ * and, direct-mapped, two recurring pieces of one slot evicted each other on every pass:
+ * re-merging them was 37-58% of a warm call's instructions.
+ *
  * Replacement: a clock per set with use counts (see small_victim). Sets of 8 lines against 2
  * and 4 (the third call on the same 1 MiB, o200k, a lone caller's default tables, with the
  * first replacement scheme): misses Arabic 38 / 1,765 / 387, Russian 9 / 1,326 / 232, Chinese
- * 4,760 / 15,993 / 9,471; instructions Chinese 61M / 87M / 72M. A miss reads the set's 8 lines: a
- * first call on 1 MiB of English costs 0.7% more instructions than with 2-line sets, and 5-10%
- * more CPU time.
+ * 4,760 / 15,993 / 9,471; instructions Chinese 61M / 87M / 72M. A lookup reads the set's tags
+ * (16 bytes) and only a line whose hash byte matches.
  *
  * The long table (up to ST_CACHE_LONG_PIECE bytes: a Chinese or Japanese clause is one piece of
  * o200k's pattern, and 10% of Chinese and 44% of Japanese tokens are in pieces past 56 bytes) has
@@ -193,19 +194,31 @@ ST_INLINE void put(sink *o, uint32_t id, size_t byte_start) {
                                   memo (below this they cost more than they save) */
 #endif
 
-enum { LINE_EMPTY = 0, LINE_SMALL = 1, LINE_PAIR = 2 }; /* LINE_PAIR: this line and the next */
+enum { LINE_EMPTY = 0, LINE_SMALL = 1, LINE_PAIR = 2, LINE_PAIR2 = 3 }; /* a pair: LINE_PAIR, then LINE_PAIR2 */
 #define LINE_DATA 56 /* a line's bytes past its header */
 #define PAIR_DATA (LINE_DATA + 64)
 
 typedef struct cache_entry { /* one line of the short table */
-    uint32_t hash;            /* the piece's hash, low half (its index takes the high half) */
-    uint8_t len, kind, ntok;
-    uint8_t ref;              /* bits 0-1 (USE_MASK): the entry's use count (replacement, below);
-                                 bits 4-7 of a set's first line: the set's clock hand */
+    uint32_t hash;            /* the piece's hash, low half (its set takes the high half) */
+    uint8_t len, ntok, unused[2];
     uint8_t data[LINE_DATA];  /* bytes, then token words from the next multiple of 4 */
 } cache_entry;
 _Static_assert(sizeof(cache_entry) == 64, "a piece cache line is 64 bytes");
-#define USE_MASK 3u /* a use count: 1 when made, up by one a hit (to 3), down by one a pass */
+
+/* A set's tags, kept apart from its lines (four sets' tags to a 64-byte line, after the table's
+ * lines): what a lookup and the replacement read, so that a piece not in the cache costs one
+ * line's read, not its set's eight (with the kind and use count in each line's header, fresh text
+ * ran 12-32% slower than with a direct-mapped table: the encode benchmark's order, 7 languages,
+ * CPU time), and counting uses writes no line of pieces. */
+typedef struct set_tags {
+    uint8_t fp[SET_LINES];   /* a byte of each entry's hash (bits 24-31), where it starts */
+    uint8_t meta[SET_LINES]; /* bits 0-1: the line's kind; 2-3: its entry's use count (1 when made,
+                                up by one a hit, to 3, down by one a pass of the hand);
+                                meta[0] bits 4-7: the set's clock hand */
+} set_tags;
+#define META_KIND 3u
+#define META_USE 12u
+#define META_USE1 4u
 
 typedef struct long_entry {
     uint64_t hash; /* of the piece, | 1; 0 = empty */
@@ -235,9 +248,10 @@ static size_t pow2_floor(size_t x) {
  * default gives), and two concurrent callers still each get at least a quarter. Measured (the
  * third call on the same 1 MiB, o200k, 8-line sets), against an even split: Chinese misses 4,760
  * against 15,766, 61M instructions against 87M; Russian 9 against 564, Arabic 38 against 970.
- * The cost: a lone caller's first call on 1 MiB clears a 4 MiB table instead of 2 MiB (7-13%
- * more CPU time in that call for English, Russian and Arabic). k < 0: a call's own block beyond
- * them, an even part of the limit. */
+ * The cost is on fresh text: a lone caller's larger tables take 3-16% more CPU time on text
+ * never seen before than the even split's (the encode benchmark's order, 7 languages, each
+ * slice then the same again; the second calls 40-56% less in Russian, Arabic, Greek, 30% in
+ * Chinese and Japanese). k < 0: a call's own block beyond them, an even part of the limit. */
 static size_t share_of(size_t limit, int k) {
     if (k < 0) return limit / ST_SCRATCH_SLOTS;
     return limit >> (k < ST_SCRATCH_SLOTS - 1 ? k + 1 : ST_SCRATCH_SLOTS - 1);
@@ -263,8 +277,9 @@ static size_t long_slots_for(size_t share) {
 struct st__scratch {
     cache_entry *cache;   /* cache_slots lines as allocated; NULL when the piece cache is off */
     size_t cache_slots;
-    cache_entry *lines;   /* the same from its first 64-byte boundary on */
-    size_t sets;          /* pairs of lines from `lines` on */
+    cache_entry *lines;   /* the same from its first 64-byte boundary on: sets * SET_LINES lines */
+    set_tags *tags;       /* then the sets' tags */
+    size_t sets;
     long_entry *longc;    /* long_slots entries once a long piece wanted them, else NULL */
     size_t long_slots;    /* 0: no long table (off, or its allocation failed) */
     st__pair_slot *pairs; /* 1 << ST_PAIR_CACHE_BITS entries */
@@ -287,6 +302,7 @@ static void cache_drop(st__lazy *lz, st__scratch *s, const st_allocator *a) {
         st__atomic_add_size(&lz->cache_held, (size_t)0 - size);
     }
     s->cache = s->lines = NULL;
+    s->tags = NULL;
     s->longc = NULL;
     s->cache_slots = s->sets = s->long_slots = 0;
 }
@@ -317,13 +333,15 @@ static void cache_fit(st__lazy *lz, st__scratch *s, size_t share, size_t seen, c
     cache_drop(lz, s, a);
     if (!t) return;
     s->cache = t;
-    st__memset(s->cache, 0, size); /* LINE_EMPTY */
     s->cache_slots = slots;
     /* sets start on a 64-byte boundary, so that a line is one cache line (an allocator gives
-     * less alignment: a line then gives up the table's last one) */
+     * less alignment: the skew then comes off the end); each set's lines, then its tags, come
+     * out of the same bytes */
     size_t skew = (size_t)((uintptr_t)t & 63) ? 64 - (size_t)((uintptr_t)t & 63) : 0;
     s->lines = (cache_entry *)(void *)((uint8_t *)t + skew);
-    s->sets = (slots - (skew ? 1 : 0)) / SET_LINES;
+    s->sets = (size - skew) / (SET_LINES * sizeof(cache_entry) + sizeof(set_tags));
+    s->tags = (set_tags *)(void *)(s->lines + s->sets * SET_LINES);
+    st__memset(s->tags, 0, s->sets * sizeof(set_tags)); /* LINE_EMPTY; the lines need no clearing */
     size_t lmost = long_slots_for(share), lwant = slots / 16 < 16 ? 16 : slots / 16;
     s->long_slots = lwant < lmost ? lwant : lmost;
     st__atomic_add_size(&lz->cache_held, size);
@@ -452,8 +470,9 @@ typedef struct encoder {
     sink *o;
     st__merger mg;        /* mg.pairs: the pair cache, NULL when uncached */
     st__scratch *scratch; /* NULL when uncached */
-    cache_entry *cache;   /* the piece cache; NULL when off or uncached */
-    size_t cache_slots;
+    cache_entry *cache;   /* the piece cache's short table; NULL when off or uncached */
+    set_tags *tags;
+    size_t cache_slots;   /* its sets */
     size_t hits, misses;  /* this call's piece cache lookups, added to the handle's at the end */
     int all_bytes;        /* every byte is a token: 1, not: -1, not looked yet: 0 */
     int memo_tried;
@@ -670,6 +689,7 @@ ST_INLINE int piece_to_run(encoder *e, const uint32_t *tok, size_t m, size_t a, 
 typedef struct cache_ref {
     uint64_t h;
     cache_entry *s;
+    set_tags *t;
     long_entry *l;
 } cache_ref;
 
@@ -677,8 +697,10 @@ typedef struct cache_ref {
 #define SHORT_NEED(n, m) ((((n) + 3) & ~(size_t)3) + 4 * (m))
 
 ST_INLINE int line_holds(const cache_entry *c, uint32_t h, const uint8_t *p, size_t n) {
-    return c->hash == h && c->len == n && c->kind != LINE_EMPTY && st__memcmp(c->data, p, n) == 0;
+    return c->hash == h && c->len == n && st__memcmp(c->data, p, n) == 0;
 }
+
+ST_INLINE uint8_t fp_of(uint64_t h) { return (uint8_t)(h >> 24); }
 
 /* Look p[0..n) up, h its st__hash_bytes if known (else 0); 1 on a hit. A small entry may sit in
  * either line of its set, a pair entry takes both; whichever holds the piece's bytes is it. */
@@ -689,17 +711,21 @@ static int cache_find(encoder *e, const uint8_t *p, size_t n, uint64_t h, cache_
     r->h = (h ? h : st__hash_bytes(p, n)) | 1;
     int hit;
     if (n <= ST_CACHE_PIECE) {
-        cache_entry *c = r->s = &e->cache[SET_LINES * (((r->h >> 32) * e->cache_slots) >> 32)];
+        size_t set = (size_t)(((r->h >> 32) * e->cache_slots) >> 32);
+        cache_entry *c = r->s = &e->cache[SET_LINES * set];
+        set_tags *t = r->t = &e->tags[set];
         uint32_t h32 = (uint32_t)r->h;
+        uint8_t f = fp_of(r->h);
         hit = 0;
         for (size_t k = 0; k < SET_LINES; k++) {
-            if (line_holds(c + k, h32, p, n)) {
+            unsigned m = t->meta[k];
+            if (t->fp[k] == f && ((m & META_KIND) == LINE_SMALL || (m & META_KIND) == LINE_PAIR) &&
+                line_holds(c + k, h32, p, n)) {
                 r->s = c + k;
                 hit = 1;
-                if ((c[k].ref & USE_MASK) != USE_MASK) c[k].ref = (uint8_t)(c[k].ref + 1);
+                if ((m & META_USE) != META_USE) t->meta[k] = (uint8_t)(m + META_USE1);
                 break;
             }
-            if (c[k].kind == LINE_PAIR) k++; /* the next line is its second half */
         }
     } else {
         st__scratch *sc = e->scratch;
@@ -759,52 +785,51 @@ static st_status cache_replay(encoder *e, const cache_ref *r, size_t a) {
  * with a hand and the bit clear when made 641, 934, 10,467, 6,845; set when made 23, 77, 6,763,
  * 5,220, but then a burst of one-off pieces replaced a third of the hot ones. The cost is on the
  * same text again and again (the third call on one 1 MiB): Chinese about 8,000 misses instead of
- * 4,760 (a cyclic pass over more pieces than fit favours keeping the oldest). The hand lives in
- * bits 4-7 of the set's first line's ref byte (a first line is always a header: a pair starts on
- * an even line). */
-_Static_assert(SET_LINES <= 16 && (SET_LINES & (SET_LINES - 1)) == 0, "the hand is 4 bits");
-ST_INLINE size_t hand_of(const cache_entry *c) { return (size_t)(c[0].ref >> 4) & (SET_LINES - 1); }
-ST_INLINE void hand_set(cache_entry *c, size_t k) {
-    c[0].ref = (uint8_t)((c[0].ref & 0x0Fu) | (k & (SET_LINES - 1)) << 4);
+ * 4,760 (a cyclic pass over more pieces than fit favours keeping the oldest). */
+_Static_assert(SET_LINES <= 16 && SET_LINES >= 2 && (SET_LINES & (SET_LINES - 1)) == 0, "the hand is 4 bits");
+ST_INLINE size_t hand_of(const set_tags *t) { return (size_t)(t->meta[0] >> 4) & (SET_LINES - 1); }
+ST_INLINE void hand_set(set_tags *t, size_t k) {
+    t->meta[0] = (uint8_t)((t->meta[0] & 0x0Fu) | (k & (SET_LINES - 1)) << 4);
+}
+ST_INLINE unsigned kind_at(const set_tags *t, size_t k) { return t->meta[k] & META_KIND; }
+/* Line k's kind and use count (meta[0]'s hand kept). */
+ST_INLINE void meta_set(set_tags *t, size_t k, unsigned kind, unsigned use) {
+    t->meta[k] = (uint8_t)((t->meta[k] & 0xF0u) | kind | use * META_USE1);
 }
 
-/* Counts line x's use down by one; 1 if it was already 0 (a victim). */
-ST_INLINE int use_spent(cache_entry *x) {
-    if (!(x->ref & USE_MASK)) return 1;
-    x->ref = (uint8_t)(x->ref - 1);
+/* Counts the entry at line k down by one; 1 if it was already 0 (a victim). */
+ST_INLINE int use_spent(set_tags *t, size_t k) {
+    if (!(t->meta[k] & META_USE)) return 1;
+    t->meta[k] = (uint8_t)(t->meta[k] - META_USE1);
     return 0;
 }
 
-/* The line of set c where a small entry goes (see above; a pair entry goes as a whole). The
- * bytes of a pair's second line are its tokens: only its first line's header is read or
- * written. Ends within four laps: each lap counts every entry down. */
-static size_t small_victim(cache_entry *c) {
-    for (size_t k = 0; k < SET_LINES; k++) {
-        if (c[k].kind == LINE_EMPTY) return k;
-        if (c[k].kind == LINE_PAIR) k++;
-    }
-    size_t k = hand_of(c);
-    if ((k & 1) && c[k - 1].kind == LINE_PAIR) k = (k + 1) & (SET_LINES - 1); /* past the pair */
+/* The line of set t where a small entry goes (see above; a pair entry goes as a whole, its
+ * second line then empty). Ends within four laps: each lap counts every entry down. */
+static size_t small_victim(set_tags *t) {
+    for (size_t k = 0; k < SET_LINES; k++)
+        if (kind_at(t, k) == LINE_EMPTY) return k;
+    size_t k = hand_of(t);
+    if (kind_at(t, k) == LINE_PAIR2) k = (k + 1) & (SET_LINES - 1); /* past the pair */
     for (;;) {
-        cache_entry *x = c + k;
-        if (use_spent(x)) {
-            if (x->kind == LINE_PAIR) x[1].kind = LINE_EMPTY; /* its second line is free */
+        int pair = kind_at(t, k) == LINE_PAIR;
+        if (use_spent(t, k)) {
+            if (pair) meta_set(t, k + 1, LINE_EMPTY, 0);
             return k;
         }
-        k = (k + (x->kind == LINE_PAIR ? 2 : 1)) & (SET_LINES - 1);
+        k = (k + (pair ? 2 : 1)) & (SET_LINES - 1);
     }
 }
 
-/* The even line of set c where a pair entry goes (it and the next): two empty lines, else from
+/* The even line of set t where a pair entry goes (it and the next): two empty lines, else from
  * the hand on the first half whose entries (one pair, or two lines each empty or small) are all
  * spent, counting down those it passes. */
-static size_t pair_victim(cache_entry *c) {
+static size_t pair_victim(set_tags *t) {
     for (size_t k = 0; k < SET_LINES; k += 2)
-        if (c[k].kind == LINE_EMPTY && c[k + 1].kind == LINE_EMPTY) return k;
-    for (size_t k = hand_of(c) & ~(size_t)1;; k = (k + 2) & (SET_LINES - 1)) {
-        cache_entry *x = c + k;
-        int a = x->kind == LINE_EMPTY || use_spent(x);
-        int b = x->kind == LINE_PAIR || x[1].kind == LINE_EMPTY || use_spent(x + 1);
+        if (kind_at(t, k) == LINE_EMPTY && kind_at(t, k + 1) == LINE_EMPTY) return k;
+    for (size_t k = hand_of(t) & ~(size_t)1;; k = (k + 2) & (SET_LINES - 1)) {
+        int a = kind_at(t, k) == LINE_EMPTY || use_spent(t, k);
+        int b = kind_at(t, k) == LINE_PAIR || kind_at(t, k + 1) == LINE_EMPTY || use_spent(t, k + 1);
         if (a && b) return k;
     }
 }
@@ -819,16 +844,17 @@ ST_INLINE void cache_fill(const cache_ref *r, const uint8_t *p, size_t n, size_t
         if (need > PAIR_DATA) return;
         for (size_t k = 0; k < m; k++)
             if (tok[k] >> ST_CACHE_ID_BITS) return;
-        cache_entry *set = r->s;
+        set_tags *t = r->t;
         int pair = need > LINE_DATA;
-        size_t v = pair ? pair_victim(set) : small_victim(set);
-        cache_entry *c = set + v;
-        c->kind = pair ? LINE_PAIR : LINE_SMALL;
+        size_t v = pair ? pair_victim(t) : small_victim(t);
+        cache_entry *c = r->s + v;
         c->hash = (uint32_t)r->h;
         c->len = (uint8_t)n;
         c->ntok = (uint8_t)m;
-        c->ref = (uint8_t)((v ? 0 : (c->ref & 0xF0u)) | 1u); /* used once; line 0 keeps the hand */
-        hand_set(set, v + (pair ? 2 : 1));
+        t->fp[v] = fp_of(r->h);
+        meta_set(t, v, pair ? LINE_PAIR : LINE_SMALL, 1);
+        if (pair) meta_set(t, v + 1, LINE_PAIR2, 0);
+        hand_set(t, v + (pair ? 2 : 1));
         st__memcpy(c->data, p, n);
         uint8_t *w = line_data(c) + ((n + 3) & ~(size_t)3);
         for (size_t k = 0; k < m; k++) {
@@ -1332,7 +1358,8 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
         e.scratch = scratch_claim(enc, limit, len, len >= ST_CACHE_MIN_TEXT ? len : 0, &slot);
         if (e.scratch) {
             e.cache = e.scratch->sets ? e.scratch->lines : NULL;
-            e.cache_slots = e.scratch->sets; /* cache_find's sets of two lines */
+            e.tags = e.scratch->tags;
+            e.cache_slots = e.scratch->sets;
             e.mg.pairs = e.scratch->pairs;
         }
     }
