@@ -316,7 +316,7 @@ def test_superword_runs_twice_and_in_other_texts(backend):
     surroundings (other text before them, so other offsets; other neighbours, so other runs)
     keep the right ids and offsets (a run's tokens are put at the starts of the text at hand)."""
     if backend == "pywasm":
-        pytest.skip("pywasm: native and wasmtime run it")
+        pytest.skip("pywasm is an interpreter: the superword runs test runs on native and wasmtime")
     runs = ("すべて人は権利を有する。", "中国人民的自由是人的权利。", " at the end of the day, in order to",
             " the cat sat on the mat as well as of the dog", " the the the the go go go")
     texts = ["".join(runs) * 3,
