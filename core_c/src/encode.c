@@ -207,9 +207,10 @@ _Static_assert(sizeof(cache_entry) == 64, "a piece cache line is 64 bytes");
 
 /* A set's tags, kept apart from its lines (four sets' tags to a 64-byte line, after the table's
  * lines): what a lookup and the replacement read, so that a piece not in the cache costs one
- * line's read, not its set's eight (with the kind and use count in each line's header, fresh text
- * ran 12-32% slower than with a direct-mapped table: the encode benchmark's order, 7 languages,
- * CPU time), and counting uses writes no line of pieces. */
+ * line's read, not its set's eight, and counting uses writes no line of pieces. Against the
+ * direct-mapped table before, fresh text ran 12-32% slower with the kind and use count in each
+ * line's header and 3-16% slower with the tags (the encode benchmark's order, 7 languages, CPU
+ * time, separate interleaved runs); what remains is the larger tables (share_of). */
 typedef struct set_tags {
     uint8_t fp[SET_LINES];   /* a byte of each entry's hash (bits 24-31), where it starts */
     uint8_t meta[SET_LINES]; /* bits 0-1: the line's kind; 2-3: its entry's use count (1 when made,
