@@ -226,7 +226,20 @@ ST_API st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, c
  * abc d give [ab, cd] for "abcd", where ranks would give [abcd]). specials: as for
  * st_encoding_new_tiktoken, with ids at or above A + n_merges, one string an id. At most 2^21 - 1 ids. A bad
  * rule (a part not below its own id, the same pair twice): ST_ERR_MALFORMED_MODEL with
- * offset = the rule's index (ST_UNIT_INDEX); a bad special: its line, input 1. */
+ * offset = the rule's index (ST_UNIT_INDEX); a bad special: its line, input 1. The tokens the
+ * rules spell are stored whole, and a few rules can spell huge ones (30 rules that each join
+ * the last token to itself spell a gigabyte), so their bytes are bounded in proportion to the
+ * rules: see ST_RULES_TOKEN_BYTES_BASE. */
+/* The limit on a rules model's tokens (docs/model-format.md, Limits), the same on every host:
+ * the tokens its n rules make (merges and supermerges; the base symbols not counted) may hold at
+ * most ST_RULES_TOKEN_BYTES_BASE + ST_RULES_TOKEN_BYTES_PER_RULE * n bytes, a UBE symbol counting
+ * 2. Trained models use a few bytes a rule (o200k's tokens: 7), so the limit only refuses files
+ * whose memory would not be proportional to their size: ST_ERR_MALFORMED_MODEL at the rule
+ * whose token crosses it, before anything is allocated for the tokens. The trainer stops before
+ * a merge that would make its model cross it. */
+#define ST_RULES_TOKEN_BYTES_BASE 16777216u /* 16 MiB */
+#define ST_RULES_TOKEN_BYTES_PER_RULE 256u
+
 ST_API st_status st_encoding_new_merges(int alphabet, const uint32_t *merges, size_t n_merges,
                                         const char *specials, size_t specials_len,
                                         const st_pretokenizer *pt, const st_allocator *alloc,

@@ -939,6 +939,38 @@ void st_model_free(st_model *m) {
     st__free(&a, m, sizeof *m);
 }
 
+/* e = the report of a rules model's rule, from ce (offset = the rule's index, input 2 for a
+ * supermerge): its line and "merges[i]: " or "supermerges[i]: " before ce's message. */
+static void rule_error(const st_model *m, st_error *e, const st_error *ce) {
+    int sup = ce->input == 2;
+    uint64_t line = (sup ? m->supermerges.line : m->merges.line) + 1 + ce->offset;
+    ms(begin(e, line, line_start(m->src, m->src_len, line)), sup ? "supermerges[" : "merges[");
+    mu(e, ce->offset);
+    ms(e, "]: ");
+    ms(e, ce->message[0] ? ce->message : "refused by the encoding constructor");
+}
+
+/* The limit on the bytes the rules' tokens hold (ST_RULES_TOKEN_BYTES_BASE): checked from the
+ * pairs, before any token exists, with one length a token (memory proportional to the file). */
+static st_status check_token_bytes(const st_model *m, st_error *e) {
+    if (m->kind != ST_MODEL_RULES) return ST_OK;
+    st_allocator a = m->alloc;
+    size_t n_ord = (m->alphabet == ST_ALPHABET_UBE ? 512 : 256) + m->merges.n + m->supermerges.n;
+    uint32_t *len = (uint32_t *)st__alloc(&a, n_ord * sizeof *len);
+    if (!len) {
+        e->status = ST_ERR_OUT_OF_MEMORY;
+        return ST_ERR_OUT_OF_MEMORY;
+    }
+    st_error ce;
+    uint64_t bytes;
+    st__error_clear(&ce);
+    st_status st = st__rules_token_lengths(m->alphabet, m->merges.pairs, m->merges.n, m->supermerges.pairs,
+                                           m->supermerges.n, len, &bytes, &ce);
+    st__free(&a, len, n_ord * sizeof *len);
+    if (st != ST_OK) rule_error(m, e, &ce);
+    return st;
+}
+
 st_status st_model_parse(const char *bytes, size_t len, const st_allocator *alloc, st_model **out, st_error *err) {
     st_error local;
     st_error *e = err ? err : &local;
@@ -972,6 +1004,7 @@ st_status st_model_parse(const char *bytes, size_t len, const st_allocator *allo
         p.s = m->src;
         p.n = len;
         st = parse_model(&p);
+        if (st == ST_OK) st = check_token_bytes(m, e);
     }
     if (st != ST_OK) {
         e->status = (uint32_t)st;
@@ -1238,12 +1271,7 @@ st_status st_encoding_from_model(const st_model *m, const st_allocator *alloc, s
             ms(e, "]: ");
             ms(e, ce.message[0] ? ce.message : "refused by the encoding constructor");
         } else if (m->kind == ST_MODEL_RULES) {
-            int sup = ce.input == 2; /* a supermerge's index, else a rule's */
-            line = (sup ? m->supermerges.line : m->merges.line) + 1 + off;
-            ms(begin(e, line, line_start(m->src, m->src_len, line)), sup ? "supermerges[" : "merges[");
-            mu(e, off);
-            ms(e, "]: ");
-            ms(e, ce.message[0] ? ce.message : "refused by the encoding constructor");
+            rule_error(m, e, &ce); /* a supermerge's index, else a rule's */
         } else {
             line = line_in(m->src + m->tokens_off, m->tokens_len, off, m->tokens_line + 1);
             ms(begin(e, line, m->tokens_off + off), "tokens[");

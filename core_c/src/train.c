@@ -702,10 +702,29 @@ static int ensure_token(st_trainer *t, uint32_t id) {
     return 1;
 }
 
-/* Token id (internal) spells x's base symbols then y's. */
+/* The bytes of the tokens made by the rules of the model written now (st_trainer_write_model:
+ * phase 1's merges; in phase 2 the kept regular merges and the supermerges). seq holds the base
+ * symbols, then each token made, in the order made: phase 1's merges, then the supermerges. */
+static uint64_t written_token_bytes(const st_trainer *t) {
+    uint64_t start = (uint64_t)t->base * (t->alphabet == ST_ALPHABET_UBE ? 2 : 1);
+    if (t->phase != 2) return t->seq_len - start;
+    size_t last = t->base + t->made - 1;
+    uint64_t end1 = t->made ? t->tok_off[last] + t->tok_len[last] : start;
+    uint64_t kept = t->next_merge < t->made ? t->tok_off[t->base + t->next_merge] : end1;
+    return (kept - start) + (t->seq_len - end1);
+}
+
+/* Token id (internal) spells x's base symbols then y's; 0 when out of memory, or when the
+ * token would take the model past the loader's limit on token bytes (ST_RULES_TOKEN_BYTES_BASE):
+ * training stops there, so every model it writes loads. */
 static int make_token(st_trainer *t, uint32_t x, uint32_t y, uint32_t id) {
     if (!ensure_token(t, id)) return 0;
     size_t lx = t->tok_len[x], ly = t->tok_len[y];
+    uint64_t rules = (t->phase == 2 ? t->next_merge + t->n_super : t->n_merges) + 1;
+    if (written_token_bytes(t) + lx + ly > st__rules_token_bytes_limit(rules)) {
+        t->token_limit = 1;
+        return 0;
+    }
     if (!grow(t, (void **)&t->seq, &t->seq_cap, t->seq_len + lx + ly, 1, 65536)) return 0;
     t->tok_off[id] = t->seq_len;
     t->tok_len[id] = (uint32_t)(lx + ly);

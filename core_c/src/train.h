@@ -97,6 +97,8 @@ struct st_trainer {
     uint32_t *wait_head; /* made entries: first waiting entry + 1, 0 for none */
     uint32_t *wait_pair, *wait_next;
     size_t n_wait, wait_cap;
+    int token_limit; /* training stopped before a token that would take the model past the limit on
+                        a rules model's token bytes (ST_RULES_TOKEN_BYTES_BASE, make_token) */
 };
 
 uint64_t st__trainer_kept(const st_trainer *t, int algorithm, uint64_t supermerges);

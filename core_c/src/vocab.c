@@ -528,6 +528,32 @@ static st_status insert_rules(uint64_t *slots, uint32_t mask, const st_rules *se
     return ST_OK;
 }
 
+st_status st__rules_token_lengths(int alphabet, const uint32_t *merges, size_t n_merges, const uint32_t *supers,
+                                  size_t n_super, uint32_t *len, uint64_t *bytes, st_error *err) {
+    uint32_t base = alphabet == ST_ALPHABET_UBE ? 512 : 256, unit = alphabet == ST_ALPHABET_UBE ? 2 : 1;
+    uint64_t n_rules = (uint64_t)n_merges + n_super, limit = st__rules_token_bytes_limit(n_rules), made = 0;
+    for (uint32_t id = 0; id < base; id++) len[id] = 1;
+    for (size_t i = 0; i < n_merges + n_super; i++) {
+        const uint32_t *pr = i < n_merges ? merges + 2 * i : supers + 2 * (i - n_merges);
+        uint64_t l = (uint64_t)len[pr[0]] + len[pr[1]]; /* each part is at most the limit: no overflow */
+        made += l * unit;
+        if (made > limit) { /* the running total only grows: this rule is the one that crosses it */
+            int sup = i >= n_merges;
+            st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, sup ? i - n_merges : i,
+                          "the tokens reach ");
+            st__error_append_u64(err, made);
+            st__error_append(err, " bytes here, over the limit ");
+            st__error_append_u64(err, limit);
+            st__error_append(err, " (16 MiB + 256 bytes a rule)");
+            st__error_line(err, 0, sup ? 2 : 0);
+            return ST_ERR_MALFORMED_MODEL;
+        }
+        len[base + i] = (uint32_t)l;
+    }
+    *bytes = (uint64_t)base * unit + made;
+    return ST_OK;
+}
+
 st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const st_allocator *a, int alphabet,
                                 const uint32_t *merges, size_t n_merges, const uint32_t *supers, size_t n_super,
                                 const char *specials, size_t specials_len, st_error *err) {
@@ -547,7 +573,6 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
     }
     uint32_t n_reg = base + (uint32_t)n_merges, n_ord = n_reg + (uint32_t)n_super;
     /* every rule joins two earlier tokens; token lengths (in symbols) add up */
-    uint64_t symbols = base;
     st_status cst = check_parts(merges, n_merges, base, 0, err);
     if (cst == ST_OK) cst = check_parts(supers, n_super, n_reg, 2, err);
     if (cst != ST_OK) return cst;
@@ -586,24 +611,16 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
     size_t filter_size = scap / 2 < 8 ? 8 : scap / 2; /* 4 bits per slot, whole words */
     size_t elig_size = ((size_t)n_ord + 63) / 64 * 8, parts_size = ((size_t)n_ord + 31) / 32 * 8;
     size_t sup_size = n_super ? (size_t)scap * 8 + filter_size + elig_size + parts_size : 0;
-    /* the token lengths come from the rules, so their total is known only after a pass */
+    /* the token lengths come from the rules, so their total is known only after a pass, and
+     * checked against the limit before the tokens get any memory */
     uint32_t *len = (uint32_t *)st__alloc(a, (size_t)n_ord * 4);
     if (!len) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-    for (uint32_t id = 0; id < base; id++) len[id] = 1;
-    for (size_t i = 0; i < n_merges + n_super; i++) {
-        const uint32_t *pr = i < n_merges ? merges + 2 * i : supers + 2 * (i - n_merges);
-        uint64_t l = (uint64_t)len[pr[0]] + len[pr[1]];
-        if (l * unit > 0x7FFFFFFFu) {
-            st__free(a, len, (size_t)n_ord * 4);
-            st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, i < n_merges ? i : i - n_merges,
-                          "the rule's token is 2 GB or longer");
-            st__error_line(err, 0, i < n_merges ? 0 : 2);
-            return ST_ERR_MALFORMED_MODEL;
-        }
-        len[base + i] = (uint32_t)l;
-        symbols += l;
+    uint64_t ord_bytes = 0;
+    cst = st__rules_token_lengths(alphabet, merges, n_merges, supers, n_super, len, &ord_bytes, err);
+    if (cst != ST_OK) {
+        st__free(a, len, (size_t)n_ord * 4);
+        return cst;
     }
-    uint64_t ord_bytes = symbols * unit;
     if (ord_bytes + ts.bytes > 0xFFFFFFF0ull) {
         st__free(a, len, (size_t)n_ord * 4);
         return st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, n_merges, "the tokens hold 4 GB or more");

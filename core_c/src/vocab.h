@@ -288,6 +288,18 @@ ST_INLINE void st__supers_prefetch(const st_supers *s, uint32_t left, uint32_t r
  * ST_ERR_MALFORMED_MODEL with err->offset = its index (err->input 2 for a supermerge). The
  * bytes -> id table holds every ordinary token (a supermerge's too: st_token_id finds it),
  * the first id for bytes two tokens share; the encoders of rule models never consult it. */
+/* The limit on the bytes of the tokens made by n rules (ST_RULES_TOKEN_BYTES_BASE, supertok.h). */
+ST_INLINE uint64_t st__rules_token_bytes_limit(uint64_t n_rules) {
+    return ST_RULES_TOKEN_BYTES_BASE + (uint64_t)ST_RULES_TOKEN_BYTES_PER_RULE * n_rules;
+}
+
+/* The lengths in symbols of a rules model's ordinary ids (base + n_merges + n_super of them,
+ * into len), the merges' and supermerges' parts being below their own ids (checked before).
+ * Their bytes (a UBE symbol 2) are checked against the limit as they add up: past it,
+ * ST_ERR_MALFORMED_MODEL with err->offset = the index of the rule that crossed it (input 2 for
+ * a supermerge). *bytes: the bytes of every ordinary token, the base symbols' included. */
+st_status st__rules_token_lengths(int alphabet, const uint32_t *merges, size_t n_merges, const uint32_t *supers,
+                                  size_t n_super, uint32_t *len, uint64_t *bytes, st_error *err);
 st_status st__vocab_from_merges(st_vocab *v, st_rules *rules, st_supers *sup, const st_allocator *a, int alphabet,
                                 const uint32_t *merges, size_t n_merges, const uint32_t *supers, size_t n_super,
                                 const char *specials, size_t specials_len, st_error *err);
