@@ -786,7 +786,10 @@ ST_API void st_ube_stream_init(st_ube_stream *s);
  * flushes the run. With ST_UBE_FINAL the end flushes too (a special token in a token stream is
  * a flush: feed nothing with ST_UBE_FINAL, then continue with the same state). A symbol above
  * 511 is ST_ERR_INVALID_TOKEN at its index. On any error (and ST_ERR_BUFFER_TOO_SMALL, which
- * reports the size needed) the state is left as it was before the call. */
+ * reports the size needed) the state is left as it was before the call. A state that no feed
+ * can leave (an alphabet other than 0 or 1, n_pending above 3, pending bytes that are no
+ * incomplete character, run_start other than base - n_pending while bytes are pending) is
+ * ST_ERR_INVALID_ARGUMENT, the state untouched: only st_ube_stream_init and this call write it. */
 ST_API st_status st_ube_stream_feed(st_ube_stream *s, const uint16_t *symbols, size_t n, uint32_t flags,
                                     uint8_t *out, size_t cap, size_t *out_len, st_error *err);
 

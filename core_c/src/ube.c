@@ -182,6 +182,35 @@ static void feed(dec_ctx *c, st_ube_stream *s, uint16_t sym) {
     else utf16_byte(c, s, (uint8_t)(sym - 256));
 }
 
+/* The caller owns the state (a wasm host keeps it in linear memory, where anything may write),
+ * so it is trusted for nothing: a state feed() can leave is the only one it accepts. UTF-8: up
+ * to 3 bytes of one incomplete sequence, each in its allowed range; UTF-16: one dangling byte,
+ * a high surrogate, or a high surrogate and one byte. Pending bytes began n_pending symbols
+ * back. Anything else (n_pending past pending[], an unknown alphabet) would write past the
+ * array or decode garbage: ST_ERR_INVALID_ARGUMENT naming the field. */
+static st_status check_state(const st_ube_stream *s, st_error *err) {
+    const char *bad_field = NULL;
+    uint32_t n = s->n_pending;
+    if (s->alphabet > ST_UBE_UTF16) bad_field = "alphabet is neither 0 (UTF-8) nor 1 (UTF-16)";
+    else if (n > 3) bad_field = "n_pending is above 3";
+    else if (n && s->base - s->run_start != n) bad_field = "run_start is not base - n_pending";
+    else if (n && s->alphabet == ST_UBE_UTF8) {
+        uint8_t lo, hi;
+        int need = utf8_need(s->pending[0], &lo, &hi);
+        if ((int)n >= need) bad_field = "pending holds no incomplete UTF-8 sequence";
+        for (uint32_t k = 1; k < n && !bad_field; k++)
+            if (s->pending[k] < (k == 1 ? lo : 0x80) || s->pending[k] > (k == 1 ? hi : 0xBF))
+                bad_field = "pending holds no incomplete UTF-8 sequence";
+    } else if (n >= 2) {
+        uint32_t u = (uint32_t)s->pending[0] | ((uint32_t)s->pending[1] << 8);
+        if (u < 0xD800 || u > 0xDBFF) bad_field = "pending holds no high surrogate";
+    }
+    if (!bad_field) return ST_OK;
+    st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "damaged stream state: ");
+    st__error_append(err, bad_field);
+    return ST_ERR_INVALID_ARGUMENT;
+}
+
 size_t st_ube_stream_size(void) { return sizeof(st_ube_stream); }
 
 void st_ube_stream_init(st_ube_stream *s) {
@@ -195,6 +224,8 @@ st_status st_ube_stream_feed(st_ube_stream *s, const uint16_t *symbols, size_t n
     if (!s || !out_len || (!symbols && n) || (!out && cap))
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
     *out_len = 0;
+    st_status cs = check_state(s, err);
+    if (cs != ST_OK) return cs;
     for (size_t k = 0; k < n; k++)
         if (symbols[k] > 511) {
             st__error_token(err, symbols[k]);

@@ -16,7 +16,10 @@
 //  - a parsed model writes canonically: parse(write(m)) == m and write(parse(write(m))) ==
 //    write(m); the size query and a buffer one byte short report the full size;
 //  - st_encoding_from_model gives ST_OK (then a fixed text encodes and decodes back) or an
-//    error naming a line; nothing leaks.
+//    error naming a line; nothing leaks;
+//  - the most memory held at once (parse, encoding, encode) is at most ALLOC_BASE + ALLOC_PER_BYTE
+//    bytes per byte of the file (see ALLOC_BASE): a small file never makes the core allocate
+//    gigabytes, on any host (the allocator hook counts every byte the core asks for).
 //
 // Without libFuzzer the same file builds a replay driver: cc -DST_FUZZ_MAIN ... fuzz_model.c
 // runs each file named on the command line; with "--mutate N SEED file..." it also runs N random
@@ -40,19 +43,38 @@ static void fail(const char *what, const uint8_t *data, size_t size) {
 typedef struct budget {
     long left; /* allocations that succeed; -1 = all */
     long live;
+    size_t bytes, peak; /* bytes allocated and not freed, and their most */
 } budget;
+
+/* Memory stays proportional to the file (docs/model-format.md, Limits): the most the parser
+ * and the encoding built from the model hold at once is at most ALLOC_BASE + ALLOC_PER_BYTE per
+ * byte of the file. ALLOC_BASE: the limit on a rules model's tokens (whose constant lets a small
+ * file spell up to 16 MiB of tokens) plus the fixed tables (a rank vocabulary's 2-byte table,
+ * the encoder's scratch); ALLOC_PER_BYTE: the tokens a rule may add (256 bytes for a line of 4
+ * bytes or more) with the tables each rule or token needs. A model that allocates gigabytes
+ * (30 rules that each join the last token to itself) breaks it by far. */
+#define ALLOC_BASE ((size_t)ST_RULES_TOKEN_BYTES_BASE + ((size_t)16 << 20))
+#define ALLOC_PER_BYTE 256
+static size_t g_max_peak, g_max_peak_size; /* the largest peak seen and its file's size (the report) */
 
 static void *b_alloc(void *ctx, size_t size) {
     budget *b = (budget *)ctx;
     if (b->left == 0) return NULL;
     if (b->left > 0) b->left--;
     void *p = malloc(size ? size : 1);
-    if (p) b->live++;
+    if (p) {
+        b->live++;
+        b->bytes += size;
+        if (b->bytes > b->peak) b->peak = b->bytes;
+    }
     return p;
 }
 static void b_free(void *ctx, void *p, size_t size) {
-    (void)size;
-    if (p) ((budget *)ctx)->live--;
+    budget *b = (budget *)ctx;
+    if (p) {
+        b->live--;
+        b->bytes -= size;
+    }
     free(p);
 }
 
@@ -66,7 +88,7 @@ static void check_error(const st_error *err, st_status st, size_t size, int may_
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    budget b = {-1, 0};
+    budget b = {-1, 0, 0, 0};
     int may_oom = 0;
     if (size && data[0] != 's') { /* byte 0: an allocation to fail */
         b.left = data[0] % 16;
@@ -126,6 +148,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     free(file);
     if (b.live != 0) fail("a leak (allocations not freed)", data, size);
+    if (b.peak > ALLOC_BASE + (size_t)ALLOC_PER_BYTE * size) fail("memory not proportional to the file", data, size);
+    if (b.peak > g_max_peak) {
+        g_max_peak = b.peak;
+        g_max_peak_size = size;
+    }
     return 0;
 }
 
@@ -218,6 +245,8 @@ int main(int argc, char **argv) {
         free(exact);
     }
     if (mutate) printf("fuzz_model: %ld mutated inputs, no invariant broken\n", mutate);
+    printf("fuzz_model: the most memory held at once: %zu bytes, for a file of %zu bytes (bound: %zu + %d a byte)\n",
+           g_max_peak, g_max_peak_size, ALLOC_BASE, ALLOC_PER_BYTE);
     for (int i = 0; i < nfiles; i++) free(files[i]);
     free(files);
     free(lens);

@@ -24,7 +24,10 @@
 #   ST_TRAIN_SEEDS     random corpora test_train checks against its naive reference (default 300)
 #   ST_TRAIN_MUTATIONS random inputs fuzz_train's replay driver runs (default 1000)
 #   ST_MODEL_MUTATIONS random damages of the model seeds run by fuzz_model's replay driver
-#                      (default 20000; the libFuzzer-free fuzz)
+#                      (default 20000; the libFuzzer-free fuzz; it also bounds the memory each
+#                      model takes by the file's size)
+#   ST_UBE_STREAM_INPUTS random (partly damaged) stream states and symbols fed by
+#                      fuzz_ube_stream's random driver (default 100000)
 #   ST_VOCAB_DIR       the rank files for test_encode and fuzz_encode (default: py/supertok/vocab)
 #   ST_ENCODE_BIG      passed on to test_encode: 1 for its full sizes (slow under the
 #                      sanitizers; meant for an -O2 build, see test_encode.c)
@@ -62,7 +65,7 @@ CNT_SRCS=$(grep -l 'ST_COUNT\|ST_TEST_COUNTERS' $SRCS)
 for f in $CNT_SRCS; do
     $CC $WARN -O2 $INC -DST_TEST_COUNTERS -c "$f" -o "$build/warn_cnt_$(basename "$f" .c).o"
 done
-for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors test_decoder test_model fuzz_model test_train fuzz_train; do
+for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors test_decoder test_model fuzz_model test_train fuzz_train fuzz_ube_stream; do
     $CC $WARN -O2 $INC -DST_FUZZ_MAIN -DST_TEST_COUNTERS -c "$here/$t.c" -o "$build/warn_$t.o"
 done
 
@@ -95,6 +98,7 @@ $CC -std=c11 $SAN $INC "$here/test_model.c" $objs -o "$build/test_model"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_model.c" $objs -o "$build/fuzz_model_replay"
 $CC -std=c11 $SAN $INC "$here/test_train.c" $objs -o "$build/test_train"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_train.c" $objs -o "$build/fuzz_train_replay"
+$CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_ube_stream.c" $objs -o "$build/fuzz_ube_stream_random"
 
 step "test_core"
 "$build/test_core"
@@ -119,6 +123,14 @@ cp "$root"/vectors/models/*.stmodel "$build/model_seeds/"
 printf 'supertok-model 1\nname s\ncomment c\nkind rules\nalphabet ube\npattern cl100k\nscript-aware yes\nscripts Han,Thai\nmerges 2 counts\n97 98 5\n512 99 3\nsupermerges 1\n513 513\nspecials 1\n600 \\x20<|a\\nb|>\nend\n' >"$build/model_seeds/super"
 printf 'supertok-model 1\nname r\nkind ranks\nalphabet bytes\npattern o200k\nscript-aware no\ntokens 4\nYQ== 0\nYg== 1\nYWI= 2\nIA== 3\nspecials 1\n4 <|endoftext|>\nend\n' >"$build/model_seeds/ranks"
 printf 'supertok-model 1\nname b\nkind rules\nalphabet bytes\npattern gpt2\nscript-aware no\nmerges 1\n97 98\nspecials 0\nend\n' >"$build/model_seeds/rules"
+# hostile sizes: 30 rules that each join the last token to itself (a gigabyte if allowed), the
+# same as supermerges of a UBE model, and a chain of rules each a symbol longer than the last
+{ printf 'supertok-model 1\nname d\nkind rules\nalphabet bytes\npattern gpt2\nscript-aware no\nmerges 30\n97 97\n'
+  i=256; while [ $i -lt 285 ]; do printf '%d %d\n' $i $i; i=$((i + 1)); done; printf 'specials 0\nend\n'; } >"$build/model_seeds/doubling"
+{ printf 'supertok-model 1\nname d\nkind rules\nalphabet ube\npattern o200k\nscript-aware no\nmerges 1\n97 97\nsupermerges 28\n'
+  i=512; while [ $i -lt 540 ]; do printf '%d %d\n' $i $i; i=$((i + 1)); done; printf 'specials 0\nend\n'; } >"$build/model_seeds/doubling_super"
+{ printf 'supertok-model 1\nname c\nkind rules\nalphabet bytes\npattern gpt2\nscript-aware no\nmerges 400\n97 98\n'
+  i=256; while [ $i -lt 655 ]; do printf '%d 99\n' $i; i=$((i + 1)); done; printf 'specials 0\nend\n'; } >"$build/model_seeds/chain"
 "$build/fuzz_model_replay" --mutate "${ST_MODEL_MUTATIONS:-20000}" 1 "$build"/model_seeds/*
 
 step "test_train $root (counters; the trainer against a naive reference on ${ST_TRAIN_SEEDS:-300} random corpora; vectors/train)"
@@ -126,6 +138,9 @@ step "test_train $root (counters; the trainer against a naive reference on ${ST_
 
 step "counter/trainer fuzz harness: ${ST_TRAIN_MUTATIONS:-1000} random inputs"
 "$build/fuzz_train_replay" --random "${ST_TRAIN_MUTATIONS:-1000}" 1
+
+step "UBE stream harness: ${ST_UBE_STREAM_INPUTS:-100000} random states (damaged or not) and symbols"
+"$build/fuzz_ube_stream_random" "${ST_UBE_STREAM_INPUTS:-100000}" 1
 
 step "test_encode $VOCAB"
 "$build/test_encode" "$VOCAB"
@@ -201,6 +216,11 @@ if [ "${ST_FUZZ_SECONDS:-0}" -gt 0 ]; then
         cp "$build"/model_seeds/* "$build/model_corpus/"
         (cd "$build" && ./fuzz_model -max_total_time="$ST_FUZZ_SECONDS" -max_len=8192 -dict="$here/fuzz_model.dict" \
             model_corpus)
+        step "libFuzzer, UBE stream harness, for ${ST_FUZZ_SECONDS} s"
+        clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $INC \
+            $SRCS "$here/fuzz_ube_stream.c" -o "$build/fuzz_ube_stream"
+        mkdir -p "$build/ube_stream_corpus"
+        (cd "$build" && ./fuzz_ube_stream -max_total_time="$ST_FUZZ_SECONDS" -max_len=512 ube_stream_corpus)
         step "libFuzzer, counter/trainer harness, for ${ST_FUZZ_SECONDS} s"
         clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $INC \
             $SRCS "$here/fuzz_train.c" -o "$build/fuzz_train"
