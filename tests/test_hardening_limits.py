@@ -320,9 +320,10 @@ def test_the_issue_files_refused_with_the_rule_named(backend):
     # rule i spells 2^(i+1) bytes, 2^(i+2) - 4 in all: rule 23 is the first past 16 MiB + 7680
     assert ei.value.line == 7 + 1 + 23
     assert "merges[23]: the tokens reach 33554430 bytes here, over the limit 16784896" in str(ei.value)
-    with pytest.raises(ModelError) as ei:
-        supertok.load_model(model_text(chain(89000)))
-    assert "merges[%d]:" % first_crossing(chain(89000)) in str(ei.value)
+    if backend != "pywasm":  # parsing 89,000 lines in an interpreter takes minutes
+        with pytest.raises(ModelError) as ei:
+            supertok.load_model(model_text(chain(89000)))
+        assert "merges[%d]:" % first_crossing(chain(89000)) in str(ei.value)
     # a supermerge is named as such, at its own line
     m, s = super_doubling(28)
     with pytest.raises(ModelError) as ei:
@@ -468,6 +469,8 @@ def token_bytes_total(enc):
 def test_trainer_stops_at_the_limit_on_one_byte(backend):
     """hf mode on 17 MB of one byte makes doubling tokens; the trainer stops before the token
     that would take its model past the limit, so the model it writes loads again."""
+    if backend == "pywasm":
+        pytest.skip("pywasm: a 17 MB corpus is too big for an interpreter (native and wasmtime run it)")
     n = 17_000_000
     enc = supertok.train(iter(["a" * n]), vocab_size=300, mode="hf", progress=False)
     rules = enc.n_vocab - 256

@@ -586,7 +586,9 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
     vocab_size counts every id that can occur: the alphabet that can occur (243 bytes in paper mode,
     256 in hf mode, the reachable UBE symbols), the merges and the special tokens; so paper mode with
     vocab_size=2048 and no specials learns up to 1,805 merges. Training stops earlier when no pair
-    is left or the best count is below min_frequency.
+    is left or the best count is below min_frequency, and before a merge whose token would take
+    the model past the core's limit on a rules model's token bytes (16 MiB + 256 bytes a merge:
+    docs/model-format.md, Limits; only long runs of one byte come near it).
 
     mode: "paper" (the Faster Superword paper's reference: non-overlapping counts of identical
     pairs, ties to the smallest (left, right) symbols) or "hf" (merge for merge HuggingFace
