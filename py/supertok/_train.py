@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 
 from ._status import SupertokError
 from .backends import current as _current_backend
@@ -199,28 +200,47 @@ def _open(path, opener):
         raise OSError(exc.errno, "%s: cannot read: %s" % (path, exc.strerror or exc)) from None
 
 
-def _read(f, n, path):
+# what a damaged or truncated compressed file raises while it is read: gzip zlib.error (bad deflate
+# data) or BadGzipFile (an OSError), bz2 OSError, lzma LZMAError, any of them EOFError when cut short
+_READ_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
+
+
+def _read_error(exc, path, line, offset):
+    """The SourceError for a read that failed after offset bytes (line `line`) of the file's
+    (decompressed) text."""
+    compressed = _kind(path)[0] is not open
+    damaged = compressed and getattr(exc, "errno", None) is None  # not an I/O error of the system
+    detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return SourceError("%s: cannot read beyond byte %d (line %d) of the %stext: %s%s"
+                       % (path, offset, line, "decompressed " if compressed else "",
+                          "damaged or truncated compressed data: " if damaged else "", detail),
+                       path, line, None, offset)
+
+
+def _read(f, n, path, line=1, offset=0):
     try:
         return f.read(n)
-    except (OSError, EOFError, lzma.LZMAError) as exc:  # a damaged or truncated compressed file
-        raise SourceError("%s: cannot read: %s" % (path, exc), path) from None
+    except _READ_ERRORS as exc:
+        raise _read_error(exc, path, line, offset) from None
 
 
 def _text_items(path, opener, chunk):
     """Whole lines of a text file in pieces of about chunk bytes (read as bytes, split on b'\\n'
     only: nothing is decoded here; a last line without '\\n' is a document too)."""
     with _open(path, opener) as f:
-        line, offset, rest = 1, 0, []
+        line, offset, rest, pending = 1, 0, [], 0
         while True:
-            block = _read(f, chunk, path)
+            block = _read(f, chunk, path, line, offset + pending)
             if not block:
                 break
             cut = block.rfind(b"\n") + 1
             if not cut:  # no line ends in this block: keep it for the next
                 rest.append(block)
+                pending += len(block)
                 continue
             text = b"".join(rest + [block[:cut]]) if rest else block[:cut]
             rest = [block[cut:]] if cut < len(block) else []
+            pending = len(block) - cut
             yield ("lines", text, (path, line, offset))
             line += text.count(b"\n")
             offset += len(text)
@@ -238,8 +258,8 @@ def _jsonl_items(path, opener, chunk):
         while True:
             try:
                 raw = f.readline()
-            except (OSError, EOFError, lzma.LZMAError) as exc:  # a damaged or truncated compressed file
-                raise SourceError("%s: cannot read: %s" % (path, exc), path) from None
+            except _READ_ERRORS as exc:
+                raise _read_error(exc, path, n + 1, offset) from None
             if not raw:
                 break
             n += 1

@@ -378,7 +378,7 @@ def _lines(path):
     is available, so a pipe is answered line by line."""
     f = _open_input(path)
     read = getattr(f, "read1", f.read)
-    rest = b""
+    rest = []  # the blocks of a line not ended yet: joined once, when its newline comes (linear time)
     n = 0
     try:
         while True:
@@ -388,16 +388,22 @@ def _lines(path):
                 raise CliError(_name(path), "cannot read: %s" % (exc.strerror or exc)) from None
             if not block:
                 break
-            parts = (rest + block).split(b"\n")
-            rest = parts.pop()
+            if b"\n" not in block:
+                rest.append(block)
+                continue
+            if rest:
+                rest.append(block)
+                block = b"".join(rest)
+            parts = block.split(b"\n")
+            last = parts.pop()
+            rest = [last] if last else []
             batch = []
             for ln in parts:
                 n += 1
                 batch.append((n, ln))
-            if batch:
-                yield batch
+            yield batch
         if rest:
-            yield [(n + 1, rest)]
+            yield [(n + 1, b"".join(rest))]
     finally:
         if f is not sys.stdin.buffer:
             f.close()
@@ -696,6 +702,31 @@ def _cli_names(msg, options):
     return re.sub(r"\b(\w+)=('[^']*'|[\w.]+)", sub, msg)
 
 
+def _check_output(path, inputs, what):
+    """Before any input is read: -o names something that can be written (supertok._output.check:
+    a file, new or not, a character device or a named pipe, in a writable place) and none of the
+    inputs."""
+    from supertok._output import SameFileError, check
+    try:
+        check(path, inputs)
+    except SameFileError as exc:
+        raise CliError("", str(exc)) from None
+    except IsADirectoryError:
+        raise CliError(path, "is a directory: -o names %s to write" % what) from None
+    except OSError as exc:
+        raise CliError(path, "cannot write: %s" % (exc.strerror or exc)) from None
+
+
+def _write_output(path, data, inputs):
+    from supertok._output import SameFileError, write
+    try:
+        write(path, data, inputs)
+    except SameFileError as exc:  # the output became an input since the check
+        raise CliError("", str(exc)) from None
+    except OSError as exc:
+        raise CliError(path, "cannot write: %s" % (exc.strerror or exc), EXIT_ENV) from None
+
+
 def _model_name(args):
     if args.name is not None:
         return args.name
@@ -714,13 +745,7 @@ def cmd_train(args):
             raise CliError(f, "cannot read: No such file or directory")
         if not os.access(f, os.R_OK):
             raise CliError(f, "cannot read: Permission denied")
-    out_dir = os.path.dirname(os.path.abspath(args.output))
-    if os.path.isdir(args.output):
-        raise CliError(args.output, "is a directory: -o names the model file to write")
-    if not os.path.isdir(out_dir):
-        raise CliError(args.output, "cannot write: the directory %s does not exist" % out_dir)
-    if not os.access(out_dir, os.W_OK):
-        raise CliError(args.output, "cannot write: the directory %s is not writable" % out_dir)
+    _check_output(args.output, args.files, "the model file")
     if args.scripts is not None and not args.script_aware:
         raise CliError("--scripts", "applies only with --script-aware (add --script-aware, or drop --scripts)")
     scripts = None if args.scripts is None else [s.strip() for s in args.scripts.split(",") if s.strip()]
@@ -749,11 +774,7 @@ def cmd_train(args):
         if opt is None and "script" in msg:
             opt = "--scripts"
         raise CliError(opt or "train", msg) from None
-    from supertok.encoding import _write_atomic
-    try:
-        _write_atomic(args.output, enc._model_data)
-    except OSError as exc:
-        raise CliError(args.output, "cannot write: %s" % (exc.strerror or exc), EXIT_ENV) from None
+    _write_output(args.output, enc._model_data, args.files)
     if args.progress != "off":
         n_sp = len(enc.special_tokens_set)
         n_super = len(enc.supermerges)
@@ -769,12 +790,10 @@ EXIT_EXPORT_DIFFERS = 3
 
 def cmd_export(args):
     from supertok._export import ExportError, describe, export
+    from supertok._output import SameFileError
+    inputs = [args.model] + list(args.sample)
+    _check_output(args.output, inputs, "the file")  # before anything is read
     enc = _encoding(argparse.Namespace(model=args.model, encoding=None))
-    out_dir = os.path.dirname(os.path.abspath(args.output))
-    if os.path.isdir(args.output):
-        raise CliError(args.output, "is a directory: -o names the file to write")
-    if not os.path.isdir(out_dir):
-        raise CliError(args.output, "cannot write: the directory %s does not exist" % out_dir)
     sample = None
     if args.sample:
         sample = []
@@ -782,7 +801,10 @@ def cmd_export(args):
             raw = _read_all(path)
             sample += [t + "\n" for t in _utf8(raw, path).split("\n") if t]
     try:
-        result = export(enc, args.output, args.format, sample=sample, check=not args.no_check, warn=False)
+        result = export(enc, args.output, args.format, sample=sample, check=not args.no_check, warn=False,
+                        inputs=inputs)
+    except SameFileError as exc:  # the output became an input since the check
+        raise CliError("", str(exc)) from None
     except ExportError as exc:
         raise CliError(args.model, str(exc)) from None
     except OSError as exc:
