@@ -18,6 +18,7 @@
  * Only pairs holding the new token can gain occurrences, so only those are queued again. */
 #include "train.h"
 #include "candidates.h"
+#include "counters.h"
 #include "model.h"
 #include "vocab.h" /* st__hash_bytes */
 
@@ -223,6 +224,7 @@ static void flush_deltas(st_trainer *t, uint32_t w) {
 /* The pair contributions of s[a..b), whose edges are between unequal symbols or at the word's
  * ends, times sign. */
 static void contributions(st_trainer *t, const uint32_t *s, size_t a, size_t b, int64_t sign, uint32_t w) {
+    ST_COUNT(b - a); /* test builds only: the symbols read */
     if (t->mode == ST_TRAIN_HF) {
         for (size_t i = a; i + 1 < b; i++) delta(t, s[i], s[i + 1], sign, w);
         return;
@@ -254,7 +256,7 @@ static void contributions(st_trainer *t, const uint32_t *s, size_t a, size_t b, 
 static size_t window_start(const st_trainer *t, const uint32_t *s, size_t i, size_t stop) {
     size_t a = i ? i - 1 : 0;
     if (t->mode == ST_TRAIN_PAPER)
-        while (a > stop && s[a - 1] == s[a]) a--;
+        while (a > stop && s[a - 1] == s[a]) { ST_COUNT(1); a--; }
     return a;
 }
 static size_t window_end(const st_trainer *t, const uint32_t *s, size_t L, size_t i, size_t known) {
@@ -263,7 +265,7 @@ static size_t window_end(const st_trainer *t, const uint32_t *s, size_t L, size_
         b++;
         if (t->mode == ST_TRAIN_PAPER) {
             if (b <= known) return known;
-            while (b < L && s[b] == s[b - 1]) b++;
+            while (b < L && s[b] == s[b - 1]) { ST_COUNT(1); b++; }
         }
     }
     return b;
@@ -276,6 +278,7 @@ static size_t window_end(const st_trainer *t, const uint32_t *s, size_t L, size_
 static void merge_word(st_trainer *t, uint32_t w, uint32_t x, uint32_t y, uint32_t nt) {
     uint32_t *s = t->sym + t->woff[w], *sites = t->sites, *win = t->window;
     size_t L = t->wlen[w], ns = 0;
+    ST_COUNT(L); /* test builds only: the scan for sites */
     for (size_t i = 0; i + 1 < L;) {
         if (s[i] == x && s[i + 1] == y) { sites[ns++] = (uint32_t)i; i += 2; }
         else i++;
