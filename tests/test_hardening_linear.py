@@ -7,7 +7,7 @@ ends by rescanning the run from every site made a run of n symbols cost n^2 / 4 
 
 - time: 'a' * 1,000,000, 'abcdefghij' * 1,000,000 (10 MB, one pretoken) and '日本' * 1,000,000
   (6 MB) train in paper mode, each in a child process under a wall limit far above what the linear
-  trainer needs (under 2 s each on native and wasmtime) and far below what the quadratic one did
+  trainer needs (a few seconds at most on native and wasmtime) and far below what the quadratic one did
   (minutes each); the one-byte run's merges equal the naive reference trainer's
   (vectors/train_reference.py, which counts runs in linear time itself);
 - exactness: on inputs the naive reference trains quickly, the merges and their counts equal its
