@@ -18,6 +18,7 @@
  * Only pairs holding the new token can gain occurrences, so only those are queued again. */
 #include "train.h"
 #include "candidates.h"
+#include "counters.h"
 #include "model.h"
 #include "vocab.h" /* st__hash_bytes */
 
@@ -223,6 +224,7 @@ static void flush_deltas(st_trainer *t, uint32_t w) {
 /* The pair contributions of s[a..b), whose edges are between unequal symbols or at the word's
  * ends, times sign. */
 static void contributions(st_trainer *t, const uint32_t *s, size_t a, size_t b, int64_t sign, uint32_t w) {
+    ST_COUNT(b - a); /* test builds only: the symbols read */
     if (t->mode == ST_TRAIN_HF) {
         for (size_t i = a; i + 1 < b; i++) delta(t, s[i], s[i + 1], sign, w);
         return;
@@ -239,38 +241,56 @@ static void contributions(st_trainer *t, const uint32_t *s, size_t a, size_t b, 
 
 /* The window of the merge site at i: from its left neighbour to its right one, widened in paper
  * mode to the whole runs of equal symbols there, so both edges of the window lie between unequal
- * symbols (or at the word's ends) whose pairs the merge leaves as they are. */
-static size_t window_start(const st_trainer *t, const uint32_t *s, size_t i) {
+ * symbols (or at the word's ends) whose pairs the merge leaves as they are.
+ *
+ * Both scans are bounded so that a word costs time linear in its length however long its runs
+ * are: a run of n equal symbols holds n / 2 sites, and scanning the whole run from each of them
+ * was quadratic in n. merge_word visits the sites in order and only needs to know whether a
+ * site's window starts at or before the end b of the windows so far (then the two windows are
+ * one), so window_start scans no further back than stop: its answer is exact when above stop,
+ * and otherwise only known to be at most stop (the positions it scans lie between b and the
+ * site, and b passes the site when the windows join).
+ * window_end is given the end known of an earlier site's window (0 for none): the ends are
+ * nondecreasing in i, and when i + 3 <= known, no run boundary lies in [i + 3, known) (the
+ * earlier scan crossed that stretch), so known is i's end as well, without a scan. */
+static size_t window_start(const st_trainer *t, const uint32_t *s, size_t i, size_t stop) {
     size_t a = i ? i - 1 : 0;
     if (t->mode == ST_TRAIN_PAPER)
-        while (a > 0 && s[a - 1] == s[a]) a--;
+        while (a > stop && s[a - 1] == s[a]) { ST_COUNT(1); a--; }
     return a;
 }
-static size_t window_end(const st_trainer *t, const uint32_t *s, size_t L, size_t i) {
+static size_t window_end(const st_trainer *t, const uint32_t *s, size_t L, size_t i, size_t known) {
     size_t b = i + 2;
     if (b < L) {
         b++;
-        if (t->mode == ST_TRAIN_PAPER)
-            while (b < L && s[b] == s[b - 1]) b++;
+        if (t->mode == ST_TRAIN_PAPER) {
+            if (b <= known) return known;
+            while (b < L && s[b] == s[b - 1]) { ST_COUNT(1); b++; }
+        }
     }
     return b;
 }
 
 /* Merge (x, y) -> nt in word w, updating the pair counts: for each cluster of sites whose windows
- * touch, the old window's contributions out, the new window's in. */
+ * touch, the old window's contributions out, the new window's in. Linear in the word's length
+ * (see window_start): a cluster's first start scans only past the previous cluster's end, each
+ * later site's start only past the end so far, and the end scans cover disjoint stretches. */
 static void merge_word(st_trainer *t, uint32_t w, uint32_t x, uint32_t y, uint32_t nt) {
     uint32_t *s = t->sym + t->woff[w], *sites = t->sites, *win = t->window;
     size_t L = t->wlen[w], ns = 0;
+    ST_COUNT(L); /* test builds only: the scan for sites */
     for (size_t i = 0; i + 1 < L;) {
         if (s[i] == x && s[i + 1] == y) { sites[ns++] = (uint32_t)i; i += 2; }
         else i++;
     }
     if (!ns) return; /* the word lost the pair since it was listed */
+    size_t b = 0;
     for (size_t k = 0; k < ns;) {
-        size_t a = window_start(t, s, sites[k]), last = k, b = window_end(t, s, L, sites[k]);
-        while (last + 1 < ns && window_start(t, s, sites[last + 1]) <= b) {
+        size_t a = window_start(t, s, sites[k], 0), last = k;
+        b = window_end(t, s, L, sites[k], b);
+        while (last + 1 < ns && window_start(t, s, sites[last + 1], b) <= b) {
             last++;
-            b = window_end(t, s, L, sites[last]);
+            b = window_end(t, s, L, sites[last], b);
         }
         contributions(t, s, a, b, -1, w);
         size_t n2 = 0, q = k;
