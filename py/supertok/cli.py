@@ -678,6 +678,9 @@ class _PhaseLines:
                                                                           r.elapsed)
         else:
             line = "learned %d merges of %d in %.1f s" % (r.merges, r.target, r.elapsed)
+            if r.kept is not None:
+                line += " (SuperBPE keeps the first %d of them: vocab-size - alphabet - specials - supermerges)" % (
+                    min(r.merges, r.kept))
         self.stream.write("supertok train: %s\n" % line)
         self.stream.flush()
 
@@ -706,7 +709,8 @@ def _model_name(args):
 
 
 def cmd_train(args):
-    from supertok._train import LiveProgress, SourceError, _train
+    import warnings
+    from supertok._train import LiveProgress, SourceError, TrainWarning, _train
     for f in args.files:
         if os.path.isdir(f):
             raise CliError(f, "is a directory, not a file")
@@ -731,11 +735,20 @@ def cmd_train(args):
                "threads": "--threads", "name": "--name", "algorithm": "--algorithm", "supermerges": "--supermerges",
                "ngram_split": "--ngram-split"}
     try:
-        enc = _train(args.files, vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet,
-                     pattern=args.pattern, script_aware=args.script_aware, scripts=scripts,
-                     special_tokens=args.special_tokens, min_frequency=args.min_frequency,
-                     algorithm=args.algorithm, supermerges=args.supermerges, ngram_split=args.ngram_split,
-                     threads=args.threads, progress=progress, name=_model_name(args))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", TrainWarning)
+            enc = _train(args.files, vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet,
+                         pattern=args.pattern, script_aware=args.script_aware, scripts=scripts,
+                         special_tokens=args.special_tokens, min_frequency=args.min_frequency,
+                         algorithm=args.algorithm, supermerges=args.supermerges, ngram_split=args.ngram_split,
+                         threads=args.threads, progress=progress, name=_model_name(args))
+        for w in caught:  # a training that stopped short says why (the others are passed on)
+            if issubclass(w.category, TrainWarning):
+                sys.stderr.write("supertok train: warning: %s\n"
+                                 % _cli_names(str(w.message), options))
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        sys.stderr.flush()
     except SourceError as exc:
         raise CliError("", str(exc)) from None
     except OSError as exc:
