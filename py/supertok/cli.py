@@ -222,12 +222,13 @@ def build_parser():
                    help="with --algorithm boundless or superbpe: split the supermerge candidates into frequent "
                         "n-grams first (the paper's Appendix B)")
     t.add_argument("--threads", type=_positive_int, default=None, metavar="N",
-                   help="counting threads (native backend; default: every core); the model does not depend on it")
+                   help="counting threads (native backend; default: every core; at most 1024); the model does not depend on it")
     t.add_argument("--name", default=None, metavar="NAME",
                    help="the model's name (default: the output file's name without its extension)")
     t.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
                    help="auto: a live line on a terminal, one line per phase otherwise; on: the live line; "
-                        "off: nothing but errors")
+                        "off: nothing but errors (why training stopped short of --vocab-size is still in the model's "
+                        "comment)")
 
     x = sub.add_parser("export", formatter_class=FMT, help="write a model as a tiktoken rank file or a tokenizer.json",
                        description="Write a byte-level model of merge rules (not UBE, no supermerges, not script-aware) "
@@ -744,8 +745,8 @@ def cmd_train(args):
                          threads=args.threads, progress=progress, name=_model_name(args))
         for w in caught:  # a training that stopped short says why (the others are passed on)
             if issubclass(w.category, TrainWarning):
-                sys.stderr.write("supertok train: warning: %s\n"
-                                 % _cli_names(str(w.message), options))
+                if args.progress != "off":  # off: nothing but errors (the model's comment says it)
+                    sys.stderr.write("supertok train: warning: %s\n" % _cli_names(str(w.message), options))
             else:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         sys.stderr.flush()
