@@ -50,8 +50,10 @@ def _udhr_texts():
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """About 4 MB of multilingual text (the vendored UDHR excerpts, words mutated so that there
-    are many distinct pretokens and merges to make for a long while), in lines of about 1.3 MB:
+    """About 4 MB of multilingual text (the vendored UDHR excerpts, their words' letters shuffled
+    so that there are many distinct pretokens: counting 8 copies takes about half a second, and
+    the merges that follow several seconds, so a SIGINT before 1.0 s always comes before the
+    model is written), in lines of about 1.3 MB:
     a work item is whole lines, so each core call takes long, and so does the wait for the
     threads' last calls when counting ends (where an interrupted join() used to free a counter
     in use)."""
@@ -63,9 +65,10 @@ def corpus(tmp_path_factory):
         rng.shuffle(words)
         for k in range(len(words)):
             w = words[k]
-            if len(w) > 2 and rng.random() < 0.5:
-                i = rng.randrange(len(w))
-                words[k] = w[:i] + rng.choice(words[rng.randrange(len(words))]) + w[i + 1:]
+            if len(w) > 2:
+                c = list(w + rng.choice(words))
+                rng.shuffle(c)
+                words[k] = "".join(c[:rng.randint(3, 12)])
         line = " ".join(words[:rng.randint(5, 60)]) + "\n"
         lines.append(line)
         size += len(line.encode("utf-8"))
@@ -142,7 +145,7 @@ def test_cli_sigint_during_threaded_training(corpus, tmp_path):
         with open(err_path, "wb") as err:
             t0 = time.monotonic()
             p = subprocess.Popen([sys.executable, "-m", "supertok", "train"] + [corpus] * 8 +
-                                 ["--vocab-size", "100000", "--threads", "2", "-o", str(out), "--progress", "on"]
+                                 ["--vocab-size", "1000000", "--threads", "2", "-o", str(out), "--progress", "on"]
                                  + algorithm, env=_env(), stdout=subprocess.DEVNULL, stderr=err)
         delay = rng.uniform(0.2, 1.0)
         while os.path.getsize(err_path) == 0 and p.poll() is None and time.monotonic() - t0 < 20:
@@ -199,7 +202,7 @@ while done < runs and (time.monotonic() - t_loop < budget or done < min_runs):
     timer = threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
-        supertok.train([corpus] * 8, vocab_size=100000, threads=2, progress=False,
+        supertok.train([corpus] * 8, vocab_size=1000000, threads=2, progress=False,
                        algorithm="boundless" if done % 3 == 2 else "bpe")
         problems.append("run %d: no KeyboardInterrupt" % done)
     except KeyboardInterrupt:
