@@ -80,6 +80,15 @@ def corpus(tmp_path_factory):
 
 
 @pytest.fixture
+def trains(backend):
+    """The backend fixture's backends that train in a moment (not pywasm)."""
+    if backend == "pywasm":
+        pytest.skip("pywasm is an interpreter: one training takes it about 90 s, so these training tests run "
+                    "on native and wasmtime")
+    return backend
+
+
+@pytest.fixture
 def native():
     """The native backend (the one with counting threads) for the test."""
     from conftest import get_backend
@@ -277,7 +286,7 @@ PHASES = ["count", "merge", "candidates", "split", "supermerge"]
 
 
 @pytest.mark.parametrize("phase", PHASES)
-def test_ctrl_c_in_each_phase(backend, phase, monkeypatch):
+def test_ctrl_c_in_each_phase(trains, phase, monkeypatch):
     """KeyboardInterrupt at the first progress record of each phase (counting, merging, the
     candidates pass, the n-gram split, supermerging): it propagates, no counting thread is left,
     every core object is freed, and the next training works (native with 2 threads; wasmtime)."""
@@ -378,7 +387,7 @@ def _comments(enc):
     return [line[len("comment "):] for line in enc._model_data.decode().splitlines() if line.startswith("comment ")]
 
 
-def test_no_warning_when_the_size_is_reached(backend):
+def test_no_warning_when_the_size_is_reached(trains):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         enc = supertok.train(iter(["the cat sat on the mat\n"] * 5), vocab_size=250, progress=False)
@@ -386,7 +395,7 @@ def test_no_warning_when_the_size_is_reached(backend):
     assert len(_comments(enc)) == 1
 
 
-def test_stop_no_pair(backend):
+def test_stop_no_pair(trains):
     enc, ws = _train_warned(iter(["ab ab ab cd\n"] * 5), vocab_size=1000)
     assert len(enc.merges) == 4
     (w,) = ws
@@ -396,7 +405,7 @@ def test_stop_no_pair(backend):
     assert _comments(enc)[1] == "stopped at 4 of 757 merges: no pair left (every pretoken is a single token)"
 
 
-def test_stop_min_frequency(backend):
+def test_stop_min_frequency(trains):
     enc, ws = _train_warned(iter(["ab ab ab cd\n"] * 5), vocab_size=1000, min_frequency=6)
     (w,) = ws
     assert (w.reason, w.phase, w.made, w.wanted) == ("min_frequency", "merge", 2, 757)
@@ -404,7 +413,7 @@ def test_stop_min_frequency(backend):
     assert _comments(enc)[1] == "stopped at 2 of 757 merges: the best pair left occurs fewer than min_frequency times"
 
 
-def test_stop_no_candidate_superbpe(backend):
+def test_stop_no_candidate_superbpe(trains):
     enc, ws = _train_warned(iter(["hello\n", "world\n"] * 5), vocab_size=270, algorithm="superbpe", supermerges=5)
     assert [(w.reason, w.phase, w.made, w.wanted) for w in ws] == [("no_pair", "merge", 8, 22),
                                                                  ("no_candidate", "supermerge", 0, 5)]
@@ -415,7 +424,7 @@ def test_stop_no_candidate_superbpe(backend):
         "a single token)", "stopped at 0 of 5 supermerges: no supermerge candidate pair left"]
 
 
-def test_stop_no_candidate_boundless(backend):
+def test_stop_no_candidate_boundless(trains):
     enc, ws = _train_warned(iter(["hello\n", "world\n"] * 5), vocab_size=270, algorithm="boundless",
                             ngram_split=True)
     assert [(w.reason, w.phase, w.made, w.wanted) for w in ws] == [("no_pair", "merge", 8, 27),
@@ -425,7 +434,7 @@ def test_stop_no_candidate_boundless(backend):
                                  "left; phase 1 stopped at 8 merges: no pair left (every pretoken is a single token)")
 
 
-def test_stop_min_frequency_in_phase_2(backend):
+def test_stop_min_frequency_in_phase_2(trains):
     """Phase 1 makes all SuperBPE keeps; the one candidate pair ("hello" + " world", 2 times) is
     below min_frequency."""
     docs = ["hello\n", " world\n"] * 50 + ["hello world\n"] * 2
@@ -436,7 +445,7 @@ def test_stop_min_frequency_in_phase_2(backend):
     assert ws == [] and len(enc.supermerges) == 1
 
 
-def test_superbpe_progress_shows_the_regular_merges_kept(backend):
+def test_superbpe_progress_shows_the_regular_merges_kept(trains):
     """SuperBPE's phase 1 trains toward vocab_size's target (as the reference does: the n-gram
     split's c_min is the count of its last merge), and the progress says how many the model keeps:
     vocab_size - alphabet - specials - supermerges."""
