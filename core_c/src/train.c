@@ -606,8 +606,10 @@ st_status st_trainer_new(const st_counter *counter, int mode, int alphabet, uint
         return ST_ERR_INVALID_ARGUMENT;
     }
     t->target = vocab_size - t->alphabet_size - n_specials;
-    if (t->target > (1u << 21) - 2 - t->base - n_specials) /* the rules model's id limit */
+    if (t->target > (1u << 21) - 2 - t->base - n_specials) { /* the rules model's id limit */
         t->target = (1u << 21) - 2 - t->base - n_specials > 0 ? (1u << 21) - 2 - t->base - n_specials : 0;
+        t->capped = 1;
+    }
 
     /* base tokens */
     t->tok_cap = t->base + 1024;
@@ -791,13 +793,20 @@ static int push_pair(st_trainer *t, uint32_t **pairs, uint64_t **counts, size_t 
 
 /* One merge; 0 when training is finished. */
 static int merge_once(st_trainer *t) {
-    if (t->mode == ST_TRAIN_HF ? t->hf_vocab >= t->vocab_size : t->distinct >= t->target) return 0;
+    if (t->mode == ST_TRAIN_HF ? t->hf_vocab >= t->vocab_size : t->distinct >= t->target) {
+        t->stop = t->capped ? ST_STOP_LIMIT : ST_STOP_VOCAB_SIZE;
+        return 0;
+    }
     uint32_t pi = pop_best(t);
-    if (pi == UINT32_MAX) return 0;
+    if (pi == UINT32_MAX) {
+        if (!t->oom) t->stop = ST_STOP_NO_PAIR;
+        return 0;
+    }
     st__pair *p = &t->pairs[pi];
     uint64_t count = (uint64_t)p->count;
     if (count < t->min_frequency) {
         heap_push(t, pi, count); /* left as it was: a later step stops here again */
+        t->stop = ST_STOP_MIN_FREQUENCY;
         return 0;
     }
     uint32_t x = p->left, y = p->right;
@@ -954,6 +963,8 @@ st_status st_trainer_start_superwords(st_trainer *t, const st_counter *cands, in
     t->made = made;
     t->phase = 2;
     t->done = 0;
+    t->stop1 = t->stop;
+    t->stop = ST_STOP_RUNNING;
     t->algorithm = algorithm;
     t->supermerges_arg = algorithm == ST_ALGORITHM_SUPERBPE ? supermerges : 0;
     t->next_merge = algorithm == ST_ALGORITHM_SUPERBPE ? (size_t)kept : 0;
@@ -1025,8 +1036,10 @@ static uint32_t pop_available(st_trainer *t, uint64_t bound) {
 
 /* One phase-2 step: 1 when a vocabulary entry was added, 0 when phase 2 is finished. */
 static int super_step(st_trainer *t) {
-    if (t->algorithm == ST_ALGORITHM_SUPERBPE ? t->n_super >= t->steps : t->next_merge + t->n_super >= t->target)
+    if (t->algorithm == ST_ALGORITHM_SUPERBPE ? t->n_super >= t->steps : t->next_merge + t->n_super >= t->target) {
+        t->stop = t->algorithm != ST_ALGORITHM_SUPERBPE && t->capped ? ST_STOP_LIMIT : ST_STOP_VOCAB_SIZE;
         return 0;
+    }
     uint64_t floor = t->min_frequency ? t->min_frequency : 1;
     int regular_left = t->algorithm == ST_ALGORITHM_BOUNDLESS && t->next_merge < t->made;
     /* a supermerge needs a count of at least floor, and above the next regular merge's */
@@ -1045,7 +1058,17 @@ static int super_step(st_trainer *t) {
         apply_pair(t, pi, nt);
         return !t->oom;
     }
-    if (!regular_left) return 0;
+    if (!regular_left) {
+        /* every live pair has a heap entry of its count and none is above the bound: a live pair
+         * left is below max(min_frequency, 1), else no candidate pair is left */
+        t->stop = ST_STOP_NO_CANDIDATE;
+        for (size_t i = 0; i < t->n_pairs; i++)
+            if (t->pairs[i].count > 0) {
+                t->stop = ST_STOP_MIN_FREQUENCY;
+                break;
+            }
+        return 0;
+    }
     size_t k = t->next_merge++;
     /* its token exists now: the pairs that waited for it compete again */
     for (uint32_t e = t->wait_head[k]; e; e = t->wait_next[e - 1]) {
@@ -1099,6 +1122,8 @@ uint64_t st_trainer_stat(const st_trainer *t, int what) {
     }
     case ST_TRAINER_STEPS: return t->phase == 2 ? t->steps : 0;
     case ST_TRAINER_DONE: return (uint64_t)t->done;
+    case ST_TRAINER_STOP: return t->done ? (uint64_t)t->stop : ST_STOP_RUNNING;
+    case ST_TRAINER_STOP_PHASE1: return t->phase == 2 ? (uint64_t)t->stop1 : t->done ? (uint64_t)t->stop : ST_STOP_RUNNING;
     case ST_TRAINER_WORDS: return t->n_pretokens;
     default: return 0;
     }
@@ -1152,6 +1177,66 @@ static size_t append_u64(char *buf, size_t n, uint64_t v) {
     do { d[k++] = (char)('0' + v % 10); v /= 10; } while (v);
     while (k) buf[n++] = d[--k];
     return n;
+}
+
+static const char *stop_text(int stop) {
+    switch (stop) {
+    case ST_STOP_NO_PAIR: return "no pair left (every pretoken is a single token)";
+    case ST_STOP_MIN_FREQUENCY: return "the best pair left occurs fewer than min_frequency times";
+    case ST_STOP_NO_CANDIDATE: return "no supermerge candidate pair left";
+    case ST_STOP_LIMIT: return "the model format's limit of 2^21 - 1 ids";
+    default: return "interrupted";
+    }
+}
+
+/* The comment line saying why training made fewer entries than asked (none when it did not). */
+static size_t append_stop(const st_trainer *t, char *head, size_t hn) {
+    if (t->phase != 2) {
+        if (t->done && t->stop == ST_STOP_VOCAB_SIZE) return hn;
+        hn = append(head, hn, "comment stopped at ");
+        hn = append_u64(head, hn, t->n_merges);
+        hn = append(head, hn, " of ");
+        hn = append_u64(head, hn, t->target);
+        hn = append(head, hn, " merges: ");
+        hn = append(head, hn, t->done ? stop_text(t->stop) : "interrupted");
+        return append(head, hn, "\n");
+    }
+    if (t->algorithm == ST_ALGORITHM_SUPERBPE) {
+        uint64_t want = t->target - t->supermerges_arg; /* s <= target, checked at the start */
+        if (t->next_merge < want) {
+            hn = append(head, hn, "comment phase 1 stopped at ");
+            hn = append_u64(head, hn, t->made);
+            hn = append(head, hn, " merges, below the ");
+            hn = append_u64(head, hn, want);
+            hn = append(head, hn, " regular merges SuperBPE keeps: ");
+            hn = append(head, hn, stop_text(t->stop1));
+            hn = append(head, hn, "\n");
+        }
+        if (t->done && t->stop == ST_STOP_VOCAB_SIZE) return hn;
+        hn = append(head, hn, "comment stopped at ");
+        hn = append_u64(head, hn, t->n_super);
+        hn = append(head, hn, " of ");
+        hn = append_u64(head, hn, t->steps);
+        hn = append(head, hn, " supermerges: ");
+        hn = append(head, hn, t->done ? stop_text(t->stop) : "interrupted");
+        return append(head, hn, "\n");
+    }
+    if (t->done && t->stop == ST_STOP_VOCAB_SIZE) return hn;
+    hn = append(head, hn, "comment stopped at ");
+    hn = append_u64(head, hn, t->next_merge);
+    hn = append(head, hn, " regular merges + ");
+    hn = append_u64(head, hn, t->n_super);
+    hn = append(head, hn, " supermerges of ");
+    hn = append_u64(head, hn, t->target);
+    hn = append(head, hn, ": ");
+    hn = append(head, hn, t->done ? stop_text(t->stop) : "interrupted");
+    if (t->stop1 != ST_STOP_VOCAB_SIZE) {
+        hn = append(head, hn, "; phase 1 stopped at ");
+        hn = append_u64(head, hn, t->made);
+        hn = append(head, hn, " merges: ");
+        hn = append(head, hn, stop_text(t->stop1));
+    }
+    return append(head, hn, "\n");
 }
 
 st_status st_trainer_write_model(const st_trainer *t, const char *name, size_t name_len, const char *specials,
@@ -1227,6 +1312,7 @@ st_status st_trainer_write_model(const st_trainer *t, const char *name, size_t n
         hn = append(head, hn, " merges spell an earlier token (HF reuses its id)");
     }
     hn = append(head, hn, "\n");
+    hn = append_stop(t, head, hn);
     size_t comments_len = hn - comments_off;
     size_t scripts_off = hn;
     int scripts_kind = ST__SCRIPTS_LIST;

@@ -191,9 +191,14 @@ typedef struct rpair {
     uint64_t c;
 } rpair;
 
+/* Why the last naive training (ref_train, naive_phase2) stopped: the ST_STOP_* the trainer must
+ * report as ST_TRAINER_STOP. */
+static int g_naive_stop;
+
 /* Train to `target` distinct new tokens (at most 4000 merges), recounting at every step. */
 static void ref_train(ref *r, uint64_t target, uint64_t min_frequency) {
     uint64_t distinct = 0;
+    g_naive_stop = ST_STOP_VOCAB_SIZE;
     while (distinct < target && r->nm < 4000) {
         size_t np = 0, cap = 256;
         rpair *ps = malloc(cap * sizeof *ps);
@@ -224,7 +229,11 @@ static void ref_train(ref *r, uint64_t target, uint64_t min_frequency) {
         for (size_t j = 0; j < np; j++)
             if (ps[j].c && (best == np || ref_better(r, ps[j].c, ps[j].a, ps[j].b, ps[best].c, ps[best].a, ps[best].b)))
                 best = j;
-        if (best == np || ps[best].c < min_frequency) { free(ps); break; }
+        if (best == np || ps[best].c < min_frequency) {
+            g_naive_stop = best == np ? ST_STOP_NO_PAIR : ST_STOP_MIN_FREQUENCY;
+            free(ps);
+            break;
+        }
         uint32_t x = ps[best].a, y = ps[best].b;
         uint64_t c = ps[best].c;
         free(ps);
@@ -357,6 +366,11 @@ static void compare_with_reference(unsigned seed) {
     }
     CHECK(n1 == n && (!n || (memcmp(pairs, pairs1, 2 * n * sizeof *pairs) == 0 && memcmp(counts, counts1, n * sizeof *counts) == 0)),
           "seed %u: one merge per step differs from one shot", seed);
+    CHECK(st_trainer_stat(t, ST_TRAINER_STOP) == (uint64_t)g_naive_stop &&
+              st_trainer_stat(t1, ST_TRAINER_STOP) == (uint64_t)g_naive_stop &&
+              st_trainer_stat(t, ST_TRAINER_STOP_PHASE1) == (uint64_t)g_naive_stop,
+          "seed %u: stopped for reason %llu, the reference for %d", seed,
+          (unsigned long long)st_trainer_stat(t, ST_TRAINER_STOP), g_naive_stop);
     CHECK(st_trainer_stat(t, ST_TRAINER_MERGES) == n, "stat merges");
     CHECK(st_trainer_stat(t, ST_TRAINER_WORDS) == nw, "stat words");
     /* the model: written, parsed, written again identically, and loaded */
@@ -884,6 +898,7 @@ static size_t naive_phase2(const nclist *l, nvocab *v, const uint64_t *rcounts, 
     uint64_t room = target > s ? target - s : 0;
     size_t j = algorithm == ST_ALGORITHM_SUPERBPE ? (made < room ? made : (size_t)room) : 0, ns = 0;
     uint64_t floor = minf ? minf : 1;
+    g_naive_stop = ST_STOP_VOCAB_SIZE;
     ref r; /* only for its ordering (seqcmp on seq/seqlen) */
     memset(&r, 0, sizeof r);
     r.mode = ST_TRAIN_PAPER;
@@ -937,7 +952,11 @@ static size_t naive_phase2(const nclist *l, nvocab *v, const uint64_t *rcounts, 
                 wl[i] = o;
             }
         } else if (regular_left) j++;
-        else { free(ps); break; }
+        else { /* every pair is available now: any left is below floor */
+            g_naive_stop = np ? ST_STOP_MIN_FREQUENCY : ST_STOP_NO_CANDIDATE;
+            free(ps);
+            break;
+        }
         free(ps);
     }
     /* final ids: supermerge i is base + j + i */
@@ -1060,6 +1079,11 @@ static void super_random(unsigned seed) {
     int same = gr == r && gn == nsup && !mcmp(gp, merges, 2 * r * sizeof *gp) && !mcmp(gc, counts, r * sizeof *gc) &&
                (!nsup || (!mcmp(gs, sup, 2 * nsup * sizeof *gs) && !mcmp(gsc, sc, nsup * sizeof *gsc)));
     CHECK(same, "%s: phase 2 = the naive one (%zu regular + %zu super, expected %zu + %zu)", what, gr, gn, r, nsup);
+    CHECK(st_trainer_stat(tb, ST_TRAINER_STOP) == (uint64_t)g_naive_stop &&
+              st_trainer_stat(tb, ST_TRAINER_STOP_PHASE1) == st_trainer_stat(t, ST_TRAINER_STOP) &&
+              st_trainer_stat(t, ST_TRAINER_STOP) != ST_STOP_RUNNING,
+          "%s: phase 2 stopped for reason %llu, the naive one for %d", what,
+          (unsigned long long)st_trainer_stat(tb, ST_TRAINER_STOP), g_naive_stop);
     if (!same)
         for (size_t k = 0; k < gn && k < nsup; k++)
             if (gs[2 * k] != sup[2 * k] || gs[2 * k + 1] != sup[2 * k + 1] || gsc[k] != sc[k]) {
@@ -1130,6 +1154,8 @@ static void super_random(unsigned seed) {
     same = hr == r2 && hn == nsup2 && !mcmp(hp, merges, 2 * hr * sizeof *hp) &&
            (!hn || (!mcmp(hs, sup2, 2 * hn * sizeof *hs) && !mcmp(hsc, sc2, hn * sizeof *hsc)));
     CHECK(same, "%s: phase 2 = the naive one (%zu + %zu, expected %zu + %zu)", what, hr, hn, r2, nsup2);
+    CHECK(st_trainer_stat(ts2, ST_TRAINER_STOP) == (uint64_t)g_naive_stop, "%s: stopped for reason %llu, the naive "
+          "one for %d", what, (unsigned long long)st_trainer_stat(ts2, ST_TRAINER_STOP), g_naive_stop);
 
     free(sup2); free(sc2);
     ncl_free(&want2);

@@ -222,12 +222,13 @@ def build_parser():
                    help="with --algorithm boundless or superbpe: split the supermerge candidates into frequent "
                         "n-grams first (the paper's Appendix B)")
     t.add_argument("--threads", type=_positive_int, default=None, metavar="N",
-                   help="counting threads (native backend; default: every core); the model does not depend on it")
+                   help="counting threads (native backend; default: every core; at most 1024); the model does not depend on it")
     t.add_argument("--name", default=None, metavar="NAME",
                    help="the model's name (default: the output file's name without its extension)")
     t.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
                    help="auto: a live line on a terminal, one line per phase otherwise; on: the live line; "
-                        "off: nothing but errors")
+                        "off: nothing but errors (why training stopped short of --vocab-size is still in the model's "
+                        "comment)")
 
     x = sub.add_parser("export", formatter_class=FMT, help="write a model as a tiktoken rank file or a tokenizer.json",
                        description="Write a byte-level model of merge rules (not UBE, no supermerges, not script-aware) "
@@ -684,6 +685,9 @@ class _PhaseLines:
                                                                           r.elapsed)
         else:
             line = "learned %d merges of %d in %.1f s" % (r.merges, r.target, r.elapsed)
+            if r.kept is not None:
+                line += " (SuperBPE keeps the first %d of them: vocab-size - alphabet - specials - supermerges)" % (
+                    min(r.merges, r.kept))
         self.stream.write("supertok train: %s\n" % line)
         self.stream.flush()
 
@@ -737,7 +741,8 @@ def _model_name(args):
 
 
 def cmd_train(args):
-    from supertok._train import LiveProgress, SourceError, _train
+    import warnings
+    from supertok._train import LiveProgress, SourceError, TrainWarning, _train
     for f in args.files:
         if os.path.isdir(f):
             raise CliError(f, "is a directory, not a file")
@@ -756,11 +761,20 @@ def cmd_train(args):
                "threads": "--threads", "name": "--name", "algorithm": "--algorithm", "supermerges": "--supermerges",
                "ngram_split": "--ngram-split"}
     try:
-        enc = _train(args.files, vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet,
-                     pattern=args.pattern, script_aware=args.script_aware, scripts=scripts,
-                     special_tokens=args.special_tokens, min_frequency=args.min_frequency,
-                     algorithm=args.algorithm, supermerges=args.supermerges, ngram_split=args.ngram_split,
-                     threads=args.threads, progress=progress, name=_model_name(args))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", TrainWarning)
+            enc = _train(args.files, vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet,
+                         pattern=args.pattern, script_aware=args.script_aware, scripts=scripts,
+                         special_tokens=args.special_tokens, min_frequency=args.min_frequency,
+                         algorithm=args.algorithm, supermerges=args.supermerges, ngram_split=args.ngram_split,
+                         threads=args.threads, progress=progress, name=_model_name(args))
+        for w in caught:  # a training that stopped short says why (the others are passed on)
+            if issubclass(w.category, TrainWarning):
+                if args.progress != "off":  # off: nothing but errors (the model's comment says it)
+                    sys.stderr.write("supertok train: warning: %s\n" % _cli_names(str(w.message), options))
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        sys.stderr.flush()
     except SourceError as exc:
         raise CliError("", str(exc)) from None
     except OSError as exc:
