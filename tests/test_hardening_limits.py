@@ -472,7 +472,11 @@ def test_trainer_stops_at_the_limit_on_one_byte(backend):
     if backend == "pywasm":
         pytest.skip("pywasm: a 17 MB corpus is too big for an interpreter (native and wasmtime run it)")
     n = 17_000_000
-    enc = supertok.train(iter(["a" * n]), vocab_size=300, mode="hf", progress=False)
+    with pytest.warns(supertok.TrainWarning) as rec:
+        enc = supertok.train(iter(["a" * n]), vocab_size=300, mode="hf", progress=False)
+    assert [(w.message.reason, w.message.phase) for w in rec] == [("token_bytes", "merge")]
+    assert "16 MiB + 256 bytes a merge" in str(rec[0].message)
+    assert "the next token would pass the limit" in enc._model_data.decode()  # the model's comment
     rules = enc.n_vocab - 256
     total = token_bytes_total(enc)
     assert total <= limit(rules), (total, limit(rules))
@@ -491,8 +495,10 @@ def test_trainer_stops_at_the_limit_in_phase_two(backend, algorithm):
     rng = random.Random(1)
     word = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(2000))
     kw = {"supermerges": 40} if algorithm == "superbpe" else {}
-    enc = supertok.train(iter([(" " + word) * 4200]), vocab_size=1750 if algorithm == "superbpe" else 3000,
-                         algorithm=algorithm, progress=False, **kw)
+    with pytest.warns(supertok.TrainWarning) as rec:
+        enc = supertok.train(iter([(" " + word) * 4200]), vocab_size=1750 if algorithm == "superbpe" else 3000,
+                             algorithm=algorithm, progress=False, **kw)
+    assert ("token_bytes", "supermerge") in [(w.message.reason, w.message.phase) for w in rec]
     rules = enc.n_vocab - 256
     total = token_bytes_total(enc)
     assert total <= limit(rules), (total, limit(rules))

@@ -28,6 +28,8 @@ struct st_trainer {
     size_t n_specials;
     struct st_pretokenizer pt;
     int done;
+    int stop, stop1; /* ST_STOP_*: why the current phase ended, why phase 1 did */
+    int capped;      /* the target was lowered to the rules model's id limit */
     /* words: the distinct pretokens of two or more symbols */
     uint32_t *sym;
     size_t sym_cap;
@@ -97,8 +99,6 @@ struct st_trainer {
     uint32_t *wait_head; /* made entries: first waiting entry + 1, 0 for none */
     uint32_t *wait_pair, *wait_next;
     size_t n_wait, wait_cap;
-    int token_limit; /* training stopped before a token that would take the model past the limit on
-                        a rules model's token bytes (ST_RULES_TOKEN_BYTES_BASE, make_token) */
 };
 
 uint64_t st__trainer_kept(const st_trainer *t, int algorithm, uint64_t supermerges);
