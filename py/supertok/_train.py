@@ -33,6 +33,7 @@ import time
 
 from ._status import SupertokError
 from .backends import current as _current_backend
+from .backends.base import U64_MAX, check_int
 
 # supertok.h
 _COUNT_LINES = 1                       # ST_COUNT_LINES
@@ -88,12 +89,13 @@ class SourceError(ValueError):
 
 # ---- arguments ---------------------------------------------------------------------------------
 
-def _int_arg(name, value, minimum):
+def _int_arg(name, value, minimum, maximum=U64_MAX):
+    """An int option, checked by the check every integer for the core goes through (the core
+    takes vocab_size, min_frequency and supermerges as uint64: a larger value is a ValueError
+    here, on every backend, never an OverflowError or a value wrapped modulo 2**64)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError("%s must be an int, not %s" % (name, type(value).__name__))
-    if value < minimum:
-        raise ValueError("%s must be at least %d, not %d" % (name, minimum, value))
-    return value
+    return check_int(name, value, minimum, maximum, "uint64_t")
 
 
 def _choice(name, value, choices):

@@ -180,18 +180,44 @@ def _check_id(token):
         raise OverflowError("out of range integral type conversion attempted")
 
 
+def _is_sequence(obj):
+    """CPython's PySequence_Check, which PyO3's Vec<u32> conversion asks: a type with item access
+    that is no dict. A numpy array is one (tiktoken decodes it), a set or a generator is not."""
+    return not isinstance(obj, dict) and (isinstance(obj, collections.abc.Sequence)
+                                          or hasattr(type(obj), "__getitem__"))
+
+
 def _check_ids_type(tokens):
     """tiktoken's error for a token list that is not a sequence (PyO3's Vec<u32>)."""
     if isinstance(tokens, str):
         raise TypeError("Can't extract `str` to `Vec`")
-    if not isinstance(tokens, collections.abc.Sequence):
+    if not _is_sequence(tokens):
         raise _not_instance(tokens, "Sequence")
+
+
+def _check_ranks(values):
+    """tiktoken's errors for ranks or special ids that are no uint32 (PyO3's conversion; the
+    common case, plain ints in range, costs one pass)."""
+    for v in values:
+        if type(v) is not int or not 0 <= v <= 0xFFFFFFFF:
+            _check_id(v)  # a bool or a numpy integer passes, as PyO3 takes them
 
 
 def _check_ids(tokens):
     _check_ids_type(tokens)
     for t in tokens:
         _check_id(t)
+
+
+def _num_threads(num_threads):
+    """The batch calls' num_threads as tiktoken takes it (the max_workers of its thread pool):
+    None is the pool's default, a value of 0 or less its ValueError, raised before any text is
+    looked at (an empty batch included)."""
+    if num_threads is None:
+        return min(32, (os.cpu_count() or 1) + 4)  # ThreadPoolExecutor's default
+    if num_threads <= 0:
+        raise ValueError("max_workers must be greater than 0")
+    return num_threads
 
 
 # Rust's char::is_whitespace (Unicode White_Space), which str.isspace is not quite.
@@ -255,12 +281,16 @@ class Encoding:
             if explicit_n_vocab:
                 assert len(mergeable_ranks) + len(special_tokens) == explicit_n_vocab
                 assert max_token_value == explicit_n_vocab - 1
+            # then its Rust extension's conversions, ranks first: each a uint32, a float a
+            # TypeError and a value outside uint32 an OverflowError (never truncated or wrapped)
+            _check_ranks(mergeable_ranks.values())
             if _ranks_data is None and ranks_file is None:
                 _ranks_data = b"".join(base64.b64encode(tok) + b" %d\n" % rank
                                        for tok, rank in sorted(mergeable_ranks.items(), key=lambda kv: kv[1]))
             self._ranks_dict = mergeable_ranks
         elif ranks_file is None and _ranks_data is None and merges is None and handle is None and image is None:
             raise TypeError("Encoding.__init__() missing 1 required keyword-only argument: 'mergeable_ranks'")
+        _check_ranks(special_tokens.values())
         self.name = name
         self._pat_str = pat_str
         self._special_tokens = dict(special_tokens)
@@ -635,9 +665,22 @@ class Encoding:
                     pass
             raise
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
-        data = text.encode("utf-8")
+        data = self._strict_utf8(text, allowed, disallowed, flags)
         ids = self._core(self._backend.encode, self._handle, data, allowed, disallowed=disallowed, special_flags=flags)
         return np.array(ids, dtype=np.uint32)
+
+    def _strict_utf8(self, text, allowed, disallowed, flags):
+        """text's UTF-8 for the calls where tiktoken takes no lone surrogate (encode_to_numpy,
+        encode_with_unstable): their UnicodeEncodeError, unless the text also holds a disallowed
+        special token, which tiktoken finds first (its ValueError)."""
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            error = exc
+        if disallowed or flags & _DISALLOW_REST:  # the core's search, on the text as encode() takes it
+            self._core(self._backend.encode_count, self._handle, _to_utf8(text)[0], allowed, disallowed=disallowed,
+                       special_flags=flags)
+        raise error
 
     def encode_with_unstable(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
         """tiktoken's encode_with_unstable: (stable tokens, completions). The stable tokens encode
@@ -655,7 +698,7 @@ class Encoding:
             raise ValueError("encode_with_unstable works on encodings without supermerges; %r has %d "
                              "(more text can change the tokens of the whole last run of words)"
                              % (self.name, len(self._supermerges)))
-        data = text.encode("utf-8")  # a lone surrogate: UnicodeEncodeError, as tiktoken's
+        data = self._strict_utf8(text, allowed, disallowed, flags)  # a lone surrogate: as tiktoken's
         ids, starts = self._core(self._backend.encode, self._handle, data, allowed, want_starts=True,
                                  disallowed=disallowed, special_flags=flags)
         specials = self._special_token_values
@@ -768,6 +811,7 @@ class Encoding:
     def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(), disallowed_special="all"):
         if disallowed_special != "all" and not isinstance(disallowed_special, frozenset):
             frozenset(disallowed_special)  # tiktoken's encode_batch converts it, whatever it is
+        num_threads = _num_threads(num_threads)
         texts = list(text)
         policy = None
         for t in texts:  # the same policy for every text (only the Python-side check reads the text)
@@ -775,6 +819,7 @@ class Encoding:
         return self._encode_batch(texts, policy or ([], [], 0), num_threads)
 
     def encode_ordinary_batch(self, text, *, num_threads=8):
+        num_threads = _num_threads(num_threads)
         texts = list(text)
         for t in texts:
             if type(t) is not str:
@@ -787,7 +832,7 @@ class Encoding:
         runs them one after another: its runtime has one thread)."""
         allowed, disallowed, flags = policy
         datas = [_to_utf8(t)[0] for t in texts]
-        k = max(1, min(num_threads if self._backend.parallel else 1, len(datas)))
+        k = max(1, min(int(num_threads) if self._backend.parallel else 1, len(datas)))
         size = -(-len(datas) // k) if datas else 0
         chunks = [datas[i:i + size] for i in range(0, len(datas), size)] if datas else []
         raw = getattr(self._backend, "encode_many_raw", None)
@@ -809,6 +854,7 @@ class Encoding:
         return [ids for out in outs for ids in self._backend.lists_of(out)]
 
     def _map(self, fn, items, num_threads):
+        num_threads = _num_threads(num_threads)
         items = list(items)
         if num_threads <= 1 or len(items) <= 1:
             return [fn(t) for t in items]
@@ -935,6 +981,7 @@ class IncrementalDecoder:
         self._dec = self._ube = self._utf8 = None
         self._fed = 0  # ids fed so far: error indices count ids in the stream
         backend = encoding._backend
+        codecs.lookup_error(errors)  # an unknown handler: the codecs' LookupError now, not at the first bad byte
         if errors in ("replace", "strict"):
             self._dec = backend.decoder_new(encoding._handle, errors == "strict")
         elif encoding.alphabet == "ube":
