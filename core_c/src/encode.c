@@ -1406,6 +1406,38 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
     return st__error_status(err, o.n > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK);
 }
 
+st_status st_encode_piece(const st_encoding *enc, const uint8_t *bytes, size_t len, uint32_t *ids, size_t cap,
+                          size_t *n_ids, st_error *err) {
+    st__error_clear(err);
+    if (!enc || !n_ids || (!bytes && len) || (!ids && cap))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
+    *n_ids = 0;
+    if (enc->kind == ST__KIND_RULES && enc->vocab.alphabet == ST_ALPHABET_UBE) {
+        st_status st = st_utf8_validate((const char *)bytes, len, err); /* UBE symbols come from characters */
+        if (st != ST_OK) return st;
+    }
+    if (!len) return st__error_status(err, ST_OK);
+    /* one piece through the same merge (or backtracking) code as st_encode's pieces: no
+     * pre-tokenizer, no special tokens, no piece cache (its entries are pretokens of UTF-8 text),
+     * no superword pass (supermerges join pretokens, and this is one piece) */
+    sink o = {ids, NULL, cap, 0, ST_OFFSETS_BYTES, bytes, 0, 0, 0};
+    encoder e;
+    st__memset(&e, 0, sizeof e);
+    e.enc = enc;
+    e.text = bytes;
+    e.text_len = len;
+    e.o = &o;
+    e.mg.v = &enc->vocab;
+    e.mg.rules = enc->kind == ST__KIND_RULES ? &enc->rules : NULL;
+    st_status st = encode_piece(&e, 0, len, err);
+    *n_ids = o.n;
+    if (st != ST_OK) {
+        if (err && err->status == ST_OK) st__error_set(err, st, ST_UNIT_NONE, 0, NULL);
+        return st;
+    }
+    return st__error_status(err, o.n > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK);
+}
+
 st_status st_encode_many(const st_encoding *enc, const char *texts, const size_t *offsets, size_t n_texts,
                          const st_special_policy *specials, uint32_t *ids, size_t cap, size_t *counts, size_t *n_ids,
                          st_error *err) {

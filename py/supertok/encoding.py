@@ -783,30 +783,19 @@ class Encoding:
         return all(c in b" \n\t" for c in self._backend.token_bytes(self._handle, token))
 
     def _bpe(self, piece):
-        """tiktoken's byte-pair merge of one byte string with no pre-tokenization: the lowest-
-        ranked adjacent pair merges first, the leftmost of equal ranks. For the few byte strings
-        encode_with_unstable and _encode_single_piece see that the core does not (not UTF-8)."""
-        ranks = self._mergeable_ranks
-        if piece in ranks:
-            return [ranks[piece]]
-        parts = [piece[i:i + 1] for i in range(len(piece))]
-        while len(parts) > 1:
-            best, at = None, -1
-            for i in range(len(parts) - 1):
-                r = ranks.get(parts[i] + parts[i + 1])
-                if r is not None and (best is None or r < best):
-                    best, at = r, i
-            if best is None:
-                break
-            parts[at:at + 2] = [parts[at] + parts[at + 1]]
-        return [ranks[p] for p in parts]
+        """tiktoken's byte-pair merge of one byte string (UTF-8 or not) with no pre-tokenization:
+        the core's merge of one piece (st_encode_piece), the lowest-ranked adjacent pair first,
+        the leftmost of equal ranks; O(n log n), where a loop here would be quadratic."""
+        return self._backend.encode_piece(self._handle, piece)
 
     def _encode_single_piece(self, text_or_bytes):
         """tiktoken's _encode_single_piece: the merge of these bytes with no pre-tokenizer split
-        and no special tokens."""
+        and no special tokens (a str is taken as its UTF-8, bytes as they are)."""
         if isinstance(text_or_bytes, str):
             text_or_bytes = text_or_bytes.encode("utf-8")
-        return self._bpe(bytes(text_or_bytes))
+        elif not isinstance(text_or_bytes, bytes):
+            raise _not_instance(text_or_bytes, "bytes")
+        return self._bpe(text_or_bytes)
 
     def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(), disallowed_special="all"):
         if disallowed_special != "all" and not isinstance(disallowed_special, frozenset):
@@ -896,7 +885,8 @@ class Encoding:
             return self._backend.decode_bytes(self._handle, list(tokens))
         except (TypeError, OverflowError, ValueError, AttributeError):
             _check_ids(tokens)  # tiktoken's error for an id that is no uint32
-            raise
+        # every id is an integer in range behind __index__ (a numpy integer): as plain ints
+        return self._backend.decode_bytes(self._handle, [operator.index(t) for t in tokens])
 
     def decode(self, tokens, errors="replace"):
         """Text of the tokens. For a UBE model: the tokens' base symbols through the UBE decoder
@@ -926,7 +916,7 @@ class Encoding:
             return self._backend.token_bytes(self._handle, token)
         except (TypeError, OverflowError, ValueError, AttributeError):
             _check_id(token)  # tiktoken's error for an id that is no uint32
-            raise
+        return self._backend.token_bytes(self._handle, operator.index(token))
 
     def decode_tokens_bytes(self, tokens):
         return [self.decode_single_token_bytes(t) for t in tokens]
@@ -1185,10 +1175,7 @@ def load_model(model):
             data = f.read()
     from_json = data is None or not is_text_model(data)
     if data is not None and from_json:
-        try:
-            model = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError("%s: not JSON (%s)" % (where, exc)) from None
+        model = _parse_json_model(data, where)
     if from_json:
         try:
             data = json_to_text(model)
@@ -1211,6 +1198,31 @@ def load_model(model):
     enc._model_data = data  # pickled by its model text
     enc._supermerges = meta.get("supermerges") or []
     return enc
+
+
+def _parse_json_model(data, where):
+    """The parsed JSON of a model file that is not in the text format, or a ValueError saying
+    what the file is instead: a text model behind a byte order mark, a file that is neither
+    format (damaged, or some other file), JSON that does not parse or nests too deeply."""
+    from ._model_format import MAGIC
+    bom = b"\xef\xbb\xbf"
+    if data.startswith(bom + MAGIC):
+        raise ValueError("%s: the model file starts with a UTF-8 byte order mark (EF BB BF) before "
+                         "'supertok-model': remove it (a model file is plain UTF-8 starting with "
+                         "'supertok-model 1', docs/model-format.md)" % where)
+    body = data[len(bom):] if data.startswith(bom) else data
+    head = body.lstrip(b" \t\r\n")[:1]
+    if head not in (b"{", b"["):
+        raise ValueError("%s: not a supertok model: a model file starts with 'supertok-model 1' (the text "
+                         "format, docs/model-format.md) or '{' (a JSON model), this one with %r; is it "
+                         "damaged or another kind of file?" % (where, data[:16]))
+    try:
+        return json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError("%s: not JSON (%s)" % (where, exc)) from None
+    except RecursionError:
+        raise ValueError("%s: not a JSON model: its JSON nests deeper than the parser goes (a model's "
+                         "JSON nests 3 levels)" % where) from None
 
 
 def get_encoding(encoding_name):

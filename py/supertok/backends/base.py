@@ -237,6 +237,12 @@ class Backend(abc.ABC):
         code point offset where each token starts)."""
 
     @abc.abstractmethod
+    def encode_piece(self, enc, data):
+        """Ids of the bytes data (any bytes) merged as one piece: no pre-tokenizer, no special
+        tokens (st_encode_piece). SupertokError ("piece") ST_ERR_NOT_ENCODABLE for a byte that is
+        no token."""
+
+    @abc.abstractmethod
     def encode_many(self, enc, datas, allowed, disallowed=(), special_flags=0):
         """[ids of datas[0], ids of datas[1], ...] in one core call (native: without the GIL;
         wasm: one call into the module, the runtime having one thread)."""

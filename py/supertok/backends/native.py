@@ -229,6 +229,15 @@ class NativeBackend(Backend):
             return id_list(ffi.buffer(ids, 4 * n[0]), n[0]), ffi.unpack(starts, n[0])
         return id_list(ffi.buffer(ids, 4 * n[0]), n[0])
 
+    def encode_piece(self, enc, data):
+        cap = len(data)
+        ids = self._alloc("uint32_t[]", cap or 1)
+        n = ffi.new("size_t *")
+        err = ffi.new("st_error *")
+        if lib.st_encode_piece(enc, data, cap, ids, cap, n, err) != OK:
+            self._raise(err, "piece")
+        return id_list(ffi.buffer(ids, 4 * n[0]), n[0])
+
     def cut(self, enc, data, frm):
         """st_encoding_cut: the first offset >= frm (and > 0) where data may be cut, or len(data)."""
         frm = self._size("from", frm)

@@ -792,6 +792,21 @@ class WasmBackend(Backend):
             self._raise_error(err, "text")
         return (out, st_out) if want_starts else out
 
+    def encode_piece(self, enc, data):
+        cap = len(data)
+        with self._locked:
+            tp = self._put_io(_IN, data)
+            ids = self._io(_OUT, 4 * cap)
+            st = self._r.call("st_encode_piece", enc.ptr, tp, cap, ids, cap, self._scratch, self._err)
+            out = err = None
+            if st == OK:
+                out = self._r.read_u32s(ids, self._r.u32(self._scratch))
+            else:
+                err = self._read_error()
+        if err is not None:
+            self._raise_error(err, "piece")
+        return out
+
     def encode_many(self, enc, datas, allowed, disallowed=(), special_flags=0):
         """One st_encode_many call for the batch (the module runs one call at a time)."""
         offsets = [0]
