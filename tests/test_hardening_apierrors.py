@@ -309,6 +309,7 @@ def test_encode_single_piece_matches_tiktoken(backend, tk):
     rng = random.Random(1234)
     for name in ("cl100k_base", "o200k_base"):
         ours, theirs = supertok.get_encoding(name), tk[name]
+        ours.prepare()  # with the backtracking encoder's tables built too (they are for UTF-8 pretokens)
         for piece in _adversarial_pieces(rng):
             assert ours._encode_single_piece(piece) == theirs._encode_single_piece(piece), piece[:40]
         for text in ("hello world", "  ", "x", "日本"):
@@ -317,23 +318,27 @@ def test_encode_single_piece_matches_tiktoken(backend, tk):
             assert _raises(lambda: ours._encode_single_piece(bad)) == _raises(lambda: theirs._encode_single_piece(bad))
 
 
-def _best_of(fn, runs=3):
+def _best_of(fn, runs=3, enough=None):
+    """The shortest of runs timings of fn() (stopping after one that takes over `enough`
+    seconds: the bound is missed already, however the next runs go)."""
     best = None
     for _ in range(runs):
         t0 = time.perf_counter()
         fn()
         t = time.perf_counter() - t0
         best = t if best is None else min(best, t)
+        if enough is not None and t > enough:
+            break
     return best
 
 
 def test_encode_single_piece_is_not_quadratic(backend):
     """The Python loop it replaced took 26 s on 20 KB (quadratic); the core's merge is n log n."""
     enc = supertok.get_encoding("cl100k_base")
-    small = _best_of(lambda: enc._encode_single_piece(b"ab" * 10000))
-    large = _best_of(lambda: enc._encode_single_piece(b"ab" * 40000))
-    assert large < 2.0, "80 KB took %.2f s" % large
-    assert large < 8 * max(small, 0.002), "20 KB %.4f s, 80 KB %.4f s: grows faster than linearly" % (small, large)
+    small = _best_of(lambda: enc._encode_single_piece(b"ab" * 2500), enough=0.5)
+    large = _best_of(lambda: enc._encode_single_piece(b"ab" * 10000), enough=0.5)
+    assert large < 0.5, "20 KB took %.2f s" % large
+    assert large < 8 * max(small, 0.002), "5 KB %.4f s, 20 KB %.4f s: grows faster than linearly" % (small, large)
 
 
 def test_encode_with_unstable_long_whitespace_tail(backend, tk):

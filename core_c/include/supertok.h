@@ -400,8 +400,8 @@ ST_API st_status st_encode_many(const st_encoding *enc, const char *texts, const
 
 /* Encode bytes[0..len) as one piece: no pre-tokenizer split and no special token, any bytes
  * (UTF-8 or not; a UBE model takes valid UTF-8 only, ST_ERR_INVALID_UTF8 otherwise), merged by
- * the encoding's own rule, the same code st_encode runs on each piece (tiktoken's
- * _encode_single_piece; O(n log n) or linear in len, never quadratic). A superword model's
+ * the encoding's own rule by the merge loops st_encode runs on pieces (tiktoken's
+ * _encode_single_piece; O(n log n) in len, never quadratic). A superword model's
  * supermerges do not apply: they join pretokens, and this is one. Writes ids[0..cap) and the
  * count to *n_ids (cap >= len suffices; ST_ERR_BUFFER_TOO_SMALL with the full count). A byte
  * that is no token of a rank vocabulary: ST_ERR_NOT_ENCODABLE with its offset. */

@@ -486,6 +486,8 @@ typedef struct encoder {
     size_t cache_sets;    /* its sets */
     size_t hits, misses;  /* this call's piece cache lookups, added to the handle's at the end */
     int all_bytes;        /* every byte is a token: 1, not: -1, not looked yet: 0 */
+    int merge_only;       /* st_encode_piece: the merge loops alone (the backtracking encoder's
+                             tables are exact for pretokens of UTF-8 text, not for any bytes) */
     int memo_tried;
     /* The superword pass (superword models only: sup NULL otherwise). A pretoken that became
      * one eligible token joins the current run (its token and byte start); any other piece, a
@@ -952,7 +954,7 @@ static st_status encode_piece_ranks(encoder *e, size_t a, size_t b, int looked, 
     size_t n = b - a;
     /* the whole piece: usually one token; a short piece with 8 readable bytes takes the
      * one-word path. (The backtracking encoder's first trie walk makes this check itself.) */
-    int wants = wants_backtrack(p, n);
+    int wants = !e->merge_only && wants_backtrack(p, n);
     const st_backtrack *bt = wants ? tables_for(e->enc, p, n) : NULL;
     if (!bt && !looked) {
         uint32_t id;
@@ -1429,6 +1431,7 @@ st_status st_encode_piece(const st_encoding *enc, const uint8_t *bytes, size_t l
     e.o = &o;
     e.mg.v = &enc->vocab;
     e.mg.rules = enc->kind == ST__KIND_RULES ? &enc->rules : NULL;
+    e.merge_only = 1;
     st_status st = encode_piece(&e, 0, len, err);
     *n_ids = o.n;
     if (st != ST_OK) {
