@@ -105,6 +105,14 @@ def test_cli_vocab_size_past_uint64_is_a_usage_error(backend, tmp_path):
         assert not out.exists()
 
 
+@pytest.mark.parametrize("bad, error", [(2 ** 32, ValueError), (-1, ValueError), (98.5, TypeError),
+                                        (True, TypeError)])
+def test_merge_rule_ids_are_uint32(backend, bad, error):
+    pat = supertok.get_encoding("cl100k_base")._pat_str
+    with pytest.raises(error, match=r"^merges\[1\]\[1\] must be"):
+        supertok.Encoding("x", pat_str=pat, merges=[(97, 98), (97, bad)], special_tokens={})
+
+
 # ---- model files ---------------------------------------------------------------------------
 
 def _json_model(**change):

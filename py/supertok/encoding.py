@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from . import _models
 from ._status import SupertokError
 from .backends import current as _current_backend
+from .backends.base import U32_MAX, check_int
 
 VOCAB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocab")
 _PATTERN_IDS = {"r50k_base": 1, "p50k_base": 1, "cl100k_base": 2, "o200k_base": 3}
@@ -331,6 +332,9 @@ class Encoding:
             self._handle = handle
         elif merges is not None:
             flat = [x for pair in merges for x in pair]
+            for k, x in enumerate(flat):  # ids are the core's uint32: never wrapped or truncated
+                if type(x) is not int or not 0 <= x <= U32_MAX:
+                    flat[k] = check_int("merges[%d][%d]" % (k // 2, k % 2), x, 0, U32_MAX, "uint32_t")
             try:
                 self._handle = self._backend.encoding_new_merges(_ALPHABETS[alphabet], flat, specials, pattern_id)
             except SupertokError as exc:
