@@ -159,7 +159,7 @@ def test_wasmtime_frees_what_it_creates():
     so a leak shows as growth). Today's small rules model holds ~0.4 MB in the module."""
     if "wasmtime" not in BACKENDS:
         pytest.skip("wasmtime is not among the backends tested here")
-    b = backends.load("wasmtime")  # a fresh module: its memory is this test's alone
+    b = backends.load("wasmtime")  # the process's module: the test watches its memory grow or not
     prev = supertok._set_backend(b)
     try:
         model = _model()

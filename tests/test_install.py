@@ -97,6 +97,7 @@ def test_a_wasmtime_that_cannot_run_here_is_unavailable_not_a_crash(monkeypatch)
         def __init__(self):
             raise OSError("cannot load _wasmtime.so")
     monkeypatch.setattr(wasm, "WasmtimeRunner", Broken)
+    monkeypatch.setattr(backends, "_loaded", {})  # load() keeps the backend it made: start afresh
     with pytest.raises(backends.BackendUnavailable, match=r"does not run here \(OSError: cannot load"):
         backends.load("wasmtime")
 

@@ -745,6 +745,22 @@ ST_API st_status st_trainer_start_superwords(st_trainer *trainer, const st_count
 #define ST_TRAINER_NGRAM_CMIN 9   /* max(count of the last phase-1 merge, 15) (0 before any merge:
                                      then 15) */
 #define ST_TRAINER_STEPS 10       /* phase-2 steps wanted (BOUNDLESS: the target; SUPERBPE: s) */
+#define ST_TRAINER_STOP 11        /* why the current phase ended: an ST_STOP_* (ST_STOP_RUNNING
+                                     before ST_TRAINER_DONE; phase 2 starts it afresh) */
+#define ST_TRAINER_STOP_PHASE1 12 /* why phase 1 ended (kept once phase 2 has started) */
+
+/* Why a phase of training ended (st_trainer_stat ST_TRAINER_STOP, ST_TRAINER_STOP_PHASE1). Only
+ * ST_STOP_VOCAB_SIZE means it made all it was asked for; hosts say the others (the model's
+ * comment does: st_trainer_write_model adds a "comment stopped ..." line). */
+#define ST_STOP_RUNNING 0       /* not finished */
+#define ST_STOP_VOCAB_SIZE 1    /* made what was asked: phase 1 the target merges; phase 2
+                                   BOUNDLESS regular + supermerges = the target, SUPERBPE s */
+#define ST_STOP_NO_PAIR 2       /* phase 1: no pair left (every pretoken is a single token) */
+#define ST_STOP_MIN_FREQUENCY 3 /* the best pair left occurs fewer than max(min_frequency, 1)
+                                   (phase 2: at least 1) times */
+#define ST_STOP_NO_CANDIDATE 4  /* phase 2: no supermerge candidate pair left (BOUNDLESS: and no
+                                   regular merge left to replay) */
+#define ST_STOP_LIMIT 5         /* a size limit of the model format (2^21 - 1 ids) */
 
 /* The supermerges so far, as st_trainer_merges gives merges: supermerge i makes id
  * A + (regular merges kept) + i in the written model; its parts are given in those final ids. */

@@ -18,6 +18,7 @@
  * Only pairs holding the new token can gain occurrences, so only those are queued again. */
 #include "train.h"
 #include "candidates.h"
+#include "counters.h"
 #include "model.h"
 #include "vocab.h" /* st__hash_bytes */
 
@@ -223,6 +224,7 @@ static void flush_deltas(st_trainer *t, uint32_t w) {
 /* The pair contributions of s[a..b), whose edges are between unequal symbols or at the word's
  * ends, times sign. */
 static void contributions(st_trainer *t, const uint32_t *s, size_t a, size_t b, int64_t sign, uint32_t w) {
+    ST_COUNT(b - a); /* test builds only: the symbols read */
     if (t->mode == ST_TRAIN_HF) {
         for (size_t i = a; i + 1 < b; i++) delta(t, s[i], s[i + 1], sign, w);
         return;
@@ -239,38 +241,56 @@ static void contributions(st_trainer *t, const uint32_t *s, size_t a, size_t b, 
 
 /* The window of the merge site at i: from its left neighbour to its right one, widened in paper
  * mode to the whole runs of equal symbols there, so both edges of the window lie between unequal
- * symbols (or at the word's ends) whose pairs the merge leaves as they are. */
-static size_t window_start(const st_trainer *t, const uint32_t *s, size_t i) {
+ * symbols (or at the word's ends) whose pairs the merge leaves as they are.
+ *
+ * Both scans are bounded so that a word costs time linear in its length however long its runs
+ * are: a run of n equal symbols holds n / 2 sites, and scanning the whole run from each of them
+ * was quadratic in n. merge_word visits the sites in order and only needs to know whether a
+ * site's window starts at or before the end b of the windows so far (then the two windows are
+ * one), so window_start scans no further back than stop: its answer is exact when above stop,
+ * and otherwise only known to be at most stop (the positions it scans lie between b and the
+ * site, and b passes the site when the windows join).
+ * window_end is given the end known of an earlier site's window (0 for none): the ends are
+ * nondecreasing in i, and when i + 3 <= known, no run boundary lies in [i + 3, known) (the
+ * earlier scan crossed that stretch), so known is i's end as well, without a scan. */
+static size_t window_start(const st_trainer *t, const uint32_t *s, size_t i, size_t stop) {
     size_t a = i ? i - 1 : 0;
     if (t->mode == ST_TRAIN_PAPER)
-        while (a > 0 && s[a - 1] == s[a]) a--;
+        while (a > stop && s[a - 1] == s[a]) { ST_COUNT(1); a--; }
     return a;
 }
-static size_t window_end(const st_trainer *t, const uint32_t *s, size_t L, size_t i) {
+static size_t window_end(const st_trainer *t, const uint32_t *s, size_t L, size_t i, size_t known) {
     size_t b = i + 2;
     if (b < L) {
         b++;
-        if (t->mode == ST_TRAIN_PAPER)
-            while (b < L && s[b] == s[b - 1]) b++;
+        if (t->mode == ST_TRAIN_PAPER) {
+            if (b <= known) return known;
+            while (b < L && s[b] == s[b - 1]) { ST_COUNT(1); b++; }
+        }
     }
     return b;
 }
 
 /* Merge (x, y) -> nt in word w, updating the pair counts: for each cluster of sites whose windows
- * touch, the old window's contributions out, the new window's in. */
+ * touch, the old window's contributions out, the new window's in. Linear in the word's length
+ * (see window_start): a cluster's first start scans only past the previous cluster's end, each
+ * later site's start only past the end so far, and the end scans cover disjoint stretches. */
 static void merge_word(st_trainer *t, uint32_t w, uint32_t x, uint32_t y, uint32_t nt) {
     uint32_t *s = t->sym + t->woff[w], *sites = t->sites, *win = t->window;
     size_t L = t->wlen[w], ns = 0;
+    ST_COUNT(L); /* test builds only: the scan for sites */
     for (size_t i = 0; i + 1 < L;) {
         if (s[i] == x && s[i + 1] == y) { sites[ns++] = (uint32_t)i; i += 2; }
         else i++;
     }
     if (!ns) return; /* the word lost the pair since it was listed */
+    size_t b = 0;
     for (size_t k = 0; k < ns;) {
-        size_t a = window_start(t, s, sites[k]), last = k, b = window_end(t, s, L, sites[k]);
-        while (last + 1 < ns && window_start(t, s, sites[last + 1]) <= b) {
+        size_t a = window_start(t, s, sites[k], 0), last = k;
+        b = window_end(t, s, L, sites[k], b);
+        while (last + 1 < ns && window_start(t, s, sites[last + 1], b) <= b) {
             last++;
-            b = window_end(t, s, L, sites[last]);
+            b = window_end(t, s, L, sites[last], b);
         }
         contributions(t, s, a, b, -1, w);
         size_t n2 = 0, q = k;
@@ -586,8 +606,10 @@ st_status st_trainer_new(const st_counter *counter, int mode, int alphabet, uint
         return ST_ERR_INVALID_ARGUMENT;
     }
     t->target = vocab_size - t->alphabet_size - n_specials;
-    if (t->target > (1u << 21) - 2 - t->base - n_specials) /* the rules model's id limit */
+    if (t->target > (1u << 21) - 2 - t->base - n_specials) { /* the rules model's id limit */
         t->target = (1u << 21) - 2 - t->base - n_specials > 0 ? (1u << 21) - 2 - t->base - n_specials : 0;
+        t->capped = 1;
+    }
 
     /* base tokens */
     t->tok_cap = t->base + 1024;
@@ -771,13 +793,20 @@ static int push_pair(st_trainer *t, uint32_t **pairs, uint64_t **counts, size_t 
 
 /* One merge; 0 when training is finished. */
 static int merge_once(st_trainer *t) {
-    if (t->mode == ST_TRAIN_HF ? t->hf_vocab >= t->vocab_size : t->distinct >= t->target) return 0;
+    if (t->mode == ST_TRAIN_HF ? t->hf_vocab >= t->vocab_size : t->distinct >= t->target) {
+        t->stop = t->capped ? ST_STOP_LIMIT : ST_STOP_VOCAB_SIZE;
+        return 0;
+    }
     uint32_t pi = pop_best(t);
-    if (pi == UINT32_MAX) return 0;
+    if (pi == UINT32_MAX) {
+        if (!t->oom) t->stop = ST_STOP_NO_PAIR;
+        return 0;
+    }
     st__pair *p = &t->pairs[pi];
     uint64_t count = (uint64_t)p->count;
     if (count < t->min_frequency) {
         heap_push(t, pi, count); /* left as it was: a later step stops here again */
+        t->stop = ST_STOP_MIN_FREQUENCY;
         return 0;
     }
     uint32_t x = p->left, y = p->right;
@@ -934,6 +963,8 @@ st_status st_trainer_start_superwords(st_trainer *t, const st_counter *cands, in
     t->made = made;
     t->phase = 2;
     t->done = 0;
+    t->stop1 = t->stop;
+    t->stop = ST_STOP_RUNNING;
     t->algorithm = algorithm;
     t->supermerges_arg = algorithm == ST_ALGORITHM_SUPERBPE ? supermerges : 0;
     t->next_merge = algorithm == ST_ALGORITHM_SUPERBPE ? (size_t)kept : 0;
@@ -1005,8 +1036,10 @@ static uint32_t pop_available(st_trainer *t, uint64_t bound) {
 
 /* One phase-2 step: 1 when a vocabulary entry was added, 0 when phase 2 is finished. */
 static int super_step(st_trainer *t) {
-    if (t->algorithm == ST_ALGORITHM_SUPERBPE ? t->n_super >= t->steps : t->next_merge + t->n_super >= t->target)
+    if (t->algorithm == ST_ALGORITHM_SUPERBPE ? t->n_super >= t->steps : t->next_merge + t->n_super >= t->target) {
+        t->stop = t->algorithm != ST_ALGORITHM_SUPERBPE && t->capped ? ST_STOP_LIMIT : ST_STOP_VOCAB_SIZE;
         return 0;
+    }
     uint64_t floor = t->min_frequency ? t->min_frequency : 1;
     int regular_left = t->algorithm == ST_ALGORITHM_BOUNDLESS && t->next_merge < t->made;
     /* a supermerge needs a count of at least floor, and above the next regular merge's */
@@ -1025,7 +1058,17 @@ static int super_step(st_trainer *t) {
         apply_pair(t, pi, nt);
         return !t->oom;
     }
-    if (!regular_left) return 0;
+    if (!regular_left) {
+        /* every live pair has a heap entry of its count and none is above the bound: a live pair
+         * left is below max(min_frequency, 1), else no candidate pair is left */
+        t->stop = ST_STOP_NO_CANDIDATE;
+        for (size_t i = 0; i < t->n_pairs; i++)
+            if (t->pairs[i].count > 0) {
+                t->stop = ST_STOP_MIN_FREQUENCY;
+                break;
+            }
+        return 0;
+    }
     size_t k = t->next_merge++;
     /* its token exists now: the pairs that waited for it compete again */
     for (uint32_t e = t->wait_head[k]; e; e = t->wait_next[e - 1]) {
@@ -1079,6 +1122,8 @@ uint64_t st_trainer_stat(const st_trainer *t, int what) {
     }
     case ST_TRAINER_STEPS: return t->phase == 2 ? t->steps : 0;
     case ST_TRAINER_DONE: return (uint64_t)t->done;
+    case ST_TRAINER_STOP: return t->done ? (uint64_t)t->stop : ST_STOP_RUNNING;
+    case ST_TRAINER_STOP_PHASE1: return t->phase == 2 ? (uint64_t)t->stop1 : t->done ? (uint64_t)t->stop : ST_STOP_RUNNING;
     case ST_TRAINER_WORDS: return t->n_pretokens;
     default: return 0;
     }
@@ -1132,6 +1177,66 @@ static size_t append_u64(char *buf, size_t n, uint64_t v) {
     do { d[k++] = (char)('0' + v % 10); v /= 10; } while (v);
     while (k) buf[n++] = d[--k];
     return n;
+}
+
+static const char *stop_text(int stop) {
+    switch (stop) {
+    case ST_STOP_NO_PAIR: return "no pair left (every pretoken is a single token)";
+    case ST_STOP_MIN_FREQUENCY: return "the best pair left occurs fewer than min_frequency times";
+    case ST_STOP_NO_CANDIDATE: return "no supermerge candidate pair left";
+    case ST_STOP_LIMIT: return "the model format's limit of 2^21 - 1 ids";
+    default: return "interrupted";
+    }
+}
+
+/* The comment line saying why training made fewer entries than asked (none when it did not). */
+static size_t append_stop(const st_trainer *t, char *head, size_t hn) {
+    if (t->phase != 2) {
+        if (t->done && t->stop == ST_STOP_VOCAB_SIZE) return hn;
+        hn = append(head, hn, "comment stopped at ");
+        hn = append_u64(head, hn, t->n_merges);
+        hn = append(head, hn, " of ");
+        hn = append_u64(head, hn, t->target);
+        hn = append(head, hn, " merges: ");
+        hn = append(head, hn, t->done ? stop_text(t->stop) : "interrupted");
+        return append(head, hn, "\n");
+    }
+    if (t->algorithm == ST_ALGORITHM_SUPERBPE) {
+        uint64_t want = t->target - t->supermerges_arg; /* s <= target, checked at the start */
+        if (t->next_merge < want) {
+            hn = append(head, hn, "comment phase 1 stopped at ");
+            hn = append_u64(head, hn, t->made);
+            hn = append(head, hn, " merges, below the ");
+            hn = append_u64(head, hn, want);
+            hn = append(head, hn, " regular merges SuperBPE keeps: ");
+            hn = append(head, hn, stop_text(t->stop1));
+            hn = append(head, hn, "\n");
+        }
+        if (t->done && t->stop == ST_STOP_VOCAB_SIZE) return hn;
+        hn = append(head, hn, "comment stopped at ");
+        hn = append_u64(head, hn, t->n_super);
+        hn = append(head, hn, " of ");
+        hn = append_u64(head, hn, t->steps);
+        hn = append(head, hn, " supermerges: ");
+        hn = append(head, hn, t->done ? stop_text(t->stop) : "interrupted");
+        return append(head, hn, "\n");
+    }
+    if (t->done && t->stop == ST_STOP_VOCAB_SIZE) return hn;
+    hn = append(head, hn, "comment stopped at ");
+    hn = append_u64(head, hn, t->next_merge);
+    hn = append(head, hn, " regular merges + ");
+    hn = append_u64(head, hn, t->n_super);
+    hn = append(head, hn, " supermerges of ");
+    hn = append_u64(head, hn, t->target);
+    hn = append(head, hn, ": ");
+    hn = append(head, hn, t->done ? stop_text(t->stop) : "interrupted");
+    if (t->stop1 != ST_STOP_VOCAB_SIZE) {
+        hn = append(head, hn, "; phase 1 stopped at ");
+        hn = append_u64(head, hn, t->made);
+        hn = append(head, hn, " merges: ");
+        hn = append(head, hn, stop_text(t->stop1));
+    }
+    return append(head, hn, "\n");
 }
 
 st_status st_trainer_write_model(const st_trainer *t, const char *name, size_t name_len, const char *specials,
@@ -1207,6 +1312,7 @@ st_status st_trainer_write_model(const st_trainer *t, const char *name, size_t n
         hn = append(head, hn, " merges spell an earlier token (HF reuses its id)");
     }
     hn = append(head, hn, "\n");
+    hn = append_stop(t, head, hn);
     size_t comments_len = hn - comments_off;
     size_t scripts_off = hn;
     int scripts_kind = ST__SCRIPTS_LIST;

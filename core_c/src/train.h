@@ -28,6 +28,8 @@ struct st_trainer {
     size_t n_specials;
     struct st_pretokenizer pt;
     int done;
+    int stop, stop1; /* ST_STOP_*: why the current phase ended, why phase 1 did */
+    int capped;      /* the target was lowered to the rules model's id limit */
     /* words: the distinct pretokens of two or more symbols */
     uint32_t *sym;
     size_t sym_cap;

@@ -8,8 +8,8 @@
 #      on every file of vectors/ the C API covers; test_decoder
 #      with the shipped rank files and the models in vectors/models;
 #      test_model on the model files in vectors/models).
-#   stress and test_encode check that the core's work grows linearly by counting it, not by
-#   timing it: they link a copy of the core whose files using ST_COUNT (core_c/src/counters.h)
+#   stress, test_encode and test_train check that the core's work grows linearly by counting it,
+#   not by timing it: they link a copy of the core whose files using ST_COUNT (core_c/src/counters.h)
 #   are compiled with -DST_TEST_COUNTERS. Every other binary links the core as shipped.
 # Exits non-zero on the first failure.
 #
@@ -93,7 +93,7 @@ $CC -std=c11 $SAN $INC "$here/test_decoder.c" $objs -o "$build/test_decoder"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_encode.c" $objs -o "$build/fuzz_encode_replay"
 $CC -std=c11 $SAN $INC "$here/test_model.c" $objs -o "$build/test_model"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_model.c" $objs -o "$build/fuzz_model_replay"
-$CC -std=c11 $SAN $INC "$here/test_train.c" $objs -o "$build/test_train"
+$CC -std=c11 $SAN $INC -DST_TEST_COUNTERS "$here/test_train.c" $cobjs -o "$build/test_train"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_train.c" $objs -o "$build/fuzz_train_replay"
 
 step "test_core"

@@ -9,6 +9,7 @@
 
 #include "supertok.h"
 #include "check.h"
+#include "../src/counters.h" /* the work counter, in builds with -DST_TEST_COUNTERS */
 
 static uint64_t g_rng = 88172645463325252ull;
 static uint64_t rnd(void) {
@@ -190,9 +191,14 @@ typedef struct rpair {
     uint64_t c;
 } rpair;
 
+/* Why the last naive training (ref_train, naive_phase2) stopped: the ST_STOP_* the trainer must
+ * report as ST_TRAINER_STOP. */
+static int g_naive_stop;
+
 /* Train to `target` distinct new tokens (at most 4000 merges), recounting at every step. */
 static void ref_train(ref *r, uint64_t target, uint64_t min_frequency) {
     uint64_t distinct = 0;
+    g_naive_stop = ST_STOP_VOCAB_SIZE;
     while (distinct < target && r->nm < 4000) {
         size_t np = 0, cap = 256;
         rpair *ps = malloc(cap * sizeof *ps);
@@ -223,7 +229,11 @@ static void ref_train(ref *r, uint64_t target, uint64_t min_frequency) {
         for (size_t j = 0; j < np; j++)
             if (ps[j].c && (best == np || ref_better(r, ps[j].c, ps[j].a, ps[j].b, ps[best].c, ps[best].a, ps[best].b)))
                 best = j;
-        if (best == np || ps[best].c < min_frequency) { free(ps); break; }
+        if (best == np || ps[best].c < min_frequency) {
+            g_naive_stop = best == np ? ST_STOP_NO_PAIR : ST_STOP_MIN_FREQUENCY;
+            free(ps);
+            break;
+        }
         uint32_t x = ps[best].a, y = ps[best].b;
         uint64_t c = ps[best].c;
         free(ps);
@@ -356,6 +366,11 @@ static void compare_with_reference(unsigned seed) {
     }
     CHECK(n1 == n && (!n || (memcmp(pairs, pairs1, 2 * n * sizeof *pairs) == 0 && memcmp(counts, counts1, n * sizeof *counts) == 0)),
           "seed %u: one merge per step differs from one shot", seed);
+    CHECK(st_trainer_stat(t, ST_TRAINER_STOP) == (uint64_t)g_naive_stop &&
+              st_trainer_stat(t1, ST_TRAINER_STOP) == (uint64_t)g_naive_stop &&
+              st_trainer_stat(t, ST_TRAINER_STOP_PHASE1) == (uint64_t)g_naive_stop,
+          "seed %u: stopped for reason %llu, the reference for %d", seed,
+          (unsigned long long)st_trainer_stat(t, ST_TRAINER_STOP), g_naive_stop);
     CHECK(st_trainer_stat(t, ST_TRAINER_MERGES) == n, "stat merges");
     CHECK(st_trainer_stat(t, ST_TRAINER_WORDS) == nw, "stat words");
     /* the model: written, parsed, written again identically, and loaded */
@@ -883,6 +898,7 @@ static size_t naive_phase2(const nclist *l, nvocab *v, const uint64_t *rcounts, 
     uint64_t room = target > s ? target - s : 0;
     size_t j = algorithm == ST_ALGORITHM_SUPERBPE ? (made < room ? made : (size_t)room) : 0, ns = 0;
     uint64_t floor = minf ? minf : 1;
+    g_naive_stop = ST_STOP_VOCAB_SIZE;
     ref r; /* only for its ordering (seqcmp on seq/seqlen) */
     memset(&r, 0, sizeof r);
     r.mode = ST_TRAIN_PAPER;
@@ -936,7 +952,11 @@ static size_t naive_phase2(const nclist *l, nvocab *v, const uint64_t *rcounts, 
                 wl[i] = o;
             }
         } else if (regular_left) j++;
-        else { free(ps); break; }
+        else { /* every pair is available now: any left is below floor */
+            g_naive_stop = np ? ST_STOP_MIN_FREQUENCY : ST_STOP_NO_CANDIDATE;
+            free(ps);
+            break;
+        }
         free(ps);
     }
     /* final ids: supermerge i is base + j + i */
@@ -1059,6 +1079,11 @@ static void super_random(unsigned seed) {
     int same = gr == r && gn == nsup && !mcmp(gp, merges, 2 * r * sizeof *gp) && !mcmp(gc, counts, r * sizeof *gc) &&
                (!nsup || (!mcmp(gs, sup, 2 * nsup * sizeof *gs) && !mcmp(gsc, sc, nsup * sizeof *gsc)));
     CHECK(same, "%s: phase 2 = the naive one (%zu regular + %zu super, expected %zu + %zu)", what, gr, gn, r, nsup);
+    CHECK(st_trainer_stat(tb, ST_TRAINER_STOP) == (uint64_t)g_naive_stop &&
+              st_trainer_stat(tb, ST_TRAINER_STOP_PHASE1) == st_trainer_stat(t, ST_TRAINER_STOP) &&
+              st_trainer_stat(t, ST_TRAINER_STOP) != ST_STOP_RUNNING,
+          "%s: phase 2 stopped for reason %llu, the naive one for %d", what,
+          (unsigned long long)st_trainer_stat(tb, ST_TRAINER_STOP), g_naive_stop);
     if (!same)
         for (size_t k = 0; k < gn && k < nsup; k++)
             if (gs[2 * k] != sup[2 * k] || gs[2 * k + 1] != sup[2 * k + 1] || gsc[k] != sc[k]) {
@@ -1129,6 +1154,8 @@ static void super_random(unsigned seed) {
     same = hr == r2 && hn == nsup2 && !mcmp(hp, merges, 2 * hr * sizeof *hp) &&
            (!hn || (!mcmp(hs, sup2, 2 * hn * sizeof *hs) && !mcmp(hsc, sc2, hn * sizeof *hsc)));
     CHECK(same, "%s: phase 2 = the naive one (%zu + %zu, expected %zu + %zu)", what, hr, hn, r2, nsup2);
+    CHECK(st_trainer_stat(ts2, ST_TRAINER_STOP) == (uint64_t)g_naive_stop, "%s: stopped for reason %llu, the naive "
+          "one for %d", what, (unsigned long long)st_trainer_stat(ts2, ST_TRAINER_STOP), g_naive_stop);
 
     free(sup2); free(sc2);
     ncl_free(&want2);
@@ -1315,6 +1342,117 @@ static void test_superwords(int seeds) {
 
 static void test_vectors(const char *root);
 
+/* ---- long runs of equal symbols -----------------------------------------------------------
+ * Paper mode counts a run of k equal symbols as floor(k / 2) of its pair, so a merge's window
+ * reaches to the ends of the runs around its sites; the trainer finds those ends without
+ * rescanning a run from each of its sites (train.c, window_start). Checked here: the merges
+ * against the reference on corpora of long runs (one symbol, a repeated period of several,
+ * runs cut by other symbols, odd and even lengths, repeated documents), and, in builds with
+ * the work counter, that the trainer's work grows linearly with the length of a run. */
+
+static const char *const run_units[] = {"a", "b", "ab", "abc", "aab", "\xe6\x97\xa5", "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e",
+                                        "abcdefghij"};
+static const char *const run_cuts[] = {"", "", " ", ".", "b", "a", "\n", "x"};
+
+static char *run_doc(void) {
+    size_t nseg = 1 + rnd() % 4, cap = 1, n = 0;
+    char *d = malloc(cap);
+    for (size_t k = 0; k < nseg; k++) {
+        const char *u = run_units[rnd() % (sizeof run_units / sizeof run_units[0])];
+        const char *cut = run_cuts[rnd() % (sizeof run_cuts / sizeof run_cuts[0])];
+        size_t reps = 1 + rnd() % 120, ul = strlen(u), cl = strlen(cut);
+        d = realloc(d, cap += reps * ul + cl);
+        for (size_t r = 0; r < reps; r++, n += ul) memcpy(d + n, u, ul);
+        memcpy(d + n, cut, cl);
+        n += cl;
+    }
+    d[n] = 0;
+    return d;
+}
+
+static void test_runs_against_reference(unsigned seeds) {
+    for (unsigned seed = 0; seed < seeds; seed++) {
+        g_rng = 0xD1B54A32D192ED03ull * (seed + 7);
+        int mode = rnd() % 4 ? ST_TRAIN_PAPER : ST_TRAIN_HF;
+        int alphabet = mode == ST_TRAIN_HF ? ST_ALPHABET_BYTES : (int)(rnd() % 2);
+        size_t ndocs = 1 + rnd() % 3, total = 0;
+        char *docs[6];
+        for (size_t i = 0; i < ndocs; i++) docs[i] = run_doc();
+        for (size_t i = 0; i < ndocs; i++) /* some documents twice: counts above 1 */
+            if (rnd() % 2) {
+                size_t l = strlen(docs[i]) + 1;
+                docs[ndocs + total] = memcpy(malloc(l), docs[i], l);
+                total++;
+            }
+        ndocs += total;
+        st_counter *c = counter_of(ST_PATTERN_O200K, 0, (const char *const *)docs, ndocs);
+        size_t slen, nw;
+        uint8_t *saved = save(c, &slen);
+        cword *w = words_of(saved, slen, &nw);
+        ref r;
+        ref_init(&r, mode, alphabet, w, nw);
+        st_trainer *t0 = NULL;
+        CHECK(st_trainer_new(c, mode, alphabet, 100000, 0, 0, NULL, &t0, NULL) == ST_OK, "trainer_new");
+        uint64_t alpha = st_trainer_stat(t0, ST_TRAINER_ALPHABET);
+        st_trainer_free(t0);
+        uint64_t vocab = alpha + 5 + rnd() % 60;
+        ref_train(&r, vocab - alpha, 0);
+        st_trainer *t = train(c, mode, alphabet, vocab, 0, 0, 1000);
+        const uint32_t *pairs;
+        const uint64_t *counts;
+        size_t n = st_trainer_merges(t, &pairs, &counts);
+        int same = n == r.nm;
+        for (size_t i = 0; same && i < n; i++)
+            same = pairs[2 * i] == r.merges[2 * i] && pairs[2 * i + 1] == r.merges[2 * i + 1] && counts[i] == r.counts[i];
+        CHECK(same, "runs seed %u (mode %d alphabet %d vocab %llu): %zu merges, reference %zu", seed, mode, alphabet,
+              (unsigned long long)vocab, n, r.nm);
+        st_trainer_free(t);
+        ref_free(&r);
+        free(w);
+        free(saved);
+        st_counter_free(c);
+        for (size_t i = 0; i < ndocs; i++) free(docs[i]);
+    }
+}
+
+#ifdef ST_TEST_COUNTERS
+/* The trainer's work (counted symbol reads) to train one document of n bytes made by repeating
+ * unit, to exhaustion. */
+static uint64_t run_work(const char *unit, size_t n, int mode, int alphabet) {
+    size_t ul = strlen(unit);
+    char *d = malloc(n + 1);
+    for (size_t k = 0; k < n; k++) d[k] = unit[k % ul];
+    d[n] = 0;
+    const char *docs[1] = {d};
+    st_counter *c = counter_of(ST_PATTERN_O200K, 0, docs, 1);
+    st__test_work_take();
+    st_trainer *t = train(c, mode, alphabet, alphabet == ST_ALPHABET_UBE ? 2000 : 1000, 0, 0, 1000);
+    uint64_t work = st__test_work_take();
+    CHECK(st_trainer_stat(t, ST_TRAINER_MERGES) > 0, "runs: some merges");
+    st_trainer_free(t);
+    st_counter_free(c);
+    free(d);
+    return work;
+}
+
+static void test_run_work_is_linear(void) {
+    /* units whose length divides n, so each input is the unit repeated whole */
+    static const char *const units[] = {"a", "abcdefghij", "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", "aab"};
+    size_t n = 9u * 5 * 1024; /* 46,080 bytes; then twice and four times that */
+    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++)
+        for (int m = 0; m < 3; m++) {
+            int mode = m == 2 ? ST_TRAIN_HF : ST_TRAIN_PAPER, alphabet = m == 1 ? ST_ALPHABET_UBE : ST_ALPHABET_BYTES;
+            uint64_t w1 = run_work(units[u], n, mode, alphabet), w2 = run_work(units[u], 2 * n, mode, alphabet),
+                     w4 = run_work(units[u], 4 * n, mode, alphabet);
+            /* linear: each doubling at most about doubles the work (quadratic would quadruple it) */
+            CHECK(w2 <= 2.4 * (double)w1 && w4 <= 2.4 * (double)w2,
+                  "runs of %s, mode %d alphabet %d: work %llu, %llu, %llu for %zu, %zu, %zu bytes (not linear)",
+                  units[u], mode, alphabet, (unsigned long long)w1, (unsigned long long)w2, (unsigned long long)w4, n,
+                  2 * n, 4 * n);
+        }
+}
+#endif
+
 int main(int argc, char **argv) {
     const char *root = argc > 1 ? argv[1] : ".";
     int n = getenv("ST_TRAIN_SEEDS") ? atoi(getenv("ST_TRAIN_SEEDS")) : 300;
@@ -1323,6 +1461,10 @@ int main(int argc, char **argv) {
     test_trainer_errors();
     for (int s = 0; s < n; s++) compare_with_reference((unsigned)s);
     test_superwords(n / 2 + 1);
+    test_runs_against_reference((unsigned)(n / 5 + 1));
+#ifdef ST_TEST_COUNTERS
+    test_run_work_is_linear();
+#endif
     test_vectors(root);
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail != 0;

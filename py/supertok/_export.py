@@ -211,26 +211,33 @@ def hf_json(enc, by_id, dups=()):
 
 # ---- the check -----------------------------------------------------------------------------------
 
-def _tiktoken_encoder(enc, path):
+def _written(path, data):
+    """The export as the check reads it: read back from the file at path, or data when given (the
+    output was a device or a pipe, which cannot be read back)."""
+    if data is not None:
+        return data
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _tiktoken_encoder(enc, path, data=None):
     """encode_batch of a tiktoken.Encoding built from the rank file at path (read back from disk and
     parsed as tiktoken.load.load_tiktoken_bpe parses it; that function caches by path in a temp
     folder, which would hand back an older file of the same name)."""
     import tiktoken
     ranks = {}
-    with open(path, "rb") as f:
-        for line in f.read().splitlines():
-            if line:
-                tok, rank = line.split()
-                ranks[base64.b64decode(tok)] = int(rank)
+    for line in _written(path, data).splitlines():
+        if line:
+            tok, rank = line.split()
+            ranks[base64.b64decode(tok)] = int(rank)
     tenc = tiktoken.Encoding("supertok-export-check", pat_str=enc._pat_str, mergeable_ranks=ranks,
                              special_tokens=dict(enc._special_tokens))
     return (lambda texts: tenc.encode_batch(texts, allowed_special="all")), "tiktoken %s" % _version("tiktoken")
 
 
-def _hf_encoder(enc, path):
+def _hf_encoder(enc, path, data=None):
     from tokenizers import Tokenizer
-    with open(path, encoding="utf-8") as f:
-        tok = Tokenizer.from_str(f.read())
+    tok = Tokenizer.from_str(_written(path, data).decode("utf-8"))
     return (lambda texts: [e.ids for e in tok.encode_batch(texts, add_special_tokens=False)]), \
         "tokenizers %s" % _version("tokenizers")
 
@@ -256,9 +263,9 @@ def _texts(sample):
     return out
 
 
-def _check(enc, format, path, texts, result, batch=1000):
+def _check(enc, format, path, texts, result, batch=1000, data=None):
     try:
-        theirs_fn, result.library = (_tiktoken_encoder if format == "tiktoken" else _hf_encoder)(enc, path)
+        theirs_fn, result.library = (_tiktoken_encoder if format == "tiktoken" else _hf_encoder)(enc, path, data)
     except ImportError as exc:
         result.not_checked = "%s is not installed (%s): pip install %s" % (
             _LIBRARY[format], exc, "tiktoken" if format == "tiktoken" else "tokenizers")
@@ -273,26 +280,30 @@ def _check(enc, format, path, texts, result, batch=1000):
     result.checked = True
 
 
-def export(enc, path, format, sample=None, check=True, warn=True):
+def export(enc, path, format, sample=None, check=True, warn=True, inputs=()):
     """Write enc as a tiktoken rank file (format "tiktoken") or a HuggingFace tokenizer.json
-    ("hf") at path (through a temporary file, renamed), check it on the sample (an iterable of
-    str; None: SAMPLE, a few lines in many scripts) and return the ExportResult. ExportError for a
-    model the format cannot express. With warn, an ExportWarning lists the texts that encode
-    differently (or says the check could not run)."""
-    from .encoding import _write_atomic
+    ("hf") at path (supertok._output.write: a file through a temporary file, renamed; a device or a
+    pipe straight), check it on the sample (an iterable of str; None: SAMPLE, a few lines in many
+    scripts) and return the ExportResult. ExportError for a model the format cannot express. The
+    model file enc was loaded from, and inputs (more paths), are refused as path (SameFileError).
+    With warn, an ExportWarning lists the texts that encode differently (or says the check could
+    not run)."""
+    from ._output import STREAM, check as check_output, write
     if format not in FORMATS:
         raise ExportError("format must be one of %s, not %r" % (", ".join(repr(f) for f in FORMATS), format))
     why = _refuse(enc, format)
     if why is not None:
         raise ExportError("%s cannot be exported to the %s format: %s" % (enc.name, format, why))
+    inputs = tuple(enc._inputs()) + tuple(inputs)
+    check_output(path, inputs)  # before the work: a bad path costs nothing
     texts = _texts(sample)
     by_id, dups = _tokens(enc)
     data = tiktoken_bytes(by_id) if format == "tiktoken" else hf_json(enc, by_id, dups)
-    _write_atomic(path, data)
+    written = write(path, data, inputs)
     result = ExportResult(format, str(path), enc._pat_str, dict(enc._special_tokens))
     result.duplicates = dups
     if check:
-        _check(enc, format, path, texts, result)
+        _check(enc, format, path, texts, result, data=data if written.kind == STREAM else None)
     else:
         result.not_checked = "check=False"
     if warn and check and not result.ok:

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 
 from ._status import SupertokError
 from .backends import current as _current_backend
@@ -40,7 +41,12 @@ from .backends.base import U64_MAX, check_int
 _COUNT_LINES = 1                       # ST_COUNT_LINES
 _COUNTER_DOCUMENTS, _COUNTER_BYTES, _COUNTER_PRETOKENS, _COUNTER_UNIQUE = 0, 1, 2, 3
 _TRAINER_ALPHABET, _TRAINER_TARGET, _TRAINER_MERGES, _TRAINER_DONE, _TRAINER_WORDS = 0, 1, 2, 3, 4
-_TRAINER_SUPERMERGES, _TRAINER_NGRAM_CMIN, _TRAINER_STEPS = 6, 9, 10
+_TRAINER_SUPERMERGES, _TRAINER_REGULAR, _TRAINER_NGRAM_CMIN, _TRAINER_STEPS = 6, 7, 9, 10
+_TRAINER_STOP, _TRAINER_STOP_PHASE1 = 11, 12
+# ST_STOP_*: why a phase of training ended (the core sets it); the name a TrainWarning gives
+_STOP_VOCAB_SIZE = 1
+_STOP_REASONS = {0: "interrupted", 2: "no_pair", 3: "min_frequency", 4: "no_candidate", 5: "limit"}
+MAX_THREADS = 1024                      # the most counting threads train() starts
 _ALGORITHMS = {"bpe": 0, "boundless": 1, "superbpe": 2}  # ST_ALGORITHM_BPE, _BOUNDLESS, _SUPERBPE
 NGRAM_MAX_LEN = 30                      # Appendix B's longest n-gram, in pretokens
 _MODES = {"paper": 0, "hf": 1}          # ST_TRAIN_PAPER, ST_TRAIN_HF
@@ -57,8 +63,8 @@ _COMPRESSED = {".gz": gzip.open, ".xz": lzma.open, ".lzma": lzma.open, ".bz2": b
 _JSONL = (".jsonl", ".ndjson")
 
 TrainProgress = collections.namedtuple("TrainProgress",
-                                       "phase documents bytes merges target elapsed done supermerges candidates",
-                                       defaults=(0, None))
+                                       "phase documents bytes merges target elapsed done supermerges candidates kept",
+                                       defaults=(0, None, None))
 TrainProgress.__doc__ = """What supertok.train has done so far, given to a progress callback.
 
 phase, in order: "count" (reading and counting the sources), "merge" (phase-1 training), and for
@@ -75,7 +81,23 @@ the phase-2 steps made and the steps wanted (boundless: the target, one vocabula
 a replayed regular merge or a supermerge; superbpe: the supermerges asked for).
 supermerges: supermerges made so far (phase "supermerge"; else 0). candidates: distinct
 candidates once counted (at the end of "candidates", in "split" (after the split on its last
-record) and "supermerge"; else None)."""
+record) and "supermerge"; else None). kept: with algorithm "superbpe", the regular merges the
+model keeps at most (vocab_size - alphabet - specials - supermerges: phase 1 still trains toward
+target, as the reference does, and the model keeps the first `kept` of its merges); else None."""
+
+
+class TrainWarning(UserWarning):
+    """Training ended below the vocabulary size asked for, and why. `reason`, as the core reports
+    it: "no_pair" (every pretoken is a single token: the text has no more pairs to merge),
+    "min_frequency" (the best pair left occurs fewer than min_frequency times), "no_candidate"
+    (superwords: no supermerge candidate pair left) or "limit" (the model format's limit of
+    2^21 - 1 ids). `phase`: "merge" (phase 1, the regular merges) or "supermerge" (phase 2);
+    `made` and `wanted`: what that phase made and what vocab_size (and supermerges) asked of it.
+    The model's comment says the same."""
+
+    def __init__(self, message, reason, phase, made, wanted):
+        super().__init__(message)
+        self.reason, self.phase, self.made, self.wanted = reason, phase, made, wanted
 
 
 class SourceError(ValueError):
@@ -202,28 +224,47 @@ def _open(path, opener):
         raise OSError(exc.errno, "%s: cannot read: %s" % (path, exc.strerror or exc)) from None
 
 
-def _read(f, n, path):
+# what a damaged or truncated compressed file raises while it is read: gzip zlib.error (bad deflate
+# data) or BadGzipFile (an OSError), bz2 OSError, lzma LZMAError, any of them EOFError when cut short
+_READ_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
+
+
+def _read_error(exc, path, line, offset):
+    """The SourceError for a read that failed after offset bytes (line `line`) of the file's
+    (decompressed) text."""
+    compressed = _kind(path)[0] is not open
+    damaged = compressed and getattr(exc, "errno", None) is None  # not an I/O error of the system
+    detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return SourceError("%s: cannot read beyond byte %d (line %d) of the %stext: %s%s"
+                       % (path, offset, line, "decompressed " if compressed else "",
+                          "damaged or truncated compressed data: " if damaged else "", detail),
+                       path, line, None, offset)
+
+
+def _read(f, n, path, line=1, offset=0):
     try:
         return f.read(n)
-    except (OSError, EOFError, lzma.LZMAError) as exc:  # a damaged or truncated compressed file
-        raise SourceError("%s: cannot read: %s" % (path, exc), path) from None
+    except _READ_ERRORS as exc:
+        raise _read_error(exc, path, line, offset) from None
 
 
 def _text_items(path, opener, chunk):
     """Whole lines of a text file in pieces of about chunk bytes (read as bytes, split on b'\\n'
     only: nothing is decoded here; a last line without '\\n' is a document too)."""
     with _open(path, opener) as f:
-        line, offset, rest = 1, 0, []
+        line, offset, rest, pending = 1, 0, [], 0
         while True:
-            block = _read(f, chunk, path)
+            block = _read(f, chunk, path, line, offset + pending)
             if not block:
                 break
             cut = block.rfind(b"\n") + 1
             if not cut:  # no line ends in this block: keep it for the next
                 rest.append(block)
+                pending += len(block)
                 continue
             text = b"".join(rest + [block[:cut]]) if rest else block[:cut]
             rest = [block[cut:]] if cut < len(block) else []
+            pending = len(block) - cut
             yield ("lines", text, (path, line, offset))
             line += text.count(b"\n")
             offset += len(text)
@@ -241,8 +282,8 @@ def _jsonl_items(path, opener, chunk):
         while True:
             try:
                 raw = f.readline()
-            except (OSError, EOFError, lzma.LZMAError) as exc:  # a damaged or truncated compressed file
-                raise SourceError("%s: cannot read: %s" % (path, exc), path) from None
+            except _READ_ERRORS as exc:
+                raise _read_error(exc, path, n + 1, offset) from None
             if not raw:
                 break
             n += 1
@@ -409,38 +450,69 @@ def _source_error(exc, kind, data, where):
 class _Workers:
     """n threads, each feeding its own counter from one queue (natively the core runs without the
     GIL). The first failure in input order is the one reported; after a failure the rest of the
-    queue is skipped."""
+    queue is skipped.
+
+    Stopping is the delicate part: a thread may be inside a core call on its counter, and the
+    counter must not be freed (nor Python finalized) until it is out. Thread.join() is not trusted
+    for this: on Python before 3.13, a join() interrupted by KeyboardInterrupt marks the thread
+    finished although it still runs (threading's bpo-45274 handling releases a lock the running
+    thread holds), so a second join() returns at once. Instead each thread says when it has made
+    its last core call (finished[i], then a wake-up on `exits`), and close() waits for that, and
+    then for the thread to be gone, through any number of KeyboardInterrupts, raising the first
+    one only when all are done. Every blocking call of the main thread here is on a SimpleQueue
+    (implemented in C: an interrupted get() loses nothing) or a sleep."""
 
     def __init__(self, backend, counters):
         self.backend = backend
         self.counters = counters
-        self.q = queue.Queue(maxsize=2 * len(counters))
+        self.q = queue.SimpleQueue()       # jobs; None stops a thread (put never blocks)
+        self.room = queue.SimpleQueue()    # one token per job that may be queued or in a core call
+        for _ in range(2 * len(counters)):
+            self.room.put(None)
+        self.exits = queue.SimpleQueue()   # a thread's last act: wakes close() up
         self.stats = [(0, 0)] * len(counters)
+        self.finished = [False] * len(counters)
         self.errors = []
         self.failed = False
-        self.threads = [threading.Thread(target=self._run, args=(i,), daemon=True, name="supertok-count-%d" % i)
-                        for i in range(len(counters))]
-        for t in self.threads:
-            t.start()
+        self.threads = []
+        self.stops = 0
+        try:
+            for i in range(len(counters)):
+                t = threading.Thread(target=self._run, args=(i,), daemon=True, name="supertok-count-%d" % i)
+                self.threads.append(t)
+                t.start()
+        except BaseException:
+            # e.g. "can't start new thread" part-way: the threads started stop before the caller
+            # frees their counters (a thread whose start failed is no longer listed)
+            if self.threads and not (self.threads[-1] in threading.enumerate() or self.finished[-1]):
+                self.threads.pop()
+            self.close(drain=True)
+            raise
 
     def _run(self, i):
         b, c = self.backend, self.counters[i]
-        while True:
-            job = self.q.get()
-            if job is None:
-                return
-            seq, item = job
-            if self.failed:
-                continue
-            try:
-                _feed(b, c, item)
-            except BaseException as exc:  # reported by the main thread (put / close)
-                self.errors.append((seq, exc))
-                self.failed = True
-            self.stats[i] = (b.counter_stat(c, _COUNTER_DOCUMENTS), b.counter_stat(c, _COUNTER_BYTES))
+        try:
+            while True:
+                job = self.q.get()
+                if job is None:
+                    return
+                try:
+                    if not self.failed:
+                        seq, item = job
+                        _feed(b, c, item)
+                        self.stats[i] = (b.counter_stat(c, _COUNTER_DOCUMENTS), b.counter_stat(c, _COUNTER_BYTES))
+                except BaseException as exc:  # reported by the main thread (put / close)
+                    self.errors.append((job[0], exc))
+                    self.failed = True
+                finally:
+                    self.room.put(None)
+        finally:
+            self.finished[i] = True  # no core call on counters[i] after this
+            self.exits.put(i)
 
     def put(self, seq, item):
         self.check()
+        self.room.get()  # at most 2 jobs a thread waiting: reading stays just ahead of counting
         self.q.put((seq, item))
 
     def check(self):
@@ -452,18 +524,43 @@ class _Workers:
         return sum(s[0] for s in self.stats), sum(s[1] for s in self.stats)
 
     def close(self, drain=False):
-        """Stop the threads (each finishes the core call it is in) and wait for them."""
+        """Stop the threads (each finishes the core call it is in) and wait until every one has
+        ended; a KeyboardInterrupt meanwhile is raised after that, not instead."""
         if drain:
             self.failed = True  # the queued items are skipped
-        for _ in self.threads:
-            self.q.put(None)
-        for t in self.threads:
-            t.join()
+        interrupt = None
+        while True:
+            try:
+                if drain:
+                    self.failed = True
+                while self.stops < len(self.threads):
+                    self.q.put(None)  # an extra None, if interrupted just after, is harmless
+                    self.stops += 1
+                self._wait()
+                break
+            except KeyboardInterrupt as exc:
+                # Ctrl-C again: keep waiting (freeing a counter in use would crash), skip the rest
+                interrupt = interrupt or exc
+                drain = True
         self.threads = []
+        if interrupt is not None:
+            raise interrupt
+
+    def _wait(self):
+        n = len(self.threads)
+        while not all(self.finished[:n]):
+            try:
+                self.exits.get(timeout=0.1)
+            except queue.Empty:
+                pass
+        # past their last core call; now wait until the threads are gone (a few instructions)
+        while any(t in threading.enumerate() for t in self.threads):
+            time.sleep(0.001)
 
 
 def _count(backend, items, counters, report):
-    """Feed every work item into counters[0] (one thread) or spread over the counters (threads)."""
+    """Feed every work item into counters[0] (one thread) or spread over the counters (threads).
+    When it returns or raises, no thread uses the counters any more."""
     if len(counters) == 1:
         c = counters[0]
         for item in items:
@@ -478,15 +575,7 @@ def _count(backend, items, counters, report):
         workers.close()
         workers.check()
     except BaseException:
-        if workers.threads:
-            try:
-                workers.close(drain=True)
-            except BaseException:
-                # a second Ctrl-C while the threads finish their core call: freeing their counters
-                # now could free one in use, so the caller frees none (the threads hold them; they
-                # go with the threads)
-                del counters[:]
-                raise
+        workers.close(drain=True)  # waits for every thread, through further Ctrl-Cs
         raise
     report(*workers.totals())
 
@@ -589,7 +678,9 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
     vocab_size counts every id that can occur: the alphabet that can occur (243 bytes in paper mode,
     256 in hf mode, the reachable UBE symbols), the merges and the special tokens; so paper mode with
     vocab_size=2048 and no specials learns up to 1,805 merges. Training stops earlier when no pair
-    is left or the best count is below min_frequency.
+    is left or the best count is below min_frequency (superwords: also when no supermerge candidate
+    pair is left); it then warns with a TrainWarning naming the reason (its `reason`: "no_pair",
+    "min_frequency", "no_candidate" or "limit"), and the model's comment says it too.
 
     mode: "paper" (the Faster Superword paper's reference: non-overlapping counts of identical
     pairs, ties to the smallest (left, right) symbols) or "hf" (merge for merge HuggingFace
@@ -614,7 +705,10 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
     the size of their UTF-8 on disk and is deleted when training ends, fails or is interrupted.
 
     threads: counting threads, natively (None: os.cpu_count()), in both passes; the counts, and so
-    the model, are the same for any number. The wasm backends run one call at a time and ignore it.
+    the model, are the same for any number. At most MAX_THREADS (1024; more is a ValueError): each
+    thread has its own counter. If a thread cannot be started, those started are stopped and every
+    counter freed before the error propagates. The wasm backends run one call at a time and
+    ignore it.
 
     progress: None shows a live progress line on standard error when it is a terminal, nothing
     otherwise; True shows it always; False shows nothing; a callable is called with a TrainProgress
@@ -623,7 +717,9 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
     work goes on.
 
     Ctrl-C (KeyboardInterrupt) stops counting between core calls and training between steps; the
-    core's objects are freed, the spool deleted, and the exception propagates.
+    counting threads are stopped and waited for (each finishes the core call it is in, a fraction
+    of a second; a second Ctrl-C does not cut that wait short), the core's objects are freed, the
+    spool deleted, and the exception propagates.
 
     The Encoding has `merges` ([(left id, right id, count), ...]; merge i makes id A + i, A = 256
     for bytes, 512 for UBE), `supermerges` (the same for supermerge i, which makes id A + len(merges)
@@ -650,6 +746,9 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
     _int_arg("min_frequency", min_frequency, 0)
     if threads is not None:
         _int_arg("threads", threads, 1)
+        if threads > MAX_THREADS:
+            raise ValueError("threads=%d is more than the maximum, %d (one counter and one thread each; this "
+                             "machine has %s cores)" % (threads, MAX_THREADS, os.cpu_count() or "an unknown number of"))
     if name is None:
         name = "supertok-%s-%s-%d" % (mode if algorithm == "bpe" else algorithm, alphabet, vocab_size)
     if not (isinstance(name, str) and 1 <= len(name) <= 128 and all("!" <= ch <= "~" for ch in name)):
@@ -658,7 +757,7 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
     sources = _sources(source)
     s = supermerges or 0
 
-    n_threads = (threads or os.cpu_count() or 1) if backend.parallel else 1
+    n_threads = min(threads or os.cpu_count() or 1, MAX_THREADS) if backend.parallel else 1
     chunk = PYWASM_CHUNK if backend.name == "pywasm" else CHUNK
     counters, trainer, spool = [], None, None
     try:
@@ -700,10 +799,17 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
             backend.trainer_set_specials(trainer, specials)
         target = backend.trainer_stat(trainer, _TRAINER_TARGET)
         _check_supermerges(supermerges, target, vocab_size)  # pywasm: known only now
-        report(TrainProgress("merge", documents, nbytes, 0, target, 0.0, False))
+        kept = target - s if algorithm == "superbpe" else None
+        report(TrainProgress("merge", documents, nbytes, 0, target, 0.0, False, kept=kept))
         made = _steps(backend, trainer, lambda m: report(
-            TrainProgress("merge", documents, nbytes, m, target, time.monotonic() - t0, False)))
-        report(TrainProgress("merge", documents, nbytes, made, target, time.monotonic() - t0, True))
+            TrainProgress("merge", documents, nbytes, m, target, time.monotonic() - t0, False, kept=kept)))
+        report(TrainProgress("merge", documents, nbytes, made, target, time.monotonic() - t0, True, kept=kept))
+        stop1 = backend.trainer_stat(trainer, _TRAINER_STOP)
+        stops = []  # (reason, phase, made, wanted) where training ended short of what was asked
+        if algorithm == "bpe" and stop1 != _STOP_VOCAB_SIZE:
+            stops.append((stop1, "merge", made, target))
+        elif algorithm == "superbpe" and made < kept:
+            stops.append((stop1, "merge", made, kept))
 
         if algorithm_id:
             # the second pass: the candidates, counted as the pretokens were (a counter per thread)
@@ -745,9 +851,20 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
 
             phase2(0)
             phase2(_steps(backend, trainer, phase2), True)
+            stop2 = backend.trainer_stat(trainer, _TRAINER_STOP)
+            if stop2 != _STOP_VOCAB_SIZE:
+                if algorithm == "boundless" and stop1 != _STOP_VOCAB_SIZE:
+                    stops.append((stop1, "merge", made, target))
+                got = backend.trainer_stat(trainer, _TRAINER_SUPERMERGES)
+                if algorithm == "boundless":
+                    got += backend.trainer_stat(trainer, _TRAINER_REGULAR)
+                stops.append((stop2, "supermerge", got, steps,
+                              "%d distinct candidates%s" % (unique, " after the n-gram split" if ngram_split else "")))
         model = backend.trainer_write_model(trainer, name.encode("ascii"), specials)
         backend.trainer_free(trainer)
         trainer = None
+        for stop in stops:
+            _warn_stop(stop, algorithm, vocab_size, min_frequency, supermerges)
     finally:
         if spool is not None:
             spool.close()
@@ -759,6 +876,29 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
             report.close()
     from .encoding import load_model
     return load_model(model)
+
+
+def _warn_stop(stop, algorithm, vocab_size, min_frequency, supermerges):
+    """A TrainWarning for a phase that made less than asked, with the core's reason."""
+    code, phase, made, wanted = stop[:4]
+    reason = _STOP_REASONS.get(code, "stop %d" % code)
+    why = {"no_pair": "no pair left (every pretoken is a single token: more, or more varied, text gives more merges)",
+           "min_frequency": "the best pair left occurs fewer than min_frequency=%d times" % min_frequency,
+           "no_candidate": "no supermerge candidate pair left (%s)" % (stop[4] if len(stop) > 4 else ""),
+           "limit": "the model format's limit of 2^21 - 1 ids"}.get(reason, reason)
+    if phase == "merge":
+        what = "the %d merges vocab_size=%d asks for" % (wanted, vocab_size)
+        if algorithm == "superbpe":
+            what = ("the %d regular merges SuperBPE keeps (vocab_size=%d minus the alphabet, the special tokens and "
+                    "supermerges=%d)" % (wanted, vocab_size, supermerges))
+        msg = "training stopped at %d of %s: %s" % (made, what, why)
+    elif algorithm == "superbpe":
+        msg = "training made %d of the %d supermerges asked for (supermerges=%d): %s" % (made, wanted, wanted, why)
+    else:
+        msg = ("training stopped at %d of the %d regular merges and supermerges vocab_size=%d asks for: %s"
+               % (made, wanted, vocab_size, why))
+    import warnings
+    warnings.warn(TrainWarning(msg, reason, phase, made, wanted), stacklevel=4)
 
 
 # ---- progress display ----------------------------------------------------------------------------
@@ -822,8 +962,9 @@ def describe(r):
     if r.phase == "supermerge":
         return "supermerging: %d/%d steps (%.0f%%), %d supermerges, %s steps/s, %.1f s%s" % (
             r.merges, r.target, pct, r.supermerges, _human(rate), r.elapsed, eta)
-    return "merging: %d/%d merges (%.0f%%), %s merges/s, %.1f s%s" % (r.merges, r.target, pct, _human(rate),
-                                                                    r.elapsed, eta)
+    kept = "" if r.kept is None else ", SuperBPE keeps the first %d" % r.kept
+    return "merging: %d/%d merges (%.0f%%)%s, %s merges/s, %.1f s%s" % (r.merges, r.target, pct, kept, _human(rate),
+                                                                      r.elapsed, eta)
 
 
 class LiveProgress:

@@ -222,12 +222,13 @@ def build_parser():
                    help="with --algorithm boundless or superbpe: split the supermerge candidates into frequent "
                         "n-grams first (the paper's Appendix B)")
     t.add_argument("--threads", type=_positive_int, default=None, metavar="N",
-                   help="counting threads (native backend; default: every core); the model does not depend on it")
+                   help="counting threads (native backend; default: every core; at most 1024); the model does not depend on it")
     t.add_argument("--name", default=None, metavar="NAME",
                    help="the model's name (default: the output file's name without its extension)")
     t.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
                    help="auto: a live line on a terminal, one line per phase otherwise; on: the live line; "
-                        "off: nothing but errors")
+                        "off: nothing but errors (why training stopped short of --vocab-size is still in the model's "
+                        "comment)")
 
     x = sub.add_parser("export", formatter_class=FMT, help="write a model as a tiktoken rank file or a tokenizer.json",
                        description="Write a byte-level model of merge rules (not UBE, no supermerges, not script-aware) "
@@ -378,7 +379,7 @@ def _lines(path):
     is available, so a pipe is answered line by line."""
     f = _open_input(path)
     read = getattr(f, "read1", f.read)
-    rest = b""
+    rest = []  # the blocks of a line not ended yet: joined once, when its newline comes (linear time)
     n = 0
     try:
         while True:
@@ -388,16 +389,22 @@ def _lines(path):
                 raise CliError(_name(path), "cannot read: %s" % (exc.strerror or exc)) from None
             if not block:
                 break
-            parts = (rest + block).split(b"\n")
-            rest = parts.pop()
+            if b"\n" not in block:
+                rest.append(block)
+                continue
+            if rest:
+                rest.append(block)
+                block = b"".join(rest)
+            parts = block.split(b"\n")
+            last = parts.pop()
+            rest = [last] if last else []
             batch = []
             for ln in parts:
                 n += 1
                 batch.append((n, ln))
-            if batch:
-                yield batch
+            yield batch
         if rest:
-            yield [(n + 1, rest)]
+            yield [(n + 1, b"".join(rest))]
     finally:
         if f is not sys.stdin.buffer:
             f.close()
@@ -678,6 +685,9 @@ class _PhaseLines:
                                                                           r.elapsed)
         else:
             line = "learned %d merges of %d in %.1f s" % (r.merges, r.target, r.elapsed)
+            if r.kept is not None:
+                line += " (SuperBPE keeps the first %d of them: vocab-size - alphabet - specials - supermerges)" % (
+                    min(r.merges, r.kept))
         self.stream.write("supertok train: %s\n" % line)
         self.stream.flush()
 
@@ -696,6 +706,31 @@ def _cli_names(msg, options):
     return re.sub(r"\b(\w+)=('[^']*'|[\w.]+)", sub, msg)
 
 
+def _check_output(path, inputs, what):
+    """Before any input is read: -o names something that can be written (supertok._output.check:
+    a file, new or not, a character device or a named pipe, in a writable place) and none of the
+    inputs."""
+    from supertok._output import SameFileError, check
+    try:
+        check(path, inputs)
+    except SameFileError as exc:
+        raise CliError("", str(exc)) from None
+    except IsADirectoryError:
+        raise CliError(path, "is a directory: -o names %s to write" % what) from None
+    except OSError as exc:
+        raise CliError(path, "cannot write: %s" % (exc.strerror or exc)) from None
+
+
+def _write_output(path, data, inputs):
+    from supertok._output import SameFileError, write
+    try:
+        write(path, data, inputs)
+    except SameFileError as exc:  # the output became an input since the check
+        raise CliError("", str(exc)) from None
+    except OSError as exc:
+        raise CliError(path, "cannot write: %s" % (exc.strerror or exc), EXIT_ENV) from None
+
+
 def _model_name(args):
     if args.name is not None:
         return args.name
@@ -706,7 +741,8 @@ def _model_name(args):
 
 
 def cmd_train(args):
-    from supertok._train import LiveProgress, SourceError, _train
+    import warnings
+    from supertok._train import LiveProgress, SourceError, TrainWarning, _train
     for f in args.files:
         if os.path.isdir(f):
             raise CliError(f, "is a directory, not a file")
@@ -714,13 +750,7 @@ def cmd_train(args):
             raise CliError(f, "cannot read: No such file or directory")
         if not os.access(f, os.R_OK):
             raise CliError(f, "cannot read: Permission denied")
-    out_dir = os.path.dirname(os.path.abspath(args.output))
-    if os.path.isdir(args.output):
-        raise CliError(args.output, "is a directory: -o names the model file to write")
-    if not os.path.isdir(out_dir):
-        raise CliError(args.output, "cannot write: the directory %s does not exist" % out_dir)
-    if not os.access(out_dir, os.W_OK):
-        raise CliError(args.output, "cannot write: the directory %s is not writable" % out_dir)
+    _check_output(args.output, args.files, "the model file")
     if args.scripts is not None and not args.script_aware:
         raise CliError("--scripts", "applies only with --script-aware (add --script-aware, or drop --scripts)")
     scripts = None if args.scripts is None else [s.strip() for s in args.scripts.split(",") if s.strip()]
@@ -731,11 +761,20 @@ def cmd_train(args):
                "threads": "--threads", "name": "--name", "algorithm": "--algorithm", "supermerges": "--supermerges",
                "ngram_split": "--ngram-split"}
     try:
-        enc = _train(args.files, vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet,
-                     pattern=args.pattern, script_aware=args.script_aware, scripts=scripts,
-                     special_tokens=args.special_tokens, min_frequency=args.min_frequency,
-                     algorithm=args.algorithm, supermerges=args.supermerges, ngram_split=args.ngram_split,
-                     threads=args.threads, progress=progress, name=_model_name(args))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", TrainWarning)
+            enc = _train(args.files, vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet,
+                         pattern=args.pattern, script_aware=args.script_aware, scripts=scripts,
+                         special_tokens=args.special_tokens, min_frequency=args.min_frequency,
+                         algorithm=args.algorithm, supermerges=args.supermerges, ngram_split=args.ngram_split,
+                         threads=args.threads, progress=progress, name=_model_name(args))
+        for w in caught:  # a training that stopped short says why (the others are passed on)
+            if issubclass(w.category, TrainWarning):
+                if args.progress != "off":  # off: nothing but errors (the model's comment says it)
+                    sys.stderr.write("supertok train: warning: %s\n" % _cli_names(str(w.message), options))
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        sys.stderr.flush()
     except SourceError as exc:
         raise CliError("", str(exc)) from None
     except OSError as exc:
@@ -749,11 +788,7 @@ def cmd_train(args):
         if opt is None and "script" in msg:
             opt = "--scripts"
         raise CliError(opt or "train", msg) from None
-    from supertok.encoding import _write_atomic
-    try:
-        _write_atomic(args.output, enc._model_data)
-    except OSError as exc:
-        raise CliError(args.output, "cannot write: %s" % (exc.strerror or exc), EXIT_ENV) from None
+    _write_output(args.output, enc._model_data, args.files)
     if args.progress != "off":
         n_sp = len(enc.special_tokens_set)
         n_super = len(enc.supermerges)
@@ -769,12 +804,10 @@ EXIT_EXPORT_DIFFERS = 3
 
 def cmd_export(args):
     from supertok._export import ExportError, describe, export
+    from supertok._output import SameFileError
+    inputs = [args.model] + list(args.sample)
+    _check_output(args.output, inputs, "the file")  # before anything is read
     enc = _encoding(argparse.Namespace(model=args.model, encoding=None))
-    out_dir = os.path.dirname(os.path.abspath(args.output))
-    if os.path.isdir(args.output):
-        raise CliError(args.output, "is a directory: -o names the file to write")
-    if not os.path.isdir(out_dir):
-        raise CliError(args.output, "cannot write: the directory %s does not exist" % out_dir)
     sample = None
     if args.sample:
         sample = []
@@ -782,7 +815,10 @@ def cmd_export(args):
             raw = _read_all(path)
             sample += [t + "\n" for t in _utf8(raw, path).split("\n") if t]
     try:
-        result = export(enc, args.output, args.format, sample=sample, check=not args.no_check, warn=False)
+        result = export(enc, args.output, args.format, sample=sample, check=not args.no_check, warn=False,
+                        inputs=inputs)
+    except SameFileError as exc:  # the output became an input since the check
+        raise CliError("", str(exc)) from None
     except ExportError as exc:
         raise CliError(args.model, str(exc)) from None
     except OSError as exc:

@@ -91,6 +91,17 @@ def _shared_pool():
     return _par_pool
 
 
+def _after_fork_in_child():
+    """A child made by os.fork() has only the thread that forked: the pool's threads are gone, but
+    the pool object would still count them as idle and hand them work nobody runs (encode_batch
+    would wait forever). Drop the pool (the next call starts a new one) and renew the locks,
+    which a thread of the parent may have held at the fork."""
+    global _par_pool, _par_pool_lock, _lock
+    _par_pool = None
+    _par_pool_lock = threading.Lock()
+    _lock = threading.Lock()
+
+
 def _parallel_parts():
     """(number of parts, pool) for a long text: the pool's threads run all parts but the first."""
     if _par_threads <= 1:
@@ -416,11 +427,18 @@ class Encoding:
         st_encoding_new_model) loads back to this encoding: for a trained model, its merges with
         their counts, its pre-tokenizer options and its special tokens. Written to a temporary file
         beside path and renamed, so path is never left half-written. Only models of merge rules
-        (trained, or loaded with load_model) have a model file; a tiktoken vocabulary does not."""
+        (trained, or loaded with load_model) have a model file; a tiktoken vocabulary does not.
+        path may also name a character device or a named pipe (written straight); the file the
+        encoding was loaded from is refused (SameFileError, a ValueError)."""
         if self._model_data is None:
             raise ValueError("%r has no model file to save: save() writes models of merge rules (supertok.train, "
                              "supertok.load_model); a tiktoken vocabulary is its rank file" % (self.name,))
-        _write_atomic(path, self._model_data)
+        _write_atomic(path, self._model_data, self._inputs())
+
+    def _inputs(self):
+        """The files this encoding was read from, which its outputs must not overwrite."""
+        src = getattr(self, "_model_source", None)
+        return (src,) if src is not None else ()
 
     def export(self, path, format, *, sample=None, check=True):
         """Write this model as a tiktoken rank file (format="tiktoken") or a HuggingFace
@@ -1065,26 +1083,16 @@ def _named_load_error(exc, specials, ranks, where):
     return err
 
 
-def _write_atomic(path, data):
-    """data into the file path through a temporary file in the same directory, renamed over it:
-    an interrupted write never leaves a partial file at path."""
-    import tempfile
-    path = os.fspath(path)
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's file is private; the model gets the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+def _output_identity(path, st):
+    from ._output import identity
+    return identity(path, st)
+
+
+def _write_atomic(path, data, inputs=()):
+    """data into the file path (supertok._output.write: a regular file through a temporary file
+    renamed over it, a device or a pipe straight, anything else refused; never one of inputs)."""
+    from ._output import write
+    write(path, data, inputs)
 
 
 def _unpickle(name, state):
@@ -1116,6 +1124,8 @@ def _valid_utf8(b):
 
 _cache = {}
 _lock = threading.Lock()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def list_encoding_names():
@@ -1156,7 +1166,9 @@ MODEL_FORMAT = "supertok-merges"
 
 
 def load_model(model):
-    """An Encoding from a model file: a path, its bytes, or a parsed JSON dict.
+    """An Encoding from a model file: a path (str or os.PathLike), its bytes, a binary file object
+    (read from where it is, not closed), or a parsed JSON dict; anything else (an int is no file
+    descriptor here) is a TypeError naming its type.
 
     The model file format (docs/model-format.md) is text starting "supertok-model 1"; the core
     parses and validates it (errors: ModelError naming the line and the field). The JSON models
@@ -1170,13 +1182,24 @@ def load_model(model):
     earlier ids into id A + i. A pair merges only when it is a rule, lowest rule first
     (docs/design.md §7). Errors name the file and the field."""
     from ._model_format import ModelError, ModelFormatError, is_text_model, json_to_text
-    where, data = "model", None
-    if isinstance(model, (bytes, bytearray)):
+    where, data, source = "model", None, None
+    if isinstance(model, (bytes, bytearray, memoryview)):
         data = bytes(model)
-    elif not isinstance(model, dict):
-        where = str(model)
+    elif isinstance(model, (str, os.PathLike)):
+        where = os.fsdecode(os.fspath(model))
         with open(model, "rb") as f:
+            source = _output_identity(where, os.fstat(f.fileno()))
             data = f.read()
+    elif hasattr(model, "read") and not isinstance(model, dict):  # a binary file object: read, not closed
+        where = str(getattr(model, "name", "model"))
+        data = model.read()
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError("load_model: the file object gave %s, not bytes: open the model file in binary mode "
+                            "('rb')" % type(data).__name__)
+        data = bytes(data)
+    elif not isinstance(model, dict):
+        raise TypeError("load_model takes a path (str or os.PathLike), the model's bytes, a binary file object or "
+                        "a parsed JSON dict, not %s" % type(model).__name__)
     from_json = data is None or not is_text_model(data)
     if data is not None and from_json:
         model = _parse_json_model(data, where)
@@ -1200,6 +1223,7 @@ def load_model(model):
     enc = Encoding(meta["name"], pat_str=pat_str, special_tokens=specials, pattern_id=meta["pattern"],
                    alphabet="ube" if meta["alphabet"] == 1 else "bytes", handle=handle)
     enc._model_data = data  # pickled by its model text
+    enc._model_source = source  # save() and export() must not overwrite it
     enc._supermerges = meta.get("supermerges") or []
     return enc
 

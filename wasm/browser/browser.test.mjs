@@ -29,17 +29,33 @@ function serve() {
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
-test("a sample of the golden vectors in headless Chromium", { timeout: 240_000 }, async () => {
+// Runs fn(browser, port) with the static server and Chromium started, and always stops both,
+// whatever fails (a missing browser, a launch error, an assertion): a server left listening
+// keeps node's event loop alive, so a failing test would otherwise never end.
+async function withBrowser(fn) {
   const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
   assert.ok(existsSync(executablePath), `no browser at ${executablePath}: install Debian's chromium (or set CHROMIUM)`);
-  const puppeteer = (await import("puppeteer-core")).default;
-  const server = await serve();
-  const browser = await puppeteer.launch({ executablePath, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
+  let server, browser;
   try {
+    const puppeteer = (await import("puppeteer-core")).default;
+    server = await serve();
+    browser = await puppeteer.launch({ executablePath, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
+    return await fn(browser, server.address().port);
+  } finally {
+    if (browser) await browser.close().catch(() => {});
+    if (server) {
+      server.closeAllConnections?.();
+      await new Promise((resolve) => server.close(() => resolve()));
+    }
+  }
+}
+
+test("a sample of the golden vectors in headless Chromium", { timeout: 240_000 }, async () => {
+  await withBrowser(async (browser, port) => {
     const page = await browser.newPage();
     const errors = [];
     page.on("pageerror", (e) => errors.push(String(e)));
-    await page.goto(`http://127.0.0.1:${server.address().port}/wasm/browser/index.html`);
+    await page.goto(`http://127.0.0.1:${port}/wasm/browser/index.html`);
     await page.waitForFunction(() => window.supertokReport?.done === true, { timeout: 200_000 });
     const report = await page.evaluate(() => window.supertokReport);
     const ran = Object.values(report.ran).reduce((a, b) => a + b, 0);
@@ -48,10 +64,7 @@ test("a sample of the golden vectors in headless Chromium", { timeout: 240_000 }
     assert.deepEqual(report.failures, []);
     assert.equal(Object.keys(report.ran).length, 13, "every sampled file ran, and the worker");
     assert.ok(ran > 2000, `only ${ran} records ran`);
-  } finally {
-    await browser.close();
-    server.close();
-  }
+  });
 });
 
 test("the playground renders a vector's text with the vector's ids, and a screenshot", { timeout: 120_000 }, async () => {
@@ -62,18 +75,14 @@ test("the playground renders a vector's text with the vector's ids, and a screen
   // special tokens allowed, then a multi-script text without them (the screenshot shows the last)
   const cases = [[recs.filter((r) => r.allowed_special === "all" && r.disallowed_special === "all" && "ids" in r && "text" in r)
     .sort((a, b) => b.text.length - a.text.length)[0], "1"], [pick([]), "0"]];
-  const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
-  const puppeteer = (await import("puppeteer-core")).default;
-  const server = await serve();
-  const browser = await puppeteer.launch({ executablePath, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
-  try {
+  await withBrowser(async (browser, port) => {
     const page = await browser.newPage();
     await page.setViewport({ width: 1000, height: 900 });
     const errors = [];
     page.on("pageerror", (e) => errors.push(String(e)));
     for (const [r, specials] of cases) {
       const q = new URLSearchParams({ text: r.text, encoding: "o200k_base", specials });
-      await page.goto(`http://127.0.0.1:${server.address().port}/wasm/demo/index.html?${q}`);
+      await page.goto(`http://127.0.0.1:${port}/wasm/demo/index.html?${q}`);
       await page.waitForFunction(() => window.supertokDemo !== undefined, { timeout: 60_000 });
       const demo = await page.evaluate(() => window.supertokDemo);
       assert.equal(demo.error, undefined);
@@ -100,8 +109,5 @@ test("the playground renders a vector's text with the vector's ids, and a screen
       "the screenshot is a PNG with something drawn");
     console.log(`playground screenshot: ${shot}`);
     assert.deepEqual(errors, []);
-  } finally {
-    await browser.close();
-    server.close();
-  }
+  });
 });

@@ -14,6 +14,7 @@ __init__, which re-exports them; supertok.encoding and supertok.ube import them 
 import os
 import struct
 import sys
+import threading
 import warnings
 
 KNOWN = ("native", "wasm", "wasmtime", "pywasm")
@@ -83,8 +84,41 @@ def set_current(name):
     return prev
 
 
+_loaded = {}  # name -> the backend object load() made for it in this process
+_load_lock = threading.Lock()
+
+
+def _after_fork_in_child():
+    global _load_lock
+    _load_lock = threading.Lock()  # a thread of the parent may have held it; the backends stay
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def load(name):
-    """Load the backend `name` or raise BackendUnavailable saying why."""
+    """The backend `name`, or BackendUnavailable saying why it does not load. One object per name
+    and process, made on first use and kept: a wasm backend holds a whole module instance (wasmtime
+    reserves 4 GiB of address space for its memory), so available(), report() and set_current()
+    share it instead of making one each time. A backend that fails to load is tried again on the
+    next call."""
+    if name == "wasm":
+        try:
+            return load("wasmtime")
+        except BackendUnavailable:
+            return load("pywasm")
+    b = _loaded.get(name)
+    if b is not None:
+        return b
+    with _load_lock:
+        b = _loaded.get(name)
+        if b is None:
+            b = _loaded[name] = _make(name)
+    return b
+
+
+def _make(name):
     if name == "native":
         from .native import NativeBackend
         return NativeBackend()
@@ -100,11 +134,6 @@ def load(name):
     if name == "pywasm":
         from .wasm import PywasmRunner, WasmBackend
         return WasmBackend(PywasmRunner())
-    if name == "wasm":
-        try:
-            return load("wasmtime")
-        except BackendUnavailable:
-            return load("pywasm")
     raise BackendUnavailable("unknown backend %r: choose one of %s" % (name, ", ".join(KNOWN)))
 
 
@@ -113,7 +142,8 @@ ORDER = ("native", "wasmtime", "pywasm")  # the selection order (numba will come
 
 def report():
     """[(name, None if it loads here else the reason it does not)] in the selection order, each
-    backend loaded once to find out (for `python -m supertok info` and bug reports)."""
+    backend loaded (load(): once per process) to find out (for `python -m supertok info` and bug
+    reports)."""
     out = []
     for name in ORDER:
         try:
@@ -126,7 +156,7 @@ def report():
 
 
 def available():
-    """Names of the backends that load here (each loaded once to find out)."""
+    """Names of the backends that load here (each loaded to find out; load() keeps it)."""
     return [name for name, why in report() if why is None]
 
 

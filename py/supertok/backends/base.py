@@ -16,7 +16,9 @@ import abc
 import collections
 import itertools
 import operator
+import os
 import threading
+import weakref
 
 #: the widest values of the core's integer types that are the same on every backend
 U32_MAX = (1 << 32) - 1
@@ -430,6 +432,46 @@ class Backend(abc.ABC):
         raise_for_status(status, self.status_str, offset, what, items)
 
 
+# ---- fork -------------------------------------------------------------------------------------
+# A child made by os.fork() has only the thread that forked; a lock another thread held at that
+# moment would stay held in the child forever. Objects with locks register here: before the fork
+# each may take its lock (so no call is half done in the child's copy), and after it the child
+# gets new locks. The registry holds them weakly.
+
+_at_fork = weakref.WeakSet()
+
+
+def register_fork_state(obj):
+    """obj has _fork_before(), _fork_after_parent() and _fork_after_child(), called around every
+    os.fork() while obj lives."""
+    _at_fork.add(obj)
+    return obj
+
+
+_held = []  # the objects whose _fork_before ran for the fork under way
+
+
+def _fork_before():
+    for obj in list(_at_fork):
+        obj._fork_before()
+        _held.append(obj)
+
+
+def _fork_after(child):
+    held = list(_held)
+    del _held[:]
+    for obj in list(_at_fork) if child else held:
+        if child:
+            obj._fork_after_child()
+        else:
+            obj._fork_after_parent()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_fork_before, after_in_parent=lambda: _fork_after(False),
+                        after_in_child=lambda: _fork_after(True))
+
+
 class HandleCache:
     """A small thread-safe LRU cache of handles by key. Evicting an entry only drops the
     cache's reference: a caller still holding the handle keeps it alive, and the handle's own
@@ -438,6 +480,17 @@ class HandleCache:
     def __init__(self, size=64):
         self._size = size
         self._items = collections.OrderedDict()
+        self._lock = threading.Lock()
+        register_fork_state(self)
+
+    # held only for a few dict operations, all under the GIL: the child just gets a new lock
+    def _fork_before(self):
+        pass
+
+    def _fork_after_parent(self):
+        pass
+
+    def _fork_after_child(self):
         self._lock = threading.Lock()
 
     def get(self, key):

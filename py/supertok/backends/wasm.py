@@ -25,7 +25,8 @@ import weakref
 
 from . import BackendUnavailable
 from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK, raise_error
-from .base import SIZE_MAX_WASM32, CACHE_INFO_FIELDS, Backend, HandleCache, check_int, check_section, joined_with_ends, pair_triples
+from .base import (SIZE_MAX_WASM32, CACHE_INFO_FIELDS, Backend, HandleCache, check_int, check_section,
+                   joined_with_ends, pair_triples, register_fork_state)
 
 WASM_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "supertok.wasm")
 
@@ -392,6 +393,7 @@ class WasmBackend(Backend):
         self.prefers_image = getattr(runner, "prefers_image", False)
         self._lock = threading.Lock()
         self._locked = _Locked(self)
+        register_fork_state(self)
         self._scratch = self._r.call("st_malloc", 16)  # out-params other than errors: 4 x u32
         # reusable blocks in the module's memory for a call's input and outputs (_io): a short
         # call writes its text and reads its ids with no st_malloc/st_free
@@ -408,6 +410,17 @@ class WasmBackend(Backend):
         self._flag_policies = {}
         # (export, pointer) frees of handles whose Python owner is gone (see _Handle)
         self._pending_free = []
+
+    # os.fork(): the fork waits for a call in progress on another thread (the module's memory is
+    # copied whole, never in the middle of a call); the child gets a free lock of its own
+    def _fork_before(self):
+        self._lock.acquire()
+
+    def _fork_after_parent(self):
+        self._lock.release()
+
+    def _fork_after_child(self):
+        self._lock = threading.Lock()
 
     def _drain_frees(self):
         while self._pending_free:
