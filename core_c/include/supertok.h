@@ -411,6 +411,16 @@ ST_API st_status st_encode_many(const st_encoding *enc, const char *texts, const
                                 size_t n_texts, const st_special_policy *specials, uint32_t *ids,
                                 size_t cap, size_t *counts, size_t *n_ids, st_error *err);
 
+/* Encode bytes[0..len) as one piece: no pre-tokenizer split and no special token, any bytes
+ * (UTF-8 or not; a UBE model takes valid UTF-8 only, ST_ERR_INVALID_UTF8 otherwise), merged by
+ * the encoding's own rule by the merge loops st_encode runs on pieces (tiktoken's
+ * _encode_single_piece; O(n log n) in len, never quadratic). A superword model's
+ * supermerges do not apply: they join pretokens, and this is one. Writes ids[0..cap) and the
+ * count to *n_ids (cap >= len suffices; ST_ERR_BUFFER_TOO_SMALL with the full count). A byte
+ * that is no token of a rank vocabulary: ST_ERR_NOT_ENCODABLE with its offset. */
+ST_API st_status st_encode_piece(const st_encoding *enc, const uint8_t *bytes, size_t len, uint32_t *ids,
+                                 size_t cap, size_t *n_ids, st_error *err);
+
 /* The number of tokens st_encode would give, with no output buffer. */
 ST_API st_status st_encode_count(const st_encoding *enc, const char *text, size_t len,
                                  const st_special_policy *specials, size_t *n_tokens, st_error *err);

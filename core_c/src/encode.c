@@ -486,6 +486,8 @@ typedef struct encoder {
     size_t cache_sets;    /* its sets */
     size_t hits, misses;  /* this call's piece cache lookups, added to the handle's at the end */
     int all_bytes;        /* every byte is a token: 1, not: -1, not looked yet: 0 */
+    int merge_only;       /* st_encode_piece: the merge loops alone (the backtracking encoder's
+                             tables are exact for pretokens of UTF-8 text, not for any bytes) */
     int memo_tried;
     /* The superword pass (superword models only: sup NULL otherwise). A pretoken that became
      * one eligible token joins the current run (its token and byte start); any other piece, a
@@ -952,7 +954,7 @@ static st_status encode_piece_ranks(encoder *e, size_t a, size_t b, int looked, 
     size_t n = b - a;
     /* the whole piece: usually one token; a short piece with 8 readable bytes takes the
      * one-word path. (The backtracking encoder's first trie walk makes this check itself.) */
-    int wants = wants_backtrack(p, n);
+    int wants = !e->merge_only && wants_backtrack(p, n);
     const st_backtrack *bt = wants ? tables_for(e->enc, p, n) : NULL;
     if (!bt && !looked) {
         uint32_t id;
@@ -1398,6 +1400,39 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
     if (e.hits) st__atomic_add_size(&enc->lazy->cache_hits, e.hits);
     if (e.misses) st__atomic_add_size(&enc->lazy->cache_misses, e.misses);
     policy_free(&pl, &enc->alloc);
+    *n_ids = o.n;
+    if (st != ST_OK) {
+        if (err && err->status == ST_OK) st__error_set(err, st, ST_UNIT_NONE, 0, NULL);
+        return st;
+    }
+    return st__error_status(err, o.n > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK);
+}
+
+st_status st_encode_piece(const st_encoding *enc, const uint8_t *bytes, size_t len, uint32_t *ids, size_t cap,
+                          size_t *n_ids, st_error *err) {
+    st__error_clear(err);
+    if (!enc || !n_ids || (!bytes && len) || (!ids && cap))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
+    *n_ids = 0;
+    if (enc->kind == ST__KIND_RULES && enc->vocab.alphabet == ST_ALPHABET_UBE) {
+        st_status st = st_utf8_validate((const char *)bytes, len, err); /* UBE symbols come from characters */
+        if (st != ST_OK) return st;
+    }
+    if (!len) return st__error_status(err, ST_OK);
+    /* one piece through the same merge (or backtracking) code as st_encode's pieces: no
+     * pre-tokenizer, no special tokens, no piece cache (its entries are pretokens of UTF-8 text),
+     * no superword pass (supermerges join pretokens, and this is one piece) */
+    sink o = {ids, NULL, cap, 0, ST_OFFSETS_BYTES, bytes, 0, 0, 0};
+    encoder e;
+    st__memset(&e, 0, sizeof e);
+    e.enc = enc;
+    e.text = bytes;
+    e.text_len = len;
+    e.o = &o;
+    e.mg.v = &enc->vocab;
+    e.mg.rules = enc->kind == ST__KIND_RULES ? &enc->rules : NULL;
+    e.merge_only = 1;
+    st_status st = encode_piece(&e, 0, len, err);
     *n_ids = o.n;
     if (st != ST_OK) {
         if (err && err->status == ST_OK) st__error_set(err, st, ST_UNIT_NONE, 0, NULL);

@@ -826,6 +826,42 @@ static void test_random_texts(void) {
     free(buf);
 }
 
+/* st_encode_piece: any bytes (UTF-8 or not) merged as one piece, against the reference merge;
+ * arguments and the size query. */
+static void test_encode_piece(void) {
+    uint64_t r = g_seed * 0x2545F4914F6CDD1Dull + 7;
+    uint8_t *buf = (uint8_t *)xmalloc(4096 + 8);
+    uint32_t *ids = (uint32_t *)xmalloc(4096 * 4), *want = (uint32_t *)xmalloc(4096 * 4);
+    st_error e;
+    for (int k = 0; k < N_ENC; k++) {
+        for (int i = 0; i < 300; i++) {
+            size_t n = 1 + rng_below(&r, i % 10 == 0 ? 3000 : 200);
+            int kind = i % 4;
+            for (size_t j = 0; j < n; j++)
+                buf[j] = kind == 0 ? (uint8_t)rng_below(&r, 256)                       /* not UTF-8 */
+                         : kind == 1 ? (uint8_t)"ab \x80\xff"[rng_below(&r, 5)]
+                         : kind == 2 ? (uint8_t)(j % 2 ? 'b' : 'a')
+                                     : (uint8_t)" "[0];
+            size_t got = 0;
+            st_status st = st_encode_piece(g_enc[k], buf, n, ids, n, &got, &e);
+            size_t m = ref_merge(&g_ref[k], buf, n, want);
+            CHECK(st == ST_OK && got == m && memcmp(ids, want, m * 4) == 0,
+                  "st_encode_piece of %zu bytes (kind %d, case %d): status %d, %zu ids, reference %zu", n, kind, i,
+                  st, got, m);
+        }
+        size_t got = 99;
+        CHECK(st_encode_piece(g_enc[k], buf, 0, NULL, 0, &got, &e) == ST_OK && got == 0, "empty piece");
+        memcpy(buf, "hello world", 11);
+        CHECK(st_encode_piece(g_enc[k], buf, 11, NULL, 0, &got, &e) == ST_ERR_BUFFER_TOO_SMALL && got >= 2,
+              "size query: %zu", got);
+        CHECK(st_encode_piece(NULL, buf, 11, ids, 11, &got, &e) == ST_ERR_INVALID_ARGUMENT, "NULL encoding");
+        CHECK(st_encode_piece(g_enc[k], NULL, 11, ids, 11, &got, &e) == ST_ERR_INVALID_ARGUMENT, "NULL bytes");
+    }
+    free(buf);
+    free(ids);
+    free(want);
+}
+
 static size_t encode_ids(const st_encoding *enc, const char *s, const uint32_t *allowed, size_t na, uint32_t *ids,
                          size_t cap, st_status *st, size_t *off) {
     size_t n = 0;
@@ -2667,6 +2703,7 @@ int main(int argc, char **argv) {
         {"char starts inside characters", test_char_starts_inside_characters},
         {"long runs", test_long_runs},
         {"random texts", test_random_texts},
+        {"encode piece", test_encode_piece},
         {"backtracking", test_backtrack},
         {"merge rules", test_merges},
         {"specials", test_specials},

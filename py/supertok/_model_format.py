@@ -87,8 +87,8 @@ def json_to_text(model, comments=()):
             isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0
             for k, v in specials.items()):
         raise ModelFormatError("special_tokens", "must map text to non-negative ids")
-    name = str(model.get("name", "model"))
-    if not name or len(name) > 128 or not all("!" <= ch <= "~" for ch in name):
+    name = model.get("name", "model")
+    if not isinstance(name, str) or not name or len(name) > 128 or not all("!" <= ch <= "~" for ch in name):
         raise ModelFormatError("name", "must be 1 to 128 printable ASCII characters without spaces, not %r" % name)
     lines = [b"supertok-model 1", b"name " + name.encode("ascii")]
     for c in comments:

@@ -34,6 +34,8 @@ import zlib
 
 from ._status import SupertokError
 from .backends import current as _current_backend
+from ._text import utf8_joining_pairs
+from .backends.base import U64_MAX, check_int
 
 # supertok.h
 _COUNT_LINES = 1                       # ST_COUNT_LINES
@@ -111,12 +113,13 @@ class SourceError(ValueError):
 
 # ---- arguments ---------------------------------------------------------------------------------
 
-def _int_arg(name, value, minimum):
+def _int_arg(name, value, minimum, maximum=U64_MAX):
+    """An int option, checked by the check every integer for the core goes through (the core
+    takes vocab_size, min_frequency and supermerges as uint64: a larger value is a ValueError
+    here, on every backend, never an OverflowError or a value wrapped modulo 2**64)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError("%s must be an int, not %s" % (name, type(value).__name__))
-    if value < minimum:
-        raise ValueError("%s must be at least %d, not %d" % (name, minimum, value))
-    return value
+    return check_int(name, value, minimum, maximum, "uint64_t")
 
 
 def _choice(name, value, choices):
@@ -157,7 +160,7 @@ def _special_args(special_tokens):
             raise ValueError("special_tokens[%d] %r is given twice" % (i, t))
         seen.add(t)
         try:
-            out.append(t.encode("utf-8"))
+            out.append(utf8_joining_pairs(t))
         except UnicodeEncodeError as exc:
             raise ValueError("special_tokens[%d] holds a lone surrogate at character %d, which is not UTF-8"
                              % (i, exc.start)) from None
@@ -303,7 +306,7 @@ def _jsonl_items(path, opener, chunk):
                         if isinstance(record, dict) else "is %s, not a JSON object" % type(record).__name__)
                 raise SourceError("%s: line %d: the record %s" % (path, n, what), path, n)
             try:
-                data = text.encode("utf-8")
+                data = utf8_joining_pairs(text)
             except UnicodeEncodeError as exc:
                 raise SourceError("%s: line %d: the text holds a lone surrogate (U+%04X) at character %d, which "
                                   "is not UTF-8" % (path, n, ord(text[exc.start]), exc.start), path, n) from None
@@ -325,7 +328,7 @@ def _document_items(docs, chunk, batch_docs=4096):
         if not isinstance(doc, str):
             raise TypeError("source: document %d is %s, not a str" % (k, type(doc).__name__))
         try:
-            data = doc.encode("utf-8")
+            data = utf8_joining_pairs(doc)  # a surrogate pair is its character, as encode() takes it
         except UnicodeEncodeError as exc:
             raise SourceError("source: document %d holds a lone surrogate (U+%04X) at character %d, which is "
                               "not UTF-8" % (k, ord(doc[exc.start]), exc.start), None, None, k) from None

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from . import _models
 from ._status import SupertokError
 from .backends import current as _current_backend
+from .backends.base import U32_MAX, check_int
 
 VOCAB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocab")
 _PATTERN_IDS = {"r50k_base": 1, "p50k_base": 1, "cl100k_base": 2, "o200k_base": 3}
@@ -191,18 +192,44 @@ def _check_id(token):
         raise OverflowError("out of range integral type conversion attempted")
 
 
+def _is_sequence(obj):
+    """CPython's PySequence_Check, which PyO3's Vec<u32> conversion asks: a type with item access
+    that is no dict. A numpy array is one (tiktoken decodes it), a set or a generator is not."""
+    return not isinstance(obj, dict) and (isinstance(obj, collections.abc.Sequence)
+                                          or hasattr(type(obj), "__getitem__"))
+
+
 def _check_ids_type(tokens):
     """tiktoken's error for a token list that is not a sequence (PyO3's Vec<u32>)."""
     if isinstance(tokens, str):
         raise TypeError("Can't extract `str` to `Vec`")
-    if not isinstance(tokens, collections.abc.Sequence):
+    if not _is_sequence(tokens):
         raise _not_instance(tokens, "Sequence")
+
+
+def _check_ranks(values):
+    """tiktoken's errors for ranks or special ids that are no uint32 (PyO3's conversion; the
+    common case, plain ints in range, costs one pass)."""
+    for v in values:
+        if type(v) is not int or not 0 <= v <= 0xFFFFFFFF:
+            _check_id(v)  # a bool or a numpy integer passes, as PyO3 takes them
 
 
 def _check_ids(tokens):
     _check_ids_type(tokens)
     for t in tokens:
         _check_id(t)
+
+
+def _num_threads(num_threads):
+    """The batch calls' num_threads as tiktoken takes it (the max_workers of its thread pool):
+    None is the pool's default, a value of 0 or less its ValueError, raised before any text is
+    looked at (an empty batch included)."""
+    if num_threads is None:
+        return min(32, (os.cpu_count() or 1) + 4)  # ThreadPoolExecutor's default
+    if num_threads <= 0:
+        raise ValueError("max_workers must be greater than 0")
+    return num_threads
 
 
 # Rust's char::is_whitespace (Unicode White_Space), which str.isspace is not quite.
@@ -266,12 +293,16 @@ class Encoding:
             if explicit_n_vocab:
                 assert len(mergeable_ranks) + len(special_tokens) == explicit_n_vocab
                 assert max_token_value == explicit_n_vocab - 1
+            # then its Rust extension's conversions, ranks first: each a uint32, a float a
+            # TypeError and a value outside uint32 an OverflowError (never truncated or wrapped)
+            _check_ranks(mergeable_ranks.values())
             if _ranks_data is None and ranks_file is None:
                 _ranks_data = b"".join(base64.b64encode(tok) + b" %d\n" % rank
                                        for tok, rank in sorted(mergeable_ranks.items(), key=lambda kv: kv[1]))
             self._ranks_dict = mergeable_ranks
         elif ranks_file is None and _ranks_data is None and merges is None and handle is None and image is None:
             raise TypeError("Encoding.__init__() missing 1 required keyword-only argument: 'mergeable_ranks'")
+        _check_ranks(special_tokens.values())
         self.name = name
         self._pat_str = pat_str
         self._special_tokens = dict(special_tokens)
@@ -312,6 +343,9 @@ class Encoding:
             self._handle = handle
         elif merges is not None:
             flat = [x for pair in merges for x in pair]
+            for k, x in enumerate(flat):  # ids are the core's uint32: never wrapped or truncated
+                if type(x) is not int or not 0 <= x <= U32_MAX:
+                    flat[k] = check_int("merges[%d][%d]" % (k // 2, k % 2), x, 0, U32_MAX, "uint32_t")
             try:
                 self._handle = self._backend.encoding_new_merges(_ALPHABETS[alphabet], flat, specials, pattern_id)
             except SupertokError as exc:
@@ -653,9 +687,22 @@ class Encoding:
                     pass
             raise
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
-        data = text.encode("utf-8")
+        data = self._strict_utf8(text, allowed, disallowed, flags)
         ids = self._core(self._backend.encode, self._handle, data, allowed, disallowed=disallowed, special_flags=flags)
         return np.array(ids, dtype=np.uint32)
+
+    def _strict_utf8(self, text, allowed, disallowed, flags):
+        """text's UTF-8 for the calls where tiktoken takes no lone surrogate (encode_to_numpy,
+        encode_with_unstable): their UnicodeEncodeError, unless the text also holds a disallowed
+        special token, which tiktoken finds first (its ValueError)."""
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            error = exc
+        if disallowed or flags & _DISALLOW_REST:  # the core's search, on the text as encode() takes it
+            self._core(self._backend.encode_count, self._handle, _to_utf8(text)[0], allowed, disallowed=disallowed,
+                       special_flags=flags)
+        raise error
 
     def encode_with_unstable(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
         """tiktoken's encode_with_unstable: (stable tokens, completions). The stable tokens encode
@@ -673,7 +720,7 @@ class Encoding:
             raise ValueError("encode_with_unstable works on encodings without supermerges; %r has %d "
                              "(more text can change the tokens of the whole last run of words)"
                              % (self.name, len(self._supermerges)))
-        data = text.encode("utf-8")  # a lone surrogate: UnicodeEncodeError, as tiktoken's
+        data = self._strict_utf8(text, allowed, disallowed, flags)  # a lone surrogate: as tiktoken's
         ids, starts = self._core(self._backend.encode, self._handle, data, allowed, want_starts=True,
                                  disallowed=disallowed, special_flags=flags)
         specials = self._special_token_values
@@ -758,34 +805,24 @@ class Encoding:
         return all(c in b" \n\t" for c in self._backend.token_bytes(self._handle, token))
 
     def _bpe(self, piece):
-        """tiktoken's byte-pair merge of one byte string with no pre-tokenization: the lowest-
-        ranked adjacent pair merges first, the leftmost of equal ranks. For the few byte strings
-        encode_with_unstable and _encode_single_piece see that the core does not (not UTF-8)."""
-        ranks = self._mergeable_ranks
-        if piece in ranks:
-            return [ranks[piece]]
-        parts = [piece[i:i + 1] for i in range(len(piece))]
-        while len(parts) > 1:
-            best, at = None, -1
-            for i in range(len(parts) - 1):
-                r = ranks.get(parts[i] + parts[i + 1])
-                if r is not None and (best is None or r < best):
-                    best, at = r, i
-            if best is None:
-                break
-            parts[at:at + 2] = [parts[at] + parts[at + 1]]
-        return [ranks[p] for p in parts]
+        """tiktoken's byte-pair merge of one byte string (UTF-8 or not) with no pre-tokenization:
+        the core's merge of one piece (st_encode_piece), the lowest-ranked adjacent pair first,
+        the leftmost of equal ranks; O(n log n), where a loop here would be quadratic."""
+        return self._backend.encode_piece(self._handle, piece)
 
     def _encode_single_piece(self, text_or_bytes):
         """tiktoken's _encode_single_piece: the merge of these bytes with no pre-tokenizer split
-        and no special tokens."""
+        and no special tokens (a str is taken as its UTF-8, bytes as they are)."""
         if isinstance(text_or_bytes, str):
             text_or_bytes = text_or_bytes.encode("utf-8")
-        return self._bpe(bytes(text_or_bytes))
+        elif not isinstance(text_or_bytes, bytes):
+            raise _not_instance(text_or_bytes, "bytes")
+        return self._bpe(text_or_bytes)
 
     def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(), disallowed_special="all"):
         if disallowed_special != "all" and not isinstance(disallowed_special, frozenset):
             frozenset(disallowed_special)  # tiktoken's encode_batch converts it, whatever it is
+        num_threads = _num_threads(num_threads)
         texts = list(text)
         policy = None
         for t in texts:  # the same policy for every text (only the Python-side check reads the text)
@@ -793,6 +830,7 @@ class Encoding:
         return self._encode_batch(texts, policy or ([], [], 0), num_threads)
 
     def encode_ordinary_batch(self, text, *, num_threads=8):
+        num_threads = _num_threads(num_threads)
         texts = list(text)
         for t in texts:
             if type(t) is not str:
@@ -805,7 +843,7 @@ class Encoding:
         runs them one after another: its runtime has one thread)."""
         allowed, disallowed, flags = policy
         datas = [_to_utf8(t)[0] for t in texts]
-        k = max(1, min(num_threads if self._backend.parallel else 1, len(datas)))
+        k = max(1, min(int(num_threads) if self._backend.parallel else 1, len(datas)))
         size = -(-len(datas) // k) if datas else 0
         chunks = [datas[i:i + size] for i in range(0, len(datas), size)] if datas else []
         raw = getattr(self._backend, "encode_many_raw", None)
@@ -827,6 +865,7 @@ class Encoding:
         return [ids for out in outs for ids in self._backend.lists_of(out)]
 
     def _map(self, fn, items, num_threads):
+        num_threads = _num_threads(num_threads)
         items = list(items)
         if num_threads <= 1 or len(items) <= 1:
             return [fn(t) for t in items]
@@ -868,7 +907,8 @@ class Encoding:
             return self._backend.decode_bytes(self._handle, list(tokens))
         except (TypeError, OverflowError, ValueError, AttributeError):
             _check_ids(tokens)  # tiktoken's error for an id that is no uint32
-            raise
+        # every id is an integer in range behind __index__ (a numpy integer): as plain ints
+        return self._backend.decode_bytes(self._handle, [operator.index(t) for t in tokens])
 
     def decode(self, tokens, errors="replace"):
         """Text of the tokens. For a UBE model: the tokens' base symbols through the UBE decoder
@@ -898,7 +938,7 @@ class Encoding:
             return self._backend.token_bytes(self._handle, token)
         except (TypeError, OverflowError, ValueError, AttributeError):
             _check_id(token)  # tiktoken's error for an id that is no uint32
-            raise
+        return self._backend.token_bytes(self._handle, operator.index(token))
 
     def decode_tokens_bytes(self, tokens):
         return [self.decode_single_token_bytes(t) for t in tokens]
@@ -953,6 +993,7 @@ class IncrementalDecoder:
         self._dec = self._ube = self._utf8 = None
         self._fed = 0  # ids fed so far: error indices count ids in the stream
         backend = encoding._backend
+        codecs.lookup_error(errors)  # an unknown handler: the codecs' LookupError now, not at the first bad byte
         if errors in ("replace", "strict"):
             self._dec = backend.decoder_new(encoding._handle, errors == "strict")
         elif encoding.alphabet == "ube":
@@ -1161,10 +1202,7 @@ def load_model(model):
                         "a parsed JSON dict, not %s" % type(model).__name__)
     from_json = data is None or not is_text_model(data)
     if data is not None and from_json:
-        try:
-            model = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError("%s: not JSON (%s)" % (where, exc)) from None
+        model = _parse_json_model(data, where)
     if from_json:
         try:
             data = json_to_text(model)
@@ -1188,6 +1226,31 @@ def load_model(model):
     enc._model_source = source  # save() and export() must not overwrite it
     enc._supermerges = meta.get("supermerges") or []
     return enc
+
+
+def _parse_json_model(data, where):
+    """The parsed JSON of a model file that is not in the text format, or a ValueError saying
+    what the file is instead: a text model behind a byte order mark, a file that is neither
+    format (damaged, or some other file), JSON that does not parse or nests too deeply."""
+    from ._model_format import MAGIC
+    bom = b"\xef\xbb\xbf"
+    if data.startswith(bom + MAGIC):
+        raise ValueError("%s: the model file starts with a UTF-8 byte order mark (EF BB BF) before "
+                         "'supertok-model': remove it (a model file is plain UTF-8 starting with "
+                         "'supertok-model 1', docs/model-format.md)" % where)
+    body = data[len(bom):] if data.startswith(bom) else data
+    head = body.lstrip(b" \t\r\n")[:1]
+    if head not in (b"{", b"["):
+        raise ValueError("%s: not a supertok model: a model file starts with 'supertok-model 1' (the text "
+                         "format, docs/model-format.md) or '{' (a JSON model), this one with %r; is it "
+                         "damaged or another kind of file?" % (where, data[:16]))
+    try:
+        return json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError("%s: not JSON (%s)" % (where, exc)) from None
+    except RecursionError:
+        raise ValueError("%s: not a JSON model: its JSON nests deeper than the parser goes (a model's "
+                         "JSON nests 3 levels)" % where) from None
 
 
 def get_encoding(encoding_name):

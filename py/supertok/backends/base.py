@@ -15,9 +15,41 @@ MemoryError, and the documented exceptions below; the messages are the core's st
 import abc
 import collections
 import itertools
+import operator
 import os
 import threading
 import weakref
+
+#: the widest values of the core's integer types that are the same on every backend
+U32_MAX = (1 << 32) - 1
+U64_MAX = (1 << 64) - 1
+#: the core's size_t: 64 bits natively, 32 in the wasm32 module
+SIZE_MAX_NATIVE = U64_MAX
+SIZE_MAX_WASM32 = U32_MAX
+
+
+def check_int(name, value, minimum=0, maximum=U64_MAX, ctype="uint64_t"):
+    """The one check of an integer on its way into the core: an int (bool is refused; a numpy
+    integer is taken by its __index__) from minimum to maximum, else TypeError / ValueError naming
+    the parameter and its range. Every entry point that hands the core an integer a caller chose
+    (train, the CLI, the backends' calls) goes through here, so no value is ever wrapped or
+    truncated to the C type on one backend and refused on another."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            if isinstance(value, bool) or isinstance(value, float):
+                raise TypeError
+            value = operator.index(value)
+        except TypeError:
+            raise TypeError("%s must be an int, not %s" % (name, type(value).__name__)) from None
+    if value < minimum:
+        raise ValueError("%s must be at least %d, not %d" % (name, minimum, value))
+    if value > maximum:
+        if maximum == (1 << maximum.bit_length()) - 1:
+            bound = "%d (2**%d - 1, the largest %s the core takes)" % (maximum, maximum.bit_length(), ctype)
+        else:
+            bound = "%d" % maximum
+        raise ValueError("%s must be at most %s, not %d" % (name, bound, value))
+    return value
 
 
 def joined_with_ends(texts):
@@ -60,6 +92,16 @@ class Backend(abc.ABC):
     #: True where calls from several threads run at once (the native core releases the GIL);
     #: False where they take turns (a wasm instance runs one call at a time)
     parallel = False
+    #: the largest value of the core's size_t on this backend
+    size_max = SIZE_MAX_NATIVE
+
+    def _u64(self, name, value, minimum=0):
+        """value for a uint64_t parameter of the core (check_int)."""
+        return check_int(name, value, minimum, U64_MAX, "uint64_t")
+
+    def _size(self, name, value, minimum=0):
+        """value for a size_t parameter of the core on this backend (check_int)."""
+        return check_int(name, value, minimum, self.size_max, "size_t")
 
     # -- library information --------------------------------------------------------------
     @abc.abstractmethod
@@ -195,6 +237,12 @@ class Backend(abc.ABC):
     def encode(self, enc, data, allowed, want_starts=False, disallowed=(), special_flags=0):
         """Ids of UTF-8 bytes data under the special-token policy. With want_starts, (ids,
         code point offset where each token starts)."""
+
+    @abc.abstractmethod
+    def encode_piece(self, enc, data):
+        """Ids of the bytes data (any bytes) merged as one piece: no pre-tokenizer, no special
+        tokens (st_encode_piece). SupertokError ("piece") ST_ERR_NOT_ENCODABLE for a byte that is
+        no token."""
 
     @abc.abstractmethod
     def encode_many(self, enc, datas, allowed, disallowed=(), special_flags=0):

@@ -3,7 +3,7 @@ import weakref
 
 from . import BackendUnavailable, id_list, id_lists
 from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK, raise_error, raise_for_status
-from .base import CACHE_INFO_FIELDS, Backend, HandleCache, check_section, joined_with_ends, pair_triples
+from .base import CACHE_INFO_FIELDS, Backend, HandleCache, check_int, check_section, joined_with_ends, pair_triples
 
 try:
     from .._native import ffi, lib
@@ -169,7 +169,8 @@ class NativeBackend(Backend):
         return True
 
     def set_cache_size(self, enc, size):
-        st = lib.st_encoding_set_cache_size(enc, min(size, int(ffi.cast("size_t", -1))))
+        size = check_int("size", size, 0, 1 << 1000, "size_t")  # past size_t: clamped, as documented
+        st = lib.st_encoding_set_cache_size(enc, min(size, self.size_max))
         if st != OK:
             self._fail(st, None, "cache size")
 
@@ -228,8 +229,18 @@ class NativeBackend(Backend):
             return id_list(ffi.buffer(ids, 4 * n[0]), n[0]), ffi.unpack(starts, n[0])
         return id_list(ffi.buffer(ids, 4 * n[0]), n[0])
 
+    def encode_piece(self, enc, data):
+        cap = len(data)
+        ids = self._alloc("uint32_t[]", cap or 1)
+        n = ffi.new("size_t *")
+        err = ffi.new("st_error *")
+        if lib.st_encode_piece(enc, data, cap, ids, cap, n, err) != OK:
+            self._raise(err, "piece")
+        return id_list(ffi.buffer(ids, 4 * n[0]), n[0])
+
     def cut(self, enc, data, frm):
         """st_encoding_cut: the first offset >= frm (and > 0) where data may be cut, or len(data)."""
+        frm = self._size("from", frm)
         at = ffi.new("size_t *")
         err = ffi.new("st_error *")
         if lib.st_encoding_cut(enc, data, len(data), frm, at, err) != OK:
@@ -596,6 +607,7 @@ class NativeBackend(Backend):
             self._raise(err, "documents")
 
     def counter_add_pretoken(self, counter, data, count):
+        count = self._u64("count", count)
         err = ffi.new("st_error *")
         if lib.st_counter_add_pretoken(counter, data, len(data), count, err) != OK:
             self._raise(err, "pretoken")
@@ -625,6 +637,9 @@ class NativeBackend(Backend):
             self._raise(err, "counts")
 
     def trainer_new(self, counter, mode, alphabet, vocab_size, min_frequency, n_specials):
+        vocab_size = self._u64("vocab_size", vocab_size)
+        min_frequency = self._u64("min_frequency", min_frequency)
+        n_specials = self._size("the number of special tokens", n_specials)
         out = ffi.new("st_trainer **")
         err = ffi.new("st_error *")
         st = lib.st_trainer_new(counter, mode, alphabet, vocab_size, min_frequency, n_specials, ffi.NULL, out, err)
@@ -643,6 +658,7 @@ class NativeBackend(Backend):
             self._raise(err, "special tokens")
 
     def trainer_step(self, trainer, max_merges):
+        max_merges = self._size("max_merges", max_merges)
         made = ffi.new("size_t *")
         err = ffi.new("st_error *")
         if lib.st_trainer_step(trainer, max_merges, made, err) != OK:
@@ -668,6 +684,7 @@ class NativeBackend(Backend):
 
     # -- superwords: phase 2 --
     def counter_new_candidates(self, trainer, algorithm, supermerges):
+        supermerges = self._u64("supermerges", supermerges)
         out = ffi.new("st_counter **")
         err = ffi.new("st_error *")
         if lib.st_counter_new_candidates(trainer, algorithm, supermerges, ffi.NULL, out, err) != OK:
@@ -675,6 +692,7 @@ class NativeBackend(Backend):
         return ffi.gc(out[0], lib.st_counter_free)
 
     def counter_split_ngrams(self, candidates, c_min, max_len):
+        c_min, max_len = self._u64("c_min", c_min), self._size("max_len", max_len)
         out = ffi.new("st_counter **")
         err = ffi.new("st_error *")
         if lib.st_counter_split_ngrams(candidates, c_min, max_len, ffi.NULL, out, err) != OK:
@@ -682,6 +700,7 @@ class NativeBackend(Backend):
         return ffi.gc(out[0], lib.st_counter_free)
 
     def trainer_start_superwords(self, trainer, candidates, algorithm, supermerges):
+        supermerges = self._u64("supermerges", supermerges)
         err = ffi.new("st_error *")
         if lib.st_trainer_start_superwords(trainer, candidates, algorithm, supermerges, err) != OK:
             self._raise(err, "superwords")

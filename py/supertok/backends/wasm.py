@@ -25,14 +25,25 @@ import weakref
 
 from . import BackendUnavailable
 from .._status import BUFFER_TOO_SMALL, INVALID_ARGUMENT, OK, raise_error
-from .base import (CACHE_INFO_FIELDS, Backend, HandleCache, check_section, joined_with_ends, pair_triples,
-                   register_fork_state)
+from .base import (SIZE_MAX_WASM32, CACHE_INFO_FIELDS, Backend, HandleCache, check_int, check_section,
+                   joined_with_ends, pair_triples, register_fork_state)
 
 WASM_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "supertok.wasm")
 
 
 _U32 = struct.Struct("<I")
 _LITTLE = sys.byteorder == "little"
+
+
+def _refuse_args(name, args, bits):
+    """The module's integer arguments are unsigned and 32 or 64 bits wide: a value outside that
+    range is refused, never wrapped modulo 2**32 or 2**64 (the backend's methods check the values
+    a caller chose first, naming them; this is the guard behind them)."""
+    for k, (a, m) in enumerate(zip(args, bits)):
+        if not isinstance(a, int) or not 0 <= a <= m:
+            raise ValueError("argument %d of %s is %r, outside the module's %d-bit unsigned range (0 to %d)"
+                             % (k, getattr(name, "__name__", name), a, m.bit_length(), m))
+    raise ValueError("the arguments of %s do not fit its parameters" % getattr(name, "__name__", name))
 
 
 def _module_bytes():
@@ -135,7 +146,11 @@ class WasmtimeRunner:
         ty = f.type(store)
         mask = [0xFFFFFFFF if str(r) == "i32" else 0xFFFFFFFFFFFFFFFF for r in ty.results][:1]
 
+        bits = [0xFFFFFFFF if str(k) == "i32" else 0xFFFFFFFFFFFFFFFF for k in ty.params]
+
         def public(*args):
+            if any(not 0 <= a <= m for a, m in zip(args, bits)):
+                _refuse_args(f, args, bits)
             r = f(store, *args)
             return r & mask[0] if mask and r is not None else r
         return public
@@ -167,8 +182,8 @@ class WasmtimeRunner:
                 raise TypeError("%s takes %d arguments (%d given)" % (name, nparams, len(args)))
             try:
                 pack(mv, 0, *args)
-            except struct.error:  # a negative or too wide value: wrapped as a C cast would
-                pack(mv, 0, *[a & m for a, m in zip(args, bits)])
+            except struct.error:  # a negative or too wide value: never wrapped (the backend names it)
+                _refuse_args(name, args, bits)
             if c_call(ctx, faddr, addr, slots, taddr) or trap[0]:
                 runner._raise_trap(name)
             return unpack(mv, 0)[0] if unpack else None
@@ -371,6 +386,7 @@ def _pack_ids(ids):
 
 
 class WasmBackend(Backend):
+    size_max = SIZE_MAX_WASM32  # the module is wasm32
     def __init__(self, runner):
         self._r = runner
         self.name = runner.name
@@ -717,7 +733,9 @@ class WasmBackend(Backend):
 
     def set_cache_size(self, enc, size):
         with self._locked:
-            st = self._r.call("st_encoding_set_cache_size", enc.ptr, min(size, 0xFFFFFFFF))  # wasm32 size_t
+            # past size_t: clamped, as documented
+            st = self._r.call("st_encoding_set_cache_size", enc.ptr,
+                              min(check_int("size", size, 0, 1 << 1000, "size_t"), self.size_max))
         if st != OK:
             self._fail(st, None, "cache size")
 
@@ -787,6 +805,21 @@ class WasmBackend(Backend):
             self._raise_error(err, "text")
         return (out, st_out) if want_starts else out
 
+    def encode_piece(self, enc, data):
+        cap = len(data)
+        with self._locked:
+            tp = self._put_io(_IN, data)
+            ids = self._io(_OUT, 4 * cap)
+            st = self._r.call("st_encode_piece", enc.ptr, tp, cap, ids, cap, self._scratch, self._err)
+            out = err = None
+            if st == OK:
+                out = self._r.read_u32s(ids, self._r.u32(self._scratch))
+            else:
+                err = self._read_error()
+        if err is not None:
+            self._raise_error(err, "piece")
+        return out
+
     def encode_many(self, enc, datas, allowed, disallowed=(), special_flags=0):
         """One st_encode_many call for the batch (the module runs one call at a time)."""
         offsets = [0]
@@ -824,6 +857,7 @@ class WasmBackend(Backend):
 
     def cut(self, enc, data, frm):
         """st_encoding_cut: the first offset >= frm (and > 0) where data may be cut, or len(data)."""
+        frm = self._size("from", frm)
         with self._locked:
             tp = self._put_io(_IN, data)
             st = self._r.call("st_encoding_cut", enc.ptr, tp, len(data), frm, self._scratch, self._err)
@@ -1199,6 +1233,7 @@ class WasmBackend(Backend):
             self._raise_error(err, "documents")
 
     def counter_add_pretoken(self, counter, data, count):
+        count = self._u64("count", count)
         with self._locked:
             tp = self._put_io(_IN, data)
             err = self._status_call("st_counter_add_pretoken", (counter.ptr, tp, len(data), count), "pretoken")
@@ -1246,6 +1281,9 @@ class WasmBackend(Backend):
             self._raise_error(err, "counts")
 
     def trainer_new(self, counter, mode, alphabet, vocab_size, min_frequency, n_specials):
+        vocab_size = self._u64("vocab_size", vocab_size)
+        min_frequency = self._u64("min_frequency", min_frequency)
+        n_specials = self._size("the number of special tokens", n_specials)
         return self._new_handle("st_trainer_new", (counter.ptr, mode, alphabet, vocab_size, min_frequency,
                                                    n_specials, 0), "training options", "st_trainer_free")
 
@@ -1263,6 +1301,7 @@ class WasmBackend(Backend):
             self._raise_error(err, "special tokens")
 
     def trainer_step(self, trainer, max_merges):
+        max_merges = self._size("max_merges", max_merges)
         with self._locked:
             st = self._r.call("st_trainer_step", trainer.ptr, max_merges, self._scratch, self._err)
             made = self._u32(self._scratch)
@@ -1289,14 +1328,17 @@ class WasmBackend(Backend):
 
     # -- superwords: phase 2 --
     def counter_new_candidates(self, trainer, algorithm, supermerges):
+        supermerges = self._u64("supermerges", supermerges)
         return self._new_handle("st_counter_new_candidates", (trainer.ptr, algorithm, supermerges, 0), "candidates",
                                 "st_counter_free")
 
     def counter_split_ngrams(self, candidates, c_min, max_len):
+        c_min, max_len = self._u64("c_min", c_min), self._size("max_len", max_len)
         return self._new_handle("st_counter_split_ngrams", (candidates.ptr, c_min, max_len, 0), "candidates",
                                 "st_counter_free")
 
     def trainer_start_superwords(self, trainer, candidates, algorithm, supermerges):
+        supermerges = self._u64("supermerges", supermerges)
         with self._locked:
             err = self._status_call("st_trainer_start_superwords", (trainer.ptr, candidates.ptr, algorithm,
                                                                       supermerges), "superwords")
