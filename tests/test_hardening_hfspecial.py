@@ -162,9 +162,9 @@ def test_model_file_shared_special(backend):
 
 
 @pytest.mark.parametrize("line,why", [
-    ("97 b", "specials[0]: id 97 is an ordinary token's, and the text is not that token's bytes"),
-    ("257 abd", "specials[0]: id 257 is an ordinary token's, and the text is not that token's bytes"),
-    ("257 ab", "specials[0]: id 257 is an ordinary token's, and the text is not that token's bytes"),
+    ("97 b", "specials[0]: id 97 is an ordinary token's, and the text is not its bytes"),
+    ("257 abd", "specials[0]: id 257 is an ordinary token's, and the text is not its bytes"),
+    ("257 ab", "specials[0]: id 257 is an ordinary token's, and the text is not its bytes"),
 ])
 def test_model_file_special_must_spell_the_token_it_shares(backend, line, why):
     with pytest.raises(ValueError, match=why.replace("[", r"\[").replace("]", r"\]")):

@@ -992,8 +992,7 @@ static st_status check_shared_specials(const st_model *m, const uint32_t *len, s
         mu(e, i);
         ms(e, "]: id ");
         mu(e, id);
-        ms(e, " is an ordinary token's, and the text is not that token's bytes (a special may share only the id of "
-              "the token it spells)");
+        ms(e, " is an ordinary token's, and the text is not its bytes");
         st = ST_ERR_MALFORMED_MODEL;
     }
     st__free(&a, stack, (max_len + 1) * sizeof *stack);
