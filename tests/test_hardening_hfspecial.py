@@ -183,3 +183,17 @@ def test_merges_constructor_checks_shared_special(backend):
     assert enc.n_vocab == 258 and enc.encode("ab", allowed_special="all") == [256]
     with pytest.raises(ValueError, match="not its bytes"):
         supertok.Encoding(name="m", pat_str=pat, merges=[(97, 98)], special_tokens={"ba": 256})
+
+
+@pytest.mark.parametrize("special,byte", [("é", 0xE9), ("Ġ", 0x20)])
+def test_byte_level_only_collision_keeps_its_own_id(backend, special, byte):
+    """HuggingFace's vocabulary puts "é" at the byte 0xE9's id (its byte-level character), but
+    the special's bytes are C3 A9: it cannot be that token, so it keeps an id of its own (the
+    documented exception: one id more than vocab_size), and the merges stay HuggingFace's."""
+    enc = _hf(262, [special])
+    ours = train_reference.merge_bytes([tuple(m) for m in enc.merges])
+    assert generate_train.first_difference(ours, _hf_oracle(262, [special])) is None
+    assert enc.n_vocab == 263
+    assert enc._special_tokens[special] == 256 + len(enc.merges)
+    assert enc.decode(enc.encode(special + " a", allowed_special="all")) == special + " a"
+    assert enc.decode_single_token_bytes(byte) == bytes([byte])
