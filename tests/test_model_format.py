@@ -131,7 +131,7 @@ BAD = [
     ((b"\n256 99\n", b"\n256  99\n"), 11, "empty field"),
     ((b"\n256 99\n", b"\n256 99 7\n"), 11, "merges[2]: expected 'left right'"),
     ((b"\n256 99\n", b"\n256 099\n"), 11, "merges[2]: right id '099' is not a decimal id"),
-    ((b"296 <|endoftext|>", b"3 <|endoftext|>"), 50, "specials[0]: id 3 is an ordinary token's id"),
+    ((b"296 <|endoftext|>", b"3 <|endoftext|>"), 50, "specials[0]: id 3 is an ordinary token's, and the text is not its bytes"),
     ((b"296 <|endoftext|>", b"296 "), 50, "specials[0]: the text is empty"),
     ((b"296 <|endoftext|>", b"296 <|\\q|>"), 50, "bad escape"),
     ((b"296 <|endoftext|>", b"296 \\xFF"), 50, "not valid UTF-8"),

@@ -224,7 +224,9 @@ ST_API st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, c
  * parts merges only when it is a rule: the lowest rule first, the leftmost among equal pairs.
  * A piece that spells a token is not taken whole: the rules decide (rules a b, c d, ab c,
  * abc d give [ab, cd] for "abcd", where ranks would give [abcd]). specials: as for
- * st_encoding_new_tiktoken, with ids at or above A + n_merges, one string an id. At most 2^21 - 1 ids. A bad
+ * st_encoding_new_tiktoken, with ids at or above A + n_merges, one string an id, except that
+ * in a bytes model a special may have a symbol's or rule's id when its text is exactly that
+ * token's bytes (it shares the token: docs/model-format.md, Specials). At most 2^21 - 1 ids. A bad
  * rule (a part not below its own id, the same pair twice): ST_ERR_MALFORMED_MODEL with
  * offset = the rule's index (ST_UNIT_INDEX); a bad special: its line, input 1. The tokens the
  * rules spell are stored whole, and a few rules can spell huge ones (30 rules that each join
@@ -691,7 +693,9 @@ ST_API size_t st_trainer_merges(const st_trainer *trainer, const uint32_t **pair
 /* The trained model as a model file (docs/model-format.md, kind rules, merges with counts, the
  * counter's pre-tokenizer; after phase 2 the kept regular merges, the supermerges with counts
  * and the "training" line with the algorithm and its parameters) into out[0..cap): name (1-128 printable ASCII, no space) and the
- * special tokens, text i = specials[ends[i-1] .. ends[i]), which take the ids after the merges;
+ * special tokens, text i = specials[ends[i-1] .. ends[i]), which take the ids after the merges
+ * (ST_TRAIN_HF: a special that HuggingFace's vocabulary puts at a token's id, see
+ * st_trainer_set_specials, and whose text is that token's bytes takes that token's id instead);
  * n_specials must be the trainer's. Size query with cap 0. */
 ST_API st_status st_trainer_write_model(const st_trainer *trainer, const char *name, size_t name_len,
                                         const char *specials, const size_t *special_ends,

@@ -577,7 +577,8 @@ static st_status read_specials(parser *p) {
         }
         const char *why = NULL;
         if (i && id <= m->specials[i - 1].id) why = " is not above the previous special's id (ids increase)";
-        else if (m->kind == ST_MODEL_RULES && id < n_ord) why = " is an ordinary token's id";
+        else if (m->kind == ST_MODEL_RULES && id < n_ord && m->alphabet == ST_ALPHABET_UBE)
+            why = " is an ordinary token's id (a UBE token is symbols, never a special's text)";
         else if (id >= ST_RULES_MAX_IDS && m->kind == ST_MODEL_RULES) why = " is above the 2097150 a rules model can hold";
         else if (m->kind == ST_MODEL_RANKS) {
             size_t lo = 0, hi = (size_t)m->n_tokens;
@@ -950,6 +951,54 @@ static void rule_error(const st_model *m, st_error *e, const st_error *ce) {
     ms(e, ce->message[0] ? ce->message : "refused by the encoding constructor");
 }
 
+/* A rules model's special with an ordinary token's id shares that token (a HuggingFace-trained
+ * model's special whose text is already a token): its text must be exactly the token's bytes.
+ * Checked from the rules, walking the token's parts (a token of L bytes has 2L - 1 parts in all,
+ * so the work is the specials' text); len: the tokens' lengths. */
+static st_status check_shared_specials(const st_model *m, const uint32_t *len, size_t n_ord, st_error *e) {
+    size_t max_len = 0;
+    for (size_t i = 0; i < m->n_specials; i++)
+        if (m->specials[i].id < n_ord && m->specials[i].len > max_len) max_len = m->specials[i].len;
+    if (!max_len) return ST_OK;
+    st_allocator a = m->alloc;
+    uint32_t *stack = (uint32_t *)st__alloc(&a, (max_len + 1) * sizeof *stack);
+    if (!stack) {
+        e->status = ST_ERR_OUT_OF_MEMORY;
+        return ST_ERR_OUT_OF_MEMORY;
+    }
+    st_status st = ST_OK;
+    for (size_t i = 0; i < m->n_specials && st == ST_OK; i++) {
+        uint32_t id = m->specials[i].id;
+        if (id >= n_ord) break; /* ids increase */
+        const uint8_t *text = m->special_text + m->specials[i].off;
+        size_t n = m->specials[i].len, pos = 0, sp = 0;
+        int same = len[id] == n;
+        if (same) stack[sp++] = id;
+        while (same && sp) { /* the token's bytes left to right: a part's right half waits on the stack */
+            uint32_t x = stack[--sp];
+            if (x < 256) {
+                same = pos < n && text[pos++] == x;
+                continue;
+            }
+            size_t r = x - 256;
+            const uint32_t *pr = r < m->merges.n ? m->merges.pairs + 2 * r : m->supermerges.pairs + 2 * (r - m->merges.n);
+            if (sp + 2 > max_len + 1) { same = 0; break; } /* cannot happen: the depth is below the length */
+            stack[sp++] = pr[1];
+            stack[sp++] = pr[0];
+        }
+        if (same && pos == n) continue;
+        uint64_t line = m->specials_line + 1 + i;
+        ms(begin(e, line, line_start(m->src, m->src_len, line)), "specials[");
+        mu(e, i);
+        ms(e, "]: id ");
+        mu(e, id);
+        ms(e, " is an ordinary token's, and the text is not its bytes");
+        st = ST_ERR_MALFORMED_MODEL;
+    }
+    st__free(&a, stack, (max_len + 1) * sizeof *stack);
+    return st;
+}
+
 /* The limit on the bytes the rules' tokens hold (ST_RULES_TOKEN_BYTES_BASE): checked from the
  * pairs, before any token exists, with one length a token (memory proportional to the file). */
 static st_status check_token_bytes(const st_model *m, st_error *e) {
@@ -966,8 +1015,9 @@ static st_status check_token_bytes(const st_model *m, st_error *e) {
     st__error_clear(&ce);
     st_status st = st__rules_token_lengths(m->alphabet, m->merges.pairs, m->merges.n, m->supermerges.pairs,
                                            m->supermerges.n, len, &bytes, &ce);
-    st__free(&a, len, n_ord * sizeof *len);
     if (st != ST_OK) rule_error(m, e, &ce);
+    else st = check_shared_specials(m, len, n_ord, e);
+    st__free(&a, len, n_ord * sizeof *len);
     return st;
 }
 

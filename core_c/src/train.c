@@ -371,6 +371,19 @@ static int str_rehash(st_trainer *t, size_t nslots) {
     return 1;
 }
 
+/* The recorded token spelling bytes p[0..n) (hf mode records every merge's new string), or
+ * UINT32_MAX. */
+static uint32_t str_lookup(const st_trainer *t, const uint8_t *p, size_t n) {
+    if (!t->str_slots) return UINT32_MAX;
+    size_t k = (size_t)st__hash_bytes(p, n) & t->str_mask;
+    for (;;) {
+        uint32_t v = t->str_slots[k];
+        if (!v) return UINT32_MAX;
+        if (t->tok_len[v - 1] == n && st__memcmp(t->seq + t->tok_off[v - 1], p, n) == 0) return v - 1;
+        k = (k + 1) & t->str_mask;
+    }
+}
+
 /* The token spelling the same sequence as token id, or id itself after recording it. */
 static uint32_t str_find_or_add(st_trainer *t, uint32_t id) {
     if (!t->str_slots || (t->n_strs + 1) * 10 > (t->str_mask + 1) * 7)
@@ -1396,15 +1409,52 @@ st_status st_trainer_write_model(const st_trainer *t, const char *name, size_t n
         m.tr_c_min = t->ngram_cmin;
         m.tr_max_len = t->ngram_max_len;
     }
+    /* hf: a special that HuggingFace's vocabulary puts at a token's id (its text is the token's
+     * byte-level string, which set_specials recorded) shares that id when its text is also the
+     * token's bytes (printable ASCII), so the vocabulary holds vocab_size ids as HuggingFace's
+     * does; the others take the ids after the rules, in their order. A model lists its specials
+     * by increasing id: the shared ones first (by their token's id), then the others. */
     st__model_special *sp = NULL;
+    uint32_t *shared_at = NULL; /* [id < n_tok]: the special sharing token id, its index + 1; [n_tok + i]: 1
+                                   when special i shares */
+    uint32_t n_tok = t->base + (uint32_t)(n_regular + n_super);
     if (n_specials) {
         sp = (st__model_special *)st__alloc(&t->alloc, n_specials * sizeof *sp);
         if (!sp) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        size_t at_size = ((size_t)n_tok + n_specials) * sizeof *shared_at;
+        if (t->mode == ST_TRAIN_HF && t->spec_len) {
+            shared_at = (uint32_t *)st__alloc(&t->alloc, at_size);
+            if (!shared_at) {
+                st__free(&t->alloc, sp, n_specials * sizeof *sp);
+                return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+            }
+            st__memset(shared_at, 0, at_size);
+            for (size_t i = 0; i < n_specials; i++) {
+                size_t s0 = i ? special_ends[i - 1] : 0, n = special_ends[i] - s0;
+                if (t->spec_len[i] != n || st__memcmp(t->spec_bytes + t->spec_off[i], specials + s0, n) != 0)
+                    continue; /* not a token's string, or its bytes differ from the string's (e.g. "é") */
+                uint32_t id = n == 1 ? (uint8_t)specials[s0] : str_lookup(t, (const uint8_t *)specials + s0, n);
+                if (id < n_tok && !shared_at[id]) {
+                    shared_at[id] = (uint32_t)i + 1;
+                    shared_at[n_tok + i] = 1;
+                }
+            }
+        }
+        size_t k = 0;
+        for (uint32_t id = 0; shared_at && id < n_tok; id++)
+            if (shared_at[id]) {
+                size_t i = shared_at[id] - 1, s0 = i ? special_ends[i - 1] : 0;
+                sp[k].id = id;
+                sp[k].off = s0;
+                sp[k++].len = special_ends[i] - s0;
+            }
+        uint32_t next = n_tok;
         for (size_t i = 0; i < n_specials; i++) {
             size_t s0 = i ? special_ends[i - 1] : 0;
-            sp[i].id = t->base + (uint32_t)(n_regular + n_super) + (uint32_t)i;
-            sp[i].off = s0;
-            sp[i].len = special_ends[i] - s0;
+            if (shared_at && shared_at[n_tok + i]) continue;
+            sp[k].id = next++;
+            sp[k].off = s0;
+            sp[k++].len = special_ends[i] - s0;
         }
     }
     (void)total;
@@ -1413,6 +1463,7 @@ st_status st_trainer_write_model(const st_trainer *t, const char *name, size_t n
     m.special_text = (uint8_t *)(void *)(uintptr_t)specials;
     st_status st = st_model_write(&m, out, cap, out_len);
     if (sp) st__free(&t->alloc, sp, n_specials * sizeof *sp);
+    if (shared_at) st__free(&t->alloc, shared_at, ((size_t)n_tok + n_specials) * sizeof *shared_at);
     if (st == ST_ERR_BUFFER_TOO_SMALL) return st__error_status(err, st);
     if (st != ST_OK) return st__error_set(err, st, ST_UNIT_NONE, 0, NULL);
     return ST_OK;

@@ -226,15 +226,74 @@ static st_status fill_special_lengths(const uint8_t *s, size_t n, uint32_t *offs
     return ST_OK;
 }
 
+/* fill_lengths for the specials of a rules model: an id below n_ord shares an ordinary token
+ * (check_shared compares the bytes) and keeps that token's length. */
+static st_status fill_lengths_from(const uint8_t *s, size_t n, uint32_t *offsets, uint32_t n_ord, st_error *err) {
+    size_t pos = 0;
+    line ln;
+    while (next_line(s, n, &pos, &ln, 0, NULL) > 0) {
+        if (ln.id < n_ord) continue;
+        if (offsets[ln.id + 1]) {
+            line_error(err, s, ln.start, 1, "rank ");
+            st__error_append_u64(err, ln.id);
+            st__error_append(err, " is given to an earlier line too");
+            return ST_ERR_MALFORMED_MODEL;
+        }
+        offsets[ln.id + 1] = (uint32_t)ln.bytes_len;
+    }
+    return ST_OK;
+}
+
+/* ST_ERR_MALFORMED_MODEL at the second line of the specials text giving an id that an earlier
+ * line gives too (sorted: its distinct ids, fewer than the lines). */
+static st_status repeated_special_id(const uint8_t *s, size_t n, const uint32_t *sorted, st_error *err) {
+    (void)sorted;
+    size_t pos = 0, pos2;
+    line ln, l2;
+    while (next_line(s, n, &pos, &ln, 0, NULL) > 0) {
+        pos2 = pos;
+        while (next_line(s, n, &pos2, &l2, 0, NULL) > 0)
+            if (l2.id == ln.id) {
+                line_error(err, s, l2.start, 1, "rank ");
+                st__error_append_u64(err, l2.id);
+                st__error_append(err, " is given to an earlier line too");
+                return ST_ERR_MALFORMED_MODEL;
+            }
+    }
+    return ST_ERR_MALFORMED_MODEL;
+}
+
+/* A special with an ordinary token's id (below n_ord) must spell exactly that token's bytes:
+ * decoded into scratch (room for every special's bytes) and compared. */
+static st_status check_shared(const uint8_t *ss, size_t len, const uint32_t *offsets, uint32_t n_ord,
+                              const uint8_t *bytes, uint8_t *scratch, st_error *err) {
+    size_t pos = 0;
+    line ln;
+    while (next_line(ss, len, &pos, &ln, 0, NULL) > 0) {
+        if (ln.id >= n_ord) continue;
+        b64_decode(ss + ln.start, ln.b64_len, scratch);
+        uint32_t tl = offsets[ln.id + 1] - offsets[ln.id];
+        if (tl == ln.bytes_len && st__memcmp(bytes + offsets[ln.id], scratch, tl) == 0) continue;
+        line_error(err, ss, ln.start, 1, "special token ");
+        st__error_append_quoted(err, scratch, ln.bytes_len);
+        st__error_append(err, " has the id of an ordinary token, ");
+        st__error_append_u64(err, ln.id);
+        st__error_append(err, ", but not its bytes");
+        return ST_ERR_MALFORMED_MODEL;
+    }
+    return ST_OK;
+}
+
 /* Write the specials' bytes at their offsets. A special token is text found in text: its
  * bytes must be valid UTF-8, or a match could start or end inside a character;
  * ST_ERR_MALFORMED_MODEL at the first line that is not. */
 static st_status fill_specials(const uint8_t *ss, size_t len, const uint32_t *offsets, uint32_t n_ids,
-                               uint8_t *bytes, uint32_t *extra, uint32_t n_extra, st_error *err) {
+                               uint8_t *bytes, uint32_t *extra, uint32_t n_extra, uint32_t shared_below, st_error *err) {
     size_t pos = 0;
     line ln;
     uint32_t k = 0, at = offsets[n_ids]; /* the further strings go after every id's */
     while (next_line(ss, len, &pos, &ln, 0, NULL) > 0) {
+        if (ln.id < shared_below) continue; /* a token's id: its bytes are the token's (check_shared) */
         uint8_t *p;
         size_t n;
         if (k < n_extra && extra[3 * k + 1] == (uint32_t)ln.start) { /* a further string of its id */
@@ -390,7 +449,7 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
     for (uint32_t i = 0; i < n_ids; i++) b.offsets[i + 1] += b.offsets[i];
     fill_bytes(rs, ranks_len, b.offsets, b.bytes);
     if (specials_len) {
-        if ((st = fill_specials(ss, specials_len, b.offsets, n_ids, b.bytes, b.extra, n_extra, err)) != ST_OK) {
+        if ((st = fill_specials(ss, specials_len, b.offsets, n_ids, b.bytes, b.extra, n_extra, 0, err)) != ST_OK) {
             st__free(a, b.block, b.total);
             return st;
         }
@@ -582,8 +641,10 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
         if (st != ST_OK) return st;
         size_t pos = 0;
         line ln;
+        /* a special may have a byte token's or a rule's id only to share that token (its text is
+         * the token's bytes, checked below): a UBE token is symbols, never text */
         while (next_line(ss, specials_len, &pos, &ln, 0, NULL) > 0)
-            if (ln.id < n_ord || ln.id >= ST_RULES_MAX_IDS) { /* a special cannot be a rule's id */
+            if ((ln.id < n_ord && unit == 2) || ln.id >= ST_RULES_MAX_IDS) {
                 line_error(err, ss, ln.start, 1, "special token id ");
                 st__error_append_u64(err, ln.id);
                 st__error_append(err, ln.id < n_ord ? " is a symbol's or rule's id" : " is above 2^21 - 1");
@@ -647,9 +708,10 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
     st__free(a, len, (size_t)n_ord * 4);
     st_status st = ST_OK;
     if (specials_len) {
-        st = fill_lengths(ss, specials_len, offsets, 1, err);
+        st = fill_lengths_from(ss, specials_len, offsets, n_ord, err); /* a shared id keeps its token's length */
+        if (st == ST_OK && sorted_special_ids(ss, specials_len, special_ids) != ts.count)
+            st = repeated_special_id(ss, specials_len, special_ids, err);
         if (st != ST_OK) { st__free(a, block, total); return st; }
-        (void)sorted_special_ids(ss, specials_len, special_ids); /* ids are distinct: fill_lengths */
     }
     for (uint32_t i = 0; i < n_ids; i++) offsets[i + 1] += offsets[i];
     for (uint32_t id = 0; id < base; id++) { /* the symbols themselves */
@@ -664,7 +726,8 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
         st__memcpy(bytes + at + ll, bytes + offsets[r], rl);
     }
     if (specials_len) {
-        if ((st = fill_specials(ss, specials_len, offsets, n_ids, bytes, NULL, 0, err)) != ST_OK) {
+        if ((st = fill_specials(ss, specials_len, offsets, n_ids, bytes, NULL, 0, n_ord, err)) != ST_OK ||
+            (st = check_shared(ss, specials_len, offsets, n_ord, bytes, bytes + offsets[n_ids], err)) != ST_OK) {
             st__free(a, block, total);
             return st;
         }
@@ -993,7 +1056,7 @@ st_status st__vocab_parse_compact(st_vocab *v, const st_allocator *a, const uint
     if (specials_len) n_special = sorted_special_ids(ss, specials_len, b.special_ids);
     for (uint32_t i = 0; i < n_ids; i++) b.offsets[i + 1] += b.offsets[i];
     if (specials_len) {
-        if ((st = fill_specials(ss, specials_len, b.offsets, n_ids, b.bytes, b.extra, n_extra, err)) != ST_OK) {
+        if ((st = fill_specials(ss, specials_len, b.offsets, n_ids, b.bytes, b.extra, n_extra, 0, err)) != ST_OK) {
             st__free(a, b.block, b.total);
             return st;
         }

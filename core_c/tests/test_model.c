@@ -347,6 +347,79 @@ static void test_encodings(void) {
     CHECK(st_model_parse(RULES, 10, NULL, NULL, &err) == ST_ERR_INVALID_ARGUMENT, "NULL out");
 }
 
+/* A special with a token's id shares that token when its text is the token's bytes (what hf
+ * training writes): parsed, written back byte for byte, encoded as that id; other bytes, or a
+ * UBE model, are refused, in the model and through st_encoding_new_merges. */
+static void test_shared_specials(void) {
+    static const char M[] =
+        "supertok-model 1\n"
+        "name shared\n"
+        "kind rules\n"
+        "alphabet bytes\n"
+        "pattern o200k\n"
+        "script-aware no\n"
+        "merges 3\n"
+        "97 98\n"
+        "99 100\n"
+        "256 99\n"
+        "specials 3\n"
+        "97 a\n"
+        "258 abc\n"
+        "259 <|x|>\n"
+        "end\n";
+    st_model *m = NULL;
+    st_error err;
+    st_status st = st_model_parse(M, sizeof M - 1, NULL, &m, &err);
+    CHECK(st == ST_OK, "shared: %d %s", st, err.message);
+    if (m) {
+        char out[512];
+        size_t n = 0;
+        CHECK(st_model_write(m, out, sizeof out, &n) == ST_OK && n == sizeof M - 1 && memcmp(out, M, n) == 0,
+              "shared: not written back byte for byte");
+        st_model_free(m);
+    }
+    st_encoding *a = NULL;
+    st = st_encoding_new_model(M, sizeof M - 1, NULL, &a, &err);
+    CHECK(st == ST_OK, "shared encoding: %d %s", st, err.message);
+    if (a) {
+        uint32_t ids[16], allowed[3] = {97, 258, 259};
+        size_t k;
+        CHECK(st_encoding_n_vocab(a) == 260 && st_encoding_n_special(a) == 3, "shared: n_vocab %u",
+              st_encoding_n_vocab(a));
+        CHECK(t_encode(a, "abc a<|x|>", 10, allowed, 3, ids, NULL, 16, &k, NULL) == ST_OK && k == 4 && ids[0] == 258 &&
+              ids[1] == 32 && ids[2] == 97 && ids[3] == 259, "shared: encode with the specials");
+        CHECK(t_encode(a, "abc", 3, NULL, 0, ids, NULL, 16, &k, NULL) == ST_OK && k == 1 && ids[0] == 258,
+              "shared: ordinary abc");
+        const uint8_t *p;
+        size_t len;
+        CHECK(t_token_bytes(a, 258, &p, &len) == ST_OK && len == 3 && memcmp(p, "abc", 3) == 0, "shared: bytes");
+        st_encoding_free(a);
+    }
+    bad_edit(M, "258 abc", "258 abd", 13, "specials[1]: id 258 is an ordinary token's, and the text is not its bytes");
+    bad_edit(M, "258 abc", "258 ab", 13, "specials[1]: id 258 is an ordinary token's, and the text is not its bytes");
+    bad_edit(M, "97 a", "98 a", 12, "specials[0]: id 98 is an ordinary token's, and the text is not its bytes");
+    /* st_encoding_new_merges: specials as rank-file lines */
+    static const uint32_t merges[] = {97, 98};
+    static const char good[] = "YWI= 256\nYQ== 97\n", bad[] = "YWI= 256\nYg== 97\n";
+    st_encoding *b = NULL;
+    size_t off;
+    int in_spec;
+    st = t_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, good, sizeof good - 1, ST_PATTERN_O200K, NULL, &b, &off,
+                               &in_spec);
+    CHECK(st == ST_OK && b && st_encoding_n_vocab(b) == 257, "merges, shared specials: %d", st);
+    st_encoding_free(b);
+    b = NULL;
+    st = t_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, bad, sizeof bad - 1, ST_PATTERN_O200K, NULL, &b, &off,
+                               &in_spec);
+    CHECK(st == ST_ERR_MALFORMED_MODEL && !b, "merges, a special with a token's id and other bytes: %d", st);
+    st_encoding_free(b);
+    b = NULL;
+    st = t_encoding_new_merges(ST_ALPHABET_UBE, merges, 1, good, sizeof good - 1, ST_PATTERN_O200K, NULL, &b, &off,
+                               &in_spec);
+    CHECK(st == ST_ERR_MALFORMED_MODEL && !b, "merges, UBE: a special cannot share: %d", st);
+    st_encoding_free(b);
+}
+
 static void test_malformed(void) {
     /* the header, field by field */
     bad_edit(RULES, "supertok-model 1", "supertok-model 3", 1, "format version '3' is not supported");
@@ -402,7 +475,7 @@ static void test_malformed(void) {
     /* specials */
     bad_edit(RULES, "specials 3", "specials 4", 18, "specials: 'end' after 3 of 4 lines");
     bad_edit(RULES, "specials 3", "specials 2", 17, "a data line where 'end' was expected");
-    bad_edit(RULES, "260 <|endoftext|>", "259 <|endoftext|>", 15, "specials[0]: id 259 is an ordinary token's id");
+    bad_edit(RULES, "260 <|endoftext|>", "259 <|endoftext|>", 15, "specials[0]: id 259 is an ordinary token's, and the text is not its bytes");
     bad_edit(RULES, "260 <|endoftext|>", "262 <|endoftext|>", 16, "specials[1]: id 261 is not above the previous");
     bad_edit(RULES, "260 <|endoftext|>", "260 ", 15, "specials[0]: the text is empty");
     bad_edit(RULES, "260 <|endoftext|>", "260", 15, "specials[0]: expected 'id text'");
@@ -701,6 +774,7 @@ int main(int argc, char **argv) {
     if (argc > 1) g_dir = argv[1];
     test_round_trips();
     test_encodings();
+    test_shared_specials();
     test_malformed();
     test_training_line();
     static const char *names[] = {"bytes_small", "ube_small"};

@@ -509,8 +509,18 @@ class Encoding:
         if self.alphabet != "bytes":
             raise ValueError("encoding %r is a UBE model: its tokens are sequences of symbols, not bytes, "
                              "so it has no mergeable_ranks" % (self.name,))
-        return {self._backend.token_bytes(self._handle, i): i
-                for i in range(self.n_vocab) if i not in self._special_token_values}
+        return {self._backend.token_bytes(self._handle, i): i for i in range(self.n_vocab)
+                if i not in self._special_token_values or i in self._shared_special_ids}
+
+    @functools.cached_property
+    def _shared_special_ids(self):
+        """The special ids that are an ordinary token's too: in a model of merge rules a special
+        whose text is a token's bytes may share its id (docs/model-format.md, Specials; hf
+        training makes such specials). Empty for a rank vocabulary."""
+        if self._model_data is None and self._state.get("merges") is None:
+            return frozenset()
+        end = (512 if self.alphabet == "ube" else 256) + len(self.merges) + len(self._supermerges)
+        return frozenset(i for i in self._special_token_values if i < end)
 
     def token_byte_values(self):
         """The bytes of every ordinary token, sorted (tiktoken's token_byte_values)."""
@@ -724,6 +734,10 @@ class Encoding:
         ids, starts = self._core(self._backend.encode, self._handle, data, allowed, want_starts=True,
                                  disallowed=disallowed, special_flags=flags)
         specials = self._special_token_values
+        if self._shared_special_ids:  # a shared id is a special only where that special is allowed
+            on = set(self._special_by_id[i] for i in self._shared_special_ids
+                     if flags & _ALLOW_ALL or self._special_index[self._special_by_id[i]] in allowed)
+            specials = {i for i in specials if i not in self._shared_special_ids or self._special_by_id[i] in on}
         if not ids or ids[-1] in specials:  # nothing, or a special token last: all stable
             return ids, []
         # the tokens of the last pre-tokenizer piece after the last special token
