@@ -32,7 +32,7 @@ def _hf_oracle(vocab_size, specials):
 
 
 CASES = [
-    (258, ["a", "<|x|>"]),          # a byte's string: the brief's example
+    (258, ["a", "<|x|>"]),          # a byte's string
     (262, ["a"]),
     (264, ["<|endoftext|>", "the"]),  # a merge's string ("the" is merged by then)
     (262, ["the", "a", "<|pad|>"]),
@@ -73,7 +73,7 @@ def test_colliding_special_shares_the_token_id(backend, vocab_size, specials):
     assert enc2.encode(text, allowed_special="all") == ids
 
 
-def test_brief_example_shares_byte_id(backend):
+def test_a_byte_special_shares_the_byte_id(backend):
     enc = _hf(258, ["a", "<|x|>"])
     assert enc.n_vocab == 258
     assert enc._special_tokens == {"a": 97, "<|x|>": 257}

@@ -18,6 +18,7 @@ import base64
 import json
 import os
 import random
+import re
 import struct
 import subprocess
 import sys
@@ -158,7 +159,7 @@ def hostile_cases():
     sd_m, sd_s = super_doubling(28)
     sc_m, sc_s = super_chain(60000)
     return {
-        # the issue's two files: 346 bytes that spell a gigabyte, 0.9 MB that spell 3.6 GB
+        # two hostile files: 346 bytes that spell a gigabyte, 0.9 MB that spell 3.6 GB
         "doubling": ("model", lambda: model_text(dbl), False, True),
         "chain_89k": ("model", lambda: model_text(ch89), False, True),
         "chain_within": ("model", lambda: model_text(within), True, False),
@@ -313,7 +314,7 @@ def test_hostile_image_memory(backend_name, case, tmp_path):
     check_bounded(res, len(data), "%s on %s" % (case, backend_name))
 
 
-def test_the_issue_files_refused_with_the_rule_named(backend):
+def test_doubling_and_chain_files_refused_with_the_rule_named(backend):
     """The error names the line and the rule that crossed the limit, the same on every backend."""
     with pytest.raises(ModelError) as ei:
         supertok.load_model(model_text(doubling(30)))
@@ -470,7 +471,7 @@ def test_trainer_stops_at_the_limit_on_one_byte(backend):
     """hf mode on 17 MB of one byte makes doubling tokens; the trainer stops before the token
     that would take its model past the limit, so the model it writes loads again."""
     if backend == "pywasm":
-        pytest.skip("pywasm: a 17 MB corpus is too big for an interpreter (native and wasmtime run it)")
+        pytest.skip("pywasm is an interpreter: training on a 17 MB corpus runs on native and wasmtime")
     n = 17_000_000
     with pytest.warns(supertok.TrainWarning) as rec:
         enc = supertok.train(iter(["a" * n]), vocab_size=300, mode="hf", progress=False)
@@ -491,7 +492,7 @@ def test_trainer_stops_at_the_limit_in_phase_two(backend, algorithm):
     """Supermerges over a line of one long word repeated double like merges do: phase 2 stops
     at the limit too (counting only the regular merges the model keeps)."""
     if backend == "pywasm":
-        pytest.skip("pywasm: an 8 MB corpus is too slow for an interpreter (native and wasmtime run it)")
+        pytest.skip("pywasm is an interpreter: training on an 8 MB corpus runs on native and wasmtime")
     rng = random.Random(1)
     word = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(2000))
     kw = {"supermerges": 40} if algorithm == "superbpe" else {}
@@ -524,22 +525,25 @@ def _damage(b, backend, state, **fields):
         b._r.write(state.ptr + at, struct.pack("<" + fmt, *(v if isinstance(v, (list, tuple)) else [v])))
 
 
-@pytest.mark.parametrize("fields", [
-    {"n_pending": 9, "alphabet": 1},      # would write past pending[] in UTF-16 mode
-    {"n_pending": 200, "alphabet": 0},    # ... and in UTF-8 mode
-    {"n_pending": 4, "alphabet": 1},
-    {"alphabet": 7},
-    {"n_pending": 1, "alphabet": 0, "pending": [0x41, 0, 0, 0]},  # ASCII is no incomplete sequence
-    {"n_pending": 2, "alphabet": 1, "pending": [0x41, 0x00, 0, 0]},  # no high surrogate
+@pytest.mark.parametrize("fields,why", [
+    ({"n_pending": 9, "alphabet": 1}, "n_pending is above 3"),      # would write past pending[] in UTF-16 mode
+    ({"n_pending": 200, "alphabet": 0}, "n_pending is above 3"),    # ... and in UTF-8 mode
+    ({"n_pending": 4, "alphabet": 1}, "n_pending is above 3"),
+    ({"alphabet": 7}, "alphabet is neither 0"),
+    ({"n_pending": 1}, "run_start is not base - n_pending"),       # the stream left 2 pending
+    # two pending symbols, as the stream left, but not the start of a sequence they could finish
+    ({"n_pending": 2, "alphabet": 0, "pending": [0x41, 0xB8, 0, 0]}, "pending holds no incomplete UTF-8 sequence"),
+    ({"n_pending": 2, "alphabet": 0, "pending": [0xE4, 0x41, 0, 0]}, "pending holds no incomplete UTF-8 sequence"),
+    ({"n_pending": 2, "alphabet": 1, "pending": [0x41, 0x00, 0, 0]}, "pending holds no high surrogate"),
 ])
-def test_ube_stream_refuses_a_damaged_state(backend, fields):
+def test_ube_stream_refuses_a_damaged_state(backend, fields, why):
     if backend == "pywasm":
-        pytest.skip("pywasm: the same C as wasmtime")
+        pytest.skip("pywasm is an interpreter: the damaged stream states (the same C) run on native and wasmtime")
     b = get_backend(backend)
     state = b.ube_stream_new()
     b.ube_stream_feed(state, [0xE4, 0xB8], 0)  # a valid stream: two bytes of a 3-byte character pending
     _damage(b, backend, state, **fields)
-    with pytest.raises(supertok.SupertokError, match="damaged stream state") as ei:
+    with pytest.raises(supertok.SupertokError, match="damaged stream state: " + re.escape(why)) as ei:
         b.ube_stream_feed(state, [0x41, 256 + 0x3D, 256 + 0xD8, 256 + 0x00, 256 + 0xDC] * 4, 0)
     assert "INVALID_ARGUMENT" in str(ei.value) or "invalid argument" in str(ei.value).lower()
 
@@ -548,7 +552,7 @@ def test_ube_stream_state_fuzz(backend):
     """Random damage to any field of a state a valid stream left, then random symbols: every
     call either refuses the state or decodes to valid UTF-8, never more than 3 n + 3 bytes."""
     if backend == "pywasm":
-        pytest.skip("pywasm: the same C as wasmtime")
+        pytest.skip("pywasm is an interpreter: the stream-state fuzz (the same C) runs on native and wasmtime")
     b = get_backend(backend)
     rng = random.Random(7)
     refused = decoded = 0

@@ -56,6 +56,9 @@ def _skip_pywasm(backend):
 
 def _train_in_child(backend, unit, reps, vocab):
     env = dict(os.environ, SUPERTOK_BACKEND=backend)
+    # the supertok this test imported (an installed one, or a source tree on PYTHONPATH)
+    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(supertok.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH")) if p)
     try:
         out = subprocess.run([sys.executable, "-c", _CHILD, unit, str(reps), str(vocab)], env=env,
                              capture_output=True, text=True, encoding="utf-8", timeout=WALL_LIMIT)

@@ -274,6 +274,10 @@ def test_second_ctrl_c_waits_for_the_threads(native, monkeypatch, tmp_path):
 
     def progress(r):
         if r.phase == "count":
+            deadline = time.monotonic() + 10
+            while not busy[0] and time.monotonic() < deadline:  # a thread is inside its slow call
+                time.sleep(0.005)
+            assert busy[0], "no counting thread started its core call within 10 s"
             threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()  # the second Ctrl-C
             raise KeyboardInterrupt  # the first
     monkeypatch.setattr(_train, "CHUNK", 4096)
@@ -334,7 +338,7 @@ def test_threads_at_the_maximum_is_accepted(tmp_path):
     assert "MAX_THREADS (1024" in supertok.train.__doc__
     path = tmp_path / "t.txt"
     path.write_text("hello world\n" * 10)
-    enc = supertok.train(str(path), vocab_size=252, threads=64, progress=False)
+    enc = supertok.train(str(path), vocab_size=252, threads=_train.MAX_THREADS, progress=False)
     assert enc.merges
 
 
