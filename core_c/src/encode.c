@@ -522,7 +522,7 @@ ST_INLINE size_t run_size(size_t cap) { return cap * (sizeof(size_t) + sizeof(ui
 /* Room for one more run entry: the stack arrays, then a doubling allocation. */
 static st_status run_grow(encoder *e) {
     size_t cap = e->run_cap * 2;
-    if (cap > 0x7FFFFFF0u) return ST_ERR_INVALID_ARGUMENT; /* the heap merge names entries in 32 bits */
+    if (cap > ST_MERGE_MAX_PARTS) return ST_ERR_OUT_OF_MEMORY; /* the run is merged by the heap merge */
     void *mem = st__alloc(&e->enc->alloc, run_size(cap));
     if (!mem) return ST_ERR_OUT_OF_MEMORY;
     size_t *at = (size_t *)mem;
@@ -925,7 +925,7 @@ static st_status encode_piece_rules(encoder *e, size_t a, size_t b) {
     size_t n = b - a;
     cache_ref cr;
     if (cache_find(e, p, n, 0, &cr)) return cache_replay(e, &cr, a);
-    if (n > 0x7FFFFFF0u) return ST_ERR_INVALID_ARGUMENT;
+    if (n > ST_MERGE_MAX_PARTS) return ST_ERR_OUT_OF_MEMORY;
     /* symbols, their offsets, the final tokens and starts, the merge scratch */
     size_t msz = st__merge_heap_scratch_size(n), size = 4 * n * sizeof(uint32_t) + msz;
     uint64_t stack[(4 * ST_STACK_PIECE + 1) / 2 + (3 * ST_STACK_PIECE + 1) + (4 * (ST_STACK_PIECE + 1) + 1) / 2];
@@ -1001,7 +1001,7 @@ static st_status encode_piece_ranks(encoder *e, size_t a, size_t b, int looked, 
         cache_fill(&cr, p, n, m, tok, start, NULL, 0);
         return ST_OK;
     }
-    if (n > 0x7FFFFFF0u) return ST_ERR_INVALID_ARGUMENT; /* node names are 32-bit offsets */
+    if (n > ST_MERGE_MAX_PARTS) return ST_ERR_OUT_OF_MEMORY;
     if (bt) {
         size_t osz = st__backtrack_scratch_size(n), bsz = osz + 2 * n * sizeof(uint32_t);
         uint8_t *scratch = (uint8_t *)st__alloc(&e->enc->alloc, bsz);

@@ -51,6 +51,12 @@ size_t st__merge_short(const st__merger *m, const uint8_t *p, size_t n, uint32_t
 /* Bytes of scratch st__merge_heap needs for n parts. */
 size_t st__merge_heap_scratch_size(size_t n);
 
+/* The most parts a merge call takes: node names are 32-bit offsets, and a call's scratch (the
+ * heap's, plus the caller's arrays: under 64 bytes a part, encode.c) must have a size that fits
+ * in size_t, which on wasm32 is 32 bits. A longer piece is refused (ST_ERR_OUT_OF_MEMORY: its
+ * scratch could not be had there) rather than sized by a product that wrapped around. */
+#define ST_MERGE_MAX_PARTS (SIZE_MAX / 64 < 0x7FFFFFF0u ? SIZE_MAX / 64 : (size_t)0x7FFFFFF0u)
+
 /* The heap merge of n parts: for a rank vocabulary the bytes p[0..n) (ST_PAD readable bytes
  * after them; sym NULL), for a rule model the base symbols sym[0..n) (p NULL); starts are then
  * symbol indexes. Writes the final parts' tokens and starts (n entries each) and returns

@@ -956,12 +956,18 @@ static void rule_error(const st_model *m, st_error *e, const st_error *ce) {
  * Checked from the rules, walking the token's parts (a token of L bytes has 2L - 1 parts in all,
  * so the work is the specials' text); len: the tokens' lengths. */
 static st_status check_shared_specials(const st_model *m, const uint32_t *len, size_t n_ord, st_error *e) {
-    size_t max_len = 0;
-    for (size_t i = 0; i < m->n_specials; i++)
-        if (m->specials[i].id < n_ord && m->specials[i].len > max_len) max_len = m->specials[i].len;
-    if (!max_len) return ST_OK;
+    /* the stack holds at most a token's length of parts: the longest token walked (a special
+     * whose length differs from its token's is refused without a walk) */
+    size_t max_len = 0, shared = 0;
+    for (size_t i = 0; i < m->n_specials; i++) {
+        uint32_t id = m->specials[i].id;
+        shared += id < n_ord;
+        if (id < n_ord && len[id] == m->specials[i].len && len[id] > max_len) max_len = len[id];
+    }
+    if (!shared) return ST_OK;
     st_allocator a = m->alloc;
-    uint32_t *stack = (uint32_t *)st__alloc(&a, (max_len + 1) * sizeof *stack);
+    /* token lengths are below 2^32, but on wasm32 four bytes each of so many would not fit */
+    uint32_t *stack = max_len < SIZE_MAX / sizeof *stack ? (uint32_t *)st__alloc(&a, (max_len + 1) * sizeof *stack) : NULL;
     if (!stack) {
         e->status = ST_ERR_OUT_OF_MEMORY;
         return ST_ERR_OUT_OF_MEMORY;

@@ -1101,7 +1101,15 @@ static int super_step(st_trainer *t) {
             }
         return 0;
     }
-    size_t k = t->next_merge++;
+    size_t k = t->next_merge;
+    /* keeping regular merge k writes its token too: the same limit on the tokens' bytes as a
+     * supermerge's (make_token) */
+    uint64_t rules = (uint64_t)t->next_merge + t->n_super + 1;
+    if (written_token_bytes(t) + t->tok_len[t->base + k] > st__rules_token_bytes_limit(rules)) {
+        t->stop = ST_STOP_TOKEN_BYTES;
+        return 0;
+    }
+    t->next_merge++;
     /* its token exists now: the pairs that waited for it compete again */
     for (uint32_t e = t->wait_head[k]; e; e = t->wait_next[e - 1]) {
         uint32_t q = t->wait_pair[e - 1];

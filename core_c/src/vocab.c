@@ -178,17 +178,28 @@ static void fill_bytes(const uint8_t *s, size_t n, const uint32_t *offsets, uint
 
 static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
 
-/* The distinct ids of the specials text, sorted (insertion sort: a handful of specials); their
- * number. */
+/* The distinct ids of the specials text, sorted, and their number. Heapsort: a hostile model
+ * may give many specials in any order, and the sort needs no memory of its own. */
+static void sift_down(uint32_t *h, size_t at, size_t n) {
+    uint32_t x = h[at];
+    for (size_t c; (c = 2 * at + 1) < n; at = c) {
+        if (c + 1 < n && h[c + 1] > h[c]) c++;
+        if (h[c] <= x) break;
+        h[at] = h[c];
+    }
+    h[at] = x;
+}
+
 static uint32_t sorted_special_ids(const uint8_t *ss, size_t len, uint32_t *special_ids) {
     size_t pos = 0, k = 0;
     line ln;
     while (next_line(ss, len, &pos, &ln, 0, NULL) > 0) special_ids[k++] = ln.id;
-    for (size_t x = 1; x < k; x++) {
-        uint32_t id = special_ids[x];
-        size_t y = x;
-        while (y > 0 && special_ids[y - 1] > id) { special_ids[y] = special_ids[y - 1]; y--; }
-        special_ids[y] = id;
+    for (size_t i = k / 2; i-- > 0;) sift_down(special_ids, i, k);
+    for (size_t end = k; end > 1; end--) {
+        uint32_t top = special_ids[0];
+        special_ids[0] = special_ids[end - 1];
+        special_ids[end - 1] = top;
+        sift_down(special_ids, 0, end - 1);
     }
     size_t n = 0; /* an id given several strings is one special token */
     for (size_t x = 0; x < k; x++)
@@ -244,22 +255,26 @@ static st_status fill_lengths_from(const uint8_t *s, size_t n, uint32_t *offsets
     return ST_OK;
 }
 
-/* ST_ERR_MALFORMED_MODEL at the second line of the specials text giving an id that an earlier
- * line gives too (sorted: its distinct ids, fewer than the lines). */
-static st_status repeated_special_id(const uint8_t *s, size_t n, const uint32_t *sorted, st_error *err) {
-    (void)sorted;
-    size_t pos = 0, pos2;
-    line ln, l2;
+/* ST_ERR_MALFORMED_MODEL at the first line of the specials text giving an id that an earlier
+ * line gives too (the caller knows one does: fewer distinct ids than lines); one pass with a bit
+ * for each of the n_ids ids. */
+static st_status repeated_special_id(const uint8_t *s, size_t n, uint32_t n_ids, const st_allocator *a, st_error *err) {
+    size_t seen_size = (((size_t)n_ids + 63) / 64) * 8;
+    uint64_t *seen = (uint64_t *)st__alloc(a, seen_size);
+    if (!seen) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    st__memset(seen, 0, seen_size);
+    size_t pos = 0;
+    line ln;
     while (next_line(s, n, &pos, &ln, 0, NULL) > 0) {
-        pos2 = pos;
-        while (next_line(s, n, &pos2, &l2, 0, NULL) > 0)
-            if (l2.id == ln.id) {
-                line_error(err, s, l2.start, 1, "rank ");
-                st__error_append_u64(err, l2.id);
-                st__error_append(err, " is given to an earlier line too");
-                return ST_ERR_MALFORMED_MODEL;
-            }
+        if ((seen[ln.id >> 6] >> (ln.id & 63)) & 1) {
+            line_error(err, s, ln.start, 1, "rank ");
+            st__error_append_u64(err, ln.id);
+            st__error_append(err, " is given to an earlier line too");
+            break;
+        }
+        seen[ln.id >> 6] |= 1ull << (ln.id & 63);
     }
+    st__free(a, seen, seen_size);
     return ST_ERR_MALFORMED_MODEL;
 }
 
@@ -273,7 +288,14 @@ static st_status check_shared(const uint8_t *ss, size_t len, const uint32_t *off
         if (ln.id >= n_ord) continue;
         b64_decode(ss + ln.start, ln.b64_len, scratch);
         uint32_t tl = offsets[ln.id + 1] - offsets[ln.id];
-        if (tl == ln.bytes_len && st__memcmp(bytes + offsets[ln.id], scratch, tl) == 0) continue;
+        if (tl == ln.bytes_len && st__memcmp(bytes + offsets[ln.id], scratch, tl) == 0) {
+            /* a special is text found in text, shared or not (fill_specials) */
+            if (st_utf8_validate((const char *)scratch, tl, NULL) == ST_OK) continue;
+            line_error(err, ss, ln.start, 1, "special token ");
+            st__error_append_quoted(err, scratch, ln.bytes_len);
+            st__error_append(err, " is not valid UTF-8");
+            return ST_ERR_MALFORMED_MODEL;
+        }
         line_error(err, ss, ln.start, 1, "special token ");
         st__error_append_quoted(err, scratch, ln.bytes_len);
         st__error_append(err, " has the id of an ordinary token, ");
@@ -710,7 +732,7 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
     if (specials_len) {
         st = fill_lengths_from(ss, specials_len, offsets, n_ord, err); /* a shared id keeps its token's length */
         if (st == ST_OK && sorted_special_ids(ss, specials_len, special_ids) != ts.count)
-            st = repeated_special_id(ss, specials_len, special_ids, err);
+            st = repeated_special_id(ss, specials_len, n_ids, a, err);
         if (st != ST_OK) { st__free(a, block, total); return st; }
     }
     for (uint32_t i = 0; i < n_ids; i++) offsets[i + 1] += offsets[i];

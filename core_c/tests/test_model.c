@@ -418,6 +418,45 @@ static void test_shared_specials(void) {
                                &in_spec);
     CHECK(st == ST_ERR_MALFORMED_MODEL && !b, "merges, UBE: a special cannot share: %d", st);
     st_encoding_free(b);
+    /* a shared special is text found in text too: the byte token 0xFF's bytes are no special */
+    static const char not_utf8[] = "/w== 255\n";
+    b = NULL;
+    st = t_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, not_utf8, sizeof not_utf8 - 1, ST_PATTERN_O200K, NULL, &b,
+                               &off, &in_spec);
+    CHECK(st == ST_ERR_MALFORMED_MODEL && !b, "merges, a shared special that is not UTF-8: %d", st);
+    st_encoding_free(b);
+    /* a shared id given twice is refused at its second line */
+    static const char twice[] = "YQ== 97\nYWI= 256\nYQ== 97\n";
+    b = NULL;
+    st = t_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, twice, sizeof twice - 1, ST_PATTERN_O200K, NULL, &b, &off,
+                               &in_spec);
+    CHECK(st == ST_ERR_MALFORMED_MODEL && !b && in_spec && off == 17, "merges, a shared id twice: %d at %zu", st, off);
+    st_encoding_free(b);
+}
+
+/* Many specials in descending id order (a hostile model's): sorted in n log n, each keeps its id. */
+static void test_many_specials_descending(void) {
+    enum { N = 17000 }; /* distinct texts below 26 * 26 * 26 */
+    static const uint32_t merges[] = {97, 98};
+    char *text = malloc((size_t)N * 24);
+    size_t n = 0;
+    static const char *b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (int i = N - 1; i >= 0; i--) { /* "<i>" as 4 base64 digits of 3 bytes: "<" and two letters */
+        unsigned char t[3] = {'<', (unsigned char)('a' + i / 26 % 26), (unsigned char)('a' + i % 26)};
+        if (i >= 26 * 26) t[0] = (unsigned char)('A' + i / (26 * 26) % 26);
+        n += (size_t)sprintf(text + n, "%c%c%c%c %d\n", b64[t[0] >> 2], b64[((t[0] & 3) << 4) | (t[1] >> 4)],
+                             b64[((t[1] & 15) << 2) | (t[2] >> 6)], b64[t[2] & 63], 257 + i);
+    }
+    st_encoding *b = NULL;
+    size_t off = 0;
+    st_status st = t_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, text, n, ST_PATTERN_O200K, NULL, &b, &off, NULL);
+    CHECK(st == ST_OK && b, "descending specials: %d at %zu", st, off);
+    if (b) {
+        CHECK(st_encoding_n_special(b) == N && st_encoding_n_vocab(b) == 257 + N, "descending specials: %u of %u",
+              st_encoding_n_special(b), st_encoding_n_vocab(b));
+        st_encoding_free(b);
+    }
+    free(text);
 }
 
 static void test_malformed(void) {
@@ -775,6 +814,7 @@ int main(int argc, char **argv) {
     test_round_trips();
     test_encodings();
     test_shared_specials();
+    test_many_specials_descending();
     test_malformed();
     test_training_line();
     static const char *names[] = {"bytes_small", "ube_small"};
