@@ -17,7 +17,9 @@ the backend's loading is not in the times).
 
 Columns: merge CPU and wall (the phase-1 merges: from the "count" phase's last progress record
 to the "merge" phase's), total CPU and wall (the whole supertok.train call: reading, counting,
-merging), the merges made, and per MB: total CPU and wall time / MB. CPU is time.process_time()
+merging), the merges made and why training stopped short of vocab_size (the TrainWarning's
+reason: no_pair when the run has no pair left, token_bytes at the limit on the tokens' bytes that
+keeps every model loadable), and per MB: total CPU and wall time / MB. CPU is time.process_time()
 (every thread of the child); MB is 10^6 bytes. With --rounds N each cell is the fastest of N
 trainings by CPU. Under the table, for each input, mode and backend: the per-MB CPU time at the
 largest size divided by that at the smallest (about 1 when the growth is linear, the size ratio
@@ -25,8 +27,8 @@ when it is quadratic) and the least-squares slopes of total CPU and wall time ag
 s/MB. CPU is the steadier measure on a shared machine: wall time also counts the waits for a
 core.
 
-The table is printed, and appended to bench/RESULTS.md with the command, the date and the
-machine.
+The table is printed, and written to bench/RESULTS.md with the command, the date and the
+machine, in place of this script's earlier entry there.
 """
 import argparse
 import datetime
@@ -40,13 +42,13 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "RESULTS.md")
-RESULTS_HEADER = "# Benchmark results (appended by the bench/ scripts; each entry says its command and date)\n"
+RESULTS_HEADER = "# Benchmark results (written by the bench/ scripts; each entry says its command and date)\n"
 
 INPUTS = [("one byte", "a"), ("period", "abcdefghij"), ("japanese", "日本語のテキスト")]
 VOCAB = 2048
 
 _CHILD = r"""
-import json, sys, time
+import json, sys, time, warnings
 import supertok
 path, mode = sys.argv[1], sys.argv[2]
 supertok.train(iter(["warm up warm up"]), vocab_size=300, mode=mode, progress=False)  # the backend loaded
@@ -55,9 +57,12 @@ def progress(r):
     if r.done:
         marks[r.phase] = (time.process_time(), time.perf_counter())
 c0, w0 = time.process_time(), time.perf_counter()
-enc = supertok.train(path, vocab_size=int(sys.argv[3]), mode=mode, progress=progress, threads=1)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always", supertok.TrainWarning)
+    enc = supertok.train(path, vocab_size=int(sys.argv[3]), mode=mode, progress=progress, threads=1)
 c1, w1 = time.process_time(), time.perf_counter()
-print(json.dumps({"backend": supertok.backend(), "merges": len(enc.merges),
+stops = [w.message.reason for w in caught if isinstance(w.message, supertok.TrainWarning)]
+print(json.dumps({"backend": supertok.backend(), "merges": len(enc.merges), "stopped": ",".join(stops) or "-",
                   "merge_cpu": marks["merge"][0] - marks["count"][0],
                   "merge_wall": marks["merge"][1] - marks["count"][1],
                   "cpu": c1 - c0, "wall": w1 - w0}))
@@ -122,7 +127,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=600, help="seconds one training may take (then: did not finish)")
     ap.add_argument("--rounds", type=int, default=1, help="trainings per cell; the fastest (by CPU) is shown")
     ap.add_argument("--quick", action="store_true", help="sizes 1,2 (a smoke run)")
-    ap.add_argument("--no-results", action="store_true", help="do not append to bench/RESULTS.md")
+    ap.add_argument("--no-results", action="store_true", help="do not write bench/RESULTS.md")
     args = ap.parse_args()
     sizes = [1, 2] if args.quick else [float(s) for s in args.sizes.split(",")]
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -133,7 +138,7 @@ def main():
         raise SystemExit("--inputs: choose from %s" % ", ".join(k for k, _ in INPUTS))
 
     command = "python bench/train_growth.py " + " ".join(sys.argv[1:])
-    head = ["input", "MB", "backend", "mode", "merges", "merge CPU s", "merge wall s", "total CPU s", "total wall s",
+    head = ["input", "MB", "backend", "mode", "merges", "stopped", "merge CPU s", "merge wall s", "total CPU s", "total wall s",
             "CPU s/MB", "wall s/MB"]
     rows, series = [], {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -147,10 +152,10 @@ def main():
                         r = None if None in runs else min(runs, key=lambda x: x["cpu"])
                         size = nbytes / 1e6
                         if r is None:
-                            row = [name, "%.2f" % size, backend, mode, "-", "-", "-", "-",
+                            row = [name, "%.2f" % size, backend, mode, "-", "-", "-", "-", "-",
                                    "did not finish in %g s" % args.timeout, "-", "-"]
                         else:
-                            row = [name, "%.2f" % size, backend, mode, str(r["merges"]), "%.3f" % r["merge_cpu"],
+                            row = [name, "%.2f" % size, backend, mode, str(r["merges"]), r["stopped"], "%.3f" % r["merge_cpu"],
                                    "%.3f" % r["merge_wall"], "%.3f" % r["cpu"], "%.3f" % r["wall"],
                                    "%.4f" % (r["cpu"] / size), "%.4f" % (r["wall"] / size)]
                             series.setdefault((name, backend, mode), []).append((size, r["cpu"], r["wall"]))
@@ -177,15 +182,28 @@ def main():
 
     if not args.no_results:
         import supertok
-        new = not os.path.exists(RESULTS)
-        with open(RESULTS, "a", encoding="utf-8") as f:
-            if new:
-                f.write(RESULTS_HEADER)
-            f.write("\n## train_growth.py, %s\n\n`%s`\n\n%s; supertok %s\n\n%s\n"
-                    % (datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), command.strip(), machine(),
-                       getattr(supertok, "__version__", "?"), table))
-        print("appended to %s" % os.path.relpath(RESULTS, ROOT), file=sys.stderr)
+        entry = ("## train_growth.py, %s\n\n`%s`\n\n%s; supertok %s\n\n%s\n"
+                 % (datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), command.strip(), machine(),
+                    getattr(supertok, "__version__", "?"), table))
+        write_results(entry)
+        print("wrote its entry in %s" % os.path.relpath(RESULTS, ROOT), file=sys.stderr)
 
+
+def write_results(entry):
+    """This script's entry in RESULTS.md, in place of its earlier one (one copy of each table);
+    the other scripts' entries are kept. Written to a temporary file and renamed over it."""
+    text = RESULTS_HEADER
+    if os.path.exists(RESULTS):
+        with open(RESULTS, encoding="utf-8") as f:
+            text = f.read()
+    mine = "## train_growth.py,"
+    parts = text.split("\n## ")
+    kept = [parts[0]] + ["## " + p for p in parts[1:] if not ("## " + p).startswith(mine)]
+    text = "\n".join(k.rstrip("\n") + "\n" for k in kept) + "\n" + entry
+    tmp = RESULTS + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, RESULTS)
 
 if __name__ == "__main__":
     main()
