@@ -16,6 +16,7 @@ SHARED = os.path.join(ROOT, "..", "shared")
 CORPORA = os.environ.get("SUPERTOK_CORPORA") or os.path.join(SHARED, "corpora")
 
 import supertok  # noqa: E402
+import vectors_util  # noqa: E402
 from supertok import backends as _backends  # noqa: E402
 
 _loaded = {}
@@ -37,9 +38,29 @@ def get_backend(name):
     return _loaded[name]
 
 
-@pytest.fixture(params=BACKENDS)
+def pytest_generate_tests(metafunc):
+    """Parametrizes the `backend` fixture over BACKENDS. A golden-vector runner (a test taking
+    `vector_part` too) gets pywasm twice: its documented subset's first records as "pywasm",
+    which the fast lane runs, and the rest as "pywasm-rest", marked slow (tests/vectors_util.py)."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    if "vector_part" not in metafunc.fixturenames:
+        metafunc.parametrize("backend", BACKENDS, indirect=True)
+        return
+    params = []
+    for name in BACKENDS:
+        if name != "pywasm":
+            params.append(pytest.param(name, vectors_util.PART_ALL, id=name))
+        else:
+            params.append(pytest.param(name, vectors_util.PART_FAST, id=name))
+            params.append(pytest.param(name, vectors_util.PART_REST, id=name + "-rest", marks=pytest.mark.slow))
+    metafunc.parametrize(("backend", "vector_part"), params, indirect=["backend"])
+
+
+@pytest.fixture
 def backend(request):
-    """Switch supertok to one backend for the test; yields its name."""
+    """Switch supertok to one backend for the test (parametrized by pytest_generate_tests);
+    yields its name."""
     b = get_backend(request.param)
     prev = supertok._set_backend(b)
     try:
@@ -79,32 +100,6 @@ def corpus_path(name):
         pytest.skip("corpus %s is absent (../shared/corpora, or set SUPERTOK_CORPORA): the "
                     "corpus-based tests need it; the vectors cover the spec without it" % name)
     return p
-
-
-# ---- golden vector files (JSONL: a header record, then one record per case) ----------------------
-
-PYWASM_HEAD = 200   # pywasm runs records i < PYWASM_HEAD or i % PYWASM_STRIDE == 0 of each file
-PYWASM_STRIDE = 5
-_vector_cache = {}
-
-
-def load_vectors(path):
-    """(header, records) of one vectors file, parsed once per session."""
-    if path not in _vector_cache:
-        import json
-        with open(path, encoding="utf-8", newline="") as f:
-            lines = f.read().split("\n")
-        assert lines[-1] == "", "%s does not end with a newline" % path
-        rows = [json.loads(line) for line in lines[:-1]]
-        _vector_cache[path] = (rows[0] if rows else None, rows[1:])
-    return _vector_cache[path]
-
-
-def select_for_backend(records, backend):
-    """(index, record) pairs a backend runs: all of them, or pywasm's documented subset."""
-    if backend != "pywasm":
-        return list(enumerate(records))
-    return [(i, r) for i, r in enumerate(records) if i < PYWASM_HEAD or i % PYWASM_STRIDE == 0]
 
 
 # ---- skips must be expected (.ci/run: python -m pytest --strict-skips) --------------------------

@@ -18,10 +18,10 @@ the subset written in each header (`pywasm_subset`; vectors/generate_encode.py's
 record i, counted from 0 after the header, when i < 200 or i % 10 == 0, and for encode records
 only texts of at most 300 characters (so none of the very long pieces and few UDHR samples) --
 at least 200 records per file; of the encode records it checks encode() on all of those and the
-other calls (count, encode_with_offsets, encode_ordinary) on the first 200; encode_batch on 20. pywasm loads
-vocabularies from the packaged binary images; parsing a rank file in the interpreter instead would
-take far too long, so the pywasm tests first load o200k_base on pywasm in a child process and skip
-("pywasm vocabulary image not available yet") when that takes more than 60 s.
+other calls (count, encode_with_offsets, encode_ordinary) on the first 200; encode_batch on the
+first 20 records with the default options and at most 300 characters. The fast lane runs the
+subset's first records on pywasm, the full run all of it (tests/vectors_util.py).
+pywasm loads vocabularies from the packaged binary images (a fraction of a second each).
 
 Also checked: every file's header and record fields, and that `python vectors/generate_encode.py
 --check` passes (the committed files are not stale; it reads the UDHR excerpts vendored in
@@ -34,70 +34,31 @@ import sys
 
 import pytest
 import supertok
+import vectors_util
 from conftest import ROOT
-from generate_encode import ENCODE_FILES, ENCODINGS, PYWASM_HEAD, pywasm_runs, record_ids, record_text
+from generate_encode import (ENCODE_FILES, ENCODINGS, PYWASM_HEAD, PYWASM_MAX_CHARS, pywasm_runs, record_ids,
+                             record_text)
+from vectors_util import short_exc as _exc
 
-VEC = os.path.join(ROOT, "vectors")
+VEC = vectors_util.VECTORS
 PARTS = ("encode", "decode")
-SHOWN = 12
-PYWASM_LOAD_LIMIT = 600  # seconds: a hang guard, far from a real load (item 11: no test depends on speed)
-PYWASM_SKIP = "pywasm vocabulary image not available yet"
-
-# ---------------------------------------------------------------------------------------------
-# Encodings per backend
-
-_pywasm_probe = []
-
-
-def _pywasm_loads_fast():
-    """Load o200k_base on pywasm in a child process, once per session; False when that takes
-    longer than PYWASM_LOAD_LIMIT seconds (the child is killed). A child that fails quickly
-    counts as fast: the in-process load then raises the real error."""
-    if not _pywasm_probe:
-        env = dict(os.environ)
-        pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(supertok.__file__)))
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_parent, env.get("PYTHONPATH")) if p)
-        code = "import supertok; supertok._set_backend('pywasm'); supertok.get_encoding('o200k_base')"
-        try:
-            subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                           timeout=PYWASM_LOAD_LIMIT, check=False)
-            _pywasm_probe.append(True)
-        except subprocess.TimeoutExpired:
-            _pywasm_probe.append(False)
-    return _pywasm_probe[0]
-
-
-def encoding_on(backend, name):
-    """supertok's Encoding `name` on `backend` (the backend fixture's active backend):
-    get_encoding loads each encoding once per backend."""
-    if backend == "pywasm" and not _pywasm_loads_fast():
-        pytest.skip("%s: loading o200k_base on pywasm took more than %d s"
-                    % (PYWASM_SKIP, PYWASM_LOAD_LIMIT))
-    return supertok.get_encoding(name)
-
-
-# ---------------------------------------------------------------------------------------------
-# Files
-
-_files = {}
+SHOWN = vectors_util.SHOWN
+PYWASM_BATCH = 20
 
 
 def _load(part, name):
-    """(header, records) of vectors/<part>/<name>.jsonl, parsed once per session."""
-    key = (part, name)
-    if key not in _files:
-        with open(os.path.join(VEC, part, name + ".jsonl"), encoding="utf-8", newline="") as f:
-            lines = f.read().split("\n")
-        assert lines[-1] == "", "vectors/%s/%s.jsonl does not end with a newline" % (part, name)
-        rows = [json.loads(line) for line in lines[:-1]]
-        _files[key] = (rows[0] if rows else None, rows[1:])
-    return _files[key]
+    """(header, records) of vectors/<part>/<name>.jsonl."""
+    return vectors_util.load(vectors_util.path_of(part, name + ".jsonl"))
 
 
-def _selected(part, records, backend):
-    if backend != "pywasm":
-        return list(enumerate(records))
-    return [(i, r) for i, r in enumerate(records) if pywasm_runs(part, i, r)]
+# pywasm's fast lane: fewer records of o200k_harmony, where every call that allows or disallows
+# its 1,091 special tokens takes the interpreter about a second
+PYWASM_FAST = {"o200k_harmony": 8}
+
+
+def _selected(part, name, records, backend, vector_part=vectors_util.PART_ALL):
+    return vectors_util.select(records, backend, vector_part, runs=lambda i, r: pywasm_runs(part, i, r),
+                               fast=PYWASM_FAST.get(name, vectors_util.PYWASM_FAST))
 
 
 def _options(v):
@@ -115,11 +76,6 @@ def _diff(want, got):
     return "expected %d ids %s, got %d ids %s" % (len(want), _short(want), len(got), _short(got))
 
 
-def _exc(exc):
-    lines = str(exc).split("\n")
-    return "%s(%r%s)" % (type(exc).__name__, lines[0][:160], ", ..." if len(lines) > 1 else "")
-
-
 def _short(ids):
     return repr(ids) if len(ids) <= 40 else repr(ids[:40])[:-1] + ", ...]"
 
@@ -129,12 +85,6 @@ def _describe(name, i, r):
     shown = repr(text) if len(text) <= 200 else "%r... (%d chars)" % (text[:80], len(text))
     return "%s record %d: text=%s allowed_special=%r disallowed_special=%r" % (
         name, i, shown, r["allowed_special"], r["disallowed_special"])
-
-
-def _report(what, backend, failures, ran):
-    return "%s on %s: %d of %d records fail\n%s%s" % (
-        what, backend, len(failures), ran, "\n".join(failures[:SHOWN]),
-        "\n... and %d more" % (len(failures) - SHOWN) if len(failures) > SHOWN else "")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,29 +144,27 @@ def _check_encode_record(enc, r, every_call=True):
 
 
 @pytest.mark.parametrize("name", ENCODE_FILES)
-def test_encode_vectors(name, backend, piece_cache):
+def test_encode_vectors(name, backend, vector_part, piece_cache):
     _, records = _load("encode", name)
-    chosen = _selected("encode", records, backend)
-    if backend == "pywasm":
-        assert len(chosen) >= PYWASM_HEAD
-    enc = piece_cache(encoding_on(backend, name))
-    failures = []
-    for i, r in chosen:
-        problems = _check_encode_record(enc, r, every_call=backend != "pywasm" or i < PYWASM_HEAD)
-        if problems:
-            failures.append("%s\n    %s" % (_describe(name, i, r), "\n    ".join(problems)))
-    assert not failures, _report("vectors/encode/%s.jsonl" % name, backend, failures, len(chosen))
+    chosen = _selected("encode", name, records, backend, vector_part)
+    enc = piece_cache(supertok.get_encoding(name))
+    vectors_util.run_records(
+        "vectors/encode/%s.jsonl" % name, backend, chosen,
+        lambda i, r: _check_encode_record(enc, r, every_call=backend != "pywasm" or i < PYWASM_HEAD),
+        lambda i, r: _describe(name, i, r))
 
 
 @pytest.mark.parametrize("name", ENCODE_FILES)
 def test_encode_batch_vectors(name, backend, piece_cache):
-    """encode_batch / encode_ordinary_batch over every selected record with the default options."""
+    """encode_batch / encode_ordinary_batch over the records with the default options: all of them;
+    on pywasm the first PYWASM_BATCH of at most PYWASM_MAX_CHARS characters."""
     _, records = _load("encode", name)
-    chosen = [r for _, r in _selected("encode", records, backend)
+    chosen = [r for r in records
               if r["allowed_special"] == [] and r["disallowed_special"] == "all" and "error" not in r]
     if backend == "pywasm":
-        chosen = chosen[:20]
-    enc = piece_cache(encoding_on(backend, name))
+        chosen = [r for r in chosen if len(record_text(r)) <= PYWASM_MAX_CHARS][:PYWASM_BATCH]
+    assert chosen, "vectors/encode/%s.jsonl: no record with the default options" % name
+    enc = piece_cache(supertok.get_encoding(name))
     texts = [record_text(r) for r in chosen]
     wants = [record_ids(r) for r in chosen]
     for what, got in (("encode_batch", enc.encode_batch(texts)),
@@ -270,19 +218,13 @@ def _check_decode_record(enc, r):
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
-def test_decode_vectors(name, backend):
+def test_decode_vectors(name, backend, vector_part):
     _, records = _load("decode", name)
-    chosen = _selected("decode", records, backend)
-    if backend == "pywasm":
-        assert len(chosen) >= PYWASM_HEAD
-    enc = encoding_on(backend, name)
-    failures = []
-    for i, r in chosen:
-        problems = _check_decode_record(enc, r)
-        if problems:
-            failures.append("%s record %d (%s): ids=%s\n    %s" % (
-                name, i, r["kind"], _short(r["ids"]), "\n    ".join(problems)))
-    assert not failures, _report("vectors/decode/%s.jsonl" % name, backend, failures, len(chosen))
+    chosen = _selected("decode", name, records, backend, vector_part)
+    enc = supertok.get_encoding(name)
+    vectors_util.run_records(
+        "vectors/decode/%s.jsonl" % name, backend, chosen, lambda i, r: _check_decode_record(enc, r),
+        lambda i, r: "%s record %d (%s): ids=%s" % (name, i, r["kind"], _short(r["ids"])))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -356,8 +298,6 @@ def test_vector_file_format(part, name):
     assert not missing, "%s/%s: header lacks %s" % (part, name, missing)
     assert meta["part"] == part and meta["encoding"] == name and meta["file"] == name + ".jsonl"
     assert meta["oracle"] == "tiktoken==0.14.0"
-    assert meta["records"] == len(records), "%s/%s: header says %d records, file has %d" % (
-        part, name, meta["records"], len(records))
     with open(os.path.join(ROOT, "py", "supertok", "vocab", name + ".json"), encoding="utf-8") as f:
         vocab = json.load(f)
     assert meta["rank_file_sha256"] == vocab["sha256"]
@@ -378,12 +318,12 @@ def test_harmony_file_and_strings(backend):
     decoding the id gives the string tiktoken's decode gives (the header's decode_200018)."""
     header, records = _load("encode", "o200k_harmony")
     meta = header["_meta"]
-    assert meta["encoding"] == "o200k_harmony" and meta["records"] == len(records)
+    assert meta["encoding"] == "o200k_harmony"
     assert meta["oracle"] == "tiktoken==0.14.0"
     bad = [i for i, r in enumerate(records) if _encode_record_problem("o200k_harmony", r, meta["n_vocab"])]
     assert not bad, "vectors/encode/o200k_harmony.jsonl: bad records %s" % bad[:SHOWN]
     assert len([i for i, r in enumerate(records) if pywasm_runs("encode", i, r)]) >= PYWASM_HEAD
-    enc = encoding_on(backend, "o200k_harmony")
+    enc = supertok.get_encoding("o200k_harmony")
     assert enc.n_vocab == meta["n_vocab"]
     assert enc._special_tokens == meta["special_tokens"]
     strings = [t for t, i in meta["special_tokens"].items() if i == 200018]

@@ -27,7 +27,8 @@ import warnings
 
 import pytest
 import supertok
-from conftest import BACKENDS, CORPORA, ROOT, corpus_path, load_vectors
+from conftest import BACKENDS, CORPORA, ROOT, corpus_path
+from vectors_util import load as load_vectors
 from test_train_api import superword_docs
 
 import tiktoken  # the test extra's pinned oracles: missing, they fail the run rather than skip it

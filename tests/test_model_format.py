@@ -15,7 +15,8 @@ import sys
 
 import pytest
 import supertok
-from conftest import ROOT, load_vectors, select_for_backend
+import vectors_util
+from conftest import ROOT
 from supertok._model_format import ModelError, json_to_text
 
 VEC_DIR = os.path.join(ROOT, "vectors", "models")
@@ -80,8 +81,8 @@ def test_golden_json_and_text_give_the_same_ids(backend):
                                                                      b._special_tokens)
         encs[name] = (a, b)
     n = 0
-    records = load_vectors(os.path.join(VEC_DIR, "encode.jsonl"))[1]
-    for _, r in select_for_backend(records, backend):  # pywasm: the documented subset
+    records = vectors_util.load(os.path.join(VEC_DIR, "encode.jsonl"))[1]
+    for _, r in vectors_util.select(records, backend):  # pywasm: the documented subset
         if r["model"] not in encs:  # the superword models have no JSON form
             continue
         a, b = encs[r["model"]]

@@ -11,7 +11,7 @@
   (hypothesis), the rules-versus-ranks example, load_model's errors, and the UBE model's
   byte-level calls (decode_single_token_bytes refuses, token_symbols answers).
 
-pywasm runs the documented subset of each vectors file (conftest.select_for_backend) and no
+pywasm runs the documented subset of each vectors file (tests/vectors_util.py) and no
 differential run.
 """
 import json
@@ -21,7 +21,10 @@ import sys
 
 import pytest
 import supertok
-from conftest import PYWASM_HEAD, PYWASM_STRIDE, ROOT, load_vectors, select_for_backend
+import vectors_util
+from conftest import ROOT
+from vectors_util import PYWASM_HEAD, PYWASM_STRIDE
+from vectors_util import load as load_vectors
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -58,11 +61,11 @@ def model(name, backend):
 
 
 def _selected(records, backend):
-    """select_for_backend; on pywasm only texts of at most PYWASM_MAX_CHARS characters, and of the
+    """vectors_util.select; on pywasm only texts of at most PYWASM_MAX_CHARS characters, and of the
     superword models' records only the first PYWASM_SUPER_HEAD of each model (their hand-written
     superword texts) and every PYWASM_SUPER_STRIDE-th after them."""
     if backend != "pywasm":
-        return select_for_backend(records, backend)
+        return vectors_util.select(records, backend)
     out, seen = [], {}
     for i, r in enumerate(records):
         k = seen[r["model"]] = seen.get(r["model"], -1) + 1
@@ -71,7 +74,7 @@ def _selected(records, backend):
         if r["model"] in SUPER_MODELS:
             if k < PYWASM_SUPER_HEAD or k % PYWASM_SUPER_STRIDE == 0:
                 out.append((i, r))
-        elif i < PYWASM_HEAD or i % PYWASM_STRIDE == 0:  # select_for_backend's rule
+        elif i < PYWASM_HEAD or i % PYWASM_STRIDE == 0:  # vectors_util.select's rule
             out.append((i, r))
     return out
 

@@ -26,7 +26,8 @@ import os
 
 import pytest
 import supertok
-from conftest import ROOT, load_vectors
+from conftest import ROOT
+from vectors_util import load as load_vectors
 
 import train_reference
 import vendor_udhr

@@ -20,7 +20,8 @@ import time
 
 import pytest
 
-from conftest import BACKENDS, ROOT, load_vectors
+from conftest import BACKENDS, ROOT
+from vectors_util import load as load_vectors
 from test_train_api import superword_docs
 
 import supertok

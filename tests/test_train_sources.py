@@ -21,7 +21,8 @@ import os
 
 import pytest
 import supertok
-from conftest import BACKENDS, ROOT, get_backend, load_vectors
+from conftest import BACKENDS, ROOT, get_backend
+from vectors_util import load as load_vectors
 from supertok._train import SourceError
 
 PYWASM_SKIP = "pywasm interprets ~0.2M instructions/s: large inputs run on native and wasmtime"

@@ -30,7 +30,8 @@ import sys
 
 import pytest
 import supertok
-from conftest import ROOT, load_vectors
+from conftest import ROOT
+from vectors_util import load as load_vectors
 
 VEC_DIR = os.path.join(ROOT, "vectors", "train")
 CORPORA_FILE = os.path.join(VEC_DIR, "corpora.jsonl")

@@ -8,7 +8,8 @@ pywasm is an interpreter (about a quarter of a millisecond per character), so it
 subset: in each file, counting records from 0 after the header, record i runs when
 i < PYWASM_HEAD (200) or i % PYWASM_STRIDE (5) == 0. The generator puts the short hand-written
 cases first and the long UDHR lines last, so pywasm sees every short case of the first 200 and
-a fifth of the rest (at least 200 records per file).
+a fifth of the rest (at least 200 records per file). The fast lane runs the subset's first
+records on pywasm, the full run all of it (tests/vectors_util.py).
 
 Also checked: every file starts with its `_meta` header and every record has the required
 fields; `python vectors/generate.py --check` passes (the committed files are not stale).
@@ -19,21 +20,20 @@ import sys
 
 import pytest
 import supertok
-from conftest import CORPORA, PYWASM_HEAD, ROOT, load_vectors, select_for_backend
+import vectors_util
+from conftest import CORPORA, ROOT
+from vectors_util import PYWASM_HEAD
 
-VEC_DIR = os.path.join(ROOT, "vectors", "pretokenize")
+VEC_DIR = vectors_util.path_of("pretokenize")
 EXPECTED_FILES = ("cl100k.jsonl", "gpt2.jsonl", "o200k.jsonl", "script_aware.jsonl")
 PATTERN_NAMES = ("gpt2", "cl100k", "o200k")
 META_KEYS = ("generated_by", "oracle", "unicode", "part", "fields", "records")
 REQUIRED = {"pattern", "script_aware", "scripts", "text", "pieces"}
-SHOWN = 15
+SHOWN = vectors_util.SHOWN
+
 
 def _load(name):
-    return load_vectors(os.path.join(VEC_DIR, name))
-
-
-def _selected(records, backend):
-    return select_for_backend(records, backend)
+    return vectors_util.load(os.path.join(VEC_DIR, name))
 
 
 def _describe(i, r):
@@ -46,39 +46,31 @@ def test_files_present():
     assert present == sorted(EXPECTED_FILES), "vectors/pretokenize holds %s" % present
 
 
+def _check_pretokenize_record(i, r):
+    args = (r["text"], r["pattern"], r["script_aware"], r["scripts"])
+    pieces = supertok.pretokenize(*args)
+    spans = supertok.pretokenize_spans(*args)
+    problems = []
+    if pieces != r["pieces"]:
+        problems.append("pretokenize:\n      expected %r\n      actual   %r" % (r["pieces"], pieces))
+    pos, bad_spans = 0, False
+    for a, b in spans:
+        if a != pos or b <= a:
+            bad_spans = True
+        pos = b
+    if bad_spans or pos != len(r["text"]):
+        problems.append("spans %r are not contiguous non-empty spans covering the text" % (spans,))
+    elif [r["text"][a:b] for a, b in spans] != r["pieces"]:
+        problems.append("span slices %r differ from the expected pieces %r"
+                        % ([r["text"][a:b] for a, b in spans], r["pieces"]))
+    return problems
+
+
 @pytest.mark.parametrize("name", EXPECTED_FILES)
-def test_pretokenize_vectors(name, backend):
+def test_pretokenize_vectors(name, backend, vector_part):
     _, records = _load(name)
-    chosen = _selected(records, backend)
-    if backend == "pywasm":
-        assert len(chosen) >= min(len(records), PYWASM_HEAD)
-    failures = []
-    for i, r in chosen:
-        args = (r["text"], r["pattern"], r["script_aware"], r["scripts"])
-        try:
-            pieces = supertok.pretokenize(*args)
-            spans = supertok.pretokenize_spans(*args)
-        except Exception as exc:  # noqa: BLE001 -- report every failing record, not just one
-            failures.append("%s\n    raised %r" % (_describe(i, r), exc))
-            continue
-        problems = []
-        if pieces != r["pieces"]:
-            problems.append("pretokenize:\n      expected %r\n      actual   %r" % (r["pieces"], pieces))
-        pos, bad_spans = 0, False
-        for a, b in spans:
-            if a != pos or b <= a:
-                bad_spans = True
-            pos = b
-        if bad_spans or pos != len(r["text"]):
-            problems.append("spans %r are not contiguous non-empty spans covering the text" % (spans,))
-        elif [r["text"][a:b] for a, b in spans] != r["pieces"]:
-            problems.append("span slices %r differ from the expected pieces %r"
-                            % ([r["text"][a:b] for a, b in spans], r["pieces"]))
-        if problems:
-            failures.append("%s\n    %s" % (_describe(i, r), "\n    ".join(problems)))
-    assert not failures, "%s on %s: %d of %d records fail\n%s%s" % (
-        name, backend, len(failures), len(chosen), "\n".join(failures[:SHOWN]),
-        "\n... and %d more" % (len(failures) - SHOWN) if len(failures) > SHOWN else "")
+    chosen = vectors_util.select(records, backend, vector_part)
+    vectors_util.run_records(name, backend, chosen, _check_pretokenize_record, _describe)
 
 
 @pytest.mark.parametrize("name", EXPECTED_FILES)
@@ -92,8 +84,6 @@ def test_vector_file_format(name):
     assert meta["part"] == "pretokenize"
     assert meta["oracle"] == "regex==2024.11.6"
     assert meta["unicode"] == "16.0"
-    assert meta["records"] == len(records), "%s: header says %d records, file has %d" % (
-        name, meta["records"], len(records))
     assert len(records) >= PYWASM_HEAD
     stem = name[:-len(".jsonl")]
     bad = []
