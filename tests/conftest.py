@@ -44,6 +44,8 @@ def pytest_generate_tests(metafunc):
     which the fast lane runs, and the rest as "pywasm-rest", marked slow (tests/vectors_util.py)."""
     if "backend" not in metafunc.fixturenames:
         return
+    if any("backend" in _argnames(m) for m in metafunc.definition.iter_markers("parametrize")):
+        return  # the test parametrizes the fixture itself (indirect), with its own backends per case
     if "vector_part" not in metafunc.fixturenames:
         metafunc.parametrize("backend", BACKENDS, indirect=True)
         return
@@ -55,6 +57,23 @@ def pytest_generate_tests(metafunc):
             params.append(pytest.param(name, vectors_util.PART_FAST, id=name))
             params.append(pytest.param(name, vectors_util.PART_REST, id=name + "-rest", marks=pytest.mark.slow))
     metafunc.parametrize(("backend", "vector_part"), params, indirect=["backend"])
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test marked slow_on_pywasm gets the slow marker on its pywasm runs: all of them, or,
+    when the marker names parts of test ids, those whose id holds one of them."""
+    for item in items:
+        mark = item.get_closest_marker("slow_on_pywasm")
+        callspec = getattr(item, "callspec", None)
+        if mark is None or callspec is None or "pywasm" not in callspec.params.values():
+            continue
+        if not mark.args or any(part in callspec.id for part in mark.args):
+            item.add_marker(pytest.mark.slow)
+
+
+def _argnames(mark):
+    names = mark.args[0] if mark.args else mark.kwargs.get("argnames", ())
+    return [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
 
 
 @pytest.fixture

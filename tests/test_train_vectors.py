@@ -16,8 +16,8 @@ Also through the API, on every backend: the invariant BoundlessBPE(r, s) == Supe
 three corpora, and hf mode refusing superwords.
 
 native and wasmtime train every case; pywasm (an interpreter: a training on these small corpora
-takes it seconds to tens of seconds, so all 572 would take hours) the cases the header's
-`pywasm_cases` lists: one per mode and alphabet, and three superword cases.
+takes it one to ten seconds) the cases the header's `pywasm_cases` lists: one per mode and
+alphabet, and three superword cases; the fast lane leaves out the two on UDHR text.
 
 Also checked: the headers and record fields, properties every BPE merge list has (ids refer to
 earlier ids, counts never increase, the vocabulary budget is respected), and
@@ -30,7 +30,7 @@ import sys
 
 import pytest
 import supertok
-from conftest import ROOT
+from conftest import BACKENDS, ROOT
 from vectors_util import load as load_vectors
 
 VEC_DIR = os.path.join(ROOT, "vectors", "train")
@@ -48,16 +48,7 @@ def _corpora():
 
 
 def _cases():
-    return load_vectors(MERGES_FILE)[1] if os.path.exists(MERGES_FILE) else []
-
-
-def _train():
-    """supertok.train, or a failure saying it is not there yet (issue 10, item 4)."""
-    train = getattr(supertok, "train", None)
-    if train is None:
-        pytest.fail("supertok.train does not exist (yet): issue 10 item 4, the Python training "
-                    "API, is what these vectors test")
-    return train
+    return load_vectors(MERGES_FILE)[1]
 
 
 def _options(case):
@@ -65,7 +56,7 @@ def _options(case):
                 pattern=case["pattern"], script_aware=case["script_aware"],
                 scripts=case["scripts"], special_tokens=tuple(case["special_tokens"]),
                 min_frequency=case["min_frequency"])
-    if case["algorithm"] != "bpe":  # phase-1 cases call train as before issue 11
+    if case["algorithm"] != "bpe":  # phase-1 cases call train without the superword arguments
         opts.update(algorithm=case["algorithm"], ngram_split=case["ngram_split"])
         if case["algorithm"] == "superbpe":
             opts["supermerges"] = case["supermerges_arg"]
@@ -156,18 +147,40 @@ def test_boundless_cases_have_their_superbpe_twin():
     assert n >= 50
 
 
+# pywasm's cases that stay out of the fast lane: the two on UDHR text take it 5-10 s of CPU each,
+# the others about a second
+PYWASM_SLOW_CASES = ("udhr_mixed/", "udhr_japanese/")
+
+
 def _case_params():
-    return [pytest.param(c, id=c["case"]) for c in _cases()]
+    """(case, backend) pairs: every case on native and wasmtime; on pywasm the cases the header's
+    pywasm_cases lists (the longer ones marked slow)."""
+    pywasm_cases = set(load_vectors(MERGES_FILE)[0]["_meta"]["pywasm_cases"])
+    params = []
+    for c in _cases():
+        for b in BACKENDS:
+            if b != "pywasm":
+                params.append(pytest.param(c, b, id="%s-%s" % (c["case"], b)))
+            elif c["case"] in pywasm_cases:
+                slow = c["case"].startswith(PYWASM_SLOW_CASES)
+                params.append(pytest.param(c, b, id="%s-%s" % (c["case"], b),
+                                           marks=[pytest.mark.slow] if slow else []))
+    return params
 
 
-@pytest.mark.parametrize("case", _case_params())
+def test_pywasm_cases_exist():
+    """Every case the header lists for pywasm is a case of the file (a renamed case must not
+    silently drop out of pywasm's subset)."""
+    listed = load_vectors(MERGES_FILE)[0]["_meta"]["pywasm_cases"]
+    names = {c["case"] for c in _cases()}
+    assert listed and not [n for n in listed if n not in names], [n for n in listed if n not in names]
+    assert [n for n in listed if n.startswith(PYWASM_SLOW_CASES)], "PYWASM_SLOW_CASES names no listed case"
+
+
+@pytest.mark.parametrize("case,backend", _case_params(), indirect=["backend"])
 def test_train_case(case, backend):
-    meta = load_vectors(MERGES_FILE)[0]["_meta"]
     docs = _corpora()[case["corpus"]]
-    if backend == "pywasm" and case["case"] not in meta["pywasm_cases"]:
-        pytest.skip("pywasm: the vectors' subset only (an interpreter)")
-    train = _train()
-    enc = train(iter(docs), **_options(case))
+    enc = supertok.train(iter(docs), **_options(case))
     got = [tuple(m) for m in enc.merges]
     want = [tuple(m) for m in case["merges"]]
     assert got == want, "%s on %s: %s" % (case["case"], backend, _first_difference(got, want))
@@ -184,11 +197,12 @@ INVARIANT_CORPORA = [("phrases", "bytes", False, 243 + 150), ("udhr_latin", "byt
                      ("han_words", "ube", True, 478 + 150)]
 
 
+@pytest.mark.slow_on_pywasm("phrases", "udhr_latin")  # 20 s each there; han_words takes 7 s
 @pytest.mark.parametrize("corpus,alphabet,script_aware,vocab_size", INVARIANT_CORPORA,
                          ids=[c[0] for c in INVARIANT_CORPORA])
 def test_boundless_equals_superbpe(backend, corpus, alphabet, script_aware, vocab_size):
     docs = _corpora()[corpus]
-    train = _train()
+    train = supertok.train
     opts = dict(vocab_size=vocab_size, alphabet=alphabet, script_aware=script_aware)
     boundless = train(iter(docs), algorithm="boundless", **opts)
     s = len(boundless.supermerges)
@@ -200,7 +214,7 @@ def test_boundless_equals_superbpe(backend, corpus, alphabet, script_aware, voca
 
 
 def test_hf_mode_has_no_superwords(backend):
-    train = _train()
+    train = supertok.train
     for algorithm, extra in (("boundless", {}), ("superbpe", {"supermerges": 2})):
         with pytest.raises(ValueError, match="(?i)hf|huggingface"):
             train(iter(["the cat the cat"]), vocab_size=300, mode="hf", algorithm=algorithm, **extra)
