@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -119,14 +120,22 @@ def test_cffi_declarations_drop_the_macro():
 
 @pytest.fixture(scope="module")
 def make_build(tmp_path_factory):
-    """core_c built by its Makefile into a temporary directory: the libraries and the example."""
+    """core_c built by its Makefile: the libraries and the example. SUPERTOK_CORE_BUILD names a
+    build directory made already (.ci/run sets it to the one its `make -C core_c check` filled,
+    so the library is not compiled twice); otherwise the Makefile builds into a temporary one."""
     _need_build_tools()
+    prebuilt = os.environ.get("SUPERTOK_CORE_BUILD")
+    if prebuilt:
+        missing = [n for n in ("libsupertok.a", "encode_file", "encode_file_shared")
+                   if not os.path.isfile(os.path.join(prebuilt, n))]
+        assert not missing, "SUPERTOK_CORE_BUILD=%s lacks %s: run make -C core_c check" % (prebuilt, missing)
+        return prebuilt
     build = tmp_path_factory.mktemp("core_c_build")
     env = dict(os.environ, CC=_cc())
     proc = subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "core_c"), "BUILD=%s" % build,
                            "-j2", "all", "example"], env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return build
+    return str(build)
 
 
 def _shared_lib(build):
@@ -156,10 +165,11 @@ def test_shared_library_exports_exactly_the_public_names(make_build):
 
 
 def _run_example(make_build, exe, *args, text=TEXT):
-    path = os.path.join(str(make_build), "input.txt")
-    with open(path, "wb") as f:
-        f.write(text if isinstance(text, bytes) else text.encode("utf-8"))
-    return subprocess.run([os.path.join(make_build, exe)] + list(args) + [path], capture_output=True, text=True)
+    with tempfile.TemporaryDirectory() as scratch:  # not in the build directory, which may be CI's
+        path = os.path.join(scratch, "input.txt")
+        with open(path, "wb") as f:
+            f.write(text if isinstance(text, bytes) else text.encode("utf-8"))
+        return subprocess.run([os.path.join(make_build, exe)] + list(args) + [path], capture_output=True, text=True)
 
 
 @pytest.mark.parametrize("exe", ["encode_file", "encode_file_shared"])
@@ -252,6 +262,7 @@ def test_cffi_extension_exports_no_internal_symbols():
 # ---- the CMake build (the same library, for CMake users) -----------------------------------------
 
 
+@pytest.mark.slow  # a second build of the whole library
 def test_cmake_build_matches_the_make_build(tmp_path):
     if shutil.which("cmake") is None:
         pytest.skip("no cmake on PATH: core_c/CMakeLists.txt is not tried (the Make build is)")

@@ -27,6 +27,7 @@ def _compiler():
     return None
 
 
+@pytest.mark.slow  # builds the core several times with sanitizers and runs every C test (a minute or more)
 def test_c_core_under_sanitizers(tmp_path):
     cc = _compiler()
     if cc is None:

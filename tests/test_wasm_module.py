@@ -46,7 +46,11 @@ def test_installed_package_ships_the_committed_module():
         assert a.read() == b.read()
 
 
+@pytest.mark.slow
 def test_module_matches_a_rebuild_from_source():
+    if os.environ.get("SUPERTOK_WASM_CHECKED") == "1":
+        # .ci/run's first check, core_c/build_wasm.py --check, rebuilt and compared the module
+        pytest.skip("the module was compared with a rebuild before pytest (.ci/run: build_wasm.py --check)")
     if importlib.util.find_spec("ziglang") is None:
         if os.environ.get("CI"):
             pytest.fail("CI must rebuild the wasm module: pip install ziglang==0.14.1")
