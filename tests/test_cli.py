@@ -2,7 +2,8 @@
 subprocess, once per backend present (SUPERTOK_BACKEND forced), ids compared with tiktoken.
 
 pywasm interprets the module, so it gets tiny inputs only; the tests that need a large input
-(a closed pipe mid-output) run on native and wasmtime."""
+(a closed pipe mid-output) run on native and wasmtime. The fast lane (-m "not slow") runs the
+encode and model tests on every backend and the others on the first backend only."""
 import json
 import os
 import subprocess
@@ -30,8 +31,23 @@ def tks(tmp_path_factory):
     return tiktoken_offline(str(tmp_path_factory.mktemp("tiktoken-cache")))
 
 
-@pytest.fixture(params=BACKENDS)
+def _backend_params(every_backend_fast):
+    """BACKENDS as fixture params. Each CLI run starts a Python process that loads its backend (a
+    second or more for the wasm runtimes, pywasm parsing the module in Python), so the fast lane
+    runs most CLI tests on the first backend only and the others under the slow marker."""
+    return [b if every_backend_fast or b == BACKENDS[0] else pytest.param(b, marks=pytest.mark.slow)
+            for b in BACKENDS]
+
+
+@pytest.fixture(params=_backend_params(False))
 def be(request):
+    """The backend a CLI test forces: the fast lane takes the first of BACKENDS."""
+    return request.param
+
+
+@pytest.fixture(params=_backend_params(True))
+def every_be(request):
+    """The backend a CLI test forces, every one of them in the fast lane too."""
     return request.param
 
 
@@ -68,8 +84,10 @@ def text_for(backend, text):
 
 # ---- encode / count / decode against tiktoken ------------------------------------------------
 
+@pytest.mark.slow_on_pywasm("cl100k_base", "r50k_base")
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "r50k_base"])
-def test_encode_matches_tiktoken(be, tks, tmp_path, name):
+def test_encode_matches_tiktoken(every_be, tks, tmp_path, name):
+    be = every_be
     text = text_for(be, SAMPLE)
     want = tks[name].encode(text)
     assert json.loads(ok(run(be, "encode", "--encoding", name, input=text))) == want
@@ -216,8 +234,10 @@ def test_pretokenize_script_aware(be):
 
 # ---- models ---------------------------------------------------------------------------------
 
+@pytest.mark.slow_on_pywasm("ube_small.json", "bytes_small.json")
 @pytest.mark.parametrize("model", ["ube_small.json", "bytes_small.json", "bytes_small.stmodel"])
-def test_model_encode_decode(be, model):
+def test_model_encode_decode(every_be, model):
+    be = every_be
     path = os.path.join(MODELS, model)
     text = text_for(be, SAMPLE)
     prev = supertok._set_backend(be)
