@@ -9,11 +9,13 @@ their edge continuation bytes) with random splits. Also decode_with_offsets agai
 formula, in code points, and its errors.
 """
 import codecs
+import os
 import random
 
 import pytest
 
 import supertok
+from conftest import ROOT
 
 
 def encoding_on(backend, name):
@@ -100,3 +102,26 @@ def test_decode_with_offsets(backend):
         enc.decode_with_offsets([15, 200100, 2 ** 32])  # a hole comes before the overflow, as in tiktoken
     with pytest.raises(OverflowError):
         enc.decode_with_offsets([15, 2 ** 32, 200100])
+
+
+def test_other_error_handlers_byte_level_and_ube(backend):
+    """A byte-level encoding's decoder takes CPython's other handlers, decoding with its codec call
+    by call; a UBE model's refuses them (its decoder is the core's, "replace" or "strict" only)."""
+    enc = supertok.get_encoding("o200k_base")
+    byte = {b: enc.encode_single_token(bytes([b])) for b in (0xE5, 0xBE, 0xB7, 0x78)}
+    # 德 (E5 BE B7) cut across calls, a lead byte cut off by "x", and a character left incomplete
+    calls = [[byte[0xE5]], [byte[0xBE]], [byte[0xB7], byte[0xE5], byte[0x78]], enc.encode_ordinary("é 😀"),
+             [byte[0xE5], byte[0xBE]]]
+    for errors in ("ignore", "backslashreplace"):
+        oracle = codecs.getincrementaldecoder("utf-8")(errors=errors)
+        dec = enc.incremental_decoder(errors)
+        got = [dec.add(c) for c in calls] + [dec.flush()]
+        want = [oracle.decode(enc.decode_bytes(c)) for c in calls] + [oracle.decode(b"", final=True)]
+        assert got == want, (errors, got, want)
+    assert "".join(got) == "德\\xe5xé 😀\\xe5\\xbe"
+    model = supertok.load_model(os.path.join(ROOT, "vectors", "models", "ube_small.json"))
+    with pytest.raises(ValueError, match="UBE model"):
+        model.incremental_decoder("ignore")
+    ids = model.encode("naïve café 德国")
+    dec = model.incremental_decoder("replace")
+    assert "".join(dec.add(i) for i in ids) + dec.flush() == model.decode(ids) == "naïve café 德国"
