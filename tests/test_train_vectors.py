@@ -220,6 +220,7 @@ def test_hf_mode_has_no_superwords(backend):
             train(iter(["the cat the cat"]), vocab_size=300, mode="hf", algorithm=algorithm, **extra)
 
 
+@pytest.mark.slow  # the naive reference trains all 572 cases again (and tokenizers the hf ones)
 def test_train_vectors_not_stale():
     # Runs on a fresh clone: the generator reads the vendored UDHR excerpts, the reference
     # trainer and tokenizers (a test extra).
