@@ -2,6 +2,10 @@
 
 SUPERTOK_TEST_BACKENDS=native,wasmtime limits the set (default: every backend that loads);
 a backend that is named there but does not load fails the run rather than being skipped.
+
+`pytest -m "not slow"` is the fast lane: every backend and every feature, minutes on 2 cores.
+Tests (or a test's pywasm runs: the slow_on_pywasm marker, and the golden-vector runners' pywasm
+"rest", tests/vectors_util.py) that take long carry the `slow` marker; `pytest` runs them all.
 """
 import os
 import sys
