@@ -316,6 +316,7 @@ def _adversarial_pieces(rng):
         yield bytes(rng.choice(alphabet) for _ in range(n))
 
 
+@pytest.mark.slow_on_pywasm  # pywasm merges the adversarial pieces for tens of seconds
 def test_encode_single_piece_matches_tiktoken(backend, tk):
     rng = random.Random(1234)
     for name in ("cl100k_base", "o200k_base"):
@@ -343,6 +344,7 @@ def _best_of(fn, runs=3, enough=None):
     return best
 
 
+@pytest.mark.slow_on_pywasm  # a timing on 20 KB pieces
 def test_encode_single_piece_is_not_quadratic(backend):
     """The Python loop it replaced took 26 s on 20 KB (quadratic); the core's merge is n log n."""
     enc = supertok.get_encoding("cl100k_base")
@@ -352,6 +354,7 @@ def test_encode_single_piece_is_not_quadratic(backend):
     assert large < 8 * max(small, 0.002), "5 KB %.4f s, 20 KB %.4f s: grows faster than linearly" % (small, large)
 
 
+@pytest.mark.slow  # a timing on 1,000 spaces: seconds on native and wasmtime, minutes on pywasm
 def test_encode_with_unstable_long_whitespace_tail(backend, tk):
     """A text ending in a long run of spaces (the Python merges of non-UTF-8 completions were
     quadratic: 2,000 spaces took 147 s). Exact against tiktoken at a size tiktoken finishes."""

@@ -143,6 +143,7 @@ class _Handles:
 
 # ---- Ctrl-C: real SIGINTs at random moments ----------------------------------------------------
 
+@pytest.mark.slow  # Ctrl-C at random moments of several trainings in child processes
 def test_cli_sigint_during_threaded_training(corpus, tmp_path):
     """python -m supertok train --threads 2 on a few-MB corpus (given 8 times: the counting pass
     then takes a good part of a second), SIGINT at a random moment 0.2-1.0 s in (never before
@@ -233,6 +234,7 @@ print(json.dumps({"runs": done, "problems": problems, "made": made[0]}))
 """
 
 
+@pytest.mark.slow  # Ctrl-C at random moments of several trainings in child processes
 def test_api_sigint_during_threaded_training(corpus):
     """supertok.train(..., threads=2) in a subprocess, SIGINT at a random moment 0.2-1.0 s in,
     many times: KeyboardInterrupt each time, then no supertok-count thread left and every counter

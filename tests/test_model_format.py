@@ -46,6 +46,7 @@ def test_text_files_are_the_json_converted(name):
 SUPER_MODELS = ("super_bytes_small", "super_ube_small")  # format version 2, model files only
 
 
+@pytest.mark.slow_on_pywasm("super_ube_small")  # 15 s there; super_bytes_small stays
 @pytest.mark.parametrize("name", SUPER_MODELS)
 def test_superword_model_files(backend, name):
     """The superword models (a `training` line, merges and supermerges with counts, script-aware
@@ -72,6 +73,7 @@ def test_core_writer_is_canonical(backend, name):
     assert be.model_normalize(json_to_text(_json(name))) == json_to_text(_json(name))
 
 
+@pytest.mark.slow_on_pywasm  # 100 s there; test_models' pywasm fast lane encodes every model
 def test_golden_json_and_text_give_the_same_ids(backend):
     encs = {}
     for name in MODEL_NAMES:
@@ -173,6 +175,7 @@ def test_file_errors_name_the_file(backend, tmp_path):
         supertok.load_model(str(p))
 
 
+@pytest.mark.slow_on_pywasm  # a load for every cut of the file: 100 s there
 def test_every_truncation_is_refused(backend):
     be = supertok._get()
     text = _text("bytes_small")
@@ -197,6 +200,7 @@ def test_specials_escapes_round_trip(backend):
         assert enc.decode_single_token_bytes(i) == t.encode("utf-8")
 
 
+@pytest.mark.slow_on_pywasm  # 20 s there
 def test_counts_and_ranks_kind(backend):
     # merge counts (64-bit) parse and survive the canonical writer
     text = _text("bytes_small").replace(b"merges 40\n97 98\n", b"merges 40 counts\n97 98 18446744073709551615\n", 1)

@@ -12,7 +12,7 @@
   byte-level calls (decode_single_token_bytes refuses, token_symbols answers).
 
 pywasm runs the documented subset of each vectors file (tests/vectors_util.py) and no
-differential run.
+differential run; the fast lane a few records of each model of that subset.
 """
 import json
 import os
@@ -31,7 +31,6 @@ from hypothesis import strategies as st
 VEC_DIR = os.path.join(ROOT, "vectors", "models")
 MODEL_NAMES = ("ube_small", "bytes_small", "super_bytes_small", "super_ube_small")
 SUPER_MODELS = ("super_bytes_small", "super_ube_small")  # model files only (no JSON form)
-SHOWN = 12
 PYWASM_MAX_CHARS = 3000  # pywasm (about a millisecond per character) skips the 2,000-word texts
 PYWASM_SUPER_HEAD, PYWASM_SUPER_STRIDE = 60, 25  # pywasm's subset of the superword models' records
 sys.path.insert(0, os.path.join(ROOT, "vectors"))
@@ -60,10 +59,14 @@ def model(name, backend):
     return _models[key]
 
 
-def _selected(records, backend):
+PYWASM_FAST_PER_MODEL = 10  # pywasm's fast lane: the first records of each model in its subset
+
+
+def _selected(records, backend, part=vectors_util.PART_ALL):
     """vectors_util.select; on pywasm only texts of at most PYWASM_MAX_CHARS characters, and of the
     superword models' records only the first PYWASM_SUPER_HEAD of each model (their hand-written
-    superword texts) and every PYWASM_SUPER_STRIDE-th after them."""
+    superword texts) and every PYWASM_SUPER_STRIDE-th after them; of that subset the fast lane
+    runs the first PYWASM_FAST_PER_MODEL records of each model, the slow part the others."""
     if backend != "pywasm":
         return vectors_util.select(records, backend)
     out, seen = [], {}
@@ -76,12 +79,14 @@ def _selected(records, backend):
                 out.append((i, r))
         elif i < PYWASM_HEAD or i % PYWASM_STRIDE == 0:  # vectors_util.select's rule
             out.append((i, r))
-    return out
-
-
-def _report(what, failures, checked):
-    assert not failures, "%d of %d records of %s fail:\n%s" % (len(failures), checked, what,
-                                                               "\n".join(failures[:SHOWN]))
+    if part == vectors_util.PART_ALL:
+        return out
+    taken = {}
+    fast = []
+    for i, r in out:
+        taken[r["model"]] = taken.get(r["model"], 0) + 1
+        fast.append(taken[r["model"]] <= PYWASM_FAST_PER_MODEL)
+    return [ir for ir, f in zip(out, fast) if f == (part == vectors_util.PART_FAST)]
 
 
 def test_headers():
@@ -89,57 +94,69 @@ def test_headers():
                          ("decode.jsonl", {"model", "ids", "text", "strict_error", "stream", "flush"})):
         header, records = load_vectors(os.path.join(VEC_DIR, name))
         meta = header["_meta"]
-        assert meta["file"] == name and meta["part"] == "models" and meta["records"] == len(records)
+        assert meta["file"] == name and meta["part"] == "models"
         assert set(meta["fields"]) == fields
         assert all(set(r) == fields for r in records)
         assert {r["model"] for r in records} == set(MODEL_NAMES)
         assert len(records) >= 1000
 
 
-def test_encode_vectors(backend):
+def test_pywasm_fast_lane_covers_every_model():
+    for name in ("encode.jsonl", "decode.jsonl"):
+        _, records = load_vectors(os.path.join(VEC_DIR, name))
+        fast = _selected(records, "pywasm", vectors_util.PART_FAST)
+        rest = _selected(records, "pywasm", vectors_util.PART_REST)
+        assert {r["model"] for _, r in fast} == set(MODEL_NAMES), name
+        assert sorted(fast + rest) == sorted(_selected(records, "pywasm"))
+
+
+def _check_encode_record(backend, r):
+    enc = model(r["model"], backend)
+    ids, starts = enc.encode_with_offsets(r["text"], allowed_special=set(r["allowed"]), disallowed_special=())
+    n = enc.count(r["text"], allowed_special=set(r["allowed"]), disallowed_special=())
+    if ids != r["ids"] or starts != r["starts"] or n != len(r["ids"]):
+        return ["ids %s starts %s count %d; expected %s %s" % (ids[:10], starts[:10], n, r["ids"][:10], r["starts"][:10])]
+    return []
+
+
+def test_encode_vectors(backend, vector_part):
     _, records = load_vectors(os.path.join(VEC_DIR, "encode.jsonl"))
-    failures, checked = [], 0
-    for i, r in _selected(records, backend):
-        enc = model(r["model"], backend)
-        checked += 1
-        ids, starts = enc.encode_with_offsets(r["text"], allowed_special=set(r["allowed"]), disallowed_special=())
-        n = enc.count(r["text"], allowed_special=set(r["allowed"]), disallowed_special=())
-        if ids != r["ids"] or starts != r["starts"] or n != len(r["ids"]):
-            failures.append("record %d (%s, %r): ids %s starts %s count %d; expected %s %s"
-                            % (i, r["model"], r["text"][:40], ids[:10], starts[:10], n, r["ids"][:10], r["starts"][:10]))
-    _report("encode.jsonl", failures, checked)
+    vectors_util.run_records("vectors/models/encode.jsonl", backend, _selected(records, backend, vector_part),
+                             lambda i, r: _check_encode_record(backend, r),
+                             lambda i, r: "record %d (%s, %r)" % (i, r["model"], r["text"][:40]))
 
 
-def test_decode_vectors(backend):
+def _check_decode_record(backend, r):
+    enc = model(r["model"], backend)
+    got = enc.decode(r["ids"])
+    try:
+        strict = enc.decode(r["ids"], errors="strict")
+        strict_error = None
+    except supertok.UbeDecodeError as exc:
+        strict, strict_error = None, exc.index
+    except UnicodeDecodeError:  # a byte-level model decodes with CPython's codec
+        strict, strict_error = None, "codec"
+    d = enc.incremental_decoder()
+    stream = [d.add(t) for t in r["ids"]]
+    flush = d.flush()
+    want_strict = r["strict_error"]
+    if enc.alphabet == "bytes" and want_strict is not None:
+        want_strict = "codec"
+    problems = []
+    if got != r["text"]:
+        problems.append("decode %r, expected %r" % (got[:40], r["text"][:40]))
+    if strict_error != want_strict or (strict_error is None and strict != r["text"]):
+        problems.append("strict error %r, expected %r" % (strict_error, want_strict))
+    if stream != r["stream"] or flush != r["flush"]:
+        problems.append("stream %r + %r, expected %r + %r" % (stream[:6], flush, r["stream"][:6], r["flush"]))
+    return problems
+
+
+def test_decode_vectors(backend, vector_part):
     _, records = load_vectors(os.path.join(VEC_DIR, "decode.jsonl"))
-    failures, checked = [], 0
-    for i, r in _selected(records, backend):
-        enc = model(r["model"], backend)
-        checked += 1
-        got = enc.decode(r["ids"])
-        try:
-            strict = enc.decode(r["ids"], errors="strict")
-            strict_error = None
-        except supertok.UbeDecodeError as exc:
-            strict, strict_error = None, exc.index
-        except UnicodeDecodeError:  # a byte-level model decodes with CPython's codec
-            strict, strict_error = None, "codec"
-        d = enc.incremental_decoder()
-        stream = [d.add(t) for t in r["ids"]]
-        flush = d.flush()
-        want_strict = r["strict_error"]
-        if enc.alphabet == "bytes" and want_strict is not None:
-            want_strict = "codec"
-        problems = []
-        if got != r["text"]:
-            problems.append("decode %r, expected %r" % (got[:40], r["text"][:40]))
-        if strict_error != want_strict or (strict_error is None and strict != r["text"]):
-            problems.append("strict error %r, expected %r" % (strict_error, want_strict))
-        if stream != r["stream"] or flush != r["flush"]:
-            problems.append("stream %r + %r, expected %r + %r" % (stream[:6], flush, r["stream"][:6], r["flush"]))
-        if problems:
-            failures.append("record %d (%s, ids %s): %s" % (i, r["model"], r["ids"][:12], "; ".join(problems)))
-    _report("decode.jsonl", failures, checked)
+    vectors_util.run_records("vectors/models/decode.jsonl", backend, _selected(records, backend, vector_part),
+                             lambda i, r: _check_decode_record(backend, r),
+                             lambda i, r: "record %d (%s, ids %s)" % (i, r["model"], r["ids"][:12]))
 
 
 def test_not_stale():

@@ -230,6 +230,7 @@ def test_differential_cl100k(tk, backend):
     _compare(tk["cl100k_base"], supertok.get_encoding("cl100k_base"), _cases(backend))
 
 
+@pytest.mark.slow_on_pywasm  # a minute there (every call with 1,091 specials); cl100k's differential stays
 def test_differential_o200k_harmony(tk, backend):
     t, s = tk["o200k_harmony"], supertok.get_encoding("o200k_harmony")
     assert s._special_tokens == t._special_tokens  # tiktoken's own table, not a copy
@@ -282,6 +283,7 @@ def _small_ranks(tk):
     return {b: r for b, r in ranks.items() if r < 600}
 
 
+@pytest.mark.slow_on_pywasm  # 15 s there
 def test_constructor_differential(tk, backend):
     pat = tk["r50k_base"]._pat_str
     ranks = _small_ranks(tk)
