@@ -39,6 +39,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow_on_pywasm("specials1", "specials2", "specials3")  # a training each there: the fast lane takes one
 @pytest.mark.parametrize("vocab_size,specials", CASES)
 def test_colliding_special_shares_the_token_id(backend, vocab_size, specials):
     enc = _hf(vocab_size, specials)
@@ -92,6 +93,7 @@ def test_merge_string_special_shares_the_merge_id(backend):
     assert enc.n_vocab == 264
 
 
+@pytest.mark.slow_on_pywasm("specials1", "specials2", "specials3")  # a training each there: the fast lane takes one
 @pytest.mark.parametrize("vocab_size,specials", CASES)
 def test_export_to_tokenizers_and_tiktoken_gives_equal_ids(backend, tmp_path, vocab_size, specials):
     from tokenizers import Tokenizer
