@@ -64,14 +64,19 @@ def pytest_generate_tests(metafunc):
 
 
 def pytest_collection_modifyitems(config, items):
-    """A test marked slow_on_pywasm gets the slow marker on its pywasm runs: all of them, or,
-    when the marker names parts of test ids, those whose id holds one of them."""
+    """Adds the slow marker to: a test marked slow_on_pywasm, on its pywasm runs (all of them, or,
+    when the marker names parts of test ids, those whose id holds one of them); a test run with
+    the piece cache off (the piece_cache fixture) on a backend other than the first of BACKENDS
+    (the cache is the core's: one backend runs it off in the fast lane)."""
     for item in items:
-        mark = item.get_closest_marker("slow_on_pywasm")
         callspec = getattr(item, "callspec", None)
-        if mark is None or callspec is None or "pywasm" not in callspec.params.values():
+        if callspec is None:
             continue
-        if not mark.args or any(part in callspec.id for part in mark.args):
+        mark = item.get_closest_marker("slow_on_pywasm")
+        if mark is not None and "pywasm" in callspec.params.values():
+            if not mark.args or any(part in callspec.id for part in mark.args):
+                item.add_marker(pytest.mark.slow)
+        if callspec.params.get("piece_cache") == "cache-off" and callspec.params.get("backend") != BACKENDS[0]:
             item.add_marker(pytest.mark.slow)
 
 

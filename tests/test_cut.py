@@ -79,6 +79,7 @@ def check_cuts(text, cuts, pattern, script_aware):
 
 @pytest.mark.parametrize("name", CORPUS_FILES)
 @pytest.mark.parametrize("pattern,script_aware", CONFIGS)
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_cuts_on_corpus(backend, name, pattern, script_aware):
     """Every cut the core finds in the first part of each corpus file is a true piece boundary."""
     if backend != "native":
@@ -170,6 +171,7 @@ def tk(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", CORPUS_FILES)
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_parallel_ids_equal_tiktoken_on_corpus(backend, name, tk, forced):
     if backend != "native":
         pytest.skip("the parallel path is the native backend's (wasm backends encode serially)")

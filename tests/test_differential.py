@@ -58,6 +58,7 @@ def _check(text, pattern, script_aware, scripts=None, where=""):
 
 
 @pytest.mark.parametrize("name", CORPUS_FILES)
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_corpus(backend, name):
     if backend == "pywasm":
         pytest.skip("pywasm is an interpreter: the corpus runs on native and wasmtime")
@@ -67,6 +68,7 @@ def test_corpus(backend, name):
             _check(block, pattern, sa, where="%s block %d" % (name, i))
 
 
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_udhr_every_translation(backend):
     if backend == "pywasm":
         pytest.skip("pywasm is an interpreter: the corpus runs on native and wasmtime")

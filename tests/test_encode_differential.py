@@ -158,6 +158,7 @@ def _blocks(path):
 
 
 @pytest.mark.parametrize("name", CORPUS_FILES)
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_corpus(backend, name, tk, piece_cache):
     _skip_pywasm(backend)
     path = corpus_path(name)
@@ -167,6 +168,7 @@ def test_corpus(backend, name, tk, piece_cache):
             _check_real_text(tkenc, enc, block, "%s block %d" % (name, i))
 
 
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_udhr_every_translation(backend, tk, piece_cache):
     _skip_pywasm(backend)
     path = corpus_path("udhr.jsonl.xz")

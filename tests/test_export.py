@@ -160,6 +160,7 @@ def export_dir(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", CORPUS_FILES)
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_corpus_hf_gives_our_ids(name, backend, export_dir):
     _skip_pywasm(backend)
     path = corpus_path(name)
@@ -175,6 +176,7 @@ def test_corpus_hf_gives_our_ids(name, backend, export_dir):
 
 
 @pytest.mark.parametrize("name", CORPUS_FILES)
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_corpus_tiktoken_differences_are_reported(name, backend, export_dir):
     """tiktoken merges by rank: where its ids differ from ours, the exporter's check names exactly
     those texts (and no other)."""

@@ -109,12 +109,14 @@ def _compare_with_hf(docs, vocab_size, pattern="o200k", script_aware=False, spec
 
 @pytest.mark.parametrize("name,megabytes,vocab_size", HF_SLICES,
                          ids=[s[0].split(".")[0] for s in HF_SLICES])
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_hf_mode_equals_tokenizers(name, megabytes, vocab_size):
     docs = head_documents(name, megabytes)
     n = _compare_with_hf(docs, vocab_size)
     assert n > vocab_size // 4, "only %d merges: too little text to mean much" % n
 
 
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_hf_mode_equals_tokenizers_multilingual_script_aware():
     docs = []
     for name, mb in MIX:
@@ -122,6 +124,7 @@ def test_hf_mode_equals_tokenizers_multilingual_script_aware():
     _compare_with_hf(docs, 32768, script_aware=True, special_tokens=("<|endoftext|>",))
 
 
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_hf_mode_equals_tokenizers_other_patterns():
     docs = head_documents("en_train.txt.xz", 0.5) + head_documents("ru.txt.xz", 0.25)
     for pattern in ("gpt2", "cl100k"):
@@ -132,6 +135,7 @@ MODES = [("paper", "bytes", False), ("hf", "bytes", False), ("paper", "ube", Tru
 
 
 @pytest.mark.parametrize("mode,alphabet,script_aware", MODES, ids=["paper-bytes", "hf-bytes", "paper-ube-sa"])
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_thread_counts_give_identical_models(mode, alphabet, script_aware, tmp_path):
     docs = head_documents("en_train.txt.xz", 0.75) + head_documents("zh.txt.xz", 0.25)
     path = tmp_path / "slice.txt"
@@ -149,6 +153,7 @@ def test_thread_counts_give_identical_models(mode, alphabet, script_aware, tmp_p
                              % threads)
 
 
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_native_and_wasm_give_identical_models():
     native, wasm = get_backend("native"), get_backend("wasmtime")
     docs = (head_documents("en_train.txt.xz", 0.25) + head_documents("zh.txt.xz", 0.125)
@@ -172,6 +177,7 @@ def test_native_and_wasm_give_identical_models():
 
 
 @pytest.mark.parametrize("alphabet", ["bytes", "ube"])
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_saved_model_reloads_to_the_same_ids(alphabet, tmp_path):
     train_docs = (head_documents("en_train.txt.xz", 0.5) + head_documents("zh.txt.xz", 0.25)
                   + head_documents("hi.txt.xz", 0.1))

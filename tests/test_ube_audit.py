@@ -249,12 +249,14 @@ def _blocks(path):
 
 
 @pytest.mark.parametrize("name", CORPUS_FILES)
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_corpus(backend, name):
     path = corpus_path(name)
     for i, block in enumerate(_blocks(path)):
         _round_trip(block, "%s block %d" % (name, i))
 
 
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_udhr_every_translation(backend):
     path = corpus_path("udhr.jsonl.xz")
     n = 0
