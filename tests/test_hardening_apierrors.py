@@ -344,9 +344,10 @@ def _best_of(fn, runs=3, enough=None):
     return best
 
 
-@pytest.mark.slow_on_pywasm  # a timing on 20 KB pieces
 def test_encode_single_piece_is_not_quadratic(backend):
     """The Python loop it replaced took 26 s on 20 KB (quadratic); the core's merge is n log n."""
+    if backend == "pywasm":  # its bounds are for compiled code: pywasm takes a minute or more on 20 KB
+        pytest.skip("pywasm is an interpreter: the timing of 20 KB pieces runs on native and wasmtime")
     enc = supertok.get_encoding("cl100k_base")
     small = _best_of(lambda: enc._encode_single_piece(b"ab" * 2500), enough=0.5)
     large = _best_of(lambda: enc._encode_single_piece(b"ab" * 10000), enough=0.5)
