@@ -779,9 +779,18 @@ class Encoding:
                 where.append(k)
             except UnicodeDecodeError:
                 encoded[k] = self._bpe(p)
-        if texts:
-            for k, e in zip(where, self.encode_ordinary_batch(texts)):
+        # in batches of about 1 MB of text: the completions of a long unstable tail are many
+        # (tens of thousands), and one batch of all of them would hold their ids at once (the
+        # pywasm backend's memory stops at 64 MiB)
+        a = 0
+        while a < len(texts):
+            z, size = a, 0
+            while z < len(texts) and (z == a or size < 1 << 20):
+                size += len(texts[z])
+                z += 1
+            for k, e in zip(where[a:z], self.encode_ordinary_batch(texts[a:z])):
                 encoded[k] = e
+            a = z
         length = self._token_lengths()
         for e in encoded:
             seq, n = [], 0

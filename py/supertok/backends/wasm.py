@@ -287,14 +287,25 @@ class PywasmRunner:
         self._rt = pywasm.core.Runtime()
         self._inst = self._rt.instance(pywasm.core.ModuleDesc.from_reader(io.BytesIO(_module_bytes())))
         self._mem = self._rt.exported_memory(self._inst, "memory")
+        self._wraps = {}
+
+    def _signed(self, name, args):
+        """pywasm takes a parameter's bits as a signed integer of its width (a uint64_t of 2**64 - 1
+        is -1 there; wasmtime takes either): the unsigned values the host passes, reinterpreted."""
+        wraps = self._wraps.get(name)
+        if wraps is None:
+            addr = [e for e in self._inst.exps if e.name == name][0].data.data
+            wraps = self._wraps[name] = tuple(
+                1 << (64 if t.data == 0x7E else 32) for t in self._rt.machine.store.func[addr].type.args)
+        return [a - w if isinstance(a, int) and a >= w >> 1 else a for a, w in zip(args, wraps)]
 
     def call(self, name, *args):
-        r = self._rt.invocate(self._inst, name, list(args))
+        r = self._rt.invocate(self._inst, name, self._signed(name, args))
         return (r[0] & 0xFFFFFFFF) if r else None
 
     def call_u64(self, name, *args):
         """call for an export returning a 64-bit value (call masks to 32 bits)."""
-        r = self._rt.invocate(self._inst, name, list(args))
+        r = self._rt.invocate(self._inst, name, self._signed(name, args))
         return (r[0] & 0xFFFFFFFFFFFFFFFF) if r else None
 
     def func(self, name):
