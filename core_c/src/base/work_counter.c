@@ -1,5 +1,5 @@
-/* The work counter of test builds (counters.h); nothing in other builds. */
-#include "counters.h"
+/* The work counter of test builds (work_counter.h); nothing in other builds. */
+#include "work_counter.h"
 
 #ifdef ST_TEST_COUNTERS
 _Thread_local uint64_t st__test_work;

@@ -11,8 +11,8 @@
  * n-gram is counted only where its (n-1)-gram prefix was kept), so one number per position, the
  * longest kept n-gram starting there, holds everything the split needs. */
 #include "candidates.h"
-#include "count.h"
-#include "vocab.h" /* st__hash_bytes */
+#include "pretoken_counter.h"
+#include "../formats/vocab.h" /* st__hash_bytes */
 
 typedef struct ngram {
     const uint8_t *p; /* a slice of a candidate's key in the input counter */

@@ -1,5 +1,5 @@
 /* Lookups over the generated tables: astral ranges and script names. */
-#include "internal.h"
+#include "../base/internal.h"
 #include "unicode_tables.h"
 
 const st_ucd_range *st_ucd_astral_find(uint32_t cp) {

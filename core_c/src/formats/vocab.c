@@ -1,6 +1,6 @@
 /* Vocabulary loading (tiktoken rank files) and the bytes -> id table. */
 #include "vocab.h"
-#include "unicode_tables.h"
+#include "../text/unicode_tables.h"
 
 /* A weak hash clusters on 200k tokens (suBPEriod: the multiply-shift variant lost 40%), so each
  * 8-byte word is folded in with a multiply and the result goes through a full finalizer. */

@@ -1,11 +1,11 @@
 /* Supermerge candidates (docs/design.md §8, docs/train-format.md): the vocabulary index that
  * decides which pretokens are eligible, and the state a candidates counter adds to a pretoken
- * counter. Shared by count.c (counting, merge, save, load), ngram.c (the n-gram split) and
- * train.c (phase 2 reads the candidates back as token ids). */
+ * counter. Shared by pretoken_counter.c (counting, merge, save, load), ngram.c (the n-gram split) and
+ * trainer.c (phase 2 reads the candidates back as token ids). */
 #ifndef ST_CANDIDATES_H
 #define ST_CANDIDATES_H
 
-#include "internal.h"
+#include "../base/internal.h"
 
 /* The tokens of a vocabulary by their base-symbol sequences, as the trainer stores them (bytes:
  * the bytes; UBE: each symbol as 2 big-endian bytes): ids 0..n-1, looked up by the text of a

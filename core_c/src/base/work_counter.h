@@ -9,8 +9,8 @@
  * use ST_COUNT a second time with it). Everywhere else - the shipped library, the Python
  * extension, the wasm module - ST_COUNT expands to nothing and no counter exists. In a test
  * build the count is thread-local, so it is the work of the calls made by one thread. */
-#ifndef ST_COUNTERS_H
-#define ST_COUNTERS_H
+#ifndef ST_WORK_COUNTER_H
+#define ST_WORK_COUNTER_H
 
 #include "platform.h"
 

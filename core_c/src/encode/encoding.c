@@ -1,5 +1,5 @@
 /* The encoding handle: constructors, images, accessors, token lookups and decoding. The
- * encode pipeline is encode.c. */
+ * encode pipeline is pipeline.c. */
 #include "encoding.h"
 
 /* ---- making and freeing ------------------------------------------------------------------- */

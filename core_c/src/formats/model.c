@@ -1,7 +1,7 @@
 /* Model files (docs/model-format.md): the parser, the canonical writer, and the encoding built
  * from a parsed model. No libc: numbers, base64 and messages are done here. */
 #include "model.h"
-#include "encoding.h"
+#include "../encode/encoding.h"
 #include "vocab.h"
 
 /* ---- small helpers ---------------------------------------------------------------------- */

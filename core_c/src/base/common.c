@@ -1,6 +1,6 @@
 /* Status messages, version, and allocator plumbing. */
 #include "internal.h"
-#include "unicode_tables.h"
+#include "../text/unicode_tables.h"
 
 const char *st_status_str(int status) {
     switch (status) {

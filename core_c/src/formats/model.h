@@ -3,7 +3,7 @@
 #ifndef ST_MODEL_H
 #define ST_MODEL_H
 
-#include "internal.h"
+#include "../base/internal.h"
 
 #define ST_MODEL_VERSION 1u   /* the format without a training line */
 #define ST_MODEL_VERSION_2 2u /* version 1 + the optional "training" header line */

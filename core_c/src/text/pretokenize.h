@@ -3,7 +3,7 @@
 #ifndef ST_PRETOKENIZE_H
 #define ST_PRETOKENIZE_H
 
-#include "internal.h"
+#include "../base/internal.h"
 
 #define ST_SCRIPT_WORDS 8 /* 256 bits: script ids fit in a byte */
 

@@ -12,7 +12,7 @@
  * checks, and any byte that does not decode refuses the candidate (the encode of the parts then
  * reports the invalid byte as the whole text's encode would). */
 #include "encoding.h"
-#include "unicode_tables.h"
+#include "../text/unicode_tables.h"
 
 /* How many characters the script-aware newline rule looks back for the line's last real-script
  * character: beyond that the candidate is refused (bounds the work per candidate). */

@@ -8,7 +8,7 @@
  * the longest reachable token that is compatible with the one before it, trying shorter ones
  * and, past a dead end, stepping back one token; a bit per position remembers dead ends, so
  * the work stays linear. (The method is that of GitHub's `bpe` crate; the tables below are
- * built from the vocabulary, by encode.c once they pay: tables_for.) The first walk
+ * built from the vocabulary, by pipeline.c once they pay: tables_for.) The first walk
  * of a piece also tells whether the whole piece is a token, reachable or not: tiktoken takes
  * such a piece as it is, so that check needs no separate probe.
  *
@@ -25,7 +25,7 @@
 #ifndef ST_BACKTRACK_H
 #define ST_BACKTRACK_H
 
-#include "vocab.h"
+#include "../formats/vocab.h"
 
 typedef struct st_backtrack {
     int ready;               /* 0: no tables, use the merge loop */

@@ -2,9 +2,9 @@
  * pretoken is kept once, with a 64-bit count, in an open-addressing table whose keys live in one
  * byte arena. Counters merge and serialize (docs/train-format.md), so a host counts on many
  * threads or machines and the sum, and every model trained from it, is the same for any split. */
-#include "count.h"
+#include "pretoken_counter.h"
 #include "candidates.h"
-#include "vocab.h" /* st__hash_bytes */
+#include "../formats/vocab.h" /* st__hash_bytes */
 
 #define LOAD_NUM 7 /* grow when entries exceed 7/10 of the slots */
 #define LOAD_DEN 10

@@ -1,10 +1,10 @@
 /* Pretoken counters (docs/design.md §8, docs/train-format.md): the handle's layout and the
  * internal iteration the trainer walks. */
-#ifndef ST_COUNT_H
-#define ST_COUNT_H
+#ifndef ST_PRETOKEN_COUNTER_H
+#define ST_PRETOKEN_COUNTER_H
 
-#include "internal.h"
-#include "pretokenize.h"
+#include "../base/internal.h"
+#include "../text/pretokenize.h"
 
 /* One distinct pretoken: its bytes are arena[off .. off + len). */
 typedef struct st__count_entry {

@@ -10,7 +10,7 @@
 #ifndef ST_MERGE_H
 #define ST_MERGE_H
 
-#include "vocab.h"
+#include "../formats/vocab.h"
 
 /* Pieces up to ST_LINEAR_PIECE bytes use the linear scan (cheapest when short). */
 #ifndef ST_LINEAR_PIECE
@@ -26,7 +26,7 @@
  * every common word), and a hit in this small table stays in cache where a probe of the
  * vocabulary's multi-megabyte table would miss. Direct-mapped. Its entries depend on the
  * vocabulary alone, never on the text, so one table serves any number of calls (the encoder
- * keeps it in its reusable scratch, encode.c). Empty: every field 0xFFFFFFFF. */
+ * keeps it in its reusable scratch, pipeline.c). Empty: every field 0xFFFFFFFF. */
 #define ST_PAIR_CACHE_BITS 14
 typedef struct st__pair_slot {
     uint32_t left, right, rank, unused;
@@ -39,7 +39,7 @@ typedef struct st__merger {
     const st_vocab *v;
     const st_rules *rules;
     st__pair_slot *pairs;
-    const st_supers *supers; /* the superword pass (encode.c): rules are these supermerges, looked
+    const st_supers *supers; /* the superword pass (pipeline.c): rules are these supermerges, looked
                                 up through their filter (st__supers_find); NULL otherwise */
 } st__merger;
 
@@ -52,7 +52,7 @@ size_t st__merge_short(const st__merger *m, const uint8_t *p, size_t n, uint32_t
 size_t st__merge_heap_scratch_size(size_t n);
 
 /* The most parts a merge call takes: node names are 32-bit offsets, and a call's scratch (the
- * heap's, plus the caller's arrays: under 64 bytes a part, encode.c) must have a size that fits
+ * heap's, plus the caller's arrays: under 64 bytes a part, pipeline.c) must have a size that fits
  * in size_t, which on wasm32 is 32 bits. A longer piece is refused (ST_ERR_OUT_OF_MEMORY: its
  * scratch could not be had there) rather than sized by a product that wrapped around. */
 #define ST_MERGE_MAX_PARTS (SIZE_MAX / 64 < 0x7FFFFFF0u ? SIZE_MAX / 64 : (size_t)0x7FFFFFF0u)

@@ -17,7 +17,7 @@
  *
  * decode_with_offsets checks every id first, then validates the concatenated bytes as one
  * UTF-8 text while counting characters (code points or UTF-16 units) per token. */
-#include "internal.h"
+#include "../base/internal.h"
 
 /* ---- errors (st_error, internal.h) --------------------------------------------------------- */
 

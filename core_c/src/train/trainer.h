@@ -1,8 +1,8 @@
 /* Phase-1 BPE training (docs/design.md §8): the trainer's handle. */
-#ifndef ST_TRAIN_H
-#define ST_TRAIN_H
+#ifndef ST_TRAINER_H
+#define ST_TRAINER_H
 
-#include "count.h"
+#include "pretoken_counter.h"
 
 typedef struct st__pair {
     uint32_t left, right;

@@ -16,11 +16,11 @@
  * outermost sites and, in paper mode, to the ends of the runs of equal symbols there, so the pairs
  * across its edges are unchanged, and the update equals a recount (for both counting rules).
  * Only pairs holding the new token can gain occurrences, so only those are queued again. */
-#include "train.h"
+#include "trainer.h"
 #include "candidates.h"
-#include "counters.h"
-#include "model.h"
-#include "vocab.h" /* st__hash_bytes */
+#include "../base/work_counter.h"
+#include "../formats/model.h"
+#include "../formats/vocab.h" /* st__hash_bytes */
 
 static void *talloc(st_trainer *t, size_t n) {
     void *p = st__alloc(&t->alloc, n ? n : 1);

@@ -1,7 +1,7 @@
 /* GENERATED FILE - DO NOT EDIT.
  * Made by: python core_c/tools/gen_unicode_tables.py
  * Source: the regex module 2024.11.6 (Unicode 16.0), queried code point by code point.
- * Layout and meaning: core_c/src/unicode_tables.h. */
+ * Layout and meaning: core_c/src/text/unicode_tables.h. */
 #include "unicode_tables.h"
 
 const char st_ucd_unicode_version[] = "16.0";

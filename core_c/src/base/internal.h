@@ -3,8 +3,8 @@
 #define ST_INTERNAL_H
 
 #include "platform.h"
-#include "counters.h" /* ST_COUNT: empty unless -DST_TEST_COUNTERS */
-#include "../include/supertok.h"
+#include "work_counter.h" /* ST_COUNT: empty unless -DST_TEST_COUNTERS */
+#include "../../include/supertok.h"
 
 /* The allocator a handle was made with; a copy is kept in every handle. */
 void st__allocator_init(st_allocator *dst, const st_allocator *src);

@@ -12,7 +12,7 @@
  * surrogate followed by a dangling byte. The decoders hold only the bytes of the character not
  * yet complete and emit every character the moment it is complete, so any split of a stream
  * gives the same text as the one-shot decode. */
-#include "internal.h"
+#include "../base/internal.h"
 
 #define ST_UBE_UTF8 0
 #define ST_UBE_UTF16 1

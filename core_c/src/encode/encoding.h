@@ -1,14 +1,14 @@
-/* The encoding handle, shared by the encode pipeline (encode.c) and the handle plumbing
+/* The encoding handle, shared by the encode pipeline (pipeline.c) and the handle plumbing
  * (encoding.c: constructors, images, accessors, decoding). */
 #ifndef ST_ENCODING_H
 #define ST_ENCODING_H
 
 #include "backtrack.h"
-#include "pretokenize.h"
-#include "vocab.h"
+#include "../text/pretokenize.h"
+#include "../formats/vocab.h"
 
 /* The kinds of model behind an encoding. Each kind has its own small structure next to the
- * token store every kind shares (st_vocab); encode.c turns a piece into tokens with one switch
+ * token store every kind shares (st_vocab); pipeline.c turns a piece into tokens with one switch
  * on the kind (encode_piece). A new kind (superword models) is a
  * new value, its structure, and a case in encode_piece (and a free in encoding_release if it
  * owns tables): not a branch through the merge loops. */
@@ -18,7 +18,7 @@ typedef enum st__kind {
     ST__KIND_RULES = 1  /* merge-rules models: a pair merges when it is a rule (st_rules) */
 } st__kind;
 
-/* The reusable scratch of the encoder (encode.c); opaque here. */
+/* The reusable scratch of the encoder (pipeline.c); opaque here. */
 typedef struct st__scratch st__scratch;
 
 #define ST_SCRATCH_SLOTS 4 /* scratch blocks a handle keeps for concurrent calls; more callers
@@ -34,14 +34,14 @@ typedef struct st__scratch st__scratch;
  * cast-away const handle instead would be undefined behaviour for a handle defined const, and
  * hides from the reader which fields may change. */
 typedef struct st__lazy {
-    int bt_state;  /* BT_* (encode.c): claimed with st__atomic_claim, published with a store */
+    int bt_state;  /* BT_* (pipeline.c): claimed with st__atomic_claim, published with a store */
     int bt_failed; /* the build ran out of memory (set before bt_state becomes BT_UNAVAILABLE) */
     st_backtrack bt;
     size_t bt_debt; /* atomic: the merge work that pieces wanting the tables cost before they
-                       were built (encode.c: tables_for) */
+                       were built (pipeline.c: tables_for) */
     int slot_busy[ST_SCRATCH_SLOTS]; /* 0 free, 1 claimed by a running call */
     st__scratch *slot[ST_SCRATCH_SLOTS]; /* made by the first call that claims the slot */
-    /* The piece cache (encode.c): the bound on its memory that st_encoding_set_cache_size set
+    /* The piece cache (pipeline.c): the bound on its memory that st_encoding_set_cache_size set
      * (or the default), the bytes its tables hold now, and the pieces looked up in it (each
      * call adds its own figures once, at its end). Atomic, as any thread may read or set them. */
     size_t cache_limit, cache_held, cache_hits, cache_misses;
@@ -66,9 +66,9 @@ st_status st__encoding_new_rules(int alphabet, const uint32_t *merges, size_t n_
                                  size_t n_super, const char *specials, size_t specials_len, const st_pretokenizer *pt,
                                  const st_allocator *alloc, st_encoding **out, st_error *err);
 
-/* encode.c: free the scratch blocks of a handle being freed (no call may be running). */
+/* pipeline.c: free the scratch blocks of a handle being freed (no call may be running). */
 void st__scratch_pool_free(st__lazy *lazy, const st_allocator *a);
-/* encode.c: the backtracking tables, building them if this thread is first; NULL if not
+/* pipeline.c: the backtracking tables, building them if this thread is first; NULL if not
  * (yet) available. */
 const st_backtrack *st__backtrack_tables(const st_encoding *enc);
 

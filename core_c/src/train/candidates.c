@@ -1,12 +1,12 @@
 /* Supermerge candidates (docs/design.md §8): which pretokens are eligible (a letter, and the
  * bytes of a token of the phase-1 vocabulary the algorithm keeps), and the candidates counter
- * made from a finished phase-1 trainer. The counting itself is count.c's (the same table,
+ * made from a finished phase-1 trainer. The counting itself is pretoken_counter.c's (the same table,
  * merge, save and load serve both kinds of counter); a candidate's key is its pretokens' bytes
  * joined with 0xFF, a byte UTF-8 never holds, so the key splits back unambiguously. */
 #include "candidates.h"
-#include "train.h"
-#include "unicode_tables.h"
-#include "vocab.h" /* st__hash_bytes, st__mix64 */
+#include "trainer.h"
+#include "../text/unicode_tables.h"
+#include "../formats/vocab.h" /* st__hash_bytes, st__mix64 */
 
 /* ---- the vocabulary index ------------------------------------------------------------------ */
 

@@ -1,6 +1,6 @@
 /* The byte-pair merge loops (merge.h). */
 #include "merge.h"
-#include "counters.h"
+#include "../base/work_counter.h"
 
 /* The rank of the token with bytes p[0..n), ST_NO_TOKEN if none: for tiktoken files rank = id.
  * p has ST_PAD readable bytes after the key. */
