@@ -61,7 +61,7 @@ struct st_encoding {
 
 /* encoding.c: a rule model's encoding, with supermerges (supers[2j], supers[2j + 1]: the parts
  * of supermerge j, id A + n_merges + j) when n_super > 0. st_encoding_new_merges is this with
- * none; model.c's st_encoding_from_model passes a model's. */
+ * none; model_encoding.c's st_encoding_from_model passes a model's. */
 st_status st__encoding_new_rules(int alphabet, const uint32_t *merges, size_t n_merges, const uint32_t *supers,
                                  size_t n_super, const char *specials, size_t specials_len, const st_pretokenizer *pt,
                                  const st_allocator *alloc, st_encoding **out, st_error *err);

@@ -1,8 +1,9 @@
-/* Model files (docs/model-format.md): the parser, the canonical writer, and the encoding built
- * from a parsed model. No libc: numbers, base64 and messages are done here. */
+/* Model files (docs/model-format.md): the parser, the canonical writer, and what the encoding
+ * builder (encode/model_encoding.c) takes from a parsed model. No libc: numbers and messages
+ * are done here. */
 #include "model.h"
-#include "../encode/encoding.h"
 #include "vocab.h"
+#include "base64.h"
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
@@ -44,46 +45,6 @@ static int parse_u64(const uint8_t *s, size_t n, uint64_t max, uint64_t *v) {
     if (over || x > max) return -1;
     *v = x;
     return 1;
-}
-
-/* ---- base64 (RFC 4648, standard alphabet, padded, canonical) ------------------------------ */
-
-static const char b64_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static int b64_val(uint8_t c) {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
-/* 1 if s[0..n) is canonical padded base64 of at least one byte (the bits past the data zero,
- * as every encoder writes them): tiktoken's files are. */
-static int b64_valid(const uint8_t *s, size_t n) {
-    if (n == 0 || n % 4) return 0;
-    size_t pad = (s[n - 1] == '=') + (size_t)(s[n - 2] == '=' && s[n - 1] == '=');
-    for (size_t i = 0; i < n - pad; i++)
-        if (b64_val(s[i]) < 0) return 0;
-    if (pad == 1 && (b64_val(s[n - 2]) & 3)) return 0;
-    if (pad == 2 && (b64_val(s[n - 3]) & 15)) return 0;
-    return 1;
-}
-
-static size_t b64_encoded_len(size_t n) { return (n + 2) / 3 * 4; }
-
-static void b64_encode(const uint8_t *s, size_t n, uint8_t *out) {
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t w = (uint32_t)s[i] << 16;
-        if (i + 1 < n) w |= (uint32_t)s[i + 1] << 8;
-        if (i + 2 < n) w |= s[i + 2];
-        out[o++] = (uint8_t)b64_chars[(w >> 18) & 63];
-        out[o++] = (uint8_t)b64_chars[(w >> 12) & 63];
-        out[o++] = i + 1 < n ? (uint8_t)b64_chars[(w >> 6) & 63] : '=';
-        out[o++] = i + 2 < n ? (uint8_t)b64_chars[w & 63] : '=';
-    }
 }
 
 /* ---- error reports ----------------------------------------------------------------------- */
@@ -372,15 +333,6 @@ static size_t line_start(const uint8_t *text, size_t len, uint64_t line) {
     return i;
 }
 
-static uint64_t mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xFF51AFD7ED558CCDull;
-    x ^= x >> 33;
-    x *= 0xC4CEB9FE1A85EC53ull;
-    x ^= x >> 33;
-    return x;
-}
-
 /* merges or supermerges: n lines "left right" (+ " count"); entry i is id first_id + i and
  * both its parts must be below it; no pair twice (within the section, and for supermerges
  * not a pair of the merges either: a pair is one rule). */
@@ -407,7 +359,7 @@ static st_status read_pairs(parser *p, const char *what, st__model_pairs *out, u
     st = ST_OK;
     for (size_t k = 0; k < before_n && st == ST_OK; k++) { /* the merges' pairs first */
         uint64_t key = ((uint64_t)before->pairs[2 * k] << 32 | before->pairs[2 * k + 1]) + 1;
-        size_t h = (size_t)mix64(key) & (tcap - 1);
+        size_t h = (size_t)st__mix64(key) & (tcap - 1);
         while (table[h] && table[h] != key) h = (h + 1) & (tcap - 1);
         table[h] = key;
     }
@@ -453,7 +405,7 @@ static st_status read_pairs(parser *p, const char *what, st__model_pairs *out, u
             break;
         }
         uint64_t key = (ids[0] << 32 | ids[1]) + 1;
-        size_t h = (size_t)mix64(key) & (tcap - 1);
+        size_t h = (size_t)st__mix64(key) & (tcap - 1);
         while (table[h] && table[h] != key) h = (h + 1) & (tcap - 1);
         if (table[h]) {
             st_error *e = begin(p->e, p->line, p->ls);
@@ -504,7 +456,7 @@ static st_status read_tokens(parser *p) {
             ms(p->e, "]: expected 'base64 rank'");
             return ST_ERR_MALFORMED_MODEL;
         }
-        if (!b64_valid(f[0], fl[0])) {
+        if (!st__base64_canonical(f[0], fl[0])) {
             ms(begin(p->e, p->line, p->ls), "tokens[");
             mu(p->e, i);
             ms(p->e, "]: ");
@@ -635,7 +587,7 @@ static st_status read_specials(parser *p) {
         }
         uint64_t h64 = 0xCBF29CE484222325ull;
         for (size_t k = 0; k < len; k++) h64 = (h64 ^ m->special_text[start + k]) * 0x100000001B3ull;
-        size_t h = (size_t)mix64(h64) & (tcap - 1);
+        size_t h = (size_t)st__mix64(h64) & (tcap - 1);
         while (table[h]) {
             const st__model_special *o = &m->specials[table[h] - 1];
             if (o->len == len && st__memcmp(m->special_text + o->off, m->special_text + start, len) == 0) {
@@ -1257,27 +1209,26 @@ size_t st_model_pairs(const st_model *m, const char *section, const uint32_t **p
     return ps->n;
 }
 
-/* ---- the encoding -------------------------------------------------------------------------- */
+/* ---- what the encoding builder takes from a model ------------------------------------------ */
 
-/* The one call into the encoding constructors, with the model's pre-tokenizer (pattern,
- * script-aware flag, scripts): specials is the specials as tiktoken lines ("base64 id\n"). On
- * failure *ce is the constructor's report (ST_ERR_MALFORMED_MODEL: offset = the byte offset in
- * the rank text or the specials text (input 1), or the index of the rule). */
-static st_status build_encoding(const st_model *m, const char *specials, size_t specials_len,
-                                const st_allocator *alloc, st_encoding **out, st_error *ce) {
-    size_t scripts_len = 0;
-    const char *scripts = st_model_scripts(m, &scripts_len);
-    st_pretokenizer *pt = NULL;
-    st_status st = st_pretokenizer_new(m->pattern, m->flags, scripts, scripts_len, alloc, &pt, ce);
-    if (st != ST_OK) return st;
-    if (m->kind == ST_MODEL_RULES)
-        st = st__encoding_new_rules(m->alphabet, m->merges.pairs, m->merges.n, m->supermerges.pairs,
-                                    m->supermerges.n, specials, specials_len, pt, alloc, out, ce);
-    else
-        st = st_encoding_new_tiktoken((const char *)m->src + m->tokens_off, m->tokens_len, specials, specials_len, pt,
-                                      alloc, out, ce);
-    st_pretokenizer_free(pt);
-    return st;
+st_status st__model_specials_ranks(const st_model *m, const st_allocator *a, uint8_t **text, size_t *len, size_t *size) {
+    size_t slen = 0;
+    for (size_t i = 0; i < m->n_specials; i++) slen += st__base64_encoded_len(m->specials[i].len) + 12;
+    *size = slen ? slen : 1;
+    uint8_t *spec = (uint8_t *)st__alloc(a, *size);
+    *text = spec;
+    *len = 0;
+    if (!spec) return ST_ERR_OUT_OF_MEMORY;
+    size_t used = 0;
+    for (size_t i = 0; i < m->n_specials; i++) {
+        st__base64_encode(m->special_text + m->specials[i].off, m->specials[i].len, spec + used);
+        used += st__base64_encoded_len(m->specials[i].len);
+        spec[used++] = ' ';
+        used += u64_digits(m->specials[i].id, (char *)spec + used);
+        spec[used++] = '\n';
+    }
+    *len = used;
+    return ST_OK;
 }
 
 /* The line number of byte offset off in text (its first line is `first`). */
@@ -1287,67 +1238,23 @@ static uint64_t line_in(const uint8_t *text, size_t len, size_t off, uint64_t fi
     return line;
 }
 
-st_status st_encoding_from_model(const st_model *m, const st_allocator *alloc, st_encoding **out, st_error *err) {
-    st_error local;
-    st_error *e = err ? err : &local;
-    err_clear(e);
-    if (!m || !out) {
-        e->status = ST_ERR_INVALID_ARGUMENT;
-        return ST_ERR_INVALID_ARGUMENT;
+void st__model_encoding_error(const st_model *m, const uint8_t *specials, size_t specials_len, const st_error *ce,
+                              st_error *e) {
+    size_t off = (size_t)ce->offset;
+    uint64_t line;
+    if (ce->input == 1) {
+        uint64_t k = line_in(specials, specials_len, off, 0);
+        line = m->specials_line + 1 + k;
+        ms(begin(e, line, line_start(m->src, m->src_len, line)), "specials[");
+        mu(e, k);
+        ms(e, "]: ");
+        ms(e, ce->message[0] ? ce->message : "refused by the encoding constructor");
+    } else if (m->kind == ST_MODEL_RULES) {
+        rule_error(m, e, ce); /* a supermerge's index, else a rule's */
+    } else {
+        line = line_in(m->src + m->tokens_off, m->tokens_len, off, m->tokens_line + 1);
+        ms(begin(e, line, m->tokens_off + off), "tokens[");
+        mu(e, line - m->tokens_line - 1);
+        ms(e, "]: refused by the rank-file loader (the same bytes as another token?)");
     }
-    *out = NULL;
-    st_allocator a;
-    st__allocator_init(&a, alloc);
-    size_t slen = 0;
-    for (size_t i = 0; i < m->n_specials; i++) slen += b64_encoded_len(m->specials[i].len) + 12;
-    uint8_t *spec = (uint8_t *)st__alloc(&a, slen ? slen : 1);
-    if (!spec) {
-        e->status = ST_ERR_OUT_OF_MEMORY;
-        return ST_ERR_OUT_OF_MEMORY;
-    }
-    size_t used = 0;
-    for (size_t i = 0; i < m->n_specials; i++) {
-        b64_encode(m->special_text + m->specials[i].off, m->specials[i].len, spec + used);
-        used += b64_encoded_len(m->specials[i].len);
-        spec[used++] = ' ';
-        used += u64_digits(m->specials[i].id, (char *)spec + used);
-        spec[used++] = '\n';
-    }
-    st_error ce;
-    st_status st = build_encoding(m, (const char *)spec, used, alloc, out, &ce);
-    size_t off = (size_t)ce.offset;
-    int in_spec = ce.input == 1;
-    if (st == ST_ERR_MALFORMED_MODEL) {
-        uint64_t line;
-        if (in_spec) {
-            uint64_t k = line_in(spec, used, off, 0);
-            line = m->specials_line + 1 + k;
-            ms(begin(e, line, line_start(m->src, m->src_len, line)), "specials[");
-            mu(e, k);
-            ms(e, "]: ");
-            ms(e, ce.message[0] ? ce.message : "refused by the encoding constructor");
-        } else if (m->kind == ST_MODEL_RULES) {
-            rule_error(m, e, &ce); /* a supermerge's index, else a rule's */
-        } else {
-            line = line_in(m->src + m->tokens_off, m->tokens_len, off, m->tokens_line + 1);
-            ms(begin(e, line, m->tokens_off + off), "tokens[");
-            mu(e, line - m->tokens_line - 1);
-            ms(e, "]: refused by the rank-file loader (the same bytes as another token?)");
-        }
-    } else if (st != ST_OK) {
-        *e = ce; /* out of memory, or the pre-tokenizer's own report */
-    }
-    st__free(&a, spec, slen ? slen : 1);
-    return st;
-}
-
-st_status st_encoding_new_model(const char *bytes, size_t len, const st_allocator *alloc, st_encoding **out,
-                                st_error *err) {
-    if (out) *out = NULL;
-    st_model *m;
-    st_status st = st_model_parse(bytes, len, alloc, &m, err);
-    if (st != ST_OK) return st;
-    st = st_encoding_from_model(m, alloc, out, err);
-    st_model_free(m);
-    return st;
 }

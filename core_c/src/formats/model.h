@@ -1,5 +1,6 @@
-/* Model files (docs/model-format.md): the parsed form, shared by the parser, the writer and the
- * encoding builder in model.c, and by the C tests (which compare two parsed models). */
+/* Model files (docs/model-format.md): the parsed form, shared by the parser and the writer in
+ * model.c, the encoding builder (encode/model_encoding.c), and the C tests (which compare two
+ * parsed models). */
 #ifndef ST_MODEL_H
 #define ST_MODEL_H
 
@@ -62,5 +63,14 @@ struct st_model {
 
 /* 1 if the two models have the same content (what the writer writes; lines ignored). */
 int st__model_equal(const st_model *a, const st_model *b);
+
+/* The model's specials as the encoding constructors take them: tiktoken lines ("base64 id\n"),
+ * in *text (*len bytes of an allocation of *size bytes from a, which the caller frees). */
+st_status st__model_specials_ranks(const st_model *m, const st_allocator *a, uint8_t **text, size_t *len, size_t *size);
+/* e = the report of an encoding constructor's ST_ERR_MALFORMED_MODEL (ce: offset = the byte
+ * offset in the rank text, or in the specials text of st__model_specials_ranks (input 1), or
+ * the index of the rule) as a report on the model file: the line, and the entry it names. */
+void st__model_encoding_error(const st_model *m, const uint8_t *specials, size_t specials_len, const st_error *ce,
+                              st_error *e);
 
 #endif

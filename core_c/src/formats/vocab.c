@@ -1,77 +1,7 @@
 /* Vocabulary loading (tiktoken rank files) and the bytes -> id table. */
 #include "vocab.h"
+#include "base64.h"
 #include "../text/unicode_tables.h"
-
-/* A weak hash clusters on 200k tokens (suBPEriod: the multiply-shift variant lost 40%), so each
- * 8-byte word is folded in with a multiply and the result goes through a full finalizer. */
-uint64_t st__hash_bytes(const uint8_t *p, size_t n) {
-    uint64_t h = ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN);
-    if (n == 8) return st__mix64(h ^ st__load_le64(p)); /* the same as the short-key path */
-    while (n >= 8) {
-        h = (h ^ st__load_le64(p)) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 32;
-        p += 8;
-        n -= 8;
-    }
-    uint64_t w = 0;
-    switch (n) {
-    case 7: w |= (uint64_t)p[6] << 48; /* fall through */
-    case 6: w |= (uint64_t)p[5] << 40; /* fall through */
-    case 5: w |= (uint64_t)p[4] << 32; /* fall through */
-    case 4: w |= (uint64_t)p[3] << 24; /* fall through */
-    case 3: w |= (uint64_t)p[2] << 16; /* fall through */
-    case 2: w |= (uint64_t)p[1] << 8;  /* fall through */
-    case 1: w |= (uint64_t)p[0]; break;
-    default: break;
-    }
-    return st__mix64(h ^ w);
-}
-
-/* ---- base64 (RFC 4648, standard alphabet, padded) ---------------------------------------- */
-
-/* 0..63 for the alphabet, 64 for anything else */
-static const uint8_t b64_table[256] = {
-#define X64 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64
-    X64, X64,
-    64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 62, 64, 64, 64, 63,
-    52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 64, 64, 64, 64, 64, 64,
-    64, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 64, 64, 64, 64, 64,
-    64, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
-    41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 64, 64, 64, 64, 64,
-    X64, X64, X64, X64, X64, X64, X64, X64
-#undef X64
-};
-
-static int b64_value(uint8_t c) { return b64_table[c] == 64 ? -1 : b64_table[c]; }
-
-/* Decoded length of padded base64 text of n characters (no validation). */
-static long b64_length(const uint8_t *s, size_t n) {
-    if (n == 0 || n % 4) return -1;
-    size_t pad = (size_t)(s[n - 1] == '=') + (size_t)(s[n - 2] == '=');
-    return (long)(n / 4 * 3 - pad);
-}
-
-/* Decoded length of s[0..n), or -1 if it is not valid padded base64. Writes to out if given. */
-static long b64_decode(const uint8_t *s, size_t n, uint8_t *out) {
-    if (n == 0 || n % 4) return -1;
-    size_t pad = 0;
-    if (s[n - 1] == '=') pad++;
-    if (s[n - 2] == '=') pad++;
-    size_t len = n / 4 * 3 - pad, o = 0;
-    for (size_t i = 0; i < n; i += 4) {
-        int v[4];
-        for (size_t k = 0; k < 4; k++) {
-            if (s[i + k] == '=' && i + 4 == n && k + pad >= 4) v[k] = 0;
-            else if ((v[k] = b64_value(s[i + k])) < 0) return -1;
-        }
-        uint32_t w = ((uint32_t)v[0] << 18) | ((uint32_t)v[1] << 12) | ((uint32_t)v[2] << 6) | (uint32_t)v[3];
-        uint8_t b[3] = {(uint8_t)(w >> 16), (uint8_t)(w >> 8), (uint8_t)w};
-        for (int k = 0; k < 3 && o < len; k++, o++)
-            if (out) out[o] = b[k];
-    }
-    return (long)len;
-}
 
 /* ---- the rank-file format ----------------------------------------------------------------- */
 
@@ -113,7 +43,7 @@ static int next_line(const uint8_t *s, size_t n, size_t *pos, line *ln, int vali
         *pos = start;
         return -1;
     }
-    long blen = validate ? b64_decode(s + start, b64_end - start, NULL) : b64_length(s + start, b64_end - start);
+    long blen = validate ? st__base64_decode(s + start, b64_end - start, NULL) : st__base64_decoded_length(s + start, b64_end - start);
     if (blen <= 0) { if (why) *why = "the token is not padded base64 of at least one byte"; *pos = start; return -1; }
     ln->start = start;
     ln->b64_len = b64_end - start;
@@ -173,7 +103,7 @@ static st_status fill_lengths(const uint8_t *s, size_t n, uint32_t *offsets, uin
 static void fill_bytes(const uint8_t *s, size_t n, const uint32_t *offsets, uint8_t *bytes) {
     size_t pos = 0;
     line ln;
-    while (next_line(s, n, &pos, &ln, 0, NULL) > 0) b64_decode(s + ln.start, ln.b64_len, bytes + offsets[ln.id]);
+    while (next_line(s, n, &pos, &ln, 0, NULL) > 0) st__base64_decode(s + ln.start, ln.b64_len, bytes + offsets[ln.id]);
 }
 
 static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
@@ -286,7 +216,7 @@ static st_status check_shared(const uint8_t *ss, size_t len, const uint32_t *off
     line ln;
     while (next_line(ss, len, &pos, &ln, 0, NULL) > 0) {
         if (ln.id >= n_ord) continue;
-        b64_decode(ss + ln.start, ln.b64_len, scratch);
+        st__base64_decode(ss + ln.start, ln.b64_len, scratch);
         uint32_t tl = offsets[ln.id + 1] - offsets[ln.id];
         if (tl == ln.bytes_len && st__memcmp(bytes + offsets[ln.id], scratch, tl) == 0) {
             /* a special is text found in text, shared or not (fill_specials) */
@@ -328,7 +258,7 @@ static st_status fill_specials(const uint8_t *ss, size_t len, const uint32_t *of
             p = bytes + offsets[ln.id];
             n = offsets[ln.id + 1] - offsets[ln.id];
         }
-        b64_decode(ss + ln.start, ln.b64_len, p);
+        st__base64_decode(ss + ln.start, ln.b64_len, p);
         if (st_utf8_validate((const char *)p, n, NULL) != ST_OK) {
             line_error(err, ss, ln.start, 1, "special token ");
             st__error_append_quoted(err, p, n);

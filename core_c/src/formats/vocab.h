@@ -4,6 +4,7 @@
 #define ST_VOCAB_H
 
 #include "../base/internal.h"
+#include "../base/hash.h"
 
 #define ST_NO_TOKEN 0xFFFFFFFFu
 
@@ -80,23 +81,6 @@ ST_INLINE int st__vocab_special_string(const st_vocab *v, uint32_t k, uint32_t *
 /* The number of special strings: one per special id, and the extra ones. */
 ST_INLINE uint32_t st__vocab_n_strings(const st_vocab *v) { return v->n_special + v->n_extra; }
 
-/* The hash of a byte string: byte-order independent (a saved image is valid on any host). */
-uint64_t st__hash_bytes(const uint8_t *p, size_t n);
-
-ST_INLINE uint64_t st__load_le64(const uint8_t *p) {
-    return (uint64_t)p[0] | ((uint64_t)p[1] << 8) | ((uint64_t)p[2] << 16) | ((uint64_t)p[3] << 24) |
-           ((uint64_t)p[4] << 32) | ((uint64_t)p[5] << 40) | ((uint64_t)p[6] << 48) | ((uint64_t)p[7] << 56);
-}
-
-ST_INLINE uint64_t st__mix64(uint64_t x) { /* the splitmix64 finalizer: a strong, cheap mix */
-    x ^= x >> 30;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 27;
-    x *= 0x94D049BB133111EBull;
-    x ^= x >> 31;
-    return x;
-}
-
 /* The token made by the rule joining left and right, or ST_NO_TOKEN. */
 ST_INLINE uint32_t st__rule_find(const st_rules *r, uint32_t left, uint32_t right) {
     uint64_t key = ((uint64_t)left << 21) | right;
@@ -110,29 +94,12 @@ ST_INLINE uint32_t st__rule_find(const st_rules *r, uint32_t left, uint32_t righ
     return ST_NO_TOKEN;
 }
 
-#define ST_HASH_SEED 0x9E3779B97F4A7C15ull
-#define ST_HASH_LEN 0xD6E8FEB86659FD93ull
-
-/* Lookups of short keys whose bytes are read as whole words (the caller pads: 8 bytes at p
- * readable for a key of 1..8 bytes, 16 for 9..16), each a hash (the same value as
- * st__hash_bytes, so the piece cache can take it) and a probe; the encoder computes the hashes
- * of a batch of pieces and prefetches their slots before it probes any. A token's bytes are
- * compared as words too: the packed block is padded with 8 bytes, and a token of 9..16 bytes
- * has its 16 in bounds. */
-ST_INLINE uint64_t st__hash_short(const uint8_t *p, size_t n) { /* n is 1..8 */
-    uint64_t w = st__load_le64(p) & (~0ull >> (8 * (8 - n)));
-    return st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
-}
-
-ST_INLINE uint64_t st__hash_mid(const uint8_t *p, size_t n) { /* n is 9..16: st__hash_bytes unrolled */
-    uint64_t w1 = st__load_le64(p + 8) & (~0ull >> (8 * (16 - n)));
-    uint64_t h = ((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ st__load_le64(p)) * 0xFF51AFD7ED558CCDull;
-    h ^= h >> 32;
-    if (n < 16) return st__mix64(h ^ w1);
-    h = (h ^ w1) * 0xFF51AFD7ED558CCDull; /* a second whole word, then an empty tail */
-    h ^= h >> 32;
-    return st__mix64(h);
-}
+/* The lookups below take keys whose bytes are read as whole words (the caller pads: 8 bytes at p
+ * readable for a key of 1..8 bytes, 16 for 9..16), each a hash (st__hash_short or st__hash_mid:
+ * the same value as st__hash_bytes, so the piece cache can take it) and a probe; the encoder
+ * computes the hashes of a batch of pieces and prefetches their slots before it probes any. A
+ * token's bytes are compared as words too: the packed block is padded with 8 bytes, and a token
+ * of 9..16 bytes has its 16 in bounds. */
 
 /* The slot the probe for hash h starts at (to prefetch). */
 ST_INLINE const uint64_t *st__vocab_slot(const st_vocab *v, uint64_t h) { return &v->table[(uint32_t)h & v->table_mask]; }

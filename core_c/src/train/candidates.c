@@ -6,7 +6,7 @@
 #include "candidates.h"
 #include "trainer.h"
 #include "../text/unicode_tables.h"
-#include "../formats/vocab.h" /* st__hash_bytes, st__mix64 */
+#include "../base/hash.h"
 
 /* ---- the vocabulary index ------------------------------------------------------------------ */
 

@@ -12,7 +12,7 @@
  * longest kept n-gram starting there, holds everything the split needs. */
 #include "candidates.h"
 #include "pretoken_counter.h"
-#include "../formats/vocab.h" /* st__hash_bytes */
+#include "../base/hash.h"
 
 typedef struct ngram {
     const uint8_t *p; /* a slice of a candidate's key in the input counter */

@@ -4,7 +4,7 @@
  * threads or machines and the sum, and every model trained from it, is the same for any split. */
 #include "pretoken_counter.h"
 #include "candidates.h"
-#include "../formats/vocab.h" /* st__hash_bytes */
+#include "../base/hash.h"
 
 #define LOAD_NUM 7 /* grow when entries exceed 7/10 of the slots */
 #define LOAD_DEN 10

@@ -20,7 +20,8 @@
 #include "candidates.h"
 #include "../base/work_counter.h"
 #include "../formats/model.h"
-#include "../formats/vocab.h" /* st__hash_bytes */
+#include "../base/hash.h"
+#include "../formats/vocab.h" /* the rules model's limits: ST_RULES_MAX_IDS, st__rules_token_bytes_limit */
 
 static void *talloc(st_trainer *t, size_t n) {
     void *p = st__alloc(&t->alloc, n ? n : 1);
@@ -41,15 +42,6 @@ static int grow(st_trainer *t, void **arr, size_t *cap, size_t need, size_t elem
     *arr = p;
     *cap = c;
     return 1;
-}
-
-static uint64_t mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xFF51AFD7ED558CCDull;
-    x ^= x >> 33;
-    x *= 0xC4CEB9FE1A85EC53ull;
-    x ^= x >> 33;
-    return x;
 }
 
 /* ---- tokens ------------------------------------------------------------------------------- */
@@ -128,7 +120,7 @@ static int pair_rehash(st_trainer *t, size_t nslots) {
     size_t mask = nslots - 1;
     for (size_t i = 0; i < t->n_pairs; i++) {
         uint64_t key = ((uint64_t)t->pairs[i].left << 32) | t->pairs[i].right;
-        size_t s = (size_t)mix64(key) & mask;
+        size_t s = (size_t)st__mix64(key) & mask;
         while (v[s]) s = (s + 1) & mask;
         k[s] = key;
         v[s] = (uint32_t)(i + 1);
@@ -145,7 +137,7 @@ static int pair_rehash(st_trainer *t, size_t nslots) {
 
 /* The pair (key), made if new; UINT32_MAX when out of memory. */
 static uint32_t pair_get(st_trainer *t, uint64_t key) {
-    size_t s = (size_t)mix64(key) & t->pmask;
+    size_t s = (size_t)st__mix64(key) & t->pmask;
     for (;;) {
         uint32_t v = t->pvals[s];
         if (!v) break;
@@ -154,7 +146,7 @@ static uint32_t pair_get(st_trainer *t, uint64_t key) {
     }
     if ((t->n_pairs + 1) * 10 > (t->pmask + 1) * 7) {
         if (!pair_rehash(t, (t->pmask + 1) * 2)) return UINT32_MAX;
-        s = (size_t)mix64(key) & t->pmask;
+        s = (size_t)st__mix64(key) & t->pmask;
         while (t->pvals[s]) s = (s + 1) & t->pmask;
     }
     if (t->n_pairs >= 0xFFFFFFFEu) { t->oom = 1; return UINT32_MAX; }
