@@ -1,6 +1,5 @@
 /* Status messages, version, and allocator plumbing. */
 #include "internal.h"
-#include "../text/unicode_tables.h"
 
 const char *st_status_str(int status) {
     switch (status) {
@@ -30,8 +29,6 @@ uint32_t st_version(void) {
 const char *st_version_str(void) {
     return ST_STR(ST_VERSION_MAJOR) "." ST_STR(ST_VERSION_MINOR) "." ST_STR(ST_VERSION_PATCH);
 }
-
-const char *st_unicode_version(void) { return st_ucd_unicode_version; }
 
 void *st_malloc(size_t size) { return st__platform_alloc(size); }
 void st_free(void *ptr) { st__platform_free(ptr); }

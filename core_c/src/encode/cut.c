@@ -12,7 +12,8 @@
  * checks, and any byte that does not decode refuses the candidate (the encode of the parts then
  * reports the invalid byte as the whole text's encode would). */
 #include "encoding.h"
-#include "../text/unicode_tables.h"
+#include "../text/unicode.h"
+#include "../text/utf8.h"
 
 /* How many characters the script-aware newline rule looks back for the line's last real-script
  * character: beyond that the candidate is refused (bounds the work per candidate). */

@@ -13,6 +13,7 @@
  * call, so they last across calls and no call allocates or clears megabytes. */
 #include "encoding.h"
 #include "merge.h"
+#include "../text/utf8.h"
 
 /* ---- the backtracking tables, built when they pay ------------------------------------------ */
 

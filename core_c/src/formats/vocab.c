@@ -1,7 +1,8 @@
 /* Vocabulary loading (tiktoken rank files) and the bytes -> id table. */
 #include "vocab.h"
 #include "base64.h"
-#include "../text/unicode_tables.h"
+#include "../text/unicode.h"
+#include "../text/utf8.h"
 
 /* ---- the rank-file format ----------------------------------------------------------------- */
 
@@ -110,7 +111,7 @@ static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
 
 /* The distinct ids of the specials text, sorted, and their number. Heapsort: a hostile model
  * may give many specials in any order, and the sort needs no memory of its own. */
-static void sift_down(uint32_t *h, size_t at, size_t n) {
+static void ids_sift_down(uint32_t *h, size_t at, size_t n) {
     uint32_t x = h[at];
     for (size_t c; (c = 2 * at + 1) < n; at = c) {
         if (c + 1 < n && h[c + 1] > h[c]) c++;
@@ -124,12 +125,12 @@ static uint32_t sorted_special_ids(const uint8_t *ss, size_t len, uint32_t *spec
     size_t pos = 0, k = 0;
     line ln;
     while (next_line(ss, len, &pos, &ln, 0, NULL) > 0) special_ids[k++] = ln.id;
-    for (size_t i = k / 2; i-- > 0;) sift_down(special_ids, i, k);
+    for (size_t i = k / 2; i-- > 0;) ids_sift_down(special_ids, i, k);
     for (size_t end = k; end > 1; end--) {
         uint32_t top = special_ids[0];
         special_ids[0] = special_ids[end - 1];
         special_ids[end - 1] = top;
-        sift_down(special_ids, 0, end - 1);
+        ids_sift_down(special_ids, 0, end - 1);
     }
     size_t n = 0; /* an id given several strings is one special token */
     for (size_t x = 0; x < k; x++)
@@ -897,23 +898,13 @@ static int read_leb(const uint8_t *s, size_t n, size_t *pos, uint32_t *out) {
     return 0;
 }
 
-static int is_special(const st_vocab *v, uint32_t id) {
-    uint32_t lo = 0, hi = v->n_special; /* special_ids is sorted */
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (v->special_ids[mid] < id) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < v->n_special && v->special_ids[lo] == id;
-}
-
 /* The ordinary ids: 0 .. *n_ids - 1 (the last ordinary id + 1) and their bytes in all. */
 static void compact_extent(const st_vocab *v, uint32_t *n_ids, uint64_t *bytes) {
     *n_ids = 0;
     *bytes = 0;
     for (uint32_t id = 0; id < v->n_ids; id++) {
         uint32_t s, l;
-        if (is_special(v, id) || !st__vocab_span(v, id, &s, &l)) continue;
+        if (st__vocab_is_special(v, id) || !st__vocab_span(v, id, &s, &l)) continue;
         *n_ids = id + 1;
         *bytes += l;
     }
@@ -925,7 +916,7 @@ size_t st__vocab_compact_size(const st_vocab *v) {
     compact_extent(v, &n_ids, &bytes);
     for (uint32_t id = 0; id < n_ids; id++) {
         uint32_t s, l = 0;
-        if (!is_special(v, id)) (void)st__vocab_span(v, id, &s, &l);
+        if (!st__vocab_is_special(v, id)) (void)st__vocab_span(v, id, &s, &l);
         do { size++; l >>= 7; } while (l);
     }
     return (size_t)(size + bytes);
@@ -942,7 +933,7 @@ void st__vocab_compact_write(const st_vocab *v, uint8_t *out) {
     size_t o = CVC_HEADER;
     for (uint32_t id = 0; id < n_ids; id++) {
         uint32_t s, l = 0;
-        if (!is_special(v, id)) (void)st__vocab_span(v, id, &s, &l);
+        if (!st__vocab_is_special(v, id)) (void)st__vocab_span(v, id, &s, &l);
         do {
             out[o++] = (uint8_t)((l & 0x7F) | (l > 0x7F ? 0x80 : 0));
             l >>= 7;
@@ -950,7 +941,7 @@ void st__vocab_compact_write(const st_vocab *v, uint8_t *out) {
     }
     for (uint32_t id = 0; id < n_ids; id++) {
         uint32_t s, l;
-        if (is_special(v, id) || !st__vocab_span(v, id, &s, &l)) continue;
+        if (st__vocab_is_special(v, id) || !st__vocab_span(v, id, &s, &l)) continue;
         st__memcpy(out + o, v->bytes + s, l);
         o += l;
     }

@@ -11,7 +11,8 @@
  *
  * The text has been validated as UTF-8 before any scanner runs. */
 #include "pretokenize.h"
-#include "unicode_tables.h"
+#include "unicode.h"
+#include "utf8.h"
 
 /* Predicate bits per class byte (class in bits 0-2, White_Space in bit 3). */
 enum {

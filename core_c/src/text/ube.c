@@ -13,6 +13,7 @@
  * yet complete and emit every character the moment it is complete, so any split of a stream
  * gives the same text as the one-shot decode. */
 #include "../base/internal.h"
+#include "utf8.h"
 
 #define ST_UBE_UTF8 0
 #define ST_UBE_UTF16 1

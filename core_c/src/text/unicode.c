@@ -1,6 +1,6 @@
-/* Lookups over the generated tables: astral ranges and script names. */
+/* Lookups over the generated tables: astral ranges, script names, the Unicode version. */
 #include "../base/internal.h"
-#include "unicode_tables.h"
+#include "unicode.h"
 
 const st_ucd_range *st_ucd_astral_find(uint32_t cp) {
     size_t lo = 0, hi = st_ucd_astral_count;
@@ -13,6 +13,8 @@ const st_ucd_range *st_ucd_astral_find(uint32_t cp) {
     }
     return NULL;
 }
+
+const char *st_unicode_version(void) { return st_ucd_unicode_version; }
 
 int st_script_of(uint32_t cp) {
     if (cp > 0x10FFFF) return -1;

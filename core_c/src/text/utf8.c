@@ -1,6 +1,6 @@
 /* UTF-8 validation: the gate every text passes before a scanner sees it, so the scanners
  * can decode without bounds or validity checks. */
-#include "../base/internal.h"
+#include "utf8.h"
 
 #define U8_BYTES(x) (0x0101010101010101ull * (uint64_t)(x))
 

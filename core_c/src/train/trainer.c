@@ -22,6 +22,7 @@
 #include "../formats/model.h"
 #include "../base/hash.h"
 #include "../formats/vocab.h" /* the rules model's limits: ST_RULES_MAX_IDS, st__rules_token_bytes_limit */
+#include "../text/utf8.h"
 
 static void *talloc(st_trainer *t, size_t n) {
     void *p = st__alloc(&t->alloc, n ? n : 1);
@@ -891,6 +892,60 @@ static void free_words_and_pairs(st_trainer *t) {
     if (t->window) tfree(t, t->window, t->scratch_cap * sizeof *t->window);
     t->sites = t->window = NULL;
     t->scratch_cap = 0;
+}
+
+/* The regular merges an algorithm keeps of a finished phase 1 (checked by the callers). */
+uint64_t st__trainer_kept(const st_trainer *t, int algorithm, uint64_t supermerges) {
+    if (algorithm == ST_ALGORITHM_BOUNDLESS) return t->n_merges;
+    uint64_t room = t->target > supermerges ? t->target - supermerges : 0;
+    return t->n_merges < room ? t->n_merges : room;
+}
+
+/* Why (algorithm, supermerges) cannot start from this trainer, or NULL. */
+const char *st__superword_args_error(const st_trainer *t, int algorithm, uint64_t supermerges) {
+    if (t->mode == ST_TRAIN_HF)
+        return "superwords need mode paper: HuggingFace's trainer (mode hf) has no superwords to match";
+    if (algorithm != ST_ALGORITHM_BOUNDLESS && algorithm != ST_ALGORITHM_SUPERBPE)
+        return "algorithm must be ST_ALGORITHM_BOUNDLESS or ST_ALGORITHM_SUPERBPE";
+    if (t->phase != 1) return "phase 2 has started already";
+    if (!t->done) return "phase 1 is not finished (step until ST_TRAINER_DONE)";
+    if (algorithm == ST_ALGORITHM_SUPERBPE && supermerges > t->target)
+        return "supermerges is more than the merges the vocabulary size leaves (ST_TRAINER_TARGET)";
+    if (t->oom) return "the trainer ran out of memory";
+    return NULL;
+}
+
+st_status st_counter_new_candidates(const st_trainer *t, int algorithm, uint64_t supermerges, const st_allocator *alloc,
+                                    st_counter **out, st_error *err) {
+    st__error_clear(err);
+    if (!out || !t) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer or out is NULL");
+    *out = NULL;
+    const char *why = st__superword_args_error(t, algorithm, supermerges);
+    if (why) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, why);
+    st_counter *c;
+    st_status st = st_counter_new(t->pt.pattern, t->pt.flags, NULL, 0, alloc, &c, err);
+    if (st != ST_OK) return st;
+    c->pt = t->pt; /* the scripts too */
+    c->pt.alloc = c->alloc;
+    st__cand *cd = (st__cand *)st__alloc(&c->alloc, sizeof *cd);
+    if (!cd) {
+        st_counter_free(c);
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    }
+    st__memset(cd, 0, sizeof *cd);
+    c->cand = cd;
+    cd->algorithm = algorithm;
+    cd->alphabet = t->alphabet;
+    cd->supermerges = algorithm == ST_ALGORITHM_SUPERBPE ? supermerges : 0;
+    cd->kept = st__trainer_kept(t, algorithm, supermerges);
+    cd->fingerprint = st__vocab_fingerprint(t->alphabet, t->merges, cd->kept);
+    if (!st__tokset_init(&cd->toks, &c->alloc, t->alphabet, t->seq, t->tok_off, t->tok_len,
+                         t->base + (uint32_t)cd->kept)) {
+        st_counter_free(c);
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    }
+    *out = c;
+    return ST_OK;
 }
 
 st_status st_trainer_start_superwords(st_trainer *t, const st_counter *cands, int algorithm, uint64_t supermerges,
