@@ -2,7 +2,7 @@
 // st_encode, st_encode_count, st_decode, st_token_bytes, the vocabulary image, allocator hooks.
 //
 // Build and run from the repository root:
-//   gcc -std=c11 -O2 -DST_TEST_COUNTERS -Icore_c/include core_c/src/*.c core_c/tests/test_encode.c -o test_encode
+//   gcc -std=c11 -O2 -DST_TEST_COUNTERS -Icore_c/include core_c/src/*/*.c core_c/tests/test_encode.c -o test_encode
 //   ./test_encode py/supertok/vocab      # prints failures, then "N passed, M failed"; exit 1 on failure
 // core_c/tests/run.sh builds it with ASan/UBSan and runs it.
 //
@@ -20,7 +20,7 @@
 //                          (-O2: about a minute). Without it (run.sh's sanitizer build) 1 MB runs
 //                          only for a few texts on o200k, and the work of 16 KB is compared with
 //                          64 KB. Either way the check is on counted work (the core's work counter,
-//                          counters.h: at most 5x the work for 4x the text), never on time; the
+//                          work_counter.h: at most 5x the work for 4x the text), never on time; the
 //                          times printed per test group are for information only.
 //   ST_TEST_SEED           seed of the random texts (default 1).
 #include <stdarg.h>
@@ -35,7 +35,7 @@
 #include "supertok.h"
 #include "shim.h"
 #include "check.h"
-#include "../src/counters.h"
+#include "../src/base/work_counter.h"
 
 #ifndef ST_TEST_COUNTERS
 #error "test_encode.c needs the core's work counter: build the core and this file with -DST_TEST_COUNTERS"
@@ -1214,7 +1214,7 @@ static uint64_t *save_image(const st_encoding *enc, size_t *size) {
     return img;
 }
 
-/* Random pieces for the backtracking encoder (encode.c sends pieces longer than 10 bytes whose
+/* Random pieces for the backtracking encoder (pipeline.c sends pieces longer than 10 bytes whose
  * last character is CJK, kana or Hangul there): letters of several scripts run together with
  * no space, so o200k keeps them in one piece, ending in CJK; some runs are long enough to leave
  * the stack buffers. */
@@ -1853,7 +1853,7 @@ static void counter_reset(counter *c) {
     c->fail_from = -1;
 }
 
-/* When the backtracking tables get built (encode.c: tables_for): not by a short piece that
+/* When the backtracking tables get built (pipeline.c: tables_for): not by a short piece that
  * wants them (no stall on a first call), but by a piece whose merge work alone would cost more
  * than the build (a megabyte of one letter), and then kept; ids the same either way. */
 static void test_build_debt(void) {
@@ -2163,7 +2163,7 @@ static void make_kind(int kind, uint8_t *b, size_t n, uint64_t *r) {
 static const char *KIND_NAMES[] = {"one letter", "random lowercase", "spaces then x", "newlines", "random CJK",
                                    "random digits", "one punctuation"};
 
-/* The core's work (counters.h: merge-loop steps, heap operations, backtracking probes and the
+/* The core's work (work_counter.h: merge-loop steps, heap operations, backtracking probes and the
  * pre-tokenizer's characters) for one encode of b[0..n). */
 static double work_encode(const st_encoding *enc, const uint8_t *b, size_t n, uint32_t *ids, size_t *count) {
     st__test_work_take();

@@ -9,7 +9,7 @@ is all the JavaScript module fetches for an encoding).
 
 Each .stvc is what the core's st_encoding_save_compact writes for the encoding the core
 parsed from the shipped rank file (native backend): the ordinary tokens' lengths and bytes, no
-table and no base64 (the format is described in core_c/include/supertok.h and core_c/src/vocab.c).
+table and no base64 (the format is described in core_c/include/supertok.h and core_c/src/formats/vocab.c).
 st_encoding_new_compact rebuilds the tables at load. Only the four rank files have one: gpt2,
 p50k_edit and o200k_harmony load their base's with their own special tokens, as from the
 rank files. The files are generated: edit this script or the core, never the files.
