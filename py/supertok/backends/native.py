@@ -52,8 +52,8 @@ class NativeBackend(Backend):
     def _raise(self, err, what, items=None):
         """The exception for a failed call, from its st_error report (_status.raise_error)."""
         e = err[0]
-        raise_error((e.status, e.unit, e.offset, e.line, e.token, e.input, ffi.string(e.message)), self.status_str,
-                    what, items)
+        raise_error((e.status, e.unit, e.offset, e.line, e.token, e.input, e.kind, e.length, ffi.string(e.message)),
+                    self.status_str, what, items)
 
     _flag_policies = {}
 
