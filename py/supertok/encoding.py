@@ -663,6 +663,13 @@ class Encoding:
                 return ids
         return self._backend.encode(self._handle, data, [])
 
+    def _cut(self, data, frm):
+        """The first byte offset >= frm (and > 0) where the UTF-8 text data may be cut so that the
+        ids of the parts, joined, are the whole text's, for every special-token policy (the core's
+        st_encoding_cut, from this encoding's pattern, mode and special tokens); len(data) if it
+        proves no such place."""
+        return self._backend.cut(self._handle, data, frm)
+
     def _encode_parallel(self, data, allowed, disallowed, flags, count=False, want_starts=False):
         """The ids (or, with count, their number) of data encoded in parts on several threads,
         cut where the core proves it changes nothing; None when there is no such cut, one thread
