@@ -237,7 +237,8 @@ def test_superword_train_then_encode(be, tmp_path):
     assert any(first_super <= i < first_super + len(enc.supermerges) for i in want), "no superword in the sample"
     ids = json.loads(run(be, "encode", "--model", str(model), input=sample.encode()).stdout)
     assert ids == want
-    # a superword model is not cut into chunks (a cut between " of" and " the" would change the ids)
+    # small chunks of a superword model: cut only where a run of pretokens must end (a cut between
+    # " of" and " the" would change the ids), so the ids are the whole text's
     for cmd in ("encode", "count"):
         r = run(be, cmd, "--model", str(model), "--chunk-size", "40", input=sample.encode())
         assert r.returncode == 0, r.stderr.decode()
