@@ -211,6 +211,7 @@ def test_superword_train_then_encode(be, tmp_path):
     # this small text runs out of pairs, then of candidates: two warnings say so
     warned = [line for line in lines if line.startswith("supertok train: warning: training ")]
     assert len(warned) == 2 and "no pair left" in warned[0] and "no supermerge candidate" in warned[1], warned
+    assert "merges --vocab-size 800 asks for" in warned[0], warned  # the options, as the command line names them
     lines = [line for line in lines if line not in warned]
     assert len(lines) == 6, lines
     assert lines[0].startswith("supertok train: counted %d documents, " % text.count("\n")), lines[0]
@@ -292,6 +293,7 @@ def test_superword_live_progress(tmp_path, fast):
     # this small text runs out of pairs before SuperBPE's regular merges: a warning says so
     warned = [ln for ln in lines if ln.startswith("supertok train: warning: training stopped at ")]
     assert len(warned) == 1 and "no pair left" in warned[0], lines
+    assert "(--vocab-size 800 minus the alphabet, the special tokens and --supermerges 20)" in warned[0], warned
     lines = [ln for ln in lines if ln not in warned]
     assert lines[-1] == "" and len(lines) == 7, lines
     heads = ["counting: ", "merging: ", "candidates: ", "splitting: ", "supermerging: ", "wrote "]

@@ -5,6 +5,7 @@ the native cffi extension, the bundled supertok.wasm on wasmtime, or the same mo
 See backend() and the SUPERTOK_BACKEND environment variable.
 """
 from ._status import SupertokError
+from ._status import argument_error as _argument_error
 from ._text import utf8 as _utf8
 from .backends import BackendUnavailable
 # the process's backend: its state lives in supertok.backends; these names stay for callers
@@ -76,14 +77,6 @@ def _handle(b, pattern, script_aware, scripts):
             bad = spec[exc.offset:exc.offset + exc.length].decode("utf-8", "surrogatepass")
             raise _argument_error("scripts", "unknown script name %r" % bad) from None
         raise
-
-
-def _argument_error(argument, message):
-    """A ValueError about one argument, which it names in `argument` (the command line says its
-    option instead)."""
-    exc = ValueError(message)
-    exc.argument = argument
-    return exc
 
 
 def _scripts_spec(scripts):

@@ -77,6 +77,14 @@ KINDS = {
 }
 
 
+def argument_error(argument, message, cls=ValueError):
+    """An error about one argument of a call, which it names in `argument` (the command line
+    names its option instead)."""
+    exc = cls(message)
+    exc.argument = argument
+    return exc
+
+
 class UbeDecodeError(ValueError):
     """Malformed text under errors="strict". index: where the malformed sequence starts (a
     symbol index for symbol streams, an id index for token streams)."""

@@ -15,7 +15,6 @@ drawn on standard error when it is a terminal and the input takes more than one 
 import argparse
 import json
 import os
-import re
 import sys
 import time
 
@@ -671,20 +670,6 @@ class _PhaseLines:
         self.stream.flush()
 
 
-def _cli_names(msg, options):
-    """supertok.train's message in the command line's words: argument=value becomes --option value
-    (supermerges=5 -> --supermerges 5, algorithm='superbpe' -> --algorithm superbpe)."""
-    def sub(m):
-        opt = options.get(m.group(1))
-        if opt is None:
-            return m.group(0)
-        value = m.group(2).strip("'")
-        if value == "True":
-            return opt
-        return "%s %s" % (opt, value)
-    return re.sub(r"\b(\w+)=('[^']*'|[\w.]+)", sub, msg)
-
-
 def _check_output(path, inputs, what):
     """Before any input is read: -o names something that can be written (supertok._output.check:
     a file, new or not, a character device or a named pipe, in a writable place) and none of the
@@ -721,7 +706,7 @@ def _model_name(args):
 
 def cmd_train(args):
     import warnings
-    from supertok._train import LiveProgress, SourceError, TrainWarning, _train
+    from supertok._train import LiveProgress, SourceError, TrainWarning, _train_as
     for f in args.files:
         if os.path.isdir(f):
             raise CliError(f, "is a directory, not a file")
@@ -736,21 +721,21 @@ def cmd_train(args):
     live = args.progress == "on" or (args.progress == "auto" and _isatty(sys.stderr))
     progress = LiveProgress(sys.stderr) if live else _PhaseLines(sys.stderr) if args.progress == "auto" else False
     options = {"vocab_size": "--vocab-size", "mode": "--mode", "alphabet": "--alphabet", "special_tokens":
-               "--special-token", "scripts": "--scripts", "script": "--scripts", "min_frequency": "--min-frequency",
+               "--special-token", "scripts": "--scripts", "min_frequency": "--min-frequency",
                "threads": "--threads", "name": "--name", "algorithm": "--algorithm", "supermerges": "--supermerges",
                "ngram_split": "--ngram-split"}
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TrainWarning)
-            enc = _train(args.files, vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet,
-                         pattern=args.pattern, script_aware=args.script_aware, scripts=scripts,
-                         special_tokens=args.special_tokens, min_frequency=args.min_frequency,
-                         algorithm=args.algorithm, supermerges=args.supermerges, ngram_split=args.ngram_split,
-                         threads=args.threads, progress=progress, name=_model_name(args))
+            enc = _train_as(options, args.files, vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet,
+                            pattern=args.pattern, script_aware=args.script_aware, scripts=scripts,
+                            special_tokens=args.special_tokens, min_frequency=args.min_frequency,
+                            algorithm=args.algorithm, supermerges=args.supermerges, ngram_split=args.ngram_split,
+                            threads=args.threads, progress=progress, name=_model_name(args))
         for w in caught:  # a training that stopped short says why (the others are passed on)
             if issubclass(w.category, TrainWarning):
                 if args.progress != "off":  # off: nothing but errors (the model's comment says it)
-                    sys.stderr.write("supertok train: warning: %s\n" % _cli_names(str(w.message), options))
+                    sys.stderr.write("supertok train: warning: %s\n" % w.message)
             else:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         sys.stderr.flush()
@@ -759,14 +744,8 @@ def cmd_train(args):
     except OSError as exc:
         raise CliError("", str(exc)) from None
     except (ValueError, TypeError) as exc:
-        msg = _cli_names(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, options)
-        m = re.match(r"(--[\w-]+|\w+)", msg)
-        opt = next((o for k, o in options.items() if m and m.group(1) in (o, k)), None)
-        if opt is None and "mode=" in msg:
-            opt = "--mode"
-        if opt is None and "script" in msg:
-            opt = "--scripts"
-        raise CliError(opt or "train", msg) from None
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CliError(options.get(getattr(exc, "argument", None), "train"), msg) from None
     _write_output(args.output, enc._model_data, args.files)
     if args.progress != "off":
         n_sp = len(enc.special_tokens_set)
