@@ -36,7 +36,8 @@ export const _C = Object.freeze({
   ST_MODEL_RANKS: 2,
 });
 const C = _C;
-const ERR_SIZE = 152; // sizeof(st_error): status, unit, offset u64, line u64, token, input, message[120]
+const ERR_SIZE = 160; // sizeof(st_error): status, unit, offset u64, line u64, token, input, kind, length, message[120]
+const ERR_MESSAGE = 40; // offsetof(st_error, message)
 const UNITS = ["none", "byte", "codepoint", "utf16", "index"];
 // pattern names the pre-tokenizer takes (as the Python package's PATTERNS)
 const PATTERNS = {
@@ -78,9 +79,11 @@ const utf8Decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 // ---- errors ---------------------------------------------------------------------------------
 
 /** A failure the core reported: code (the header's status name, e.g. "ST_ERR_INVALID_UTF8"),
- * status (its number), offset and unit (where it went wrong, null when no position applies),
- * line, token (the id concerned) and input (which input of the call), detail (the core's
- * message). */
+ * status (its number), kind (what was wrong: the header's st_error_kind name, e.g.
+ * "ST_KIND_DISALLOWED_SPECIAL"; "ST_KIND_NONE" when the status says it), offset and unit (where it
+ * went wrong, null when no position applies), length (of what starts there, in unit; 0 if not
+ * known), line, token (the id concerned) and input (which input of the call), detail (the core's
+ * message, for people: code reads the other fields). */
 export class SupertokError extends Error {
   constructor(message, fields) {
     super(message);
@@ -150,6 +153,7 @@ function setRuntime(ex) {
   rt.err = ex.st_malloc(ERR_SIZE) >>> 0;
   rt.scratch = ex.st_malloc(32) >>> 0; // out-parameters: 8 x u32
   rt.names = new Map();
+  rt.kinds = new Map();
 }
 
 function need() {
@@ -188,6 +192,15 @@ function statusName(status) {
   return n;
 }
 
+function kindName(kind) {
+  let n = rt.kinds.get(kind);
+  if (n === undefined) {
+    n = cstr(rt.ex.st_error_kind_name(kind) >>> 0) ?? `ST_KIND_${kind}`;
+    rt.kinds.set(kind, n);
+  }
+  return n;
+}
+
 /** The core's st_error report of the last failed call. */
 function readError() {
   const dv = new DataView(rt.memory.buffer, rt.err, ERR_SIZE);
@@ -195,21 +208,22 @@ function readError() {
   const unit = dv.getUint32(4, true);
   const token = dv.getUint32(24, true);
   const m = mem8();
-  let e = rt.err + 32;
+  let e = rt.err + ERR_MESSAGE;
   while (e < rt.err + ERR_SIZE && m[e] !== 0) e++;
   return {
-    status, code: statusName(status), unit: UNITS[unit] ?? String(unit),
+    status, code: statusName(status), kind: kindName(dv.getUint32(32, true)), unit: UNITS[unit] ?? String(unit),
     offset: unit ? Number(dv.getBigUint64(8, true)) : null,
+    length: dv.getUint32(36, true),
     line: Number(dv.getBigUint64(16, true)) || null,
     token: token === 0xFFFFFFFF ? null : token,
     input: dv.getUint32(28, true),
-    detail: utf8Decoder.decode(m.subarray(rt.err + 32, e)),
+    detail: utf8Decoder.decode(m.subarray(rt.err + ERR_MESSAGE, e)),
   };
 }
 
 function coreError(status, what, report) {
-  const r = report ?? (status === undefined ? readError() : { status, code: statusName(status), unit: "none",
-    offset: null, line: null, token: null, input: 0, detail: "" });
+  const r = report ?? (status === undefined ? readError() : { status, code: statusName(status), kind: "ST_KIND_NONE",
+    unit: "none", offset: null, length: 0, line: null, token: null, input: 0, detail: "" });
   const text = cstr(rt.ex.st_status_str(r.status) >>> 0);
   let where = "";
   if (r.offset !== null) where = r.unit === "index" ? ` at index ${r.offset}` : ` at ${r.unit} ${r.offset}`;
@@ -544,16 +558,18 @@ export function ubeDecodeSymbols(symbols, { errors = "replace" } = {}) {
 
 // ---- encodings ------------------------------------------------------------------------------
 
-function disallowedError(tok, index) {
-  // tiktoken's message, with the position (a UTF-16 index into the text) added
+function disallowedError(tok, index, id = null) {
+  // tiktoken's message, with the position (a UTF-16 index into the text) added; the fields say
+  // the same for code: offset the index, length the string's, token its id (null for a string
+  // that is no special token), special the string
   const q = JSON.stringify(tok);
   const err = new SupertokError(
     `Encountered text corresponding to disallowed special token ${q} at index ${index}.\n`
     + `If you want this text to be encoded as a special token, pass it to \`allowedSpecial\`, e.g. \`allowedSpecial: [${q}]\`.\n`
     + `If you want this text to be encoded as normal text, disable the check for this token by passing `
     + `\`disallowedSpecial\` without it, or \`disallowedSpecial: []\` to disable the check for all special tokens.`,
-    { status: C.ST_ERR_DISALLOWED_SPECIAL, code: "ST_ERR_DISALLOWED_SPECIAL", unit: "utf16", offset: index, token: null, line: null,
-      input: 0, detail: tok });
+    { status: C.ST_ERR_DISALLOWED_SPECIAL, code: "ST_ERR_DISALLOWED_SPECIAL", kind: "ST_KIND_DISALLOWED_SPECIAL",
+      unit: "utf16", offset: index, length: tok.length, token: id, special: tok, line: null, input: 0, detail: tok });
   return err;
 }
 
@@ -659,11 +675,12 @@ export class Encoding extends Handle {
 
   #raise(status, tp) {
     const r = readError();
-    if (r.code === "ST_ERR_DISALLOWED_SPECIAL") {
-      // the core's byte offset as a UTF-16 index (the repaired text has the caller's lengths)
-      const index = utf8Decoder.decode(mem8().subarray(tp, tp + r.offset)).length;
-      // the core's message is the string it found (an id may have several)
-      throw disallowedError(this.#specials.has(r.detail) ? r.detail : (this.#byId.get(r.token) ?? r.detail), index);
+    if (r.kind === "ST_KIND_DISALLOWED_SPECIAL") {
+      // the core's byte offset as a UTF-16 index (the repaired text has the caller's lengths), and
+      // the string it found (an id may have several): the text's bytes at offset and length
+      const m = mem8();
+      const index = utf8Decoder.decode(m.subarray(tp, tp + r.offset)).length;
+      throw disallowedError(utf8Decoder.decode(m.subarray(tp + r.offset, tp + r.offset + r.length)), index, r.token);
     }
     throw coreError(status, "text", r);
   }

@@ -16,7 +16,6 @@ import json
 import lzma
 import operator
 import os
-import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -139,9 +138,12 @@ _IMAGE_ALIAS = {"gpt2": "r50k_base"}
 _ENCODING_NAMES = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"]
 
 
-def _raise_disallowed_special_token(token):
-    # tiktoken's message, word for word: callers match on it
-    raise ValueError(
+def _disallowed_special_error(token, offset=None, token_id=None):
+    """tiktoken's ValueError for a disallowed special token in the text, its message word for word
+    (callers match on it), with where it is for callers that say more (the command line names the
+    line): `special` the string found, `offset` its index in the text, `token` its id (None for a
+    string that is no special token of the encoding)."""
+    exc = ValueError(
         f"Encountered text corresponding to disallowed special token {token!r}.\n"
         "If you want this text to be encoded as a special token, "
         f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
@@ -149,6 +151,27 @@ def _raise_disallowed_special_token(token):
         f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
         "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
     )
+    exc.special = token
+    exc.offset = offset
+    exc.token = token_id
+    return exc
+
+
+def _raise_disallowed_special_token(token):
+    raise _disallowed_special_error(token)
+
+
+def _text_index(text, data, at):
+    """The index into text, as the caller gave it, of byte `at` of data, its UTF-8 from _to_utf8
+    (where a surrogate pair of text is one character)."""
+    n = len(data[:at].decode("utf-8"))
+    if not any("\ud800" <= ch <= "\udfff" for ch in text):
+        return n
+    i = 0
+    for _ in range(n):
+        pair = "\ud800" <= text[i] <= "\udbff" and i + 1 < len(text) and "\udc00" <= text[i + 1] <= "\udfff"
+        i += 2 if pair else 1
+    return i
 
 
 # ---- tiktoken's errors for arguments of the wrong type ----------------------------------------
@@ -370,11 +393,6 @@ class Encoding:
             self._backend.set_cache_size(self._handle, size)
         self._special_ids = {tok.encode("utf-8"): i for tok, i in special_tokens.items()}
         self._special_by_id = {i: tok for i, tok in first.items()}
-        self._special_strings_of = {}  # id -> its strings, longest first (reading the core's errors)
-        for tok, i in special_tokens.items():
-            self._special_strings_of.setdefault(i, []).append(tok)
-        for strings in self._special_strings_of.values():
-            strings.sort(key=len, reverse=True)
         self._special_token_values = set(special_tokens.values())
         self.n_vocab = self._backend.n_vocab(self._handle)
         self.max_token_value = self.n_vocab - 1
@@ -585,26 +603,40 @@ class Encoding:
                 if k >= 0 and (first is None or k < first[0] or (k == first[0] and len(tok) > len(first[1]))):
                     first = (k, tok)
             if first is not None:
-                _raise_disallowed_special_token(first[1])
+                raise _disallowed_special_error(first[1], first[0])
             disallowed = []
         return allowed, disallowed, flags
 
-    def _disallowed_string(self, exc):
-        """The string of the core's ST_ERR_DISALLOWED_SPECIAL: its id's (one of them, for an id of
-        several strings: the one the core's message ends with, the string it found)."""
-        strings = self._special_strings_of.get(exc.token)
-        if not strings:
-            return self._special_by_id[exc.token]
-        return next((t for t in strings if exc.message.endswith(t)), strings[0])
+    @staticmethod
+    def _disallowed(exc, texts, datas):
+        """tiktoken's ValueError for the core's ST_KIND_DISALLOWED_SPECIAL report on datas (the
+        UTF-8 of texts, one after another as the core took them): the string found is the bytes at
+        the report's offset and length (an id may have several strings), in the text holding it."""
+        at = exc.offset
+        for text, data in zip(texts, datas):
+            if at < len(data):
+                break
+            at -= len(data)
+        return _disallowed_special_error(data[at:at + exc.length].decode("utf-8"), _text_index(text, data, at),
+                                         exc.token)
 
-    def _core(self, fn, *args, **kw):
-        """A backend encode call; the core's ST_ERR_DISALLOWED_SPECIAL becomes tiktoken's
-        ValueError, built from the token the core names."""
+    def _core(self, text, fn, data, *args, **kw):
+        """A backend encode call fn(handle, data, ...) for text; the core's disallowed special
+        becomes tiktoken's ValueError, built from the report's fields."""
         try:
-            return fn(*args, **kw)
+            return fn(self._handle, data, *args, **kw)
         except SupertokError as exc:
-            if exc.name == "ST_ERR_DISALLOWED_SPECIAL":
-                _raise_disallowed_special_token(self._disallowed_string(exc))
+            if exc.kind == "ST_KIND_DISALLOWED_SPECIAL":
+                raise self._disallowed(exc, [text], [data]) from None
+            raise
+
+    def _core_many(self, fn, texts, datas, **kw):
+        """_core for a call fn(handle, datas, ...) on several texts at once."""
+        try:
+            return fn(self._handle, datas, **kw)
+        except SupertokError as exc:
+            if exc.kind == "ST_KIND_DISALLOWED_SPECIAL":
+                raise self._disallowed(exc, texts, datas) from None
             raise
 
     def encode(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
@@ -617,8 +649,8 @@ class Encoding:
         try:  # inline rather than through _core: this is the per-call path of short texts
             return self._backend.encode(self._handle, data, allowed, disallowed=disallowed, special_flags=flags)
         except SupertokError as exc:
-            if exc.name == "ST_ERR_DISALLOWED_SPECIAL":
-                _raise_disallowed_special_token(self._disallowed_string(exc))
+            if exc.kind == "ST_KIND_DISALLOWED_SPECIAL":
+                raise self._disallowed(exc, [text], [data]) from None
             raise
 
     def encode_ordinary(self, text):
@@ -630,6 +662,13 @@ class Encoding:
             if ids is not None:
                 return ids
         return self._backend.encode(self._handle, data, [])
+
+    def _cut(self, data, frm):
+        """The first byte offset >= frm (and > 0) where the UTF-8 text data may be cut so that the
+        ids of the parts, joined, are the whole text's, for every special-token policy (the core's
+        st_encoding_cut, from this encoding's pattern, mode and special tokens); len(data) if it
+        proves no such place."""
+        return self._backend.cut(self._handle, data, frm)
 
     def _encode_parallel(self, data, allowed, disallowed, flags, count=False, want_starts=False):
         """The ids (or, with count, their number) of data encoded in parts on several threads,
@@ -653,7 +692,7 @@ class Encoding:
             n = self._encode_parallel(data, allowed, disallowed, flags, count=True)
             if n is not None:
                 return n
-        return self._core(self._backend.encode_count, self._handle, data, allowed, disallowed=disallowed,
+        return self._core(text, self._backend.encode_count, data, allowed, disallowed=disallowed,
                           special_flags=flags)
 
     def encode_with_offsets(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
@@ -666,7 +705,7 @@ class Encoding:
         if len(data) >= _par_min and self._backend.parallel:
             got = self._encode_parallel(data, allowed, disallowed, flags, want_starts=True)
         if got is None:
-            got = self._core(self._backend.encode, self._handle, data, allowed, want_starts=True,
+            got = self._core(text, self._backend.encode, data, allowed, want_starts=True,
                              disallowed=disallowed, special_flags=flags)
         ids, starts = got
         if len(used) != len(text):
@@ -691,14 +730,14 @@ class Encoding:
                 try:
                     self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
                 except ValueError as exc:
-                    if str(exc).startswith("Encountered text corresponding to disallowed special token"):
+                    if getattr(exc, "special", None) is not None:  # tiktoken finds it before importing
                         raise
                 except Exception:  # noqa: BLE001 - tiktoken raises these only after the import
                     pass
             raise
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         data = self._strict_utf8(text, allowed, disallowed, flags)
-        ids = self._core(self._backend.encode, self._handle, data, allowed, disallowed=disallowed, special_flags=flags)
+        ids = self._core(text, self._backend.encode, data, allowed, disallowed=disallowed, special_flags=flags)
         return np.array(ids, dtype=np.uint32)
 
     def _strict_utf8(self, text, allowed, disallowed, flags):
@@ -710,7 +749,7 @@ class Encoding:
         except UnicodeEncodeError as exc:
             error = exc
         if disallowed or flags & _DISALLOW_REST:  # the core's search, on the text as encode() takes it
-            self._core(self._backend.encode_count, self._handle, _to_utf8(text)[0], allowed, disallowed=disallowed,
+            self._core(text, self._backend.encode_count, _to_utf8(text)[0], allowed, disallowed=disallowed,
                        special_flags=flags)
         raise error
 
@@ -731,7 +770,7 @@ class Encoding:
                              "(more text can change the tokens of the whole last run of words)"
                              % (self.name, len(self._supermerges)))
         data = self._strict_utf8(text, allowed, disallowed, flags)  # a lone surrogate: as tiktoken's
-        ids, starts = self._core(self._backend.encode, self._handle, data, allowed, want_starts=True,
+        ids, starts = self._core(text, self._backend.encode, data, allowed, want_starts=True,
                                  disallowed=disallowed, special_flags=flags)
         specials = self._special_token_values
         if self._shared_special_ids:  # a shared id is a special only where that special is allowed
@@ -868,23 +907,25 @@ class Encoding:
         datas = [_to_utf8(t)[0] for t in texts]
         k = max(1, min(int(num_threads) if self._backend.parallel else 1, len(datas)))
         size = -(-len(datas) // k) if datas else 0
-        chunks = [datas[i:i + size] for i in range(0, len(datas), size)] if datas else []
+        starts = range(0, len(datas), size) if datas else []
+        chunks = [datas[i:i + size] for i in starts]
         raw = getattr(self._backend, "encode_many_raw", None)
-        if len(chunks) <= 1 or raw is None:
-            run = functools.partial(self._core, self._backend.encode_many, self._handle, allowed=allowed,
-                                    disallowed=disallowed, special_flags=flags)
+        fn = self._backend.encode_many if len(chunks) <= 1 or raw is None else raw
+
+        def run(i):  # the chunk of texts starting at i
+            return self._core_many(fn, texts[i:i + size], datas[i:i + size], allowed=allowed, disallowed=disallowed,
+                                   special_flags=flags)
+        if fn is not raw:
             if len(chunks) <= 1:
-                return [ids for c in chunks for ids in run(c)]
+                return [ids for i in starts for ids in run(i)]
             with ThreadPoolExecutor(len(chunks)) as ex:
-                return [ids for part in ex.map(run, chunks) for ids in part]
+                return [ids for part in ex.map(run, starts) for ids in part]
         # the threads run the core alone (no list is built while another thread could be
         # encoding), this thread the first chunk; the lists are made at the end, in one C call
         # per chunk
-        run = functools.partial(self._core, raw, self._handle, allowed=allowed, disallowed=disallowed,
-                                special_flags=flags)
         pool = _shared_pool()
-        later = [pool.submit(run, c) for c in chunks[1:]]
-        outs = [run(chunks[0])] + [f.result() for f in later]
+        later = [pool.submit(run, i) for i in starts[1:]]
+        outs = [run(0)] + [f.result() for f in later]
         return [ids for out in outs for ids in self._backend.lists_of(out)]
 
     def _map(self, fn, items, num_threads):
@@ -1079,29 +1120,32 @@ def _named_load_error(exc, specials, ranks, where):
     """The core's report on a rank file or the special tokens, naming what the caller gave: the
     special token and its id, the token of mergeable_ranks and its rank, or the file and its line
     (the core counts lines of the text it was handed, which only a rank file's path makes
-    meaningful to the caller)."""
+    meaningful to the caller). What was wrong is the report's kind, worded for the caller's
+    arguments (an id is the caller's, the rank file's lines are the core's text)."""
     if exc.name != "ST_ERR_MALFORMED_MODEL" or not exc.line:
         return exc
-    detail = exc.message.split(": ", 1)[1] if exc.message.startswith("malformed model file: ") else exc.message
-    detail = re.sub(r"rank (\d+) is given to an earlier line too", r"id \1 is taken by another token", detail)
+    detail = exc.detail
     k = exc.line - 1
     if exc.input == 1 and 0 <= k < len(specials):
         i, tok = specials[k]
-        if detail.startswith("id %d is taken by another token" % i):  # specials hold one string an id
-            detail = "id %d is taken by an ordinary token" % i
-        elif detail == "no token before the space":
-            detail = "the token is empty"
-        msg = "special token %r (id %d): %s" % (tok, i, detail.replace("rank above", "id above"))
-    elif exc.input == 0 and ranks is not None:
-        items = sorted(ranks.items(), key=lambda kv: kv[1])
-        if not 0 <= k < len(items):
-            return exc
-        msg = "%s: token %r (rank %d): %s" % (where, items[k][0], items[k][1], detail)
+        detail = {"ST_KIND_ID_TAKEN": "id %d is taken by an ordinary token" % i,
+                  "ST_KIND_ID_REPEATED": "id %d is given to another special token too" % i,
+                  "ST_KIND_EMPTY_TOKEN": "the token is empty"}.get(exc.kind, detail)
+        msg = "special token %r (id %d): %s" % (tok, i, detail)
     elif exc.input == 0:
-        msg = "%s, line %d: %s" % (where, exc.line, detail)
+        if exc.kind == "ST_KIND_ID_REPEATED":
+            detail = "id %d is taken by another token" % exc.token
+        if ranks is not None:
+            items = sorted(ranks.items(), key=lambda kv: kv[1])
+            if not 0 <= k < len(items):
+                return exc
+            msg = "%s: token %r (rank %d): %s" % (where, items[k][0], items[k][1], detail)
+        else:
+            msg = "%s, line %d: %s" % (where, exc.line, detail)
     else:
         return exc
-    err = SupertokError(exc.status, msg, None, "", name=exc.name, token=exc.token, input=exc.input)
+    err = SupertokError(exc.status, msg, None, "", name=exc.name, token=exc.token, input=exc.input, kind=exc.kind,
+                        detail=exc.detail)
     err.line = exc.line  # kept for callers; the message already names it
     return err
 

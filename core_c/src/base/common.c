@@ -67,6 +67,18 @@ const char *st_status_name(int status) {
     }
 }
 
+const char *st_error_kind_name(int kind) {
+    switch (kind) {
+    case ST_KIND_NONE: return "ST_KIND_NONE";
+    case ST_KIND_DISALLOWED_SPECIAL: return "ST_KIND_DISALLOWED_SPECIAL";
+    case ST_KIND_ID_REPEATED: return "ST_KIND_ID_REPEATED";
+    case ST_KIND_ID_TAKEN: return "ST_KIND_ID_TAKEN";
+    case ST_KIND_EMPTY_TOKEN: return "ST_KIND_EMPTY_TOKEN";
+    case ST_KIND_ID_TOO_LARGE: return "ST_KIND_ID_TOO_LARGE";
+    default: return NULL;
+    }
+}
+
 /* ---- the error report ------------------------------------------------------------------------
  * The core is freestanding (no snprintf), so messages are built with the small appenders below;
  * each keeps the message NUL-terminated and silently cuts what does not fit. */
@@ -82,6 +94,8 @@ st_status st__error_set(st_error *err, st_status status, st_unit unit, uint64_t 
         err->status = (uint32_t)status;
         err->unit = (uint32_t)unit;
         err->offset = unit == ST_UNIT_NONE ? 0 : offset;
+        err->kind = ST_KIND_NONE;
+        err->length = 0;
         err->message[0] = 0;
         if (message) st__error_append(err, message);
     }
@@ -134,8 +148,9 @@ void st__error_append_quoted(st_error *err, const uint8_t *p, size_t len) {
 
 /* Hosts read st_error from the module's memory at fixed offsets (supertok.h): the same layout
  * on every target, wasm32 included, or a host reads garbage. */
-_Static_assert(sizeof(st_error) == 152, "st_error is 152 bytes");
+_Static_assert(sizeof(st_error) == 160, "st_error is 160 bytes");
 _Static_assert(offsetof(st_error, unit) == 4 && offsetof(st_error, offset) == 8 && offsetof(st_error, line) == 16 &&
                    offsetof(st_error, token) == 24 && offsetof(st_error, input) == 28 &&
-                   offsetof(st_error, message) == 32,
+                   offsetof(st_error, kind) == 32 && offsetof(st_error, length) == 36 &&
+                   offsetof(st_error, message) == 40,
                "st_error field offsets");

@@ -33,5 +33,9 @@ ST_INLINE void st__error_line(st_error *err, uint64_t line, uint32_t input) {
 ST_INLINE void st__error_token(st_error *err, uint32_t token) {
     if (err) err->token = token;
 }
+/* What was wrong (an st_error_kind) and the length, in the report's unit, of what is at its offset. */
+ST_INLINE void st__error_kind(st_error *err, st_error_kind kind, uint32_t length) {
+    if (err) { err->kind = (uint32_t)kind; err->length = length; }
+}
 
 #endif

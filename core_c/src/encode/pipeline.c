@@ -1284,6 +1284,7 @@ static st_status check_disallowed(const st_vocab *v, const policy *pl, const uin
         if (best == ST_NO_TOKEN) continue;
         st__error_set(err, ST_ERR_DISALLOWED_SPECIAL, ST_UNIT_BYTE, i, NULL);
         st__error_token(err, best);
+        st__error_kind(err, ST_KIND_DISALLOWED_SPECIAL, best_len);
         if (err) { /* its text (the string found: an id may have several), cut on a character
                       boundary if it does not fit */
             size_t n = best_len < sizeof err->message - 1 ? best_len : sizeof err->message - 1;

@@ -15,9 +15,10 @@ typedef struct line {
 } line;
 
 /* Parse the line starting at *pos; advances *pos past it. Returns 1 for a line, 0 at the end,
- * -1 if malformed (*pos is then the start of the bad line, and *why, if given, says what was
- * wrong with it). */
-static int next_line(const uint8_t *s, size_t n, size_t *pos, line *ln, int validate, const char **why) {
+ * -1 if malformed (*pos is then the start of the bad line, and *why and *kind, if given, say
+ * what was wrong with it). */
+static int next_line(const uint8_t *s, size_t n, size_t *pos, line *ln, int validate, const char **why,
+                     st_error_kind *kind) {
     size_t i = *pos;
     while (i < n && (s[i] == '\n' || s[i] == '\r')) i++;
     if (i >= n) { *pos = n; return 0; }
@@ -26,6 +27,7 @@ static int next_line(const uint8_t *s, size_t n, size_t *pos, line *ln, int vali
     size_t b64_end = i;
     if (i >= n || s[i] != ' ' || b64_end == start) {
         if (why) *why = b64_end == start ? "no token before the space" : "no space between token and rank";
+        if (kind && b64_end == start) *kind = ST_KIND_EMPTY_TOKEN;
         *pos = start;
         return -1;
     }
@@ -34,7 +36,12 @@ static int next_line(const uint8_t *s, size_t n, size_t *pos, line *ln, int vali
     size_t digits = 0;
     while (i < n && s[i] >= '0' && s[i] <= '9') {
         id = id * 10 + (uint64_t)(s[i] - '0');
-        if (id > 0x7FFFFFFFu) { if (why) *why = "rank above 2^31 - 1"; *pos = start; return -1; }
+        if (id > 0x7FFFFFFFu) {
+            if (why) *why = "rank above 2^31 - 1";
+            if (kind) *kind = ST_KIND_ID_TOO_LARGE;
+            *pos = start;
+            return -1;
+        }
         i++;
         digits++;
     }
@@ -71,17 +78,36 @@ static st_status line_error(st_error *err, const uint8_t *s, size_t pos, uint32_
     return ST_ERR_MALFORMED_MODEL;
 }
 
+/* ST_ERR_MALFORMED_MODEL of a kind about an id (ST_KIND_ID_REPEATED, ST_KIND_ID_TAKEN) at the
+ * line starting at byte pos: token = the id, and a message calling it a rank in the rank file
+ * (input 0) and an id in the specials text. */
+static st_status id_error(st_error *err, const uint8_t *s, size_t pos, uint32_t input, st_error_kind kind,
+                          uint32_t id) {
+    line_error(err, s, pos, input, input ? "id " : "rank ");
+    st__error_append_u64(err, id);
+    st__error_append(err, kind == ST_KIND_ID_TAKEN ? " is taken by an ordinary token" : " is given to an earlier line too");
+    st__error_token(err, id);
+    st__error_kind(err, kind, 0);
+    return ST_ERR_MALFORMED_MODEL;
+}
+
 static st_status scan_file(const uint8_t *s, size_t n, scan_totals *t, uint32_t input, st_error *err) {
     size_t pos = 0;
     line ln;
     int r;
     const char *why = "malformed line";
-    while ((r = next_line(s, n, &pos, &ln, 1, &why)) > 0) {
+    st_error_kind kind = ST_KIND_NONE;
+    while ((r = next_line(s, n, &pos, &ln, 1, &why, &kind)) > 0) {
         t->count++;
         t->bytes += (uint64_t)ln.bytes_len;
         if (ln.id > t->max_id) { t->max_id = ln.id; t->max_id_line = ln.start; }
     }
-    if (r < 0) return line_error(err, s, pos, input, why);
+    if (r < 0) {
+        if (kind == ST_KIND_ID_TOO_LARGE && input) why = "id above 2^31 - 1"; /* the specials have ids */
+        line_error(err, s, pos, input, why);
+        st__error_kind(err, kind, 0);
+        return ST_ERR_MALFORMED_MODEL;
+    }
     return ST_OK;
 }
 
@@ -89,13 +115,8 @@ static st_status scan_file(const uint8_t *s, size_t n, scan_totals *t, uint32_t 
 static st_status fill_lengths(const uint8_t *s, size_t n, uint32_t *offsets, uint32_t input, st_error *err) {
     size_t pos = 0;
     line ln;
-    while (next_line(s, n, &pos, &ln, 0, NULL) > 0) {
-        if (offsets[ln.id + 1]) {
-            line_error(err, s, ln.start, input, "rank ");
-            st__error_append_u64(err, ln.id);
-            st__error_append(err, " is given to an earlier line too");
-            return ST_ERR_MALFORMED_MODEL;
-        }
+    while (next_line(s, n, &pos, &ln, 0, NULL, NULL) > 0) {
+        if (offsets[ln.id + 1]) return id_error(err, s, ln.start, input, ST_KIND_ID_REPEATED, ln.id);
         offsets[ln.id + 1] = (uint32_t)ln.bytes_len;
     }
     return ST_OK;
@@ -104,7 +125,7 @@ static st_status fill_lengths(const uint8_t *s, size_t n, uint32_t *offsets, uin
 static void fill_bytes(const uint8_t *s, size_t n, const uint32_t *offsets, uint8_t *bytes) {
     size_t pos = 0;
     line ln;
-    while (next_line(s, n, &pos, &ln, 0, NULL) > 0) st__base64_decode(s + ln.start, ln.b64_len, bytes + offsets[ln.id]);
+    while (next_line(s, n, &pos, &ln, 0, NULL, NULL) > 0) st__base64_decode(s + ln.start, ln.b64_len, bytes + offsets[ln.id]);
 }
 
 static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
@@ -124,7 +145,7 @@ static void ids_sift_down(uint32_t *h, size_t at, size_t n) {
 static uint32_t sorted_special_ids(const uint8_t *ss, size_t len, uint32_t *special_ids) {
     size_t pos = 0, k = 0;
     line ln;
-    while (next_line(ss, len, &pos, &ln, 0, NULL) > 0) special_ids[k++] = ln.id;
+    while (next_line(ss, len, &pos, &ln, 0, NULL, NULL) > 0) special_ids[k++] = ln.id;
     for (size_t i = k / 2; i-- > 0;) ids_sift_down(special_ids, i, k);
     for (size_t end = k; end > 1; end--) {
         uint32_t top = special_ids[0];
@@ -147,7 +168,7 @@ static st_status fill_special_lengths(const uint8_t *s, size_t n, uint32_t *offs
     size_t pos = 0;
     line ln;
     *n_extra = 0;
-    while (next_line(s, n, &pos, &ln, 0, NULL) > 0) {
+    while (next_line(s, n, &pos, &ln, 0, NULL, NULL) > 0) {
         int again = (int)((seen[ln.id >> 6] >> (ln.id & 63)) & 1);
         if (again) {
             uint32_t *x = extra + 3 * (size_t)(*n_extra)++;
@@ -156,12 +177,7 @@ static st_status fill_special_lengths(const uint8_t *s, size_t n, uint32_t *offs
             x[2] = (uint32_t)ln.bytes_len;
             continue;
         }
-        if (offsets[ln.id + 1]) {
-            line_error(err, s, ln.start, 1, "rank ");
-            st__error_append_u64(err, ln.id);
-            st__error_append(err, " is given to an earlier line too");
-            return ST_ERR_MALFORMED_MODEL;
-        }
+        if (offsets[ln.id + 1]) return id_error(err, s, ln.start, 1, ST_KIND_ID_TAKEN, ln.id);
         seen[ln.id >> 6] |= 1ull << (ln.id & 63);
         offsets[ln.id + 1] = (uint32_t)ln.bytes_len;
     }
@@ -173,14 +189,9 @@ static st_status fill_special_lengths(const uint8_t *s, size_t n, uint32_t *offs
 static st_status fill_lengths_from(const uint8_t *s, size_t n, uint32_t *offsets, uint32_t n_ord, st_error *err) {
     size_t pos = 0;
     line ln;
-    while (next_line(s, n, &pos, &ln, 0, NULL) > 0) {
+    while (next_line(s, n, &pos, &ln, 0, NULL, NULL) > 0) {
         if (ln.id < n_ord) continue;
-        if (offsets[ln.id + 1]) {
-            line_error(err, s, ln.start, 1, "rank ");
-            st__error_append_u64(err, ln.id);
-            st__error_append(err, " is given to an earlier line too");
-            return ST_ERR_MALFORMED_MODEL;
-        }
+        if (offsets[ln.id + 1]) return id_error(err, s, ln.start, 1, ST_KIND_ID_REPEATED, ln.id);
         offsets[ln.id + 1] = (uint32_t)ln.bytes_len;
     }
     return ST_OK;
@@ -196,11 +207,9 @@ static st_status repeated_special_id(const uint8_t *s, size_t n, uint32_t n_ids,
     st__memset(seen, 0, seen_size);
     size_t pos = 0;
     line ln;
-    while (next_line(s, n, &pos, &ln, 0, NULL) > 0) {
+    while (next_line(s, n, &pos, &ln, 0, NULL, NULL) > 0) {
         if ((seen[ln.id >> 6] >> (ln.id & 63)) & 1) {
-            line_error(err, s, ln.start, 1, "rank ");
-            st__error_append_u64(err, ln.id);
-            st__error_append(err, " is given to an earlier line too");
+            id_error(err, s, ln.start, 1, ST_KIND_ID_REPEATED, ln.id);
             break;
         }
         seen[ln.id >> 6] |= 1ull << (ln.id & 63);
@@ -215,7 +224,7 @@ static st_status check_shared(const uint8_t *ss, size_t len, const uint32_t *off
                               const uint8_t *bytes, uint8_t *scratch, st_error *err) {
     size_t pos = 0;
     line ln;
-    while (next_line(ss, len, &pos, &ln, 0, NULL) > 0) {
+    while (next_line(ss, len, &pos, &ln, 0, NULL, NULL) > 0) {
         if (ln.id >= n_ord) continue;
         st__base64_decode(ss + ln.start, ln.b64_len, scratch);
         uint32_t tl = offsets[ln.id + 1] - offsets[ln.id];
@@ -245,7 +254,7 @@ static st_status fill_specials(const uint8_t *ss, size_t len, const uint32_t *of
     size_t pos = 0;
     line ln;
     uint32_t k = 0, at = offsets[n_ids]; /* the further strings go after every id's */
-    while (next_line(ss, len, &pos, &ln, 0, NULL) > 0) {
+    while (next_line(ss, len, &pos, &ln, 0, NULL, NULL) > 0) {
         if (ln.id < shared_below) continue; /* a token's id: its bytes are the token's (check_shared) */
         uint8_t *p;
         size_t n;
@@ -412,7 +421,7 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
     /* the table holds ordinary tokens only; specials are matched by the special-token scan */
     size_t pos = 0;
     line ln;
-    while (next_line(rs, ranks_len, &pos, &ln, 0, NULL) > 0) {
+    while (next_line(rs, ranks_len, &pos, &ln, 0, NULL, NULL) > 0) {
         uint32_t earlier = index_token(v, &b, ln.id);
         if (earlier != ST_NO_TOKEN) { /* the same bytes twice */
             line_error(err, rs, ln.start, 0, "token ");
@@ -596,7 +605,7 @@ st_status st__vocab_from_merges(st_vocab *v, st_rules *rs, st_supers *sup, const
         line ln;
         /* a special may have a byte token's or a rule's id only to share that token (its text is
          * the token's bytes, checked below): a UBE token is symbols, never text */
-        while (next_line(ss, specials_len, &pos, &ln, 0, NULL) > 0)
+        while (next_line(ss, specials_len, &pos, &ln, 0, NULL, NULL) > 0)
             if ((ln.id < n_ord && unit == 2) || ln.id >= ST_RULES_MAX_IDS) {
                 line_error(err, ss, ln.start, 1, "special token id ");
                 st__error_append_u64(err, ln.id);

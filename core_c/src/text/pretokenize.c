@@ -512,6 +512,7 @@ static st_status parse_scripts(st_pretokenizer *pt, const char *list, size_t len
             int id = st_script_from_name(list + a, b - a);
             if (id < 0) {
                 st__error_set(err, ST_ERR_UNKNOWN_SCRIPT, ST_UNIT_BYTE, a, "unknown script ");
+                st__error_kind(err, ST_KIND_NONE, (uint32_t)(b - a));
                 append_name(err, (const uint8_t *)list + a, b - a);
                 return ST_ERR_UNKNOWN_SCRIPT;
             }

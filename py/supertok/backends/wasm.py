@@ -373,9 +373,10 @@ class _Locked:
 
 
 # The core's st_error report (supertok.h): status u32, unit u32, offset u64, line u64, token u32,
-# input u32, message char[120]; fixed widths, so the same 152 bytes in wasm32 as natively.
-_ERROR = struct.Struct("<IIQQII120s")
-_ERR_SIZE = _ERROR.size  # 152
+# input u32, kind u32, length u32, message char[120]; fixed widths, so the same 160 bytes in
+# wasm32 as natively.
+_ERROR = struct.Struct("<IIQQIIII120s")
+_ERR_SIZE = _ERROR.size  # 160
 # st_special_policy in wasm32: allowed ptr, n_allowed, disallowed ptr, n_disallowed, flags
 _POLICY = struct.Struct("<IIIII")
 _IN, _OUT, _OUT2, _OUT3 = range(4)  # WasmBackend._io's blocks
@@ -492,8 +493,9 @@ class WasmBackend(Backend):
     def _read_error(self):
         """The st_error report of the last failed call, from the block self._err that every
         fallible call is given as its last argument: the tuple (status, unit, offset, line,
-        token, input, message bytes) of _status.raise_error. THE one place that reads errors;
-        call it under the lock (the block is shared), raise outside it (_raise_error)."""
+        token, input, kind, length, message bytes) of _status.raise_error. THE one place that
+        reads errors; call it under the lock (the block is shared), raise outside it
+        (_raise_error)."""
         return _ERROR.unpack(self._r.read(self._err, _ERR_SIZE))
 
     def _raise_error(self, err, what, items=None):
