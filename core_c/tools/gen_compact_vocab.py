@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate the compact vocabularies the JavaScript package downloads (issue 13):
 wasm/compact/<encoding>.stvc and wasm/compact/manifest.json (size and sha256 of each, with the
-pattern and special tokens of py/supertok/vocab/<encoding>.json: one small file and one image
+pattern and special tokens of py/supertok/catalogue.json: one small file and one image
 is all the JavaScript module fetches for an encoding).
 
     python core_c/tools/gen_compact_vocab.py           # rewrite
@@ -48,13 +48,15 @@ def build():
 
 
 def manifest(images):
+    from supertok import _catalogue
     m = {"generated_by": COMMAND,
          "format": "STVC 1 (st_encoding_save_compact / st_encoding_new_compact, core_c/include/supertok.h)"}
     for name, img in sorted(images.items()):
         with open(os.path.join(VOCAB, name + ".json")) as f:
             meta = json.load(f)
+        entry = _catalogue.ENCODINGS[name]
         m[name] = {"file": name + ".stvc", "sha256": hashlib.sha256(img).hexdigest(), "size": len(img),
-                   "pat_str": meta["pat_str"], "special_tokens": meta["special_tokens"],
+                   "pat_str": _catalogue.pat_str(entry["pattern"]), "special_tokens": _catalogue.special_tokens(entry),
                    "rank_file_sha256": meta["sha256"]}
     return json.dumps(m, indent=1) + "\n"
 

@@ -27,14 +27,10 @@ from .ube import UbeDecodeError, UbeStreamDecoder, ube_decode_symbols, ube_encod
 # tiktoken's modules under the same names (tiktoken.core, .load, .model, .registry)
 from . import core, load, model, registry  # noqa: E402,F401
 
-# Pattern names accepted by the pre-tokenizer, and the core's pattern ids for them.
-PATTERNS = {
-    "gpt2": 1, "r50k": 1, "r50k_base": 1, "p50k": 1, "p50k_base": 1,
-    "cl100k": 2, "cl100k_base": 2,
-    "o200k": 3, "o200k_base": 3,
-}
-# Scripts split one letter per piece in script-aware mode unless told otherwise (docs/design.md §5).
-DEFAULT_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Myanmar", "Khmer", "Lao")
+# Pattern names accepted by the pre-tokenizer, and the core's pattern ids for them; the scripts
+# split one letter per piece in script-aware mode unless told otherwise (docs/design.md §5).
+# Both are the catalogue's (catalogue.json).
+from ._catalogue import DEFAULT_SCRIPTS, PATTERNS  # noqa: E402
 
 _SCRIPT_AWARE = 1
 _OFFSETS_CODEPOINTS = 1

@@ -19,13 +19,12 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from . import _models
+from . import _catalogue
 from ._status import SupertokError
 from .backends import current as _current_backend
 from .backends.base import U32_MAX, check_int
 
 VOCAB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocab")
-_PATTERN_IDS = {"r50k_base": 1, "p50k_base": 1, "cl100k_base": 2, "o200k_base": 3}
 
 
 
@@ -107,35 +106,6 @@ def _parallel_parts():
         return 1, None
     parts = max(_par_threads, 4) if _par_force else _par_threads
     return parts, _shared_pool()
-
-
-def _o200k_harmony_specials():
-    """o200k_harmony's special tokens as tiktoken 0.14 defines them (tiktoken_ext/openai_public.py):
-    o200k_base's, then the harmony chat tokens, then <|reserved_i|> for every other id up to 201087."""
-    specials = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
-    specials.update({
-        "<|startoftext|>": 199998, "<|endoftext|>": 199999, "<|reserved_200000|>": 200000,
-        "<|reserved_200001|>": 200001, "<|return|>": 200002, "<|constrain|>": 200003,
-        "<|reserved_200004|>": 200004, "<|channel|>": 200005, "<|start|>": 200006, "<|end|>": 200007,
-        "<|message|>": 200008, "<|reserved_200009|>": 200009, "<|reserved_200010|>": 200010,
-        "<|reserved_200011|>": 200011, "<|call|>": 200012})
-    specials.update({"<|reserved_%d|>" % i: i for i in range(200013, 201088)})
-    return specials
-
-
-# Encodings derived from a shipped rank file with other special tokens (as tiktoken defines them).
-# gpt2 is tiktoken's name for r50k_base's ranks read from GPT-2's original files (the same ranks).
-_DERIVED = {
-    "gpt2": ("r50k_base", {"<|endoftext|>": 50256}),
-    "p50k_edit": ("p50k_base", {"<|endoftext|>": 50256, "<|fim_prefix|>": 50281,
-                                "<|fim_middle|>": 50282, "<|fim_suffix|>": 50283}),
-    "o200k_harmony": ("o200k_base", _o200k_harmony_specials()),
-}
-# tiktoken's explicit_n_vocab for the encodings that give one (checked as tiktoken checks it).
-_EXPLICIT_N_VOCAB = {"gpt2": 50257, "r50k_base": 50257, "p50k_base": 50281}
-# An encoding whose vocabulary image is another's (same ranks, same special tokens).
-_IMAGE_ALIAS = {"gpt2": "r50k_base"}
-_ENCODING_NAMES = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"]
 
 
 def _disallowed_special_error(token, offset=None, token_id=None):
@@ -1198,37 +1168,37 @@ if hasattr(os, "register_at_fork"):
 def list_encoding_names():
     """tiktoken 0.14's encoding names, in its order; supertok ships every one (gpt2 is r50k_base's
     ranks, o200k_harmony o200k_base's with the harmony special tokens)."""
-    return list(_ENCODING_NAMES)
+    return list(_catalogue.ENCODINGS)
 
 
 def _load(encoding_name):
-    """A new Encoding on the current backend (get_encoding caches these)."""
-    if encoding_name in _DERIVED:
-        base, specials = _DERIVED[encoding_name]
-    elif encoding_name in _PATTERN_IDS:
-        base, specials = encoding_name, None
-    else:
+    """A new Encoding on the current backend (get_encoding caches these), as the catalogue
+    (catalogue.json) describes it: its rank file (checked against the sha256 in
+    vocab/<rank file>.json), pattern and special tokens."""
+    entry = _catalogue.ENCODINGS.get(encoding_name)
+    if entry is None:
         raise ValueError("Unknown encoding %s.\nsupertok ships: %s" % (encoding_name, ", ".join(list_encoding_names())))
+    base = entry["rank_file"]
     with open(os.path.join(VOCAB_DIR, base + ".json"), encoding="utf-8") as f:
-        meta = json.load(f)
+        sha256 = json.load(f)["sha256"]
     image = None
     images = os.path.join(VOCAB_DIR, "images.json")
     if os.path.exists(images):
-        image_name = _IMAGE_ALIAS.get(encoding_name, encoding_name)
         with open(images, encoding="utf-8") as f:
-            entry = json.load(f).get(image_name)
-        if entry:
-            image = (os.path.join(VOCAB_DIR, image_name + ".stimg.xz"), entry["sha256"])
-    enc = Encoding(encoding_name, pat_str=meta["pat_str"], ranks_file=os.path.join(VOCAB_DIR, base + ".tiktoken"),
-                   special_tokens=specials if specials is not None else meta["special_tokens"],
-                   pattern_id=_PATTERN_IDS[base], sha256=meta["sha256"], image=image)
+            image_entry = json.load(f).get(entry["image"])
+        if image_entry:
+            image = (os.path.join(VOCAB_DIR, entry["image"] + ".stimg.xz"), image_entry["sha256"])
+    pattern_id = _catalogue.PATTERNS[entry["pattern"]]
+    enc = Encoding(encoding_name, pat_str=_catalogue.pat_str(entry["pattern"]),
+                   ranks_file=os.path.join(VOCAB_DIR, base + ".tiktoken"),
+                   special_tokens=_catalogue.special_tokens(entry), pattern_id=pattern_id, sha256=sha256,
+                   image=image)
     enc._pickle_name = encoding_name  # shipped: pickled by name
     return enc
 
 
 _ALPHABETS = {"bytes": 0, "ube": 1}
 _UBE_STRICT = 2  # ST_UBE_STRICT
-_PATTERN_BASE = {"gpt2": "r50k_base", "cl100k": "cl100k_base", "o200k": "o200k_base"}
 MODEL_FORMAT = "supertok-merges"
 
 
@@ -1284,9 +1254,7 @@ def load_model(model):
         raise ModelError(exc.status, backend.status_str(exc.status), exc.detail, exc.line, exc.offset,
                          where) from None
     specials = {backend.token_bytes(handle, i).decode("utf-8"): i for i in backend.special_ids(handle)}
-    pattern_base = {1: "r50k_base", 2: "cl100k_base", 3: "o200k_base"}[meta["pattern"]]
-    with open(os.path.join(VOCAB_DIR, pattern_base + ".json"), encoding="utf-8") as f:
-        pat_str = json.load(f)["pat_str"]
+    pat_str = _catalogue.PATTERN_BY_ID[meta["pattern"]]["pat_str"]
     enc = Encoding(meta["name"], pat_str=pat_str, special_tokens=specials, pattern_id=meta["pattern"],
                    alphabet="ube" if meta["alphabet"] == 1 else "bytes", handle=handle)
     enc._model_data = data  # pickled by its model text
@@ -1337,9 +1305,9 @@ ENCODINGS = {}  # name -> the Encoding get_encoding loaded last (tiktoken.regist
 
 
 def encoding_name_for_model(model_name):
-    name = _models.MODEL_TO_ENCODING.get(model_name)
+    name = _catalogue.MODEL_TO_ENCODING.get(model_name)
     if name is None:
-        for prefix, enc in _models.MODEL_PREFIX_TO_ENCODING.items():
+        for prefix, enc in _catalogue.MODEL_PREFIX_TO_ENCODING.items():
             if model_name.startswith(prefix):
                 name = enc
                 break
