@@ -2,7 +2,7 @@
  * callgrind can count the instructions of one encode (bench/README.md, superword_encode.py).
  *
  *   python bench/superword_encode.py --lang en,zh,ja --rounds 1 --save /tmp/sw   # the models, the text
- *   cc -O2 -g -std=c11 -Icore_c/include -Icore_c/src bench/superword_driver.c core_c/src/[a-z]*.c -lpthread -o /tmp/swd
+ *   cc -O2 -g -std=c11 -Icore_c/include bench/superword_driver.c core_c/src/*/*.c -lpthread -o /tmp/swd
  *   /tmp/swd /tmp/sw/ja.sw.stmodel /tmp/sw/ja.plain.stmodel /tmp/sw/ja.text rounds 9
  *   valgrind --tool=callgrind --toggle-collect=measured /tmp/swd SW PLAIN TEXT sw 1000000
  *

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Build py/supertok/supertok.wasm from core_c/src with the pinned toolchain.
+"""Build py/supertok/supertok.wasm from the core (the files core_c/sources.txt lists) with the
+pinned toolchain.
 
     python core_c/build_wasm.py           # build and write the module
     python core_c/build_wasm.py --check   # rebuild into a temp file; exit 1 if it differs
@@ -10,7 +11,6 @@ export list is wasm/exports.txt, nothing else is exported, and the module must i
 (tests/test_wasm_module.py checks both). -mcpu=mvp keeps the module to WebAssembly 1.0 plus
 nothing, so every runner (browsers, Node.js, wasmtime, pywasm) takes the same bytes.
 """
-import glob
 import importlib.metadata
 import os
 import subprocess
@@ -27,6 +27,14 @@ def exports():
         return [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
 
 
+def core_sources():
+    """The core's sources as core_c/sources.txt lists them (comments and blank lines dropped),
+    relative to the repository root."""
+    with open(os.path.join(ROOT, "core_c", "sources.txt"), encoding="utf-8") as f:
+        lines = [ln.split("#", 1)[0].strip() for ln in f]
+    return [os.path.join("core_c", ln) for ln in lines if ln]
+
+
 def build(out):
     try:
         found = importlib.metadata.version("ziglang")
@@ -34,9 +42,8 @@ def build(out):
         sys.exit("build_wasm: needs ziglang==%s (pip install ziglang==%s)" % (ZIG_VERSION, ZIG_VERSION))
     if found != ZIG_VERSION:
         sys.exit("build_wasm: needs ziglang==%s, found %s" % (ZIG_VERSION, found))
-    sources = sorted(glob.glob(os.path.join(ROOT, "core_c", "src", "*.c")))
     # relative paths keep the build independent of where the checkout lives
-    sources = [os.path.relpath(s, ROOT) for s in sources]
+    sources = core_sources()
     cmd = [sys.executable, "-m", "ziglang", "cc", "-target", "wasm32-freestanding", "-mcpu=mvp",
            "-O2", "-std=c11", "-nostdlib", "-ffreestanding", "-fno-ident",
            "-Wl,--no-entry", "-Wl,--strip-all", "-Wl,-z,stack-size=262144"]

@@ -127,6 +127,41 @@ def test_status_codes_match_the_header(backend):
     assert b.status_str(999) == "unknown status"
 
 
+def test_error_kinds_match_the_header():
+    """The st_error_kind numbers in supertok.h and their names in Python (hosts read the kind
+    field by these names)."""
+    import re
+
+    from supertok import _status
+    with open(os.path.join(ROOT, "core_c", "include", "supertok.h")) as f:
+        header = dict((name, int(num)) for name, num in re.findall(r"\b(ST_KIND_\w+) = (\d+)", f.read()))
+    assert header == {name: num for num, name in _status.KINDS.items()}
+
+
+def test_load_errors_carry_their_kind(backend):
+    """What was wrong with a rank file or the special tokens, as the report's kind and token: the
+    message is built from them in the caller's terms (its special token, its id)."""
+    pat = supertok.get_encoding("r50k_base")._pat_str
+    ranks = {bytes([i]): i for i in range(256)}
+    cases = [(dict(mergeable_ranks=ranks, special_tokens={"<|a|>": 5}), "ST_KIND_ID_TAKEN", 5,
+              "special token '<|a|>' (id 5): id 5 is taken by an ordinary token"),
+             (dict(mergeable_ranks={**ranks, b"ab": 7}, special_tokens={}), "ST_KIND_ID_REPEATED", 7,
+              "mergeable_ranks: token b'ab' (rank 7): id 7 is taken by another token"),
+             (dict(mergeable_ranks=ranks, special_tokens={"": 300}), "ST_KIND_EMPTY_TOKEN", None,
+              "special token '' (id 300): the token is empty"),
+             (dict(mergeable_ranks=ranks, special_tokens={"<|x|>": 1 << 31}), "ST_KIND_ID_TOO_LARGE", None,
+              "special token '<|x|>' (id 2147483648): id above 2^31 - 1"),
+             (dict(merges=[(97, 98)], special_tokens={"<|x|>": 300, "<|y|>": 300}), "ST_KIND_ID_REPEATED", 300,
+              "special token '<|y|>' (id 300): id 300 is given to another special token too")]
+    for kw, kind, token, message in cases:
+        with pytest.raises(supertok.SupertokError) as info:
+            supertok.Encoding("t", pat_str=pat, **kw)
+        assert (info.value.kind, info.value.name) == (kind, "ST_ERR_MALFORMED_MODEL"), kw
+        if token is not None:
+            assert info.value.token == token
+        assert str(info.value).startswith(message), str(info.value)
+
+
 def test_pretokenize_when_the_text_holds_every_separator(backend):
     """pretokenize joins pieces with a control character the text lacks; a text holding all
     of them takes the slicing path, with the same result."""

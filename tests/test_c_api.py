@@ -285,3 +285,35 @@ def test_cmake_build_matches_the_make_build(tmp_path):
     import supertok
 
     assert [int(x) for x in proc.stdout.split()] == supertok.get_encoding("o200k_base").encode_ordinary(TEXT)
+
+    # a consumer as a CMake user writes one: find_package against the installed package, linking
+    # the shared target (its rpath comes from CMake) and the static one
+    consumer = tmp_path / "consumer"
+    consumer.mkdir()
+    (consumer / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.13)\nproject(consumer LANGUAGES C)\n"
+        "find_package(supertok 0.1 REQUIRED)\n"
+        "add_executable(encode_shared %s)\ntarget_link_libraries(encode_shared PRIVATE supertok::supertok)\n"
+        "add_executable(encode_static %s)\ntarget_link_libraries(encode_static PRIVATE supertok::supertok_static)\n"
+        % ((os.path.join(ROOT, "core_c", "examples", "encode_file.c").replace("\\", "/"),) * 2))
+    for cmd in (["cmake", "-S", str(consumer), "-B", str(consumer / "build"), "-DCMAKE_PREFIX_PATH=%s" % prefix],
+                ["cmake", "--build", str(consumer / "build"), "-j2"]):
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    for exe in ("encode_shared", "encode_static"):
+        proc = _run_example(consumer / "build", exe, VOCAB, "o200k")
+        assert [int(x) for x in proc.stdout.split()] == supertok.get_encoding("o200k_base").encode_ordinary(TEXT), exe
+
+
+def test_cmake_builds_release_unless_told(tmp_path):
+    """An unset CMAKE_BUILD_TYPE would compile with no -O at all; the project makes it Release."""
+    if shutil.which("cmake") is None:
+        pytest.skip("no cmake on PATH: core_c/CMakeLists.txt is not tried (the Make build is)")
+    if _cc() is None:
+        pytest.skip("no C compiler (cc/gcc/clang) on PATH: the C library build tests need one")
+    build = tmp_path / "build"
+    proc = subprocess.run(["cmake", "-S", os.path.join(ROOT, "core_c"), "-B", str(build)],
+                          env=dict(os.environ, CC=_cc()), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with open(build / "CMakeCache.txt") as f:
+        assert "CMAKE_BUILD_TYPE:STRING=Release\n" in f.read()

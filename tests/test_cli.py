@@ -115,14 +115,25 @@ def test_chunked_encode_is_exact_and_not_one_line(be, tks):
             "%d\n" % len(tks[name].encode(text))
 
 
-def test_chunks_cut_only_where_exact():
-    text = "ab cd\nef, gh  ij" * 3
-    for size in range(1, len(text) + 2):
-        parts = list(cli._chunks(text, size))
-        assert "".join(parts) == text
-        for p in parts[:-1]:
-            assert p[-1].isascii() and p[-1].isalpha()
-    assert list(cli._chunks("", 4)) == [""]
+def test_chunks_cut_only_where_the_core_proves_it(be, tks):
+    """The parts are cut where st_encoding_cut says, about size characters apart, and cover the
+    text; their ids join to the whole text's."""
+    prev = supertok._set_backend(be)
+    try:
+        enc = supertok.get_encoding("o200k_base")
+        text = "ab cd\nef, gh  ij é漢字 " * 3
+        data = text.encode()
+        for size in range(1, len(text) + 2):
+            parts = list(cli._parts(enc._cut, data, size))
+            assert "".join(p for _, p in parts) == text
+            for (a, p), (b, _) in zip(parts, parts[1:]):
+                assert len(p) >= size and a + len(p.encode()) == b
+                assert enc._cut(data, b) == b  # a place the core proves
+            assert [i for _, p in parts for i in enc.encode(p)] == tks["o200k_base"].encode(text)
+        assert list(cli._parts(enc._cut, b"", 4)) == [(0, "")]
+        assert list(cli._parts(enc._cut, b"a" * 50, 4)) == [(0, "a" * 50)]  # no place proven: whole
+    finally:
+        supertok._set_backend(prev)
 
 
 def test_decode_round_trip_and_empty(be, tks):
@@ -169,6 +180,10 @@ def test_special_token_errors_name_token_and_line(be):
     fails(run(be, "encode", "--allowed-special", "<|endoftext|>,<|nope|>", input="x"), "--allowed-special",
           "'<|nope|>' is not a special token of o200k_base")
     fails(run(be, "encode", "--lines", input="fine\nnot <|endofprompt|> fine\n"), "line 2", "<|endofprompt|>")
+    # in a later chunk: the line counts the chunks before it (the error's offset, not a search)
+    text = "a ok\n" * 30 + "x <|endoftext|>\n"
+    for size in ("4", "1000"):
+        fails(run(be, "encode", "--chunk-size", size, input=text), "standard input: line 31", "'<|endoftext|>'")
 
 
 # ---- --lines: one output line per input line, streamed --------------------------------------
@@ -267,6 +282,7 @@ def test_input_errors(be, tmp_path):
 def test_decode_errors(be):
     fails(run(be, "decode", input="not json"), "cannot decode", "standard input", "line 1")
     fails(run(be, "decode", input="[1, 99999999]"), "Invalid token for decoding: 99999999", "item 1")
+    fails(run(be, "decode", input="[1, 2, 3, 99999999]"), "Invalid token for decoding: 99999999", "item 3")
     fails(run(be, "decode", input="[1, -1]"), "-1")
     fails(run(be, "decode", input="[1, 2e3]"), "item 1", "2000.0")
     fails(run(be, "decode", input="[1, true]"), "item 1")
@@ -293,7 +309,7 @@ def test_model_errors(be, tmp_path):
 def test_option_errors(be):
     fails(run(be, "encode", "--model", "m.json", "--encoding", "cl100k_base", input="x"), "--model", "--encoding")
     fails(run(be, "pretokenize", "--scripts", "Han", input="x"), "--scripts", "--script-aware")
-    fails(run(be, "pretokenize", "--script-aware", "--scripts", "Han,Xé", input="x"), "'Xé'")
+    fails(run(be, "pretokenize", "--script-aware", "--scripts", "Han, Xé ,Thai", input="x"), "--scripts: unknown script name 'Xé'")
     fails(run(be, "encode", "--encoding", "o300k", input="x"), "o300k")
     fails(run(be, "encode", "--chunk-size", "0", input="x"), "--chunk-size")
     fails(run(be, "frobnicate"), "frobnicate")

@@ -51,9 +51,46 @@ def test_disallowed_special_raises_like_tiktoken(o200k):
     assert o200k.decode(a) == o200k.decode(b) == "hi <|endoftext|>"
 
 
+def test_disallowed_special_fields(backend):
+    """The error says where and which, as fields read from the core's report (kind, token, offset,
+    length), not from its message: the string found, for an id with several strings too."""
+    harmony = supertok.get_encoding("o200k_harmony")
+    text = "é\n<|reserved_200018|> <|endofprompt|>"
+    with pytest.raises(ValueError) as info:
+        harmony.encode(text)
+    assert (info.value.special, info.value.token, info.value.offset) == ("<|reserved_200018|>", 200018, 2)
+    with pytest.raises(ValueError) as info:
+        harmony.count(text, allowed_special={"<|reserved_200018|>"})
+    assert (info.value.special, info.value.token, info.value.offset) == ("<|endofprompt|>", 200018, 22)
+    # a surrogate pair counts as two characters of the text given, as in encode_with_offsets
+    with pytest.raises(ValueError) as info:
+        harmony.encode("\ud83d\ude00 <|endoftext|>")
+    assert (info.value.special, info.value.token, info.value.offset) == ("<|endoftext|>", 199999, 3)
+    # a batch: the offset is into the text holding it
+    for threads in (1, 2):
+        with pytest.raises(ValueError) as info:
+            harmony.encode_batch(["é ok", "fine", "x <|endoftext|>", "y"], num_threads=threads)
+        assert (info.value.special, info.value.token, info.value.offset) == ("<|endoftext|>", 199999, 2)
+    # a disallowed string that is no special token: found in the text, with no id
+    with pytest.raises(ValueError) as info:
+        harmony.encode("ab <|x|>", disallowed_special={"<|x|>"})
+    assert (info.value.special, info.value.token, info.value.offset) == ("<|x|>", None, 3)
+    # the core's own report, as the backend raises it
+    data = text.encode()
+    with pytest.raises(supertok.SupertokError) as info:
+        harmony._backend.encode(harmony._handle, data, [], special_flags=E._DISALLOW_REST)
+    exc = info.value
+    assert (exc.name, exc.kind, exc.token, exc.offset, exc.length) == (
+        "ST_ERR_DISALLOWED_SPECIAL", "ST_KIND_DISALLOWED_SPECIAL", 200018, 3, 19)
+    assert data[exc.offset:exc.offset + exc.length] == b"<|reserved_200018|>"
+
+
 def test_invalid_ids(o200k):
     with pytest.raises(KeyError, match="Invalid token for decoding: 199998"):
         o200k.decode([1, 199998])
+    with pytest.raises(KeyError) as info:
+        o200k.decode([1, 2, 199998, 3])
+    assert (info.value.index, info.value.token) == (2, 199998)
     with pytest.raises(KeyError):
         o200k.decode_single_token_bytes(10 ** 9)
     with pytest.raises(OverflowError):

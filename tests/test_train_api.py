@@ -218,6 +218,22 @@ def test_min_frequency(backend):
     assert _merges(_train()(iter(docs), **opts)) == want
 
 
+def test_argument_errors_name_the_argument(backend):
+    """An error about one argument names it in `argument` (the command line says its option), and
+    its message in Python's terms."""
+    train = _train()
+    cases = [(dict(vocab_size=300, supermerges=3), "supermerges", "supermerges=3 applies only to algorithm='superbpe'"),
+             (dict(vocab_size=300, algorithm="boundless", mode="hf"), "algorithm",
+              "algorithm='boundless' needs mode='paper', not mode='hf'"),
+             (dict(vocab_size=300, min_frequency=-1), "min_frequency", "min_frequency must be at least 0"),
+             (dict(vocab_size=300, special_tokens=["a", "a"]), "special_tokens", "special_tokens[1] 'a' is given twice"),
+             (dict(vocab_size=300, script_aware=True, scripts=["Klingon"]), "scripts", "unknown script name 'Klingon'")]
+    for kw, argument, message in cases:
+        with pytest.raises(ValueError) as info:
+            train(iter(["some text"]), **kw)
+        assert info.value.argument == argument and str(info.value).startswith(message), (kw, str(info.value))
+
+
 def test_errors(backend):
     _skip_pywasm(backend)  # some checks reach the core: about 90 s on pywasm
     train = _train()

@@ -212,6 +212,7 @@ def test_superword_train_then_encode(be, tmp_path):
     # this small text runs out of pairs, then of candidates: two warnings say so
     warned = [line for line in lines if line.startswith("supertok train: warning: training ")]
     assert len(warned) == 2 and "no pair left" in warned[0] and "no supermerge candidate" in warned[1], warned
+    assert "merges --vocab-size 800 asks for" in warned[0], warned  # the options, as the command line names them
     lines = [line for line in lines if line not in warned]
     assert len(lines) == 6, lines
     assert lines[0].startswith("supertok train: counted %d documents, " % text.count("\n")), lines[0]
@@ -238,7 +239,8 @@ def test_superword_train_then_encode(be, tmp_path):
     assert any(first_super <= i < first_super + len(enc.supermerges) for i in want), "no superword in the sample"
     ids = json.loads(run(be, "encode", "--model", str(model), input=sample.encode()).stdout)
     assert ids == want
-    # a superword model is not cut into chunks (a cut between " of" and " the" would change the ids)
+    # small chunks of a superword model: cut only where a run of pretokens must end (a cut between
+    # " of" and " the" would change the ids), so the ids are the whole text's
     for cmd in ("encode", "count"):
         r = run(be, cmd, "--model", str(model), "--chunk-size", "40", input=sample.encode())
         assert r.returncode == 0, r.stderr.decode()
@@ -292,6 +294,7 @@ def test_superword_live_progress(tmp_path, fast):
     # this small text runs out of pairs before SuperBPE's regular merges: a warning says so
     warned = [ln for ln in lines if ln.startswith("supertok train: warning: training stopped at ")]
     assert len(warned) == 1 and "no pair left" in warned[0], lines
+    assert "(--vocab-size 800 minus the alphabet, the special tokens and --supermerges 20)" in warned[0], warned
     lines = [ln for ln in lines if ln not in warned]
     assert lines[-1] == "" and len(lines) == 7, lines
     heads = ["counting: ", "merging: ", "candidates: ", "splitting: ", "supermerging: ", "wrote "]

@@ -16,7 +16,7 @@ import regex
 import supertok
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TABLES = os.path.join(ROOT, "core_c", "src", "unicode_tables.c")
+TABLES = os.path.join(ROOT, "core_c", "src", "text", "unicode_tables.c")
 NCP = 0x110000
 
 pytestmark = pytest.mark.skipif(importlib.metadata.version("regex") != "2024.11.6",

@@ -34,6 +34,9 @@ ORACLE_REGEX = "2024.11.6"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 VOCAB_DIR = os.path.join(ROOT, "py", "supertok", "vocab")
+# the encoding catalogue the packages read (here: which rank file each encoding's ranks are)
+with open(os.path.join(ROOT, "py", "supertok", "catalogue.json"), encoding="utf-8") as _f:
+    CATALOGUE = json.load(_f)
 ENCODE_DIR = os.path.join(HERE, "encode")
 DECODE_DIR = os.path.join(HERE, "decode")
 PRETOKENIZE_TEXTS = os.path.join(HERE, "pretokenize", "o200k.jsonl")
@@ -89,7 +92,7 @@ def tiktoken_offline(cache_dir, names=ENCODINGS):
     tiktoken.load.read_file = no_network
     os.makedirs(cache_dir, exist_ok=True)
     for name in names:
-        base = {"p50k_edit": "p50k_base", "o200k_harmony": "o200k_base"}.get(name, name)
+        base = CATALOGUE["encodings"][name]["rank_file"]
         url = TIKTOKEN_URL % base
         shutil.copyfile(os.path.join(VOCAB_DIR, base + ".tiktoken"),
                         os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest()))

@@ -10,24 +10,16 @@ import regex
 from regex import _regex
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-VOCAB = os.path.join(HERE, "..", "py", "supertok", "vocab")
+# the encoding catalogue the packages read: its patterns and default scripts
+CATALOGUE = os.path.join(HERE, "..", "py", "supertok", "catalogue.json")
+with open(CATALOGUE, encoding="utf-8") as _f:
+    _catalogue = json.load(_f)
 
-
-def _pat(name):
-    with open(os.path.join(VOCAB, name + ".json"), encoding="utf-8") as f:
-        return json.load(f)["pat_str"]
-
-
-PATTERNS = {
-    "gpt2": _pat("r50k_base"),
-    "cl100k": _pat("cl100k_base"),
-    "o200k": _pat("o200k_base"),
-}
-assert _pat("p50k_base") == PATTERNS["gpt2"]
+PATTERNS = {name: p["pat_str"] for name, p in _catalogue["patterns"].items()}
 
 # Faster Superword paper, Appendix A: the first two (word) branches replaced by  ?\p{L}\p{M}*
 SCRIPT_SPECIFIC = r" ?\p{L}\p{M}*|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-DEFAULT_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Myanmar", "Khmer", "Lao")
+DEFAULT_SCRIPTS = tuple(_catalogue["default_scripts"])
 
 _compiled = {k: regex.compile(v) for k, v in PATTERNS.items()}
 _script_specific = regex.compile(SCRIPT_SPECIFIC)

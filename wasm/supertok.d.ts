@@ -32,8 +32,13 @@ export declare class SupertokError extends Error {
   code: string;
   /** The status number (pinned). */
   status: number;
+  /** What was wrong beyond the status: the st_error_kind's name in supertok.h, e.g.
+   * "ST_KIND_DISALLOWED_SPECIAL" or "ST_KIND_ID_REPEATED"; "ST_KIND_NONE" when the status says it. */
+  kind: string;
   /** Where it went wrong, in `unit`; null when no position applies. */
   offset: number | null;
+  /** The length, in `unit`, of what starts at `offset` (a disallowed special's); 0 if not known. */
+  length: number;
   unit: "none" | "byte" | "codepoint" | "utf16" | "index" | string;
   /** 1-based line in a text input (model file, rank file), or null. */
   line: number | null;
@@ -41,8 +46,10 @@ export declare class SupertokError extends Error {
   token: number | null;
   /** Which input of the call: 0 the main one, 1 the special tokens, ... */
   input: number;
-  /** The core's message (for ST_ERR_DISALLOWED_SPECIAL: the token's text). */
+  /** The core's message, for people (code reads the fields above). */
   detail: string;
+  /** ST_KIND_DISALLOWED_SPECIAL: the special token's text found at `offset`. */
+  special?: string;
 }
 
 /** A core object owned by a JS object: free() now, or let the garbage collector do it. */

@@ -10,8 +10,6 @@
 // Handles: each core object (encoding, decoder, UBE stream state) belongs to one JS object with
 // free() and [Symbol.dispose]; a FinalizationRegistry frees what the program forgot to free.
 
-import { MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING } from "./models.mjs";
-
 // ---- constants of core_c/include/supertok.h (test/api.test.mjs checks them against the header)
 export const _C = Object.freeze({
   ST_OK: 0,
@@ -36,40 +34,9 @@ export const _C = Object.freeze({
   ST_MODEL_RANKS: 2,
 });
 const C = _C;
-const ERR_SIZE = 152; // sizeof(st_error): status, unit, offset u64, line u64, token, input, message[120]
+const ERR_SIZE = 160; // sizeof(st_error): status, unit, offset u64, line u64, token, input, kind, length, message[120]
+const ERR_MESSAGE = 40; // offsetof(st_error, message)
 const UNITS = ["none", "byte", "codepoint", "utf16", "index"];
-// pattern names the pre-tokenizer takes (as the Python package's PATTERNS)
-const PATTERNS = {
-  gpt2: 1, r50k: 1, r50k_base: 1, p50k: 1, p50k_base: 1,
-  cl100k: 2, cl100k_base: 2, o200k: 3, o200k_base: 3,
-};
-export const DEFAULT_SCRIPTS = Object.freeze(["Han", "Hiragana", "Katakana", "Thai", "Myanmar", "Khmer", "Lao"]);
-
-// Encodings derived from a shipped rank file with other special tokens (as tiktoken defines them;
-// test/api.test.mjs checks these against the Python package's _DERIVED).
-const DERIVED = {
-  gpt2: ["r50k_base", { "<|endoftext|>": 50256 }],
-  p50k_edit: ["p50k_base", { "<|endoftext|>": 50256, "<|fim_prefix|>": 50281, "<|fim_middle|>": 50282,
-    "<|fim_suffix|>": 50283 }],
-  o200k_harmony: ["o200k_base", harmonySpecials()],
-};
-// o200k_harmony's special tokens as tiktoken 0.14 defines them (tiktoken_ext/openai_public.py, as
-// encoding.py's _o200k_harmony_specials): o200k_base's, the harmony chat tokens, then
-// <|reserved_i|> for every other id up to 201087. Id 200018 has two strings, <|endofprompt|>
-// (first: the one decoding gives) and <|reserved_200018|>; the core knows both.
-function harmonySpecials() {
-  const sp = { "<|endoftext|>": 199999, "<|endofprompt|>": 200018 };
-  Object.assign(sp, {
-    "<|startoftext|>": 199998, "<|endoftext|>": 199999, "<|reserved_200000|>": 200000,
-    "<|reserved_200001|>": 200001, "<|return|>": 200002, "<|constrain|>": 200003,
-    "<|reserved_200004|>": 200004, "<|channel|>": 200005, "<|start|>": 200006, "<|end|>": 200007,
-    "<|message|>": 200008, "<|reserved_200009|>": 200009, "<|reserved_200010|>": 200010,
-    "<|reserved_200011|>": 200011, "<|call|>": 200012 });
-  for (let i = 200013; i < 201088; i++) sp[`<|reserved_${i}|>`] = i;
-  return sp;
-}
-const SHIPPED = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"];
-const ENCODING_NAMES = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"];
 
 const utf8Encoder = new TextEncoder();
 // input is always valid UTF-8 (the core made it); ignoreBOM: a leading U+FEFF is text, kept
@@ -78,9 +45,11 @@ const utf8Decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 // ---- errors ---------------------------------------------------------------------------------
 
 /** A failure the core reported: code (the header's status name, e.g. "ST_ERR_INVALID_UTF8"),
- * status (its number), offset and unit (where it went wrong, null when no position applies),
- * line, token (the id concerned) and input (which input of the call), detail (the core's
- * message). */
+ * status (its number), kind (what was wrong: the header's st_error_kind name, e.g.
+ * "ST_KIND_DISALLOWED_SPECIAL"; "ST_KIND_NONE" when the status says it), offset and unit (where it
+ * went wrong, null when no position applies), length (of what starts there, in unit; 0 if not
+ * known), line, token (the id concerned) and input (which input of the call), detail (the core's
+ * message, for people: code reads the other fields). */
 export class SupertokError extends Error {
   constructor(message, fields) {
     super(message);
@@ -123,6 +92,30 @@ async function readAsset(rel) {
   throw new Error(`supertok: cannot find ${rel} next to supertok.mjs or in ../py/supertok/ (${firstError?.message})`);
 }
 
+// ---- the encoding catalogue -------------------------------------------------------------------
+// catalogue.json, the one copy of the encodings, patterns, special tokens, default scripts and
+// model tables that the Python package, this module and the vector generators read (its "fields"
+// say what each part means). Read once when the module loads: the functions that use it are
+// synchronous.
+
+const CATALOGUE = JSON.parse(utf8Decoder.decode(await readAsset("catalogue.json")));
+// pattern names the pre-tokenizer takes (each pattern's name, then its aliases) -> the core's
+// pattern ids; no prototype, so a name like "toString" is unknown rather than inherited
+const PATTERNS = Object.assign(Object.create(null), Object.fromEntries(Object.entries(CATALOGUE.patterns)
+  .flatMap(([name, p]) => [name, ...p.aliases].map((n) => [n, p.id]))));
+export const DEFAULT_SCRIPTS = Object.freeze([...CATALOGUE.default_scripts]);
+const ENCODING_NAMES = Object.keys(CATALOGUE.encodings);
+
+/** {text: id} of one catalogue encoding, in its order: its special_tokens, then each
+ * special_token_ranges rule's tokens in id order (o200k_harmony's reserved ids). */
+function catalogueSpecialTokens(entry) {
+  const specials = { ...entry.special_tokens };
+  for (const rule of entry.special_token_ranges ?? []) {
+    for (let i = rule.first; i <= rule.last; i++) specials[rule.template.replace("{id}", String(i))] = i;
+  }
+  return specials;
+}
+
 /** Load the wasm module once (later calls return the same promise). source: the module's bytes
  * (ArrayBuffer, typed array), a WebAssembly.Module, a URL, or nothing (the packaged file). */
 export function init(source) {
@@ -150,6 +143,7 @@ function setRuntime(ex) {
   rt.err = ex.st_malloc(ERR_SIZE) >>> 0;
   rt.scratch = ex.st_malloc(32) >>> 0; // out-parameters: 8 x u32
   rt.names = new Map();
+  rt.kinds = new Map();
 }
 
 function need() {
@@ -188,6 +182,15 @@ function statusName(status) {
   return n;
 }
 
+function kindName(kind) {
+  let n = rt.kinds.get(kind);
+  if (n === undefined) {
+    n = cstr(rt.ex.st_error_kind_name(kind) >>> 0) ?? `ST_KIND_${kind}`;
+    rt.kinds.set(kind, n);
+  }
+  return n;
+}
+
 /** The core's st_error report of the last failed call. */
 function readError() {
   const dv = new DataView(rt.memory.buffer, rt.err, ERR_SIZE);
@@ -195,21 +198,22 @@ function readError() {
   const unit = dv.getUint32(4, true);
   const token = dv.getUint32(24, true);
   const m = mem8();
-  let e = rt.err + 32;
+  let e = rt.err + ERR_MESSAGE;
   while (e < rt.err + ERR_SIZE && m[e] !== 0) e++;
   return {
-    status, code: statusName(status), unit: UNITS[unit] ?? String(unit),
+    status, code: statusName(status), kind: kindName(dv.getUint32(32, true)), unit: UNITS[unit] ?? String(unit),
     offset: unit ? Number(dv.getBigUint64(8, true)) : null,
+    length: dv.getUint32(36, true),
     line: Number(dv.getBigUint64(16, true)) || null,
     token: token === 0xFFFFFFFF ? null : token,
     input: dv.getUint32(28, true),
-    detail: utf8Decoder.decode(m.subarray(rt.err + 32, e)),
+    detail: utf8Decoder.decode(m.subarray(rt.err + ERR_MESSAGE, e)),
   };
 }
 
 function coreError(status, what, report) {
-  const r = report ?? (status === undefined ? readError() : { status, code: statusName(status), unit: "none",
-    offset: null, line: null, token: null, input: 0, detail: "" });
+  const r = report ?? (status === undefined ? readError() : { status, code: statusName(status), kind: "ST_KIND_NONE",
+    unit: "none", offset: null, length: 0, line: null, token: null, input: 0, detail: "" });
   const text = cstr(rt.ex.st_status_str(r.status) >>> 0);
   let where = "";
   if (r.offset !== null) where = r.unit === "index" ? ` at index ${r.offset}` : ` at ${r.unit} ${r.offset}`;
@@ -544,16 +548,18 @@ export function ubeDecodeSymbols(symbols, { errors = "replace" } = {}) {
 
 // ---- encodings ------------------------------------------------------------------------------
 
-function disallowedError(tok, index) {
-  // tiktoken's message, with the position (a UTF-16 index into the text) added
+function disallowedError(tok, index, id = null) {
+  // tiktoken's message, with the position (a UTF-16 index into the text) added; the fields say
+  // the same for code: offset the index, length the string's, token its id (null for a string
+  // that is no special token), special the string
   const q = JSON.stringify(tok);
   const err = new SupertokError(
     `Encountered text corresponding to disallowed special token ${q} at index ${index}.\n`
     + `If you want this text to be encoded as a special token, pass it to \`allowedSpecial\`, e.g. \`allowedSpecial: [${q}]\`.\n`
     + `If you want this text to be encoded as normal text, disable the check for this token by passing `
     + `\`disallowedSpecial\` without it, or \`disallowedSpecial: []\` to disable the check for all special tokens.`,
-    { status: C.ST_ERR_DISALLOWED_SPECIAL, code: "ST_ERR_DISALLOWED_SPECIAL", unit: "utf16", offset: index, token: null, line: null,
-      input: 0, detail: tok });
+    { status: C.ST_ERR_DISALLOWED_SPECIAL, code: "ST_ERR_DISALLOWED_SPECIAL", kind: "ST_KIND_DISALLOWED_SPECIAL",
+      unit: "utf16", offset: index, length: tok.length, token: id, special: tok, line: null, input: 0, detail: tok });
   return err;
 }
 
@@ -659,11 +665,12 @@ export class Encoding extends Handle {
 
   #raise(status, tp) {
     const r = readError();
-    if (r.code === "ST_ERR_DISALLOWED_SPECIAL") {
-      // the core's byte offset as a UTF-16 index (the repaired text has the caller's lengths)
-      const index = utf8Decoder.decode(mem8().subarray(tp, tp + r.offset)).length;
-      // the core's message is the string it found (an id may have several)
-      throw disallowedError(this.#specials.has(r.detail) ? r.detail : (this.#byId.get(r.token) ?? r.detail), index);
+    if (r.kind === "ST_KIND_DISALLOWED_SPECIAL") {
+      // the core's byte offset as a UTF-16 index (the repaired text has the caller's lengths), and
+      // the string it found (an id may have several): the text's bytes at offset and length
+      const m = mem8();
+      const index = utf8Decoder.decode(m.subarray(tp, tp + r.offset)).length;
+      throw disallowedError(utf8Decoder.decode(m.subarray(tp + r.offset, tp + r.offset + r.length)), index, r.token);
     }
     throw coreError(status, "text", r);
   }
@@ -917,18 +924,21 @@ export function getEncoding(name, options = {}) {
   return p;
 }
 
-function shippedBase(name) {
-  if (Object.hasOwn(DERIVED, name)) return DERIVED[name];
-  if (!SHIPPED.includes(name)) {
+/* What the catalogue says a shipped encoding is: {base (the stem of its rank file and compact
+ * image), specialTokens, patStr}. */
+function shippedEncoding(name) {
+  if (!Object.hasOwn(CATALOGUE.encodings, name)) {
     throw new RangeError(`Unknown encoding ${name}.\nsupertok ships: ${ENCODING_NAMES.join(", ")}`);
   }
-  return [name, null];
+  const entry = CATALOGUE.encodings[name];
+  return { base: entry.rank_file, specialTokens: catalogueSpecialTokens(entry),
+    patStr: CATALOGUE.patterns[entry.pattern].pat_str };
 }
 
 const manifests = new Map(); // directory -> Promise of its manifest.json
 
 async function loadShippedCompact(name, vocab) {
-  const [base, specials] = shippedBase(name);
+  const { base, specialTokens, patStr } = shippedEncoding(name);
   const read = vocab == null ? (f) => readAsset(`compact/${f}`) : (f) => readUrl(new URL(f, vocab));
   const mkey = vocab == null ? "" : String(vocab);
   let mp = manifests.get(mkey);
@@ -941,16 +951,16 @@ async function loadShippedCompact(name, vocab) {
   const meta = manifest[base];
   if (meta === undefined) throw new Error(`manifest.json lists no ${base}`);
   return makeChecked(`${base}.stvc`, image, meta.sha256,
-    { name, compact: image, specialTokens: specials ?? meta.special_tokens, patStr: meta.pat_str });
+    { name, compact: image, specialTokens, patStr });
 }
 
 async function loadShipped(name, vocab) {
-  const [base, specials] = shippedBase(name);
+  const { base, specialTokens, patStr } = shippedEncoding(name);
   const read = vocab == null ? (f) => readAsset(`vocab/${f}`) : (f) => readUrl(new URL(f, vocab));
   const [, metaBytes, ranks] = await Promise.all([init(), read(`${base}.json`), read(`${base}.tiktoken`)]);
   const meta = JSON.parse(utf8Decoder.decode(metaBytes));
   return makeChecked(`${base}.tiktoken`, ranks, meta.sha256,
-    { name, ranks, specialTokens: specials ?? meta.special_tokens, patStr: meta.pat_str });
+    { name, ranks, specialTokens, patStr });
 }
 
 /* makeEncoding(args) from a shipped file's bytes, refused (and freed) unless the bytes' sha256 is
@@ -972,9 +982,10 @@ async function makeChecked(file, bytes, sha256, args) {
 
 /** The encoding name tiktoken 0.14 maps a model name to (exact names, then prefixes). */
 export function encodingNameForModel(modelName) {
-  let name = Object.hasOwn(MODEL_TO_ENCODING, modelName) ? MODEL_TO_ENCODING[modelName] : undefined;
+  const exact = CATALOGUE.model_to_encoding;
+  let name = Object.hasOwn(exact, modelName) ? exact[modelName] : undefined;
   if (name === undefined) {
-    for (const [prefix, enc] of Object.entries(MODEL_PREFIX_TO_ENCODING)) {
+    for (const [prefix, enc] of Object.entries(CATALOGUE.model_prefix_to_encoding)) {
       if (modelName.startsWith(prefix)) { name = enc; break; }
     }
   }

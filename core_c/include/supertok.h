@@ -57,13 +57,15 @@ typedef enum st_status {
     ST_ERR_INVALID_UTF8 = 3,     /* offset = byte offset where the bad sequence starts */
     ST_ERR_BUFFER_TOO_SMALL = 4, /* the size needed is reported; nothing past cap was written */
     ST_ERR_UNKNOWN_PATTERN = 5,
-    ST_ERR_UNKNOWN_SCRIPT = 6,   /* offset = byte offset of the name in the script list */
+    ST_ERR_UNKNOWN_SCRIPT = 6,   /* offset = byte offset of the name in the script list, length
+                                    = its bytes */
     ST_ERR_MALFORMED_MODEL = 7,  /* offset = byte offset of the bad line (line = its number) or
                                     field, or index of the bad rule */
     ST_ERR_INVALID_TOKEN = 8,    /* offset = index of the bad id in the input array */
     ST_ERR_NOT_ENCODABLE = 9,    /* a byte has no token in this vocabulary; offset = its offset */
     ST_ERR_DISALLOWED_SPECIAL = 10, /* the text holds a disallowed special token: offset = its
-                                       byte offset, token = its id, message = its text */
+                                       byte offset, length = its bytes, token = its id, kind
+                                       ST_KIND_DISALLOWED_SPECIAL, message = its text */
     ST_ERR_UNSUPPORTED_PATTERN = 11 /* a regex that no scanner implements */
 } st_status;
 
@@ -76,11 +78,28 @@ typedef enum st_unit {
     ST_UNIT_INDEX = 4      /* index into the input array (ids, symbols, rules, allowed ids, texts) */
 } st_unit;
 
+/* What was wrong, beyond the status: the cases a host words in its own terms (its argument
+ * names, tiktoken's messages), so that it reads a field instead of the message. Pinned numbers,
+ * appended to; ST_KIND_NONE where the status and the message say it all. */
+typedef enum st_error_kind {
+    ST_KIND_NONE = 0,
+    ST_KIND_DISALLOWED_SPECIAL = 1, /* the text holds a disallowed special string: offset and
+                                       length its bytes in the text, token its id */
+    ST_KIND_ID_REPEATED = 2,        /* a line of a rank file or specials text gives an id that an
+                                       earlier line of the same input gives too: token = the id */
+    ST_KIND_ID_TAKEN = 3,           /* a special token has an ordinary token's id: token = the id */
+    ST_KIND_EMPTY_TOKEN = 4,        /* a line of a rank file or specials text has no token before
+                                       its space */
+    ST_KIND_ID_TOO_LARGE = 5        /* a rank or id above 2^31 - 1 */
+} st_error_kind;
+
 /* The one error report of every fallible call (its last parameter, may be NULL). Cleared at
  * entry (status ST_OK, token 0xFFFFFFFF, the rest zero), filled on failure: status always, the
  * rest where known. Fixed-width fields: the same layout natively and in wasm32 (byte offsets
- * 0 status, 4 unit, 8 offset, 16 line, 24 token, 28 input, 32 message; 152 bytes), so hosts
- * read it from memory. */
+ * 0 status, 4 unit, 8 offset, 16 line, 24 token, 28 input, 32 kind, 36 length, 40 message;
+ * 160 bytes), so hosts read it from memory. A host builds its own message from the fields
+ * (status, kind, token, offset, length, line, input) and never parses message, which is for
+ * people. */
 typedef struct st_error {
     uint32_t status;   /* the st_status the call returned */
     uint32_t unit;     /* st_unit of offset */
@@ -88,6 +107,9 @@ typedef struct st_error {
     uint64_t line;     /* 1-based line in a text input (model file, rank file), 0 if none */
     uint32_t token;    /* the token id concerned (e.g. a disallowed special), 0xFFFFFFFF if none */
     uint32_t input;    /* which input of the call: 0 the main one, 1 the special tokens, ... */
+    uint32_t kind;     /* st_error_kind: what was wrong, ST_KIND_NONE if the status says it */
+    uint32_t length;   /* the length in unit of what starts at offset (a disallowed special's
+                          bytes, an unknown script's name), 0 if not known */
     char message[120]; /* NUL-terminated detail naming what was wrong (field, token, value);
                           "" when the status says it all */
 } st_error;
@@ -97,6 +119,8 @@ ST_API const char *st_status_str(int status);
 /* The status's name as in this header ("ST_ERR_INVALID_UTF8"), so hosts map names, never
  * numbers; NULL for a number that is no status. */
 ST_API const char *st_status_name(int status);
+/* The kind's name as in this header ("ST_KIND_ID_REPEATED"); NULL for a number that is no kind. */
+ST_API const char *st_error_kind_name(int kind);
 
 /* (major << 16) | (minor << 8) | patch, and the same as text, e.g. "0.1.0". */
 ST_API uint32_t st_version(void);

@@ -4,7 +4,7 @@
 // Build (from the repository root; Debian: apt-get install clang libclang-rt-14-dev):
 //
 //   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-//         -Icore_c/include core_c/src/*.c core_c/tests/fuzz_encode.c -o fuzz_encode
+//         -Icore_c/include core_c/src/*/*.c core_c/tests/fuzz_encode.c -o fuzz_encode
 //
 // Run from the repository root (or set ST_VOCAB_DIR to the directory of o200k_base.tiktoken;
 // the compiled-in default is py/supertok/vocab, change it with -DST_FUZZ_VOCAB_DIR='"..."'):

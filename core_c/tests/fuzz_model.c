@@ -4,7 +4,7 @@
 // Build (from the repository root; Debian: apt-get install clang libclang-rt-14-dev):
 //
 //   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-//         -Icore_c/include core_c/src/*.c core_c/tests/fuzz_model.c -o fuzz_model
+//         -Icore_c/include core_c/src/*/*.c core_c/tests/fuzz_model.c -o fuzz_model
 //   mkdir -p /tmp/fuzz_model && cp vectors/models/*.stmodel /tmp/fuzz_model/
 //   ./fuzz_model -max_total_time=180 -max_len=8192 -dict=core_c/tests/fuzz_model.dict /tmp/fuzz_model
 //
@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/model.h"
+#include "../src/formats/model.h"
 #include "supertok.h"
 
 static void fail(const char *what, const uint8_t *data, size_t size) {

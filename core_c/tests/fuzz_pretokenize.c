@@ -3,7 +3,7 @@
 // Build (from the repository root; Debian: apt-get install clang libclang-rt-14-dev):
 //
 //   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-//         -Icore_c/include core_c/src/*.c core_c/tests/fuzz_pretokenize.c -o fuzz_pretokenize
+//         -Icore_c/include core_c/src/*/*.c core_c/tests/fuzz_pretokenize.c -o fuzz_pretokenize
 //
 // Run (corpus directory optional; -max_total_time in seconds):
 //

@@ -4,7 +4,7 @@
 // Build (from the repository root; Debian: apt-get install clang libclang-rt-14-dev):
 //
 //   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-//         -Icore_c/include core_c/src/*.c core_c/tests/fuzz_train.c -o fuzz_train
+//         -Icore_c/include core_c/src/*/*.c core_c/tests/fuzz_train.c -o fuzz_train
 //   ./fuzz_train -max_total_time=180 -max_len=4096 /tmp/fuzz_train_corpus
 //
 // Input: byte 0 the options (pattern, script-aware, mode, alphabet, min_frequency), byte 1 the

@@ -3,7 +3,7 @@
 // Build (from the repository root; Debian: apt-get install clang libclang-rt-14-dev):
 //
 //   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-//         -Icore_c/include core_c/src/*.c core_c/tests/fuzz_ube_stream.c -o fuzz_ube_stream
+//         -Icore_c/include core_c/src/*/*.c core_c/tests/fuzz_ube_stream.c -o fuzz_ube_stream
 //   ./fuzz_ube_stream -max_total_time=60
 //
 // The caller owns the state (a wasm host keeps it in linear memory), so every byte of it may be

@@ -9,13 +9,13 @@
 #      with the shipped rank files and the models in vectors/models;
 #      test_model on the model files in vectors/models).
 #   stress, test_encode and test_train check that the core's work grows linearly by counting it,
-#   not by timing it: they link a copy of the core whose files using ST_COUNT (core_c/src/counters.h)
+#   not by timing it: they link a copy of the core whose files using ST_COUNT (core_c/src/base/work_counter.h)
 #   are compiled with -DST_TEST_COUNTERS. Every other binary links the core as shipped.
 # Exits non-zero on the first failure.
 #
 # Environment:
 #   CC                 C compiler (default: cc)
-#   ST_CORE_SOURCES    core sources to build (default: every core_c/src/*.c)
+#   ST_CORE_SOURCES    core sources to build (default: the files core_c/sources.txt lists)
 #   ST_TEST_BUILD_DIR  where binaries go (default: a temporary directory, removed at exit)
 #   STRESS_SEED, STRESS_ITERS   stress arguments (default: 1, 1500)
 #   ST_FUZZ_SECONDS    if > 0 and clang has libFuzzer, also fuzz for that many seconds (the
@@ -36,7 +36,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 CC=${CC:-cc}
-SRCS=${ST_CORE_SOURCES:-$(ls "$root"/core_c/src/*.c)}
+SRCS=${ST_CORE_SOURCES:-$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e "s|^|$root/core_c/|" "$root/core_c/sources.txt")}
 VOCAB=${ST_VOCAB_DIR:-$root/py/supertok/vocab}
 export ST_VOCAB_DIR="$VOCAB"
 INC="-I$root/core_c/include"
@@ -55,15 +55,17 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:check_initia
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 step() { printf '== %s\n' "$*"; }
+# an object's name for a core source: its path under src/ with / as _ (text/ube.c: text_ube)
+objname() { printf '%s' "$1" | sed -e 's|.*/src/||' -e 's|\.c$||' -e 's|/|_|g'; }
 
 step "warnings: $CC $WARN -O2 (core sources and tests)"
 for f in $SRCS; do
-    $CC $WARN -O2 $INC -c "$f" -o "$build/warn_$(basename "$f" .c).o"
+    $CC $WARN -O2 $INC -c "$f" -o "$build/warn_$(objname "$f").o"
 done
-# the files using the work counter, compiled as tests build them (counters.h)
+# the files using the work counter, compiled as tests build them (work_counter.h)
 CNT_SRCS=$(grep -l 'ST_COUNT\|ST_TEST_COUNTERS' $SRCS)
 for f in $CNT_SRCS; do
-    $CC $WARN -O2 $INC -DST_TEST_COUNTERS -c "$f" -o "$build/warn_cnt_$(basename "$f" .c).o"
+    $CC $WARN -O2 $INC -DST_TEST_COUNTERS -c "$f" -o "$build/warn_cnt_$(objname "$f").o"
 done
 for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors test_decoder test_model fuzz_model test_train fuzz_train fuzz_ube_stream; do
     $CC $WARN -O2 $INC -DST_FUZZ_MAIN -DST_TEST_COUNTERS -c "$here/$t.c" -o "$build/warn_$t.o"
@@ -72,17 +74,17 @@ done
 step "sanitizer build: $CC $SAN"
 objs=""
 for f in $SRCS; do
-    o="$build/san_$(basename "$f" .c).o"
+    o="$build/san_$(objname "$f").o"
     $CC -std=c11 $SAN $INC -c "$f" -o "$o"
     objs="$objs $o"
 done
 # the same objects, with the files using the work counter rebuilt with -DST_TEST_COUNTERS
 cobjs=""
 for f in $SRCS; do
-    o="$build/san_$(basename "$f" .c).o"
+    o="$build/san_$(objname "$f").o"
     case " $(echo $CNT_SRCS) " in
     *" $f "*)
-        o="$build/san_cnt_$(basename "$f" .c).o"
+        o="$build/san_cnt_$(objname "$f").o"
         $CC -std=c11 $SAN $INC -DST_TEST_COUNTERS -c "$f" -o "$o" ;;
     esac
     cobjs="$cobjs $o"
@@ -151,10 +153,10 @@ step "test_decoder $VOCAB $root/vectors/models"
 "$build/test_decoder" "$VOCAB" "$root/vectors/models"
 
 step "test_encode $VOCAB, with the backtracking encoder on every piece of every script"
-# (encode.c sends only CJK pieces there; this checks the method itself everywhere)
+# (pipeline.c sends only CJK pieces there; this checks the method itself everywhere)
 sobjs=""
 for f in $SRCS; do
-    o="$build/bt_$(basename "$f" .c).o"
+    o="$build/bt_$(objname "$f").o"
     $CC -std=c11 $SAN $INC -DST_BACKTRACK_EVERY_PIECE -DST_TEST_COUNTERS -c "$f" -o "$o"
     sobjs="$sobjs $o"
 done

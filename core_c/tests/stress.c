@@ -1,8 +1,8 @@
 // Deterministic random stress test of the pre-tokenizers.
 //
-//   gcc -std=c11 -O1 -g -fsanitize=address,undefined -Icore_c/include core_c/src/*.c
+//   gcc -std=c11 -O1 -g -fsanitize=address,undefined -Icore_c/include core_c/src/*/*.c
 //       core_c/tests/stress.c -o stress
-//   (add -DST_TEST_COUNTERS: the core's work counter, counters.h, is required)
+//   (add -DST_TEST_COUNTERS: the core's work counter, work_counter.h, is required)
 //   ./stress [seed [iterations]]    (defaults: 1 2000)
 //
 // Each iteration builds a random byte string (ASCII, valid UTF-8 of every length from
@@ -10,7 +10,7 @@
 // cl100k, o200k) x {plain, script-aware with the default scripts, with "", with
 // "Latin,Greek"} and checks the invariants of invariants.h in both offset modes. Then long
 // inputs (16 KB growing to 1 MB) are run per configuration, to catch quadratic behaviour: the
-// core's work counter (characters examined, counters.h) is read around each call, and a call
+// core's work counter (characters examined, work_counter.h) is read around each call, and a call
 // whose work grows more than 5x for 4x the input, or exceeds WORK_PER_BYTE per byte, fails.
 // Nothing is timed (a busy machine must not fail a test; timings belong in bench/). The
 // per-byte work at 1 MB is printed. The last line is
@@ -23,7 +23,7 @@
 #include "invariants.h"
 #include "supertok.h"
 #include "shim.h"
-#include "../src/counters.h"
+#include "../src/base/work_counter.h"
 
 #ifndef ST_TEST_COUNTERS
 #error "stress.c needs the core's work counter: build the core and this file with -DST_TEST_COUNTERS"

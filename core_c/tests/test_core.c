@@ -1,7 +1,7 @@
 // Unit tests of the supertok C core's public API (no framework).
 //
 // Build and run from the repository root:
-//   gcc -std=c11 -Icore_c/include core_c/src/*.c core_c/tests/test_core.c -o test_core
+//   gcc -std=c11 -Icore_c/include core_c/src/*/*.c core_c/tests/test_core.c -o test_core
 //   ./test_core    # prints failures, then "N passed, M failed"; exits 1 on any failure
 // core_c/tests/run.sh builds it with ASan/UBSan and runs it.
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 // Tests of the streaming id decoder (st_decoder_*) and st_decode_with_offsets (core_c/src/decoder.c).
 //
 // Build and run from the repository root:
-//   cc -std=c11 -O2 -Icore_c/include core_c/src/*.c core_c/tests/test_decoder.c -o test_decoder
+//   cc -std=c11 -O2 -Icore_c/include core_c/src/*/*.c core_c/tests/test_decoder.c -o test_decoder
 //   ./test_decoder py/supertok/vocab vectors/models   # "N passed, M failed"; exit 1 on failure
 // core_c/tests/run.sh builds it with ASan/UBSan and runs it.
 //

@@ -2,7 +2,7 @@
 // st_encode, st_encode_count, st_decode, st_token_bytes, the vocabulary image, allocator hooks.
 //
 // Build and run from the repository root:
-//   gcc -std=c11 -O2 -DST_TEST_COUNTERS -Icore_c/include core_c/src/*.c core_c/tests/test_encode.c -o test_encode
+//   gcc -std=c11 -O2 -DST_TEST_COUNTERS -Icore_c/include core_c/src/*/*.c core_c/tests/test_encode.c -o test_encode
 //   ./test_encode py/supertok/vocab      # prints failures, then "N passed, M failed"; exit 1 on failure
 // core_c/tests/run.sh builds it with ASan/UBSan and runs it.
 //
@@ -20,7 +20,7 @@
 //                          (-O2: about a minute). Without it (run.sh's sanitizer build) 1 MB runs
 //                          only for a few texts on o200k, and the work of 16 KB is compared with
 //                          64 KB. Either way the check is on counted work (the core's work counter,
-//                          counters.h: at most 5x the work for 4x the text), never on time; the
+//                          work_counter.h: at most 5x the work for 4x the text), never on time; the
 //                          times printed per test group are for information only.
 //   ST_TEST_SEED           seed of the random texts (default 1).
 #include <stdarg.h>
@@ -35,7 +35,7 @@
 #include "supertok.h"
 #include "shim.h"
 #include "check.h"
-#include "../src/counters.h"
+#include "../src/base/work_counter.h"
 
 #ifndef ST_TEST_COUNTERS
 #error "test_encode.c needs the core's work counter: build the core and this file with -DST_TEST_COUNTERS"
@@ -1214,7 +1214,7 @@ static uint64_t *save_image(const st_encoding *enc, size_t *size) {
     return img;
 }
 
-/* Random pieces for the backtracking encoder (encode.c sends pieces longer than 10 bytes whose
+/* Random pieces for the backtracking encoder (pipeline.c sends pieces longer than 10 bytes whose
  * last character is CJK, kana or Hangul there): letters of several scripts run together with
  * no space, so o200k keeps them in one piece, ending in CJK; some runs are long enough to leave
  * the stack buffers. */
@@ -1853,7 +1853,7 @@ static void counter_reset(counter *c) {
     c->fail_from = -1;
 }
 
-/* When the backtracking tables get built (encode.c: tables_for): not by a short piece that
+/* When the backtracking tables get built (pipeline.c: tables_for): not by a short piece that
  * wants them (no stall on a first call), but by a piece whose merge work alone would cost more
  * than the build (a megabyte of one letter), and then kept; ids the same either way. */
 static void test_build_debt(void) {
@@ -2163,7 +2163,7 @@ static void make_kind(int kind, uint8_t *b, size_t n, uint64_t *r) {
 static const char *KIND_NAMES[] = {"one letter", "random lowercase", "spaces then x", "newlines", "random CJK",
                                    "random digits", "one punctuation"};
 
-/* The core's work (counters.h: merge-loop steps, heap operations, backtracking probes and the
+/* The core's work (work_counter.h: merge-loop steps, heap operations, backtracking probes and the
  * pre-tokenizer's characters) for one encode of b[0..n). */
 static double work_encode(const st_encoding *enc, const uint8_t *b, size_t n, uint32_t *ids, size_t *count) {
     st__test_work_take();
@@ -2221,9 +2221,13 @@ static void test_error_report(void) {
     CHECK(strcmp(st_status_name(10), "ST_ERR_DISALLOWED_SPECIAL") == 0 && strcmp(st_status_name(11), "ST_ERR_UNSUPPORTED_PATTERN") == 0 &&
           strcmp(st_status_name(3), "ST_ERR_INVALID_UTF8") == 0 && st_status_name(12) == NULL && st_status_name(-1) == NULL,
           "status names");
-    CHECK(sizeof(st_error) == 152 && offsetof(st_error, offset) == 8 && offsetof(st_error, line) == 16 &&
-          offsetof(st_error, token) == 24 && offsetof(st_error, input) == 28 && offsetof(st_error, message) == 32,
+    CHECK(sizeof(st_error) == 160 && offsetof(st_error, offset) == 8 && offsetof(st_error, line) == 16 &&
+          offsetof(st_error, token) == 24 && offsetof(st_error, input) == 28 && offsetof(st_error, kind) == 32 &&
+          offsetof(st_error, length) == 36 && offsetof(st_error, message) == 40,
           "st_error layout (hosts read it from memory)");
+    for (int k = 0; k <= 5; k++) CHECK(st_error_kind_name(k) != NULL && strncmp(st_error_kind_name(k), "ST_KIND_", 8) == 0, "kind name %d", k);
+    CHECK(strcmp(st_error_kind_name(ST_KIND_ID_REPEATED), "ST_KIND_ID_REPEATED") == 0 && st_error_kind_name(6) == NULL &&
+          st_error_kind_name(-1) == NULL, "kind names");
     st_error e;
     int pat = 0;
     CHECK(st_pattern_from_regex("\\s+", 3, &pat, &e) == ST_ERR_UNSUPPORTED_PATTERN && e.status == 11 && e.message[0],
@@ -2242,8 +2246,28 @@ static void test_error_report(void) {
           (unsigned long long)e.offset, (unsigned long long)e.line, e.message);
     const char *r2 = "YQ== 0\n\nYg== 0\n";
     st = st_encoding_new_tiktoken(r2, strlen(r2), "", 0, pt, NULL, &enc, &e);
-    CHECK(st == ST_ERR_MALFORMED_MODEL && e.line == 3 && e.offset == 8 && has(e.message, "rank 0"),
-          "repeated rank: line %llu '%s'", (unsigned long long)e.line, e.message);
+    CHECK(st == ST_ERR_MALFORMED_MODEL && e.line == 3 && e.offset == 8 && has(e.message, "rank 0") &&
+          e.kind == ST_KIND_ID_REPEATED && e.token == 0 && e.input == 0,
+          "repeated rank: line %llu kind %u '%s'", (unsigned long long)e.line, e.kind, e.message);
+    /* what was wrong, as a kind (hosts word these in their own terms) */
+    st = st_encoding_new_tiktoken(r1, 14, "PHg+ 1\n", 7, pt, NULL, &enc, &e);
+    CHECK(st == ST_ERR_MALFORMED_MODEL && e.kind == ST_KIND_ID_TAKEN && e.token == 1 && e.input == 1 && e.line == 1 &&
+          has(e.message, "id 1"), "a special with a rank's id: kind %u token %u '%s'", e.kind, e.token, e.message);
+    st = st_encoding_new_tiktoken(r1, 14, "PHg+ 5\n 6\n", 10, pt, NULL, &enc, &e);
+    CHECK(st == ST_ERR_MALFORMED_MODEL && e.kind == ST_KIND_EMPTY_TOKEN && e.input == 1 && e.line == 2,
+          "an empty special: kind %u line %llu", e.kind, (unsigned long long)e.line);
+    st = st_encoding_new_tiktoken(r1, 14, "PHg+ 3000000000\n", 16, pt, NULL, &enc, &e);
+    CHECK(st == ST_ERR_MALFORMED_MODEL && e.kind == ST_KIND_ID_TOO_LARGE && e.input == 1 && has(e.message, "id above"),
+          "a special id above 2^31 - 1: kind %u '%s'", e.kind, e.message);
+    uint32_t two_rules[] = {97, 98};
+    st = st_encoding_new_merges(ST_ALPHABET_BYTES, two_rules, 1, "PHg+ 300\nPHk+ 300\n", 18, pt, NULL, &enc, &e);
+    CHECK(st == ST_ERR_MALFORMED_MODEL && e.kind == ST_KIND_ID_REPEATED && e.token == 300 && e.input == 1 && e.line == 2,
+          "a rules model's special id given twice: kind %u token %u line %llu '%s'", e.kind, e.token,
+          (unsigned long long)e.line, e.message);
+    st_pretokenizer *bad_pt = NULL;
+    st = st_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "Han, Nope ,Thai", 15, NULL, &bad_pt, &e);
+    CHECK(st == ST_ERR_UNKNOWN_SCRIPT && e.offset == 5 && e.length == 4 && e.kind == ST_KIND_NONE,
+          "an unknown script: its offset %llu and length %u", (unsigned long long)e.offset, e.length);
     const char *r3 = "YQ== 0\nYg== 1\nYQ== 2\n";
     st = st_encoding_new_tiktoken(r3, strlen(r3), "", 0, pt, NULL, &enc, &e);
     CHECK(st == ST_ERR_MALFORMED_MODEL && e.line == 3 && has(e.message, "\"a\"") && has(e.message, "rank 0"),
@@ -2311,7 +2335,8 @@ static void test_special_strings(void) {
         uint32_t r = 2, eop = 1, id300 = 300;
         st_special_policy only_r_rest = {&r, 1, NULL, 0, ST_SPECIAL_BY_STRING | ST_SPECIAL_DISALLOW_REST};
         st = st_encode(x, t, len, &only_r_rest, 0, ids, NULL, 64, &n, &e);
-        CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 10 && e.token == 300 && strcmp(e.message, "<|eop|>") == 0,
+        CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 10 && e.token == 300 && strcmp(e.message, "<|eop|>") == 0 &&
+                  e.kind == ST_KIND_DISALLOWED_SPECIAL && e.length == 7,
               "one string allowed, the other disallowed: refused (%d %llu '%s')", st, (unsigned long long)e.offset,
               e.message);
         st_special_policy only_r = {&r, 1, NULL, 0, ST_SPECIAL_BY_STRING};
@@ -2327,7 +2352,8 @@ static void test_special_strings(void) {
               "the first string disallowed alone");
         st_special_policy no_r = {NULL, 0, &r, 1, ST_SPECIAL_BY_STRING | ST_SPECIAL_ALLOW_ALL};
         st = st_encode(x, t, len, &no_r, 0, ids, NULL, 64, &n, &e);
-        CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 1 && strcmp(e.message, "<|r300|>") == 0,
+        CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 1 && strcmp(e.message, "<|r300|>") == 0 && e.length == 8 &&
+                  e.token == 300,
               "the further string disallowed, even when all are allowed");
         uint32_t three = 3;
         st_special_policy bad = {&three, 1, NULL, 0, ST_SPECIAL_BY_STRING};

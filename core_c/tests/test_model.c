@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/model.h"
+#include "../src/formats/model.h"
 #include "check.h"
 #include "shim.h"
 #include "supertok.h"

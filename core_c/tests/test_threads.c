@@ -2,11 +2,11 @@
 //
 // The backtracking encoder's tables are built by whichever thread first wants them (a piece that
 // tips the merge-work debt, or st_encoding_prepare), while the other threads keep encoding with
-// the merge loop (encode.c: tables_for). Here 6 threads start at once on a fresh o200k_base encoding,
+// the merge loop (pipeline.c: tables_for). Here 6 threads start at once on a fresh o200k_base encoding,
 // each encoding texts that want the tables (Chinese, Russian, a long run of one letter) and
 // texts that do not, several rounds; every result must equal the one-thread result of a
 // second encoding with its piece cache off. The shared encoding's piece cache lasts across calls
-// (encode.c), so the threads' calls hit entries other calls wrote: pass 0 with the default size,
+// (pipeline.c), so the threads' calls hit entries other calls wrote: pass 0 with the default size,
 // pass 1 with a tiny one (entries replaced all the time) while thread 0 keeps changing the size
 // between its calls (tables emptied and resized under the other threads); then the same for a
 // superword model (its superword pass). run.sh runs it
@@ -14,7 +14,7 @@
 // failure).
 //
 // Build and run from the repository root:
-//   cc -std=c11 -O2 -pthread -Icore_c/include core_c/src/*.c core_c/tests/test_threads.c -o test_threads
+//   cc -std=c11 -O2 -pthread -Icore_c/include core_c/src/*/*.c core_c/tests/test_threads.c -o test_threads
 //   ./test_threads py/supertok/vocab    # prints "N passed, M failed"; exit 1 on failure
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -64,7 +64,7 @@ static void *worker(void *arg) {
     for (int round = 0; round < ROUNDS; round++)
         for (size_t k = 0; k < N_TEXTS; k++) {
             /* two threads race to build the tables while the others encode (short texts never
-             * build them: the build waits for enough merge work, encode.c tables_for) */
+             * build them: the build waits for enough merge work, pipeline.c tables_for) */
             if (round == 0 && k == 1 && t >= N_THREADS - 2 && st_encoding_prepare(g_shared) == ST_ERR_OUT_OF_MEMORY)
                 g_failures[t]++;
             size_t i = (k + (size_t)t) % N_TEXTS, len = strlen(TEXTS[i]), n = 0;

@@ -2,7 +2,7 @@
 //   test_train [ROOT]     ROOT: the repository (for vectors/train/*.jsonl; default ".")
 // The trainer is checked against a naive reference kept here for clarity: it recounts every pair
 // from scratch at each step (the paper's non-overlapping run rule or HF's overlapping count) and
-// picks the best by the mode's order, so it shares no data structure with train.c.
+// picks the best by the mode's order, so it shares no data structure with trainer.c.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 #include "supertok.h"
 #include "check.h"
 #include "json_reader.h"
-#include "../src/counters.h" /* the work counter, in builds with -DST_TEST_COUNTERS */
+#include "../src/base/work_counter.h" /* the work counter, in builds with -DST_TEST_COUNTERS */
 
 static uint64_t g_rng = 88172645463325252ull;
 static uint64_t rnd(void) {
@@ -650,7 +650,7 @@ static void test_trainer_errors(void) {
     printf("UBE alphabet: %llu symbols\n", (unsigned long long)st_trainer_stat(t, ST_TRAINER_ALPHABET));
     CHECK(st_trainer_stat(t, ST_TRAINER_ALPHABET) > 256 && st_trainer_stat(t, ST_TRAINER_ALPHABET) < 512, "ube alphabet");
     {
-        /* train.c states the reachable alphabets in closed form; here every code point goes
+        /* trainer.c states the reachable alphabets in closed form; here every code point goes
          * through the public codec (UTF-8 bytes, UBE routing) and the sets are counted. */
         static uint8_t seen_b[256], seen_u[512];
         for (uint32_t cp = 0; cp <= 0x10FFFF; cp++) {
@@ -1346,7 +1346,7 @@ static void test_vectors(const char *root);
 /* ---- long runs of equal symbols -----------------------------------------------------------
  * Paper mode counts a run of k equal symbols as floor(k / 2) of its pair, so a merge's window
  * reaches to the ends of the runs around its sites; the trainer finds those ends without
- * rescanning a run from each of its sites (train.c, window_start). Checked here: the merges
+ * rescanning a run from each of its sites (trainer.c, window_start). Checked here: the merges
  * against the reference on corpora of long runs (one symbol, a repeated period of several,
  * runs cut by other symbols, odd and even lengths, repeated documents), and, in builds with
  * the work counter, that the trainer's work grows linearly with the length of a run. */

@@ -1,7 +1,7 @@
 // The golden vectors (vectors/, docs/design.md §10) run through the C API, with no Python: the core is
 // held to the same spec as every host.
 //
-//   gcc -std=c11 -O1 -g -fsanitize=address,undefined -Icore_c/include core_c/src/*.c
+//   gcc -std=c11 -O1 -g -fsanitize=address,undefined -Icore_c/include core_c/src/*/*.c
 //       core_c/tests/test_vectors.c -o test_vectors
 //   ./test_vectors [repository root]       (default: the current directory)
 //

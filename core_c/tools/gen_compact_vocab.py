@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate the compact vocabularies the JavaScript package downloads (issue 13):
 wasm/compact/<encoding>.stvc and wasm/compact/manifest.json (size and sha256 of each, with the
-pattern and special tokens of py/supertok/vocab/<encoding>.json: one small file and one image
+pattern and special tokens of py/supertok/catalogue.json: one small file and one image
 is all the JavaScript module fetches for an encoding).
 
     python core_c/tools/gen_compact_vocab.py           # rewrite
@@ -9,7 +9,7 @@ is all the JavaScript module fetches for an encoding).
 
 Each .stvc is what the core's st_encoding_save_compact writes for the encoding the core
 parsed from the shipped rank file (native backend): the ordinary tokens' lengths and bytes, no
-table and no base64 (the format is described in core_c/include/supertok.h and core_c/src/vocab.c).
+table and no base64 (the format is described in core_c/include/supertok.h and core_c/src/formats/vocab.c).
 st_encoding_new_compact rebuilds the tables at load. Only the four rank files have one: gpt2,
 p50k_edit and o200k_harmony load their base's with their own special tokens, as from the
 rank files. The files are generated: edit this script or the core, never the files.
@@ -48,13 +48,15 @@ def build():
 
 
 def manifest(images):
+    from supertok import _catalogue
     m = {"generated_by": COMMAND,
          "format": "STVC 1 (st_encoding_save_compact / st_encoding_new_compact, core_c/include/supertok.h)"}
     for name, img in sorted(images.items()):
         with open(os.path.join(VOCAB, name + ".json")) as f:
             meta = json.load(f)
+        entry = _catalogue.ENCODINGS[name]
         m[name] = {"file": name + ".stvc", "sha256": hashlib.sha256(img).hexdigest(), "size": len(img),
-                   "pat_str": meta["pat_str"], "special_tokens": meta["special_tokens"],
+                   "pat_str": _catalogue.pat_str(entry["pattern"]), "special_tokens": _catalogue.special_tokens(entry),
                    "rank_file_sha256": meta["sha256"]}
     return json.dumps(m, indent=1) + "\n"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate core_c/src/unicode_tables.c from the pinned `regex` module.
+"""Generate core_c/src/text/unicode_tables.c from the pinned `regex` module.
 
     python core_c/tools/gen_unicode_tables.py            # rewrite the file
     python core_c/tools/gen_unicode_tables.py --check    # exit 1 if the committed file is stale
@@ -27,7 +27,7 @@ from regex import _regex
 PINNED_REGEX = "2024.11.6"
 UNICODE_VERSION = "16.0"
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "..", "src", "unicode_tables.c")
+OUT = os.path.join(HERE, "..", "src", "text", "unicode_tables.c")
 
 # Class codes: must match enum in unicode_tables.h.
 CLASSES = [("Lu", 1), ("Ll", 2), ("Lt", 3), ("Lm", 4), ("Lo", 5), ("M", 6), ("N", 7)]
@@ -112,7 +112,7 @@ def render():
     o.append("/* GENERATED FILE - DO NOT EDIT.")
     o.append(" * Made by: python core_c/tools/gen_unicode_tables.py")
     o.append(" * Source: the regex module %s (Unicode %s), queried code point by code point." % (PINNED_REGEX, UNICODE_VERSION))
-    o.append(" * Layout and meaning: core_c/src/unicode_tables.h. */")
+    o.append(" * Layout and meaning: core_c/src/text/unicode_tables.h. */")
     o.append('#include "unicode_tables.h"')
     o.append("")
     o.append('const char st_ucd_unicode_version[] = "%s";' % UNICODE_VERSION)
@@ -152,7 +152,7 @@ def main():
     if "--check" in sys.argv:
         with open(OUT, encoding="utf-8") as f:
             if f.read() != text:
-                print("core_c/src/unicode_tables.c is stale: run python core_c/tools/gen_unicode_tables.py")
+                print("core_c/src/text/unicode_tables.c is stale: run python core_c/tools/gen_unicode_tables.py")
                 return 1
         print("unicode_tables.c is up to date")
         return 0

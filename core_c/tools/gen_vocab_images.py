@@ -23,11 +23,12 @@ VOCAB = os.path.join(HERE, "..", "..", "py", "supertok", "vocab")
 def build():
     """Images made by the installed supertok (its native backend) from the repository's rank files."""
     import supertok
+    from supertok import _catalogue
     from supertok import encoding as E
     supertok._set_backend("native")
     out = {}
     for name in E.list_encoding_names():
-        if name in E._IMAGE_ALIAS:  # the same image as another encoding (gpt2: r50k_base)
+        if _catalogue.ENCODINGS[name]["image"] != name:  # another encoding's image (gpt2: r50k_base's)
             continue
         enc = E._load(name)
         out[name] = enc._backend.save_image(enc._handle)

@@ -5,6 +5,7 @@ the native cffi extension, the bundled supertok.wasm on wasmtime, or the same mo
 See backend() and the SUPERTOK_BACKEND environment variable.
 """
 from ._status import SupertokError
+from ._status import argument_error as _argument_error
 from ._text import utf8 as _utf8
 from .backends import BackendUnavailable
 # the process's backend: its state lives in supertok.backends; these names stay for callers
@@ -26,14 +27,10 @@ from .ube import UbeDecodeError, UbeStreamDecoder, ube_decode_symbols, ube_encod
 # tiktoken's modules under the same names (tiktoken.core, .load, .model, .registry)
 from . import core, load, model, registry  # noqa: E402,F401
 
-# Pattern names accepted by the pre-tokenizer, and the core's pattern ids for them.
-PATTERNS = {
-    "gpt2": 1, "r50k": 1, "r50k_base": 1, "p50k": 1, "p50k_base": 1,
-    "cl100k": 2, "cl100k_base": 2,
-    "o200k": 3, "o200k_base": 3,
-}
-# Scripts split one letter per piece in script-aware mode unless told otherwise (docs/design.md §5).
-DEFAULT_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Myanmar", "Khmer", "Lao")
+# Pattern names accepted by the pre-tokenizer, and the core's pattern ids for them; the scripts
+# split one letter per piece in script-aware mode unless told otherwise (docs/design.md §5).
+# Both are the catalogue's (catalogue.json).
+from ._catalogue import DEFAULT_SCRIPTS, PATTERNS  # noqa: E402
 
 _SCRIPT_AWARE = 1
 _OFFSETS_CODEPOINTS = 1
@@ -62,29 +59,44 @@ def _handle(b, pattern, script_aware, scripts):
     try:
         pid = PATTERNS[pattern]
     except (KeyError, TypeError):
-        raise ValueError("unknown pattern %r: choose one of %s" % (pattern, ", ".join(sorted(PATTERNS)))) from None
+        raise _argument_error("pattern", "unknown pattern %r: choose one of %s"
+                              % (pattern, ", ".join(sorted(PATTERNS)))) from None
     if scripts is not None and not script_aware:
-        raise ValueError("scripts=%r applies only with script_aware=True (it names the scripts split one "
-                         "letter per piece in script-aware mode); pass script_aware=True, or drop scripts"
-                         % (scripts,))
+        raise _argument_error("scripts", "scripts=%r applies only with script_aware=True (it names the scripts split "
+                              "one letter per piece in script-aware mode); pass script_aware=True, or drop scripts"
+                              % (scripts,))
+    spec = _scripts_spec(scripts)
+    try:
+        return b.pretokenizer(pid, _SCRIPT_AWARE if script_aware else 0, spec)
+    except SupertokError as exc:
+        if exc.name == "ST_ERR_UNKNOWN_SCRIPT" and exc.offset is not None:
+            bad = spec[exc.offset:exc.offset + exc.length].decode("utf-8", "surrogatepass")
+            raise _argument_error("scripts", "unknown script name %r" % bad) from None
+        raise
+
+
+def _scripts_spec(scripts):
+    """The scripts argument as the core's comma-separated list (None: the default set)."""
     if scripts is None:
-        spec = None
-    else:
-        if isinstance(scripts, str):
-            scripts = [scripts]
-        names = list(scripts)
-        for s in names:
-            if not isinstance(s, str) or "," in s or not s.strip():
-                raise ValueError("script names must be non-empty strings without commas, got %r" % (s,))
-        spec = ",".join(names).encode("utf-8", "surrogatepass")  # the names as given, for the message
-        try:
-            return b.pretokenizer(pid, _SCRIPT_AWARE if script_aware else 0, spec)
-        except SupertokError as exc:
-            if exc.offset is not None:
-                bad = spec[exc.offset:].split(b",")[0].decode("utf-8", "surrogatepass").strip()
-                raise ValueError("unknown script name %r" % bad) from None
-            raise
-    return b.pretokenizer(pid, _SCRIPT_AWARE if script_aware else 0, spec)
+        return None
+    if isinstance(scripts, str):
+        scripts = [scripts]
+    names = list(scripts)
+    for s in names:
+        if not isinstance(s, str) or "," in s or not s.strip():
+            raise _argument_error("scripts", "script names must be non-empty strings without commas, got %r" % (s,))
+    return ",".join(names).encode("utf-8", "surrogatepass")  # the names as given, for the message
+
+
+def _pretokenize_cut(pattern="o200k", script_aware=False, scripts=None):
+    """cut(data, frm): st_encoding_cut for pre-tokenizing alone, on an encoding of no merge and no
+    special token over the pre-tokenizer: its cuts are places where the pieces of the parts are
+    the pieces of the whole text (docs/design.md §7)."""
+    b = _get()
+    _handle(b, pattern, script_aware, scripts)  # the arguments' errors
+    enc = b.encoding_new_merges(0, [], b"", PATTERNS[pattern], _SCRIPT_AWARE if script_aware else 0,
+                                _scripts_spec(scripts))
+    return lambda data, frm: b.cut(enc, data, frm)
 
 
 def pretokenize_spans(text, pattern="o200k", script_aware=False, scripts=None):

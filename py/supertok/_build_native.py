@@ -1,10 +1,10 @@
-"""cffi builder for the native backend: compiles core_c/src into the extension `supertok._native`.
+"""cffi builder for the native backend: compiles the core (the files core_c/sources.txt lists) into
+the extension `supertok._native`.
 
 Used by setup.py (`pip install .`); the declarations are read from core_c/include/supertok.h
 itself (header_cdef), and API mode compiles them against the same header. cffi releases the GIL around
 every call, which the batch APIs rely on.
 """
-import glob
 import os
 import re
 
@@ -13,6 +13,13 @@ from cffi import FFI
 ROOT = os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 HEADER = os.path.join(ROOT, "core_c", "include", "supertok.h")
+
+
+def core_sources():
+    """The core's sources as core_c/sources.txt lists them (comments and blank lines dropped)."""
+    with open(os.path.join(ROOT, "core_c", "sources.txt"), encoding="utf-8") as f:
+        lines = [ln.split("#", 1)[0].strip() for ln in f]
+    return [os.path.join(ROOT, "core_c", ln) for ln in lines if ln]
 
 
 def header_cdef(path=HEADER):
@@ -42,7 +49,7 @@ ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "supertok._native",
     '#include "supertok.h"',
-    sources=sorted(glob.glob(os.path.join(ROOT, "core_c", "src", "*.c"))),
+    sources=core_sources(),
     include_dirs=[os.path.join(ROOT, "core_c", "include")],
     # hidden by default: the extension exports only its init function and the ST_API names,
     # none of the core's internal st__* / st_ucd_* symbols (tests/test_c_api.py checks)

@@ -34,9 +34,13 @@ class SupertokError(ValueError):
     st_status_name), `message`, `offset` (where it went wrong, in `unit`: an st_unit, 1 bytes of
     the input, 4 an index into an input array; None when no position applies), and from the
     core's st_error where it gives them: `line` (1-based, in a text input), `input` (0 the main
-    input, 1 the special tokens, ...) and `token` (the id concerned)."""
+    input, 1 the special tokens, ...), `token` (the id concerned), `kind` (what was wrong, an
+    st_error_kind name such as "ST_KIND_ID_REPEATED"; "ST_KIND_NONE" when the status says it),
+    `length` (of what starts at offset, in unit; 0 if not known) and `detail` (the core's own
+    message, for people: code reads the other fields)."""
 
-    def __init__(self, status, message, offset=None, what="", name=None, token=None, line=None, input=0, unit=1):
+    def __init__(self, status, message, offset=None, what="", name=None, token=None, line=None, input=0, unit=1,
+                 kind="ST_KIND_NONE", length=0, detail=""):
         self.status = status
         self.name = name or NAMES.get(status, "ST_ERR_%d" % status)
         self.message = message
@@ -46,6 +50,9 @@ class SupertokError(ValueError):
         self.line = line
         self.input = input
         self.unit = unit
+        self.kind = kind
+        self.length = length
+        self.detail = detail
         if line and unit != 4:  # a text input: its line first, the byte offset for tools
             where = " at line %d" % line + ("" if offset is None else " (byte %d)" % offset)
         else:
@@ -56,6 +63,26 @@ class SupertokError(ValueError):
 
 # The number of each status name, for code that maps by name (raise_for_status).
 BY_NAME = {name: num for num, name in NAMES.items()}
+
+# What was wrong beyond the status (st_error_kind, pinned numbers): hosts word these cases in
+# their own terms from the report's fields, never from its message. tests/test_c_api.py checks
+# the names against st_error_kind_name.
+KINDS = {
+    0: "ST_KIND_NONE",
+    1: "ST_KIND_DISALLOWED_SPECIAL",
+    2: "ST_KIND_ID_REPEATED",
+    3: "ST_KIND_ID_TAKEN",
+    4: "ST_KIND_EMPTY_TOKEN",
+    5: "ST_KIND_ID_TOO_LARGE",
+}
+
+
+def argument_error(argument, message, cls=ValueError):
+    """An error about one argument of a call, which it names in `argument` (the command line
+    names its option instead)."""
+    exc = cls(message)
+    exc.argument = argument
+    return exc
 
 
 class UbeDecodeError(ValueError):
@@ -69,21 +96,26 @@ class UbeDecodeError(ValueError):
 
 
 def raise_for_status(status, message, offset=None, what="", items=None, *, token=None, line=None, input=0,
-                     unit=1, detail=""):
+                     unit=1, detail="", kind="ST_KIND_NONE", length=0):
     """Raise the Python exception for a failed core call; return None for ST_OK.
 
     The one place that turns a core status into a Python exception: it maps by status NAME,
     and `what` names the input the call concerned ("ids", "symbols", "text", "rank file", ...).
     `message` is the core's st_status_str (a str, or a callable giving it, so that callers
     raising KeyError never pay for it); `items` is the input array `offset` indexes, where the
-    message quotes the bad item (decoding: the bad id). token, line, input, unit and detail (the
-    core's message) are the rest of the core's st_error report, kept on the SupertokError."""
+    message quotes the bad item (decoding: the bad id). token, line, input, unit, kind, length and
+    detail (the core's message) are the rest of the core's st_error report, kept on the
+    SupertokError."""
     name = NAMES.get(status, "ST_ERR_%d" % status)
     if name == "ST_OK":
         return None
     if what == "ids" and name == "ST_ERR_INVALID_TOKEN":
-        # tiktoken's error and message for an id that is no token
-        raise KeyError("Invalid token for decoding: %d" % (items[offset] if items is not None else token))
+        # tiktoken's error and message for an id that is no token; where it is, for callers that
+        # say so (the command line names the item): index into the ids, token the id
+        exc = KeyError("Invalid token for decoding: %d" % (items[offset] if items is not None else token))
+        exc.index = offset
+        exc.token = items[offset] if items is not None else token
+        raise exc
     if what == "ids" and name == "ST_ERR_INVALID_UTF8" and items is not None and offset < len(items):
         raise UbeDecodeError("malformed UBE text: the ill-formed sequence starting in token %d (index %d) "
                              "does not decode (errors='strict')" % (items[offset], offset), offset)
@@ -103,7 +135,7 @@ def raise_for_status(status, message, offset=None, what="", items=None, *, token
         from ._model_format import ModelError
         raise ModelError(status, message, detail, line or 0, offset, what)
     raise SupertokError(status, message + (": " if message and detail else "") + detail, offset, what, name=name, token=token,
-                        line=line, input=input, unit=unit)
+                        line=line, input=input, unit=unit, kind=kind, length=length, detail=detail)
 
 
 # inputs that the core parses with its model-file parser but that are no model file
@@ -112,10 +144,11 @@ _NOT_MODEL_FILES = ("rank file", "special tokens", "merge rules")
 
 def raise_error(err, message, what="", items=None):
     """raise_for_status from a core st_error report given as a tuple (status, unit, offset,
-    line, token, input, message bytes): the offset is None when no unit applies, token None
-    when the report names none."""
-    status, unit, offset, line, token, inp, msg = err
+    line, token, input, kind, length, message bytes): the offset is None when no unit applies,
+    token None when the report names none, kind the st_error_kind's name."""
+    status, unit, offset, line, token, inp, kind, length, msg = err
     if isinstance(msg, (bytes, bytearray)):
         msg = bytes(msg).split(b"\0", 1)[0].decode("utf-8", "replace")
     raise_for_status(status, message, offset if unit else None, what, items, token=None if token == 0xFFFFFFFF else token,
-                     line=line or None, input=inp, unit=unit, detail=msg)
+                     line=line or None, input=inp, unit=unit, detail=msg, kind=KINDS.get(kind, "ST_KIND_%d" % kind),
+                     length=length)

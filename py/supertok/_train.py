@@ -29,10 +29,11 @@ import stat
 import sys
 import tempfile
 import threading
+import contextvars
 import time
 import zlib
 
-from ._status import SupertokError
+from ._status import SupertokError, argument_error
 from .backends import current as _current_backend
 from ._text import utf8_joining_pairs
 from .backends.base import U64_MAX, check_int
@@ -113,18 +114,34 @@ class SourceError(ValueError):
 
 # ---- arguments ---------------------------------------------------------------------------------
 
+# How messages name an argument with its value: Python's "vocab_size=300", or the caller's names
+# while _train runs with option_names (the command line's {"vocab_size": "--vocab-size", ...}:
+# "--vocab-size 300"). A context variable: threads training at once each keep their own.
+_OPTION_NAMES = contextvars.ContextVar("supertok_option_names", default=None)
+
+
+def _arg(name, value):
+    """name=value as the messages of this training call say it (see _OPTION_NAMES)."""
+    option = (_OPTION_NAMES.get() or {}).get(name)
+    if option is None:
+        return "%s=%r" % (name, value)
+    return option if value is True else "%s %s" % (option, value)
+
 def _int_arg(name, value, minimum, maximum=U64_MAX):
     """An int option, checked by the check every integer for the core goes through (the core
     takes vocab_size, min_frequency and supermerges as uint64: a larger value is a ValueError
     here, on every backend, never an OverflowError or a value wrapped modulo 2**64)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError("%s must be an int, not %s" % (name, type(value).__name__))
-    return check_int(name, value, minimum, maximum, "uint64_t")
+        raise argument_error(name, "%s must be an int, not %s" % (name, type(value).__name__), TypeError)
+    try:
+        return check_int(name, value, minimum, maximum, "uint64_t")
+    except (TypeError, ValueError) as exc:
+        raise argument_error(name, str(exc), type(exc)) from None
 
 
 def _choice(name, value, choices):
     if not isinstance(value, str) or value not in choices:
-        raise ValueError("%s must be one of %s, not %r" % (name, ", ".join(repr(c) for c in choices), value))
+        raise argument_error(name, "%s must be one of %s, not %r" % (name, ", ".join(repr(c) for c in choices), value))
     return value
 
 
@@ -155,15 +172,15 @@ def _special_args(special_tokens):
         if not isinstance(t, str):
             raise TypeError("special_tokens[%d] must be a str, not %s" % (i, type(t).__name__))
         if not t:
-            raise ValueError("special_tokens[%d] is empty" % i)
+            raise argument_error("special_tokens", "special_tokens[%d] is empty" % i)
         if t in seen:
-            raise ValueError("special_tokens[%d] %r is given twice" % (i, t))
+            raise argument_error("special_tokens", "special_tokens[%d] %r is given twice" % (i, t))
         seen.add(t)
         try:
             out.append(utf8_joining_pairs(t))
         except UnicodeEncodeError as exc:
-            raise ValueError("special_tokens[%d] holds a lone surrogate at character %d, which is not UTF-8"
-                             % (i, exc.start)) from None
+            raise argument_error("special_tokens", "special_tokens[%d] holds a lone surrogate at character %d, "
+                                 "which is not UTF-8" % (i, exc.start)) from None
     return out
 
 
@@ -591,15 +608,16 @@ def _check_options(backend, counter, mode_id, alphabet_id, vocab_size, min_frequ
         probe = backend.trainer_new(counter, mode_id, alphabet_id, _BIG, min_frequency, len(specials))
         n_alphabet = backend.trainer_stat(probe, _TRAINER_ALPHABET)
     except SupertokError as exc:
-        raise ValueError("mode=%r, alphabet=%r: %s" % (mode, alphabet, exc.message or exc)) from None
+        raise argument_error("mode", "%s, %s: %s" % (_arg("mode", mode), _arg("alphabet", alphabet),
+                                                     exc.message or exc)) from None
     finally:
         if probe is not None:
             backend.trainer_free(probe)
     minimum = n_alphabet + len(specials)
     if vocab_size < minimum:
-        raise ValueError("vocab_size=%d is too small: the minimum is %d (the %d symbols of the %s alphabet in "
-                         "%s mode%s), which learns no merge"
-                         % (vocab_size, minimum, n_alphabet, alphabet, mode,
+        raise argument_error("vocab_size", "%s is too small: the minimum is %d (the %d symbols of the %s alphabet in "
+                             "%s mode%s), which learns no merge"
+                             % (_arg("vocab_size", vocab_size), minimum, n_alphabet, alphabet, mode,
                             " + %d special tokens" % len(specials) if specials else ""))
     return vocab_size - minimum
 
@@ -608,29 +626,33 @@ def _superword_args(algorithm, supermerges, ngram_split, mode):
     """The algorithm's id, checked with supermerges, ngram_split and mode (errors name the argument)."""
     algorithm_id = _ALGORITHMS[_choice("algorithm", algorithm, tuple(_ALGORITHMS))]
     if not isinstance(ngram_split, bool):
-        raise TypeError("ngram_split must be True or False, not %r" % (ngram_split,))
+        raise argument_error("ngram_split", "ngram_split must be True or False, not %r" % (ngram_split,), TypeError)
     if algorithm == "superbpe":
         if supermerges is None:
-            raise ValueError("supermerges is required with algorithm='superbpe': the number of supermerges to "
-                             "learn after the first vocab_size - supermerges regular merges")
+            raise argument_error("supermerges", "supermerges is required with %s: the number of supermerges to "
+                                 "learn after the first vocab_size - supermerges regular merges"
+                                 % _arg("algorithm", "superbpe"))
         _int_arg("supermerges", supermerges, 0)
     elif supermerges is not None:
-        raise ValueError("supermerges=%r applies only to algorithm='superbpe' (algorithm=%r%s)"
-                         % (supermerges, algorithm, ": BoundlessBPE decides how many supermerges it makes"
-                            if algorithm == "boundless" else " learns no supermerge"))
+        raise argument_error("supermerges", "%s applies only to %s (%s%s)"
+                             % (_arg("supermerges", supermerges), _arg("algorithm", "superbpe"),
+                                _arg("algorithm", algorithm), ": BoundlessBPE decides how many supermerges it makes"
+                                if algorithm == "boundless" else " learns no supermerge"))
     if ngram_split and algorithm == "bpe":
-        raise ValueError("ngram_split=True applies only to algorithm='boundless' or algorithm='superbpe' (it splits their "
-                         "supermerge candidates); algorithm='bpe' has none")
+        raise argument_error("ngram_split", "%s applies only to %s or %s (it splits their supermerge candidates); "
+                             "%s has none" % (_arg("ngram_split", True), _arg("algorithm", "boundless"),
+                                              _arg("algorithm", "superbpe"), _arg("algorithm", "bpe")))
     if algorithm != "bpe" and mode != "paper":
-        raise ValueError("algorithm=%r needs mode='paper', not mode=%r: HuggingFace tokenizers has no superwords "
-                         "for the hf mode to match" % (algorithm, mode))
+        raise argument_error("algorithm", "%s needs %s, not %s: HuggingFace tokenizers has no superwords for the hf "
+                             "mode to match" % (_arg("algorithm", algorithm), _arg("mode", "paper"), _arg("mode", mode)))
     return algorithm_id
 
 
 def _check_supermerges(supermerges, target, vocab_size):
     if supermerges is not None and supermerges > target:
-        raise ValueError("supermerges=%d is more than the %d merges vocab_size=%d leaves after the alphabet and the "
-                         "special tokens" % (supermerges, target, vocab_size))
+        raise argument_error("supermerges", "%s is more than the %d merges %s leaves after the alphabet and the "
+                             "special tokens" % (_arg("supermerges", supermerges), target,
+                                                 _arg("vocab_size", vocab_size)))
 
 
 def _steps(backend, trainer, on_step):
@@ -735,6 +757,16 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
                   ngram_split=ngram_split, threads=threads, progress=progress)
 
 
+def _train_as(option_names, source, **kw):
+    """_train with its messages naming the arguments by option_names ({"vocab_size":
+    "--vocab-size", ...}: the command line's options); errors name theirs in `argument`."""
+    token = _OPTION_NAMES.set(option_names)
+    try:
+        return _train(source, **kw)
+    finally:
+        _OPTION_NAMES.reset(token)
+
+
 def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k", script_aware=False, scripts=None,
            special_tokens=(), min_frequency=0, algorithm="bpe", supermerges=None, ngram_split=False, threads=None,
            progress=None, name=None):
@@ -751,12 +783,14 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
     if threads is not None:
         _int_arg("threads", threads, 1)
         if threads > MAX_THREADS:
-            raise ValueError("threads=%d is more than the maximum, %d (one counter and one thread each; this "
-                             "machine has %s cores)" % (threads, MAX_THREADS, os.cpu_count() or "an unknown number of"))
+            raise argument_error("threads", "%s is more than the maximum, %d (one counter and one thread each; this "
+                                 "machine has %s cores)" % (_arg("threads", threads), MAX_THREADS,
+                                                            os.cpu_count() or "an unknown number of"))
     if name is None:
         name = "supertok-%s-%s-%d" % (mode if algorithm == "bpe" else algorithm, alphabet, vocab_size)
     if not (isinstance(name, str) and 1 <= len(name) <= 128 and all("!" <= ch <= "~" for ch in name)):
-        raise ValueError("name must be 1 to 128 printable ASCII characters without spaces, not %r" % (name,))
+        raise argument_error("name", "name must be 1 to 128 printable ASCII characters without spaces, not %r"
+                             % (name,))
     report = _progress_fn(progress)
     sources = _sources(source)
     s = supermerges or 0
@@ -887,22 +921,23 @@ def _warn_stop(stop, algorithm, vocab_size, min_frequency, supermerges):
     code, phase, made, wanted = stop[:4]
     reason = _STOP_REASONS.get(code, "stop %d" % code)
     why = {"no_pair": "no pair left (every pretoken is a single token: more, or more varied, text gives more merges)",
-           "min_frequency": "the best pair left occurs fewer than min_frequency=%d times" % min_frequency,
+           "min_frequency": "the best pair left occurs fewer than %s times" % _arg("min_frequency", min_frequency),
            "no_candidate": "no supermerge candidate pair left (%s)" % (stop[4] if len(stop) > 4 else ""),
            "limit": "the model format's limit of 2^21 - 1 ids",
            "token_bytes": "the next merge's token would take the model past the limit on its tokens' bytes "
                           "(16 MiB + 256 bytes a merge: docs/model-format.md, Limits)"}.get(reason, reason)
     if phase == "merge":
-        what = "the %d merges vocab_size=%d asks for" % (wanted, vocab_size)
+        what = "the %d merges %s asks for" % (wanted, _arg("vocab_size", vocab_size))
         if algorithm == "superbpe":
-            what = ("the %d regular merges SuperBPE keeps (vocab_size=%d minus the alphabet, the special tokens and "
-                    "supermerges=%d)" % (wanted, vocab_size, supermerges))
+            what = ("the %d regular merges SuperBPE keeps (%s minus the alphabet, the special tokens and %s)"
+                    % (wanted, _arg("vocab_size", vocab_size), _arg("supermerges", supermerges)))
         msg = "training stopped at %d of %s: %s" % (made, what, why)
     elif algorithm == "superbpe":
-        msg = "training made %d of the %d supermerges asked for (supermerges=%d): %s" % (made, wanted, wanted, why)
+        msg = "training made %d of the %d supermerges asked for (%s): %s" % (made, wanted, _arg("supermerges", wanted),
+                                                                             why)
     else:
-        msg = ("training stopped at %d of the %d regular merges and supermerges vocab_size=%d asks for: %s"
-               % (made, wanted, vocab_size, why))
+        msg = ("training stopped at %d of the %d regular merges and supermerges %s asks for: %s"
+               % (made, wanted, _arg("vocab_size", vocab_size), why))
     import warnings
     warnings.warn(TrainWarning(msg, reason, phase, made, wanted), stacklevel=4)
 

@@ -6,17 +6,15 @@ error), 141 (as for SIGPIPE) when the reader of the output went away (`| head`),
 `export` exits 3 when it wrote the file but the export's ids differ from the model's on some
 sample texts (listed on standard error), or the check could not run.
 
-Long inputs are handled in chunks of about --chunk-size characters, cut only where the cut cannot
-change the result (before a space or a newline that follows an ASCII letter: every pattern ends
-a piece there and starts the next one fresh); the chunks' results are the whole text's results.
-(Not for script-aware or superword models: their pieces look past such a cut, so the text goes whole.)
-Each chunk's ids are one line of the JSON list `encode` prints, and a progress bar is drawn on
-standard error when it is a terminal and the input takes more than one chunk.
+Long inputs are handled in chunks of about --chunk-size characters, cut only where the core proves
+the cut cannot change the result (st_encoding_cut, for the encoding's pattern, mode, special tokens
+and supermerges); the chunks' results are the whole text's results, and a text with no such place
+goes whole. Each chunk's ids are one line of the JSON list `encode` prints, and a progress bar is
+drawn on standard error when it is a terminal and the input takes more than one chunk.
 """
 import argparse
 import json
 import os
-import re
 import sys
 import time
 
@@ -412,39 +410,26 @@ def _lines(path):
 
 # ---- chunking ------------------------------------------------------------------------------
 
-_CUT = re.compile(r"[A-Za-z](?=[ \n])")
-
-
-def _chunks(text, size):
-    """Cut text into pieces of about size characters, only just after an ASCII letter that a space
-    or a newline follows: each pattern ends a piece there (no piece holds a letter and the space or
-    newline after it) and starts the next one with no look-behind, so the pieces of the parts are the
-    pieces of the whole."""
-    n = len(text)
-    a = 0
-    while n - a > size:
-        m = _CUT.search(text, a + size - 1)
-        if m is None:
+def _parts(cut, data, size):
+    """The valid UTF-8 text data in parts of about size characters, as (byte offset, text) pairs,
+    cut only where cut(data, from) (the core's st_encoding_cut) proves the parts' results, joined,
+    are the whole text's; the rest whole where it proves no place."""
+    a, n = 0, len(data)
+    while True:
+        # the byte offset size characters on (a character is at most 4 bytes)
+        end = a + len(data[a:a + 4 * size].decode("utf-8", "ignore")[:size].encode("utf-8"))
+        at = cut(data, end) if end < n else n
+        if at >= n:
             break
-        yield text[a:m.end()]
-        a = m.end()
-    yield text[a:]
+        yield a, data[a:at].decode("utf-8")
+        a = at
+    yield a, data[a:].decode("utf-8")
 
 
 def _chunk_size(args):
     if args.chunk_size:
         return args.chunk_size
     return PYWASM_CHUNK if supertok.backend() == "pywasm" else DEFAULT_CHUNK
-
-
-def _can_chunk(enc):
-    """Chunking is exact unless a special token holds a space or a newline (a cut could fall inside
-    it) or the encoding's pre-tokenizer is script-aware (its chunks look past the cut)."""
-    if any(" " in t or "\n" in t for t in enc.special_tokens_set):
-        return False
-    data = getattr(enc, "_model_data", None)
-    # a superword model joins adjacent pretokens ("of" + " the"): a cut between two could split one
-    return not (data and re.search(rb"(?m)^(script-aware\s+yes|supermerges\s+[1-9])", data))
 
 
 # ---- encodings ------------------------------------------------------------------------------
@@ -485,23 +470,18 @@ def _policy(enc, args):
     return allowed, disallowed
 
 
-def _encode_error(exc, path, text, line=None):
-    """A CliError for an encode failure, naming the token and the line."""
-    msg = str(exc)
-    m = re.match(r"Encountered text corresponding to disallowed special token (.*)\.$", msg.splitlines()[0]) \
-        if msg else None
-    if m:
-        tok = m.group(1)
-        try:
-            import ast
-            raw = ast.literal_eval(tok)
-        except (ValueError, SyntaxError):
-            raw = None
-        if line is None and raw is not None and raw in text:
-            line = text.count("\n", 0, text.index(raw)) + 1
+def _encode_error(exc, path, text, line=None, lines_before=0):
+    """A CliError for an encode failure of text, naming the token and the line (lines_before: the
+    newlines of the input before text)."""
+    special = getattr(exc, "special", None)  # a disallowed special token: the string and where
+    if special is not None:
+        tok = repr(special)
+        if line is None and exc.offset is not None:
+            line = lines_before + text.count("\n", 0, exc.offset) + 1
         where = "%s: line %d" % (_name(path), line) if line else _name(path)
         return CliError(where, "disallowed special token %s in the text (allow it with --allowed-special %s "
                                "or encode it as plain text with --disallowed-special none)" % (tok, tok))
+    msg = str(exc)
     where = "%s: line %d" % (_name(path), line) if line else _name(path)
     return CliError(where, msg.splitlines()[0] if msg else type(exc).__name__)
 
@@ -534,18 +514,16 @@ def cmd_encode(args, count=False):
         return 0
 
     raw = _read_all(args.file)
-    text = _utf8(raw, args.file)
-    del raw
+    n_chars = len(_utf8(raw, args.file))
     size = _chunk_size(args)
-    parts = _chunks(text, size) if _can_chunk(enc) else [text]
-    bar = _Progress(args.progress, len(text), size, "count" if count else "encode")
+    bar = _Progress(args.progress, n_chars, size, "count" if count else "encode")
     done, total, first = 0, 0, True
     try:
-        for part in parts:
+        for start, part in _parts(enc._cut, raw, size):
             try:
                 r = run(part)
             except ValueError as exc:
-                raise _encode_error(exc, args.file, text) from None
+                raise _encode_error(exc, args.file, part, lines_before=raw.count(b"\n", 0, start)) from None
             if count:
                 total += r
             elif r:
@@ -588,8 +566,7 @@ def _decode(enc, ids, path, line=None):
         return enc.decode(ids)
     except KeyError as exc:
         where = _name(path) if line is None else "%s: line %d" % (_name(path), line)
-        m = re.search(r"(\d+)", str(exc))
-        k = ids.index(int(m.group(1))) if m and int(m.group(1)) in ids else None
+        k = getattr(exc, "index", None)  # where the id that is no token is
         raise CliError(where, "cannot decode: %s%s" % (exc.args[0] if exc.args else exc,
                                                       "" if k is None else " (item %d)" % k)) from None
     except ValueError as exc:
@@ -636,7 +613,7 @@ def cmd_pretokenize(args):
         try:
             return supertok.pretokenize(text, args.pattern, args.script_aware, scripts)
         except ValueError as exc:
-            raise CliError("--scripts" if scripts and "script" in str(exc) else _name(args.file),
+            raise CliError("--scripts" if getattr(exc, "argument", None) == "scripts" else _name(args.file),
                            str(exc).splitlines()[0]) from None
 
     if args.lines:
@@ -645,14 +622,15 @@ def cmd_pretokenize(args):
                                for n, raw in batch))
             out.flush()
         return 0
-    text = _utf8(_read_all(args.file), args.file)
+    raw = _read_all(args.file)
+    n_chars = len(_utf8(raw, args.file))
     run("")  # options checked before any output
     size = _chunk_size(args)
-    parts = [text] if args.script_aware else _chunks(text, size)
-    bar = _Progress(args.progress, len(text), size, "pretokenize")
+    cut = supertok._pretokenize_cut(args.pattern, args.script_aware, scripts)
+    bar = _Progress(args.progress, n_chars, size, "pretokenize")
     done = 0
     try:
-        for part in parts:
+        for _, part in _parts(cut, raw, size):
             out.write(_pieces_json(run(part)))
             done += len(part)
             bar.update(done)
@@ -692,20 +670,6 @@ class _PhaseLines:
         self.stream.flush()
 
 
-def _cli_names(msg, options):
-    """supertok.train's message in the command line's words: argument=value becomes --option value
-    (supermerges=5 -> --supermerges 5, algorithm='superbpe' -> --algorithm superbpe)."""
-    def sub(m):
-        opt = options.get(m.group(1))
-        if opt is None:
-            return m.group(0)
-        value = m.group(2).strip("'")
-        if value == "True":
-            return opt
-        return "%s %s" % (opt, value)
-    return re.sub(r"\b(\w+)=('[^']*'|[\w.]+)", sub, msg)
-
-
 def _check_output(path, inputs, what):
     """Before any input is read: -o names something that can be written (supertok._output.check:
     a file, new or not, a character device or a named pipe, in a writable place) and none of the
@@ -742,7 +706,7 @@ def _model_name(args):
 
 def cmd_train(args):
     import warnings
-    from supertok._train import LiveProgress, SourceError, TrainWarning, _train
+    from supertok._train import LiveProgress, SourceError, TrainWarning, _train_as
     for f in args.files:
         if os.path.isdir(f):
             raise CliError(f, "is a directory, not a file")
@@ -757,21 +721,21 @@ def cmd_train(args):
     live = args.progress == "on" or (args.progress == "auto" and _isatty(sys.stderr))
     progress = LiveProgress(sys.stderr) if live else _PhaseLines(sys.stderr) if args.progress == "auto" else False
     options = {"vocab_size": "--vocab-size", "mode": "--mode", "alphabet": "--alphabet", "special_tokens":
-               "--special-token", "scripts": "--scripts", "script": "--scripts", "min_frequency": "--min-frequency",
+               "--special-token", "scripts": "--scripts", "min_frequency": "--min-frequency",
                "threads": "--threads", "name": "--name", "algorithm": "--algorithm", "supermerges": "--supermerges",
                "ngram_split": "--ngram-split"}
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TrainWarning)
-            enc = _train(args.files, vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet,
-                         pattern=args.pattern, script_aware=args.script_aware, scripts=scripts,
-                         special_tokens=args.special_tokens, min_frequency=args.min_frequency,
-                         algorithm=args.algorithm, supermerges=args.supermerges, ngram_split=args.ngram_split,
-                         threads=args.threads, progress=progress, name=_model_name(args))
+            enc = _train_as(options, args.files, vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet,
+                            pattern=args.pattern, script_aware=args.script_aware, scripts=scripts,
+                            special_tokens=args.special_tokens, min_frequency=args.min_frequency,
+                            algorithm=args.algorithm, supermerges=args.supermerges, ngram_split=args.ngram_split,
+                            threads=args.threads, progress=progress, name=_model_name(args))
         for w in caught:  # a training that stopped short says why (the others are passed on)
             if issubclass(w.category, TrainWarning):
                 if args.progress != "off":  # off: nothing but errors (the model's comment says it)
-                    sys.stderr.write("supertok train: warning: %s\n" % _cli_names(str(w.message), options))
+                    sys.stderr.write("supertok train: warning: %s\n" % w.message)
             else:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         sys.stderr.flush()
@@ -780,14 +744,8 @@ def cmd_train(args):
     except OSError as exc:
         raise CliError("", str(exc)) from None
     except (ValueError, TypeError) as exc:
-        msg = _cli_names(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, options)
-        m = re.match(r"(--[\w-]+|\w+)", msg)
-        opt = next((o for k, o in options.items() if m and m.group(1) in (o, k)), None)
-        if opt is None and "mode=" in msg:
-            opt = "--mode"
-        if opt is None and "script" in msg:
-            opt = "--scripts"
-        raise CliError(opt or "train", msg) from None
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CliError(options.get(getattr(exc, "argument", None), "train"), msg) from None
     _write_output(args.output, enc._model_data, args.files)
     if args.progress != "off":
         n_sp = len(enc.special_tokens_set)
@@ -833,10 +791,9 @@ def cmd_export(args):
 
 
 def _pattern_encoding(enc):
-    """The tiktoken encoding whose pat_str is the model's pattern."""
-    m = re.search(rb"(?m)^pattern (\S+)$", enc._model_data or b"")
-    name = m.group(1).decode() if m else "o200k"
-    return {"gpt2": "r50k_base", "cl100k": "cl100k_base", "o200k": "o200k_base"}.get(name, enc.name)
+    """The tiktoken encoding whose pat_str is the model's pattern (the encoding's pattern id)."""
+    pid = enc._state["pattern_id"]
+    return next((n for n in ("r50k_base", "cl100k_base", "o200k_base") if supertok.PATTERNS[n] == pid), enc.name)
 
 
 def cmd_info(args):

@@ -16,17 +16,15 @@ import json
 import lzma
 import operator
 import os
-import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from . import _models
+from . import _catalogue
 from ._status import SupertokError
 from .backends import current as _current_backend
 from .backends.base import U32_MAX, check_int
 
 VOCAB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocab")
-_PATTERN_IDS = {"r50k_base": 1, "p50k_base": 1, "cl100k_base": 2, "o200k_base": 3}
 
 
 
@@ -110,38 +108,12 @@ def _parallel_parts():
     return parts, _shared_pool()
 
 
-def _o200k_harmony_specials():
-    """o200k_harmony's special tokens as tiktoken 0.14 defines them (tiktoken_ext/openai_public.py):
-    o200k_base's, then the harmony chat tokens, then <|reserved_i|> for every other id up to 201087."""
-    specials = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
-    specials.update({
-        "<|startoftext|>": 199998, "<|endoftext|>": 199999, "<|reserved_200000|>": 200000,
-        "<|reserved_200001|>": 200001, "<|return|>": 200002, "<|constrain|>": 200003,
-        "<|reserved_200004|>": 200004, "<|channel|>": 200005, "<|start|>": 200006, "<|end|>": 200007,
-        "<|message|>": 200008, "<|reserved_200009|>": 200009, "<|reserved_200010|>": 200010,
-        "<|reserved_200011|>": 200011, "<|call|>": 200012})
-    specials.update({"<|reserved_%d|>" % i: i for i in range(200013, 201088)})
-    return specials
-
-
-# Encodings derived from a shipped rank file with other special tokens (as tiktoken defines them).
-# gpt2 is tiktoken's name for r50k_base's ranks read from GPT-2's original files (the same ranks).
-_DERIVED = {
-    "gpt2": ("r50k_base", {"<|endoftext|>": 50256}),
-    "p50k_edit": ("p50k_base", {"<|endoftext|>": 50256, "<|fim_prefix|>": 50281,
-                                "<|fim_middle|>": 50282, "<|fim_suffix|>": 50283}),
-    "o200k_harmony": ("o200k_base", _o200k_harmony_specials()),
-}
-# tiktoken's explicit_n_vocab for the encodings that give one (checked as tiktoken checks it).
-_EXPLICIT_N_VOCAB = {"gpt2": 50257, "r50k_base": 50257, "p50k_base": 50281}
-# An encoding whose vocabulary image is another's (same ranks, same special tokens).
-_IMAGE_ALIAS = {"gpt2": "r50k_base"}
-_ENCODING_NAMES = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"]
-
-
-def _raise_disallowed_special_token(token):
-    # tiktoken's message, word for word: callers match on it
-    raise ValueError(
+def _disallowed_special_error(token, offset=None, token_id=None):
+    """tiktoken's ValueError for a disallowed special token in the text, its message word for word
+    (callers match on it), with where it is for callers that say more (the command line names the
+    line): `special` the string found, `offset` its index in the text, `token` its id (None for a
+    string that is no special token of the encoding)."""
+    exc = ValueError(
         f"Encountered text corresponding to disallowed special token {token!r}.\n"
         "If you want this text to be encoded as a special token, "
         f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
@@ -149,6 +121,27 @@ def _raise_disallowed_special_token(token):
         f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
         "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
     )
+    exc.special = token
+    exc.offset = offset
+    exc.token = token_id
+    return exc
+
+
+def _raise_disallowed_special_token(token):
+    raise _disallowed_special_error(token)
+
+
+def _text_index(text, data, at):
+    """The index into text, as the caller gave it, of byte `at` of data, its UTF-8 from _to_utf8
+    (where a surrogate pair of text is one character)."""
+    n = len(data[:at].decode("utf-8"))
+    if not any("\ud800" <= ch <= "\udfff" for ch in text):
+        return n
+    i = 0
+    for _ in range(n):
+        pair = "\ud800" <= text[i] <= "\udbff" and i + 1 < len(text) and "\udc00" <= text[i + 1] <= "\udfff"
+        i += 2 if pair else 1
+    return i
 
 
 # ---- tiktoken's errors for arguments of the wrong type ----------------------------------------
@@ -370,11 +363,6 @@ class Encoding:
             self._backend.set_cache_size(self._handle, size)
         self._special_ids = {tok.encode("utf-8"): i for tok, i in special_tokens.items()}
         self._special_by_id = {i: tok for i, tok in first.items()}
-        self._special_strings_of = {}  # id -> its strings, longest first (reading the core's errors)
-        for tok, i in special_tokens.items():
-            self._special_strings_of.setdefault(i, []).append(tok)
-        for strings in self._special_strings_of.values():
-            strings.sort(key=len, reverse=True)
         self._special_token_values = set(special_tokens.values())
         self.n_vocab = self._backend.n_vocab(self._handle)
         self.max_token_value = self.n_vocab - 1
@@ -585,26 +573,40 @@ class Encoding:
                 if k >= 0 and (first is None or k < first[0] or (k == first[0] and len(tok) > len(first[1]))):
                     first = (k, tok)
             if first is not None:
-                _raise_disallowed_special_token(first[1])
+                raise _disallowed_special_error(first[1], first[0])
             disallowed = []
         return allowed, disallowed, flags
 
-    def _disallowed_string(self, exc):
-        """The string of the core's ST_ERR_DISALLOWED_SPECIAL: its id's (one of them, for an id of
-        several strings: the one the core's message ends with, the string it found)."""
-        strings = self._special_strings_of.get(exc.token)
-        if not strings:
-            return self._special_by_id[exc.token]
-        return next((t for t in strings if exc.message.endswith(t)), strings[0])
+    @staticmethod
+    def _disallowed(exc, texts, datas):
+        """tiktoken's ValueError for the core's ST_KIND_DISALLOWED_SPECIAL report on datas (the
+        UTF-8 of texts, one after another as the core took them): the string found is the bytes at
+        the report's offset and length (an id may have several strings), in the text holding it."""
+        at = exc.offset
+        for text, data in zip(texts, datas):
+            if at < len(data):
+                break
+            at -= len(data)
+        return _disallowed_special_error(data[at:at + exc.length].decode("utf-8"), _text_index(text, data, at),
+                                         exc.token)
 
-    def _core(self, fn, *args, **kw):
-        """A backend encode call; the core's ST_ERR_DISALLOWED_SPECIAL becomes tiktoken's
-        ValueError, built from the token the core names."""
+    def _core(self, text, fn, data, *args, **kw):
+        """A backend encode call fn(handle, data, ...) for text; the core's disallowed special
+        becomes tiktoken's ValueError, built from the report's fields."""
         try:
-            return fn(*args, **kw)
+            return fn(self._handle, data, *args, **kw)
         except SupertokError as exc:
-            if exc.name == "ST_ERR_DISALLOWED_SPECIAL":
-                _raise_disallowed_special_token(self._disallowed_string(exc))
+            if exc.kind == "ST_KIND_DISALLOWED_SPECIAL":
+                raise self._disallowed(exc, [text], [data]) from None
+            raise
+
+    def _core_many(self, fn, texts, datas, **kw):
+        """_core for a call fn(handle, datas, ...) on several texts at once."""
+        try:
+            return fn(self._handle, datas, **kw)
+        except SupertokError as exc:
+            if exc.kind == "ST_KIND_DISALLOWED_SPECIAL":
+                raise self._disallowed(exc, texts, datas) from None
             raise
 
     def encode(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
@@ -617,8 +619,8 @@ class Encoding:
         try:  # inline rather than through _core: this is the per-call path of short texts
             return self._backend.encode(self._handle, data, allowed, disallowed=disallowed, special_flags=flags)
         except SupertokError as exc:
-            if exc.name == "ST_ERR_DISALLOWED_SPECIAL":
-                _raise_disallowed_special_token(self._disallowed_string(exc))
+            if exc.kind == "ST_KIND_DISALLOWED_SPECIAL":
+                raise self._disallowed(exc, [text], [data]) from None
             raise
 
     def encode_ordinary(self, text):
@@ -630,6 +632,13 @@ class Encoding:
             if ids is not None:
                 return ids
         return self._backend.encode(self._handle, data, [])
+
+    def _cut(self, data, frm):
+        """The first byte offset >= frm (and > 0) where the UTF-8 text data may be cut so that the
+        ids of the parts, joined, are the whole text's, for every special-token policy (the core's
+        st_encoding_cut, from this encoding's pattern, mode and special tokens); len(data) if it
+        proves no such place."""
+        return self._backend.cut(self._handle, data, frm)
 
     def _encode_parallel(self, data, allowed, disallowed, flags, count=False, want_starts=False):
         """The ids (or, with count, their number) of data encoded in parts on several threads,
@@ -653,7 +662,7 @@ class Encoding:
             n = self._encode_parallel(data, allowed, disallowed, flags, count=True)
             if n is not None:
                 return n
-        return self._core(self._backend.encode_count, self._handle, data, allowed, disallowed=disallowed,
+        return self._core(text, self._backend.encode_count, data, allowed, disallowed=disallowed,
                           special_flags=flags)
 
     def encode_with_offsets(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
@@ -666,7 +675,7 @@ class Encoding:
         if len(data) >= _par_min and self._backend.parallel:
             got = self._encode_parallel(data, allowed, disallowed, flags, want_starts=True)
         if got is None:
-            got = self._core(self._backend.encode, self._handle, data, allowed, want_starts=True,
+            got = self._core(text, self._backend.encode, data, allowed, want_starts=True,
                              disallowed=disallowed, special_flags=flags)
         ids, starts = got
         if len(used) != len(text):
@@ -691,14 +700,14 @@ class Encoding:
                 try:
                     self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
                 except ValueError as exc:
-                    if str(exc).startswith("Encountered text corresponding to disallowed special token"):
+                    if getattr(exc, "special", None) is not None:  # tiktoken finds it before importing
                         raise
                 except Exception:  # noqa: BLE001 - tiktoken raises these only after the import
                     pass
             raise
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         data = self._strict_utf8(text, allowed, disallowed, flags)
-        ids = self._core(self._backend.encode, self._handle, data, allowed, disallowed=disallowed, special_flags=flags)
+        ids = self._core(text, self._backend.encode, data, allowed, disallowed=disallowed, special_flags=flags)
         return np.array(ids, dtype=np.uint32)
 
     def _strict_utf8(self, text, allowed, disallowed, flags):
@@ -710,7 +719,7 @@ class Encoding:
         except UnicodeEncodeError as exc:
             error = exc
         if disallowed or flags & _DISALLOW_REST:  # the core's search, on the text as encode() takes it
-            self._core(self._backend.encode_count, self._handle, _to_utf8(text)[0], allowed, disallowed=disallowed,
+            self._core(text, self._backend.encode_count, _to_utf8(text)[0], allowed, disallowed=disallowed,
                        special_flags=flags)
         raise error
 
@@ -731,7 +740,7 @@ class Encoding:
                              "(more text can change the tokens of the whole last run of words)"
                              % (self.name, len(self._supermerges)))
         data = self._strict_utf8(text, allowed, disallowed, flags)  # a lone surrogate: as tiktoken's
-        ids, starts = self._core(self._backend.encode, self._handle, data, allowed, want_starts=True,
+        ids, starts = self._core(text, self._backend.encode, data, allowed, want_starts=True,
                                  disallowed=disallowed, special_flags=flags)
         specials = self._special_token_values
         if self._shared_special_ids:  # a shared id is a special only where that special is allowed
@@ -779,9 +788,18 @@ class Encoding:
                 where.append(k)
             except UnicodeDecodeError:
                 encoded[k] = self._bpe(p)
-        if texts:
-            for k, e in zip(where, self.encode_ordinary_batch(texts)):
+        # in batches of about 1 MB of text: the completions of a long unstable tail are many
+        # (tens of thousands), and one batch of all of them would hold their ids at once (the
+        # pywasm backend's memory stops at 64 MiB)
+        a = 0
+        while a < len(texts):
+            z, size = a, 0
+            while z < len(texts) and (z == a or size < 1 << 20):
+                size += len(texts[z])
+                z += 1
+            for k, e in zip(where[a:z], self.encode_ordinary_batch(texts[a:z])):
                 encoded[k] = e
+            a = z
         length = self._token_lengths()
         for e in encoded:
             seq, n = [], 0
@@ -859,23 +877,25 @@ class Encoding:
         datas = [_to_utf8(t)[0] for t in texts]
         k = max(1, min(int(num_threads) if self._backend.parallel else 1, len(datas)))
         size = -(-len(datas) // k) if datas else 0
-        chunks = [datas[i:i + size] for i in range(0, len(datas), size)] if datas else []
+        starts = range(0, len(datas), size) if datas else []
+        chunks = [datas[i:i + size] for i in starts]
         raw = getattr(self._backend, "encode_many_raw", None)
-        if len(chunks) <= 1 or raw is None:
-            run = functools.partial(self._core, self._backend.encode_many, self._handle, allowed=allowed,
-                                    disallowed=disallowed, special_flags=flags)
+        fn = self._backend.encode_many if len(chunks) <= 1 or raw is None else raw
+
+        def run(i):  # the chunk of texts starting at i
+            return self._core_many(fn, texts[i:i + size], datas[i:i + size], allowed=allowed, disallowed=disallowed,
+                                   special_flags=flags)
+        if fn is not raw:
             if len(chunks) <= 1:
-                return [ids for c in chunks for ids in run(c)]
+                return [ids for i in starts for ids in run(i)]
             with ThreadPoolExecutor(len(chunks)) as ex:
-                return [ids for part in ex.map(run, chunks) for ids in part]
+                return [ids for part in ex.map(run, starts) for ids in part]
         # the threads run the core alone (no list is built while another thread could be
         # encoding), this thread the first chunk; the lists are made at the end, in one C call
         # per chunk
-        run = functools.partial(self._core, raw, self._handle, allowed=allowed, disallowed=disallowed,
-                                special_flags=flags)
         pool = _shared_pool()
-        later = [pool.submit(run, c) for c in chunks[1:]]
-        outs = [run(chunks[0])] + [f.result() for f in later]
+        later = [pool.submit(run, i) for i in starts[1:]]
+        outs = [run(0)] + [f.result() for f in later]
         return [ids for out in outs for ids in self._backend.lists_of(out)]
 
     def _map(self, fn, items, num_threads):
@@ -1056,29 +1076,32 @@ def _named_load_error(exc, specials, ranks, where):
     """The core's report on a rank file or the special tokens, naming what the caller gave: the
     special token and its id, the token of mergeable_ranks and its rank, or the file and its line
     (the core counts lines of the text it was handed, which only a rank file's path makes
-    meaningful to the caller)."""
+    meaningful to the caller). What was wrong is the report's kind, worded for the caller's
+    arguments (an id is the caller's, the rank file's lines are the core's text)."""
     if exc.name != "ST_ERR_MALFORMED_MODEL" or not exc.line:
         return exc
-    detail = exc.message.split(": ", 1)[1] if exc.message.startswith("malformed model file: ") else exc.message
-    detail = re.sub(r"rank (\d+) is given to an earlier line too", r"id \1 is taken by another token", detail)
+    detail = exc.detail
     k = exc.line - 1
     if exc.input == 1 and 0 <= k < len(specials):
         i, tok = specials[k]
-        if detail.startswith("id %d is taken by another token" % i):  # specials hold one string an id
-            detail = "id %d is taken by an ordinary token" % i
-        elif detail == "no token before the space":
-            detail = "the token is empty"
-        msg = "special token %r (id %d): %s" % (tok, i, detail.replace("rank above", "id above"))
-    elif exc.input == 0 and ranks is not None:
-        items = sorted(ranks.items(), key=lambda kv: kv[1])
-        if not 0 <= k < len(items):
-            return exc
-        msg = "%s: token %r (rank %d): %s" % (where, items[k][0], items[k][1], detail)
+        detail = {"ST_KIND_ID_TAKEN": "id %d is taken by an ordinary token" % i,
+                  "ST_KIND_ID_REPEATED": "id %d is given to another special token too" % i,
+                  "ST_KIND_EMPTY_TOKEN": "the token is empty"}.get(exc.kind, detail)
+        msg = "special token %r (id %d): %s" % (tok, i, detail)
     elif exc.input == 0:
-        msg = "%s, line %d: %s" % (where, exc.line, detail)
+        if exc.kind == "ST_KIND_ID_REPEATED":
+            detail = "id %d is taken by another token" % exc.token
+        if ranks is not None:
+            items = sorted(ranks.items(), key=lambda kv: kv[1])
+            if not 0 <= k < len(items):
+                return exc
+            msg = "%s: token %r (rank %d): %s" % (where, items[k][0], items[k][1], detail)
+        else:
+            msg = "%s, line %d: %s" % (where, exc.line, detail)
     else:
         return exc
-    err = SupertokError(exc.status, msg, None, "", name=exc.name, token=exc.token, input=exc.input)
+    err = SupertokError(exc.status, msg, None, "", name=exc.name, token=exc.token, input=exc.input, kind=exc.kind,
+                        detail=exc.detail)
     err.line = exc.line  # kept for callers; the message already names it
     return err
 
@@ -1131,37 +1154,37 @@ if hasattr(os, "register_at_fork"):
 def list_encoding_names():
     """tiktoken 0.14's encoding names, in its order; supertok ships every one (gpt2 is r50k_base's
     ranks, o200k_harmony o200k_base's with the harmony special tokens)."""
-    return list(_ENCODING_NAMES)
+    return list(_catalogue.ENCODINGS)
 
 
 def _load(encoding_name):
-    """A new Encoding on the current backend (get_encoding caches these)."""
-    if encoding_name in _DERIVED:
-        base, specials = _DERIVED[encoding_name]
-    elif encoding_name in _PATTERN_IDS:
-        base, specials = encoding_name, None
-    else:
+    """A new Encoding on the current backend (get_encoding caches these), as the catalogue
+    (catalogue.json) describes it: its rank file (checked against the sha256 in
+    vocab/<rank file>.json), pattern and special tokens."""
+    entry = _catalogue.ENCODINGS.get(encoding_name)
+    if entry is None:
         raise ValueError("Unknown encoding %s.\nsupertok ships: %s" % (encoding_name, ", ".join(list_encoding_names())))
+    base = entry["rank_file"]
     with open(os.path.join(VOCAB_DIR, base + ".json"), encoding="utf-8") as f:
-        meta = json.load(f)
+        sha256 = json.load(f)["sha256"]
     image = None
     images = os.path.join(VOCAB_DIR, "images.json")
     if os.path.exists(images):
-        image_name = _IMAGE_ALIAS.get(encoding_name, encoding_name)
         with open(images, encoding="utf-8") as f:
-            entry = json.load(f).get(image_name)
-        if entry:
-            image = (os.path.join(VOCAB_DIR, image_name + ".stimg.xz"), entry["sha256"])
-    enc = Encoding(encoding_name, pat_str=meta["pat_str"], ranks_file=os.path.join(VOCAB_DIR, base + ".tiktoken"),
-                   special_tokens=specials if specials is not None else meta["special_tokens"],
-                   pattern_id=_PATTERN_IDS[base], sha256=meta["sha256"], image=image)
+            image_entry = json.load(f).get(entry["image"])
+        if image_entry:
+            image = (os.path.join(VOCAB_DIR, entry["image"] + ".stimg.xz"), image_entry["sha256"])
+    pattern_id = _catalogue.PATTERNS[entry["pattern"]]
+    enc = Encoding(encoding_name, pat_str=_catalogue.pat_str(entry["pattern"]),
+                   ranks_file=os.path.join(VOCAB_DIR, base + ".tiktoken"),
+                   special_tokens=_catalogue.special_tokens(entry), pattern_id=pattern_id, sha256=sha256,
+                   image=image)
     enc._pickle_name = encoding_name  # shipped: pickled by name
     return enc
 
 
 _ALPHABETS = {"bytes": 0, "ube": 1}
 _UBE_STRICT = 2  # ST_UBE_STRICT
-_PATTERN_BASE = {"gpt2": "r50k_base", "cl100k": "cl100k_base", "o200k": "o200k_base"}
 MODEL_FORMAT = "supertok-merges"
 
 
@@ -1217,9 +1240,7 @@ def load_model(model):
         raise ModelError(exc.status, backend.status_str(exc.status), exc.detail, exc.line, exc.offset,
                          where) from None
     specials = {backend.token_bytes(handle, i).decode("utf-8"): i for i in backend.special_ids(handle)}
-    pattern_base = {1: "r50k_base", 2: "cl100k_base", 3: "o200k_base"}[meta["pattern"]]
-    with open(os.path.join(VOCAB_DIR, pattern_base + ".json"), encoding="utf-8") as f:
-        pat_str = json.load(f)["pat_str"]
+    pat_str = _catalogue.PATTERN_BY_ID[meta["pattern"]]["pat_str"]
     enc = Encoding(meta["name"], pat_str=pat_str, special_tokens=specials, pattern_id=meta["pattern"],
                    alphabet="ube" if meta["alphabet"] == 1 else "bytes", handle=handle)
     enc._model_data = data  # pickled by its model text
@@ -1270,9 +1291,9 @@ ENCODINGS = {}  # name -> the Encoding get_encoding loaded last (tiktoken.regist
 
 
 def encoding_name_for_model(model_name):
-    name = _models.MODEL_TO_ENCODING.get(model_name)
+    name = _catalogue.MODEL_TO_ENCODING.get(model_name)
     if name is None:
-        for prefix, enc in _models.MODEL_PREFIX_TO_ENCODING.items():
+        for prefix, enc in _catalogue.MODEL_PREFIX_TO_ENCODING.items():
             if model_name.startswith(prefix):
                 name = enc
                 break

@@ -9,6 +9,7 @@ import functools
 import json
 import os
 
+from . import _catalogue
 from . import encoding as _enc
 from .encoding import ENCODINGS, Encoding, get_encoding, list_encoding_names  # noqa: F401
 
@@ -16,15 +17,16 @@ __all__ = ["ENCODINGS", "ENCODING_CONSTRUCTORS", "get_encoding", "list_encoding_
 
 
 def _constructor_args(name):
-    base, specials = _enc._DERIVED.get(name, (name, None))
+    entry = _catalogue.ENCODINGS[name]
+    base = entry["rank_file"]
     with open(os.path.join(_enc.VOCAB_DIR, base + ".json"), encoding="utf-8") as f:
-        meta = json.load(f)
+        sha256 = json.load(f)["sha256"]
     from .load import load_tiktoken_bpe
-    args = {"name": name, "pat_str": meta["pat_str"],
-            "mergeable_ranks": load_tiktoken_bpe(os.path.join(_enc.VOCAB_DIR, base + ".tiktoken"), meta["sha256"]),
-            "special_tokens": dict(specials if specials is not None else meta["special_tokens"])}
-    if name in _enc._EXPLICIT_N_VOCAB:
-        args["explicit_n_vocab"] = _enc._EXPLICIT_N_VOCAB[name]
+    args = {"name": name, "pat_str": _catalogue.pat_str(entry["pattern"]),
+            "mergeable_ranks": load_tiktoken_bpe(os.path.join(_enc.VOCAB_DIR, base + ".tiktoken"), sha256),
+            "special_tokens": _catalogue.special_tokens(entry)}
+    if "explicit_n_vocab" in entry:
+        args["explicit_n_vocab"] = entry["explicit_n_vocab"]
     return args
 
 

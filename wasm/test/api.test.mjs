@@ -42,8 +42,8 @@ test("the header constants the module uses have the header's values", () => {
   for (const m of header.matchAll(/#define\s+(ST_[A-Z0-9_]+)\s+(\d+)u?\b/g)) values[m[1]] = Number(m[2]);
   for (const m of header.matchAll(/\b(ST_[A-Z0-9_]+)\s*=\s*(\d+)/g)) values[m[1]] = Number(m[2]);
   for (const [k, v] of Object.entries(st._C)) assert.equal(v, values[k], `${k}: module ${v}, header ${values[k]}`);
-  // the st_error layout the module reads (byte offsets 0 status ... 32 message; 152 bytes)
-  assert.match(header, /0 status, 4 unit, 8 offset, 16 line, 24 token, 28 input, 32 message; 152 bytes/);
+  // the st_error layout the module reads (byte offsets 0 status ... 40 message; 160 bytes)
+  assert.match(header, /0 status, 4 unit, 8 offset, 16 line, 24 token, 28 input, 32 kind, 36 length, 40 message;\s*\*\s*160 bytes/);
 });
 
 function declaredIn(block) {
@@ -83,12 +83,12 @@ test("package.json is an ES module with no dependencies or install scripts", () 
   assert.equal(pkg.exports["."].types, "./supertok.d.ts");
   const py = readFileSync(ROOT + "pyproject.toml", "utf8");
   assert.equal(pkg.version, py.match(/^version\s*=\s*"([^"]+)"/m)[1], "the npm version is the Python package's");
-  for (const f of ["supertok.mjs", "supertok.d.ts", "supertok.wasm"]) assert.ok(pkg.files.includes(f), f);
+  for (const f of ["supertok.mjs", "supertok.d.ts", "supertok.wasm", "catalogue.json"]) assert.ok(pkg.files.includes(f), f);
 });
 
 test("the packaged assets are the Python package's bytes and load outside the repository", async () => {
   // copies left in wasm/ by an earlier `npm pack` must not have drifted
-  for (const f of ["supertok.wasm", ...(existsSync(W + "vocab") ? readdirSync(W + "vocab").map((v) => "vocab/" + v) : [])]) {
+  for (const f of ["supertok.wasm", "catalogue.json", ...(existsSync(W + "vocab") ? readdirSync(W + "vocab").map((v) => "vocab/" + v) : [])]) {
     if (existsSync(W + f)) assert.ok(readFileSync(W + f).equals(readFileSync(ROOT + "py/supertok/" + f)), `wasm/${f} differs from py/supertok/${f}`);
   }
   const dir = mkdtempSync(join(tmpdir(), "supertok-pkg-"));
@@ -96,13 +96,15 @@ test("the packaged assets are the Python package's bytes and load outside the re
     execFileSync(process.execPath, [W + "tools/copy-assets.mjs", dir], { stdio: "pipe" });
     // the package's own files, as package.json's "files" lists them (the assets come from copy-assets)
     const pkg = JSON.parse(readFileSync(W + "package.json", "utf8"));
-    const own = pkg.files.filter((f) => !f.includes("*") && f !== "supertok.wasm");
+    const own = pkg.files.filter((f) => !f.includes("*") && f !== "supertok.wasm" && f !== "catalogue.json");
     assert.deepEqual(own.filter((f) => !existsSync(W + f)), [], "package.json lists files that do not exist");
     mkdirSync(join(dir, "compact"), { recursive: true });
     for (const f of [...own, "package.json"]) copyFileSync(W + f, join(dir, f));
     // the compact vocabularies are the package's own files (generated, committed), by pattern
     for (const f of readdirSync(W + "compact").filter((f) => f.endsWith(".stvc"))) copyFileSync(W + "compact/" + f, join(dir, "compact", f));
-    assert.ok(readFileSync(join(dir, "supertok.wasm")).equals(readFileSync(ROOT + "py/supertok/supertok.wasm")));
+    for (const f of ["supertok.wasm", "catalogue.json"]) {
+      assert.ok(readFileSync(join(dir, f)).equals(readFileSync(ROOT + "py/supertok/" + f)), f);
+    }
     for (const v of ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]) {
       for (const ext of [".tiktoken", ".json"]) {
         assert.ok(readFileSync(join(dir, "vocab", v + ext)).equals(readFileSync(ROOT + "py/supertok/vocab/" + v + ext)), v + ext);
@@ -120,24 +122,5 @@ test("the packaged assets are the Python package's bytes and load outside the re
     assert.equal(out.trim(), "[[24912,2375],[15339,1917]]");
   } finally {
     rmSync(dir, { recursive: true, force: true });
-  }
-});
-
-test("models.mjs is what tools/gen-models.mjs makes from py/supertok/_models.py", async () => {
-  const { render } = await import("../tools/gen-models.mjs");
-  assert.equal(readFileSync(W + "models.mjs", "utf8"), render(), "stale: run node wasm/tools/gen-models.mjs");
-  const py = readFileSync(ROOT + "py/supertok/_models.py", "utf8");
-  const { MODEL_TO_ENCODING, MODEL_PREFIX_TO_ENCODING } = await import("../models.mjs");
-  assert.equal(Object.keys(MODEL_TO_ENCODING).length + Object.keys(MODEL_PREFIX_TO_ENCODING).length, py.split("': '").length - 1);
-});
-
-test("the derived encodings' special tokens are the Python package's", async () => {
-  const py = readFileSync(ROOT + "py/supertok/encoding.py", "utf8");
-  const derived = py.slice(py.indexOf("_DERIVED = {"), py.indexOf("\n}\n", py.indexOf("_DERIVED = {")));
-  for (const name of ["gpt2", "p50k_edit"]) {
-    const m = derived.match(new RegExp(`"${name}": \\("(\\w+)", (\\{[^}]*\\})\\)`));
-    assert.ok(m, `encoding.py's _DERIVED has no ${name}`);
-    const enc = await st.getEncoding(name);
-    assert.deepEqual(enc.specialTokens, JSON.parse(m[2].replace(/\s+/g, " ")), name);
   }
 });

@@ -12,6 +12,7 @@ import { ROOT } from "../tools/test-helpers.mjs";
 
 const o200k = await st.getEncoding("o200k_base");
 const cl100k = await st.getEncoding("cl100k_base");
+const harmony = await st.getEncoding("o200k_harmony");
 const ubeModel = await st.loadModel(readFileSync(ROOT + "vectors/models/ube_small.stmodel"));
 
 test("lone surrogates encode as tiktoken repairs them: U+FFFD each, a pair is its character", () => {
@@ -63,6 +64,10 @@ test("a disallowed special token is a SupertokError naming it and its UTF-16 ind
     assert.equal(e.status, 10);
     assert.equal(e.offset, 6);
     assert.equal(e.unit, "utf16");
+    assert.equal(e.kind, "ST_KIND_DISALLOWED_SPECIAL");
+    assert.equal(e.token, 199999);
+    assert.equal(e.special, "<|endoftext|>");
+    assert.equal(e.length, 13);
     assert.match(e.message, /disallowed special token "<\|endoftext\|>" at index 6/);
     return true;
   });
@@ -71,6 +76,13 @@ test("a disallowed special token is a SupertokError naming it and its UTF-16 ind
   assert.deepEqual(Array.from(o200k.encode(text, { allowedSpecial: new Set(["<|endoftext|>"]) })).at(-1), 199999);
   assert.equal(o200k.encode(text, { disallowedSpecial: [] }).includes(199999), false);
   assert.deepEqual(o200k.encodeOrdinary(text), o200k.encode(text, { disallowedSpecial: [] }));
+  // an id with two strings (o200k_harmony's 200018): the string found is named, from the report's
+  // offset and length into the text
+  const harmonyText = "é <|reserved_200018|> <|endofprompt|>";
+  assert.throws(() => harmony.encode(harmonyText), { kind: "ST_KIND_DISALLOWED_SPECIAL", token: 200018,
+    special: "<|reserved_200018|>", offset: 2 });
+  assert.throws(() => harmony.encode(harmonyText, { allowedSpecial: ["<|reserved_200018|>"] }),
+    { token: 200018, special: "<|endofprompt|>", offset: 22 });
   // a string that is no special token of the encoding, disallowed: found in the text (tiktoken)
   assert.throws(() => o200k.encode("x <|im_start|>", { disallowedSpecial: ["<|im_start|>"] }), { code: "ST_ERR_DISALLOWED_SPECIAL", offset: 2 });
   assert.throws(() => o200k.encode("x", { allowedSpecial: "<|endoftext|>" }), TypeError);

@@ -1,19 +1,20 @@
 // Copies the files the npm package ships beside supertok.mjs from where the repository keeps
-// them, the Python package (py/supertok/supertok.wasm and py/supertok/vocab/*.tiktoken, *.json),
-// so there is one source of each and the package cannot carry a different build: `npm pack`
-// runs this (prepack); test/api.test.mjs checks copies byte for byte. The copies are not
-// committed (.gitignore). Usage: node tools/copy-assets.mjs [OUT_DIR] (default: wasm/).
+// them, the Python package (py/supertok/supertok.wasm, py/supertok/catalogue.json and
+// py/supertok/vocab/*.tiktoken, *.json), so there is one source of each and the package cannot
+// carry a different build or catalogue: `npm pack` runs this (prepack); test/api.test.mjs checks
+// copies byte for byte. The copies are not committed (.gitignore). Usage: node tools/copy-assets.mjs [OUT_DIR] (default: wasm/).
 import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const src = fileURLToPath(new URL("../../py/supertok/", import.meta.url));
 const out = process.argv[2] ?? fileURLToPath(new URL("../", import.meta.url));
 export const VOCABS = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"];
+export const ASSETS = ["supertok.wasm", "catalogue.json"];
 
 mkdirSync(`${out}/vocab`, { recursive: true });
-copyFileSync(`${src}supertok.wasm`, `${out}/supertok.wasm`);
+for (const f of ASSETS) copyFileSync(`${src}${f}`, `${out}/${f}`);
 for (const f of readdirSync(`${src}vocab`)) {
   const stem = f.replace(/\.(tiktoken|json)$/, "");
   if (stem !== f && VOCABS.includes(stem)) copyFileSync(`${src}vocab/${f}`, `${out}/vocab/${f}`);
 }
-console.log(`supertok: copied supertok.wasm and vocab/ from ${src} to ${out}`);
+console.log(`supertok: copied ${ASSETS.join(", ")} and vocab/ from ${src} to ${out}`);

@@ -254,6 +254,11 @@ class Backend(abc.ABC):
         """len(encode(enc, data, allowed, ...)), counted in the core with no list built."""
 
     @abc.abstractmethod
+    def cut(self, enc, data, frm):
+        """st_encoding_cut: the first offset >= frm (and > 0) where the UTF-8 text data may be cut
+        so that the ids of the parts, joined, are the whole text's; len(data) if none."""
+
+    @abc.abstractmethod
     def decode_bytes(self, enc, ids):
         """The bytes of the ids concatenated. KeyError("Invalid token for decoding: <id>") for
         an id that is no token; OverflowError for an id outside uint32 (tiktoken's errors)."""

@@ -52,8 +52,8 @@ class NativeBackend(Backend):
     def _raise(self, err, what, items=None):
         """The exception for a failed call, from its st_error report (_status.raise_error)."""
         e = err[0]
-        raise_error((e.status, e.unit, e.offset, e.line, e.token, e.input, ffi.string(e.message)), self.status_str,
-                    what, items)
+        raise_error((e.status, e.unit, e.offset, e.line, e.token, e.input, e.kind, e.length, ffi.string(e.message)),
+                    self.status_str, what, items)
 
     _flag_policies = {}
 
@@ -240,6 +240,14 @@ class NativeBackend(Backend):
 
     def cut(self, enc, data, frm):
         """st_encoding_cut: the first offset >= frm (and > 0) where data may be cut, or len(data)."""
+        frm = self._size("from", frm)
+        at = ffi.new("size_t *")
+        err = ffi.new("st_error *")
+        if lib.st_encoding_cut(enc, data, len(data), frm, at, err) != OK:
+            self._raise(err, "text")
+        return at[0]
+
+    def cut(self, enc, data, frm):
         frm = self._size("from", frm)
         at = ffi.new("size_t *")
         err = ffi.new("st_error *")

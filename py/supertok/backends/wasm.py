@@ -287,14 +287,25 @@ class PywasmRunner:
         self._rt = pywasm.core.Runtime()
         self._inst = self._rt.instance(pywasm.core.ModuleDesc.from_reader(io.BytesIO(_module_bytes())))
         self._mem = self._rt.exported_memory(self._inst, "memory")
+        self._wraps = {}
+
+    def _signed(self, name, args):
+        """pywasm takes a parameter's bits as a signed integer of its width (a uint64_t of 2**64 - 1
+        is -1 there; wasmtime takes either): the unsigned values the host passes, reinterpreted."""
+        wraps = self._wraps.get(name)
+        if wraps is None:
+            addr = [e for e in self._inst.exps if e.name == name][0].data.data
+            wraps = self._wraps[name] = tuple(
+                1 << (64 if t.data == 0x7E else 32) for t in self._rt.machine.store.func[addr].type.args)
+        return [a - w if isinstance(a, int) and a >= w >> 1 else a for a, w in zip(args, wraps)]
 
     def call(self, name, *args):
-        r = self._rt.invocate(self._inst, name, list(args))
+        r = self._rt.invocate(self._inst, name, self._signed(name, args))
         return (r[0] & 0xFFFFFFFF) if r else None
 
     def call_u64(self, name, *args):
         """call for an export returning a 64-bit value (call masks to 32 bits)."""
-        r = self._rt.invocate(self._inst, name, list(args))
+        r = self._rt.invocate(self._inst, name, self._signed(name, args))
         return (r[0] & 0xFFFFFFFFFFFFFFFF) if r else None
 
     def func(self, name):
@@ -362,9 +373,10 @@ class _Locked:
 
 
 # The core's st_error report (supertok.h): status u32, unit u32, offset u64, line u64, token u32,
-# input u32, message char[120]; fixed widths, so the same 152 bytes in wasm32 as natively.
-_ERROR = struct.Struct("<IIQQII120s")
-_ERR_SIZE = _ERROR.size  # 152
+# input u32, kind u32, length u32, message char[120]; fixed widths, so the same 160 bytes in
+# wasm32 as natively.
+_ERROR = struct.Struct("<IIQQIIII120s")
+_ERR_SIZE = _ERROR.size  # 160
 # st_special_policy in wasm32: allowed ptr, n_allowed, disallowed ptr, n_disallowed, flags
 _POLICY = struct.Struct("<IIIII")
 _IN, _OUT, _OUT2, _OUT3 = range(4)  # WasmBackend._io's blocks
@@ -481,8 +493,9 @@ class WasmBackend(Backend):
     def _read_error(self):
         """The st_error report of the last failed call, from the block self._err that every
         fallible call is given as its last argument: the tuple (status, unit, offset, line,
-        token, input, message bytes) of _status.raise_error. THE one place that reads errors;
-        call it under the lock (the block is shared), raise outside it (_raise_error)."""
+        token, input, kind, length, message bytes) of _status.raise_error. THE one place that
+        reads errors; call it under the lock (the block is shared), raise outside it
+        (_raise_error)."""
         return _ERROR.unpack(self._r.read(self._err, _ERR_SIZE))
 
     def _raise_error(self, err, what, items=None):

@@ -1,0 +1,75 @@
+/* The encoding handle, shared by the encode pipeline (pipeline.c) and the handle plumbing
+ * (encoding.c: constructors, images, accessors, decoding). */
+#ifndef ST_ENCODING_H
+#define ST_ENCODING_H
+
+#include "backtrack.h"
+#include "../text/pretokenize.h"
+#include "../formats/vocab.h"
+
+/* The kinds of model behind an encoding. Each kind has its own small structure next to the
+ * token store every kind shares (st_vocab); pipeline.c turns a piece into tokens with one switch
+ * on the kind (encode_piece). A new kind (superword models) is a
+ * new value, its structure, and a case in encode_piece (and a free in encoding_release if it
+ * owns tables): not a branch through the merge loops. */
+typedef enum st__kind {
+    ST__KIND_RANKS = 0, /* tiktoken rank files and images: a pair merges when its joined bytes
+                           are a token, lowest id first; the store is all they need */
+    ST__KIND_RULES = 1  /* merge-rules models: a pair merges when it is a rule (st_rules) */
+} st__kind;
+
+/* The reusable scratch of the encoder (pipeline.c); opaque here. */
+typedef struct st__scratch st__scratch;
+
+#define ST_SCRATCH_SLOTS 4 /* scratch blocks a handle keeps for concurrent calls; more callers
+                              at once allocate their own, as every call did before */
+
+/* What a handle builds or keeps after it is made: the backtracking encoder's tables (built on
+ * the first piece that wants them, by whichever thread gets there first; other threads
+ * meanwhile use the merge loop, which gives the same ids) and the encoder's scratch blocks.
+ * A handle is shared by threads as `const st_encoding *`, and everything a reader sees through
+ * it is immutable; this state is not, so it lives in its own allocation that the handle points
+ * to: the pointer is const with the handle, the pointee is mutable, and every field is guarded
+ * by the atomics below (a claim before a write, a release store after). Writing through a
+ * cast-away const handle instead would be undefined behaviour for a handle defined const, and
+ * hides from the reader which fields may change. */
+typedef struct st__lazy {
+    int bt_state;  /* BT_* (pipeline.c): claimed with st__atomic_claim, published with a store */
+    int bt_failed; /* the build ran out of memory (set before bt_state becomes BT_UNAVAILABLE) */
+    st_backtrack bt;
+    size_t bt_debt; /* atomic: the merge work that pieces wanting the tables cost before they
+                       were built (pipeline.c: tables_for) */
+    int slot_busy[ST_SCRATCH_SLOTS]; /* 0 free, 1 claimed by a running call */
+    st__scratch *slot[ST_SCRATCH_SLOTS]; /* made by the first call that claims the slot */
+    /* The piece cache (pipeline.c): the bound on its memory that st_encoding_set_cache_size set
+     * (or the default), the bytes its tables hold now, and the pieces looked up in it (each
+     * call adds its own figures once, at its end). Atomic, as any thread may read or set them. */
+    size_t cache_limit, cache_held, cache_hits, cache_misses;
+} st__lazy;
+
+enum { BT_NOT_BUILT, BT_BUILDING, BT_READY, BT_UNAVAILABLE };
+
+struct st_encoding {
+    st_allocator alloc;
+    uint32_t kind;             /* st__kind */
+    st_vocab vocab;            /* the token store: every kind */
+    st_rules rules;            /* ST__KIND_RULES only */
+    st_supers supers;          /* ST__KIND_RULES only: a superword model's supermerges (n 0: none) */
+    struct st_pretokenizer pt; /* a copy of the constructor's pre-tokenizer */
+    st__lazy *lazy;            /* see st__lazy; never NULL in a made handle */
+};
+
+/* encoding.c: a rule model's encoding, with supermerges (supers[2j], supers[2j + 1]: the parts
+ * of supermerge j, id A + n_merges + j) when n_super > 0. st_encoding_new_merges is this with
+ * none; model_encoding.c's st_encoding_from_model passes a model's. */
+st_status st__encoding_new_rules(int alphabet, const uint32_t *merges, size_t n_merges, const uint32_t *supers,
+                                 size_t n_super, const char *specials, size_t specials_len, const st_pretokenizer *pt,
+                                 const st_allocator *alloc, st_encoding **out, st_error *err);
+
+/* pipeline.c: free the scratch blocks of a handle being freed (no call may be running). */
+void st__scratch_pool_free(st__lazy *lazy, const st_allocator *a);
+/* pipeline.c: the backtracking tables, building them if this thread is first; NULL if not
+ * (yet) available. */
+const st_backtrack *st__backtrack_tables(const st_encoding *enc);
+
+#endif

@@ -1,0 +1,37 @@
+/* Internal interface of the pre-tokenizers: the handle's layout and a piece iterator the
+ * encoder walks without building an array of boundaries. */
+#ifndef ST_PRETOKENIZE_H
+#define ST_PRETOKENIZE_H
+
+#include "../base/internal.h"
+
+#define ST_SCRIPT_WORDS 8 /* 256 bits: script ids fit in a byte */
+
+struct st_pretokenizer {
+    st_allocator alloc;
+    int pattern;
+    uint32_t flags;
+    uint32_t single_letter_scripts[ST_SCRIPT_WORDS]; /* bitset of script ids */
+};
+
+typedef size_t (*st__scan_fn)(const uint8_t *s, size_t end, size_t i);
+
+/* Walks the pieces of validated UTF-8 text: while (it.i < it.len) e = st__pieces_next(&it); */
+typedef struct st__piece_iter {
+    const struct st_pretokenizer *pt;
+    const uint8_t *s;
+    size_t len, i, chunk_end;
+    st__scan_fn scan;
+} st__piece_iter;
+
+void st__pieces_init(st__piece_iter *it, const struct st_pretokenizer *pt, const uint8_t *s, size_t len);
+size_t st__pieces_next(st__piece_iter *it);
+/* The ends of up to cap next pieces (cap >= 1), in ends[0..); their number (0 only at the end
+ * of the text). The same pieces as st__pieces_next gives, with no call per piece. */
+size_t st__pieces_fill(st__piece_iter *it, size_t *ends, size_t cap);
+
+/* Fill a pre-tokenizer in place (no allocation): used by handles that embed one. */
+st_status st__pretokenizer_init(struct st_pretokenizer *pt, int pattern, uint32_t flags, const char *scripts,
+                                size_t scripts_len, st_error *err);
+
+#endif

@@ -1,0 +1,46 @@
+/* Decoding valid UTF-8 (utf8.c validates it), and UBE's routing of a character to its symbols. */
+#ifndef ST_UTF8_H
+#define ST_UTF8_H
+
+#include "../base/internal.h"
+
+/* Decode one code point from valid UTF-8 at s[0..] (the caller has validated the text).
+ * Returns the sequence length. */
+ST_INLINE size_t st__utf8_decode(const uint8_t *s, uint32_t *cp) {
+    uint32_t b0 = s[0];
+    if (b0 < 0x80) { *cp = b0; return 1; }
+    if (b0 < 0xE0) { *cp = ((b0 & 0x1F) << 6) | (s[1] & 0x3F); return 2; }
+    if (b0 < 0xF0) {
+        *cp = ((b0 & 0x0F) << 12) | ((uint32_t)(s[1] & 0x3F) << 6) | (s[2] & 0x3F);
+        return 3;
+    }
+    *cp = ((b0 & 0x07) << 18) | ((uint32_t)(s[1] & 0x3F) << 12) |
+          ((uint32_t)(s[2] & 0x3F) << 6) | (s[3] & 0x3F);
+    return 4;
+}
+
+/* UBE routing of one character (docs/design.md §6): the symbols of the character at s (valid UTF-8)
+ * into sym[0..4); returns how many and sets *len to its UTF-8 length. Below U+0800 its UTF-8
+ * bytes (symbols 0-255), else its UTF-16LE bytes + 256 (2, or 4 for a surrogate pair). */
+ST_INLINE size_t st__ube_char_symbols(const uint8_t *s, uint16_t sym[4], size_t *len) {
+    uint32_t cp = s[0];
+    size_t l = cp < 0x80 ? 1 : st__utf8_decode(s, &cp);
+    *len = l;
+    if (cp < 0x800) {
+        for (size_t k = 0; k < l; k++) sym[k] = s[k];
+        return l;
+    }
+    if (cp < 0x10000) {
+        sym[0] = (uint16_t)(256 + (cp & 0xFF));
+        sym[1] = (uint16_t)(256 + (cp >> 8));
+        return 2;
+    }
+    uint32_t v = cp - 0x10000, hi = 0xD800 + (v >> 10), lo = 0xDC00 + (v & 0x3FF);
+    sym[0] = (uint16_t)(256 + (hi & 0xFF));
+    sym[1] = (uint16_t)(256 + (hi >> 8));
+    sym[2] = (uint16_t)(256 + (lo & 0xFF));
+    sym[3] = (uint16_t)(256 + (lo >> 8));
+    return 4;
+}
+
+#endif

@@ -1,0 +1,77 @@
+/* Supermerge candidates (docs/design.md §8, docs/train-format.md): the vocabulary index that
+ * decides which pretokens are eligible, and the state a candidates counter adds to a pretoken
+ * counter. Shared by pretoken_counter.c (counting, merge, save, load), ngram.c (the n-gram split) and
+ * trainer.c (phase 2 reads the candidates back as token ids). */
+#ifndef ST_CANDIDATES_H
+#define ST_CANDIDATES_H
+
+#include "../base/internal.h"
+
+/* The tokens of a vocabulary by their base-symbol sequences, as the trainer stores them (bytes:
+ * the bytes; UBE: each symbol as 2 big-endian bytes): ids 0..n-1, looked up by the text of a
+ * pretoken. Where two merges spell the same sequence (paper mode allows it) the smaller id is
+ * the one found (docs/design.md §8 *Status*). */
+typedef struct st__tokset {
+    int alphabet;
+    uint8_t *seq;
+    size_t seq_len;
+    uint64_t *off;
+    uint32_t *len;
+    uint32_t n;
+    uint32_t *slots; /* id + 1, 0 empty; open addressing, about half full */
+    size_t mask;
+    uint8_t *scratch; /* UBE: a pretoken's symbols in the same form */
+    size_t scratch_cap;
+} st__tokset;
+
+/* Index the first n tokens (ids 0..n-1) of a token table; 0 when out of memory. */
+int st__tokset_init(st__tokset *s, const st_allocator *a, int alphabet, const uint8_t *seq, const uint64_t *off,
+                    const uint32_t *len, uint32_t n);
+void st__tokset_free(st__tokset *s, const st_allocator *a);
+/* The smallest id whose symbols are those of the valid UTF-8 text p[0..n), ST__NO_TOKEN_ID when
+ * none is; *oom is set when the UBE scratch could not grow. */
+uint32_t st__tokset_find(st__tokset *s, const st_allocator *a, const uint8_t *p, size_t n, int *oom);
+
+/* 1 if the valid UTF-8 text p[0..n) holds a letter (\p{L}: general category L*). */
+int st__has_letter(const uint8_t *p, size_t n);
+
+/* The fingerprint of an eligible vocabulary: the alphabet and the kept merges, in order. */
+uint64_t st__vocab_fingerprint(int alphabet, const uint32_t *merges, uint64_t kept);
+
+#define ST__CAND_HOT_BITS 12
+typedef struct st__cand_hot {
+    uint64_t word; /* a short pretoken's bytes, zero-padded */
+    uint32_t len;  /* 0: empty */
+    uint32_t eligible;
+} st__cand_hot;
+
+/* What a candidates counter adds to an st_counter. */
+typedef struct st__cand {
+    int algorithm, alphabet;
+    uint64_t supermerges; /* the SUPERBPE argument (0 for BOUNDLESS) */
+    uint64_t kept;        /* regular merges in the eligible vocabulary */
+    uint64_t fingerprint;
+    uint64_t ngram_cmin;    /* the n-gram split's parameters, 0 when not split */
+    uint64_t ngram_max_len;
+    st__tokset toks; /* n == 0 in a split counter (it counts no documents) */
+    uint8_t *key;    /* the run being built: pretokens joined with 0xFF */
+    size_t key_cap;
+    st__cand_hot *hot; /* eligibility of recent short pretokens */
+} st__cand;
+
+void st__cand_free(st__cand *c, const st_allocator *a);
+/* 1 if candidates of a and b may be summed (same vocabulary, algorithm and split). */
+int st__cand_compatible(const st__cand *a, const st__cand *b);
+/* A copy of src's parameters (not its index): for a split counter. NULL when out of memory. */
+st__cand *st__cand_clone_params(const st__cand *src, const st_allocator *a);
+
+#define ST__CAND_SEP 0xFFu /* joins the pretokens of a candidate's key (never in UTF-8) */
+
+/* The number of pretokens in a candidate's key p[0..len). */
+ST_INLINE size_t st__cand_pieces(const uint8_t *p, size_t len) {
+    size_t n = 1;
+    for (size_t k = 0; k < len; k++) n += p[k] == ST__CAND_SEP;
+    return n;
+}
+
+#endif

@@ -1,0 +1,664 @@
+/* Pretoken counting (docs/design.md §8): documents are pre-tokenized and each distinct
+ * pretoken is kept once, with a 64-bit count, in an open-addressing table whose keys live in one
+ * byte arena. Counters merge and serialize (docs/train-format.md), so a host counts on many
+ * threads or machines and the sum, and every model trained from it, is the same for any split. */
+#include "pretoken_counter.h"
+#include "candidates.h"
+#include "../base/hash.h"
+
+#define LOAD_NUM 7 /* grow when entries exceed 7/10 of the slots */
+#define LOAD_DEN 10
+#define MIN_SLOTS 1024u
+
+static const uint8_t magic[8] = {'s', 't', 'c', 'o', 'u', 'n', 't', 's'};
+#define FORMAT_VERSION 1u
+#define HEADER_SIZE 84u /* magic, version, pattern, flags, scripts bitset (32), 4 stats */
+#define CAND_VERSION 2u      /* a candidates counter's file */
+#define CAND_HEADER_SIZE 132u /* version 1's header, then kind, algorithm, alphabet, n-gram max_len,
+                                supermerges, fingerprint, n-gram c_min, kept merges */
+#define ENTRY_HEAD 12u  /* u32 length, u64 count */
+
+int st__pretokenizers_equal(const struct st_pretokenizer *a, const struct st_pretokenizer *b) {
+    if (a->pattern != b->pattern || a->flags != b->flags) return 0;
+    if (!(a->flags & ST_PRETOK_SCRIPT_AWARE)) return 1; /* the script list is not used */
+    return st__memcmp(a->single_letter_scripts, b->single_letter_scripts, sizeof a->single_letter_scripts) == 0;
+}
+
+st_status st_counter_new(int pattern, uint32_t flags, const char *scripts, size_t scripts_len,
+                         const st_allocator *alloc, st_counter **out, st_error *err) {
+    st__error_clear(err);
+    if (!out || (!scripts && scripts_len))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "out is NULL, or scripts NULL with a length");
+    *out = NULL;
+    st_allocator a;
+    st__allocator_init(&a, alloc);
+    st_counter *c = (st_counter *)st__alloc(&a, sizeof *c);
+    if (!c) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    st__memset(c, 0, sizeof *c);
+    c->alloc = a;
+    st_status st = st__pretokenizer_init(&c->pt, pattern, flags, scripts, scripts_len, err);
+    if (st != ST_OK) {
+        st__free(&a, c, sizeof *c);
+        return st;
+    }
+    c->pt.alloc = a;
+    *out = c;
+    return ST_OK;
+}
+
+void st_counter_free(st_counter *c) {
+    if (!c) return;
+    st_allocator a = c->alloc;
+    st__free(&a, c->slots, (c->mask + 1) * sizeof *c->slots);
+    st__free(&a, c->entries, c->cap * sizeof *c->entries);
+    st__free(&a, c->arena, c->arena_cap);
+    st__free(&a, c->hot, sizeof(st__count_hot) << ST__HOT_BITS);
+    st__cand_free(c->cand, &a);
+    st__free(&a, c, sizeof *c);
+}
+
+/* Rebuild the slot table with nslots slots (a power of two). */
+static int rehash(st_counter *c, size_t nslots) {
+    uint64_t *s = (uint64_t *)st__alloc(&c->alloc, nslots * sizeof *s);
+    if (!s) return 0;
+    st__memset(s, 0, nslots * sizeof *s);
+    size_t mask = nslots - 1;
+    for (size_t i = 0; i < c->n; i++) {
+        size_t k = c->entries[i].hash & mask;
+        while (s[k]) k = (k + 1) & mask;
+        /* the tag (high half of the hash) is not stored in the entry: recompute it */
+        const st__count_entry *e = &c->entries[i];
+        uint64_t h = st__hash_bytes(c->arena + e->off, e->len);
+        s[k] = (h & 0xFFFFFFFF00000000ull) | (uint64_t)(i + 1);
+    }
+    if (c->slots) st__free(&c->alloc, c->slots, (c->mask + 1) * sizeof *c->slots);
+    c->slots = s;
+    c->mask = mask;
+    return 1;
+}
+
+static int reserve_entries(st_counter *c, size_t need) {
+    if (need <= c->cap) return 1;
+    size_t cap = c->cap ? c->cap * 2 : 256;
+    while (cap < need) cap *= 2;
+    if (cap > 0xFFFFFFFEu) cap = 0xFFFFFFFEu; /* entry numbers are 32-bit in the slots */
+    if (need > cap) return 0;
+    st__count_entry *e = (st__count_entry *)st__alloc(&c->alloc, cap * sizeof *e);
+    if (!e) return 0;
+    if (c->n) st__memcpy(e, c->entries, c->n * sizeof *e);
+    st__free(&c->alloc, c->entries, c->cap * sizeof *c->entries);
+    c->entries = e;
+    c->cap = cap;
+    return 1;
+}
+
+static int reserve_arena(st_counter *c, size_t extra) {
+    if (extra <= c->arena_cap - c->arena_len) return 1;
+    size_t cap = c->arena_cap ? c->arena_cap * 2 : 65536;
+    while (cap - c->arena_len < extra) cap *= 2;
+    uint8_t *a = (uint8_t *)st__alloc(&c->alloc, cap);
+    if (!a) return 0;
+    if (c->arena_len) st__memcpy(a, c->arena, c->arena_len);
+    st__free(&c->alloc, c->arena, c->arena_cap);
+    c->arena = a;
+    c->arena_cap = cap;
+    return 1;
+}
+
+/* Add count occurrences of the pretoken p[0..n) whose hash is h; returns its entry + 1, or 0
+ * when out of memory (nothing changed). */
+static size_t add_piece(st_counter *c, const uint8_t *p, size_t n, uint64_t h, uint64_t count) {
+    uint64_t tag = h & 0xFFFFFFFF00000000ull;
+    size_t k = (size_t)h & c->mask;
+    if (c->slots) {
+        for (;;) {
+            uint64_t s = c->slots[k];
+            if (!s) break;
+            if ((s & 0xFFFFFFFF00000000ull) == tag) {
+                st__count_entry *e = &c->entries[(uint32_t)s - 1];
+                if (e->len == n && st__memcmp(c->arena + e->off, p, n) == 0) {
+                    e->count += count;
+                    return (uint32_t)s;
+                }
+            }
+            k = (k + 1) & c->mask;
+        }
+    }
+    /* a new pretoken */
+    if (!c->slots || (c->n + 1) * LOAD_DEN > (c->mask + 1) * LOAD_NUM) {
+        size_t nslots = c->slots ? (c->mask + 1) * 2 : MIN_SLOTS;
+        if (!rehash(c, nslots)) return 0;
+        k = (size_t)h & c->mask;
+        while (c->slots[k]) k = (k + 1) & c->mask;
+    }
+    if (!reserve_entries(c, c->n + 1) || !reserve_arena(c, n)) return 0;
+    st__count_entry *e = &c->entries[c->n];
+    e->off = c->arena_len;
+    e->len = (uint32_t)n;
+    e->hash = (uint32_t)h;
+    e->count = count;
+    st__memcpy(c->arena + c->arena_len, p, n);
+    c->arena_len += n;
+    c->n++;
+    c->slots[k] = tag | (uint64_t)c->n;
+    c->stats[ST_COUNTER_UNIQUE] = c->n;
+    return c->n;
+}
+
+size_t st__counter_add_key(st_counter *c, const uint8_t *p, size_t n, uint64_t h, uint64_t count) {
+    return add_piece(c, p, n, h, count);
+}
+
+/* 1 if the pretoken p[0..n) is eligible for supermerges (a letter, and the symbols of a token of
+ * the candidates' vocabulary), 0 if not, -1 when out of memory. */
+static int eligible(st_counter *c, const uint8_t *p, size_t n) {
+    if (!st__has_letter(p, n)) return 0;
+    int oom = 0;
+    uint32_t id = st__tokset_find(&c->cand->toks, &c->alloc, p, n, &oom);
+    return oom ? -1 : id != ST__NO_TOKEN_ID;
+}
+
+/* Room for need bytes in the key buffer (its contents kept); 0 when out of memory. */
+static int grow_key(st_counter *c, size_t need) {
+    st__cand *cd = c->cand;
+    size_t cap = cd->key_cap ? cd->key_cap : 4096;
+    while (cap < need) cap *= 2;
+    uint8_t *k = (uint8_t *)st__alloc(&c->alloc, cap);
+    if (!k) return 0;
+    if (cd->key) {
+        st__memcpy(k, cd->key, cd->key_cap);
+        st__free(&c->alloc, cd->key, cd->key_cap);
+    }
+    cd->key = k;
+    cd->key_cap = cap;
+    return 1;
+}
+
+/* A candidates counter's document: the maximal runs of two or more eligible pretokens, each
+ * counted once, keyed by their bytes joined with 0xFF. The pieces are walked as count_document
+ * walks them, and a small cache of short pretokens keeps most eligibility tests to one hash. */
+/* A short-piece cache pays once the counter has seen some text, this document's len bytes
+ * included: clearing it costs a small corpus more than it saves (seconds under an interpreter
+ * such as pywasm). */
+static int hot_due(const st_counter *c, size_t len) { return c->stats[ST_COUNTER_BYTES] + len >= ((uint64_t)1 << 16); }
+
+/* size zeroed bytes, or NULL when out of memory. */
+static void *zalloc(st_counter *c, size_t size) {
+    void *p = st__alloc(&c->alloc, size);
+    if (p) st__memset(p, 0, size);
+    return p;
+}
+
+static st_status count_candidates(st_counter *c, const uint8_t *s, size_t len, st_error *err) {
+    st__cand *cd = c->cand;
+    if (!cd->toks.slots)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "a split candidates counter counts no more documents (split after counting)");
+    if (!cd->hot && hot_due(c, len) && !(cd->hot = (st__cand_hot *)zalloc(c, sizeof(st__cand_hot) << ST__CAND_HOT_BITS)))
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    st__piece_iter it;
+    st__pieces_init(&it, &c->pt, s, len);
+    st__scan_fn scan = (c->pt.flags & ST_PRETOK_SCRIPT_AWARE) ? NULL : it.scan;
+    size_t start = 0, kl = 0, run = 0;
+    uint64_t found = 0;
+    for (;;) {
+        int el = 0;
+        size_t e = start;
+        if (it.i < len) {
+            e = scan ? (it.i = scan(s, len, it.i)) : st__pieces_next(&it);
+            const uint8_t *p = s + start;
+            size_t n = e - start;
+            if (n <= 8 && cd->hot) {
+                uint64_t w;
+                if (len - start >= 8) w = st__load_le64(p) & (n == 8 ? ~0ull : (1ull << (8 * n)) - 1);
+                else {
+                    w = 0;
+                    for (size_t k = 0; k < n; k++) w |= (uint64_t)p[k] << (8 * k);
+                }
+                uint64_t h = st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
+                st__cand_hot *hc = &cd->hot[h >> (64 - ST__CAND_HOT_BITS)];
+                if (hc->len == n && hc->word == w) el = (int)hc->eligible;
+                else {
+                    el = eligible(c, p, n);
+                    hc->word = w;
+                    hc->len = (uint32_t)n;
+                    hc->eligible = (uint32_t)(el > 0);
+                }
+            } else el = eligible(c, p, n);
+            if (el < 0) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+            if (el) {
+                if (kl + n + 1 > cd->key_cap && !grow_key(c, kl + n + 1))
+                    return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+                uint8_t *key = cd->key;
+                if (run) key[kl++] = ST__CAND_SEP;
+                st__memcpy(key + kl, p, n);
+                kl += n;
+                run++;
+            }
+        }
+        if (!el) { /* the run ends: an ineligible pretoken, or the document's end */
+            if (run >= 2) {
+                if (ST_UNLIKELY(kl > 0xFFFFFFFFu))
+                    return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, start, "a candidate longer than 4 GiB");
+                if (!add_piece(c, cd->key, kl, st__hash_bytes(cd->key, kl), 1))
+                    return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+                found++;
+            }
+            run = 0;
+            kl = 0;
+        }
+        if (e == start) break; /* no piece was read: the end */
+        start = e;
+    }
+    c->stats[ST_COUNTER_DOCUMENTS]++;
+    c->stats[ST_COUNTER_BYTES] += len;
+    c->stats[ST_COUNTER_PRETOKENS] += found;
+    return ST_OK;
+}
+
+/* Count the pieces of one validated document. */
+static st_status count_document(st_counter *c, const uint8_t *s, size_t len, st_error *err) {
+    if (c->cand) return count_candidates(c, s, len, err);
+    if (!c->hot && hot_due(c, len) && !(c->hot = (st__count_hot *)zalloc(c, sizeof(st__count_hot) << ST__HOT_BITS)))
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    st__piece_iter it;
+    st__pieces_init(&it, &c->pt, s, len);
+    size_t start = 0;
+    uint64_t pieces = 0;
+    /* one chunk (not script-aware): call its scanner directly, no chunk bookkeeping per piece */
+    st__scan_fn scan = (c->pt.flags & ST_PRETOK_SCRIPT_AWARE) ? NULL : it.scan;
+    while (it.i < len) {
+        size_t e = scan ? (it.i = scan(s, len, it.i)) : st__pieces_next(&it);
+        const uint8_t *p = s + start;
+        size_t n = e - start;
+        if (n <= 8) {
+            /* the piece as one word (its hash is st__hash_bytes's for 1-8 bytes) */
+            uint64_t w;
+            if (len - start >= 8) w = st__load_le64(p) & (n == 8 ? ~0ull : (1ull << (8 * n)) - 1);
+            else {
+                w = 0;
+                for (size_t k = 0; k < n; k++) w |= (uint64_t)p[k] << (8 * k);
+            }
+            uint64_t h = st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
+            if (!c->hot) {
+                if (!add_piece(c, p, n, h, 1)) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+                pieces++;
+                start = e;
+                continue;
+            }
+            st__count_hot *hc = &c->hot[h >> (64 - ST__HOT_BITS)];
+            if (hc->len == n && hc->word == w) {
+                c->entries[hc->entry].count++;
+            } else {
+                size_t id = add_piece(c, p, n, h, 1);
+                if (!id) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+                hc->word = w;
+                hc->len = (uint32_t)n;
+                hc->entry = (uint32_t)(id - 1);
+            }
+        } else {
+            if (ST_UNLIKELY(n > 0xFFFFFFFFu))
+                return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, start, "a pretoken longer than 4 GiB");
+            if (!add_piece(c, p, n, st__hash_bytes(p, n), 1))
+                return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        }
+        pieces++;
+        start = e;
+    }
+    c->stats[ST_COUNTER_DOCUMENTS]++;
+    c->stats[ST_COUNTER_BYTES] += len;
+    c->stats[ST_COUNTER_PRETOKENS] += pieces;
+    return ST_OK;
+}
+
+/* The end of the line starting at i: after its '\n', or len. Eight bytes at a time (no memchr in
+ * the freestanding build). */
+static size_t line_end(const uint8_t *s, size_t i, size_t len) {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull, nl = ones * '\n';
+    while (i + 8 <= len) {
+        uint64_t w;
+        st__memcpy(&w, s + i, 8);
+        w ^= nl;
+        if ((w - ones) & ~w & highs) break; /* some byte of the word is '\n' */
+        i += 8;
+    }
+    while (i < len)
+        if (s[i++] == '\n') return i;
+    return len;
+}
+
+static uint64_t line_of(const uint8_t *s, size_t off) {
+    uint64_t line = 1;
+    for (size_t i = 0; i < off; i++) line += s[i] == '\n';
+    return line;
+}
+
+/* Out of memory part-way leaves what was counted so far: the counter is then only good for
+ * st_counter_free (documented in supertok.h's spirit: an allocation failure is not recoverable). */
+st_status st_counter_add(st_counter *c, const char *text, size_t len, uint32_t flags, st_error *err) {
+    st__error_clear(err);
+    if (!c || (!text && len)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "counter or text is NULL");
+    if (flags & ~ST_COUNT_LINES) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown flags");
+    const uint8_t *s = (const uint8_t *)text;
+    /* validate first, so nothing of the call is counted when the text is bad */
+    st_error local;
+    st_status st = st_utf8_validate(text, len, err ? err : &local);
+    if (st != ST_OK) {
+        if (flags & ST_COUNT_LINES) st__error_line(err, line_of(s, (size_t)(err ? err : &local)->offset), 0);
+        return st;
+    }
+    if (!(flags & ST_COUNT_LINES)) return count_document(c, s, len, err);
+    size_t i = 0;
+    while (i < len) {
+        size_t e = line_end(s, i, len);
+        st = count_document(c, s + i, e - i, err);
+        if (st != ST_OK) return st;
+        i = e;
+    }
+    return ST_OK;
+}
+
+st_status st_counter_add_documents(st_counter *c, const char *texts, const size_t *ends, size_t n_documents,
+                                   st_error *err) {
+    st__error_clear(err);
+    if (!c || (n_documents && (!ends || !texts)))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "counter, texts or ends is NULL");
+    size_t prev = 0;
+    for (size_t i = 0; i < n_documents; i++) {
+        if (ends[i] < prev) {
+            st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, i, "ends must not decrease");
+            st__error_line(err, 0, (uint32_t)i);
+            return ST_ERR_INVALID_ARGUMENT;
+        }
+        st_status st = st_utf8_validate(texts + prev, ends[i] - prev, err);
+        if (st != ST_OK) {
+            st__error_line(err, 0, (uint32_t)i);
+            return st;
+        }
+        prev = ends[i];
+    }
+    prev = 0;
+    for (size_t i = 0; i < n_documents; i++) {
+        st_status st = count_document(c, (const uint8_t *)texts + prev, ends[i] - prev, err);
+        if (st != ST_OK) return st;
+        prev = ends[i];
+    }
+    return ST_OK;
+}
+
+st_status st_counter_add_pretoken(st_counter *c, const char *bytes, size_t len, uint64_t count, st_error *err) {
+    st__error_clear(err);
+    if (!c || !bytes) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "counter or bytes is NULL");
+    if (len == 0 || len > 0xFFFFFFFFu)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "a pretoken is 1 byte to 4 GiB long");
+    if (c->cand)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "a candidates counter takes documents, not pretokens");
+    if (count == 0) return ST_OK;
+    if (c->stats[ST_COUNTER_PRETOKENS] + count < count)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the count would overflow 64 bits");
+    st_status st = st_utf8_validate(bytes, len, err);
+    if (st != ST_OK) return st;
+    const uint8_t *p = (const uint8_t *)bytes;
+    if (!add_piece(c, p, len, st__hash_bytes(p, len), count))
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    c->stats[ST_COUNTER_PRETOKENS] += count;
+    return ST_OK;
+}
+
+static int add_would_overflow(const st_counter *c, uint64_t docs, uint64_t bytes, uint64_t pretokens) {
+    return c->stats[ST_COUNTER_DOCUMENTS] + docs < docs || c->stats[ST_COUNTER_BYTES] + bytes < bytes ||
+           c->stats[ST_COUNTER_PRETOKENS] + pretokens < pretokens;
+}
+
+st_status st_counter_merge(st_counter *into, const st_counter *from, st_error *err) {
+    st__error_clear(err);
+    if (!into || !from) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "a counter is NULL");
+    if (!st__pretokenizers_equal(&into->pt, &from->pt))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "the counters split text differently (pattern, script-aware or scripts)");
+    if (into == from) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "merging a counter into itself");
+    if (!into->cand != !from->cand)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "one counter holds pretokens, the other supermerge candidates");
+    if (into->cand && !st__cand_compatible(into->cand, from->cand))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "the candidates were made from another vocabulary, algorithm or n-gram split");
+    if (add_would_overflow(into, from->stats[0], from->stats[1], from->stats[2]))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the sum would overflow 64 bits");
+    /* every pretoken count is at most the pretoken total, which does not overflow */
+    for (size_t i = 0; i < from->n; i++) {
+        const st__count_entry *e = &from->entries[i];
+        const uint8_t *p = from->arena + e->off;
+        if (!add_piece(into, p, e->len, st__hash_bytes(p, e->len), e->count))
+            return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    }
+    into->stats[ST_COUNTER_DOCUMENTS] += from->stats[ST_COUNTER_DOCUMENTS];
+    into->stats[ST_COUNTER_BYTES] += from->stats[ST_COUNTER_BYTES];
+    into->stats[ST_COUNTER_PRETOKENS] += from->stats[ST_COUNTER_PRETOKENS];
+    return ST_OK;
+}
+
+uint64_t st_counter_stat(const st_counter *c, int what) {
+    if (c && what == ST_COUNTER_KIND) return c->cand ? ST_COUNTER_KIND_CANDIDATES : ST_COUNTER_KIND_PRETOKENS;
+    if (!c || what < 0 || what > ST_COUNTER_UNIQUE) return 0;
+    return c->stats[what];
+}
+
+/* ---- save / load (docs/train-format.md) -------------------------------------------------- */
+
+static void put_u32(uint8_t *p, uint32_t v) {
+    for (int k = 0; k < 4; k++) p[k] = (uint8_t)(v >> (8 * k));
+}
+static void put_u64(uint8_t *p, uint64_t v) {
+    for (int k = 0; k < 8; k++) p[k] = (uint8_t)(v >> (8 * k));
+}
+static uint32_t get_u32(const uint8_t *p) {
+    uint32_t v = 0;
+    for (int k = 3; k >= 0; k--) v = (v << 8) | p[k];
+    return v;
+}
+static uint64_t get_u64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int k = 7; k >= 0; k--) v = (v << 8) | p[k];
+    return v;
+}
+
+/* Python's bytes order: the common prefix, then the shorter first. */
+static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+    int r = st__memcmp(a, b, an < bn ? an : bn);
+    if (r) return r;
+    return an < bn ? -1 : an > bn;
+}
+
+static int entry_less(const st_counter *c, uint32_t x, uint32_t y) {
+    const st__count_entry *a = &c->entries[x], *b = &c->entries[y];
+    return cmp_bytes(c->arena + a->off, a->len, c->arena + b->off, b->len) < 0;
+}
+
+/* Bottom-up merge sort of entry numbers by bytes (no recursion, no libc qsort); returns the
+ * buffer (idx or tmp) holding the result. */
+static uint32_t *sort_entries(const st_counter *c, uint32_t *idx, uint32_t *tmp, size_t n) {
+    for (size_t width = 1; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) tmp[k++] = entry_less(c, idx[j], idx[i]) ? idx[j++] : idx[i++];
+            while (i < mid) tmp[k++] = idx[i++];
+            while (j < hi) tmp[k++] = idx[j++];
+        }
+        uint32_t *t = idx;
+        idx = tmp;
+        tmp = t;
+    }
+    return idx;
+}
+
+static void write_header(const st_counter *c, uint8_t *h) {
+    st__memcpy(h, magic, 8);
+    put_u32(h + 8, c->cand ? CAND_VERSION : FORMAT_VERSION);
+    put_u32(h + 12, (uint32_t)c->pt.pattern);
+    put_u32(h + 16, c->pt.flags);
+    for (int w = 0; w < ST_SCRIPT_WORDS; w++)
+        put_u32(h + 20 + 4 * w, (c->pt.flags & ST_PRETOK_SCRIPT_AWARE) ? c->pt.single_letter_scripts[w] : 0);
+    for (int s = 0; s < 4; s++) put_u64(h + 52 + 8 * s, c->stats[s]);
+    if (!c->cand) return;
+    const st__cand *cd = c->cand;
+    put_u32(h + 84, ST_COUNTER_KIND_CANDIDATES);
+    put_u32(h + 88, (uint32_t)cd->algorithm);
+    put_u32(h + 92, (uint32_t)cd->alphabet);
+    put_u32(h + 96, (uint32_t)cd->ngram_max_len);
+    put_u64(h + 100, cd->supermerges);
+    put_u64(h + 108, cd->fingerprint);
+    put_u64(h + 116, cd->ngram_cmin);
+    put_u64(h + 124, cd->kept);
+}
+
+st_status st_counter_save(const st_counter *c, uint8_t *out, size_t cap, size_t *out_len, st_error *err) {
+    st__error_clear(err);
+    if (!c || !out_len || (!out && cap)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
+    size_t head = c->cand ? CAND_HEADER_SIZE : HEADER_SIZE;
+    size_t size = head + c->n * ENTRY_HEAD + c->arena_len;
+    *out_len = size;
+    if (cap < size) return st__error_status(err, ST_ERR_BUFFER_TOO_SMALL);
+    uint32_t *idx = NULL, *tmp = NULL;
+    if (c->n) {
+        idx = (uint32_t *)st__alloc(&c->alloc, c->n * sizeof *idx);
+        tmp = (uint32_t *)st__alloc(&c->alloc, c->n * sizeof *tmp);
+        if (!idx || !tmp) {
+            st__free(&c->alloc, idx, c->n * sizeof *idx);
+            st__free(&c->alloc, tmp, c->n * sizeof *tmp);
+            return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        }
+        for (size_t i = 0; i < c->n; i++) idx[i] = (uint32_t)i;
+    }
+    uint32_t *order = c->n ? sort_entries(c, idx, tmp, c->n) : NULL;
+    write_header(c, out);
+    uint8_t *p = out + head;
+    for (size_t i = 0; i < c->n; i++) {
+        const st__count_entry *e = &c->entries[order[i]];
+        put_u32(p, e->len);
+        put_u64(p + 4, e->count);
+        st__memcpy(p + ENTRY_HEAD, c->arena + e->off, e->len);
+        p += ENTRY_HEAD + e->len;
+    }
+    st__free(&c->alloc, idx, c->n * sizeof *idx);
+    st__free(&c->alloc, tmp, c->n * sizeof *tmp);
+    return ST_OK;
+}
+
+static st_status bad(st_error *err, size_t off, const char *what) {
+    return st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, off, what);
+}
+
+st_status st_counter_load(st_counter *c, const uint8_t *b, size_t len, st_error *err) {
+    st__error_clear(err);
+    if (!c || (!b && len)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "counter or bytes is NULL");
+    if (len < 8 || st__memcmp(b, magic, 8) != 0) return bad(err, 0, "not a supertok counts file (magic 'stcounts')");
+    if (len < HEADER_SIZE) return bad(err, len, "counts file: the header is cut short (truncated?)");
+    uint32_t version = get_u32(b + 8);
+    if (version != FORMAT_VERSION && version != CAND_VERSION) {
+        bad(err, 8, "counts file: format version ");
+        st__error_append_u64(err, version);
+        st__error_append(err, " is not supported (this core reads versions 1 and 2)");
+        return ST_ERR_MALFORMED_MODEL;
+    }
+    size_t head = version == CAND_VERSION ? CAND_HEADER_SIZE : HEADER_SIZE;
+    if (len < head) return bad(err, len, "counts file: the header is cut short (truncated?)");
+    st__cand fc; /* version 2: the candidates' parameters */
+    st__memset(&fc, 0, sizeof fc);
+    if (version == CAND_VERSION) {
+        if (get_u32(b + 84) != ST_COUNTER_KIND_CANDIDATES) return bad(err, 84, "counts file: version 2 holds candidates (kind 1)");
+        fc.algorithm = (int)get_u32(b + 88);
+        fc.alphabet = (int)get_u32(b + 92);
+        fc.ngram_max_len = get_u32(b + 96);
+        fc.supermerges = get_u64(b + 100);
+        fc.fingerprint = get_u64(b + 108);
+        fc.ngram_cmin = get_u64(b + 116);
+        fc.kept = get_u64(b + 124);
+        if (fc.algorithm != ST_ALGORITHM_BOUNDLESS && fc.algorithm != ST_ALGORITHM_SUPERBPE)
+            return bad(err, 88, "counts file: unknown algorithm");
+        if (fc.alphabet != ST_ALPHABET_BYTES && fc.alphabet != ST_ALPHABET_UBE)
+            return bad(err, 92, "counts file: unknown alphabet");
+        if (!fc.ngram_max_len != !fc.ngram_cmin)
+            return bad(err, 96, "counts file: n-gram max_len and c_min are both set (split) or both 0");
+    }
+    if (!c->cand != (version == FORMAT_VERSION))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, 8,
+                             c->cand ? "a pretoken counts file (version 1) does not load into a candidates counter"
+                                     : "a candidates file (version 2) does not load into a pretoken counter");
+    struct st_pretokenizer pt;
+    st__memset(&pt, 0, sizeof pt);
+    pt.pattern = (int)get_u32(b + 12);
+    pt.flags = get_u32(b + 16);
+    if (pt.pattern != ST_PATTERN_GPT2 && pt.pattern != ST_PATTERN_CL100K && pt.pattern != ST_PATTERN_O200K)
+        return bad(err, 12, "counts file: unknown pattern");
+    if (pt.flags & ~ST_PRETOK_SCRIPT_AWARE) return bad(err, 16, "counts file: unknown pre-tokenizer flags");
+    int nscripts = st_script_count();
+    for (int w = 0; w < ST_SCRIPT_WORDS; w++) {
+        uint32_t bits = get_u32(b + 20 + 4 * w);
+        pt.single_letter_scripts[w] = bits;
+        for (int k = 0; k < 32; k++)
+            if (((bits >> k) & 1) && (!(pt.flags & ST_PRETOK_SCRIPT_AWARE) || 32 * w + k >= nscripts))
+                return bad(err, 20 + 4 * (size_t)w, "counts file: a script bit that is no script (or set without script-aware)");
+    }
+    if (!st__pretokenizers_equal(&pt, &c->pt))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, 12,
+                             "the counts were made with another pre-tokenizer (pattern, script-aware or scripts)");
+    if (c->cand && !st__cand_compatible(&fc, c->cand))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, 84,
+                             "the candidates were made from another vocabulary, algorithm or n-gram split");
+    uint64_t stats[4];
+    for (int s = 0; s < 4; s++) stats[s] = get_u64(b + 52 + 8 * s);
+    if (add_would_overflow(c, stats[0], stats[1], stats[2]))
+        return bad(err, 52, "counts file: adding its statistics would overflow 64 bits");
+    /* pass 1: validate everything, so a bad file adds nothing */
+    size_t pos = head, prev = 0, prev_len = 0;
+    uint64_t n = 0, sum = 0;
+    while (pos < len) {
+        if (len - pos < ENTRY_HEAD) return bad(err, pos, "counts file: an entry is cut short (truncated?)");
+        uint32_t l = get_u32(b + pos);
+        uint64_t cnt = get_u64(b + pos + 4);
+        if (l == 0) return bad(err, pos, "counts file: an empty pretoken");
+        if (cnt == 0) return bad(err, pos + 4, "counts file: a count of 0");
+        if (l > len - pos - ENTRY_HEAD) return bad(err, pos, "counts file: a pretoken runs past the end (truncated?)");
+        const uint8_t *p = b + pos + ENTRY_HEAD;
+        if (c->cand) {
+            /* two or more non-empty pretokens of valid UTF-8 joined with 0xFF */
+            size_t s0 = 0, parts = 0;
+            for (size_t k = 0; k <= l; k++) {
+                if (k < l && p[k] != ST__CAND_SEP) continue;
+                if (k == s0 || st_utf8_validate((const char *)p + s0, k - s0, NULL) != ST_OK)
+                    return bad(err, pos + ENTRY_HEAD + s0, "counts file: a candidate's pretoken is empty or not valid UTF-8");
+                parts++;
+                s0 = k + 1;
+            }
+            if (parts < 2) return bad(err, pos + ENTRY_HEAD, "counts file: a candidate of fewer than 2 pretokens");
+        } else if (st_utf8_validate((const char *)p, l, NULL) != ST_OK)
+            return bad(err, pos + ENTRY_HEAD, "counts file: a pretoken is not valid UTF-8");
+        if (n && cmp_bytes(b + prev, prev_len, p, l) >= 0)
+            return bad(err, pos, "counts file: pretokens not in strictly increasing byte order (unsorted or repeated)");
+        if (sum + cnt < cnt) return bad(err, pos + 4, "counts file: the counts overflow 64 bits");
+        sum += cnt;
+        n++;
+        prev = pos + ENTRY_HEAD;
+        prev_len = l;
+        pos += ENTRY_HEAD + l;
+    }
+    if (n != stats[ST_COUNTER_UNIQUE]) return bad(err, 76, "counts file: the number of entries differs from its header");
+    if (sum != stats[ST_COUNTER_PRETOKENS]) return bad(err, 68, "counts file: the counts do not sum to its pretoken total");
+    /* pass 2: add (cannot overflow: every count is at most the pretoken total) */
+    pos = head;
+    while (pos < len) {
+        uint32_t l = get_u32(b + pos);
+        uint64_t cnt = get_u64(b + pos + 4);
+        const uint8_t *p = b + pos + ENTRY_HEAD;
+        if (!add_piece(c, p, l, st__hash_bytes(p, l), cnt))
+            return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        pos += ENTRY_HEAD + l;
+    }
+    c->stats[ST_COUNTER_DOCUMENTS] += stats[ST_COUNTER_DOCUMENTS];
+    c->stats[ST_COUNTER_BYTES] += stats[ST_COUNTER_BYTES];
+    c->stats[ST_COUNTER_PRETOKENS] += stats[ST_COUNTER_PRETOKENS];
+    return ST_OK;
+}

@@ -1,0 +1,61 @@
+/* Pretoken counters (docs/design.md §8, docs/train-format.md): the handle's layout and the
+ * internal iteration the trainer walks. */
+#ifndef ST_PRETOKEN_COUNTER_H
+#define ST_PRETOKEN_COUNTER_H
+
+#include "../base/internal.h"
+#include "../text/pretokenize.h"
+
+/* One distinct pretoken: its bytes are arena[off .. off + len). */
+typedef struct st__count_entry {
+    uint64_t off;
+    uint32_t len;
+    uint32_t hash; /* low 32 bits of its hash: the slot index when the table grows */
+    uint64_t count;
+} st__count_entry;
+
+struct st_counter {
+    st_allocator alloc;
+    struct st_pretokenizer pt;
+    /* open addressing, linear probing: slot = (high 32 bits of the hash << 32) | (entry + 1),
+     * 0 for an empty slot; mask + 1 slots, a power of two */
+    uint64_t *slots;
+    size_t mask;
+    st__count_entry *entries;
+    size_t n, cap;
+    uint8_t *arena;
+    size_t arena_len, arena_cap;
+    uint64_t stats[4]; /* ST_COUNTER_DOCUMENTS .. ST_COUNTER_UNIQUE (UNIQUE mirrors n) */
+    /* A direct-mapped cache of recent short pretokens (1-8 bytes, as one little-endian word):
+     * the frequent words of a language stay in it (128 KiB, cache-resident), so most pieces cost
+     * one hash and no probe of the big table. Allocated on the first document. */
+    struct st__count_hot *hot;
+    /* NULL for a pretoken counter; a candidates counter's vocabulary and parameters
+     * (candidates.h): its keys are runs of pretokens joined with 0xFF */
+    struct st__cand *cand;
+};
+
+#define ST__HOT_BITS 13
+typedef struct st__count_hot {
+    uint64_t word; /* the bytes, zero-padded */
+    uint32_t len;  /* 0: empty */
+    uint32_t entry;
+} st__count_hot;
+
+/* The distinct pretokens, in insertion order (no order is promised: the trainer's result does
+ * not depend on it). */
+ST_INLINE size_t st__counter_size(const st_counter *c) { return c->n; }
+ST_INLINE const uint8_t *st__counter_entry(const st_counter *c, size_t i, size_t *len, uint64_t *count) {
+    const st__count_entry *e = &c->entries[i];
+    *len = e->len;
+    *count = e->count;
+    return c->arena + e->off;
+}
+/* Add count occurrences of the key p[0..n) whose hash is h (st__hash_bytes); its entry + 1, or 0
+ * when out of memory (nothing changed). UNIQUE follows; the other statistics are the caller's. */
+size_t st__counter_add_key(st_counter *c, const uint8_t *p, size_t n, uint64_t h, uint64_t count);
+
+/* 1 if the two pre-tokenizers split every text the same way. */
+int st__pretokenizers_equal(const struct st_pretokenizer *a, const struct st_pretokenizer *b);
+
+#endif

@@ -1,0 +1,107 @@
+/* Phase-1 BPE training (docs/design.md §8): the trainer's handle. */
+#ifndef ST_TRAINER_H
+#define ST_TRAINER_H
+
+#include "pretoken_counter.h"
+
+typedef struct st__pair {
+    uint32_t left, right;
+    int64_t count;   /* live count: the pair's occurrences in the current words, times their counts */
+    uint32_t *words; /* words that held the pair when it was counted or formed (a superset: a word
+                        listed may have lost it since; visited words are checked) */
+    uint32_t n, cap;
+    uint32_t stamp; /* last step that raised the count (to queue it once per step) */
+} st__pair;
+
+typedef struct st__heap_entry {
+    uint64_t count; /* the pair's count when queued: stale entries are re-queued on pop */
+    uint32_t pair;
+} st__heap_entry;
+
+#define ST__DELTAS 32
+
+struct st_trainer {
+    st_allocator alloc;
+    int mode, alphabet;
+    uint32_t base; /* A: 256 or 512 */
+    uint64_t vocab_size, min_frequency, alphabet_size, target, n_pretokens;
+    size_t n_specials;
+    struct st_pretokenizer pt;
+    int done;
+    int stop, stop1; /* ST_STOP_*: why the current phase ended, why phase 1 did */
+    int capped;      /* the target was lowered to the rules model's id limit */
+    /* words: the distinct pretokens of two or more symbols */
+    uint32_t *sym;
+    size_t sym_cap;
+    uint64_t *woff, *wcount;
+    uint32_t *wlen, *wstamp;
+    size_t n_words, words_cap;
+    /* tokens by internal id (0..A-1 base symbols, A + i made by merge i): their base-symbol
+     * sequences as bytes (bytes alphabet: the bytes; UBE: each symbol as 2 big-endian bytes),
+     * so that memcmp orders them as Python orders the tuples */
+    uint8_t *seq;
+    size_t seq_len, seq_cap;
+    uint64_t *tok_off;
+    uint32_t *tok_len, *hf_key;
+    size_t tok_cap;
+    /* hf: token strings -> id (the reuse of an existing token's id), open addressing */
+    uint32_t *str_slots;
+    size_t str_mask, n_strs;
+    uint64_t distinct; /* merged tokens made (reused ids not counted) */
+    /* hf: HuggingFace's vocabulary size so far (specials + byte-level characters + merged strings,
+     * one id per string) and the specials' texts as bytes where every character is a byte-level
+     * character (so a token with those bytes has the special's string and id) */
+    uint64_t hf_vocab;
+    uint8_t *spec_bytes;
+    size_t spec_bytes_len;
+    size_t *spec_off, *spec_len; /* n_specials each; spec_len SIZE_MAX: no byte-level form */
+    int specials_set;
+    uint64_t reused;   /* merges whose string was already a token (hf) */
+    /* pairs */
+    st__pair *pairs;
+    size_t n_pairs, pairs_cap;
+    uint64_t *pkeys; /* slot keys (left << 32 | right), with pvals = pair + 1 (0: empty) */
+    uint32_t *pvals;
+    size_t pmask;
+    st__heap_entry *heap;
+    size_t heap_n, heap_cap;
+    uint32_t *touched;
+    size_t n_touched, touched_cap;
+    uint32_t step_no;
+    /* per-word pending pair deltas (merged before touching the pair table) */
+    uint64_t dkey[ST__DELTAS];
+    int64_t dval[ST__DELTAS];
+    size_t n_deltas;
+    uint64_t skip_key; /* the pair being merged: its count is set to 0 at the end, not tracked */
+    int oom;
+    /* per-word scratch: merge sites, and a window's new symbols (max word length each) */
+    uint32_t *sites, *window;
+    size_t scratch_cap;
+    /* the result */
+    uint32_t *merges;
+    uint64_t *counts;
+    size_t n_merges, merges_cap;
+    /* phase 2 (superwords): the words are the candidates as phase-1 token ids; supermerge i is
+     * internal token base + made + i (made = the phase-1 merges), written as base + kept + i */
+    int phase;     /* 1, or 2 after st_trainer_start_superwords */
+    int algorithm; /* ST_ALGORITHM_* of phase 2 */
+    uint64_t supermerges_arg, steps;
+    size_t made;        /* phase-1 merges made */
+    size_t next_merge;  /* j: regular merges replayed (kept) so far */
+    uint64_t n_candidates;
+    uint64_t ngram_cmin, ngram_max_len;
+    uint32_t *super;      /* internal ids, 2 per supermerge */
+    uint64_t *super_counts;
+    size_t n_super, super_cap;
+    uint32_t *super_out; /* the same in written ids, for st_trainer_supermerges (rebuilt lazily) */
+    size_t super_out_n, super_out_cap, super_out_kept;
+    /* BOUNDLESS: pairs popped while a part was a regular merge not yet replayed, by that merge */
+    uint32_t *wait_head; /* made entries: first waiting entry + 1, 0 for none */
+    uint32_t *wait_pair, *wait_next;
+    size_t n_wait, wait_cap;
+};
+
+uint64_t st__trainer_kept(const st_trainer *t, int algorithm, uint64_t supermerges);
+const char *st__superword_args_error(const st_trainer *t, int algorithm, uint64_t supermerges);
+
+#endif
