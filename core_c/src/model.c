@@ -1,4 +1,4 @@
-/* Model files (docs/model-format.md): the parser, the canonical writer, and the encoding built
+/* Model files (docs/formats/model-format.md): the parser, the canonical writer, and the encoding built
  * from a parsed model. No libc: numbers, base64 and messages are done here. */
 #include "model.h"
 #include "encoding.h"

@@ -1,4 +1,4 @@
-/* Model files (docs/model-format.md): the parsed form, shared by the parser, the writer and the
+/* Model files (docs/formats/model-format.md): the parsed form, shared by the parser, the writer and the
  * encoding builder in model.c, and by the C tests (which compare two parsed models). */
 #ifndef ST_MODEL_H
 #define ST_MODEL_H
