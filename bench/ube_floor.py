@@ -93,4 +93,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    import _results  # bench/RESULTS.md: this run's entry, in place of its earlier one
+    sys.exit(_results.run_and_record(main, _results.keyed("ube_floor.py", options=("--backend",))))
