@@ -462,8 +462,8 @@ class Encoding:
 
     def set_cache_size(self, size):
         """Bound the memory of the piece cache (the tokens of pieces already encoded, kept
-        across calls: a word seen before costs a lookup instead of a merge; README, "Piece
-        cache") to size bytes; 0 turns it off. The default is 12 MiB, or the
+        across calls: a word seen before costs a lookup instead of a merge; docs/python.md, "The
+        piece cache") to size bytes; 0 turns it off. The default is 12 MiB, or the
         SUPERTOK_PIECE_CACHE environment variable's value (bytes) when set as the encoding is
         made. Safe while other threads encode with this encoding; ids never change."""
         if not isinstance(size, int) or isinstance(size, bool):
