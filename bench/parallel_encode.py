@@ -16,7 +16,7 @@ and tiktoken's where tiktoken loads offline (the shipped rank files).
 Batch: the same text's lines (up to --lines of them) through encode_ordinary_batch with
 num_threads 1 and --threads, taking turns, the same way.
 
-The machine the numbers in README were made on has 2 shared CPUs with other work running:
+The machine the numbers in bench/RESULTS.md were made on has 2 shared CPUs with other work running:
 read the ratios from the same round, and CPU time beside wall time.
 """
 import argparse
@@ -113,4 +113,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import _results  # bench/RESULTS.md: this run's entry, in place of its earlier one
+    _results.run_and_record(main, _results.keyed("parallel_encode.py", options=("--lang", "--encoding", "--threads", "--mib")))

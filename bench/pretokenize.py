@@ -342,4 +342,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    import _results  # bench/RESULTS.md: this run's entry, in place of its earlier one
+    sys.exit(_results.run_and_record(main, _results.keyed("pretokenize.py", options=("--pattern", "--lang", "--mib"), flags=("--script-aware", "--no-script-aware", "--no-patho"))))

@@ -134,4 +134,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import _results  # bench/RESULTS.md: this run's entry, in place of its earlier one
+    _results.run_and_record(main, _results.keyed("superword_encode.py", options=("--lang", "--algorithm", "--supermerges", "--vocab")))

@@ -702,4 +702,5 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    import _results  # bench/RESULTS.md: this run's entry, in place of its earlier one
+    sys.exit(_results.run_and_record(main, _results.keyed("train.py", options=("--sizes", "--vocab", "--threads", "--tools", "--supermerges", "--hf-input"), flags=("--ngram-split",))))

@@ -28,21 +28,20 @@ s/MB. CPU is the steadier measure on a shared machine: wall time also counts the
 core.
 
 The table is printed, and written to bench/RESULTS.md with the command, the date and the
-machine, in place of this script's earlier entry there.
+machine, in place of this script's earlier entry there (bench/_results.py; not for --quick or
+--no-results).
 """
 import argparse
-import datetime
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 
+import _results
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-RESULTS = os.path.join(HERE, "RESULTS.md")
-RESULTS_HEADER = "# Benchmark results (written by the bench/ scripts; each entry says its command and date)\n"
 
 INPUTS = [("one byte", "a"), ("period", "abcdefghij"), ("japanese", "日本語のテキスト")]
 VOCAB = 2048
@@ -69,17 +68,6 @@ print(json.dumps({"backend": supertok.backend(), "merges": len(enc.merges), "sto
 """
 
 
-def machine():
-    cpu = "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for ln in f:
-                if ln.startswith("model name"):
-                    cpu = ln.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return "%s, %s, %d cores, Python %s" % (platform.platform(), cpu, os.cpu_count(), platform.python_version())
 
 
 def write_input(path, unit, nbytes):
@@ -180,30 +168,10 @@ def main():
     table = "\n".join(lines)
     print(table)
 
-    if not args.no_results:
-        import supertok
-        entry = ("## train_growth.py, %s\n\n`%s`\n\n%s; supertok %s\n\n%s\n"
-                 % (datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), command.strip(), machine(),
-                    getattr(supertok, "__version__", "?"), table))
-        write_results(entry)
-        print("wrote its entry in %s" % os.path.relpath(RESULTS, ROOT), file=sys.stderr)
+    if not (args.no_results or args.quick):
+        path = _results.write_entry("train_growth.py", command, table)
+        print("wrote its entry in %s" % os.path.relpath(path, ROOT), file=sys.stderr)
 
-
-def write_results(entry):
-    """This script's entry in RESULTS.md, in place of its earlier one (one copy of each table);
-    the other scripts' entries are kept. Written to a temporary file and renamed over it."""
-    text = RESULTS_HEADER
-    if os.path.exists(RESULTS):
-        with open(RESULTS, encoding="utf-8") as f:
-            text = f.read()
-    mine = "## train_growth.py,"
-    parts = text.split("\n## ")
-    kept = [parts[0]] + ["## " + p for p in parts[1:] if not ("## " + p).startswith(mine)]
-    text = "\n".join(k.rstrip("\n") + "\n" for k in kept) + "\n" + entry
-    tmp = RESULTS + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, RESULTS)
 
 if __name__ == "__main__":
     main()

@@ -77,7 +77,7 @@ def main(argv=None):
             row[3] += len(syms)
 
     cmd = "python bench/ube_floor.py" + "".join(" " + shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
-    print("Command: `%s` (backend: %s; corpus: ../shared/corpora/udhr.jsonl.xz)\n" % (cmd, backend))
+    print("Command: `%s` (backend: %s; corpus: udhr.jsonl.xz of the corpora folder)\n" % (cmd, backend))
     print("Base symbols per character before any merge, per dominant script (the first entry of "
           "each record's `scripts`), summed over that script's translations.\n")
     print("| script | translations | characters | byte-level symbols/char | UBE symbols/char | UBE / byte-level |")
@@ -93,4 +93,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    import _results  # bench/RESULTS.md: this run's entry, in place of its earlier one
+    sys.exit(_results.run_and_record(main, _results.keyed("ube_floor.py", options=("--backend",))))

@@ -3,7 +3,7 @@
 A model file is a list of pairs, and the tokens the pairs spell can be far larger than the file:
 30 rules that each join the last token to itself spell a gigabyte, and a chain of rules each a
 byte longer than the last spells n^2 / 2 bytes. The core keeps memory proportional to the file
-by a limit on a rules model's token bytes (docs/model-format.md, Limits: 16 MiB + 256 bytes a
+by a limit on a rules model's token bytes (docs/formats/model-format.md, Limits: 16 MiB + 256 bytes a
 rule), checked from the pairs before any token is allocated, the same on every backend because
 it is C. The trainer stops before a merge that would cross it, so every model it writes loads.
 

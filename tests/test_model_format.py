@@ -1,4 +1,4 @@
-"""The model file format (docs/model-format.md), parsed by the core, on every backend.
+"""The model file format (docs/formats/model-format.md), parsed by the core, on every backend.
 
 - vectors/models/*.stmodel are the text forms of vectors/models/*.json: the generator's writer,
   supertok's JSON converter and the core's canonical writer give the same bytes.
@@ -235,7 +235,7 @@ def test_counts_and_ranks_kind(backend):
 
 
 def test_the_spec_examples_parse_and_are_canonical(backend):
-    with open(os.path.join(ROOT, "docs", "model-format.md"), encoding="utf-8") as f:
+    with open(os.path.join(ROOT, "docs", "formats", "model-format.md"), encoding="utf-8") as f:
         blocks = f.read().split("```")[1::2]
     examples = [b.lstrip("\n").encode("utf-8") for b in blocks if b.lstrip("\n").startswith("supertok-model 1")]
     assert len(examples) == 3

@@ -483,7 +483,7 @@ def _meta(name, n, fields, **extra):
 
 
 def model_text(model):
-    """The model in the text model format (docs/model-format.md), canonical form, written here
+    """The model in the text model format (docs/formats/model-format.md), canonical form, written here
     from the spec (tests/test_model_format.py checks supertok's converter and the core's writer
     give the same bytes)."""
     def esc(text):  # \\ \n \r \t, \xHH for other controls and a space at either end

@@ -1004,7 +1004,7 @@ export function encodingForModel(modelName, options) {
   return getEncoding(name, options);
 }
 
-/** An Encoding from a supertok model file (docs/model-format.md; the .stmodel files the Python
+/** An Encoding from a supertok model file (docs/formats/model-format.md; the .stmodel files the Python
  * package writes): its bytes, its text, or a URL to read; parsed and checked by the core: a SupertokError ST_ERR_MALFORMED_MODEL names
  * the line and the field. Returns a Promise (the module loads first if needed). */
 export async function loadModel(data) {

@@ -250,13 +250,13 @@ ST_API st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, c
  * abc d give [ab, cd] for "abcd", where ranks would give [abcd]). specials: as for
  * st_encoding_new_tiktoken, with ids at or above A + n_merges, one string an id, except that
  * in a bytes model a special may have a symbol's or rule's id when its text is exactly that
- * token's bytes (it shares the token: docs/model-format.md, Specials). At most 2^21 - 1 ids. A bad
+ * token's bytes (it shares the token: docs/formats/model-format.md, Specials). At most 2^21 - 1 ids. A bad
  * rule (a part not below its own id, the same pair twice): ST_ERR_MALFORMED_MODEL with
  * offset = the rule's index (ST_UNIT_INDEX); a bad special: its line, input 1. The tokens the
  * rules spell are stored whole, and a few rules can spell huge ones (30 rules that each join
  * the last token to itself spell a gigabyte), so their bytes are bounded in proportion to the
  * rules: see ST_RULES_TOKEN_BYTES_BASE. */
-/* The limit on a rules model's tokens (docs/model-format.md, Limits), the same on every host:
+/* The limit on a rules model's tokens (docs/formats/model-format.md, Limits), the same on every host:
  * the tokens its n rules make (merges and supermerges; the base symbols not counted) may hold at
  * most ST_RULES_TOKEN_BYTES_BASE + ST_RULES_TOKEN_BYTES_PER_RULE * n bytes, a UBE symbol counting
  * 2. Trained models use a few bytes a rule (o200k's tokens: 7), so the limit only refuses files
@@ -541,11 +541,11 @@ ST_API st_status st_decode_with_offsets(const st_encoding *enc, const uint32_t *
                                         uint8_t *out, size_t cap, size_t *out_len, size_t *offsets,
                                         st_error *err);
 
-/* ---- Model files (docs/model-format.md) ----------------------------------------------------- */
+/* ---- Model files (docs/formats/model-format.md) ----------------------------------------------------- */
 
 /* A model file is text: "supertok-model 1", header lines (name, kind, alphabet, pattern,
  * script-aware, scripts), counted sections (merges or tokens, supermerges, specials) and a
- * final "end" line; docs/model-format.md is the specification. The core parses it from bytes,
+ * final "end" line; docs/formats/model-format.md is the specification. The core parses it from bytes,
  * so every host (wasm, JavaScript, C) loads a model with nothing else.
  *
  * Errors: a malformed or truncated file gives ST_ERR_MALFORMED_MODEL with err->line (1-based
@@ -653,7 +653,7 @@ ST_API st_status st_counter_merge(st_counter *into, const st_counter *from, st_e
                                         UNIQUE = distinct candidates */
 ST_API uint64_t st_counter_stat(const st_counter *counter, int what);
 
-/* The counts as bytes (a versioned binary format, docs/train-format.md): the pre-tokenizer,
+/* The counts as bytes (a versioned binary format, docs/formats/train-format.md): the pre-tokenizer,
  * the statistics and every distinct pretoken with its count, sorted by bytes, so equal counts
  * give equal files. Size query with cap 0 (ST_ERR_BUFFER_TOO_SMALL, *out_len the size). */
 ST_API st_status st_counter_save(const st_counter *counter, uint8_t *out, size_t cap, size_t *out_len,
@@ -714,7 +714,7 @@ ST_API uint64_t st_trainer_stat(const st_trainer *trainer, int what);
 ST_API size_t st_trainer_merges(const st_trainer *trainer, const uint32_t **pairs,
                                 const uint64_t **counts);
 
-/* The trained model as a model file (docs/model-format.md, kind rules, merges with counts, the
+/* The trained model as a model file (docs/formats/model-format.md, kind rules, merges with counts, the
  * counter's pre-tokenizer; after phase 2 the kept regular merges, the supermerges with counts
  * and the "training" line with the algorithm and its parameters) into out[0..cap): name (1-128 printable ASCII, no space) and the
  * special tokens, text i = specials[ends[i-1] .. ends[i]), which take the ids after the merges

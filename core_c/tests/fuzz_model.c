@@ -1,5 +1,5 @@
 // libFuzzer harness for the model-file parser, writer and the encodings built from models
-// (docs/model-format.md).
+// (docs/formats/model-format.md).
 //
 // Build (from the repository root; Debian: apt-get install clang libclang-rt-14-dev):
 //
@@ -46,7 +46,7 @@ typedef struct budget {
     size_t bytes, peak; /* bytes allocated and not freed, and their most */
 } budget;
 
-/* Memory stays proportional to the file (docs/model-format.md, Limits): the most the parser
+/* Memory stays proportional to the file (docs/formats/model-format.md, Limits): the most the parser
  * and the encoding built from the model hold at once is at most ALLOC_BASE + ALLOC_PER_BYTE per
  * byte of the file. ALLOC_BASE: the limit on a rules model's tokens (whose constant lets a small
  * file spell up to 16 MiB of tokens) plus the fixed tables (a rank vocabulary's 2-byte table,

@@ -1,5 +1,5 @@
 // libFuzzer harness for the pretoken counters and the phase-1 trainer (docs/design.md §8,
-// docs/train-format.md).
+// docs/formats/train-format.md).
 //
 // Build (from the repository root; Debian: apt-get install clang libclang-rt-14-dev):
 //

@@ -1,4 +1,4 @@
-// Tests of the streaming id decoder (st_decoder_*) and st_decode_with_offsets (core_c/src/decoder.c).
+// Tests of the streaming id decoder (st_decoder_*) and st_decode_with_offsets (core_c/src/encode/decoder.c).
 //
 // Build and run from the repository root:
 //   cc -std=c11 -O2 -Icore_c/include core_c/src/*/*.c core_c/tests/test_decoder.c -o test_decoder

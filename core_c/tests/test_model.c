@@ -1,4 +1,4 @@
-// Model files (docs/model-format.md): parser, canonical writer, encodings built from them.
+// Model files (docs/formats/model-format.md): parser, canonical writer, encodings built from them.
 //
 //   test_model [vectors/models]
 //

@@ -1,4 +1,4 @@
-// Tests of the counters and the phase-1 trainer (docs/design.md §8, docs/train-format.md):
+// Tests of the counters and the phase-1 trainer (docs/design.md §8, docs/formats/train-format.md):
 //   test_train [ROOT]     ROOT: the repository (for vectors/train/*.jsonl; default ".")
 // The trainer is checked against a naive reference kept here for clarity: it recounts every pair
 // from scratch at each step (the paper's non-overlapping run rule or HF's overlapping count) and
@@ -20,7 +20,7 @@ static uint64_t rnd(void) {
     return g_rng;
 }
 
-/* ---- the saved counts, read back (docs/train-format.md) ---------------------------------- */
+/* ---- the saved counts, read back (docs/formats/train-format.md) ---------------------------------- */
 
 typedef struct cword {
     const uint8_t *p;

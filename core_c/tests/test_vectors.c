@@ -79,7 +79,7 @@ static st_status tv_encoding_new_tiktoken(const char *ranks, size_t ranks_len, c
 
 static void tv_encoding_free(st_encoding *enc) { st_encoding_free(enc); }
 
-/* An encoding from a model file (docs/model-format.md), and its special tokens: n, ids, texts. */
+/* An encoding from a model file (docs/formats/model-format.md), and its special tokens: n, ids, texts. */
 static st_status tv_encoding_new_model(const char *text, size_t len, st_encoding **out) {
     st_error e;
     return st_encoding_new_model(text, len, NULL, out, &e);

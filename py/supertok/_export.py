@@ -136,7 +136,7 @@ _LIBRARY = {"tiktoken": "tiktoken", "hf": "HuggingFace tokenizers"}
 
 def _tokens(enc):
     """(bytes by id for the ordinary ids, [(id, first id with the same bytes), ...])."""
-    # a special sharing an ordinary token's id (docs/model-format.md, Specials) is that token too
+    # a special sharing an ordinary token's id (docs/formats/model-format.md, Specials) is that token too
     specials = set(enc._special_tokens.values()) - enc._shared_special_ids
     by_id, first, dups = {}, {}, []
     for i in range(enc.n_vocab):

@@ -1,5 +1,5 @@
 """The JSON models of merge rules (format "supertok-merges", version 1) as model files in the
-text format the core parses (docs/model-format.md).
+text format the core parses (docs/formats/model-format.md).
 
 json_to_text(model) gives the canonical text: the core's st_model_write writes the same bytes
 back (tests/test_model_format.py checks it). The JSON's structure is checked here, with the

@@ -93,7 +93,7 @@ class TrainWarning(UserWarning):
     "min_frequency" (the best pair left occurs fewer than min_frequency times), "no_candidate"
     (superwords: no supermerge candidate pair left), "limit" (the model format's limit of
     2^21 - 1 ids) or "token_bytes" (the next merge's token would take the model past the limit on
-    a rules model's token bytes, docs/model-format.md). `phase`: "merge" (phase 1, the regular merges) or "supermerge" (phase 2);
+    a rules model's token bytes, docs/formats/model-format.md). `phase`: "merge" (phase 1, the regular merges) or "supermerge" (phase 2);
     `made` and `wanted`: what that phase made and what vocab_size (and supermerges) asked of it.
     The model's comment says the same."""
 
@@ -703,7 +703,7 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
     vocab_size=2048 and no specials learns up to 1,805 merges. Training stops earlier when no pair
     is left or the best count is below min_frequency (superwords: also when no supermerge candidate
     pair is left), and before a merge whose token would take the model past the core's limit on a
-    rules model's token bytes (16 MiB + 256 bytes a merge: docs/model-format.md, Limits; only long
+    rules model's token bytes (16 MiB + 256 bytes a merge: docs/formats/model-format.md, Limits; only long
     runs of one symbol come near it); it then warns with a TrainWarning naming the reason (its
     `reason`: "no_pair", "min_frequency", "no_candidate", "limit" or "token_bytes"), and the
     model's comment says it too.
@@ -925,7 +925,7 @@ def _warn_stop(stop, algorithm, vocab_size, min_frequency, supermerges):
            "no_candidate": "no supermerge candidate pair left (%s)" % (stop[4] if len(stop) > 4 else ""),
            "limit": "the model format's limit of 2^21 - 1 ids",
            "token_bytes": "the next merge's token would take the model past the limit on its tokens' bytes "
-                          "(16 MiB + 256 bytes a merge: docs/model-format.md, Limits)"}.get(reason, reason)
+                          "(16 MiB + 256 bytes a merge: docs/formats/model-format.md, Limits)"}.get(reason, reason)
     if phase == "merge":
         what = "the %d merges %s asks for" % (wanted, _arg("vocab_size", vocab_size))
         if algorithm == "superbpe":

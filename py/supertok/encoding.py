@@ -411,7 +411,7 @@ class Encoding:
         return list(self._supermerges)
 
     def save(self, path):
-        """Write the model file (docs/model-format.md) that supertok.load_model (and the C core's
+        """Write the model file (docs/formats/model-format.md) that supertok.load_model (and the C core's
         st_encoding_new_model) loads back to this encoding: for a trained model, its merges with
         their counts, its pre-tokenizer options and its special tokens. Written to a temporary file
         beside path and renamed, so path is never left half-written. Only models of merge rules
@@ -450,8 +450,8 @@ class Encoding:
 
     def set_cache_size(self, size):
         """Bound the memory of the piece cache (the tokens of pieces already encoded, kept
-        across calls: a word seen before costs a lookup instead of a merge; README, "Piece
-        cache") to size bytes; 0 turns it off. The default is 12 MiB, or the
+        across calls: a word seen before costs a lookup instead of a merge; docs/python.md, "The
+        piece cache") to size bytes; 0 turns it off. The default is 12 MiB, or the
         SUPERTOK_PIECE_CACHE environment variable's value (bytes) when set as the encoding is
         made. Safe while other threads encode with this encoding; ids never change."""
         if not isinstance(size, int) or isinstance(size, bool):
@@ -503,7 +503,7 @@ class Encoding:
     @functools.cached_property
     def _shared_special_ids(self):
         """The special ids that are an ordinary token's too: in a model of merge rules a special
-        whose text is a token's bytes may share its id (docs/model-format.md, Specials; hf
+        whose text is a token's bytes may share its id (docs/formats/model-format.md, Specials; hf
         training makes such specials). Empty for a rank vocabulary."""
         if self._model_data is None and self._state.get("merges") is None:
             return frozenset()
@@ -1193,7 +1193,7 @@ def load_model(model):
     (read from where it is, not closed), or a parsed JSON dict; anything else (an int is no file
     descriptor here) is a TypeError naming its type.
 
-    The model file format (docs/model-format.md) is text starting "supertok-model 1"; the core
+    The model file format (docs/formats/model-format.md) is text starting "supertok-model 1"; the core
     parses and validates it (errors: ModelError naming the line and the field). The JSON models
     of merge rules convert to it first (_model_format.json_to_text):
 
@@ -1258,12 +1258,12 @@ def _parse_json_model(data, where):
     if data.startswith(bom + MAGIC):
         raise ValueError("%s: the model file starts with a UTF-8 byte order mark (EF BB BF) before "
                          "'supertok-model': remove it (a model file is plain UTF-8 starting with "
-                         "'supertok-model 1', docs/model-format.md)" % where)
+                         "'supertok-model 1', docs/formats/model-format.md)" % where)
     body = data[len(bom):] if data.startswith(bom) else data
     head = body.lstrip(b" \t\r\n")[:1]
     if head not in (b"{", b"["):
         raise ValueError("%s: not a supertok model: a model file starts with 'supertok-model 1' (the text "
-                         "format, docs/model-format.md) or '{' (a JSON model), this one with %r; is it "
+                         "format, docs/formats/model-format.md) or '{' (a JSON model), this one with %r; is it "
                          "damaged or another kind of file?" % (where, data[:16]))
     try:
         return json.loads(body.decode("utf-8"))

@@ -1,5 +1,5 @@
 // A model whose special shares a token's id (what hf training writes when a special's text is
-// already a token, docs/model-format.md, Specials): the JavaScript module reads the specials from
+// already a token, docs/formats/model-format.md, Specials): the JavaScript module reads the specials from
 // the core, so the shared id is one id here too.
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-/* Model files (docs/model-format.md): the parser, the canonical writer, and what the encoding
+/* Model files (docs/formats/model-format.md): the parser, the canonical writer, and what the encoding
  * builder (encode/model_encoding.c) takes from a parsed model. No libc: numbers and messages
  * are done here. */
 #include "model.h"

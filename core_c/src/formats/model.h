@@ -1,4 +1,4 @@
-/* Model files (docs/model-format.md): the parsed form, shared by the parser and the writer in
+/* Model files (docs/formats/model-format.md): the parsed form, shared by the parser and the writer in
  * model.c, the encoding builder (encode/model_encoding.c), and the C tests (which compare two
  * parsed models). */
 #ifndef ST_MODEL_H

@@ -1,4 +1,4 @@
-/* Supermerge candidates (docs/design.md §8, docs/train-format.md): the vocabulary index that
+/* Supermerge candidates (docs/design.md §8, docs/formats/train-format.md): the vocabulary index that
  * decides which pretokens are eligible, and the state a candidates counter adds to a pretoken
  * counter. Shared by pretoken_counter.c (counting, merge, save, load), ngram.c (the n-gram split) and
  * trainer.c (phase 2 reads the candidates back as token ids). */

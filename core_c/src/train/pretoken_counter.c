@@ -1,6 +1,6 @@
 /* Pretoken counting (docs/design.md §8): documents are pre-tokenized and each distinct
  * pretoken is kept once, with a 64-bit count, in an open-addressing table whose keys live in one
- * byte arena. Counters merge and serialize (docs/train-format.md), so a host counts on many
+ * byte arena. Counters merge and serialize (docs/formats/train-format.md), so a host counts on many
  * threads or machines and the sum, and every model trained from it, is the same for any split. */
 #include "pretoken_counter.h"
 #include "candidates.h"
@@ -445,7 +445,7 @@ uint64_t st_counter_stat(const st_counter *c, int what) {
     return c->stats[what];
 }
 
-/* ---- save / load (docs/train-format.md) -------------------------------------------------- */
+/* ---- save / load (docs/formats/train-format.md) -------------------------------------------------- */
 
 static void put_u32(uint8_t *p, uint32_t v) {
     for (int k = 0; k < 4; k++) p[k] = (uint8_t)(v >> (8 * k));

@@ -1,4 +1,4 @@
-/* Pretoken counters (docs/design.md §8, docs/train-format.md): the handle's layout and the
+/* Pretoken counters (docs/design.md §8, docs/formats/train-format.md): the handle's layout and the
  * internal iteration the trainer walks. */
 #ifndef ST_PRETOKEN_COUNTER_H
 #define ST_PRETOKEN_COUNTER_H

@@ -61,7 +61,7 @@ def joined_with_ends(texts):
 #: the fields of st_cache_info, in order
 CACHE_INFO_FIELDS = ("limit", "bytes", "hits", "misses", "max_piece")
 
-#: the sections st_model_pairs lists (docs/model-format.md)
+#: the sections st_model_pairs lists (docs/formats/model-format.md)
 PAIR_SECTIONS = ("merges", "supermerges")
 
 
@@ -173,7 +173,7 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def encoding_new_model(self, data):
-        """(handle, meta) from a model file's text (bytes; docs/model-format.md), parsed and
+        """(handle, meta) from a model file's text (bytes; docs/formats/model-format.md), parsed and
         validated by the core. meta: name, kind ("rules"/"ranks"), alphabet (0/1), pattern (id),
         flags, scripts (bytes or None), supermerges ([(left, right, count or None), ...] from
         st_model_pairs). ModelError (what "model") naming the line and field."""
@@ -363,7 +363,7 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def counter_save(self, counter):
-        """The counts as bytes (docs/train-format.md)."""
+        """The counts as bytes (docs/formats/train-format.md)."""
 
     @abc.abstractmethod
     def counter_load(self, counter, data):
@@ -426,7 +426,7 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def trainer_write_model(self, trainer, name, specials):
-        """The trained model file (bytes; docs/model-format.md): name (ASCII bytes) and the
+        """The trained model file (bytes; docs/formats/model-format.md): name (ASCII bytes) and the
         special tokens (a list of UTF-8 bytes), which take the ids after the merges."""
 
     # -- shared by implementations -----------------------------------------------------------

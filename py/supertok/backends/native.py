@@ -518,7 +518,7 @@ class NativeBackend(Backend):
             return b"", ffi.unpack(offs, n)
         self._raise(err, "decoder ids")
 
-    # -- model files (docs/model-format.md) --
+    # -- model files (docs/formats/model-format.md) --
     def encoding_new_model(self, data):
         """(handle, meta) for a model file in the text format (bytes): the core parses and
         validates it. meta: name, kind ("rules"/"ranks"), alphabet (ST_ALPHABET_*), pattern (id),

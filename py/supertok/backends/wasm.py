@@ -1082,7 +1082,7 @@ class WasmBackend(Backend):
             self._raise_error(err, "decoder ids")
         return out, offsets
 
-    # -- model files (docs/model-format.md) --
+    # -- model files (docs/formats/model-format.md) --
     def _model_parse(self, dp, n):
         """(model pointer, None) or (0, st_error report) for the model text at dp. Under the lock."""
         st = self._r.call("st_model_parse", dp, n, 0, self._scratch, self._err)
