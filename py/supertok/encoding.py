@@ -333,6 +333,7 @@ class Encoding:
         # set by load_model from the model's pre-tokenizer flags (ST_PRETOK_SCRIPT_AWARE), as the
         # core parsed them: only a model file makes a script-aware encoding
         self._script_aware = False
+        self._scripts = None  # its script list as the model gives it (b"Han,Thai"); None: the default set
         self._state = dict(pat_str=pat_str, special_tokens=self._special_tokens, pattern_id=pattern_id,
                            ranks_file=ranks_file, sha256=sha256, image=image, alphabet=alphabet)
         if handle is not None:  # built by the backend already (load_model from a model file)
@@ -1262,6 +1263,7 @@ def load_model(model):
     enc._model_source = source  # save() and export() must not overwrite it
     enc._supermerges = meta.get("supermerges") or []
     enc._script_aware = bool(meta["flags"] & _PRETOK_SCRIPT_AWARE)
+    enc._scripts = meta["scripts"]
     return enc
 
 
