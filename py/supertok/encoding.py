@@ -1025,17 +1025,14 @@ class IncrementalDecoder:
     def __init__(self, encoding, errors="replace"):
         self._enc = encoding
         self._errors = errors
-        self._dec = self._ube = self._utf8 = None
+        self._dec = self._utf8 = None
         self._fed = 0  # ids fed so far: error indices count ids in the stream
         backend = encoding._backend
         codecs.lookup_error(errors)  # an unknown handler: the codecs' LookupError now, not at the first bad byte
-        if errors in ("replace", "strict"):
+        if errors in ("replace", "strict"):  # the core's decoder: either alphabet
             self._dec = backend.decoder_new(encoding._handle, errors == "strict")
-        elif encoding.alphabet == "ube":
-            from .ube import UbeStreamDecoder
-            if errors not in ("replace", "strict"):
-                raise ValueError("a UBE model decodes with errors='replace' or 'strict', not %r" % (errors,))
-            self._ube = UbeStreamDecoder(errors)
+        elif encoding.alphabet == "ube":  # UBE text is no UTF-8 byte stream for a codec to decode
+            raise ValueError("a UBE model decodes with errors='replace' or 'strict', not %r" % (errors,))
         else:
             self._utf8 = codecs.getincrementaldecoder("utf-8")(errors=errors)
 
@@ -1066,24 +1063,13 @@ class IncrementalDecoder:
             tokens = [tokens]
         if self._dec is not None:
             return self._feed(list(tokens), False)
-        if self._ube is None:
-            return self._utf8.decode(self._enc.decode_bytes(tokens), final=False)
-        out = []
-        for t in tokens:
-            if t in self._enc._special_token_values:
-                out.append(self._ube.special())
-                out.append(self._enc._backend.token_bytes(self._enc._handle, t).decode("utf-8"))
-            else:
-                out.append(self._ube.add(self._enc.token_symbols(t)))
-        return "".join(out)
+        return self._utf8.decode(self._enc.decode_bytes(tokens), final=False)
 
     def flush(self):
         """The end of the stream: an incomplete character left over decodes as U+FFFD (or
         raises under errors="strict"). The decoder may be fed on afterwards."""
         if self._dec is not None:
             return self._feed([], True)
-        if self._ube is not None:
-            return self._ube.flush()
         return self._utf8.decode(b"", final=True)
 
 
