@@ -247,6 +247,35 @@ def test_pretokenize_script_aware(be):
         assert [json.loads(x) for x in out.split("\n")[:-1]] == oracle.pretokenize(text, "o200k", True, sc)
 
 
+def test_pretokenize_takes_an_encoding_or_a_model(be, tmp_path):
+    """pretokenize takes --encoding and --model as encode does, and splits as that encoding's
+    pre-tokenizer does: a tiktoken encoding's pattern; a model's pattern, script-awareness and
+    script list."""
+    import oracle
+    text = "德国HYDAC电磁球阀 ภาษาไทย abc's 12345\n"
+    out = ok(run(be, "pretokenize", "--encoding", "cl100k_base", input=text))
+    assert [json.loads(x) for x in out.split("\n")[:-1]] == oracle.pretokenize(text, "cl100k")
+    assert oracle.pretokenize(text, "cl100k") != oracle.pretokenize(text, "o200k")  # the pattern mattered
+    model, corpus = tmp_path / "m.stmodel", tmp_path / "t.txt"
+    corpus.write_text(text * 3, encoding="utf-8")
+    supertok.train(str(corpus), vocab_size=260, pattern="gpt2", script_aware=True, scripts=["Thai"],
+                   progress=False).save(str(model))
+    out = ok(run(be, "pretokenize", "--model", str(model), input=text))
+    assert [json.loads(x) for x in out.split("\n")[:-1]] == oracle.pretokenize(text, "gpt2", True, ["Thai"])
+    for extra in (["--pattern", "o200k"], ["--script-aware"], ["--scripts", "Han"]):
+        fails(run(be, "pretokenize", "--encoding", "o200k_base", *extra, input=text), extra[0], "--encoding")
+    fails(run(be, "pretokenize", "--model", str(tmp_path / "nope"), input=text), "nope")
+
+
+def test_every_subcommand_taking_an_encoding_takes_the_same_names():
+    """--encoding NAME and --model FILE on every subcommand that reads an encoding."""
+    parser = cli.build_parser()
+    subs = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices
+    for name in ("encode", "count", "decode", "pretokenize"):
+        opts = {o for a in subs[name]._actions for o in a.option_strings}
+        assert {"--encoding", "--model"} <= opts, name
+
+
 # ---- models ---------------------------------------------------------------------------------
 
 @pytest.mark.slow_on_pywasm("ube_small.json", "bytes_small.json")

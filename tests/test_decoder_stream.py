@@ -125,3 +125,27 @@ def test_other_error_handlers_byte_level_and_ube(backend):
     ids = model.encode("naïve café 德国")
     dec = model.incremental_decoder("replace")
     assert "".join(dec.add(i) for i in ids) + dec.flush() == model.decode(ids) == "naïve café 德国"
+
+
+def test_incremental_decoder_ube(backend):
+    """A UBE model streams through the core's decoder: any split of the ids gives decode's text,
+    specials included; handlers other than replace and strict are refused (UBE text is no UTF-8
+    byte stream a codec could decode)."""
+    import os
+    from conftest import ROOT
+    enc = supertok.load_model(os.path.join(ROOT, "vectors", "models", "ube_small.stmodel"))
+    assert enc.alphabet == "ube"
+    text = "Привет, 世界! naïve 🙂 ok"
+    ids = enc.encode(text)
+    special = sorted(enc._special_token_values)[:1]
+    ids = ids[:5] + special + ids[5:]
+    whole = enc.decode(ids)
+    assert whole.startswith("Привет") and whole.endswith("🙂 ok")
+    for step in (1, 2, 3, len(ids)):
+        for errors in ("replace", "strict"):
+            d = enc.incremental_decoder(errors)
+            out = "".join(d.add(ids[i:i + step]) for i in range(0, len(ids), step)) + d.flush()
+            assert out == whole, (step, errors)
+    for errors in ("ignore", "surrogateescape"):
+        with pytest.raises(ValueError, match="UBE model decodes with errors='replace' or 'strict'"):
+            enc.incremental_decoder(errors)

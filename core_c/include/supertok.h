@@ -360,6 +360,12 @@ ST_API uint32_t st_encoding_n_vocab(const st_encoding *enc);
 /* The number of special tokens, and the id of the i-th (sorted by id). */
 ST_API uint32_t st_encoding_n_special(const st_encoding *enc);
 ST_API uint32_t st_encoding_special_id(const st_encoding *enc, uint32_t i);
+/* 1 when id is an ordinary token, 0 when it is not (a special, a gap, past the end). In a model
+ * of merge rules a special whose text is a token's bytes shares that token's id
+ * (docs/formats/model-format.md, Specials; hf training makes such specials): that id is both a
+ * special and an ordinary token, and is 1 here; the policy of an encode call says which of the
+ * two an occurrence of its text is. */
+ST_API int st_token_is_ordinary(const st_encoding *enc, uint32_t id);
 /* The special strings, numbered: 0 .. n_special - 1 the first string of each special id, in
  * the order of st_encoding_special_id (the string st_token_bytes and decoding give), then the
  * further strings of ids given several, in the order the specials text gave them.
@@ -789,6 +795,19 @@ ST_API st_status st_trainer_start_superwords(st_trainer *trainer, const st_count
 #define ST_TRAINER_STOP 11        /* why the current phase ended: an ST_STOP_* (ST_STOP_RUNNING
                                      before ST_TRAINER_DONE; phase 2 starts it afresh) */
 #define ST_TRAINER_STOP_PHASE1 12 /* why phase 1 ended (kept once phase 2 has started) */
+/* Whether each phase made what was asked, and how much, so a host can say so without a rule of
+ * its own (read once ST_TRAINER_DONE is 1; the model's "comment stopped" lines follow the same
+ * rule). Phase 1 is short when the model keeps fewer regular merges than it needs: without
+ * superwords, whenever it stopped for another reason than ST_STOP_VOCAB_SIZE; SUPERBPE, when it
+ * made fewer than TARGET - s (the regular merges SuperBPE keeps); BOUNDLESS, only when phase 2
+ * is short too (phase 2 fills the rest of the vocabulary with supermerges otherwise). */
+#define ST_TRAINER_PHASE1_SHORT 13  /* 1 when phase 1 made fewer merges than the model needs */
+#define ST_TRAINER_PHASE1_WANTED 14 /* regular merges phase 1 aimed for: TARGET (SUPERBPE, once
+                                       phase 2 has started: TARGET - s) */
+#define ST_TRAINER_PHASE1_MADE 15   /* merges phase 1 made (kept once phase 2 has started) */
+#define ST_TRAINER_PHASE2_SHORT 16  /* 1 when phase 2 ended short of ST_TRAINER_STEPS */
+#define ST_TRAINER_PHASE2_MADE 17   /* phase-2 steps made, counted as ST_TRAINER_STEPS counts them
+                                       (BOUNDLESS: regular merges kept + supermerges) */
 
 /* Why a phase of training ended (st_trainer_stat ST_TRAINER_STOP, ST_TRAINER_STOP_PHASE1). Only
  * ST_STOP_VOCAB_SIZE means it made all it was asked for; hosts say the others (the model's
@@ -801,7 +820,7 @@ ST_API st_status st_trainer_start_superwords(st_trainer *trainer, const st_count
                                    (phase 2: at least 1) times */
 #define ST_STOP_NO_CANDIDATE 4  /* phase 2: no supermerge candidate pair left (BOUNDLESS: and no
                                    regular merge left to replay) */
-#define ST_STOP_LIMIT 5         /* a size limit of the model format (2^21 - 1 ids) */
+#define ST_STOP_LIMIT 5         /* a size limit of the model format (2^21 - 1 ids; both modes) */
 #define ST_STOP_TOKEN_BYTES 6   /* the next merge's token would take the model past the limit on a
                                    rules model's token bytes (ST_RULES_TOKEN_BYTES_BASE) */
 

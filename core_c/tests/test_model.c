@@ -393,6 +393,11 @@ static void test_shared_specials(void) {
         const uint8_t *p;
         size_t len;
         CHECK(t_token_bytes(a, 258, &p, &len) == ST_OK && len == 3 && memcmp(p, "abc", 3) == 0, "shared: bytes");
+        /* the shared specials are ordinary tokens too, the other special and past the end not */
+        CHECK(st_token_is_ordinary(a, 97) == 1 && st_token_is_ordinary(a, 258) == 1 && st_token_is_ordinary(a, 0) == 1 &&
+                  st_token_is_ordinary(a, 259) == 0 && st_token_is_ordinary(a, 260) == 0 &&
+                  st_token_is_ordinary(NULL, 0) == 0,
+              "shared: st_token_is_ordinary");
         st_encoding_free(a);
     }
     bad_edit(M, "258 abc", "258 abd", 13, "specials[1]: id 258 is an ordinary token's, and the text is not its bytes");

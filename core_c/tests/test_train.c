@@ -374,6 +374,12 @@ static void compare_with_reference(unsigned seed) {
           (unsigned long long)st_trainer_stat(t, ST_TRAINER_STOP), g_naive_stop);
     CHECK(st_trainer_stat(t, ST_TRAINER_MERGES) == n, "stat merges");
     CHECK(st_trainer_stat(t, ST_TRAINER_WORDS) == nw, "stat words");
+    /* phase 1 alone: short exactly when it stopped for another reason than the size asked */
+    CHECK(st_trainer_stat(t, ST_TRAINER_PHASE1_SHORT) == (g_naive_stop != ST_STOP_VOCAB_SIZE) &&
+              st_trainer_stat(t, ST_TRAINER_PHASE1_MADE) == n &&
+              st_trainer_stat(t, ST_TRAINER_PHASE1_WANTED) == st_trainer_stat(t, ST_TRAINER_TARGET) &&
+              st_trainer_stat(t, ST_TRAINER_PHASE2_SHORT) == 0 && st_trainer_stat(t, ST_TRAINER_PHASE2_MADE) == 0,
+          "seed %u: phase statistics", seed);
     /* the model: written, parsed, written again identically, and loaded */
     const char *specials = "<|a|>\\ b\n<|c|>";
     size_t ends[2] = {8, 15};

@@ -22,7 +22,6 @@ differ is reported: a warning (ExportWarning) listing them, and the ExportResult
 """
 import base64
 import json
-import re
 import warnings
 
 FORMATS = ("tiktoken", "hf")
@@ -115,14 +114,13 @@ class ExportResult:
 
 def _refuse(enc, format):
     """The reason the format cannot express enc, or None."""
-    data = getattr(enc, "_model_data", None) or b""
     if enc.alphabet != "bytes":
         return ("it is a UBE model: its tokens are sequences of UBE symbols, and %s tokenizers are byte-level"
                 % _LIBRARY[format])
     if enc.supermerges:
         return ("it has %d supermerges (tokens across pretokens), which the BPE of %s cannot make: it merges "
                 "inside each pre-tokenizer piece only" % (len(enc.supermerges), _LIBRARY[format]))
-    if re.search(rb"(?m)^script-aware yes$", data):
+    if enc._script_aware:
         return ("its pre-tokenizer is script-aware (single-script chunks first, docs/design.md §5), which no "
                 "regular expression expresses, so %s would split the text differently" % _LIBRARY[format])
     if format == "hf" and not enc.merges and enc._model_data is None and enc._state.get("merges") is None:

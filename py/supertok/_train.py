@@ -42,10 +42,13 @@ from .backends.base import U64_MAX, check_int
 _COUNT_LINES = 1                       # ST_COUNT_LINES
 _COUNTER_DOCUMENTS, _COUNTER_BYTES, _COUNTER_PRETOKENS, _COUNTER_UNIQUE = 0, 1, 2, 3
 _TRAINER_ALPHABET, _TRAINER_TARGET, _TRAINER_MERGES, _TRAINER_DONE, _TRAINER_WORDS = 0, 1, 2, 3, 4
-_TRAINER_SUPERMERGES, _TRAINER_REGULAR, _TRAINER_NGRAM_CMIN, _TRAINER_STEPS = 6, 7, 9, 10
+_TRAINER_SUPERMERGES, _TRAINER_CANDIDATES, _TRAINER_NGRAM_CMIN, _TRAINER_STEPS = 6, 8, 9, 10
 _TRAINER_STOP, _TRAINER_STOP_PHASE1 = 11, 12
+# whether each phase ended short of what was asked, and how much it aimed for and made (the core
+# decides; read once training is done)
+_TRAINER_PHASE1_SHORT, _TRAINER_PHASE1_WANTED, _TRAINER_PHASE1_MADE = 13, 14, 15
+_TRAINER_PHASE2_SHORT, _TRAINER_PHASE2_MADE = 16, 17
 # ST_STOP_*: why a phase of training ended (the core sets it); the name a TrainWarning gives
-_STOP_VOCAB_SIZE = 1
 _STOP_REASONS = {0: "interrupted", 2: "no_pair", 3: "min_frequency", 4: "no_candidate", 5: "limit", 6: "token_bytes"}
 MAX_THREADS = 1024                      # the most counting threads train() starts
 _ALGORITHMS = {"bpe": 0, "boundless": 1, "superbpe": 2}  # ST_ALGORITHM_BPE, _BOUNDLESS, _SUPERBPE
@@ -501,8 +504,11 @@ class _Workers:
                 t.start()
         except BaseException:
             # e.g. "can't start new thread" part-way: the threads started stop before the caller
-            # frees their counters (a thread whose start failed is no longer listed)
-            if self.threads and not (self.threads[-1] in threading.enumerate() or self.finished[-1]):
+            # frees their counters (a thread whose start failed is no longer listed; the last one
+            # listed is thread len(threads) - 1, whose flag is finished[len(threads) - 1], not the
+            # last counter's)
+            last = len(self.threads) - 1
+            if self.threads and not (self.threads[last] in threading.enumerate() or self.finished[last]):
                 self.threads.pop()
             self.close(drain=True)
             raise
@@ -842,12 +848,6 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
         made = _steps(backend, trainer, lambda m: report(
             TrainProgress("merge", documents, nbytes, m, target, time.monotonic() - t0, False, kept=kept)))
         report(TrainProgress("merge", documents, nbytes, made, target, time.monotonic() - t0, True, kept=kept))
-        stop1 = backend.trainer_stat(trainer, _TRAINER_STOP)
-        stops = []  # (reason, phase, made, wanted) where training ended short of what was asked
-        if algorithm == "bpe" and stop1 != _STOP_VOCAB_SIZE:
-            stops.append((stop1, "merge", made, target))
-        elif algorithm == "superbpe" and made < kept:
-            stops.append((stop1, "merge", made, kept))
 
         if algorithm_id:
             # the second pass: the candidates, counted as the pretokens were (a counter per thread)
@@ -889,15 +889,19 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
 
             phase2(0)
             phase2(_steps(backend, trainer, phase2), True)
-            stop2 = backend.trainer_stat(trainer, _TRAINER_STOP)
-            if stop2 != _STOP_VOCAB_SIZE:
-                if algorithm == "boundless" and stop1 != _STOP_VOCAB_SIZE:
-                    stops.append((stop1, "merge", made, target))
-                got = backend.trainer_stat(trainer, _TRAINER_SUPERMERGES)
-                if algorithm == "boundless":
-                    got += backend.trainer_stat(trainer, _TRAINER_REGULAR)
-                stops.append((stop2, "supermerge", got, steps,
-                              "%d distinct candidates%s" % (unique, " after the n-gram split" if ngram_split else "")))
+        # the phases that ended short of what was asked, as the core judges them: (reason, phase,
+        # made, wanted)
+        def tstat(what):
+            return backend.trainer_stat(trainer, what)
+
+        stops = []
+        if tstat(_TRAINER_PHASE1_SHORT):
+            stops.append((tstat(_TRAINER_STOP_PHASE1), "merge", tstat(_TRAINER_PHASE1_MADE),
+                          tstat(_TRAINER_PHASE1_WANTED)))
+        if tstat(_TRAINER_PHASE2_SHORT):
+            stops.append((tstat(_TRAINER_STOP), "supermerge", tstat(_TRAINER_PHASE2_MADE), tstat(_TRAINER_STEPS),
+                          "%d distinct candidates%s" % (tstat(_TRAINER_CANDIDATES),
+                                                       " after the n-gram split" if ngram_split else "")))
         model = backend.trainer_write_model(trainer, name.encode("ascii"), specials)
         backend.trainer_free(trainer)
         trainer = None

@@ -19,6 +19,7 @@ import sys
 import time
 
 import supertok
+from supertok import _catalogue
 from supertok.backends import BackendUnavailable
 
 EXIT_INPUT = 2      # bad input, bad options
@@ -168,13 +169,19 @@ def build_parser():
     p = sub.add_parser("pretokenize", formatter_class=FMT, help="split text into pre-tokenizer pieces",
                        description="Print the pre-tokenizer pieces of UTF-8 text, one JSON string a line.")
     _add_input(p)
-    p.add_argument("--pattern", default="o200k", choices=sorted(supertok.PATTERNS), metavar="NAME",
-                   help="the pre-tokenizer pattern: %s" % ", ".join(sorted(supertok.PATTERNS)))
+    p.add_argument("--pattern", default=None, choices=sorted(supertok.PATTERNS), metavar="NAME",
+                   help="the pre-tokenizer pattern: %s (default: o200k)" % ", ".join(sorted(supertok.PATTERNS)))
     p.add_argument("--script-aware", action="store_true",
                    help="split the text into single-script chunks first (docs/design.md §5)")
     p.add_argument("--scripts", default=None, metavar="NAMES",
                    help="with --script-aware: comma-separated scripts split one letter per piece (default: %s)"
                         % ",".join(supertok.DEFAULT_SCRIPTS))
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--encoding", default=None, choices=supertok.list_encoding_names(), metavar="NAME",
+                   help="split as this tiktoken encoding does (its pattern) instead of --pattern")
+    g.add_argument("--model", default=None, metavar="FILE",
+                   help="split as this model file does (its pattern, script-awareness and scripts) instead of "
+                        "--pattern")
     _add_lines(p, "a JSON list of its pieces")
     _add_chunking(p)
 
@@ -605,13 +612,29 @@ def _pieces_json(pieces):
     return s[1:-1].encode("utf-8", "surrogatepass") + b"\n"
 
 
+def _pretokenizer(args):
+    """(pattern, script_aware, scripts) to split with: the options', or the pre-tokenizer of the
+    encoding --encoding or --model names (which the pre-tokenizer options would contradict)."""
+    if args.encoding is None and args.model is None:
+        return args.pattern or "o200k", args.script_aware, _scripts(args)
+    given = [o for o, v in (("--pattern", args.pattern is not None), ("--script-aware", args.script_aware),
+                            ("--scripts", args.scripts is not None)) if v]
+    if given:
+        raise CliError(given[0], "does not go with %s, which brings its own pre-tokenizer (drop one of them)"
+                       % ("--encoding" if args.encoding else "--model"))
+    enc = _encoding(args)
+    pattern = _catalogue.PATTERN_BY_ID[enc._state["pattern_id"]]["name"]
+    scripts = None if enc._scripts is None else [s.strip() for s in enc._scripts.decode("ascii").split(",") if s.strip()]
+    return pattern, enc._script_aware, scripts
+
+
 def cmd_pretokenize(args):
-    scripts = _scripts(args)
+    pattern, script_aware, scripts = _pretokenizer(args)
     out = _out()
 
     def run(text):
         try:
-            return supertok.pretokenize(text, args.pattern, args.script_aware, scripts)
+            return supertok.pretokenize(text, pattern, script_aware, scripts)
         except ValueError as exc:
             raise CliError("--scripts" if getattr(exc, "argument", None) == "scripts" else _name(args.file),
                            str(exc).splitlines()[0]) from None
@@ -626,7 +649,7 @@ def cmd_pretokenize(args):
     n_chars = len(_utf8(raw, args.file))
     run("")  # options checked before any output
     size = _chunk_size(args)
-    cut = supertok._pretokenize_cut(args.pattern, args.script_aware, scripts)
+    cut = supertok._pretokenize_cut(pattern, script_aware, scripts)
     bar = _Progress(args.progress, n_chars, size, "pretokenize")
     done = 0
     try:

@@ -330,6 +330,10 @@ class Encoding:
         self._pickle_name = None  # set by _load for a shipped encoding: pickled by name
         self._model_data = None  # set by load_model: pickled by the model file's text
         self._supermerges = []  # set by load_model for a superword model
+        # set by load_model from the model's pre-tokenizer flags (ST_PRETOK_SCRIPT_AWARE), as the
+        # core parsed them: only a model file makes a script-aware encoding
+        self._script_aware = False
+        self._scripts = None  # its script list as the model gives it (b"Han,Thai"); None: the default set
         self._state = dict(pat_str=pat_str, special_tokens=self._special_tokens, pattern_id=pattern_id,
                            ranks_file=ranks_file, sha256=sha256, image=image, alphabet=alphabet)
         if handle is not None:  # built by the backend already (load_model from a model file)
@@ -502,13 +506,10 @@ class Encoding:
 
     @functools.cached_property
     def _shared_special_ids(self):
-        """The special ids that are an ordinary token's too: in a model of merge rules a special
-        whose text is a token's bytes may share its id (docs/formats/model-format.md, Specials; hf
-        training makes such specials). Empty for a rank vocabulary."""
-        if self._model_data is None and self._state.get("merges") is None:
-            return frozenset()
-        end = (512 if self.alphabet == "ube" else 256) + len(self.merges) + len(self._supermerges)
-        return frozenset(i for i in self._special_token_values if i < end)
+        """The special ids that are an ordinary token's too, as the core says (in a model of
+        merge rules a special whose text is a token's bytes may share its id:
+        docs/formats/model-format.md, Specials; hf training makes such specials)."""
+        return frozenset(self._backend.shared_special_ids(self._handle))
 
     def token_byte_values(self):
         """The bytes of every ordinary token, sorted (tiktoken's token_byte_values)."""
@@ -1028,9 +1029,9 @@ class IncrementalDecoder:
         self._fed = 0  # ids fed so far: error indices count ids in the stream
         backend = encoding._backend
         codecs.lookup_error(errors)  # an unknown handler: the codecs' LookupError now, not at the first bad byte
-        if errors in ("replace", "strict"):
+        if errors in ("replace", "strict"):  # the core's decoder: either alphabet
             self._dec = backend.decoder_new(encoding._handle, errors == "strict")
-        elif encoding.alphabet == "ube":
+        elif encoding.alphabet == "ube":  # UBE text is no UTF-8 byte stream for a codec to decode
             raise ValueError("a UBE model decodes with errors='replace' or 'strict', not %r" % (errors,))
         else:
             self._utf8 = codecs.getincrementaldecoder("utf-8")(errors=errors)
@@ -1185,6 +1186,7 @@ def _load(encoding_name):
 
 _ALPHABETS = {"bytes": 0, "ube": 1}
 _UBE_STRICT = 2  # ST_UBE_STRICT
+_PRETOK_SCRIPT_AWARE = 1  # ST_PRETOK_SCRIPT_AWARE
 MODEL_FORMAT = "supertok-merges"
 
 
@@ -1246,6 +1248,8 @@ def load_model(model):
     enc._model_data = data  # pickled by its model text
     enc._model_source = source  # save() and export() must not overwrite it
     enc._supermerges = meta.get("supermerges") or []
+    enc._script_aware = bool(meta["flags"] & _PRETOK_SCRIPT_AWARE)
+    enc._scripts = meta["scripts"]
     return enc
 
 

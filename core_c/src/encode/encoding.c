@@ -170,6 +170,15 @@ uint32_t st_encoding_special_id(const st_encoding *enc, uint32_t i) {
     return enc && i < enc->vocab.n_special ? enc->vocab.special_ids[i] : ST_NO_TOKEN;
 }
 
+int st_token_is_ordinary(const st_encoding *enc, uint32_t id) {
+    if (!enc || id >= enc->vocab.n_ids) return 0;
+    /* a rules model's ordinary ids are 0 .. n_ordinary - 1, shared or not; a rank vocabulary's
+     * specials take ids of their own, and gaps have no bytes */
+    if (enc->kind == ST__KIND_RULES) return id < enc->vocab.n_ordinary;
+    uint32_t a, tl;
+    return !st__vocab_is_special(&enc->vocab, id) && st__vocab_span(&enc->vocab, id, &a, &tl) && tl > 0;
+}
+
 uint32_t st_encoding_n_special_strings(const st_encoding *enc) { return enc ? st__vocab_n_strings(&enc->vocab) : 0; }
 
 st_status st_encoding_special_string(const st_encoding *enc, uint32_t k, uint32_t *id, const uint8_t **ptr,

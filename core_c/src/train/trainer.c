@@ -822,6 +822,12 @@ static int merge_once(st_trainer *t) {
         t->stop = t->capped ? ST_STOP_LIMIT : ST_STOP_VOCAB_SIZE;
         return 0;
     }
+    /* hf mode counts vocabulary entries, not merges, but every merge takes an id of the written
+     * rules model all the same: the model format's limit stops it as it stops paper mode */
+    if (t->mode == ST_TRAIN_HF && t->capped && t->n_merges >= t->target) {
+        t->stop = ST_STOP_LIMIT;
+        return 0;
+    }
     uint32_t pi = pop_best(t);
     if (pi == UINT32_MAX) {
         if (!t->oom) t->stop = ST_STOP_NO_PAIR;
@@ -1193,6 +1199,24 @@ st_status st_trainer_step(st_trainer *t, size_t max_merges, size_t *made, st_err
     return ST_OK;
 }
 
+/* The regular merges phase 1 aimed for: SuperBPE keeps target - s of them (s <= target, checked
+ * when phase 2 starts). */
+static uint64_t phase1_wanted(const st_trainer *t) {
+    return t->phase == 2 && t->algorithm == ST_ALGORITHM_SUPERBPE ? t->target - t->supermerges_arg : t->target;
+}
+
+/* Phase 2 finished short of its steps (running or interrupted is not finished). */
+static int phase2_short(const st_trainer *t) {
+    return t->phase == 2 && t->done && t->stop != ST_STOP_VOCAB_SIZE;
+}
+
+/* Phase 1 left the model fewer regular merges than it needs (supertok.h, ST_TRAINER_PHASE1_SHORT). */
+static int phase1_short(const st_trainer *t) {
+    if (t->phase != 2) return t->done && t->stop != ST_STOP_VOCAB_SIZE;
+    if (t->algorithm == ST_ALGORITHM_SUPERBPE) return t->made < phase1_wanted(t);
+    return t->stop1 != ST_STOP_VOCAB_SIZE && phase2_short(t);
+}
+
 uint64_t st_trainer_stat(const st_trainer *t, int what) {
     if (!t) return 0;
     switch (what) {
@@ -1212,6 +1236,13 @@ uint64_t st_trainer_stat(const st_trainer *t, int what) {
     case ST_TRAINER_STOP: return t->done ? (uint64_t)t->stop : ST_STOP_RUNNING;
     case ST_TRAINER_STOP_PHASE1: return t->phase == 2 ? (uint64_t)t->stop1 : t->done ? (uint64_t)t->stop : ST_STOP_RUNNING;
     case ST_TRAINER_WORDS: return t->n_pretokens;
+    case ST_TRAINER_PHASE1_SHORT: return (uint64_t)phase1_short(t);
+    case ST_TRAINER_PHASE1_WANTED: return phase1_wanted(t);
+    case ST_TRAINER_PHASE1_MADE: return t->phase == 2 ? t->made : t->n_merges;
+    case ST_TRAINER_PHASE2_SHORT: return (uint64_t)phase2_short(t);
+    case ST_TRAINER_PHASE2_MADE:
+        if (t->phase != 2) return 0;
+        return t->algorithm == ST_ALGORITHM_SUPERBPE ? t->n_super : t->next_merge + t->n_super;
     default: return 0;
     }
 }
@@ -1290,8 +1321,8 @@ static size_t append_stop(const st_trainer *t, char *head, size_t hn) {
         return append(head, hn, "\n");
     }
     if (t->algorithm == ST_ALGORITHM_SUPERBPE) {
-        uint64_t want = t->target - t->supermerges_arg; /* s <= target, checked at the start */
-        if (t->next_merge < want) {
+        uint64_t want = phase1_wanted(t);
+        if (phase1_short(t)) {
             hn = append(head, hn, "comment phase 1 stopped at ");
             hn = append_u64(head, hn, t->made);
             hn = append(head, hn, " merges, below the ");

@@ -229,6 +229,10 @@ class Backend(abc.ABC):
     def special_ids(self, enc):
         """The ids of the special tokens, in the core's order."""
 
+    @abc.abstractmethod
+    def shared_special_ids(self, enc):
+        """The special ids that are an ordinary token's too (st_token_is_ordinary)."""
+
     # The special-token policy of the encode calls is the core's (st_special_policy): allowed
     # (ids recognised as specials), disallowed (ids refused) and special_flags
     # (ST_SPECIAL_ALLOW_ALL = 1, ST_SPECIAL_DISALLOW_REST = 2). A text holding a disallowed

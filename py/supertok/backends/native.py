@@ -212,6 +212,9 @@ class NativeBackend(Backend):
     def special_ids(self, enc):
         return [lib.st_encoding_special_id(enc, i) for i in range(lib.st_encoding_n_special(enc))]
 
+    def shared_special_ids(self, enc):
+        return [i for i in self.special_ids(enc) if lib.st_token_is_ordinary(enc, i)]
+
     def encode(self, enc, data, allowed, want_starts=False, disallowed=(), special_flags=0):
         """Ids of UTF-8 data under the special-token policy (allowed, disallowed: ids, or
         special-string numbers with ST_SPECIAL_BY_STRING; ST_SPECIAL_* flags); with want_starts, also each token's start in code points."""

@@ -791,6 +791,12 @@ class WasmBackend(Backend):
             n = self._r.call("st_encoding_n_special", enc.ptr)
             return [self._r.call("st_encoding_special_id", enc.ptr, i) for i in range(n)]
 
+    def shared_special_ids(self, enc):
+        with self._locked:
+            ids = [self._r.call("st_encoding_special_id", enc.ptr, i)
+                   for i in range(self._r.call("st_encoding_n_special", enc.ptr))]
+            return [i for i in ids if self._r.call("st_token_is_ordinary", enc.ptr, i)]
+
     def encode(self, enc, data, allowed, want_starts=False, disallowed=(), special_flags=0):
         """Ids of UTF-8 data under the special-token policy (allowed ids, disallowed ids,
         ST_SPECIAL_* flags); with want_starts, also each token's start in code points."""
