@@ -471,7 +471,9 @@ ST_API st_status st_encode_count(const st_encoding *enc, const char *text, size_
  * special-token policy; len if no such place is found. Found from a few characters around p
  * (docs/design.md §7 gives the rules for each pattern, the script-aware mode and superword
  * models), never by encoding: places the rules cannot prove are skipped, so a text may have
- * none. No special token of the encoding occurs across or next to a cut. The text is not
+ * none. No special token of the encoding occurs across or next to a cut (a disallowed string
+ * of a ST_SPECIAL_BY_TEXT policy that is no special token may: encode such a text whole, or
+ * its parts would miss it). The text is not
  * validated (bytes that are no valid UTF-8 are simply no cut). ST_ERR_INVALID_ARGUMENT for a
  * NULL enc or at, or a NULL text with len > 0. */
 ST_API st_status st_encoding_cut(const st_encoding *enc, const char *text, size_t len, size_t from, size_t *at,
