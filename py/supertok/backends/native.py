@@ -56,6 +56,7 @@ class NativeBackend(Backend):
                     self.status_str, what, items)
 
     _flag_policies = {}
+    _string_policies = {}  # (allowed, disallowed, flags) -> (policy, what it points to)
 
     @classmethod
     def _policy(cls, allowed, disallowed, flags):
@@ -70,13 +71,19 @@ class NativeBackend(Backend):
             if p is None:
                 p = cls._flag_policies[flags] = ffi.new("st_special_policy *", {"flags": flags})
             return p, None
-        allowed, disallowed = list(allowed or ()), list(disallowed or ())
-        strings, ends = joined_with_ends(allowed + disallowed)
+        key = (tuple(allowed or ()), tuple(disallowed or ()), flags)
+        got = cls._string_policies.get(key)
+        if got is not None:
+            return got
+        strings, ends = joined_with_ends(key[0] + key[1])
         ends = ffi.new("size_t[]", ends)
         buf = ffi.new("char[]", strings) if strings else ffi.NULL
-        p = ffi.new("st_special_policy *", {"n_allowed": len(allowed), "n_disallowed": len(disallowed),
+        p = ffi.new("st_special_policy *", {"n_allowed": len(key[0]), "n_disallowed": len(key[1]),
                                             "flags": flags | lib.ST_SPECIAL_BY_TEXT, "strings": buf, "ends": ends})
-        return p, (buf, ends)
+        if len(cls._string_policies) >= 64:  # a few sets recur; any number may be passed
+            cls._string_policies.clear()
+        got = cls._string_policies[key] = (p, (buf, ends))
+        return got
 
     def pattern_from_regex(self, pat):
         """The st_pattern id of tiktoken's pat_str pat (bytes); SupertokError
