@@ -96,3 +96,43 @@ def test_rank_file_errors_name_line_and_input(backend):
         b.encoding_new(b"IQ== 0\n", b"PHg+ 5\n/w== 6\n", 3)
     e = ei.value
     assert e.input == 1 and e.line == 2 and "special tokens" in str(e) and "\\xff" in str(e), e
+
+
+def test_disallowed_strings_are_the_cores_search(backend, tks):
+    """A disallowed string that is no special token is found by the core, in the text as a
+    whole, and reported with no id; an empty one is found at the start of any text."""
+    enc, tk = supertok.get_encoding("o200k_base"), tks["o200k_base"]
+    for text, disallowed in [("abc", {""}), ("", {""}), ("ab <|x|> <|endoftext|>", {"<|x|>", "<|endoftext|>"}),
+                             ("ab <|endoftext|> <|x|>", {"<|x|>", "<|endoftext|>"}), ("no match", {"zz", "<|x|>"})]:
+        kw = dict(disallowed_special=disallowed)
+        assert _outcome(lambda: enc.encode(text, **kw)) == _outcome(lambda: tk.encode(text, **kw)), (text, kw)
+    with pytest.raises(ValueError) as info:
+        enc.encode("ab <|x|>", disallowed_special={"<|x|>", "<|x|"})  # overlapping at one place: the longest
+    assert (info.value.special, info.value.offset, info.value.token) == ("<|x|>", 3, None)
+    b = supertok._get()
+    with pytest.raises(supertok.SupertokError) as ei:
+        b.encode(enc._handle, "caf\u00e9 zz".encode(), [], disallowed=[b"zz", b"<|endoftext|>"])
+    e = ei.value
+    assert (e.kind, e.offset, e.length, e.token) == ("ST_KIND_DISALLOWED_SPECIAL", 6, 2, None)
+
+
+def test_disallowed_string_across_parts_of_a_long_text(backend):
+    """A long text encoded in parts: a disallowed string that is no special token and lies
+    across a place where the text is cut is still found, where it is."""
+    enc = supertok.get_encoding("o200k_base")
+    if not enc._backend.parallel:
+        pytest.skip("this backend encodes a long text in one call, never in parts")
+    text = "".join("Line %d.\n" % i for i in range(20000))
+    cut = enc._backend.cuts(enc._handle, text.encode(), 4)[0]
+    across = text[cut - 6:cut + 6]
+    assert text.index(across) == cut - 6  # once in the text
+    prev = E.set_parallel(4, force=True, min_bytes=1)
+    try:
+        with pytest.raises(ValueError) as info:
+            enc.encode(text, disallowed_special={across})
+        assert (info.value.special, info.value.offset) == (across, cut - 6)
+        with pytest.raises(ValueError):
+            enc.count(text, disallowed_special={across})
+        assert enc.count(text, disallowed_special={"nothing here"}) == len(enc.encode_ordinary(text))
+    finally:
+        E.set_parallel(prev[0], force=prev[1], min_bytes=prev[2])

@@ -23,6 +23,7 @@ export const _C = Object.freeze({
   ST_SPECIAL_ALLOW_ALL: 1,
   ST_SPECIAL_DISALLOW_REST: 2,
   ST_SPECIAL_BY_STRING: 4,
+  ST_SPECIAL_BY_TEXT: 8,
   ST_UBE_FINAL: 1,
   ST_UBE_STRICT: 2,
   ST_UNIT_NONE: 0,
@@ -563,6 +564,23 @@ function disallowedError(tok, index, id = null) {
   return err;
 }
 
+// a lone surrogate: no text the core sees holds one (putText repairs them)
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** A special-token string as the core's policy takes it: UTF-8, a lone surrogate as its own
+ * three bytes (ill-formed UTF-8), so that it matches nothing in a repaired text rather than the
+ * U+FFFD that TextEncoder would make of it. */
+function policyBytes(s) {
+  if (!LONE_SURROGATE.test(s)) return utf8Encoder.encode(s);
+  const out = [];
+  for (const ch of s) {
+    const c = ch.charCodeAt(0);
+    if (ch.length === 1 && c >= 0xD800 && c <= 0xDFFF) out.push(0xE0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+    else out.push(...utf8Encoder.encode(ch));
+  }
+  return Uint8Array.from(out);
+}
+
 function asSet(v, what) {
   if (v === "all") return v;
   if (v == null) return new Set();
@@ -574,20 +592,14 @@ function asSet(v, what) {
 export class Encoding extends Handle {
   #specials; // Map text -> id
   #byId; // Map id -> text (its first string)
-  #index; // Map text -> the core's special-string number
-  #policies = new Map();
+  #policies = new Map(); // flags -> a policy of flags alone, kept while the encoding lives
   constructor(ptr, { name, specials, alphabet, patternId }) {
     super(ptr, [["st_encoding_free", ptr]]);
     this.name = name;
     this.#specials = specials;
-    // an id may have several strings: the first given is the one decoding gives. The policy names
-    // strings by the core's numbering (st_encoding_special_string): each id's first string in id
-    // order, then the further strings in the order given
+    // an id may have several strings: the first given is the one decoding gives
     this.#byId = new Map();
-    const further = [];
-    for (const [t, i] of specials) if (this.#byId.has(i)) further.push(t); else this.#byId.set(i, t);
-    const order = [...[...this.#byId].sort((x, y) => x[0] - y[0]).map(([, t]) => t), ...further];
-    this.#index = new Map(order.map((t, k) => [t, k]));
+    for (const [t, i] of specials) if (!this.#byId.has(i)) this.#byId.set(i, t);
     this.alphabet = alphabet;
     this.patternId = patternId;
     this.nVocab = rt.ex.st_encoding_n_vocab(ptr) >>> 0;
@@ -619,48 +631,45 @@ export class Encoding extends Handle {
     }
   }
 
-  /** The core's st_special_policy for tiktoken's options: a pointer in the module (cached per
-   * option set), plus the strings that are no special token of the encoding (disallowed: found
-   * here, as Python's package does, since the core knows only tokens). */
+  /** The core's st_special_policy for tiktoken's options, the sets as strings
+   * (ST_SPECIAL_BY_TEXT; "all" as a flag): [pointer in the module, whether the caller frees it].
+   * The core resolves the strings against the encoding's specials and refuses a disallowed
+   * string in the text, a special token or not. A policy of flags alone (the default) is made
+   * once per encoding. */
   #policy(allowedSpecial, disallowedSpecial) {
     const allowed = asSet(allowedSpecial, "allowedSpecial");
     const disallowed = asSet(disallowedSpecial, "disallowedSpecial");
     let flags = 0;
-    let a = [];
+    const strings = [];
     if (allowed === "all") flags |= C.ST_SPECIAL_ALLOW_ALL;
-    else for (const t of allowed) { const i = this.#index.get(t); if (i !== undefined) a.push(i); }
-    let d = [], unknown = [];
+    else for (const t of allowed) if (typeof t === "string") strings.push(policyBytes(t));
+    const nAllowed = strings.length;
     if (disallowed === "all") flags |= C.ST_SPECIAL_DISALLOW_REST;
-    else for (const t of disallowed) { const i = this.#index.get(t); if (i !== undefined) d.push(i); else unknown.push(t); }
-    flags |= C.ST_SPECIAL_BY_STRING; // the lists hold special-string numbers
-    a.sort((x, y) => x - y);
-    d.sort((x, y) => x - y);
-    const key = `${flags}|${a.join(",")}|${d.join(",")}`;
-    let p = this.#policies.get(key);
-    if (p === undefined) {
-      // one block: the 20-byte struct, then the allowed and disallowed ids (never freed while
-      // the encoding lives; few option sets occur in practice)
-      p = alloc(20 + 4 * (a.length + d.length));
-      const m = mem32();
-      const b = p >>> 2;
-      m[b] = a.length ? p + 20 : 0; m[b + 1] = a.length;
-      m[b + 2] = d.length ? p + 20 + 4 * a.length : 0; m[b + 3] = d.length;
-      m[b + 4] = flags;
-      m.set(a, b + 5);
-      m.set(d, b + 5 + a.length);
-      this.#policies.set(key, p);
-      this._own(p);
+    else for (const t of disallowed) {
+      if (typeof t !== "string") throw new TypeError(`disallowedSpecial holds ${String(t)}, which is not a string`);
+      strings.push(policyBytes(t));
     }
-    return [p, unknown];
-  }
-
-  #unknownDisallowed(text, unknown) {
-    let first = null;
-    for (const tok of unknown) {
-      const k = text.indexOf(tok);
-      if (k >= 0 && (first === null || k < first[0] || (k === first[0] && tok.length > first[1].length))) first = [k, tok];
+    if (!strings.length) {
+      let p = this.#policies.get(flags);
+      if (p === undefined) {
+        p = alloc(28);
+        mem32().fill(0, p >>> 2, (p >>> 2) + 7);
+        mem32()[(p >>> 2) + 4] = flags;
+        this.#policies.set(flags, p);
+        this._own(p);
+      }
+      return [p, false];
     }
-    if (first !== null) throw disallowedError(first[1], first[0]);
+    // one block: the 28-byte struct, the strings' ends, then the strings
+    const size = strings.reduce((n, b) => n + b.length, 0);
+    const p = alloc(28 + 4 * strings.length + size);
+    const m = mem32(), b = p >>> 2, ep = p + 28, sp = ep + 4 * strings.length;
+    m[b] = 0; m[b + 1] = nAllowed; m[b + 2] = 0; m[b + 3] = strings.length - nAllowed;
+    m[b + 4] = flags | C.ST_SPECIAL_BY_TEXT; m[b + 5] = sp; m[b + 6] = ep;
+    const m8 = mem8();
+    let end = 0;
+    strings.forEach((bytes, k) => { m8.set(bytes, sp + end); end += bytes.length; m[b + 7 + k] = end; });
+    return [p, true];
   }
 
   #raise(status, tp) {
@@ -676,8 +685,7 @@ export class Encoding extends Handle {
   }
 
   #encode(text, options, wantStarts) {
-    const [pol, unknown] = this.#policy(options?.allowedSpecial ?? [], options?.disallowedSpecial ?? "all");
-    if (unknown.length) this.#unknownDisallowed(text, unknown);
+    const [pol, owned] = this.#policy(options?.allowedSpecial ?? [], options?.disallowedSpecial ?? "all");
     try {
       const [tp, tl] = putText(IN, text);
       const ip = block(OUT, 4 * tl + 4);
@@ -690,6 +698,7 @@ export class Encoding extends Handle {
       if (!wantStarts) return ids;
       return { ids, starts: new Uint32Array(rt.memory.buffer, sp, n).slice() };
     } finally {
+      if (owned) rt.ex.st_free(pol);
       done();
     }
   }
@@ -712,14 +721,14 @@ export class Encoding extends Handle {
 
   /** The number of tokens encode() would give, counted in the core. */
   count(text, options) {
-    const [pol, unknown] = this.#policy(options?.allowedSpecial ?? [], options?.disallowedSpecial ?? "all");
-    if (unknown.length) this.#unknownDisallowed(text, unknown);
+    const [pol, owned] = this.#policy(options?.allowedSpecial ?? [], options?.disallowedSpecial ?? "all");
     try {
       const [tp, tl] = putText(IN, text);
       const st = rt.ex.st_encode_count(this._ptr, tp, tl, pol, rt.scratch, rt.err);
       if (st !== C.ST_OK) this.#raise(st, tp);
       return u32at(rt.scratch);
     } finally {
+      if (owned) rt.ex.st_free(pol);
       done();
     }
   }

@@ -398,31 +398,45 @@ ST_API st_status st_token_symbols(const st_encoding *enc, uint32_t id, uint16_t 
 /* Which special strings an encode call recognises and which it refuses (tiktoken's
  * allowed_special / disallowed_special). The policy is over strings, as tiktoken's: a special
  * id may have several (o200k_harmony's 200018 is both <|endofprompt|> and <|reserved_200018|>),
- * and each string is allowed, disallowed or neither on its own. The lists hold ids (each
- * standing for every string of its id: for an id of one string, that string) or, with
- * ST_SPECIAL_BY_STRING, special-string numbers (st_encoding_special_string). NULL policy =
- * none recognised, none refused (tiktoken's encode_ordinary). Every entry must name a special
- * token of the encoding (ST_ERR_INVALID_ARGUMENT, offset = its index in allowed, input 1, or in
- * disallowed, input 2); a host drops strings that are no special token, as tiktoken ignores
- * them. If the text holds a disallowed special string anywhere (the raw text, whatever is
- * allowed, itself included), the call fails with ST_ERR_DISALLOWED_SPECIAL before any output:
- * offset = the byte offset of the first (the earliest; at one position the longest), token =
- * its id, message = the string found. Allowed strings are matched in the text, on character
- * boundaries, the longest at a position winning, and each gives its id; the text between them
- * (a string neither allowed nor disallowed included) is encoded as ordinary text. */
+ * and each string is allowed, disallowed or neither on its own. NULL policy = none recognised,
+ * none refused (tiktoken's encode_ordinary). The sets are given in one of three forms:
+ *  - ST_SPECIAL_BY_TEXT (what a host passing tiktoken's arguments uses): the strings
+ *    themselves, strings[ends[i-1] .. ends[i]) for string i (ends[-1] = 0), the first n_allowed
+ *    the allowed ones, the next n_disallowed the disallowed ones (allowed and disallowed must be
+ *    NULL). The core resolves them against the encoding's special strings: an allowed string
+ *    that is no special token is ignored; a disallowed one that is none is still refused where
+ *    the text holds it (tiktoken searches the text for every disallowed string; an empty one is
+ *    found at offset 0), reported with token = 0xFFFFFFFF.
+ *  - ids (no form flag): each standing for every string of its id (for an id of one string,
+ *    that string);
+ *  - ST_SPECIAL_BY_STRING: special-string numbers (st_encoding_special_string).
+ * In the two numbered forms every entry must name a special token of the encoding
+ * (ST_ERR_INVALID_ARGUMENT, offset = its index in allowed, input 1, or in disallowed, input 2).
+ * "all" is a flag: ST_SPECIAL_ALLOW_ALL for allowed, ST_SPECIAL_DISALLOW_REST for tiktoken's
+ * default disallowed "all" (every special string not allowed). If the text holds a disallowed
+ * string anywhere (the raw text, whatever is allowed, itself included), the call fails with
+ * ST_ERR_DISALLOWED_SPECIAL, kind ST_KIND_DISALLOWED_SPECIAL, before any output: offset = the
+ * byte offset of the first (the earliest; at one position the longest), length = its length
+ * in bytes, token = its id (0xFFFFFFFF for a string that is no special token), message =
+ * the string found. Allowed strings are matched in the text, on character boundaries, the
+ * longest at a position winning, and each gives its id; the text between them (a string
+ * neither allowed nor disallowed included) is encoded as ordinary text. */
 typedef struct st_special_policy {
     const uint32_t *allowed;
     size_t n_allowed;
     const uint32_t *disallowed;
     size_t n_disallowed;
-    uint32_t flags; /* ST_SPECIAL_* */
+    uint32_t flags;       /* ST_SPECIAL_* */
+    const char *strings;  /* ST_SPECIAL_BY_TEXT: the allowed then the disallowed strings */
+    const size_t *ends;   /* ST_SPECIAL_BY_TEXT: n_allowed + n_disallowed ends in strings */
 } st_special_policy;
 
-#define ST_SPECIAL_ALLOW_ALL 1u     /* every special token is allowed (allowed is ignored) */
+#define ST_SPECIAL_ALLOW_ALL 1u     /* every special token is allowed (the allowed set is ignored) */
 #define ST_SPECIAL_DISALLOW_REST 2u /* every special string not allowed is disallowed
                                        (tiktoken's default disallowed_special="all") */
 #define ST_SPECIAL_BY_STRING 4u     /* allowed and disallowed hold special-string numbers
                                        (st_encoding_special_string), not ids */
+#define ST_SPECIAL_BY_TEXT 8u       /* the sets are strings (strings, ends), not numbers */
 
 /* Encode UTF-8 text with the special-token policy specials (may be NULL). Writes
  * ids[0..cap) and the count to *n_ids (at most one id per byte, so cap >= len suffices; if
@@ -463,7 +477,9 @@ ST_API st_status st_encode_count(const st_encoding *enc, const char *text, size_
  * special-token policy; len if no such place is found. Found from a few characters around p
  * (docs/design.md §7 gives the rules for each pattern, the script-aware mode and superword
  * models), never by encoding: places the rules cannot prove are skipped, so a text may have
- * none. No special token of the encoding occurs across or next to a cut. The text is not
+ * none. No special token of the encoding occurs across or next to a cut (a disallowed string
+ * of a ST_SPECIAL_BY_TEXT policy that is no special token may: encode such a text whole, or
+ * its parts would miss it). The text is not
  * validated (bytes that are no valid UTF-8 are simply no cut). ST_ERR_INVALID_ARGUMENT for a
  * NULL enc or at, or a NULL text with len > 0. */
 ST_API st_status st_encoding_cut(const st_encoding *enc, const char *text, size_t len, size_t from, size_t *at,

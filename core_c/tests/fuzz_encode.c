@@ -259,7 +259,7 @@ static void check_policy(const st_encoding *enc, const uint8_t *s, size_t len, c
     uint32_t *ids = (uint32_t *)malloc(cap * 4);
     size_t *sb = (size_t *)malloc(cap * sizeof(size_t)), *su = (size_t *)malloc(cap * sizeof(size_t));
     if (!ids || !sb || !su) abort();
-    st_special_policy p = {allowed, n_allowed, NULL, 0, ST_SPECIAL_DISALLOW_REST};
+    st_special_policy p = {allowed, n_allowed, NULL, 0, ST_SPECIAL_DISALLOW_REST, NULL, NULL};
     st_error e;
     st_status st = st_encode(enc, (const char *)s, len, &p, ST_OFFSETS_BYTES, ids, sb, cap, &n, &e);
     if (first != (size_t)-1) {

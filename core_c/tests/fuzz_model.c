@@ -133,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             uint32_t ids[256];
             size_t k = 0, dl = 0;
             uint32_t allowed[1] = {st_encoding_n_special(enc) ? st_encoding_special_id(enc, 0) : 0};
-            st_special_policy pol = {allowed, st_encoding_n_special(enc) ? 1 : 0, NULL, 0, 0};
+            st_special_policy pol = {allowed, st_encoding_n_special(enc) ? 1 : 0, NULL, 0, 0, NULL, NULL};
             st_status es = st_encode(enc, text, sizeof text - 1, &pol, ST_OFFSETS_BYTES, ids, NULL, 256, &k, NULL);
             if (es == ST_OK) {
                 uint8_t out[1024];

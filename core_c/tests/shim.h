@@ -123,7 +123,7 @@ static inline st_status t_encode(const st_encoding *enc, const char *text, size_
                                  size_t n_allowed, uint32_t *ids, size_t *char_starts, size_t cap, size_t *n_ids,
                                  size_t *off) {
     st_error e;
-    st_special_policy p = {allowed, n_allowed, NULL, 0, 0};
+    st_special_policy p = {allowed, n_allowed, NULL, 0, 0, NULL, NULL};
     return shim_ret(&e, st_encode(enc, text, len, &p, ST_OFFSETS_CODEPOINTS, ids, char_starts, cap, n_ids, &e), off,
                     "st_encode");
 }
@@ -131,7 +131,7 @@ static inline st_status t_encode(const st_encoding *enc, const char *text, size_
 static inline st_status t_encode_count(const st_encoding *enc, const char *text, size_t len, const uint32_t *allowed,
                                        size_t n_allowed, size_t *n, size_t *off) {
     st_error e;
-    st_special_policy p = {allowed, n_allowed, NULL, 0, 0};
+    st_special_policy p = {allowed, n_allowed, NULL, 0, 0, NULL, NULL};
     return shim_ret(&e, st_encode_count(enc, text, len, &p, n, &e), off, "st_encode_count");
 }
 
@@ -139,7 +139,7 @@ static inline st_status t_encode_many(const st_encoding *enc, const char *texts,
                                       size_t n_texts, const uint32_t *allowed, size_t n_allowed, uint32_t *ids,
                                       size_t cap, size_t *counts, size_t *n_ids, size_t *off) {
     st_error e;
-    st_special_policy p = {allowed, n_allowed, NULL, 0, 0};
+    st_special_policy p = {allowed, n_allowed, NULL, 0, 0, NULL, NULL};
     return shim_ret(&e, st_encode_many(enc, texts, offsets, n_texts, &p, ids, cap, counts, n_ids, &e), off,
                     "st_encode_many");
 }

@@ -2333,30 +2333,30 @@ static void test_special_strings(void) {
         const char *t = "a<|r300|>b<|eop|>";
         size_t len = strlen(t);
         uint32_t r = 2, eop = 1, id300 = 300;
-        st_special_policy only_r_rest = {&r, 1, NULL, 0, ST_SPECIAL_BY_STRING | ST_SPECIAL_DISALLOW_REST};
+        st_special_policy only_r_rest = {&r, 1, NULL, 0, ST_SPECIAL_BY_STRING | ST_SPECIAL_DISALLOW_REST, NULL, NULL};
         st = st_encode(x, t, len, &only_r_rest, 0, ids, NULL, 64, &n, &e);
         CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 10 && e.token == 300 && strcmp(e.message, "<|eop|>") == 0 &&
                   e.kind == ST_KIND_DISALLOWED_SPECIAL && e.length == 7,
               "one string allowed, the other disallowed: refused (%d %llu '%s')", st, (unsigned long long)e.offset,
               e.message);
-        st_special_policy only_r = {&r, 1, NULL, 0, ST_SPECIAL_BY_STRING};
+        st_special_policy only_r = {&r, 1, NULL, 0, ST_SPECIAL_BY_STRING, NULL, NULL};
         st = st_encode(x, t, len, &only_r, 0, ids, NULL, 64, &n, &e);
         CHECK(st == ST_OK && n == 10 && ids[0] == 'a' && ids[1] == 300 && ids[2] == 'b' && ids[3] == '<',
               "one string allowed, the other neither: ordinary text (n %zu)", n);
-        st_special_policy by_id = {&id300, 1, NULL, 0, ST_SPECIAL_DISALLOW_REST};
+        st_special_policy by_id = {&id300, 1, NULL, 0, ST_SPECIAL_DISALLOW_REST, NULL, NULL};
         st = st_encode(x, t, len, &by_id, 0, ids, NULL, 64, &n, &e);
         CHECK(st == ST_OK && n == 4 && ids[1] == 300 && ids[3] == 300, "an id allows every string of it");
-        st_special_policy no_eop = {NULL, 0, &eop, 1, ST_SPECIAL_BY_STRING};
+        st_special_policy no_eop = {NULL, 0, &eop, 1, ST_SPECIAL_BY_STRING, NULL, NULL};
         st = st_encode(x, t, len, &no_eop, 0, ids, NULL, 64, &n, &e);
         CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 10 && strcmp(e.message, "<|eop|>") == 0,
               "the first string disallowed alone");
-        st_special_policy no_r = {NULL, 0, &r, 1, ST_SPECIAL_BY_STRING | ST_SPECIAL_ALLOW_ALL};
+        st_special_policy no_r = {NULL, 0, &r, 1, ST_SPECIAL_BY_STRING | ST_SPECIAL_ALLOW_ALL, NULL, NULL};
         st = st_encode(x, t, len, &no_r, 0, ids, NULL, 64, &n, &e);
         CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 1 && strcmp(e.message, "<|r300|>") == 0 && e.length == 8 &&
                   e.token == 300,
               "the further string disallowed, even when all are allowed");
         uint32_t three = 3;
-        st_special_policy bad = {&three, 1, NULL, 0, ST_SPECIAL_BY_STRING};
+        st_special_policy bad = {&three, 1, NULL, 0, ST_SPECIAL_BY_STRING, NULL, NULL};
         st = st_encode(x, t, len, &bad, 0, ids, NULL, 64, &n, &e);
         CHECK(st == ST_ERR_INVALID_ARGUMENT && e.input == 1 && e.offset == 0, "no such string number");
         if (round == 0) { /* the image keeps the further strings */
@@ -2378,6 +2378,124 @@ done:
     free(specials);
 }
 
+/* A policy of strings (ST_SPECIAL_BY_TEXT): strings[ends[k-1] .. ends[k]), the allowed then
+ * the disallowed. */
+static st_special_policy text_policy(const char *strings, const size_t *ends, size_t n_allowed, size_t n_disallowed,
+                                     uint32_t flags) {
+    st_special_policy p = {NULL, n_allowed, NULL, n_disallowed, flags | ST_SPECIAL_BY_TEXT, strings, ends};
+    return p;
+}
+
+/* The policy given as strings: resolved against the encoding's specials by the core, "all" as
+ * flags, and a disallowed string that is no special token refused where the text holds it. */
+static void test_special_policy_text(void) {
+    st_encoding *enc = g_enc[O200K];
+    const uint32_t eot = 199999, eop = 200018;
+    const char *t = "a<|endoftext|>b<|endofprompt|>";
+    size_t len = strlen(t), n = 0, m = 0;
+    uint32_t ids[64], want[64];
+    st_error e;
+    /* empty sets, disallowed "all": the first special refused */
+    st_special_policy rest = text_policy(NULL, NULL, 0, 0, ST_SPECIAL_DISALLOW_REST);
+    st_status st = st_encode(enc, t, len, &rest, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 1 && e.token == eot && e.length == 13 &&
+              e.kind == ST_KIND_DISALLOWED_SPECIAL,
+          "text form, empty sets, rest: eot refused (%d)", st);
+    /* empty sets, no flag: ordinary text, as a NULL policy */
+    st_special_policy none = text_policy(NULL, NULL, 0, 0, 0);
+    st = st_encode(enc, t, len, &none, 0, ids, NULL, 64, &n, &e);
+    st_status st2 = st_encode(enc, t, len, NULL, 0, want, NULL, 64, &m, &e);
+    CHECK(st == ST_OK && st2 == ST_OK && n == m && memcmp(ids, want, 4 * n) == 0, "text form, empty sets: ordinary");
+    /* allowed "all" as a flag, and as every string named */
+    st_special_policy all = text_policy(NULL, NULL, 0, 0, ST_SPECIAL_ALLOW_ALL | ST_SPECIAL_DISALLOW_REST);
+    st = st_encode(enc, t, len, &all, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_OK && n == 4 && ids[1] == eot && ids[3] == eop, "text form, allow all");
+    const char *both = "<|endofprompt|><|endoftext|>not a special";
+    size_t both_ends[3] = {15, 28, 41};
+    st_special_policy named = text_policy(both, both_ends, 3, 0, ST_SPECIAL_DISALLOW_REST);
+    st = st_encode(enc, t, len, &named, 0, want, NULL, 64, &m, &e);
+    CHECK(st == ST_OK && m == 4 && memcmp(ids, want, 4 * n) == 0, "both named, a string that is none ignored");
+    /* one allowed, the rest disallowed */
+    st_special_policy one = text_policy(both + 15, both_ends, 1, 0, ST_SPECIAL_DISALLOW_REST);
+    size_t one_end[1] = {13};
+    one.ends = one_end;
+    st = st_encode(enc, t, len, &one, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 15 && e.token == eop, "eot allowed: eop refused at 15");
+    /* a disallowed string that is no special token, found at its offset with no token */
+    const char *dis = "<|endoftext|>ZZ";
+    size_t dis_ends[2] = {13, 15};
+    st_special_policy unknown = text_policy(dis, dis_ends, 0, 2, 0);
+    const char *t2 = "hello ZZ<|endoftext|>";
+    st = st_encode(enc, t2, strlen(t2), &unknown, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.kind == ST_KIND_DISALLOWED_SPECIAL && e.unit == ST_UNIT_BYTE &&
+              e.offset == 6 && e.length == 2 && e.token == 0xFFFFFFFFu && strcmp(e.message, "ZZ") == 0,
+          "unknown disallowed string at 6 (%d %llu %u)", st, (unsigned long long)e.offset, e.token);
+    const char *t3 = "hello <|endoftext|>ZZ";
+    st = st_encode(enc, t3, strlen(t3), &unknown, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 6 && e.length == 13 && e.token == eot,
+          "the special first: its id");
+    st = st_encode(enc, "hello Z", 7, &unknown, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_OK && n == 2, "neither in the text");
+    /* in a long text, past the first bytes; and counted, and in a batch (offset from texts) */
+    char *big = (char *)xmalloc(50000);
+    for (size_t i = 0; i < 50000; i++) big[i] = "hello <world> |x| endoftext "[i % 28];
+    memcpy(big + 40001, "ZZ", 2);
+    st = st_encode_count(enc, big, 50000, &unknown, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 40001 && e.token == 0xFFFFFFFFu, "long text: at 40001");
+    free(big);
+    const char *texts = "abc" "deZZ";
+    size_t offs[3] = {0, 3, 7}, counts[2];
+    st = st_encode_many(enc, texts, offs, 2, &unknown, ids, 64, counts, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 5 && e.length == 2, "batch: offset from texts");
+    /* overlapping strings at one place: the longest wins, an unknown one longer than a special too */
+    const char *ov = "<|endoftext|><|endoftext|>!<|endo";
+    size_t ov_ends[3] = {13, 27, 33};
+    st_special_policy overlap = text_policy(ov, ov_ends, 0, 3, 0);
+    const char *t4 = "x<|endoftext|>!y";
+    st = st_encode(enc, t4, strlen(t4), &overlap, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 1 && e.length == 14 && e.token == 0xFFFFFFFFu &&
+              strcmp(e.message, "<|endoftext|>!") == 0,
+          "longest at one place (%llu %u)", (unsigned long long)e.length, e.token);
+    const char *t5 = "x<|endoftext|>y";
+    st = st_encode(enc, t5, strlen(t5), &overlap, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 1 && e.length == 13 && e.token == eot,
+          "a special longer than an unknown prefix of it");
+    /* allowed and disallowed both: refused; allowed all, one disallowed by name */
+    const char *ad = "<|endofprompt|><|endofprompt|>";
+    size_t ad_ends[2] = {15, 30};
+    st_special_policy both_ways = text_policy(ad, ad_ends, 1, 1, 0);
+    st = st_encode(enc, t, len, &both_ways, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 15 && e.token == eop, "allowed and disallowed: refused");
+    st_special_policy all_but = text_policy(ad, ad_ends + 1, 0, 1, ST_SPECIAL_ALLOW_ALL);
+    size_t first_end[1] = {15};
+    all_but.ends = first_end;
+    st = st_encode(enc, t, len, &all_but, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 15 && e.token == eop, "all allowed, one disallowed");
+    /* an empty disallowed string is found at offset 0, in any text, the empty one included */
+    const char *emp = "ZZ";
+    size_t emp_ends[2] = {0, 2};
+    st_special_policy empty = text_policy(emp, emp_ends, 0, 2, 0);
+    st = st_encode(enc, "abc", 3, &empty, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 0 && e.length == 0 && e.token == 0xFFFFFFFFu &&
+              e.message[0] == 0,
+          "empty string at 0");
+    st = st_encode(enc, "", 0, &empty, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 0 && e.length == 0, "empty string in an empty text");
+    st = st_encode(enc, "ZZa", 3, &empty, 0, ids, NULL, 64, &n, &e);
+    CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 0 && e.length == 2, "a longer one at 0 wins over the empty");
+    /* malformed: ends going back, a numbered list beside the strings, both form flags */
+    size_t back[2] = {2, 1};
+    st_special_policy bad = text_policy("ab", back, 0, 2, 0);
+    CHECK(st_encode(enc, "abc", 3, &bad, 0, ids, NULL, 64, &n, &e) == ST_ERR_INVALID_ARGUMENT, "ends going back");
+    st_special_policy no_ends = text_policy("ab", NULL, 1, 0, 0);
+    CHECK(st_encode(enc, "abc", 3, &no_ends, 0, ids, NULL, 64, &n, &e) == ST_ERR_INVALID_ARGUMENT, "no ends");
+    st_special_policy mixed = text_policy("ab", emp_ends + 1, 1, 0, ST_SPECIAL_BY_STRING);
+    CHECK(st_encode(enc, "abc", 3, &mixed, 0, ids, NULL, 64, &n, &e) == ST_ERR_INVALID_ARGUMENT, "two form flags");
+    mixed.flags = ST_SPECIAL_BY_TEXT;
+    mixed.allowed = &eot;
+    CHECK(st_encode(enc, "abc", 3, &mixed, 0, ids, NULL, 64, &n, &e) == ST_ERR_INVALID_ARGUMENT, "ids and strings");
+}
+
 static void test_special_policy(void) {
     st_encoding *enc = g_enc[O200K];
     const uint32_t eot = 199999, eop = 200018;
@@ -2385,25 +2503,25 @@ static void test_special_policy(void) {
     size_t len = strlen(t), n = 0;
     uint32_t ids[64];
     st_error e;
-    st_special_policy rest = {NULL, 0, NULL, 0, ST_SPECIAL_DISALLOW_REST};
+    st_special_policy rest = {NULL, 0, NULL, 0, ST_SPECIAL_DISALLOW_REST, NULL, NULL};
     st_status st = st_encode(enc, t, len, &rest, 0, ids, NULL, 64, &n, &e);
     CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.unit == ST_UNIT_BYTE && e.offset == 1 && e.token == eot &&
           strcmp(e.message, "<|endoftext|>") == 0, "default: the first disallowed special (%d, %llu, %u)", st,
           (unsigned long long)e.offset, e.token);
     uint32_t only_eot = eot, both[2] = {eop, eot};
-    st_special_policy p1 = {&only_eot, 1, NULL, 0, ST_SPECIAL_DISALLOW_REST};
+    st_special_policy p1 = {&only_eot, 1, NULL, 0, ST_SPECIAL_DISALLOW_REST, NULL, NULL};
     st = st_encode(enc, t, len, &p1, 0, ids, NULL, 64, &n, &e);
     CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 15 && e.token == eop, "eot allowed: eop refused at 15");
-    st_special_policy p2 = {both, 2, NULL, 0, ST_SPECIAL_DISALLOW_REST};
+    st_special_policy p2 = {both, 2, NULL, 0, ST_SPECIAL_DISALLOW_REST, NULL, NULL};
     st = st_encode(enc, t, len, &p2, 0, ids, NULL, 64, &n, &e);
     CHECK(st == ST_OK && n == 4 && ids[1] == eot && ids[3] == eop, "both allowed");
     uint32_t all_ids[64];
     size_t n_all = 0;
-    st_special_policy pall = {NULL, 0, NULL, 0, ST_SPECIAL_ALLOW_ALL | ST_SPECIAL_DISALLOW_REST};
+    st_special_policy pall = {NULL, 0, NULL, 0, ST_SPECIAL_ALLOW_ALL | ST_SPECIAL_DISALLOW_REST, NULL, NULL};
     st = st_encode(enc, t, len, &pall, 0, all_ids, NULL, 64, &n_all, &e);
     CHECK(st == ST_OK && n_all == n && memcmp(all_ids, ids, 4 * n) == 0, "allow all");
     /* listed as disallowed: refused even when allowed (tiktoken checks the raw text) */
-    st_special_policy p3 = {NULL, 0, &eop, 1, ST_SPECIAL_ALLOW_ALL};
+    st_special_policy p3 = {NULL, 0, &eop, 1, ST_SPECIAL_ALLOW_ALL, NULL, NULL};
     st = st_encode(enc, t, len, &p3, 0, ids, NULL, 64, &n, &e);
     CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 15 && e.token == eop, "allowed and disallowed: refused");
     /* earliest first, whatever the order of the specials' ids */
@@ -2412,11 +2530,11 @@ static void test_special_policy(void) {
     CHECK(st == ST_ERR_DISALLOWED_SPECIAL && e.offset == 1 && e.token == eop, "earliest disallowed first");
     /* ids that are no special: the index, which list */
     uint32_t bad[2] = {eot, 12345};
-    st_special_policy p4 = {NULL, 0, bad, 2, 0};
+    st_special_policy p4 = {NULL, 0, bad, 2, 0, NULL, NULL};
     st = st_encode(enc, "abc", 3, &p4, 0, ids, NULL, 64, &n, &e);
     CHECK(st == ST_ERR_INVALID_ARGUMENT && e.unit == ST_UNIT_INDEX && e.offset == 1 && e.input == 2 && e.token == 12345,
           "bad disallowed id");
-    st_special_policy p5 = {bad + 1, 1, NULL, 0, 0};
+    st_special_policy p5 = {bad + 1, 1, NULL, 0, 0, NULL, NULL};
     st = st_encode_count(enc, "abc", 3, &p5, &n, &e);
     CHECK(st == ST_ERR_INVALID_ARGUMENT && e.offset == 0 && e.input == 1, "bad allowed id (count)");
     /* NULL policy: encode_ordinary */
@@ -2745,6 +2863,7 @@ int main(int argc, char **argv) {
         {"work grows linearly", test_work_linear},
         {"error report", test_error_report},
         {"special-token policy", test_special_policy},
+        {"special-token policy of strings", test_special_policy_text},
         {"special strings (an id with several)", test_special_strings},
         {"offset units", test_offset_units},
         {"token ids", test_token_id},

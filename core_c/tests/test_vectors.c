@@ -129,47 +129,40 @@ static st_status tv_ube_stream_feed(st_ube_stream *s, const uint16_t *sym, size_
     return tv_done(err, st_ube_stream_feed(s, sym, n, final ? ST_UBE_FINAL : 0, out, cap, out_len, &err->e));
 }
 
-/* tiktoken's allowed_special / disallowed_special as the core's policy (st_special_policy).
- * specials[k] is the text of special token k with id special_ids[k]; allowed and disallowed are
- * "all" (all_*) or lists of strings (which may be no special token). Allowed strings that are no
- * special token are dropped, as tiktoken drops them. A disallowed string that is no special
- * token is the host's check (tiktoken refuses it too): returns 0 when the text holds one,
- * else 1 with the policy filled (its id arrays are allowed_ids and disallowed_ids, 16 each). */
+/* A list of strings from a vector record, or "all". */
 typedef struct tv_strs {
     int all;
     size_t n;
     char **s;
 } tv_strs;
 
-static int tv_special_index(const char *const *specials, size_t n_specials, const char *s) {
-    for (size_t k = 0; k < n_specials; k++)
-        if (!strcmp(specials[k], s)) return (int)k;
-    return -1;
-}
-
-static int tv_special_policy(const char *const *specials, const uint32_t *special_ids, size_t n_specials,
-                             const char *text, size_t len, const tv_strs *allowed, const tv_strs *disallowed,
-                             st_special_policy *pol, uint32_t *allowed_ids, uint32_t *disallowed_ids) {
+/* tiktoken's allowed_special / disallowed_special as the core's policy of strings
+ * (ST_SPECIAL_BY_TEXT; "all" as its flags), as a host passes them: the core resolves them
+ * against the encoding and refuses a disallowed string in the text, special token or not. The
+ * strings and their ends are malloc'd into *strings and *ends (free both). */
+static void tv_special_policy(const tv_strs *allowed, const tv_strs *disallowed, st_special_policy *pol,
+                              char **strings, size_t **ends) {
     memset(pol, 0, sizeof *pol);
-    pol->allowed = allowed_ids;
-    pol->disallowed = disallowed_ids;
+    pol->flags = ST_SPECIAL_BY_TEXT;
     if (allowed->all) pol->flags |= ST_SPECIAL_ALLOW_ALL;
-    for (size_t j = 0; j < allowed->n && pol->n_allowed < 16; j++) {
-        int k = tv_special_index(specials, n_specials, allowed->s[j]);
-        if (k >= 0) allowed_ids[pol->n_allowed++] = special_ids[k];
-    }
     if (disallowed->all) pol->flags |= ST_SPECIAL_DISALLOW_REST;
-    for (size_t j = 0; j < disallowed->n && pol->n_disallowed < 16; j++) {
-        int k = tv_special_index(specials, n_specials, disallowed->s[j]);
-        if (k >= 0) {
-            disallowed_ids[pol->n_disallowed++] = special_ids[k];
-            continue;
-        }
-        size_t dl = strlen(disallowed->s[j]);
-        for (size_t i = 0; dl && i + dl <= len; i++)
-            if (memcmp(text + i, disallowed->s[j], dl) == 0) return 0;
+    size_t na = allowed->all ? 0 : allowed->n, nd = disallowed->all ? 0 : disallowed->n, size = 0;
+    for (size_t j = 0; j < na; j++) size += strlen(allowed->s[j]);
+    for (size_t j = 0; j < nd; j++) size += strlen(disallowed->s[j]);
+    *strings = (char *)malloc(size + 1);
+    *ends = (size_t *)malloc((na + nd + 1) * sizeof **ends);
+    size_t at = 0;
+    for (size_t j = 0; j < na + nd; j++) {
+        const char *t = j < na ? allowed->s[j] : disallowed->s[j - na];
+        size_t l = strlen(t);
+        memcpy(*strings + at, t, l);
+        at += l;
+        (*ends)[j] = at;
     }
-    return 1;
+    pol->n_allowed = na;
+    pol->n_disallowed = nd;
+    pol->strings = *strings;
+    pol->ends = *ends;
 }
 
 /* The incremental decoder (tiktoken's decoder as the Python layer exposes it): st_decoder_*. */
@@ -541,16 +534,15 @@ static void run_encode(enc_ctx *c) {
         tv_strs allowed, disallowed;
         strs_of(jget(r, "allowed_special"), &allowed);
         strs_of(jget(r, "disallowed_special"), &disallowed);
-        uint32_t allowed_ids[16], disallowed_ids[16];
         st_special_policy pol;
-        int may = tv_special_policy((const char *const *)c->specials, c->special_ids, c->n_specials, text, len,
-                                    &allowed, &disallowed, &pol, allowed_ids, disallowed_ids);
+        char *pol_strings;
+        size_t *pol_ends;
+        tv_special_policy(&allowed, &disallowed, &pol, &pol_strings, &pol_ends);
         size_t cap = len + 1, n = 0;
         uint32_t *ids = (uint32_t *)malloc(cap * sizeof *ids);
         size_t *starts = (size_t *)malloc(cap * sizeof *starts);
         tv_err er = {0};
-        st_status st = may ? tv_encode(c->enc, text, len, &pol, ids, starts_v ? starts : NULL, cap, &n, &er)
-                           : ST_ERR_DISALLOWED_SPECIAL;
+        st_status st = tv_encode(c->enc, text, len, &pol, ids, starts_v ? starts : NULL, cap, &n, &er);
         if (err) {
             if (st == ST_ERR_DISALLOWED_SPECIAL) g_pass++;
             else fail(rel, i, "expected %s (a disallowed special token), got %s", is_str(err) ? err->s : "?",
@@ -578,6 +570,8 @@ static void run_encode(enc_ctx *c) {
         }
         free(ids);
         free(starts);
+        free(pol_strings);
+        free(pol_ends);
         free(allowed.s);
         free(disallowed.s);
         free(text);
@@ -895,10 +889,10 @@ static void run_models(void) {
             }
             tv_strs allowed, none = {0, 0, NULL};
             strs_of(jget(r, "allowed"), &allowed);
-            uint32_t allowed_ids[16], disallowed_ids[16];
             st_special_policy pol;
-            tv_special_policy((const char *const *)m->specials, m->special_ids, m->n_specials, t->s, t->slen, &allowed,
-                              &none, &pol, allowed_ids, disallowed_ids);
+            char *pol_strings;
+            size_t *pol_ends;
+            tv_special_policy(&allowed, &none, &pol, &pol_strings, &pol_ends);
             size_t cap = t->slen + 1, n = 0, want_n = 0;
             uint32_t *ids = (uint32_t *)malloc(cap * sizeof *ids);
             size_t *starts = (size_t *)malloc(cap * sizeof *starts);
@@ -922,6 +916,8 @@ static void run_models(void) {
             free(want);
             free(ids);
             free(starts);
+            free(pol_strings);
+            free(pol_ends);
             free(allowed.s);
         }
         printf("  vectors/%s: %zu records (checks: %d passed, %d failed)\n", rel, f.n, g_pass - p0, g_fail - f0);

@@ -234,7 +234,6 @@ _REQUIRED = object()  # mergeable_ranks not given
 # st_special_policy flags (supertok.h)
 _ALLOW_ALL = 1
 _DISALLOW_REST = 2
-_BY_STRING = 4  # the lists hold special-string numbers (Encoding._special_index)
 _DEFAULT_POLICY = ((), (), _DISALLOW_REST)  # tiktoken's defaults: nothing allowed, every special refused
 
 
@@ -316,14 +315,7 @@ class Encoding:
         self.alphabet = alphabet
         # every (string, id) pair for the core, in the order given: an id may have several strings
         # (o200k_harmony's <|endofprompt|> and <|reserved_200018|>), the first is the one decoding
-        # gives; the policy names strings by the core's numbering (st_encoding_special_string:
-        # each id's first string by id, then the further strings in the order given)
-        first = {}
-        further = []
-        for tok, i in special_tokens.items():
-            if first.setdefault(i, tok) != tok:
-                further.append(tok)
-        self._special_index = {tok: k for k, tok in enumerate([first[i] for i in sorted(first)] + further)}
+        # gives
         specials = b"".join(base64.b64encode(tok.encode("utf-8")) + b" %d\n" % i
                             for tok, i in special_tokens.items())
         # what pickling needs to rebuild this encoding in another process (see __reduce__)
@@ -366,7 +358,9 @@ class Encoding:
         if size is not None:
             self._backend.set_cache_size(self._handle, size)
         self._special_ids = {tok.encode("utf-8"): i for tok, i in special_tokens.items()}
-        self._special_by_id = {i: tok for i, tok in first.items()}
+        self._special_by_id = {}  # an id's first string: the one decoding gives
+        for tok, i in special_tokens.items():
+            self._special_by_id.setdefault(i, tok)
         self._special_token_values = set(special_tokens.values())
         self.n_vocab = self._backend.n_vocab(self._handle)
         self.max_token_value = self.n_vocab - 1
@@ -541,12 +535,12 @@ class Encoding:
                 raise _not_instance(allowed_special, "set")
 
     def _policy(self, text, allowed_special, disallowed_special):
-        """tiktoken's allowed_special / disallowed_special as the core's special-token policy
-        (allowed, disallowed: special-string numbers, flags with ST_SPECIAL_BY_STRING; the policy
-        is over strings, and an id may have several): the core finds a disallowed special in the text
-        and reports it (ST_ERR_DISALLOWED_SPECIAL). Allowed strings that are no special token
-        are ignored, as tiktoken ignores them. tiktoken also refuses a disallowed string that is
-        no special token at all; the core knows only tokens, so that rare case is checked here."""
+        """tiktoken's allowed_special / disallowed_special as the core's special-token policy:
+        (allowed, disallowed, flags), the strings as UTF-8 and "all" as a flag (ST_SPECIAL_*).
+        The core resolves the strings against the encoding's specials (an allowed string that
+        is none is ignored) and refuses a disallowed string found in the text, a special token
+        or not (ST_KIND_DISALLOWED_SPECIAL). tiktoken's errors for arguments of other types are
+        raised here, before the core is called."""
         if type(text) is not str or not isinstance(allowed_special, (set, frozenset)) and allowed_special != "all" \
                 or not (disallowed_special == "all" or isinstance(disallowed_special, (set, frozenset, list, tuple))):
             self._tiktoken_policy_errors(text, allowed_special, disallowed_special)
@@ -557,25 +551,17 @@ class Encoding:
         flags = 0
         if allowed_special == "all":
             flags |= _ALLOW_ALL
-            allowed = []
-        else:
-            index = self._special_index
-            allowed = sorted(index[t] for t in allowed_special if t in index)
-            flags |= _BY_STRING
+            allowed = ()
+        else:  # a member that is no str names no special token (tiktoken's set difference)
+            allowed = [t.encode("utf-8", "surrogatepass") for t in allowed_special if isinstance(t, str)]
         if disallowed_special == "all":
-            return allowed, [], flags | _DISALLOW_REST
-        index = self._special_index
-        flags |= _BY_STRING
-        disallowed = [index[t] for t in disallowed_special if t in index]
-        if len(disallowed) != len(disallowed_special):  # strings that are no special token
-            first = None
-            for tok in disallowed_special:
-                k = text.find(tok)
-                if k >= 0 and (first is None or k < first[0] or (k == first[0] and len(tok) > len(first[1]))):
-                    first = (k, tok)
-            if first is not None:
-                raise _disallowed_special_error(first[1], first[0])
-            disallowed = []
+            return allowed, (), flags | _DISALLOW_REST
+        disallowed = []
+        for t in disallowed_special:
+            if not isinstance(t, str):
+                _regex_module().escape(t)  # tiktoken escapes each for its search: the regex module's TypeError
+                raise TypeError("disallowed_special holds %r, which is no str" % (t,))
+            disallowed.append(t.encode("utf-8", "surrogatepass"))
         return allowed, disallowed, flags
 
     @staticmethod
@@ -647,7 +633,9 @@ class Encoding:
         is configured, or a part failed (the caller then encodes serially, which raises the
         whole text's error)."""
         parts, pool = _parallel_parts()
-        if parts <= 1:
+        if parts <= 1 or disallowed:
+            # a disallowed string that is no special token may lie across a cut (the cuts are
+            # proven for the encoding's specials only): the core searches the whole text
             return None
         cuts = self._backend.cuts(self._handle, data, parts)
         if not cuts:
@@ -746,7 +734,7 @@ class Encoding:
         specials = self._special_token_values
         if self._shared_special_ids:  # a shared id is a special only where that special is allowed
             on = set(self._special_by_id[i] for i in self._shared_special_ids
-                     if flags & _ALLOW_ALL or self._special_index[self._special_by_id[i]] in allowed)
+                     if flags & _ALLOW_ALL or self._special_by_id[i].encode("utf-8") in allowed)
             specials = {i for i in specials if i not in self._shared_special_ids or self._special_by_id[i] in on}
         if not ids or ids[-1] in specials:  # nothing, or a special token last: all stable
             return ids, []

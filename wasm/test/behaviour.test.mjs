@@ -85,6 +85,17 @@ test("a disallowed special token is a SupertokError naming it and its UTF-16 ind
     { token: 200018, special: "<|endofprompt|>", offset: 22 });
   // a string that is no special token of the encoding, disallowed: found in the text (tiktoken)
   assert.throws(() => o200k.encode("x <|im_start|>", { disallowedSpecial: ["<|im_start|>"] }), { code: "ST_ERR_DISALLOWED_SPECIAL", offset: 2 });
+  // the earliest of a special and an unknown string, the unknown one with no id; counted too
+  const both = ["<|endoftext|>", "é z"];
+  assert.throws(() => o200k.encode("aé z <|endoftext|>", { disallowedSpecial: both }),
+    { kind: "ST_KIND_DISALLOWED_SPECIAL", token: null, special: "é z", offset: 1, length: 3 });
+  assert.throws(() => o200k.count("a <|endoftext|> é z", { disallowedSpecial: both }),
+    { token: 199999, special: "<|endoftext|>", offset: 2 });
+  // allowed and disallowed by name: refused; an allowed string that is no special is ignored
+  assert.throws(() => o200k.encode(text, { allowedSpecial: "all", disallowedSpecial: ["<|endoftext|>"] }), { token: 199999 });
+  assert.deepEqual(o200k.encode(text, { allowedSpecial: ["<|nothing|>"], disallowedSpecial: [] }), o200k.encodeOrdinary(text));
+  // an empty disallowed string is found at the start of any text (tiktoken's regex finds it there)
+  assert.throws(() => o200k.encode("abc", { disallowedSpecial: [""] }), { offset: 0, length: 0, special: "" });
   assert.throws(() => o200k.encode("x", { allowedSpecial: "<|endoftext|>" }), TypeError);
 });
 

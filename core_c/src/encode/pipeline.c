@@ -1116,6 +1116,14 @@ typedef struct policy {
     uint64_t stack_bits[2][ST_POLICY_STACK_BITS / 64];
     size_t bits_size;     /* bytes allocated for each of allowed and disallowed, 0 when on the stack */
     int any_allowed, any_disallowed;
+    /* ST_SPECIAL_BY_TEXT: the disallowed strings that are no special string of the encoding
+     * (tiktoken refuses them in the text too): strings[ends[k-1] .. ends[k]) for the k in
+     * [first_unknown, end_unknown) with is_unknown set; n_unknown of them, one empty if
+     * empty_unknown */
+    const char *strings;
+    const size_t *ends;
+    size_t first_disallowed, end_disallowed, n_unknown;
+    int empty_unknown;
 } policy;
 
 /* The index of special id in the sorted special_ids, or -1. */
@@ -1169,6 +1177,51 @@ static st_status mark(const st_vocab *v, const uint32_t *list, size_t n, int by_
     return ST_OK;
 }
 
+/* String k of a ST_SPECIAL_BY_TEXT policy: strings[ends[k-1] .. ends[k]). */
+ST_INLINE const uint8_t *text_string(const st_special_policy *sp, size_t k, size_t *len) {
+    size_t a = k ? sp->ends[k - 1] : 0;
+    *len = sp->ends[k] - a;
+    return (const uint8_t *)sp->strings + a;
+}
+
+/* The number of the special string whose bytes are p[0..n), or -1. A linear look over the
+ * special strings: a policy names a few, and an encoding has at most a few thousand. */
+static long special_string_number(const st_vocab *v, const uint8_t *p, size_t n) {
+    uint32_t n_str = st__vocab_n_strings(v);
+    for (uint32_t k = 0; k < n_str; k++) {
+        uint32_t id, a, tl;
+        if (st__vocab_special_string(v, k, &id, &a, &tl) && tl == n && st__memcmp(v->bytes + a, p, n) == 0)
+            return (long)k;
+    }
+    return -1;
+}
+
+/* Set in bits the special strings among the ST_SPECIAL_BY_TEXT strings [from, to) of sp; the
+ * others are no special token. Returns how many of them are none. */
+static size_t mark_text(const st_vocab *v, const st_special_policy *sp, size_t from, size_t to, uint64_t *bits) {
+    size_t unknown = 0;
+    for (size_t k = from; k < to; k++) {
+        size_t n;
+        const uint8_t *p = text_string(sp, k, &n);
+        long i = special_string_number(v, p, n);
+        if (i < 0) unknown++;
+        else if (bits) bit_put(bits, (uint32_t)i, 1);
+    }
+    return unknown;
+}
+
+/* A ST_SPECIAL_BY_TEXT policy's strings and ends are well formed: ends never decrease, and
+ * point into strings. */
+static int text_form_ok(const st_special_policy *sp) {
+    size_t n = sp->n_allowed + sp->n_disallowed;
+    if (n < sp->n_allowed || sp->allowed || sp->disallowed || (sp->flags & ST_SPECIAL_BY_STRING)) return 0;
+    if (!n) return 1;
+    if (!sp->ends) return 0;
+    for (size_t k = 1; k < n; k++)
+        if (sp->ends[k] < sp->ends[k - 1]) return 0;
+    return sp->strings || sp->ends[n - 1] == 0;
+}
+
 static void policy_free(policy *pl, const st_allocator *a) {
     if (pl->bits_size) {
         st__free(a, pl->allowed, pl->bits_size);
@@ -1190,18 +1243,35 @@ static st_status policy_resolve(const st_encoding *enc, const st_special_policy 
     pl->disallowed = NULL;
     pl->bits_size = 0;
     pl->any_allowed = pl->any_disallowed = 0;
+    pl->strings = NULL;
+    pl->ends = NULL;
+    pl->first_disallowed = pl->end_disallowed = pl->n_unknown = 0;
+    pl->empty_unknown = 0;
     if (!sp) return ST_OK;
-    if ((!sp->allowed && sp->n_allowed) || (!sp->disallowed && sp->n_disallowed) ||
-        (sp->flags & ~(ST_SPECIAL_ALLOW_ALL | ST_SPECIAL_DISALLOW_REST | ST_SPECIAL_BY_STRING)))
+    int by_text = (sp->flags & ST_SPECIAL_BY_TEXT) != 0;
+    if ((sp->flags & ~(ST_SPECIAL_ALLOW_ALL | ST_SPECIAL_DISALLOW_REST | ST_SPECIAL_BY_STRING | ST_SPECIAL_BY_TEXT)) ||
+        (by_text ? !text_form_ok(sp)
+                 : (!sp->allowed && sp->n_allowed) || (!sp->disallowed && sp->n_disallowed)))
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "special-token policy");
     int allow_all = (sp->flags & ST_SPECIAL_ALLOW_ALL) != 0, by_string = (sp->flags & ST_SPECIAL_BY_STRING) != 0;
-    /* the lists are checked first, whatever the flags make of them */
-    st_status st = allow_all ? ST_OK : mark(v, sp->allowed, sp->n_allowed, by_string, NULL, 1, 1, err);
-    if (st == ST_OK) st = mark(v, sp->disallowed, sp->n_disallowed, by_string, NULL, 1, 2, err);
-    if (st != ST_OK) return st;
+    st_status st = ST_OK;
+    if (by_text) { /* the disallowed strings that are no special token are searched for on their own */
+        pl->strings = sp->strings;
+        pl->ends = sp->ends;
+        pl->first_disallowed = sp->n_allowed;
+        pl->end_disallowed = sp->n_allowed + sp->n_disallowed;
+        pl->n_unknown = mark_text(v, sp, pl->first_disallowed, pl->end_disallowed, NULL);
+        for (size_t k = pl->first_disallowed; k < pl->end_disallowed && !pl->empty_unknown; k++)
+            pl->empty_unknown = sp->ends[k] == (k ? sp->ends[k - 1] : 0); /* no special is empty */
+        pl->any_disallowed = pl->n_unknown > 0;
+    } else { /* the lists are checked first, whatever the flags make of them */
+        st = allow_all ? ST_OK : mark(v, sp->allowed, sp->n_allowed, by_string, NULL, 1, 1, err);
+        if (st == ST_OK) st = mark(v, sp->disallowed, sp->n_disallowed, by_string, NULL, 1, 2, err);
+        if (st != ST_OK) return st;
+    }
     uint32_t n_str = st__vocab_n_strings(v);
     size_t words = ((size_t)n_str + 63) / 64;
-    if (!words) return ST_OK; /* no specials: nothing to match or refuse */
+    if (!words) return ST_OK; /* no specials: nothing to match, only unknown strings to refuse */
     if (n_str <= ST_POLICY_STACK_BITS) {
         pl->allowed = pl->stack_bits[0];
         pl->disallowed = pl->stack_bits[1];
@@ -1220,16 +1290,21 @@ static st_status policy_resolve(const st_encoding *enc, const st_special_policy 
     int rest = (sp->flags & ST_SPECIAL_DISALLOW_REST) && !allow_all;
     st__memset(pl->allowed, allow_all ? 0xFF : 0, words * 8);
     if (allow_all && (n_str & 63)) pl->allowed[words - 1] = (1ull << (n_str & 63)) - 1;
-    if (!allow_all) mark(v, sp->allowed, sp->n_allowed, by_string, pl->allowed, 1, 1, NULL);
+    if (allow_all) {
+    } else if (by_text) {
+        mark_text(v, sp, 0, sp->n_allowed, pl->allowed);
+    } else {
+        mark(v, sp->allowed, sp->n_allowed, by_string, pl->allowed, 1, 1, NULL);
+    }
     /* rest: every string not allowed; and the listed ones (a string both allowed and listed as
      * disallowed is refused, as tiktoken's search for the disallowed ones finds it) */
     for (size_t w = 0; w < words; w++) pl->disallowed[w] = rest ? ~pl->allowed[w] : 0;
     if (rest && (n_str & 63)) pl->disallowed[words - 1] &= (1ull << (n_str & 63)) - 1;
-    mark(v, sp->disallowed, sp->n_disallowed, by_string, pl->disallowed, 1, 2, NULL);
+    if (by_text) mark_text(v, sp, pl->first_disallowed, pl->end_disallowed, pl->disallowed);
+    else mark(v, sp->disallowed, sp->n_disallowed, by_string, pl->disallowed, 1, 2, NULL);
     /* an empty set skips its scan below */
-    int any_allowed = any_bit(pl->allowed, words), any_disallowed = any_bit(pl->disallowed, words);
-    pl->any_allowed = any_allowed;
-    pl->any_disallowed = any_disallowed;
+    pl->any_allowed = any_bit(pl->allowed, words);
+    pl->any_disallowed = pl->n_unknown > 0 || any_bit(pl->disallowed, words);
     return ST_OK;
 }
 
@@ -1248,12 +1323,45 @@ static size_t find_byte(const uint8_t *s, size_t i, size_t len, uint8_t c) {
     return i;
 }
 
-/* If the text holds a disallowed special anywhere: ST_ERR_DISALLOWED_SPECIAL for the first
- * (the earliest; at one position the longest), as tiktoken's regex search over the raw text
- * finds it, whatever the allowed specials around it. */
+/* The longest disallowed string at s[i..] (special strings first, so that one of them wins
+ * over an equal unknown string): 1 and its bytes, length and id (0xFFFFFFFF for a string that
+ * is no special token), or 0. */
+static int disallowed_at(const st_vocab *v, const policy *pl, const uint8_t *s, size_t i, size_t len,
+                         const uint8_t **found, uint32_t *found_len, uint32_t *found_id) {
+    int any = 0;
+    uint32_t n_str = pl->disallowed ? st__vocab_n_strings(v) : 0;
+    for (uint32_t k = 0; k < n_str; k++) {
+        uint32_t id, a, tl;
+        if (!bit_get(pl->disallowed, k) || !st__vocab_special_string(v, k, &id, &a, &tl)) continue;
+        if ((!any || tl > *found_len) && tl <= len - i && st__memcmp(s + i, v->bytes + a, tl) == 0) {
+            any = 1;
+            *found = v->bytes + a;
+            *found_len = tl;
+            *found_id = id;
+        }
+    }
+    for (size_t k = pl->first_disallowed; pl->n_unknown && k < pl->end_disallowed; k++) {
+        size_t a = k ? pl->ends[k - 1] : 0, tl = pl->ends[k] - a;
+        const uint8_t *p = (const uint8_t *)pl->strings + a;
+        /* a special string of that length here was found above, with its id */
+        if ((!any || tl > *found_len) && tl <= len - i && tl <= UINT32_MAX &&
+            (tl == 0 || st__memcmp(s + i, p, tl) == 0) && special_string_number(v, p, tl) < 0) {
+            any = 1;
+            *found = p;
+            *found_len = (uint32_t)tl;
+            *found_id = ST__NO_TOKEN_ID;
+        }
+    }
+    return any;
+}
+
+/* If the text holds a disallowed string anywhere: ST_ERR_DISALLOWED_SPECIAL for the first (the
+ * earliest; at one position the longest), as tiktoken's regex search over the raw text finds
+ * it, whatever the allowed specials around it. The strings are the disallowed special strings
+ * and the disallowed strings of a ST_SPECIAL_BY_TEXT policy that are no special token. */
 static st_status check_disallowed(const st_vocab *v, const policy *pl, const uint8_t *s, size_t len, st_error *err) {
     if (!pl->any_disallowed) return ST_OK;
-    uint32_t n_str = st__vocab_n_strings(v);
+    uint32_t n_str = pl->disallowed ? st__vocab_n_strings(v) : 0;
     uint8_t first[256];
     st__memset(first, 0, sizeof first);
     int distinct = 0;
@@ -1263,37 +1371,37 @@ static st_status check_disallowed(const st_vocab *v, const policy *pl, const uin
         if (!bit_get(pl->disallowed, k) || !st__vocab_special_string(v, k, &id, &a, &tl)) continue;
         if (!first[v->bytes[a]]) { first[v->bytes[a]] = 1; distinct++; only = v->bytes[a]; }
     }
-    if (!distinct) return ST_OK;
-    for (size_t i = 0; i < len; i++) {
+    for (size_t k = pl->first_disallowed; pl->n_unknown && k < pl->end_disallowed; k++) {
+        size_t a = k ? pl->ends[k - 1] : 0;
+        uint8_t c = (uint8_t)pl->strings[a];
+        if (pl->ends[k] > a && !first[c]) { first[c] = 1; distinct++; only = c; }
+    }
+    const uint8_t *found = NULL;
+    uint32_t found_len = 0, found_id = ST__NO_TOKEN_ID;
+    size_t at = 0;
+    /* an empty string is found at once, at offset 0, unless a longer one starts there */
+    int any = pl->empty_unknown && disallowed_at(v, pl, s, 0, len, &found, &found_len, &found_id);
+    for (size_t i = 0; !any && distinct && i < len; i++) {
         if (distinct == 1) { /* every tiktoken special starts with '<' */
             i = find_byte(s, i, len, only);
             if (i >= len) break;
         } else if (!first[s[i]]) {
             continue;
         }
-        uint32_t best = ST_NO_TOKEN, best_a = 0, best_len = 0;
-        for (uint32_t k = 0; k < n_str; k++) {
-            uint32_t id, a, tl;
-            if (!bit_get(pl->disallowed, k) || !st__vocab_special_string(v, k, &id, &a, &tl)) continue;
-            if (tl > best_len && tl <= len - i && st__memcmp(s + i, v->bytes + a, tl) == 0) {
-                best = id;
-                best_a = a;
-                best_len = tl;
-            }
-        }
-        if (best == ST_NO_TOKEN) continue;
-        st__error_set(err, ST_ERR_DISALLOWED_SPECIAL, ST_UNIT_BYTE, i, NULL);
-        st__error_token(err, best);
-        st__error_kind(err, ST_KIND_DISALLOWED_SPECIAL, best_len);
-        if (err) { /* its text (the string found: an id may have several), cut on a character
-                      boundary if it does not fit */
-            size_t n = best_len < sizeof err->message - 1 ? best_len : sizeof err->message - 1;
-            while (n < best_len && n > 0 && (v->bytes[best_a + n] & 0xC0) == 0x80) n--;
-            st__error_append_bytes(err, (const char *)v->bytes + best_a, n);
-        }
-        return ST_ERR_DISALLOWED_SPECIAL;
+        any = disallowed_at(v, pl, s, i, len, &found, &found_len, &found_id);
+        at = i;
     }
-    return ST_OK;
+    if (!any) return ST_OK;
+    st__error_set(err, ST_ERR_DISALLOWED_SPECIAL, ST_UNIT_BYTE, at, NULL);
+    st__error_token(err, found_id);
+    st__error_kind(err, ST_KIND_DISALLOWED_SPECIAL, found_len);
+    if (err) { /* its text (the string found: an id may have several), cut on a character
+                  boundary if it does not fit */
+        size_t n = found_len < sizeof err->message - 1 ? found_len : sizeof err->message - 1;
+        while (n < found_len && n > 0 && (found[n] & 0xC0) == 0x80) n--;
+        st__error_append_bytes(err, (const char *)found, n);
+    }
+    return ST_ERR_DISALLOWED_SPECIAL;
 }
 
 /* The allowed special string matching at s[i..], longest first: its id, ST_NO_TOKEN if none. */

@@ -233,10 +233,13 @@ class Backend(abc.ABC):
     def shared_special_ids(self, enc):
         """The special ids that are an ordinary token's too (st_token_is_ordinary)."""
 
-    # The special-token policy of the encode calls is the core's (st_special_policy): allowed
-    # (ids recognised as specials), disallowed (ids refused) and special_flags
-    # (ST_SPECIAL_ALLOW_ALL = 1, ST_SPECIAL_DISALLOW_REST = 2). A text holding a disallowed
-    # special raises SupertokError ST_ERR_DISALLOWED_SPECIAL with its byte offset and .token.
+    # The special-token policy of the encode calls is the core's (st_special_policy of strings,
+    # ST_SPECIAL_BY_TEXT): allowed (the strings recognised as specials, UTF-8 bytes), disallowed
+    # (the strings refused, special tokens or not) and special_flags (ST_SPECIAL_ALLOW_ALL = 1,
+    # ST_SPECIAL_DISALLOW_REST = 2: tiktoken's "all"); the core resolves the strings against the
+    # encoding. A text holding a disallowed string raises SupertokError ST_ERR_DISALLOWED_SPECIAL
+    # (kind ST_KIND_DISALLOWED_SPECIAL) with its byte offset, .length and .token (0xFFFFFFFF for a
+    # string that is no special token).
     @abc.abstractmethod
     def encode(self, enc, data, allowed, want_starts=False, disallowed=(), special_flags=0):
         """Ids of UTF-8 bytes data under the special-token policy. With want_starts, (ids,

@@ -56,12 +56,14 @@ class NativeBackend(Backend):
                     self.status_str, what, items)
 
     _flag_policies = {}
+    _string_policies = {}  # (allowed, disallowed, flags) -> (policy, what it points to)
 
     @classmethod
     def _policy(cls, allowed, disallowed, flags):
-        """An st_special_policy (and the arrays it points to, kept alive with it), or NULL. A
-        policy of flags alone (tiktoken's default: every special disallowed) is made once and
-        shared: the core only reads it, and a short text must not pay for building it."""
+        """An st_special_policy of strings (ST_SPECIAL_BY_TEXT; the arrays it points to kept
+        alive with it), or NULL. A policy of flags alone (tiktoken's default: every special
+        disallowed) is made once and shared: the core only reads it, and a short text must not
+        pay for building it."""
         if not allowed and not disallowed:
             if not flags:
                 return ffi.NULL, None
@@ -69,11 +71,19 @@ class NativeBackend(Backend):
             if p is None:
                 p = cls._flag_policies[flags] = ffi.new("st_special_policy *", {"flags": flags})
             return p, None
-        a = ffi.new("uint32_t[]", allowed) if allowed else ffi.NULL
-        d = ffi.new("uint32_t[]", disallowed) if disallowed else ffi.NULL
-        p = ffi.new("st_special_policy *", {"allowed": a, "n_allowed": len(allowed or ()), "disallowed": d,
-                                            "n_disallowed": len(disallowed or ()), "flags": flags})
-        return p, (a, d)
+        key = (tuple(allowed or ()), tuple(disallowed or ()), flags)
+        got = cls._string_policies.get(key)
+        if got is not None:
+            return got
+        strings, ends = joined_with_ends(key[0] + key[1])
+        ends = ffi.new("size_t[]", ends)
+        buf = ffi.new("char[]", strings) if strings else ffi.NULL
+        p = ffi.new("st_special_policy *", {"n_allowed": len(key[0]), "n_disallowed": len(key[1]),
+                                            "flags": flags | lib.ST_SPECIAL_BY_TEXT, "strings": buf, "ends": ends})
+        if len(cls._string_policies) >= 64:  # a few sets recur; any number may be passed
+            cls._string_policies.clear()
+        got = cls._string_policies[key] = (p, (buf, ends))
+        return got
 
     def pattern_from_regex(self, pat):
         """The st_pattern id of tiktoken's pat_str pat (bytes); SupertokError
@@ -216,8 +226,8 @@ class NativeBackend(Backend):
         return [i for i in self.special_ids(enc) if lib.st_token_is_ordinary(enc, i)]
 
     def encode(self, enc, data, allowed, want_starts=False, disallowed=(), special_flags=0):
-        """Ids of UTF-8 data under the special-token policy (allowed, disallowed: ids, or
-        special-string numbers with ST_SPECIAL_BY_STRING; ST_SPECIAL_* flags); with want_starts, also each token's start in code points."""
+        """Ids of UTF-8 data under the special-token policy (allowed, disallowed: the strings,
+        UTF-8 bytes; ST_SPECIAL_* flags); with want_starts, also each token's start in code points."""
         cap = len(data)
         ids = self._alloc("uint32_t[]", cap or 1)
         starts = self._alloc("size_t[]", cap or 1) if want_starts else ffi.NULL

@@ -377,8 +377,10 @@ class _Locked:
 # wasm32 as natively.
 _ERROR = struct.Struct("<IIQQIIII120s")
 _ERR_SIZE = _ERROR.size  # 160
-# st_special_policy in wasm32: allowed ptr, n_allowed, disallowed ptr, n_disallowed, flags
-_POLICY = struct.Struct("<IIIII")
+# st_special_policy in wasm32: allowed ptr, n_allowed, disallowed ptr, n_disallowed, flags,
+# strings ptr, ends ptr
+_POLICY = struct.Struct("<IIIIIII")
+_SPECIAL_BY_TEXT = 8  # ST_SPECIAL_BY_TEXT
 _IN, _OUT, _OUT2, _OUT3 = range(4)  # WasmBackend._io's blocks
 _N_BLOCKS = 4
 _KEEP = 1 << 20  # the largest block kept between calls
@@ -534,24 +536,25 @@ class WasmBackend(Backend):
                 self._r.call("st_free", p)
 
     def _put_policy(self, allowed, disallowed, flags):
-        """(pointer to an st_special_policy in the module or 0 for none, pointer to free after
-        the call or 0). One block: the struct, then the allowed ids, then the disallowed ids.
-        A policy of flags alone is written once and shared (a short text must not pay for it).
-        Under the lock."""
+        """(pointer to an st_special_policy of strings (ST_SPECIAL_BY_TEXT) in the module or 0
+        for none, pointer to free after the call or 0). One block: the struct, the strings' ends,
+        then the strings (allowed, disallowed: UTF-8 bytes). A policy of flags alone is written
+        once and shared (a short text must not pay for it). Under the lock."""
         if not allowed and not disallowed:
             if not flags:
                 return 0, 0
             p = self._flag_policies.get(flags)
             if p is None:
-                p = self._flag_policies[flags] = self._put(_POLICY.pack(0, 0, 0, 0, flags))
+                p = self._flag_policies[flags] = self._put(_POLICY.pack(0, 0, 0, 0, flags, 0, 0))
             return p, 0
         allowed, disallowed = list(allowed or ()), list(disallowed or ())
         na, nd = len(allowed), len(disallowed)
-        ids = struct.pack("<%dI" % (na + nd), *(allowed + disallowed))
-        p = self._alloc(_POLICY.size + len(ids))
-        ap = p + _POLICY.size if na else 0
-        dp = p + _POLICY.size + 4 * na if nd else 0
-        self._r.write(p, _POLICY.pack(ap, na, dp, nd, flags) + ids)
+        strings, ends = joined_with_ends(allowed + disallowed)
+        ends = struct.pack("<%dI" % (na + nd), *ends)
+        p = self._alloc(_POLICY.size + len(ends) + len(strings))
+        ep = p + _POLICY.size
+        sp = ep + len(ends)
+        self._r.write(p, _POLICY.pack(0, na, 0, nd, flags | _SPECIAL_BY_TEXT, sp, ep) + ends + strings)
         return p, p
 
     def _call_io(self, name, pre, data, mid, cap, unit, fmt):
@@ -798,8 +801,8 @@ class WasmBackend(Backend):
             return [i for i in ids if self._r.call("st_token_is_ordinary", enc.ptr, i)]
 
     def encode(self, enc, data, allowed, want_starts=False, disallowed=(), special_flags=0):
-        """Ids of UTF-8 data under the special-token policy (allowed ids, disallowed ids,
-        ST_SPECIAL_* flags); with want_starts, also each token's start in code points."""
+        """Ids of UTF-8 data under the special-token policy (allowed, disallowed: the strings,
+        UTF-8 bytes; ST_SPECIAL_* flags); with want_starts, also each token's start in code points."""
         cap = len(data)
         with self._locked:
             tp = self._put_io(_IN, data)
