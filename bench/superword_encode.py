@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What superwords cost when encoding: a superword model against the same model with its
-supermerges removed, on the same text (issue 11: within 1.5x).
+supermerges removed, on the same text (the target: within 1.5x).
 
     python bench/superword_encode.py                       # en, de, ru, zh, ja; BoundlessBPE, 32,768
     python bench/superword_encode.py --lang en --rounds 21 --algorithm superbpe --supermerges 4096

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The encoding floor per script: base symbols per character before any merge, UBE against
-plain byte-level (issue 4; the UBE paper's motivation).
+plain byte-level (the UBE paper's motivation).
 
 Over ../shared/corpora/udhr.jsonl.xz (532 translations of the Universal Declaration of Human
 Rights), each record is assigned its dominant script (the first entry of its `scripts` field);

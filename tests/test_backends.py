@@ -1,4 +1,4 @@
-"""The backends as hosts (issue 8, items 8 and 10): one protocol, exceptions instead of status
+"""The backends as hosts: one protocol, exceptions instead of status
 tuples, status names checked against the header, no leaks in the wasm module, backend state
 below the package's __init__, and Encoding pickling on every backend."""
 import gc

@@ -1,4 +1,4 @@
-"""The C core's public API, as a C embedder sees it (issue 8, items 6 and 7).
+"""The C core's public API, as a C embedder sees it.
 
 - every public function in core_c/include/supertok.h carries ST_API, and wasm/exports.txt lists
   exactly the header's functions (plus `memory`);
@@ -208,7 +208,7 @@ def test_example_reports_errors(make_build, tmp_path):
     bad.write_bytes(b"YQ== 0\nYg== 1\n!!!! 2\n")
     proc = _run_example(make_build, "encode_file", str(bad), "gpt2")
     assert proc.returncode == 1
-    # today's API reports the line's byte offset; with st_error (issue 8 item 5) its line number
+    # today's API reports the line's byte offset; with st_error its line number
     assert "malformed" in proc.stderr and ("byte offset 14" in proc.stderr or "line 3" in proc.stderr), proc.stderr
     proc = _run_example(make_build, "encode_file", VOCAB, "no-such-pattern")
     assert proc.returncode == 2 and "unknown PATTERN" in proc.stderr

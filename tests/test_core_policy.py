@@ -1,4 +1,4 @@
-"""Issue 8 in the core: the special-token policy and tiktoken's error from the core's report,
+"""In the core: the special-token policy and tiktoken's error from the core's report,
 encode_single_token by bytes (st_token_id), pat_str refused when no scanner implements it, and
 errors mapped by status name. Against tiktoken where it is installed."""
 import itertools

@@ -1,4 +1,4 @@
-"""Exports (issue 11 item 7): a model of merge rules as a tiktoken rank file and as a HuggingFace
+"""Exports: a model of merge rules as a tiktoken rank file and as a HuggingFace
 tokenizer.json, loaded back by the libraries themselves (tiktoken and tokenizers, the pinned
 versions of the test extra), not by supertok:
 

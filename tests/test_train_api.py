@@ -1,4 +1,4 @@
-"""supertok.train's Python surface (issue 10, item 4), on every backend.
+"""supertok.train's Python surface, on every backend.
 
 Expected merges come from the naive reference trainer (vectors/train_reference.py) and expected
 ids from the reference rules encoder of vectors/generate_models.py, never from supertok:
@@ -48,8 +48,7 @@ def _corpus(name):
 def _train():
     train = getattr(supertok, "train", None)
     if train is None:
-        pytest.fail("supertok.train does not exist (yet): issue 10 item 4, the Python training "
-                    "API, is what these tests test")
+        pytest.fail("supertok.train does not exist: the Python training API is what these tests test")
     return train
 
 
@@ -261,7 +260,7 @@ def test_errors(backend):
     assert _merges(train(iter(docs), vocab_size=257, mode="hf", special_tokens=("<|x|>",))) == []
 
 
-# ---- superwords (issue 11, items 2-4 and 8): the Python surface -------------------------------------
+# ---- superwords: the Python surface ------------------------------------------------------------------
 # The merges and supermerges themselves are checked against the reference trainer by
 # tests/test_train_vectors.py; here: arguments and their errors, progress, threads, sources read
 # twice (a generator spooled), cancellation, and what the Encoding says about its supermerges.

@@ -69,8 +69,7 @@ def head_documents(name, megabytes, skip_bytes=0):
 def _train():
     train = getattr(supertok, "train", None)
     if train is None:
-        pytest.fail("supertok.train does not exist (yet): issue 10 item 4, the Python training "
-                    "API, is what these tests test")
+        pytest.fail("supertok.train does not exist: the Python training API is what these tests test")
     return train
 
 

@@ -629,7 +629,7 @@ def test_stream_state_finalizer_no_deadlock(name):
     # before the fix it hung within about 30 rounds on wasmtime, 11 on pywasm
     # The watchdog only has to tell a deadlock (which never ends) from a run (well under a second
     # on wasmtime, a few seconds on pywasm): its bound is far from any real run, so a busy machine
-    # cannot fail the test (issue 8 item 11; it was 4 s and 6 s).
+    # cannot fail the test (it was 4 s and 6 s).
     script = DEADLOCK_SCRIPT % {"watchdog": 180, "py": os.path.join(ROOT, "py"),
                                 "backend": name, "rounds": 200 if name != "pywasm" else 100}
     p = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=600)

@@ -1,4 +1,4 @@
-"""Exhaustive UBE audit (issue 4, item 6) on native and wasmtime; pywasm is skipped (an
+"""Exhaustive UBE audit on native and wasmtime; pywasm is skipped (an
 interpreter at about half a millisecond per symbol would need hours).
 
 1. Every Unicode scalar value (all 1,112,064): in code point order (and the exact symbol total),

@@ -1,4 +1,4 @@
-// The call forms the C tests were written against before issue 8 (a size_t *err_offset, an
+// The call forms the C tests were written against before st_error (a size_t *err_offset, an
 // int *err_in_specials, an st_pattern number for encodings, a list of allowed specials and
 // code point starts), mapped onto the current API, so the existing assertions keep running
 // unchanged. Every shim also checks the st_error contract on each call it makes: the report's

@@ -2212,7 +2212,7 @@ static void test_work_linear(void) {
     free(ids);
 }
 
-/* ---- issue 8: the error report, the special-token policy, offset units, token ids ------------ */
+/* ---- the error report, the special-token policy, offset units, token ids ---------------------- */
 
 static int has(const char *hay, const char *needle) { return strstr(hay, needle) != NULL; }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate the compact vocabularies the JavaScript package downloads (issue 13):
+"""Generate the compact vocabularies the JavaScript package downloads:
 wasm/compact/<encoding>.stvc and wasm/compact/manifest.json (size and sha256 of each, with the
 pattern and special tokens of py/supertok/catalogue.json: one small file and one image
 is all the JavaScript module fetches for an encoding).

@@ -1,4 +1,4 @@
-// The JavaScript benchmark (issue 13): supertok's ES module against the npm tokenizers
+// The JavaScript benchmark: supertok's ES module against the npm tokenizers
 // (gpt-tokenizer, js-tiktoken, tiktoken's wasm build, ai-tokenizer) on o200k_base, in Node.
 //
 //   cd wasm/bench && npm ci && node bench.mjs --corpora <the corpora folder>

@@ -1,4 +1,4 @@
-"""A first look (issue 13): the same supertok.wasm encoding o200k_base in Node.js (wasm/supertok.mjs)
+"""A first look: the same supertok.wasm encoding o200k_base in Node.js (wasm/supertok.mjs)
 and on wasmtime through the Python package, side by side in one run, interleaved rounds.
 
 Each round starts a fresh node process (bench-encode.mjs: load o200k_base, 3 warm-up encodes,

@@ -1,4 +1,4 @@
-/* Work counters for the tests (issue 8, item 11: no test depends on the machine's speed).
+/* Work counters for the tests (no test depends on the machine's speed).
  *
  * ST_COUNT(n) adds n to a count of the core's steps: characters the pre-tokenizer examines,
  * steps of the short merge loop, iterations of the heap merge, probes of the backtracking
