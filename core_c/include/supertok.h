@@ -460,16 +460,21 @@ ST_API st_status st_encode_piece(const st_encoding *enc, const uint8_t *bytes, s
  * whitespace character after other bytes, the two parts each merged as one piece.
  *
  * A long unstable tail has tens of thousands of completions, so they come from a handle, a
- * batch per st_unstable_next call, never all held at once. st_unstable_new encodes
- * text[0..len) with the special-token policy as st_encode (its errors); only byte-level
- * encodings without supermerges qualify (ST_ERR_INVALID_ARGUMENT otherwise: a UBE model has
- * no byte tokens, and more text can change every supermerge of the last run of words). enc
- * must outlive the handle; alloc may be NULL (the encoding's). */
+ * batch per st_unstable_next call, never all held at once. st_unstable_new makes the handle for
+ * an encoding: an index of its tokens by their first two bytes (one pass over the vocabulary,
+ * about 1 MB for o200k_base), so a handle kept for many texts pays for it once. Only byte-level
+ * encodings without supermerges qualify (ST_ERR_INVALID_ARGUMENT otherwise: a UBE model has no
+ * byte tokens, and more text can change every supermerge of the last run of words). enc must
+ * outlive the handle; alloc may be NULL (the encoding's). A handle is used by one thread at a
+ * time. st_unstable_encode starts a text: it encodes text[0..len) with the special-token policy
+ * as st_encode (its errors; after one, the handle holds no text), and the calls below then give
+ * that text's stable ids and completions. */
 typedef struct st_unstable st_unstable;
-ST_API st_status st_unstable_new(const st_encoding *enc, const char *text, size_t len,
-                                 const st_special_policy *specials, const st_allocator *alloc,
-                                 st_unstable **out, st_error *err);
+ST_API st_status st_unstable_new(const st_encoding *enc, const st_allocator *alloc, st_unstable **out,
+                                 st_error *err);
 ST_API void st_unstable_free(st_unstable *u);
+ST_API st_status st_unstable_encode(st_unstable *u, const char *text, size_t len,
+                                    const st_special_policy *specials, st_error *err);
 /* The stable ids into ids[0..cap), their number in *n_ids (size query with cap 0:
  * ST_ERR_BUFFER_TOO_SMALL). */
 ST_API st_status st_unstable_stable(const st_unstable *u, uint32_t *ids, size_t cap, size_t *n_ids,

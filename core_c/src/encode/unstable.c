@@ -3,7 +3,7 @@
  * pre-tokenizer piece's tokens) could be tokenized once more text follows (the completions).
  *
  * The completions of a long unstable tail are many (tens of thousands for a run of spaces), so
- * they are not built at once: a handle keeps a cursor over the vocabulary and each
+ * they are not built at once: a handle keeps a cursor over the candidate tokens and each
  * st_unstable_next call computes as many as fit in the caller's buffers. A completion is one of:
  *  - a single token whose bytes start with the whole unstable bytes;
  *  - for each token whose bytes start with unstable[i..] (0 < i < U), the encoding of
@@ -19,19 +19,36 @@
 
 enum { PHASE_TOKENS, PHASE_SPACE, PHASE_DONE };
 
+/* The ordinary tokens sorted by their first two bytes (a counting sort: one pass to count,
+ * one to place), so that the tokens starting with given bytes are found in the bucket of their
+ * first two, or, for one byte, in that byte's 257 buckets: a call looks at the tokens that can
+ * match, never at the whole vocabulary (an interpreter runs a scan of 200,000 tokens in tens of
+ * seconds). Bucket b0 * 257 holds the one-byte token b0, b0 * 257 + 1 + b1 the tokens starting
+ * with b0 b1. */
+#define N_BUCKETS (256 * 257)
+
+static size_t bucket_of(const uint8_t *t, size_t len) {
+    return (size_t)t[0] * 257 + (len > 1 ? 1 + (size_t)t[1] : 0);
+}
+
 struct st_unstable {
     st_allocator alloc;
     const st_encoding *enc;
-    uint32_t *stable;  /* the stable ids */
-    size_t n_stable;
+    uint32_t *bucket_start; /* N_BUCKETS + 1 positions into sorted */
+    uint32_t *sorted;       /* the ordinary token ids, by bucket */
+    size_t n_sorted;
+    uint32_t *stable;  /* the stable ids of the text last given */
+    size_t n_stable, stable_cap;
     uint8_t *unstable; /* the unstable bytes, and room after them for a token's bytes (text) */
     size_t u_len, text_cap;
     uint32_t *out;     /* the completion being handed out (pending when it did not fit) */
     size_t out_cap, out_n;
     int pending;
     int phase;
-    uint32_t id;       /* cursor: the token tried next, and the length of the unstable suffix */
-    size_t suffix;     /* its bytes are matched against (0: first the whole unstable bytes) */
+    /* cursor: the suffix of the unstable bytes the tokens are matched against (0: first the
+     * whole unstable bytes, as a prefix of a single token), and the positions in sorted left */
+    size_t suffix, pos, end;
+    int started;
 };
 
 static int is_special(const st_vocab *v, uint32_t id) {
@@ -150,40 +167,33 @@ static st_status next_completion(st_unstable *u, int *found, st_error *err) {
     *found = 0;
     u->out_n = 0;
     while (u->phase == PHASE_TOKENS) {
-        if (u->id >= v->n_ids) {
-            u->phase = PHASE_SPACE;
-            break;
+        /* what the tokens in [pos, end) must start with, and how much longer they may be */
+        const uint8_t *want = u->suffix ? un + U - u->suffix : un;
+        size_t n_want = u->suffix ? u->suffix : U;
+        if (!u->started) {
+            size_t b = bucket_of(want, n_want);
+            u->pos = u->bucket_start[b];
+            u->end = u->bucket_start[n_want > 1 ? b + 1 : b + 257];
+            u->started = 1;
         }
-        uint32_t a, len;
-        if (!ordinary_span(u->enc, u->id, &a, &len)) {
-            u->id++;
-            u->suffix = 0;
-            continue;
-        }
-        const uint8_t *t = v->bytes + a;
-        if (u->suffix == 0) { /* a single token starting with the whole unstable bytes */
-            u->suffix = 1;
-            if (len >= U && st__memcmp(t, un, U) == 0) {
-                st_status st = out_reserve(u, 1);
+        while (u->pos < u->end) {
+            uint32_t id = u->sorted[u->pos++], a, len;
+            if (!st__vocab_span(v, id, &a, &len) || len < n_want || st__memcmp(v->bytes + a, want, n_want) != 0)
+                continue;
+            st_status st;
+            if (u->suffix == 0) { /* a single token starting with the whole unstable bytes */
+                st = out_reserve(u, 1);
                 if (st != ST_OK) return st__error_set(err, st, ST_UNIT_NONE, 0, NULL);
-                u->out[0] = u->id;
+                u->out[0] = id;
                 u->out_n = 1;
-                *found = 1;
-                return ST_OK;
+            } else if ((st = retokenize(u, u->suffix, a, len, err)) != ST_OK) { /* it straddles the end */
+                return st;
             }
+            *found = 1;
+            return ST_OK;
         }
-        /* a token straddling the end of the text: it starts with unstable[U - s ..] */
-        for (size_t s = u->suffix; s < U && s <= len; s++) {
-            if (t[0] == un[U - s] && st__memcmp(t, un + U - s, s) == 0) {
-                u->suffix = s + 1; /* where the cursor goes on from */
-                st_status st = retokenize(u, s, a, len, err);
-                if (st != ST_OK) return st;
-                *found = 1;
-                return ST_OK;
-            }
-        }
-        u->id++;
-        u->suffix = 0;
+        u->started = 0;
+        if (++u->suffix >= U) u->phase = PHASE_SPACE;
     }
     if (u->phase == PHASE_SPACE) {
         u->phase = PHASE_DONE;
@@ -213,16 +223,17 @@ static st_status next_completion(st_unstable *u, int *found, st_error *err) {
 void st_unstable_free(st_unstable *u) {
     if (!u) return;
     st_allocator a = u->alloc;
-    st__free(&a, u->stable, u->n_stable * sizeof *u->stable);
+    st__free(&a, u->bucket_start, (N_BUCKETS + 1) * sizeof *u->bucket_start);
+    st__free(&a, u->sorted, u->n_sorted * sizeof *u->sorted);
+    st__free(&a, u->stable, u->stable_cap * sizeof *u->stable);
     st__free(&a, u->unstable, u->text_cap);
     st__free(&a, u->out, u->out_cap * sizeof *u->out);
     st__free(&a, u, sizeof *u);
 }
 
-st_status st_unstable_new(const st_encoding *enc, const char *text, size_t len, const st_special_policy *specials,
-                          const st_allocator *alloc, st_unstable **out, st_error *err) {
+st_status st_unstable_new(const st_encoding *enc, const st_allocator *alloc, st_unstable **out, st_error *err) {
     st__error_clear(err);
-    if (!enc || !out || (!text && len)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
+    if (!enc || !out) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
     *out = NULL;
     if (enc->vocab.alphabet != ST_ALPHABET_BYTES)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "a UBE encoding has no byte tokens");
@@ -237,6 +248,49 @@ st_status st_unstable_new(const st_encoding *enc, const char *text, size_t len, 
     u->alloc = a;
     u->enc = enc;
     u->phase = PHASE_DONE;
+    const st_vocab *v = &enc->vocab;
+    size_t n = 0;
+    u->bucket_start = (uint32_t *)st__alloc(&a, (N_BUCKETS + 1) * sizeof *u->bucket_start);
+    if (!u->bucket_start) {
+        st__free(&a, u, sizeof *u);
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    }
+    st__memset(u->bucket_start, 0, (N_BUCKETS + 1) * sizeof *u->bucket_start);
+    for (uint32_t id = 0; id < v->n_ids; id++) { /* count: bucket_start[b + 1] = tokens in bucket b */
+        uint32_t ta, tl;
+        if (ordinary_span(enc, id, &ta, &tl)) {
+            u->bucket_start[bucket_of(v->bytes + ta, tl) + 1]++;
+            n++;
+        }
+    }
+    for (size_t b = 0; b < N_BUCKETS; b++) u->bucket_start[b + 1] += u->bucket_start[b];
+    u->n_sorted = n;
+    u->sorted = (uint32_t *)st__alloc(&a, (n ? n : 1) * sizeof *u->sorted);
+    if (!u->sorted) {
+        u->n_sorted = 0;
+        st_unstable_free(u);
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    }
+    for (uint32_t id = 0; id < v->n_ids; id++) { /* place, each bucket in id order */
+        uint32_t ta, tl;
+        if (ordinary_span(enc, id, &ta, &tl)) u->sorted[u->bucket_start[bucket_of(v->bytes + ta, tl)]++] = id;
+    }
+    for (size_t b = N_BUCKETS; b > 0; b--) u->bucket_start[b] = u->bucket_start[b - 1]; /* back to starts */
+    u->bucket_start[0] = 0;
+    *out = u;
+    return ST_OK;
+}
+
+st_status st_unstable_encode(st_unstable *u, const char *text, size_t len, const st_special_policy *specials,
+                             st_error *err) {
+    st__error_clear(err);
+    if (!u || (!text && len)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
+    const st_encoding *enc = u->enc;
+    st_allocator a = u->alloc;
+    u->phase = PHASE_DONE; /* until this text is done: nothing of the last one is handed out */
+    u->n_stable = u->u_len = u->out_n = 0;
+    u->pending = u->started = 0;
+    u->suffix = 0;
     size_t cap = len ? len : 1, n = 0;
     uint32_t *ids = (uint32_t *)st__alloc(&a, cap * sizeof *ids);
     size_t *starts = (size_t *)st__alloc(&a, cap * sizeof *starts);
@@ -247,56 +301,55 @@ st_status st_unstable_new(const st_encoding *enc, const char *text, size_t len, 
         size_t first = n; /* the first token after the last special token */
         while (first > 0 && !special_in_output(enc, specials, ids[first - 1])) first--;
         /* the start of the last pre-tokenizer piece of the text after it */
-        size_t seg = starts[first], piece = seg, at = 0;
+        size_t seg = starts[first], at = 0;
         st__piece_iter it;
         st__pieces_init(&it, &enc->pt, (const uint8_t *)text + seg, len - seg);
         while (it.i < len - seg) {
             size_t end = st__pieces_next(&it);
             if (end < len - seg) at = end;
         }
-        piece = seg + at;
-        for (size_t k = first; k < n; k++) n_last += starts[k] >= piece;
+        for (size_t k = first; k < n; k++) n_last += starts[k] >= seg + at;
         /* tiktoken's fix for unstable whitespace splits: a last piece starting with a token of
          * whitespace takes in the whitespace tokens before it */
         if (n_last > 0 && all_space(enc, ids[n - n_last]))
             while (n_last < n && all_space(enc, ids[n - n_last - 1])) n_last++;
     }
-    if (st == ST_OK && n_last) {
-        size_t ulen = 0;
-        for (size_t k = n - n_last; k < n; k++) {
-            uint32_t ta, tl;
-            if (st__vocab_span(&enc->vocab, ids[k], &ta, &tl)) ulen += tl;
-        }
+    size_t ulen = 0;
+    for (size_t k = n - n_last; st == ST_OK && k < n; k++) {
+        uint32_t ta, tl;
+        if (st__vocab_span(&enc->vocab, ids[k], &ta, &tl)) ulen += tl;
+    }
+    if (st == ST_OK && (2 * ulen + 64 > u->text_cap || n - n_last > u->stable_cap)) {
+        /* room for the unstable bytes and a retokenized text after them, and the stable ids */
+        st__free(&a, u->unstable, u->text_cap);
+        st__free(&a, u->stable, u->stable_cap * sizeof *u->stable);
         u->text_cap = 2 * ulen + 64;
+        u->stable_cap = n - n_last ? n - n_last : 1;
         u->unstable = (uint8_t *)st__alloc(&a, u->text_cap);
-        if (!u->unstable) {
-            u->text_cap = 0;
+        u->stable = (uint32_t *)st__alloc(&a, u->stable_cap * sizeof *u->stable);
+        if (!u->unstable || !u->stable) {
+            st__free(&a, u->unstable, u->text_cap);
+            st__free(&a, u->stable, u->stable_cap * sizeof *u->stable);
+            u->unstable = NULL;
+            u->stable = NULL;
+            u->text_cap = u->stable_cap = 0;
             st = st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-        } else {
-            for (size_t k = n - n_last; k < n; k++) {
-                uint32_t ta, tl;
-                if (!st__vocab_span(&enc->vocab, ids[k], &ta, &tl)) continue;
-                st__memcpy(u->unstable + u->u_len, enc->vocab.bytes + ta, tl);
-                u->u_len += tl;
-            }
-            u->phase = u->u_len ? PHASE_TOKENS : PHASE_DONE;
         }
     }
     if (st == ST_OK) {
         u->n_stable = n - n_last;
-        u->stable = (uint32_t *)st__alloc(&a, (u->n_stable ? u->n_stable : 1) * sizeof *ids);
-        if (u->stable) st__memcpy(u->stable, ids, u->n_stable * sizeof *ids);
-        else st = st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-        if (!u->stable) u->n_stable = 0;
+        if (u->n_stable) st__memcpy(u->stable, ids, u->n_stable * sizeof *ids);
+        for (size_t k = n - n_last; k < n; k++) {
+            uint32_t ta, tl;
+            if (!st__vocab_span(&enc->vocab, ids[k], &ta, &tl)) continue;
+            st__memcpy(u->unstable + u->u_len, enc->vocab.bytes + ta, tl);
+            u->u_len += tl;
+        }
+        u->phase = u->u_len ? PHASE_TOKENS : PHASE_DONE;
     }
     if (ids) st__free(&a, ids, cap * sizeof *ids);
     if (starts) st__free(&a, starts, cap * sizeof *starts);
-    if (st != ST_OK) {
-        st_unstable_free(u);
-        return st;
-    }
-    *out = u;
-    return ST_OK;
+    return st;
 }
 
 st_status st_unstable_stable(const st_unstable *u, uint32_t *ids, size_t cap, size_t *n_ids, st_error *err) {

@@ -239,12 +239,16 @@ class NativeBackend(Backend):
         return id_list(ffi.buffer(ids, 4 * n[0]), n[0])
 
     def encode_with_unstable(self, enc, data, allowed, disallowed=(), special_flags=0):
+        """A handle a call (its index of the tokens costs about a millisecond here), so that
+        threads share nothing."""
         out = ffi.new("st_unstable **")
         err = ffi.new("st_error *")
-        policy, _keep = self._policy(allowed, disallowed, special_flags)
-        if lib.st_unstable_new(enc, data, len(data), policy, ffi.NULL, out, err) != OK:
-            self._raise(err, "text")
+        if lib.st_unstable_new(enc, ffi.NULL, out, err) != OK:
+            self._raise(err, "encoding")
         u = ffi.gc(out[0], lib.st_unstable_free)
+        policy, _keep = self._policy(allowed, disallowed, special_flags)
+        if lib.st_unstable_encode(u, data, len(data), policy, err) != OK:
+            self._raise(err, "text")
         n = ffi.new("size_t *")
         lib.st_unstable_stable(u, ffi.NULL, 0, n, ffi.NULL)
         cap = max(n[0], 1)
