@@ -36,12 +36,14 @@ def _excerpts(per_script):
     return out
 
 
-def _cuts(text):
-    """The text cut inside its first third, just after a space, just after a punctuation mark,
-    and whole: each end leaves a different kind of unstable tail."""
+def _cuts(text, after_space):
+    """The text cut inside its first third, just after a punctuation mark, whole, and with
+    after_space just after a space: each end leaves a different kind of unstable tail (a space
+    last has tens of thousands of completions, every token starting with a space: tiktoken
+    takes a second for those, so only some texts are cut there)."""
     ends = {len(text), max(1, len(text) // 3)}
     space = text.find(" ", len(text) // 2)
-    if space > 0:
+    if space > 0 and after_space:
         ends.add(space + 1)
     for k in range(len(text) // 2, len(text)):
         if not text[k].isalnum() and not text[k].isspace():
@@ -56,12 +58,13 @@ def test_encode_with_unstable_matches_tiktoken_on_udhr(backend, tk, name):
     # pywasm interprets the module: a few excerpts there, every script on the others
     texts = _excerpts(1)[:3] if backend == "pywasm" else _excerpts(1)
     checked = 0
-    for text in texts:
-        for cut in (_cuts(text)[:2] if backend == "pywasm" else _cuts(text)):
+    for k, text in enumerate(texts):
+        cuts = _cuts(text, k % 4 == 0)
+        for cut in (cuts[:2] if backend == "pywasm" else cuts):
             stable, completions = enc.encode_with_unstable(cut)
             want_stable, want_completions = theirs.encode_with_unstable(cut)
             assert stable == want_stable, cut
             assert sorted(map(tuple, completions)) == sorted(map(tuple, want_completions)), cut
             assert len(set(map(tuple, completions))) == len(completions), cut  # no repeats
             checked += 1
-    assert checked >= (4 if backend == "pywasm" else 60)
+    assert checked >= (4 if backend == "pywasm" else 120)

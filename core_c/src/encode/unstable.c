@@ -86,12 +86,6 @@ static int special_in_output(const st_encoding *enc, const st_special_policy *sp
     return !is_shared(enc, id) || allowed_by(enc, sp, id);
 }
 
-/* An ordinary token's bytes (a shared special's too); 0 for a special-only id or a gap. */
-static int ordinary_span(const st_encoding *enc, uint32_t id, uint32_t *a, uint32_t *len) {
-    if (is_special(&enc->vocab, id) && !is_shared(enc, id)) return 0;
-    return st__vocab_span(&enc->vocab, id, a, len);
-}
-
 /* tiktoken's test for the whitespace fix: an ordinary token of spaces, newlines and tabs. */
 static int all_space(const st_encoding *enc, uint32_t id) {
     uint32_t a, len;
@@ -249,32 +243,45 @@ st_status st_unstable_new(const st_encoding *enc, const st_allocator *alloc, st_
     u->enc = enc;
     u->phase = PHASE_DONE;
     const st_vocab *v = &enc->vocab;
-    size_t n = 0;
+    /* each id's bucket (N_BUCKETS: none), found in one tight pass (an interpreter runs this
+     * loop over the whole vocabulary: every instruction in it counts) */
+    uint32_t *key = (uint32_t *)st__alloc(&a, (v->n_ids ? v->n_ids : 1) * sizeof *key);
     u->bucket_start = (uint32_t *)st__alloc(&a, (N_BUCKETS + 1) * sizeof *u->bucket_start);
-    if (!u->bucket_start) {
-        st__free(&a, u, sizeof *u);
+    if (!key || !u->bucket_start) {
+        st__free(&a, key, (v->n_ids ? v->n_ids : 1) * sizeof *key);
+        st_unstable_free(u);
         return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     }
     st__memset(u->bucket_start, 0, (N_BUCKETS + 1) * sizeof *u->bucket_start);
-    for (uint32_t id = 0; id < v->n_ids; id++) { /* count: bucket_start[b + 1] = tokens in bucket b */
-        uint32_t ta, tl;
-        if (ordinary_span(enc, id, &ta, &tl)) {
-            u->bucket_start[bucket_of(v->bytes + ta, tl) + 1]++;
+    uint32_t *count = u->bucket_start + 1; /* count[b]: the tokens in bucket b */
+    const uint32_t *off = v->offsets;
+    const uint8_t *bytes = v->bytes;
+    uint32_t next_special = 0, shared_below = enc->kind == ST__KIND_RULES ? v->n_ordinary : 0;
+    size_t n = 0;
+    for (uint32_t id = 0; id < v->n_ids; id++) {
+        uint32_t ta = off[id], tb = off[id + 1], k = N_BUCKETS;
+        while (next_special < v->n_special && v->special_ids[next_special] < id) next_special++;
+        int special_only = next_special < v->n_special && v->special_ids[next_special] == id && id >= shared_below;
+        if (ta < tb && tb <= v->bytes_len && !special_only) {
+            k = (uint32_t)bytes[ta] * 257 + (tb - ta > 1 ? 1 + (uint32_t)bytes[ta + 1] : 0);
+            count[k]++;
             n++;
         }
+        key[id] = k;
     }
     for (size_t b = 0; b < N_BUCKETS; b++) u->bucket_start[b + 1] += u->bucket_start[b];
     u->n_sorted = n;
     u->sorted = (uint32_t *)st__alloc(&a, (n ? n : 1) * sizeof *u->sorted);
     if (!u->sorted) {
         u->n_sorted = 0;
+        st__free(&a, key, (v->n_ids ? v->n_ids : 1) * sizeof *key);
         st_unstable_free(u);
         return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     }
-    for (uint32_t id = 0; id < v->n_ids; id++) { /* place, each bucket in id order */
-        uint32_t ta, tl;
-        if (ordinary_span(enc, id, &ta, &tl)) u->sorted[u->bucket_start[bucket_of(v->bytes + ta, tl)]++] = id;
-    }
+    /* place, each bucket in id order: bucket_start[b] runs up to the start of bucket b + 1 */
+    for (uint32_t id = 0; id < v->n_ids; id++)
+        if (key[id] != N_BUCKETS) u->sorted[u->bucket_start[key[id]]++] = id;
+    st__free(&a, key, (v->n_ids ? v->n_ids : 1) * sizeof *key);
     for (size_t b = N_BUCKETS; b > 0; b--) u->bucket_start[b] = u->bucket_start[b - 1]; /* back to starts */
     u->bucket_start[0] = 0;
     *out = u;
