@@ -730,6 +730,9 @@ class WasmBackend(Backend):
         return self._own(h, ("st_encoding_free", h), ("st_free", ip))
 
     def encoding_free(self, enc):
+        u = self._unstable.pop(enc, None)  # its st_unstable handle goes first: it points at enc
+        if u is not None:
+            self._release(u)
         self._release(enc)
 
     def alphabet(self, enc):
