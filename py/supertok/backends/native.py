@@ -239,7 +239,7 @@ class NativeBackend(Backend):
         return id_list(ffi.buffer(ids, 4 * n[0]), n[0])
 
     def encode_with_unstable(self, enc, data, allowed, disallowed=(), special_flags=0):
-        """A handle a call (its index of the tokens costs about a millisecond here), so that
+        """A handle per call (its index of the tokens costs about a millisecond here), so that
         threads share nothing."""
         out = ffi.new("st_unstable **")
         err = ffi.new("st_error *")
