@@ -83,6 +83,10 @@ export declare class Encoding extends Handle {
   encodeToArray(text: string, options?: EncodeOptions): number[];
   /** The ids of text with no special token recognised or refused. */
   encodeOrdinary(text: string): Uint32Array;
+  /** tiktoken's encode_with_unstable: the ids of a prefix of text more text cannot change, and the
+   * ways text's last (unstable) bytes could be tokenized once more text follows, each once, sorted
+   * (computed by the core). Byte-level encodings without supermerges only. */
+  encodeWithUnstable(text: string, options?: EncodeOptions): { stable: number[]; completions: number[][] };
   /** ids and, for each, the UTF-16 index in text where its token starts. */
   encodeWithOffsets(text: string, options?: EncodeOptions): { ids: Uint32Array; starts: Uint32Array };
   /** The number of tokens encode() would give. */

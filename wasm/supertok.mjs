@@ -354,8 +354,9 @@ class Handle {
     return this.#ptr;
   }
   get freed() { return this.#ptr === 0; }
-  /** A block of the module's memory this handle owns beside its object (freed with it). */
-  _own(p) { this.#frees.push(["st_free", p]); }
+  /** A block of the module's memory (or, with free, a core object freed by that export) this
+   * handle owns beside its object (freed with it). */
+  _own(p, free = "st_free") { this.#frees.push([free, p]); }
   /** Free the core object now (idempotent). */
   free() {
     if (this.#ptr === 0) return;
@@ -727,6 +728,60 @@ export class Encoding extends Handle {
       const st = rt.ex.st_encode_count(this._ptr, tp, tl, pol, rt.scratch, rt.err);
       if (st !== C.ST_OK) this.#raise(st, tp);
       return u32at(rt.scratch);
+    } finally {
+      if (owned) rt.ex.st_free(pol);
+      done();
+    }
+  }
+
+  #unstable = 0; // the st_unstable handle, made on the first call (it indexes the tokens once)
+
+  /** tiktoken's encode_with_unstable: {stable, completions}. stable: the ids (an Array) of a
+   * prefix of text that more text cannot change; completions: the ways text's last, unstable,
+   * bytes could be tokenized once more text follows, each an Array of ids that, after stable,
+   * decodes to bytes starting with the whole text; each once, sorted. Computed by the core
+   * (st_unstable_*), a batch of completions at a time. Options as for encode(); byte-level
+   * encodings without supermerges only (SupertokError ST_ERR_INVALID_ARGUMENT otherwise). */
+  encodeWithUnstable(text, options) {
+    if (this.#unstable === 0) {
+      check(rt.ex.st_unstable_new(this._ptr, 0, rt.scratch, rt.err), "encoding");
+      this.#unstable = u32at(rt.scratch);
+      this._own(this.#unstable, "st_unstable_free"); // it reads nothing of the encoding when freed
+    }
+    const u = this.#unstable;
+    const [pol, owned] = this.#policy(options?.allowedSpecial ?? [], options?.disallowedSpecial ?? "all");
+    try {
+      const [tp, tl] = putText(IN, text);
+      const st = rt.ex.st_unstable_encode(u, tp, tl, pol, rt.err);
+      if (st !== C.ST_OK) this.#raise(st, tp);
+      rt.ex.st_unstable_stable(u, 0, 0, rt.scratch, 0); // the size query
+      const ns = u32at(rt.scratch);
+      let ip = block(OUT, 4 * ns + 4);
+      check(rt.ex.st_unstable_stable(u, ip, ns, rt.scratch, rt.err), "text");
+      const stable = Array.from(new Uint32Array(rt.memory.buffer, ip, ns));
+      const seen = new Map();
+      const length = rt.ex.st_unstable_length(u);
+      if (length) {
+        const cap = Math.max(1 << 16, length), maxN = 1 << 12; // one completion always fits
+        ip = block(OUT, 4 * cap);
+        const lp = block(OUT2, 4 * maxN);
+        for (;;) {
+          check(rt.ex.st_unstable_next(u, ip, cap, lp, maxN, rt.scratch, rt.scratch + 4, rt.err), "text");
+          const count = u32at(rt.scratch + 4);
+          if (!count) break;
+          const flat = new Uint32Array(rt.memory.buffer, ip, u32at(rt.scratch));
+          const lengths = new Uint32Array(rt.memory.buffer, lp, count);
+          for (let k = 0, at = 0; k < count; at += lengths[k++]) {
+            const c = Array.from(flat.subarray(at, at + lengths[k]));
+            seen.set(c.join(","), c);
+          }
+        }
+      }
+      const completions = [...seen.values()].sort((x, y) => {
+        for (let i = 0; i < x.length && i < y.length; i++) if (x[i] !== y[i]) return x[i] - y[i];
+        return x.length - y.length;
+      });
+      return { stable, completions };
     } finally {
       if (owned) rt.ex.st_free(pol);
       done();

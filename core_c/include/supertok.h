@@ -467,6 +467,51 @@ ST_API st_status st_encode_many(const st_encoding *enc, const char *texts, const
 ST_API st_status st_encode_piece(const st_encoding *enc, const uint8_t *bytes, size_t len, uint32_t *ids,
                                  size_t cap, size_t *n_ids, st_error *err);
 
+/* tiktoken's encode_with_unstable: the stable tokens of a text (a prefix of its encoding that
+ * more text cannot change) and the completions, each a token sequence that, appended to them,
+ * decodes to bytes starting with the whole text (the ways its last, unstable, bytes could be
+ * tokenized once more text follows). The unstable bytes are the tokens of the last
+ * pre-tokenizer piece after the last special token, with the whitespace tokens before it when
+ * that piece starts with one (tiktoken's whitespace fix). The completions are: each single
+ * token whose bytes start with the unstable bytes; for each token starting with their bytes
+ * from offset i > 0 on, the encoding of unstable[0..i) + that token (as ordinary text when it
+ * is valid UTF-8, else merged as one piece as by st_encode_piece), cut after the first token
+ * that reaches the end of the unstable bytes; and, when the unstable bytes end with one
+ * whitespace character after other bytes, the two parts each merged as one piece.
+ *
+ * A long unstable tail has tens of thousands of completions, so they come from a handle, a
+ * batch per st_unstable_next call, never all held at once. st_unstable_new makes the handle for
+ * an encoding: an index of its tokens by their first two bytes (one pass over the vocabulary,
+ * about 1 MB for o200k_base), so a handle kept for many texts pays for it once. Only byte-level
+ * encodings without supermerges qualify (ST_ERR_INVALID_ARGUMENT otherwise: a UBE model has no
+ * byte tokens, and more text can change every supermerge of the last run of words). enc must
+ * outlive the handle; alloc may be NULL (the encoding's). A handle is used by one thread at a
+ * time. st_unstable_encode starts a text: it encodes text[0..len) with the special-token policy
+ * as st_encode (its errors; after one, the handle holds no text), and the calls below then give
+ * that text's stable ids and completions. */
+typedef struct st_unstable st_unstable;
+ST_API st_status st_unstable_new(const st_encoding *enc, const st_allocator *alloc, st_unstable **out,
+                                 st_error *err);
+ST_API void st_unstable_free(st_unstable *u);
+ST_API st_status st_unstable_encode(st_unstable *u, const char *text, size_t len,
+                                    const st_special_policy *specials, st_error *err);
+/* The stable ids into ids[0..cap), their number in *n_ids (size query with cap 0:
+ * ST_ERR_BUFFER_TOO_SMALL). */
+ST_API st_status st_unstable_stable(const st_unstable *u, uint32_t *ids, size_t cap, size_t *n_ids,
+                                    st_error *err);
+/* The number of unstable bytes (0: no completions). A completion has at most that many ids. */
+ST_API size_t st_unstable_length(const st_unstable *u);
+/* The next completions: their ids one after another into ids[0..cap), the number of ids of
+ * each into lengths[0..max_completions), *n_ids and *n_completions their totals; as many whole
+ * completions as fit, *n_completions 0 once they are all given. A completion may come more
+ * than once (tiktoken's completions are a set: a host collects them in one); their order is
+ * the core's and not part of the contract. If not even the next one fits:
+ * ST_ERR_BUFFER_TOO_SMALL with its size in *n_ids, and the next call gives it
+ * (cap >= st_unstable_length always suffices). */
+ST_API st_status st_unstable_next(st_unstable *u, uint32_t *ids, size_t cap, uint32_t *lengths,
+                                  size_t max_completions, size_t *n_ids, size_t *n_completions,
+                                  st_error *err);
+
 /* The number of tokens st_encode would give, with no output buffer. */
 ST_API st_status st_encode_count(const st_encoding *enc, const char *text, size_t len,
                                  const st_special_policy *specials, size_t *n_tokens, st_error *err);

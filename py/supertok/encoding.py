@@ -7,7 +7,6 @@ against their sha256 when loaded; the C core parses them itself.
 """
 import array
 import base64
-import bisect
 import codecs
 import collections.abc
 import functools
@@ -226,8 +225,6 @@ def _num_threads(num_threads):
 
 
 # Rust's char::is_whitespace (Unicode White_Space), which str.isspace is not quite.
-_WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
-                         "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 _REQUIRED = object()  # mergeable_ranks not given
 
 
@@ -367,7 +364,6 @@ class Encoding:
         if explicit_n_vocab and mergeable_ranks is _REQUIRED:
             assert self.n_vocab == explicit_n_vocab
         self._sorted_token_bytes = None
-        self._lengths = None
 
     def __repr__(self):
         return "<Encoding %r>" % self.name
@@ -717,8 +713,7 @@ class Encoding:
         a prefix of the text; each completion is a token sequence that, appended to them, decodes
         to bytes starting with the whole text (the ways the text's last, unstable, bytes could be
         tokenized once more text follows). Completions come sorted (tiktoken's are a set turned
-        into a list, in no order). Built from the core's encode; the merges of byte strings that
-        are not UTF-8 are done here on the rank table, as tiktoken does them."""
+        into a list, in no order). The core computes both (st_unstable_new and its calls)."""
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
         if self.alphabet != "bytes":
             raise ValueError("encode_with_unstable works on byte-level encodings; %r is a UBE model" % (self.name,))
@@ -729,107 +724,9 @@ class Encoding:
                              "(more text can change the tokens of the whole last run of words)"
                              % (self.name, len(self._supermerges)))
         data = self._strict_utf8(text, allowed, disallowed, flags)  # a lone surrogate: as tiktoken's
-        ids, starts = self._core(text, self._backend.encode, data, allowed, want_starts=True,
-                                 disallowed=disallowed, special_flags=flags)
-        specials = self._special_token_values
-        if self._shared_special_ids:  # a shared id is a special only where that special is allowed
-            on = set(self._special_by_id[i] for i in self._shared_special_ids
-                     if flags & _ALLOW_ALL or self._special_by_id[i].encode("utf-8") in allowed)
-            specials = {i for i in specials if i not in self._shared_special_ids or self._special_by_id[i] in on}
-        if not ids or ids[-1] in specials:  # nothing, or a special token last: all stable
-            return ids, []
-        # the tokens of the last pre-tokenizer piece after the last special token
-        j = max((k for k in range(len(ids)) if ids[k] in specials), default=-1)
-        seg_start = starts[j + 1]
-        seg = text[seg_start:]
-        b = self._backend
-        ends = b.pretokenize_ends(b.pretokenizer(self._state["pattern_id"], 0, None), seg.encode("utf-8"), True)
-        piece_start = seg_start + (ends[-2] if len(ends) > 1 else 0)
-        n_last = sum(1 for s in starts[j + 1:] if s >= piece_start)
-        # tiktoken's fix for unstable whitespace splits: a last piece starting with an
-        # all-whitespace token takes in the all-whitespace tokens before it
-        if n_last > 0 and self._all_space(ids[-n_last]):
-            while n_last < len(ids) and self._all_space(ids[-n_last - 1]):
-                n_last += 1
-        unstable = self.decode_bytes(ids[-n_last:])
-        stable = ids[:-n_last]
-        completions = set()
-        if not unstable:
-            return stable, []
-        ranks = self._mergeable_ranks
-        sorted_bytes = self._sorted_bytes()
-
-        def starting_with(prefix):
-            k = bisect.bisect_left(sorted_bytes, prefix)
-            while k < len(sorted_bytes) and sorted_bytes[k].startswith(prefix):
-                yield sorted_bytes[k]
-                k += 1
-
-        for tb in starting_with(unstable):  # single tokens that start with the unstable bytes
-            completions.add((ranks[tb],))
-        # a token straddling the end of the text at every other position: retokenize
-        possibilities = [unstable[:i] + tb for i in range(1, len(unstable)) for tb in starting_with(unstable[i:])]
-        texts, where = [], []
-        encoded = [None] * len(possibilities)
-        for k, p in enumerate(possibilities):
-            try:
-                texts.append(p.decode("utf-8"))
-                where.append(k)
-            except UnicodeDecodeError:
-                encoded[k] = self._bpe(p)
-        # in batches of about 1 MB of text: the completions of a long unstable tail are many
-        # (tens of thousands), and one batch of all of them would hold their ids at once (the
-        # pywasm backend's memory stops at 64 MiB)
-        a = 0
-        while a < len(texts):
-            z, size = a, 0
-            while z < len(texts) and (z == a or size < 1 << 20):
-                size += len(texts[z])
-                z += 1
-            for k, e in zip(where[a:z], self.encode_ordinary_batch(texts[a:z])):
-                encoded[k] = e
-            a = z
-        length = self._token_lengths()
-        for e in encoded:
-            seq, n = [], 0
-            for t in e:
-                seq.append(t)
-                n += length[t]
-                if n >= len(unstable):
-                    break
-            completions.add(tuple(seq))
-        # a whitespace character last may split off from what comes before it
-        if len(unstable) > 1:
-            for size in range(1, min(4, len(unstable)) + 1):
-                try:
-                    last = unstable[-size:].decode("utf-8")
-                except UnicodeDecodeError:
-                    continue
-                if len(last) == 1 and last in _WHITE_SPACE and len(unstable) > size:
-                    completions.add(tuple(self._bpe(unstable[:-size]) + self._bpe(unstable[-size:])))
-                break
+        stable, completions = self._core(text, self._backend.encode_with_unstable, data, allowed,
+                                         disallowed=disallowed, special_flags=flags)
         return stable, [list(c) for c in sorted(completions)]
-
-    def _token_lengths(self):
-        """Byte length of each ordinary token by id (0 for ids that are none), from the rank table."""
-        if self._lengths is None:
-            lengths = [0] * self.n_vocab
-            for tb, r in self._mergeable_ranks.items():
-                if 0 <= r < len(lengths):
-                    lengths[r] = len(tb)
-            self._lengths = lengths
-        return self._lengths
-
-    def _all_space(self, token):
-        if token in self._special_token_values:
-            return False
-        return all(c in b" \n\t" for c in self._backend.token_bytes(self._handle, token))
-
-    def _bpe(self, piece):
-        """tiktoken's byte-pair merge of one byte string (UTF-8 or not) with no pre-tokenization:
-        the core's merge of one piece (st_encode_piece), the lowest-ranked adjacent pair first,
-        the leftmost of equal ranks; O(n log n), where a loop here would be quadratic."""
-        return self._backend.encode_piece(self._handle, piece)
 
     def _encode_single_piece(self, text_or_bytes):
         """tiktoken's _encode_single_piece: the merge of these bytes with no pre-tokenizer split
@@ -838,7 +735,7 @@ class Encoding:
             text_or_bytes = text_or_bytes.encode("utf-8")
         elif not isinstance(text_or_bytes, bytes):
             raise _not_instance(text_or_bytes, "bytes")
-        return self._bpe(text_or_bytes)
+        return self._backend.encode_piece(self._handle, text_or_bytes)
 
     def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(), disallowed_special="all"):
         if disallowed_special != "all" and not isinstance(disallowed_special, frozenset):

@@ -252,6 +252,12 @@ class Backend(abc.ABC):
         no token."""
 
     @abc.abstractmethod
+    def encode_with_unstable(self, enc, data, allowed, disallowed=(), special_flags=0):
+        """(stable ids, set of completion tuples) of UTF-8 bytes data under the special-token
+        policy (st_unstable_new and its calls): the completions come from the core a batch at
+        a time, so the module never holds them all."""
+
+    @abc.abstractmethod
     def encode_many(self, enc, datas, allowed, disallowed=(), special_flags=0):
         """[ids of datas[0], ids of datas[1], ...] in one core call (native: without the GIL;
         wasm: one call into the module, the runtime having one thread)."""

@@ -251,6 +251,42 @@ class NativeBackend(Backend):
             self._raise(err, "piece")
         return id_list(ffi.buffer(ids, 4 * n[0]), n[0])
 
+    def encode_with_unstable(self, enc, data, allowed, disallowed=(), special_flags=0):
+        """A handle per call (its index of the tokens costs about a millisecond here), so that
+        threads share nothing."""
+        out = ffi.new("st_unstable **")
+        err = ffi.new("st_error *")
+        if lib.st_unstable_new(enc, ffi.NULL, out, err) != OK:
+            self._raise(err, "encoding")
+        u = ffi.gc(out[0], lib.st_unstable_free)
+        policy, _keep = self._policy(allowed, disallowed, special_flags)
+        if lib.st_unstable_encode(u, data, len(data), policy, err) != OK:
+            self._raise(err, "text")
+        n = ffi.new("size_t *")
+        lib.st_unstable_stable(u, ffi.NULL, 0, n, ffi.NULL)
+        cap = max(n[0], 1)
+        ids = self._alloc("uint32_t[]", cap)
+        lib.st_unstable_stable(u, ids, cap, n, ffi.NULL)
+        stable = id_list(ffi.buffer(ids, 4 * n[0]), n[0])
+        completions = set()
+        if lib.st_unstable_length(u):
+            cap = max(1 << 16, lib.st_unstable_length(u))  # one completion always fits
+            ids = self._alloc("uint32_t[]", cap)
+            lengths = self._alloc("uint32_t[]", 1 << 14)
+            count = ffi.new("size_t *")
+            while True:
+                if lib.st_unstable_next(u, ids, cap, lengths, 1 << 14, n, count, err) != OK:
+                    self._raise(err, "text")
+                if not count[0]:
+                    break
+                flat = id_list(ffi.buffer(ids, 4 * n[0]), n[0])
+                at = 0
+                for k in ffi.unpack(lengths, count[0]):
+                    completions.add(tuple(flat[at:at + k]))
+                    at += k
+        ffi.release(u)
+        return stable, completions
+
     def cut(self, enc, data, frm):
         """st_encoding_cut: the first offset >= frm (and > 0) where data may be cut, or len(data)."""
         frm = self._size("from", frm)

@@ -409,6 +409,7 @@ class WasmBackend(Backend):
         self._locked = _Locked(self)
         register_fork_state(self)
         self._scratch = self._r.call("st_malloc", 16)  # out-params other than errors: 4 x u32
+        self._unstable = weakref.WeakKeyDictionary()  # encoding handle -> its st_unstable handle
         # reusable blocks in the module's memory for a call's input and outputs (_io): a short
         # call writes its text and reads its ids with no st_malloc/st_free
         self._blocks = [0] * _N_BLOCKS
@@ -732,6 +733,9 @@ class WasmBackend(Backend):
         return self._own(h, ("st_encoding_free", h), ("st_free", ip))
 
     def encoding_free(self, enc):
+        u = self._unstable.pop(enc, None)  # its st_unstable handle goes first: it points at enc
+        if u is not None:
+            self._release(u)
         self._release(enc)
 
     def alphabet(self, enc):
@@ -841,6 +845,65 @@ class WasmBackend(Backend):
         if err is not None:
             self._raise_error(err, "piece")
         return out
+
+    def encode_with_unstable(self, enc, data, allowed, disallowed=(), special_flags=0):
+        """The completions come a batch of at most 256 KiB of ids per call: the module never
+        holds them all (pywasm's memory stops at 64 MiB). Each encoding keeps one st_unstable
+        handle (its index of the tokens is a pass over the vocabulary: seconds on pywasm), used
+        under the lock."""
+        with self._locked:
+            u = self._unstable.get(enc)
+            err = None
+            if u is None:
+                st = self._r.call("st_unstable_new", enc.ptr, 0, self._scratch, self._err)
+                if st == OK:
+                    ptr = self._u32(self._scratch)
+                    # not kept with enc: st_unstable_free reads nothing of the encoding
+                    u = self._unstable[enc] = self._own(ptr, ("st_unstable_free", ptr))
+                else:
+                    err = self._read_error()
+            if err is None:
+                tp = self._put_io(_IN, data)
+                pol, pp = self._put_policy(allowed, disallowed, special_flags)
+                try:
+                    st = self._r.call("st_unstable_encode", u.ptr, tp, len(data), pol, self._err)
+                finally:
+                    self._free(pp)
+                if st == OK:
+                    stable, completions, err = self._unstable_read(u.ptr)
+                else:
+                    err = self._read_error()
+        if err is not None:
+            self._raise_error(err, "text" if u is not None else "encoding")
+        return stable, completions
+
+    def _unstable_read(self, up):
+        """(stable ids, set of completions, error report or None) of an st_unstable handle."""
+        n_p, count_p = self._scratch, self._scratch + 4
+        self._r.call("st_unstable_stable", up, 0, 0, n_p, 0)
+        n = self._u32(n_p)
+        ids = self._io(_OUT, 4 * n)
+        self._r.call("st_unstable_stable", up, ids, n, n_p, 0)
+        stable = self._u32s(ids, n)
+        completions = set()
+        length = self._r.call("st_unstable_length", up)
+        if not length:
+            return stable, completions, None
+        cap, max_n = max(1 << 16, length), 1 << 12  # one completion always fits
+        ids = self._io(_OUT, 4 * cap)
+        lengths = self._io(_OUT2, 4 * max_n)
+        while True:
+            st = self._r.call("st_unstable_next", up, ids, cap, lengths, max_n, n_p, count_p, self._err)
+            if st != OK:
+                return stable, completions, self._read_error()
+            count = self._u32(count_p)
+            if not count:
+                return stable, completions, None
+            flat = self._u32s(ids, self._u32(n_p))
+            at = 0
+            for k in self._u32s(lengths, count):
+                completions.add(tuple(flat[at:at + k]))
+                at += k
 
     def encode_many(self, enc, datas, allowed, disallowed=(), special_flags=0):
         """One st_encode_many call for the batch (the module runs one call at a time)."""
