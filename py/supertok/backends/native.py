@@ -296,14 +296,6 @@ class NativeBackend(Backend):
             self._raise(err, "text")
         return at[0]
 
-    def cut(self, enc, data, frm):
-        frm = self._size("from", frm)
-        at = ffi.new("size_t *")
-        err = ffi.new("st_error *")
-        if lib.st_encoding_cut(enc, data, len(data), frm, at, err) != OK:
-            self._raise(err, "text")
-        return at[0]
-
     def cuts(self, enc, data, n_parts):
         """Ascending offsets that cut data into at most n_parts parts of about equal size, each
         where the core proves the parts' ids join to the whole's (st_encoding_cut); [] if none."""
