@@ -2,7 +2,11 @@
 // type "module") or a worker_threads Worker (Node.js), so a page stays responsive while a long
 // text is encoded. Messages in: {id, op, encoding, args}; out: {id, result} or {id, error}.
 // Encodings are loaded on first use by name (getEncoding) and kept.
-import * as st from "./supertok.mjs";
+// The module is imported when the first message comes, not by a static import: supertok.mjs
+// reads its catalogue with a top-level await, and a static import would hold this module's
+// body, and so the message listener below, until that read ends, while a Web Worker drops the
+// messages posted to it before a listener is set.
+const stModule = import("./supertok.mjs");
 
 const OPS = {
   encode: (enc, text, options) => enc.encode(text, options),
@@ -23,6 +27,7 @@ async function handle(msg, post) {
   const { id, op, encoding, args } = msg;
   try {
     if (!Object.hasOwn(OPS, op)) throw new RangeError(`unknown operation ${op}`);
+    const st = await stModule;
     const enc = await st.getEncoding(encoding);
     const result = OPS[op](enc, ...args);
     const transfer = result instanceof Uint32Array ? [result.buffer]
