@@ -74,10 +74,12 @@ test("a copy of the module beside an altered catalogue answers from that file", 
     altered.default_scripts = ["Thai"];
     altered.encodings = { p50k_edit: altered.encodings.p50k_edit };
     writeFileSync(join(dir, "catalogue.json"), JSON.stringify(altered));
-    const out = execFileSync(process.execPath, ["--input-type=module", "-e",
-      `import * as st from ${JSON.stringify("file://" + join(dir, "supertok.mjs"))};
-       console.log(JSON.stringify([st.encodingNameForModel("catalogue-probe"), st.DEFAULT_SCRIPTS, st.listEncodingNames()]));`],
-    { encoding: "utf8" });
+    // the probe is a module file run by this runtime's own binary (node, or deno under `deno test`)
+    const probe = join(dir, "probe.mjs");
+    writeFileSync(probe, `import * as st from "./supertok.mjs";
+       console.log(JSON.stringify([st.encodingNameForModel("catalogue-probe"), st.DEFAULT_SCRIPTS, st.listEncodingNames()]));`);
+    const args = typeof globalThis.Deno !== "undefined" ? ["run", "--allow-read", probe] : [probe];
+    const out = execFileSync(process.execPath, args, { encoding: "utf8" });
     assert.deepEqual(JSON.parse(out), ["p50k_edit", ["Thai"], ["p50k_edit"]]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
