@@ -46,7 +46,6 @@ import json
 import lzma
 import math
 import os
-import platform
 import random
 import select
 import statistics
@@ -55,6 +54,8 @@ import sys
 import tempfile
 import time
 from array import array
+
+import _results  # the machine line, and this run's entry in bench/RESULTS.md
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -737,19 +738,6 @@ def batch_scaling(encoding, runs):
     return [(int(a), float(b)) for a, b in (ln.split() for ln in r.stdout.strip().splitlines())]
 
 
-def machine():
-    cpu = "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for ln in f:
-                if ln.startswith("model name"):
-                    cpu = ln.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return "%s, %s, %d cores, Python %s" % (platform.platform(), cpu, os.cpu_count(), platform.python_version())
-
-
 def versions(tools):
     from importlib import metadata
     out = []
@@ -835,7 +823,7 @@ def main():
         print("tiktoken is not installed: it is the oracle and the ratio base", file=sys.stderr)
         return 2
     print("# encode benchmark: %s, list output" % args.encoding)
-    print("\nmachine: %s; load average %s" % (machine(), " ".join("%.2f" % x for x in os.getloadavg())))
+    print("\nmachine: %s; load average %s" % (_results.machine(), " ".join("%.2f" % x for x in os.getloadavg())))
     print("date: %s" % time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     print("command: python bench/encode.py %s" % " ".join(sys.argv[1:]))
     print("tools: %s" % versions(tools))
