@@ -72,4 +72,7 @@ void st__scratch_pool_free(st__lazy *lazy, const st_allocator *a);
  * (yet) available. */
 const st_backtrack *st__backtrack_tables(const st_encoding *enc);
 
+/* The number of the special string whose bytes are p[0..n), or -1 (encode/pipeline.c). */
+long st__special_string_number(const st_vocab *v, const uint8_t *p, size_t n);
+
 #endif

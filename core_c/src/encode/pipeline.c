@@ -1186,7 +1186,7 @@ ST_INLINE const uint8_t *text_string(const st_special_policy *sp, size_t k, size
 
 /* The number of the special string whose bytes are p[0..n), or -1. A linear look over the
  * special strings: a policy names a few, and an encoding has at most a few thousand. */
-static long special_string_number(const st_vocab *v, const uint8_t *p, size_t n) {
+long st__special_string_number(const st_vocab *v, const uint8_t *p, size_t n) {
     uint32_t n_str = st__vocab_n_strings(v);
     for (uint32_t k = 0; k < n_str; k++) {
         uint32_t id, a, tl;
@@ -1203,7 +1203,7 @@ static size_t mark_text(const st_vocab *v, const st_special_policy *sp, size_t f
     for (size_t k = from; k < to; k++) {
         size_t n;
         const uint8_t *p = text_string(sp, k, &n);
-        long i = special_string_number(v, p, n);
+        long i = st__special_string_number(v, p, n);
         if (i < 0) unknown++;
         else if (bits) bit_put(bits, (uint32_t)i, 1);
     }
@@ -1345,7 +1345,7 @@ static int disallowed_at(const st_vocab *v, const policy *pl, const uint8_t *s, 
         const uint8_t *p = (const uint8_t *)pl->strings + a;
         /* a special string of that length here was found above, with its id */
         if ((!any || tl > *found_len) && tl <= len - i && tl <= UINT32_MAX &&
-            (tl == 0 || st__memcmp(s + i, p, tl) == 0) && special_string_number(v, p, tl) < 0) {
+            (tl == 0 || st__memcmp(s + i, p, tl) == 0) && st__special_string_number(v, p, tl) < 0) {
             any = 1;
             *found = p;
             *found_len = (uint32_t)tl;

@@ -72,15 +72,11 @@ static int allowed_by(const st_encoding *enc, const st_special_policy *sp, uint3
     if (!sp) return 0;
     if (sp->flags & ST_SPECIAL_ALLOW_ALL) return 1;
     if (sp->flags & ST_SPECIAL_BY_TEXT) { /* the allowed strings: is one of them a string of id's? */
-        uint32_t n_str = st__vocab_n_strings(&enc->vocab);
         for (size_t k = 0; k < sp->n_allowed; k++) {
-            size_t a = k ? sp->ends[k - 1] : 0, n = sp->ends[k] - a;
-            for (uint32_t s = 0; s < n_str; s++) {
-                uint32_t sid, at, tl;
-                if (st__vocab_special_string(&enc->vocab, s, &sid, &at, &tl) && sid == id && tl == n &&
-                    st__memcmp(enc->vocab.bytes + at, sp->strings + a, n) == 0)
-                    return 1;
-            }
+            size_t a = k ? sp->ends[k - 1] : 0;
+            long i = st__special_string_number(&enc->vocab, (const uint8_t *)sp->strings + a, sp->ends[k] - a);
+            uint32_t sid, at, tl;
+            if (i >= 0 && st__vocab_special_string(&enc->vocab, (uint32_t)i, &sid, &at, &tl) && sid == id) return 1;
         }
         return 0;
     }
