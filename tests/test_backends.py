@@ -46,9 +46,34 @@ def test_every_backend_implements_the_protocol(backend):
 
 
 def test_no_methods_attached_at_run_time():
-    for mod in ("native", "wasm", "base"):
+    for mod in ("c_api", "cffi_runtime", "wasm_runtime", "base"):
         with open(os.path.join(ROOT, "py", "supertok", "backends", mod + ".py"), encoding="utf-8") as f:
             assert "setattr(" not in f.read(), mod
+
+
+def _backend_calls(module):
+    """The attributes a module of the package takes from a backend object: `x.name` where x is
+    a variable named backend / _backend / b, or self._backend."""
+    with open(os.path.join(ROOT, "py", "supertok", module), encoding="utf-8") as f:
+        src = f.read()
+    return set(re.findall(r"(?<![\w.])(?:self\.)?_?backend\.(\w+)", src))
+
+
+_PROPERTIES = {"name", "parallel", "prefers_image", "size_max"}
+
+
+def test_encoding_and_training_call_nothing_outside_their_protocols():
+    """supertok.Encoding, supertok.ube and the package's helpers call only EncodingBackend;
+    supertok.train only TrainingBackend: a new backend implements the two and nothing else."""
+    from supertok.backends.base import EncodingBackend, TrainingBackend
+    encoding = set(EncodingBackend.__abstractmethods__) | _PROPERTIES
+    training = set(TrainingBackend.__abstractmethods__) | _PROPERTIES
+    for module in ("encoding.py", "ube.py", "__init__.py", "load.py", "cli.py", "_export.py"):
+        calls = _backend_calls(module)
+        assert calls <= encoding, (module, calls - encoding)
+    calls = _backend_calls("_train.py")
+    assert calls and calls <= training | {"pattern_from_regex"}, calls - training
+    assert _backend_calls("encoding.py") >= {"encode", "decode_bytes", "encode_many_raw", "cuts"}  # the scan sees them
 
 
 def test_encode_many_is_encode_in_one_call(backend):
@@ -141,7 +166,8 @@ def test_backend_state_lives_in_backends():
         assert backends.current() is get_backend(BACKENDS[0]) and supertok.backend() == BACKENDS[0]
     finally:
         supertok._set_backend(prev)
-    for mod in ("encoding.py", "ube.py", "backends/native.py", "backends/wasm.py", "backends/base.py"):
+    for mod in ("encoding.py", "ube.py", "backends/c_api.py", "backends/cffi_runtime.py", "backends/wasm_runtime.py",
+                "backends/base.py"):
         with open(os.path.join(ROOT, "py", "supertok", mod), encoding="utf-8") as f:
             src = f.read()
         assert not re.search(r"from \.+ import (_get|_utf8|_set_backend)", src), mod

@@ -223,7 +223,7 @@ supertok._set_backend(b)
 data = open(path, "rb").read()
 # warm up what every load needs (the module, the pattern tables, a pre-tokenizer)
 supertok.load_model(os.path.join(%(root)r, "vectors", "models", "bytes_small.stmodel")).encode("warm up")
-mem0 = b.memory_size() if hasattr(b, "memory_size") else None
+mem0 = b.memory_size()
 exact = reset_peak()
 before = status()
 res = {"ok": False, "error": None}
@@ -241,22 +241,16 @@ try:
     elif kind == "image":
         b.encoding_from_image(data)
     elif kind == "compact":
-        if name == "native":
-            from supertok.backends.native import ffi, lib
-            out = ffi.new("st_encoding **"); err = ffi.new("st_error *")
-            st = lib.st_encoding_new_compact(data, len(data), ffi.NULL, 0, b.pretokenizer(3, 0, None), ffi.NULL, out, err)
-            if st != 0:
-                raise RuntimeError(ffi.string(err.message).decode())
-            lib.st_encoding_free(out[0])
-        else:
-            ip = b._put(data)
-            st = b._r.call("st_encoding_new_compact", ip, len(data), 0, 0, b.pretokenizer(3, 0, None).ptr, 0,
-                           b._scratch, b._err)
-            msg = None if st == 0 else b._read_error()
-            b._free(ip)
-            if st != 0:
-                raise RuntimeError(repr(msg))
-            b._r.call("st_encoding_free", b._u32(b._scratch))
+        rt = b._rt  # through the one host layer, as every runtime runs it
+        ip = rt.alloc(len(data))
+        try:
+            rt.write(ip, data)
+            h = b._new_handle("st_encoding_new_compact", (ip, len(data), rt.NULL, 0, b.pretokenizer(3, 0, None).ptr,
+                                                          rt.NULL), "compact vocabulary", "st_encoding_free",
+                              ctype="st_encoding *")
+            rt.release(h)
+        finally:
+            rt.free(ip)
     res["ok"] = True
 except Exception as exc:
     res["error"] = "%%s: %%s" %% (type(exc).__name__, exc)
@@ -446,7 +440,7 @@ for path in sys.argv[2:]:
     except OSError:
         exact = False
     before = status()
-    mem0 = b.memory_size() if hasattr(b, "memory_size") else None
+    mem0 = b.memory_size()
     res = {"ok": False, "error": None}
     try:
         enc = supertok.load_model(data)
@@ -511,18 +505,15 @@ def test_trainer_stops_at_the_limit_in_phase_two(backend, algorithm):
 
 def _damage(b, backend, state, **fields):
     """Write fields of a stream state as a caller (or anything else in wasm memory) could."""
-    if backend == "native":
-        for k, v in fields.items():
-            if k == "pending":
-                for i, x in enumerate(v):
-                    state.pending[i] = x
-            else:
-                setattr(state, k, v)
-        return
     offs = {"alphabet": (0, "B"), "n_pending": (1, "B"), "pending": (2, "4B")}
     for k, v in fields.items():
         at, fmt = offs[k]
-        b._r.write(state.ptr + at, struct.pack("<" + fmt, *(v if isinstance(v, (list, tuple)) else [v])))
+        data = struct.pack("<" + fmt, *(v if isinstance(v, (list, tuple)) else [v]))
+        if backend == "native":
+            from supertok.backends.cffi_runtime import ffi
+            ffi.memmove(ffi.cast("uint8_t *", state.ptr) + at, data, len(data))
+        else:
+            b._rt.write(state.ptr + at, data)
 
 
 @pytest.mark.parametrize("fields,why", [

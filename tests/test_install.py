@@ -91,7 +91,7 @@ def test_report_gives_a_reason_for_each_backend_that_does_not_load(monkeypatch):
 
 
 def test_a_wasmtime_that_cannot_run_here_is_unavailable_not_a_crash(monkeypatch):
-    from supertok.backends import wasm
+    from supertok.backends import wasm_runtime as wasm
 
     class Broken:
         def __init__(self):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from supertok.backends.wasm import WASM_PATH
+from supertok.backends.wasm_runtime import WASM_PATH
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

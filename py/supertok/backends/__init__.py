@@ -119,21 +119,23 @@ def load(name):
 
 
 def _make(name):
+    """The backend `name`: the one host layer (c_api.CoreBackend) over that name's runtime."""
+    from .c_api import CoreBackend
     if name == "native":
-        from .native import NativeBackend
-        return NativeBackend()
+        from .cffi_runtime import CffiRuntime
+        return CoreBackend(CffiRuntime())
     if name == "wasmtime":
-        from .wasm import WasmBackend, WasmtimeRunner
+        from .wasm_runtime import WasmRuntime, WasmtimeRunner
         try:
-            return WasmBackend(WasmtimeRunner())
+            return CoreBackend(WasmRuntime(WasmtimeRunner()))
         except BackendUnavailable:
             raise
         except Exception as exc:  # a wasmtime wheel whose runtime library does not load here
             raise BackendUnavailable("wasmtime is installed but does not run here (%s: %s)"
                                      % (type(exc).__name__, exc)) from None
     if name == "pywasm":
-        from .wasm import PywasmRunner, WasmBackend
-        return WasmBackend(PywasmRunner())
+        from .wasm_runtime import PywasmRunner, WasmRuntime
+        return CoreBackend(WasmRuntime(PywasmRunner()))
     raise BackendUnavailable("unknown backend %r: choose one of %s" % (name, ", ".join(KNOWN)))
 
 

@@ -3,8 +3,10 @@
 A backend is a thin shell over the C core's calls (docs/design.md §3, §9): it converts Python bytes and
 lists to the core's buffers, manages handles, and raises Python exceptions from the core's
 status (through _status.raise_for_status, which maps status names, in one place). It holds no
-rule of its own. NativeBackend (cffi) and WasmBackend (wasmtime or pywasm) implement it; a new
-backend (numba) subclasses Backend and the tests hold it to the others through the vectors.
+rule of its own. It is two protocols: EncodingBackend (what supertok.Encoding calls) and
+TrainingBackend (what supertok.train calls). c_api.CoreBackend implements both over a runtime
+(cffi, wasmtime, pywasm); a new backend (numba) implements them and the tests hold it to the
+others through the vectors.
 
 Handles (pre-tokenizers, encodings, UBE stream states) are opaque objects owned by Python:
 dropping the last reference frees what the core allocated for them.
@@ -82,8 +84,9 @@ def check_section(section):
     return section.encode("ascii")
 
 
-class Backend(abc.ABC):
-    """One C core behind a host runtime. Safe to share between threads."""
+class _CoreHost(abc.ABC):
+    """What both protocols share: the backend's name and properties, and the checks of integers
+    on their way into the core. Safe to share between threads."""
 
     #: "native", "wasmtime" or "pywasm"
     name = None
@@ -102,6 +105,19 @@ class Backend(abc.ABC):
     def _size(self, name, value, minimum=0):
         """value for a size_t parameter of the core on this backend (check_int)."""
         return check_int(name, value, minimum, self.size_max, "size_t")
+
+    # -- shared by implementations -----------------------------------------------------------
+    def _raise(self, status, offset=None, what="", items=None):
+        """raise_for_status with this backend's messages (looked up only when needed). Call
+        it outside any lock the backend holds: status_str may take it."""
+        from .._status import raise_for_status
+        raise_for_status(status, self.status_str, offset, what, items)
+
+
+class EncodingBackend(_CoreHost):
+    """What an Encoding needs: library information, pre-tokenizers, encodings (load, encode,
+    cut, decode), streaming decoders and UBE. supertok.Encoding and supertok.ube call nothing
+    outside it."""
 
     # -- library information --------------------------------------------------------------
     @abc.abstractmethod
@@ -296,6 +312,28 @@ class Backend(abc.ABC):
         """The base symbols of an ordinary token. KeyError(str(token)) for a special token or
         an id that is no token; OverflowError outside uint32."""
 
+    @abc.abstractmethod
+    def cuts(self, enc, data, n_parts):
+        """Ascending byte offsets that cut data into at most n_parts parts of about equal size,
+        each where the core proves the parts' ids join to the whole's (st_encoding_cut); []
+        if none."""
+
+    @abc.abstractmethod
+    def encode_parts(self, enc, data, cuts, allowed, disallowed=(), special_flags=0, count=False, pool=None,
+                     want_starts=False):
+        """encode() (encode_count() with count) of data cut at cuts, the parts after the first on
+        pool (a concurrent.futures executor); None if a part fails (the caller then encodes the
+        whole text, which raises its error)."""
+
+    @abc.abstractmethod
+    def encode_many_raw(self, enc, datas, allowed, disallowed=(), special_flags=0):
+        """encode_many's results before the lists are made (what lists_of takes): a thread may
+        run it without building Python lists while others encode."""
+
+    @abc.abstractmethod
+    def lists_of(self, raw):
+        """The list of ids per text of encode_many_raw's result."""
+
     # -- streaming decoding (decoder.c) -----------------------------------------------------
     @abc.abstractmethod
     def decoder_new(self, enc, strict):
@@ -333,6 +371,11 @@ class Backend(abc.ABC):
         """UTF-8 bytes of the characters completed by feeding symbols (flags: ST_UBE_FINAL = 1,
         ST_UBE_STRICT = 2). UbeDecodeError (strict) naming the symbol index; the state is
         unchanged unless the call succeeds."""
+
+
+class TrainingBackend(_CoreHost):
+    """What supertok.train needs: pretoken counters, trainers stepped to the end, the written
+    model."""
 
     # -- training (docs/design.md §8; supertok.h "Training") ---------------------------------
     # Counters and trainers are owned by the caller and freed deterministically: counter_free /
@@ -442,12 +485,10 @@ class Backend(abc.ABC):
         """The trained model file (bytes; docs/formats/model-format.md): name (ASCII bytes) and the
         special tokens (a list of UTF-8 bytes), which take the ids after the merges."""
 
-    # -- shared by implementations -----------------------------------------------------------
-    def _raise(self, status, offset=None, what="", items=None):
-        """raise_for_status with this backend's messages (looked up only when needed). Call
-        it outside any lock the backend holds: status_str may take it."""
-        from .._status import raise_for_status
-        raise_for_status(status, self.status_str, offset, what, items)
+
+class Backend(EncodingBackend, TrainingBackend):
+    """Both protocols: every backend implements them together (the host layer c_api.CoreBackend
+    over a runtime)."""
 
 
 # ---- fork -------------------------------------------------------------------------------------
