@@ -765,8 +765,8 @@ class Encoding:
         size = -(-len(datas) // k) if datas else 0
         starts = range(0, len(datas), size) if datas else []
         chunks = [datas[i:i + size] for i in starts]
-        raw = getattr(self._backend, "encode_many_raw", None)
-        fn = self._backend.encode_many if len(chunks) <= 1 or raw is None else raw
+        raw = self._backend.encode_many_raw
+        fn = self._backend.encode_many if len(chunks) <= 1 else raw
 
         def run(i):  # the chunk of texts starting at i
             return self._core_many(fn, texts[i:i + size], datas[i:i + size], allowed=allowed, disallowed=disallowed,
