@@ -44,6 +44,17 @@
 static int g_big;
 static uint64_t g_seed = 1;
 
+/* The plain pre-tokenizer of an st_pattern (1-3), made at first use and kept to the end, for
+ * the encodings the tests build from rank files and rules. */
+static const st_pretokenizer *plain_pretokenizer(int pattern) {
+    static st_pretokenizer *made[4];
+    st_error err;
+    if (pattern < 1 || pattern > 3) abort();
+    if (!made[pattern] && CHECKED(err, st_pretokenizer_new(pattern, 0, NULL, 0, NULL, &made[pattern], &err)) != ST_OK)
+        abort();
+    return made[pattern];
+}
+
 
 /* A failing check is only counted once per test group where loops would repeat it. */
 #define CHECK_ONCE(flag, cond, ...)                                                                      \
@@ -327,6 +338,7 @@ static size_t ref_merge(const refvocab *r, const uint8_t *p, size_t n, uint32_t 
  * position). Returns the count; out has room for len entries. */
 static size_t ref_encode(const refvocab *r, const st_pretokenizer *pt, const uint8_t *s, size_t len,
                          const uint32_t *allowed, size_t n_allowed, uint32_t *out) {
+    st_error err;
     size_t n = 0, seg = 0;
     size_t *ends = (size_t *)xmalloc((len + 1) * sizeof(size_t));
     for (size_t i = 0; i <= len; i++) {
@@ -384,10 +396,11 @@ static st_status load_encoding(const char *dir, const enc_info *e, const st_allo
         return ST_ERR_INVALID_ARGUMENT;
     }
     char *spec = specials_text(e, &slen);
-    size_t off = 12345;
-    int in_spec = 7;
-    st_status st = CHECKED(err, st_encoding_new_tiktoken(ranks, rlen, spec, slen, PLAIN_PT(e->pattern), alloc, out, &err));
-    if (st != ST_OK) printf("st_encoding_new_tiktoken(%s) = %d at %zu (specials %d)\n", e->name, st, off, in_spec);
+    st_error err;
+    st_status st =
+        CHECKED(err, st_encoding_new_tiktoken(ranks, rlen, spec, slen, plain_pretokenizer(e->pattern), alloc, out, &err));
+    if (st != ST_OK)
+        printf("st_encoding_new_tiktoken(%s) = %d at %zu (input %u)\n", e->name, st, (size_t)err.offset, err.input);
     if (ref) {
         if (!ref_parse(ref, ranks, rlen)) printf("reference parse of %s failed\n", path);
         ref->info = e;
@@ -428,9 +441,12 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
     size_t cap = len + 1;
     uint32_t *ids = (uint32_t *)xmalloc(cap * 4);
     size_t *cs = (size_t *)xmalloc(cap * sizeof(size_t));
-    size_t n = 0, off = 777;
-    st_status st = CHECKED(err, st_encode(enc, (const char *)s, len, &(st_special_policy){o->allowed, o->n_allowed, NULL, 0, 0, NULL, NULL}, ST_OFFSETS_CODEPOINTS, ids, cs, cap, &n, &err));
-    CHECK(st == ST_OK, "%s %s: st_encode = %d (offset %zu) on %zu bytes [%s]", name, label, st, off, len, hx);
+    size_t n = 0;
+    st_error err;
+    st_special_policy policy = {.allowed = o->allowed, .n_allowed = o->n_allowed};
+    st_status st = CHECKED(err, st_encode(enc, (const char *)s, len, &policy, ST_OFFSETS_CODEPOINTS, ids, cs, cap, &n, &err));
+    CHECK(st == ST_OK, "%s %s: st_encode = %d (offset %zu) on %zu bytes [%s]", name, label, st, (size_t)err.offset, len,
+          hx);
     if (st != ST_OK) {
         free(ids);
         free(cs);
@@ -448,7 +464,6 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
           bad_id);
     uint8_t *dec = (uint8_t *)xmalloc(len + 16);
     size_t dlen = 0;
-    off = 777;
     st = CHECKED(err, st_decode(enc, ids, n, dec, len + 16, &dlen, &err));
     CHECK(st == ST_OK && dlen == len && memcmp(dec, s, len) == 0,
           "%s %s: decode(encode(x)) != x: status %d, %zu bytes vs %zu [%s]", name, label, st, dlen, len, hx);
@@ -482,19 +497,19 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
     if (!o->light) {
         uint32_t *ids2 = (uint32_t *)xmalloc(cap * 4);
         size_t n2 = 0;
-        st = CHECKED(err, st_encode(enc, (const char *)s, len, &(st_special_policy){o->allowed, o->n_allowed, NULL, 0, 0, NULL, NULL}, 0, ids2, NULL, cap, &n2, &err));
+        st = CHECKED(err, st_encode(enc, (const char *)s, len, &policy, 0, ids2, NULL, cap, &n2, &err));
         CHECK(st == ST_OK && n2 == n && memcmp(ids, ids2, n * 4) == 0, "%s %s: encode without char_starts differs",
               name, label);
         free(ids2);
     }
     size_t cnt = 0;
-    st = CHECKED(err, st_encode_count(enc, (const char *)s, len, &(st_special_policy){o->allowed, o->n_allowed, NULL, 0, 0, NULL, NULL}, &cnt, &err));
+    st = CHECKED(err, st_encode_count(enc, (const char *)s, len, &policy, &cnt, &err));
     CHECK(st == ST_OK && cnt == n, "%s %s: st_encode_count = %d, %zu; st_encode gave %zu", name, label, st, cnt, n);
 
     if (o->with_small) {
         /* size query */
         size_t q = 12345;
-        st = CHECKED(err, st_encode(enc, (const char *)s, len, &(st_special_policy){o->allowed, o->n_allowed, NULL, 0, 0, NULL, NULL}, 0, NULL, NULL, 0, &q, &err));
+        st = CHECKED(err, st_encode(enc, (const char *)s, len, &policy, 0, NULL, NULL, 0, &q, &err));
         CHECK((n ? st == ST_ERR_BUFFER_TOO_SMALL : st == ST_OK) && q == n,
               "%s %s: size query (cap 0) = %d, %zu; want %d, %zu", name, label, st, q,
               n ? ST_ERR_BUFFER_TOO_SMALL : ST_OK, n);
@@ -510,7 +525,7 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
                 ss[k] = (size_t)0xA5A5A5A5u;
             }
             size_t got = 0;
-            st = CHECKED(err, st_encode(enc, (const char *)s, len, &(st_special_policy){o->allowed, o->n_allowed, NULL, 0, 0, NULL, NULL}, ST_OFFSETS_CODEPOINTS, si, ss, sc, &got, &err));
+            st = CHECKED(err, st_encode(enc, (const char *)s, len, &policy, ST_OFFSETS_CODEPOINTS, si, ss, sc, &got, &err));
             int untouched = 1, prefix = 1;
             for (size_t k = sc; k < n + 8; k++) untouched &= si[k] == 0xDEADBEEFu && ss[k] == (size_t)0xA5A5A5A5u;
             for (size_t k = 0; k < sc; k++) prefix &= si[k] == ids[k] && ss[k] == cs[k];
@@ -586,6 +601,7 @@ static size_t gen_text(uint64_t *r, uint8_t *o, size_t max, int with_special_bit
 static const char *g_dir = "py/supertok/vocab";
 
 static void test_load(void) {
+    st_error err;
     for (int e = 0; e < N_ENC; e++) {
         const enc_info *in = &INFOS[e];
         double t0 = now_seconds();
@@ -648,7 +664,7 @@ static void test_load(void) {
     /* cl100k's gap at 100256 specifically */
     const uint8_t *p;
     size_t l;
-    CHECK(CHECKED(err, st_token_bytes(g_enc[CL100K], 100256, &p, &l, &err)) == ST_ERR_INVALID_TOKEN, "cl100k: t_token_bytes(100256)");
+    CHECK(CHECKED(err, st_token_bytes(g_enc[CL100K], 100256, &p, &l, &err)) == ST_ERR_INVALID_TOKEN, "cl100k: st_token_bytes(100256)");
 }
 
 static const char *FIXED_TEXTS[] = {
@@ -686,6 +702,7 @@ static const char *FIXED_TEXTS[] = {
 };
 
 static void test_fixed_texts(void) {
+    st_error err;
     check_opts o = {NULL, 0, 1, 1, 0};
     for (int e = 0; e < N_ENC; e++)
         for (size_t t = 0; t < sizeof FIXED_TEXTS / sizeof FIXED_TEXTS[0]; t++) {
@@ -713,7 +730,7 @@ static void test_fixed_texts(void) {
     CHECK(CHECKED(err, st_encode(enc, "a", 1, NULL, 0, ids, NULL, 4, NULL, &err)) == ST_ERR_INVALID_ARGUMENT, "encode(NULL n_ids)");
     CHECK(CHECKED(err, st_encode(enc, NULL, 1, NULL, 0, ids, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "encode(NULL text, 1)");
     CHECK(CHECKED(err, st_encode(enc, "a", 1, NULL, 0, NULL, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "encode(NULL ids, 4)");
-    CHECK(CHECKED(err, st_encode(enc, "a", 1, &(st_special_policy){NULL, 1, NULL, 0, 0, NULL, NULL}, 0, ids, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "encode(NULL allowed, 1)");
+    CHECK(CHECKED(err, st_encode(enc, "a", 1, &(st_special_policy){.allowed = NULL, .n_allowed = 1}, 0, ids, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "encode(NULL allowed, 1)");
     CHECK(CHECKED(err, st_decode(NULL, ids, 0, NULL, 0, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "decode(NULL enc)");
     CHECK(CHECKED(err, st_decode(enc, NULL, 1, NULL, 0, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "decode(NULL ids, 1)");
     CHECK(CHECKED(err, st_decode(enc, ids, 0, NULL, 0, NULL, &err)) == ST_ERR_INVALID_ARGUMENT, "decode(NULL out_len)");
@@ -722,6 +739,7 @@ static void test_fixed_texts(void) {
 
 /* A character that is split over several tokens: every token starts in that character. */
 static void test_char_starts_inside_characters(void) {
+    st_error err;
     /* r50k has no token for most CJK characters: they are byte tokens */
     const char *s = "a\xE4\xB8\x80\xF0\x9F\x98\x80z";
     uint32_t ids[16];
@@ -863,9 +881,11 @@ static void test_encode_piece(void) {
 }
 
 static size_t encode_ids(const st_encoding *enc, const char *s, const uint32_t *allowed, size_t na, uint32_t *ids,
-                         size_t cap, st_status *st, size_t *off) {
+                         size_t cap, st_status *st) {
     size_t n = 0;
-    *st = CHECKED(err, st_encode(enc, s, strlen(s), &(st_special_policy){allowed, na, NULL, 0, 0, NULL, NULL}, 0, ids, NULL, cap, &n, &err));
+    st_error err;
+    st_special_policy policy = {.allowed = allowed, .n_allowed = na};
+    *st = CHECKED(err, st_encode(enc, s, strlen(s), &policy, 0, ids, NULL, cap, &n, &err));
     return n;
 }
 
@@ -873,20 +893,20 @@ static void test_specials(void) {
     st_encoding *enc = g_enc[O200K];
     uint32_t ids[256], ids2[256];
     st_status st;
-    size_t off;
+    st_error err;
     const uint32_t eot = 199999, eop = 200018;
     uint32_t both[2] = {eot, eop};
 
     /* allowed: one id each where the text occurs */
     const char *t = "hello<|endoftext|> world<|endofprompt|>x<|endoftext|>";
-    size_t n = encode_ids(enc, t, &eot, 1, ids, 256, &st, NULL);
+    size_t n = encode_ids(enc, t, &eot, 1, ids, 256, &st);
     size_t c_eot = 0, c_eop = 0;
     for (size_t k = 0; k < n; k++) {
         c_eot += ids[k] == eot;
         c_eop += ids[k] == eop;
     }
     CHECK(st == ST_OK && c_eot == 2 && c_eop == 0, "o200k: endoftext allowed: %zu x eot, %zu x eop", c_eot, c_eop);
-    n = encode_ids(enc, t, both, 2, ids, 256, &st, NULL);
+    n = encode_ids(enc, t, both, 2, ids, 256, &st);
     c_eot = c_eop = 0;
     for (size_t k = 0; k < n; k++) {
         c_eot += ids[k] == eot;
@@ -895,9 +915,9 @@ static void test_specials(void) {
     CHECK(st == ST_OK && c_eot == 2 && c_eop == 1, "o200k: both allowed: %zu x eot, %zu x eop", c_eot, c_eop);
     /* the pieces around a special are encoded as separate texts */
     {
-        size_t a = encode_ids(enc, "hello", NULL, 0, ids2, 256, &st, NULL);
-        size_t b = encode_ids(enc, " world", NULL, 0, ids2 + a, 256 - a, &st, NULL);
-        size_t c = encode_ids(enc, "x", NULL, 0, ids2 + a + b, 256 - a - b, &st, NULL);
+        size_t a = encode_ids(enc, "hello", NULL, 0, ids2, 256, &st);
+        size_t b = encode_ids(enc, " world", NULL, 0, ids2 + a, 256 - a, &st);
+        size_t c = encode_ids(enc, "x", NULL, 0, ids2 + a + b, 256 - a - b, &st);
         uint32_t want[64];
         size_t w = 0;
         memcpy(want + w, ids2, a * 4);
@@ -912,23 +932,23 @@ static void test_specials(void) {
         CHECK(n == w && memcmp(ids, want, w * 4) == 0, "o200k: specials split the text into separate encodes");
     }
     /* none allowed: ordinary text, no special id */
-    n = encode_ids(enc, t, NULL, 0, ids, 256, &st, NULL);
+    n = encode_ids(enc, t, NULL, 0, ids, 256, &st);
     int any = 0;
     for (size_t k = 0; k < n; k++) any |= ids[k] == eot || ids[k] == eop;
     CHECK(st == ST_OK && !any && n > 4, "o200k: no specials allowed: special ids emitted");
     /* the allowed order does not matter; duplicates are fine */
     uint32_t rev[3] = {eop, eot, eop};
-    size_t n2 = encode_ids(enc, t, rev, 3, ids2, 256, &st, NULL);
-    n = encode_ids(enc, t, both, 2, ids, 256, &st, NULL);
+    size_t n2 = encode_ids(enc, t, rev, 3, ids2, 256, &st);
+    n = encode_ids(enc, t, both, 2, ids, 256, &st);
     CHECK(st == ST_OK && n2 == n && memcmp(ids, ids2, n * 4) == 0, "o200k: allowed order changes the ids");
     /* only a special */
-    n = encode_ids(enc, "<|endoftext|>", &eot, 1, ids, 256, &st, NULL);
+    n = encode_ids(enc, "<|endoftext|>", &eot, 1, ids, 256, &st);
     CHECK(st == ST_OK && n == 1 && ids[0] == eot, "o200k: the special alone");
     /* char_starts of specials */
     {
         const char *u = "\xC3\xA9<|endoftext|>\xE4\xBD\xA0<|endofprompt|>";
         size_t cs[32];
-        st = CHECKED(err, st_encode(enc, u, strlen(u), &(st_special_policy){both, 2, NULL, 0, 0, NULL, NULL}, ST_OFFSETS_CODEPOINTS, ids, cs, 32, &n, &err));
+        st = CHECKED(err, st_encode(enc, u, strlen(u), &(st_special_policy){.allowed = both, .n_allowed = 2}, ST_OFFSETS_CODEPOINTS, ids, cs, 32, &n, &err));
         int found = 0;
         for (size_t k = 0; k < n; k++) {
             if (ids[k] == eot) found += cs[k] == 1;
@@ -949,18 +969,17 @@ static void test_specials(void) {
         {{eop, eot, eop, 0}, 4, 3},    /* id 0 */
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        off = 999;
         size_t cnt = 5;
-        st = CHECKED(err, st_encode(enc, "abc", 3, &(st_special_policy){bad[k].allowed, bad[k].n, NULL, 0, 0, NULL, NULL}, 0, ids, NULL, 256, &n, &err));
-        CHECK(st == ST_ERR_INVALID_ARGUMENT && off == bad[k].want, "o200k: bad allowed set %zu: status %d offset %zu, want %zu",
-              k, st, off, bad[k].want);
-        off = 999;
-        st = CHECKED(err, st_encode_count(enc, "abc", 3, &(st_special_policy){bad[k].allowed, bad[k].n, NULL, 0, 0, NULL, NULL}, &cnt, &err));
-        CHECK(st == ST_ERR_INVALID_ARGUMENT && off == bad[k].want, "o200k: count, bad allowed set %zu: %d at %zu", k, st, off);
+        st = CHECKED(err, st_encode(enc, "abc", 3, &(st_special_policy){.allowed = bad[k].allowed, .n_allowed = bad[k].n}, 0, ids, NULL, 256, &n, &err));
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, bad[k].want),
+              "o200k: bad allowed set %zu: status %d offset %zu, want %zu", k, st, (size_t)err.offset, bad[k].want);
+        st = CHECKED(err, st_encode_count(enc, "abc", 3, &(st_special_policy){.allowed = bad[k].allowed, .n_allowed = bad[k].n}, &cnt, &err));
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, bad[k].want),
+              "o200k: count, bad allowed set %zu: %d at %zu", k, st, (size_t)err.offset);
         /* also on the empty text */
-        off = 999;
-        st = CHECKED(err, st_encode(enc, "", 0, &(st_special_policy){bad[k].allowed, bad[k].n, NULL, 0, 0, NULL, NULL}, 0, ids, NULL, 256, &n, &err));
-        CHECK(st == ST_ERR_INVALID_ARGUMENT && off == bad[k].want, "o200k: bad allowed set %zu on empty text: %d", k, st);
+        st = CHECKED(err, st_encode(enc, "", 0, &(st_special_policy){.allowed = bad[k].allowed, .n_allowed = bad[k].n}, 0, ids, NULL, 256, &n, &err));
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, bad[k].want),
+              "o200k: bad allowed set %zu on empty text: %d", k, st);
     }
     /* cl100k: every special */
     {
@@ -970,20 +989,19 @@ static void test_specials(void) {
             strcat(text, "x ");
             strcat(text, in->special[k]);
         }
-        n = encode_ids(g_enc[CL100K], text, in->special_id, (size_t)in->n_special, ids, 256, &st, NULL);
+        n = encode_ids(g_enc[CL100K], text, in->special_id, (size_t)in->n_special, ids, 256, &st);
         size_t found = 0;
         for (size_t k = 0; k < n; k++)
             for (int q = 0; q < in->n_special; q++) found += ids[k] == in->special_id[q];
         CHECK(st == ST_OK && found == (size_t)in->n_special, "cl100k: every special found once (%zu)", found);
         uint32_t one = 100256;
-        off = 9;
-        st = CHECKED(err, st_encode(g_enc[CL100K], "x", 1, &(st_special_policy){&one, 1, NULL, 0, 0, NULL, NULL}, 0, ids, NULL, 256, &n, &err));
-        CHECK(st == ST_ERR_INVALID_ARGUMENT && off == 0, "cl100k: allowed gap id 100256 rejected");
+        st = CHECKED(err, st_encode(g_enc[CL100K], "x", 1, &(st_special_policy){.allowed = &one, .n_allowed = 1}, 0, ids, NULL, 256, &n, &err));
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, 0), "cl100k: allowed gap id 100256 rejected");
     }
     /* r50k/p50k */
     for (int e = 0; e < 2; e++) {
         uint32_t id = 50256;
-        n = encode_ids(g_enc[e], "a<|endoftext|>b", &id, 1, ids, 256, &st, NULL);
+        n = encode_ids(g_enc[e], "a<|endoftext|>b", &id, 1, ids, 256, &st);
         CHECK(st == ST_OK && n == 3 && ids[1] == 50256, "%s: endoftext", INFOS[e].name);
     }
 }
@@ -1036,11 +1054,12 @@ static void free_small(small_vocab *s) {
 #define SMALL_FIRST_SPECIAL 400
 
 static void test_special_longest_match(void) {
+    st_error err;
     const char *specials[] = {"<a>", "<a>b", "<a>bc", "</a>"};
     uint32_t sids[] = {400, 401, 402, 403};
     small_vocab sv = make_small(specials, sids, 4);
     st_encoding *enc = NULL;
-    st_status st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, PLAIN_PT(ST_PATTERN_O200K), NULL, &enc, &err));
+    st_status st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, plain_pretokenizer(ST_PATTERN_O200K), NULL, &enc, &err));
     CHECK(st == ST_OK, "small vocabulary with specials: %d", st);
     if (st != ST_OK) {
         free_small(&sv);
@@ -1051,17 +1070,17 @@ static void test_special_longest_match(void) {
     uint32_t ids[64];
     size_t n;
     uint32_t all[4] = {400, 401, 402, 403}, two[2] = {401, 400}, one = 400;
-    n = encode_ids(enc, "x<a>bcd", all, 4, ids, 64, &st, NULL);
+    n = encode_ids(enc, "x<a>bcd", all, 4, ids, 64, &st);
     CHECK(st == ST_OK && n == 3 && ids[0] == 'x' && ids[1] == 402 && ids[2] == 'd', "longest special wins (%zu ids)", n);
-    n = encode_ids(enc, "x<a>bcd", two, 2, ids, 64, &st, NULL);
+    n = encode_ids(enc, "x<a>bcd", two, 2, ids, 64, &st);
     CHECK(st == ST_OK && n == 4 && ids[0] == 'x' && ids[1] == 401 && ids[2] == 'c' && ids[3] == 'd',
           "longest allowed special wins over a shorter one (%zu ids)", n);
-    n = encode_ids(enc, "x<a>bcd", &one, 1, ids, 64, &st, NULL);
+    n = encode_ids(enc, "x<a>bcd", &one, 1, ids, 64, &st);
     CHECK(st == ST_OK && n >= 3 && ids[1] == 400, "only <a> allowed: it matches, the rest is text");
-    n = encode_ids(enc, "<a><a></a>", all, 4, ids, 64, &st, NULL);
+    n = encode_ids(enc, "<a><a></a>", all, 4, ids, 64, &st);
     CHECK(st == ST_OK && n == 3 && ids[0] == 400 && ids[1] == 400 && ids[2] == 403, "adjacent specials");
     /* "<a" is an ordinary token too; without specials allowed "<a>" is plain text */
-    n = encode_ids(enc, "<a>", NULL, 0, ids, 64, &st, NULL);
+    n = encode_ids(enc, "<a>", NULL, 0, ids, 64, &st);
     CHECK(st == ST_OK && n == 2 && ids[0] == 256 + 26 && ids[1] == '>',
           "\"<a>\" with no specials allowed: ordinary tokens \"<a\" \">\" (%zu ids)", n);
     st_encoding_free(enc);
@@ -1077,11 +1096,12 @@ static void test_special_not_utf8(void) {
         uint32_t sid = 400;
         small_vocab sv = make_small(bad_specials[v], &sid, 1);
         st_encoding *enc = NULL;
-        size_t off = 0;
-        int in_spec = 0;
-        st_status st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, PLAIN_PT(ST_PATTERN_O200K), NULL, &enc, &err));
+        st_error err;
+        st_status st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len,
+                                                             plain_pretokenizer(ST_PATTERN_O200K), NULL, &enc, &err));
         if (st == ST_ERR_MALFORMED_MODEL) { /* rejecting such a special at load is a fix too */
-            CHECK(in_spec == 1 && off == 0, "non-UTF-8 special rejected: offset %zu in specials %d", off, in_spec);
+            CHECK(err.input == 1 && error_at(&err, ST_UNIT_BYTE, 0), "non-UTF-8 special rejected: offset %zu in input %u",
+                  (size_t)err.offset, err.input);
         } else {
             CHECK(st == ST_OK, "non-UTF-8 special: load status %d", st);
             /* the text exactly sized, so ASan sees a read past it */
@@ -1092,7 +1112,8 @@ static void test_special_not_utf8(void) {
                 memcpy(s, texts[t], len);
                 uint32_t ids[16];
                 size_t n = 0;
-                st_status se = CHECKED(err, st_encode(enc, s, len, &(st_special_policy){&sid, 1, NULL, 0, 0, NULL, NULL}, 0, ids, NULL, 16, &n, &err));
+                st_status se = CHECKED(err, st_encode(enc, s, len, &(st_special_policy){.allowed = &sid, .n_allowed = 1}, 0,
+                                                      ids, NULL, 16, &n, &err));
                 uint8_t out[32];
                 size_t ol = 0;
                 st_status sd = se == ST_OK ? CHECKED(err, st_decode(enc, ids, n, out, sizeof out, &ol, &err)) : ST_OK;
@@ -1127,14 +1148,16 @@ static void test_invalid_utf8(void) {
     for (int e = 0; e < N_ENC; e++)
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
             uint32_t ids[32];
-            size_t n = 0, off = 999, cnt = 0, off2 = 999, voff = 999;
-            st_status st = CHECKED(err, st_encode(g_enc[e], cases[k].s, cases[k].len, &(st_special_policy){INFOS[e].special_id, (size_t)INFOS[e].n_special, NULL, 0, 0, NULL, NULL}, 0, ids, NULL, 32, &n, &err));
-            st_status st2 = CHECKED(err, st_encode_count(g_enc[e], cases[k].s, cases[k].len, NULL, &cnt, &err));
-            CHECKED(err, st_utf8_validate(cases[k].s, cases[k].len, &err));
-            CHECK(st == ST_ERR_INVALID_UTF8 && off == cases[k].off && st2 == ST_ERR_INVALID_UTF8 &&
-                      off2 == cases[k].off && voff == cases[k].off,
+            size_t n = 0, cnt = 0;
+            st_error err, err2, verr;
+            st_special_policy policy = {.allowed = INFOS[e].special_id, .n_allowed = (size_t)INFOS[e].n_special};
+            st_status st = CHECKED(err, st_encode(g_enc[e], cases[k].s, cases[k].len, &policy, 0, ids, NULL, 32, &n, &err));
+            st_status st2 = CHECKED(err2, st_encode_count(g_enc[e], cases[k].s, cases[k].len, NULL, &cnt, &err2));
+            CHECKED(verr, st_utf8_validate(cases[k].s, cases[k].len, &verr));
+            CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, cases[k].off) && st2 == ST_ERR_INVALID_UTF8 &&
+                      error_at(&err2, ST_UNIT_BYTE, cases[k].off) && error_at(&verr, ST_UNIT_BYTE, cases[k].off),
                   "%s: invalid UTF-8 case %zu: status %d offset %zu, count %d offset %zu; want offset %zu", INFOS[e].name,
-                  k, st, off, st2, off2, cases[k].off);
+                  k, st, (size_t)err.offset, st2, (size_t)err2.offset, cases[k].off);
         }
     /* a long valid prefix */
     size_t len = 100000;
@@ -1142,31 +1165,35 @@ static void test_invalid_utf8(void) {
     memset(s, 'a', len);
     s[len - 3] = (char)0xE4;
     s[len - 2] = (char)0xBD;
-    size_t n, off = 0;
+    size_t n;
+    st_error err;
     st_status st = CHECKED(err, st_encode_count(g_enc[O200K], s, len, NULL, &n, &err));
-    CHECK(st == ST_ERR_INVALID_UTF8 && off == len - 3, "long text, bad at the end: %d at %zu", st, off);
+    CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, len - 3), "long text, bad at the end: %d at %zu", st,
+          (size_t)err.offset);
     free(s);
 }
 
 static void test_decode(void) {
     st_encoding *enc = g_enc[CL100K];
     uint8_t out[256];
-    size_t n = 0, off = 999;
+    size_t n = 0;
+    st_error err;
     uint32_t ids[] = {0, 1, 100256, 5};
     st_status st = CHECKED(err, st_decode(enc, ids, 4, out, sizeof out, &n, &err));
-    CHECK(st == ST_ERR_INVALID_TOKEN && off == 2, "cl100k: decode with a gap id: %d at %zu", st, off);
+    CHECK(st == ST_ERR_INVALID_TOKEN && error_at(&err, ST_UNIT_INDEX, 2), "cl100k: decode with a gap id: %d at %zu", st,
+          (size_t)err.offset);
     uint32_t ids2[] = {100277};
-    off = 999;
     st = CHECKED(err, st_decode(enc, ids2, 1, out, sizeof out, &n, &err));
-    CHECK(st == ST_ERR_INVALID_TOKEN && off == 0, "cl100k: decode id n_vocab: %d at %zu", st, off);
+    CHECK(st == ST_ERR_INVALID_TOKEN && error_at(&err, ST_UNIT_INDEX, 0), "cl100k: decode id n_vocab: %d at %zu", st,
+          (size_t)err.offset);
     uint32_t ids3[] = {10, 20, 30, 0xFFFFFFFFu};
-    off = 999;
     st = CHECKED(err, st_decode(enc, ids3, 4, out, sizeof out, &n, &err));
-    CHECK(st == ST_ERR_INVALID_TOKEN && off == 3, "cl100k: decode 0xFFFFFFFF: %d at %zu", st, off);
+    CHECK(st == ST_ERR_INVALID_TOKEN && error_at(&err, ST_UNIT_INDEX, 3), "cl100k: decode 0xFFFFFFFF: %d at %zu", st,
+          (size_t)err.offset);
     uint32_t ids4[] = {200000, 1};
-    off = 999;
     st = CHECKED(err, st_decode(g_enc[O200K], ids4, 2, out, sizeof out, &n, &err));
-    CHECK(st == ST_ERR_INVALID_TOKEN && off == 0, "o200k: decode a gap id: %d at %zu", st, off);
+    CHECK(st == ST_ERR_INVALID_TOKEN && error_at(&err, ST_UNIT_INDEX, 0), "o200k: decode a gap id: %d at %zu", st,
+          (size_t)err.offset);
     /* a special decodes to its text */
     uint32_t ids5[] = {100257, 100276};
     st = CHECKED(err, st_decode(enc, ids5, 2, out, sizeof out, &n, &err));
@@ -1194,6 +1221,7 @@ static void test_decode(void) {
 /* ---- images --------------------------------------------------------------------------------- */
 
 static uint64_t *save_image(const st_encoding *enc, size_t *size) {
+    st_error err;
     size_t sz = 0;
     st_status st = CHECKED(err, st_encoding_save_image(enc, NULL, 0, &sz, &err));
     CHECK(st == ST_ERR_BUFFER_TOO_SMALL && sz > 64, "save_image size query: %d, %zu", st, sz);
@@ -1239,6 +1267,7 @@ static size_t gen_cjk_text(uint64_t *r, uint8_t *o, size_t max) {
 /* The backtracking encoder against the reference merge, and against the merge loop of the same
  * vocabulary loaded from an image (which never uses backtracking). */
 static void test_backtrack(void) {
+    st_error err;
     uint64_t r = g_seed * 0x2545F4914F6CDD1Dull + 7;
     int count = g_big ? 400 : 60;
     size_t max = 6000;
@@ -1249,7 +1278,6 @@ static void test_backtrack(void) {
         size_t sz = 0;
         uint64_t *img = save_image(g_enc[e], &sz);
         st_encoding *ie = NULL;
-        size_t off = 0;
         CHECK(CHECKED(err, st_encoding_from_image(img, sz, NULL, &ie, &err)) == ST_OK, "%s: from_image", INFOS[e].name);
         check_opts o = {NULL, 0, 1, 0, 0};
         for (int i = 0; i < count && ie; i++) {
@@ -1298,6 +1326,7 @@ static size_t ref_rules(const uint32_t *merges, size_t n_merges, uint32_t base, 
 /* Random rules over the symbols of a few characters, so that texts of those characters merge
  * a lot: each rule joins two tokens chosen among the base symbols in use and earlier rules. */
 static size_t random_rules(uint64_t *r, int ube, uint32_t *merges, size_t max) {
+    st_error err;
     static const char *chars[] = {"a", "b", " ", "\xC3\xA9", "\xD0\xBF", "\xE4\xB8\xAD", "\xE6\x96\x87",
                                   "\xF0\x9F\x98\x80", ".", "\n"};
     uint32_t pool[600];
@@ -1323,16 +1352,16 @@ static size_t random_rules(uint64_t *r, int ube, uint32_t *merges, size_t max) {
 }
 
 static void test_merges(void) {
-    size_t off = 0;
-    int in_spec = 0;
+    st_error err;
     st_encoding *enc = NULL;
     /* docs/design.md §7: rules a b, c d, ab c, abc d give [ab, cd] for "abcd" */
     for (int ube = 0; ube < 2; ube++) {
         uint32_t base = ube ? 512 : 256;
         uint32_t m[8] = {'a', 'b', 'c', 'd', base, 'c', base + 2, 'd'};
         const char *sp = "PHxlbmR8Pg== 600\n"; /* <|end|> */
-        st_status st = CHECKED(err, st_encoding_new_merges(ube, m, 4, sp, strlen(sp), PLAIN_PT(ST_PATTERN_O200K), NULL, &enc, &err));
-        CHECK(st == ST_OK, "new_merges(%d): %d at %zu", ube, st, off);
+        st_status st = CHECKED(err, st_encoding_new_merges(ube, m, 4, sp, strlen(sp), plain_pretokenizer(ST_PATTERN_O200K),
+                                                           NULL, &enc, &err));
+        CHECK(st == ST_OK, "new_merges(%d): %d at %zu", ube, st, (size_t)err.offset);
         if (st != ST_OK) continue;
         uint32_t ids[16];
         size_t n = 0, cs[16];
@@ -1340,7 +1369,8 @@ static void test_merges(void) {
         CHECK(st == ST_OK && n == 2 && ids[0] == base && ids[1] == base + 1, "rules: abcd -> %zu ids %u %u", n,
               ids[0], ids[1]);
         uint32_t allowed = 600;
-        st = CHECKED(err, st_encode(enc, "abc<|end|>d", 11, &(st_special_policy){&allowed, 1, NULL, 0, 0, NULL, NULL}, ST_OFFSETS_CODEPOINTS, ids, cs, 16, &n, &err));
+        st = CHECKED(err, st_encode(enc, "abc<|end|>d", 11, &(st_special_policy){.allowed = &allowed, .n_allowed = 1},
+                                    ST_OFFSETS_CODEPOINTS, ids, cs, 16, &n, &err));
         CHECK(st == ST_OK && n == 3 && ids[0] == base + 2 && ids[1] == 600 && ids[2] == 'd' && cs[1] == 3 && cs[2] == 10,
               "rules with a special: %zu ids", n);
         CHECK(st_encoding_alphabet(enc) == ube, "alphabet");
@@ -1363,8 +1393,9 @@ static void test_merges(void) {
         st = CHECKED(err, st_decode_text(enc, dids, 4, 0, out, sizeof out, &sz, &err));
         CHECK(st == ST_OK && sz == 12 && memcmp(out, "ab<|end|>cdx", 12) == 0, "decode_text");
         dids[3] = 601;
-        CHECK(CHECKED(err, st_decode_text(enc, dids, 4, 0, out, sizeof out, &sz, &err)) == ST_ERR_INVALID_TOKEN && off == 3,
-              "decode_text: a bad id at %zu", off);
+        CHECK(CHECKED(err, st_decode_text(enc, dids, 4, 0, out, sizeof out, &sz, &err)) == ST_ERR_INVALID_TOKEN &&
+                  error_at(&err, ST_UNIT_INDEX, 3),
+              "decode_text: a bad id at %zu", (size_t)err.offset);
         CHECK(CHECKED(err, st_decode(enc, dids, 1, out, sizeof out, &sz, &err)) == (ube ? ST_ERR_INVALID_ARGUMENT : ST_OK),
               "st_decode on a %s model", ube ? "UBE" : "byte");
         st_encoding_free(enc);
@@ -1372,7 +1403,8 @@ static void test_merges(void) {
     /* UBE decoding: a lone UTF-16 byte before a special is flushed as U+FFFD; strict names the id */
     {
         uint32_t m[2] = {256 + 0x2D, 256 + 0x4E}; /* U+4E2D */
-        st_status st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_UBE, m, 1, "PHw+ 513\n", 9, PLAIN_PT(ST_PATTERN_O200K), NULL, &enc, &err));
+        st_status st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_UBE, m, 1, "PHw+ 513\n", 9,
+                                                           plain_pretokenizer(ST_PATTERN_O200K), NULL, &enc, &err));
         CHECK(st == ST_OK, "UBE model: %d", st);
         if (st == ST_OK) {
             uint32_t ids[4] = {512, 256 + 0x2D, 513, 'a'};
@@ -1382,7 +1414,8 @@ static void test_merges(void) {
             CHECK(st == ST_OK && sz == 3 + 3 + 3 + 1 && memcmp(out, "\xE4\xB8\xAD\xEF\xBF\xBD<|>a", 10) == 0,
                   "UBE decode with a flush: %d, %zu bytes", st, sz);
             st = CHECKED(err, st_decode_text(enc, ids, 4, ST_UBE_STRICT, out, sizeof out, &sz, &err));
-            CHECK(st == ST_ERR_INVALID_UTF8 && off == 1, "strict: %d at id %zu", st, off);
+            CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_INDEX, 1), "strict: %d at id %zu", st,
+                  (size_t)err.offset);
             /* a UBE token starting inside a character: char starts name that character */
             uint32_t e[8];
             size_t n = 0, cs[8];
@@ -1395,20 +1428,28 @@ static void test_merges(void) {
     /* malformed rules and specials */
     {
         uint32_t fwd[4] = {'a', 'b', 'a', 300}, dup[4] = {'a', 'b', 'a', 'b'};
-        CHECK(CHECKED(err, st_encoding_new_merges(0, fwd, 2, "", 0, PLAIN_PT(3), NULL, &enc, &err)) == ST_ERR_MALFORMED_MODEL && off == 1 &&
-                  !in_spec, "a rule naming a later id: at %zu", off);
-        CHECK(CHECKED(err, st_encoding_new_merges(0, dup, 2, "", 0, PLAIN_PT(3), NULL, &enc, &err)) == ST_ERR_MALFORMED_MODEL && off == 1,
-              "the same pair twice: at %zu", off);
-        CHECK(CHECKED(err, st_encoding_new_merges(0, dup, 1, "YQ== 100\n", 9, PLAIN_PT(3), NULL, &enc, &err)) == ST_ERR_MALFORMED_MODEL &&
-                  in_spec && off == 0, "a special on an ordinary id");
-        CHECK(CHECKED(err, st_encoding_new_merges(2, dup, 1, "", 0, PLAIN_PT(3), NULL, &enc, &err)) == ST_ERR_INVALID_ARGUMENT,
+        const st_pretokenizer *o200k = plain_pretokenizer(ST_PATTERN_O200K);
+        CHECK(CHECKED(err, st_encoding_new_merges(0, fwd, 2, "", 0, o200k, NULL, &enc, &err)) == ST_ERR_MALFORMED_MODEL &&
+                  error_at(&err, ST_UNIT_INDEX, 1) && err.input == 0,
+              "a rule naming a later id: at %zu", (size_t)err.offset);
+        CHECK(CHECKED(err, st_encoding_new_merges(0, dup, 2, "", 0, o200k, NULL, &enc, &err)) == ST_ERR_MALFORMED_MODEL &&
+                  error_at(&err, ST_UNIT_INDEX, 1),
+              "the same pair twice: at %zu", (size_t)err.offset);
+        CHECK(CHECKED(err, st_encoding_new_merges(0, dup, 1, "YQ== 100\n", 9, o200k, NULL, &enc, &err)) ==
+                      ST_ERR_MALFORMED_MODEL &&
+                  err.input == 1 && error_at(&err, ST_UNIT_BYTE, 0),
+              "a special on an ordinary id");
+        CHECK(CHECKED(err, st_encoding_new_merges(2, dup, 1, "", 0, o200k, NULL, &enc, &err)) == ST_ERR_INVALID_ARGUMENT,
               "alphabet 2");
-        CHECK(CHECKED(err, st_encoding_new_merges(0, NULL, 1, "", 0, PLAIN_PT(3), NULL, &enc, &err)) == ST_ERR_INVALID_ARGUMENT,
+        CHECK(CHECKED(err, st_encoding_new_merges(0, NULL, 1, "", 0, o200k, NULL, &enc, &err)) == ST_ERR_INVALID_ARGUMENT,
               "NULL merges");
-        CHECK(CHECKED(err, st_encoding_new_merges(0, dup, 1, "", 0, PLAIN_PT(9), NULL, &enc, &err)) != ST_OK, "unknown pattern");
-        CHECK(CHECKED(err, st_encoding_new_merges(0, dup, (size_t)1 << 22, "", 0, PLAIN_PT(3), NULL, &enc, &err)) == ST_ERR_MALFORMED_MODEL,
+        /* an encoding's pattern comes from its pre-tokenizer: an unknown one is refused there */
+        st_pretokenizer *unknown = NULL;
+        CHECK(CHECKED(err, st_pretokenizer_new(9, 0, NULL, 0, NULL, &unknown, &err)) != ST_OK, "unknown pattern");
+        CHECK(CHECKED(err, st_encoding_new_merges(0, dup, (size_t)1 << 22, "", 0, o200k, NULL, &enc, &err)) ==
+                  ST_ERR_MALFORMED_MODEL,
               "too many rules");
-        CHECK(CHECKED(err, st_encoding_new_merges(0, NULL, 0, "", 0, PLAIN_PT(3), NULL, &enc, &err)) == ST_OK, "no rules at all");
+        CHECK(CHECKED(err, st_encoding_new_merges(0, NULL, 0, "", 0, o200k, NULL, &enc, &err)) == ST_OK, "no rules at all");
         if (enc) {
             uint32_t ids[8];
             size_t n = 0;
@@ -1431,8 +1472,9 @@ static void test_merges(void) {
     for (int round = 0; round < (g_big ? 200 : 40); round++) {
         int ube = round & 1;
         size_t nm = random_rules(&r, ube, merges, 20 + rng_below(&r, 280));
-        st_status st = CHECKED(err, st_encoding_new_merges(ube, merges, nm, "", 0, PLAIN_PT(ST_PATTERN_O200K), NULL, &enc, &err));
-        CHECK(st == ST_OK, "random rules round %d: %d at %zu", round, st, off);
+        st_status st =
+            CHECKED(err, st_encoding_new_merges(ube, merges, nm, "", 0, plain_pretokenizer(ST_PATTERN_O200K), NULL, &enc, &err));
+        CHECK(st == ST_OK, "random rules round %d: %d at %zu", round, st, (size_t)err.offset);
         if (st != ST_OK) continue;
         for (int t = 0; t < 10; t++) {
             size_t len = 0, target = rng_below(&r, t == 0 ? 1200 : 120);
@@ -1475,11 +1517,11 @@ static void test_images(void) {
         size_t sz = 0;
         uint64_t *img = save_image(g_enc[e], &sz);
         st_encoding *ie = NULL;
-        size_t off = 0;
+        st_error err;
         double t0 = now_seconds();
         st_status st = CHECKED(err, st_encoding_from_image(img, sz, NULL, &ie, &err));
         double dt = now_seconds() - t0;
-        CHECK(st == ST_OK && ie, "%s: from_image: %d at %zu", in->name, st, off);
+        CHECK(st == ST_OK && ie, "%s: from_image: %d at %zu", in->name, st, (size_t)err.offset);
         if (st != ST_OK) {
             free(img);
             continue;
@@ -1493,8 +1535,8 @@ static void test_images(void) {
             uint32_t a[256], b[256];
             size_t ca[256], cb[256], na = 0, nb = 0;
             size_t len = strlen(texts[t]);
-            st_status s1 = CHECKED(err, st_encode(g_enc[e], texts[t], len, &(st_special_policy){in->special_id, (size_t)in->n_special, NULL, 0, 0, NULL, NULL}, ST_OFFSETS_CODEPOINTS, a, ca, 256, &na, &err));
-            st_status s2 = CHECKED(err, st_encode(ie, texts[t], len, &(st_special_policy){in->special_id, (size_t)in->n_special, NULL, 0, 0, NULL, NULL}, ST_OFFSETS_CODEPOINTS, b, cb, 256, &nb, &err));
+            st_status s1 = CHECKED(err, st_encode(g_enc[e], texts[t], len, &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special}, ST_OFFSETS_CODEPOINTS, a, ca, 256, &na, &err));
+            st_status s2 = CHECKED(err, st_encode(ie, texts[t], len, &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special}, ST_OFFSETS_CODEPOINTS, b, cb, 256, &nb, &err));
             CHECK(s1 == ST_OK && s2 == ST_OK && na == nb && memcmp(a, b, na * 4) == 0 &&
                       memcmp(ca, cb, na * sizeof(size_t)) == 0,
                   "%s: image encode of text %zu differs", in->name, t);
@@ -1516,8 +1558,8 @@ static void test_images(void) {
             size_t len = gen_text(&r, buf, sizeof buf, 1);
             uint32_t a[512], b[512];
             size_t na = 0, nb = 0;
-            CHECKED(err, st_encode(g_enc[e], (const char *)buf, len, &(st_special_policy){in->special_id, (size_t)in->n_special, NULL, 0, 0, NULL, NULL}, 0, a, NULL, 512, &na, &err));
-            CHECKED(err, st_encode(ie, (const char *)buf, len, &(st_special_policy){in->special_id, (size_t)in->n_special, NULL, 0, 0, NULL, NULL}, 0, b, NULL, 512, &nb, &err));
+            CHECKED(err, st_encode(g_enc[e], (const char *)buf, len, &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special}, 0, a, NULL, 512, &na, &err));
+            CHECKED(err, st_encode(ie, (const char *)buf, len, &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special}, 0, b, NULL, 512, &nb, &err));
             diff |= na != nb || memcmp(a, b, na * 4) != 0;
         }
         CHECK(!diff, "%s: image encodes random texts differently", in->name);
@@ -1531,15 +1573,15 @@ static void test_images(void) {
         /* header and bounds checks at load */
         uint8_t *b = (uint8_t *)img;
         st_encoding *x = NULL;
-        off = 999;
         st = CHECKED(err, st_encoding_from_image((uint8_t *)img + 8, sz - 8, NULL, &x, &err));
-        CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL && off == 0, "%s: image without magic: %d at %zu", in->name, st,
-              off);
-        off = 999;
+        CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL && error_at(&err, ST_UNIT_BYTE, 0),
+              "%s: image without magic: %d at %zu", in->name, st, (size_t)err.offset);
         st = CHECKED(err, st_encoding_from_image(img, sz - 1, NULL, &x, &err));
-        CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL, "%s: truncated image: %d at %zu", in->name, st, off);
+        CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL, "%s: truncated image: %d at %zu", in->name, st,
+              (size_t)err.offset);
         st = CHECKED(err, st_encoding_from_image(img, 63, NULL, &x, &err));
-        CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL && off == 0, "%s: 63-byte image: %d", in->name, st);
+        CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL && error_at(&err, ST_UNIT_BYTE, 0), "%s: 63-byte image: %d",
+              in->name, st);
         st = CHECKED(err, st_encoding_from_image(img, 0, NULL, &x, &err));
         CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL, "%s: empty image: %d", in->name, st);
         if (e == O200K) {
@@ -1562,10 +1604,10 @@ static void test_images(void) {
                 uint32_t v = hdr[k].value;
                 uint8_t le[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
                 memcpy(b + hdr[k].at, le, 4);
-                off = 999;
                 st = CHECKED(err, st_encoding_from_image(img, sz, NULL, &x, &err));
-                CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL && off == hdr[k].want_off,
-                      "damaged header field at %zu: %d at %zu, want offset %zu", hdr[k].at, st, off, hdr[k].want_off);
+                CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL && error_at(&err, ST_UNIT_BYTE, hdr[k].want_off),
+                      "damaged header field at %zu: %d at %zu, want offset %zu", hdr[k].at, st, (size_t)err.offset,
+                      hdr[k].want_off);
                 memcpy(b + hdr[k].at, save, 4);
             }
         }
@@ -1576,11 +1618,12 @@ static void test_images(void) {
 /* A damaged small image: bytes overwritten at random places; loading and encoding must not
  * crash (ASan checks the reads), the ids may be wrong. The fuzz harness does this at length. */
 static void test_damaged_images(void) {
+    st_error err;
     const char *specials[] = {"<|endoftext|>", "<|x|>"};
     uint32_t sids[] = {400, 402};
     small_vocab sv = make_small(specials, sids, 2);
     st_encoding *enc = NULL;
-    st_status st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, PLAIN_PT(ST_PATTERN_CL100K), NULL, &enc, &err));
+    st_status st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, plain_pretokenizer(ST_PATTERN_CL100K), NULL, &enc, &err));
     CHECK(st == ST_OK, "small vocabulary: %d", st);
     free_small(&sv);
     if (st != ST_OK) return;
@@ -1630,7 +1673,7 @@ static void test_damaged_images(void) {
         memcpy(t, text, tlen);
         uint32_t ids[512];
         size_t n = 0;
-        st = CHECKED(err, st_encode(de, t, tlen, &(st_special_policy){allowed, na, NULL, 0, 0, NULL, NULL}, 0, ids, NULL, 512, &n, &err));
+        st = CHECKED(err, st_encode(de, t, tlen, &(st_special_policy){.allowed = allowed, .n_allowed = na}, 0, ids, NULL, 512, &n, &err));
         if (st == ST_OK) {
             uint8_t out[1024];
             size_t ol;
@@ -1648,6 +1691,8 @@ static void test_damaged_images(void) {
 /* ---- malformed rank files -------------------------------------------------------------------- */
 
 static void test_malformed(void) {
+    st_error err;
+    const st_pretokenizer *o200k = plain_pretokenizer(ST_PATTERN_O200K);
     struct {
         const char *ranks;
         st_status want;
@@ -1694,28 +1739,27 @@ static void test_malformed(void) {
         char *r = (char *)xmalloc(len);
         memcpy(r, cases[k].ranks, len);
         st_encoding *enc = (st_encoding *)(uintptr_t)1;
-        size_t off = 999;
-        int in_spec = 5;
-        st_status st = CHECKED(err, st_encoding_new_tiktoken(r, len, NULL, 0, PLAIN_PT(ST_PATTERN_O200K), NULL, &enc, &err));
+        st_status st = CHECKED(err, st_encoding_new_tiktoken(r, len, NULL, 0, o200k, NULL, &enc, &err));
         if (cases[k].want == ST_OK) {
-            CHECK(st == ST_OK && enc != NULL && in_spec == 0, "rank file \"%s\": status %d at %zu, want ok", cases[k].what, st,
-                  off);
+            CHECK(st == ST_OK && enc != NULL && err.input == 0, "rank file \"%s\": status %d at %zu, want ok",
+                  cases[k].what, st, (size_t)err.offset);
         } else {
-            CHECK(st == cases[k].want && off == cases[k].off && enc == NULL && in_spec == 0,
-                  "rank file \"%s\": status %d at %zu (specials %d), want %d at %zu", cases[k].what, st, off, in_spec,
-                  cases[k].want, cases[k].off);
+            CHECK(st == cases[k].want && error_at(&err, ST_UNIT_BYTE, cases[k].off) && enc == NULL && err.input == 0,
+                  "rank file \"%s\": status %d at %zu (input %u), want %d at %zu", cases[k].what, st,
+                  (size_t)err.offset, err.input, cases[k].want, cases[k].off);
         }
         if (st == ST_OK) {
             const uint8_t *p;
             size_t l;
-            CHECK(CHECKED(err, st_token_bytes(enc, 0, &p, &l, &err)) == ST_OK || CHECKED(err, st_token_bytes(enc, 1, &p, &l, &err)) == ST_OK,
+            CHECK(CHECKED(err, st_token_bytes(enc, 0, &p, &l, &err)) == ST_OK ||
+                      CHECKED(err, st_token_bytes(enc, 1, &p, &l, &err)) == ST_OK,
                   "rank file \"%s\": token bytes", cases[k].what);
             st_encoding_free(enc);
         }
-        /* NULL err_offset / err_in_specials are fine */
+        /* a NULL error report is fine */
         st_encoding *e2 = NULL;
-        st_status st2 = CHECKED(err, st_encoding_new_tiktoken(r, len, NULL, 0, PLAIN_PT(ST_PATTERN_O200K), NULL, &e2, &err));
-        CHECK(st2 == st, "rank file \"%s\" with NULL offsets: %d vs %d", cases[k].what, st2, st);
+        st_status st2 = st_encoding_new_tiktoken(r, len, NULL, 0, o200k, NULL, &e2, NULL);
+        CHECK(st2 == st, "rank file \"%s\" with a NULL report: %d vs %d", cases[k].what, st2, st);
         st_encoding_free(e2);
         free(r);
     }
@@ -1723,11 +1767,12 @@ static void test_malformed(void) {
     {
         const char *crlf = "YQ== 0\r\nYg== 1\r\nYWI= 2\r\n";
         st_encoding *enc = NULL;
-        st_status st = CHECKED(err, st_encoding_new_tiktoken(crlf, strlen(crlf), "PHx4fD4= 3\r\n", 12, PLAIN_PT(ST_PATTERN_O200K), NULL, &enc, &err));
+        st_status st = CHECKED(err, st_encoding_new_tiktoken(crlf, strlen(crlf), "PHx4fD4= 3\r\n", 12, o200k, NULL, &enc, &err));
         const uint8_t *p;
         size_t l;
-        CHECK(st == ST_OK && st_encoding_n_vocab(enc) == 4 && CHECKED(err, st_token_bytes(enc, 2, &p, &l, &err)) == ST_OK && l == 2 &&
-                  memcmp(p, "ab", 2) == 0 && CHECKED(err, st_token_bytes(enc, 3, &p, &l, &err)) == ST_OK && l == 5 && memcmp(p, "<|x|>", 5) == 0,
+        CHECK(st == ST_OK && st_encoding_n_vocab(enc) == 4 && CHECKED(err, st_token_bytes(enc, 2, &p, &l, &err)) == ST_OK &&
+                  l == 2 && memcmp(p, "ab", 2) == 0 && CHECKED(err, st_token_bytes(enc, 3, &p, &l, &err)) == ST_OK &&
+                  l == 5 && memcmp(p, "<|x|>", 5) == 0,
               "CRLF rank file: tokens");
         uint32_t ids[8];
         size_t n = 0;
@@ -1750,11 +1795,11 @@ static void test_malformed(void) {
         };
         for (size_t k = 0; k < sizeof sc / sizeof sc[0]; k++) {
             st_encoding *enc = NULL;
-            size_t off = 999;
-            int in_spec = 0;
-            st_status st = CHECKED(err, st_encoding_new_tiktoken(ranks, strlen(ranks), sc[k].spec, strlen(sc[k].spec), PLAIN_PT(ST_PATTERN_O200K), NULL, &enc, &err));
-            CHECK(st == ST_ERR_MALFORMED_MODEL && off == sc[k].off && in_spec == 1 && enc == NULL,
-                  "%s: status %d at %zu, in specials %d; want offset %zu", sc[k].what, st, off, in_spec, sc[k].off);
+            st_status st = CHECKED(err, st_encoding_new_tiktoken(ranks, strlen(ranks), sc[k].spec, strlen(sc[k].spec), o200k,
+                                                                 NULL, &enc, &err));
+            CHECK(st == ST_ERR_MALFORMED_MODEL && error_at(&err, ST_UNIT_BYTE, sc[k].off) && err.input == 1 && enc == NULL,
+                  "%s: status %d at %zu, input %u; want offset %zu", sc[k].what, st, (size_t)err.offset, err.input,
+                  sc[k].off);
             st_encoding_free(enc);
         }
     }
@@ -1763,31 +1808,29 @@ static void test_malformed(void) {
     {
         const char *ranks = "YQ== 0\nYg== 1000000\n";
         st_encoding *enc = NULL;
-        size_t off = 999;
-        int in_spec = 0;
-        st_status st = CHECKED(err, st_encoding_new_tiktoken(ranks, strlen(ranks), NULL, 0, PLAIN_PT(ST_PATTERN_O200K), NULL, &enc, &err));
+        st_status st = CHECKED(err, st_encoding_new_tiktoken(ranks, strlen(ranks), NULL, 0, o200k, NULL, &enc, &err));
         CHECK(st == ST_ERR_MALFORMED_MODEL && enc == NULL, "sparse rank 1000000: %d", st);
-        CHECK(off == 7, "sparse rank 1000000: offset %zu, want 7 (its line)", off);
+        CHECK(error_at(&err, ST_UNIT_BYTE, 7), "sparse rank 1000000: offset %zu, want 7 (its line)", (size_t)err.offset);
         const char *spec = "PHx4fD4= 1000000\n";
-        off = 999;
-        st = CHECKED(err, st_encoding_new_tiktoken(ranks, 7, spec, strlen(spec), PLAIN_PT(ST_PATTERN_O200K), NULL, &enc, &err));
+        st = CHECKED(err, st_encoding_new_tiktoken(ranks, 7, spec, strlen(spec), o200k, NULL, &enc, &err));
         CHECK(st == ST_ERR_MALFORMED_MODEL && enc == NULL, "sparse special rank: %d", st);
-        CHECK(off == 0 && in_spec == 1, "sparse special rank 1000000: offset %zu in specials %d", off, in_spec);
+        CHECK(error_at(&err, ST_UNIT_BYTE, 0) && err.input == 1, "sparse special rank 1000000: offset %zu in input %u",
+              (size_t)err.offset, err.input);
     }
     /* other arguments */
     {
         st_encoding *enc = NULL;
-        size_t off = 0;
-        CHECK(CHECKED(err, st_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 0, PLAIN_PT(99), NULL, &enc, &err)) == ST_ERR_UNKNOWN_PATTERN &&
-                  enc == NULL,
+        /* an encoding's pattern comes from its pre-tokenizer: an unknown one is refused there */
+        st_pretokenizer *unknown = NULL;
+        CHECK(CHECKED(err, st_pretokenizer_new(99, 0, NULL, 0, NULL, &unknown, &err)) == ST_ERR_UNKNOWN_PATTERN &&
+                  unknown == NULL,
               "unknown pattern");
-        CHECK(CHECKED(err, st_encoding_new_tiktoken(NULL, 7, NULL, 0, PLAIN_PT(ST_PATTERN_O200K), NULL, &enc, &err)) ==
-                  ST_ERR_INVALID_ARGUMENT,
+        CHECK(CHECKED(err, st_encoding_new_tiktoken(NULL, 7, NULL, 0, o200k, NULL, &enc, &err)) == ST_ERR_INVALID_ARGUMENT,
               "NULL ranks with a length");
-        CHECK(CHECKED(err, st_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 3, PLAIN_PT(ST_PATTERN_O200K), NULL, &enc, &err)) ==
+        CHECK(CHECKED(err, st_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 3, o200k, NULL, &enc, &err)) ==
                   ST_ERR_INVALID_ARGUMENT,
               "NULL specials with a length");
-        CHECK(CHECKED(err, st_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 0, PLAIN_PT(ST_PATTERN_O200K), NULL, NULL, &err)) ==
+        CHECK(CHECKED(err, st_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 0, o200k, NULL, NULL, &err)) ==
                   ST_ERR_INVALID_ARGUMENT,
               "NULL out");
         st_encoding_free(NULL);
@@ -1797,14 +1840,15 @@ static void test_malformed(void) {
     {
         const char *ranks = "YQ== 0\nYg== 1\nYWI= 2\nIA== 3\n"; /* a b ab space */
         st_encoding *enc = NULL;
-        st_status st = CHECKED(err, st_encoding_new_tiktoken(ranks, strlen(ranks), NULL, 0, PLAIN_PT(ST_PATTERN_O200K), NULL, &enc, &err));
+        st_status st = CHECKED(err, st_encoding_new_tiktoken(ranks, strlen(ranks), NULL, 0, o200k, NULL, &enc, &err));
         uint32_t ids[16];
-        size_t n = 0, off = 999;
+        size_t n = 0;
         CHECK(st == ST_OK, "partial vocabulary");
         st = CHECKED(err, st_encode(enc, "ab ab", 5, NULL, 0, ids, NULL, 16, &n, &err));
         CHECK(st == ST_OK && n == 3 && ids[0] == 2 && ids[1] == 3 && ids[2] == 2, "partial vocabulary: \"ab ab\" (%zu)", n);
         st = CHECKED(err, st_encode(enc, "ab abc", 6, NULL, 0, ids, NULL, 16, &n, &err));
-        CHECK(st == ST_ERR_NOT_ENCODABLE && off == 5, "partial vocabulary: 'c' not encodable: %d at %zu", st, off);
+        CHECK(st == ST_ERR_NOT_ENCODABLE && error_at(&err, ST_UNIT_BYTE, 5), "partial vocabulary: 'c' not encodable: %d at %zu",
+              st, (size_t)err.offset);
         st_encoding_free(enc);
     }
 }
@@ -1850,6 +1894,7 @@ static void counter_reset(counter *c) {
  * wants them (no stall on a first call), but by a piece whose merge work alone would cost more
  * than the build (a megabyte of one letter), and then kept; ids the same either way. */
 static void test_build_debt(void) {
+    st_error err;
 #ifndef ST_BACKTRACK_EVERY_PIECE /* that build makes the tables at once */
     counter c;
     counter_reset(&c);
@@ -1881,6 +1926,7 @@ static void test_build_debt(void) {
 }
 
 static void test_allocator(void) {
+    st_error err;
     counter c;
     counter_reset(&c);
     st_allocator a = {c_alloc, c_free, &c};
@@ -2067,7 +2113,7 @@ static void test_allocator(void) {
         counter_reset(&c);
         c.fail_at = k;
         enc = NULL;
-        st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, PLAIN_PT(ST_PATTERN_O200K), &a, &enc, &err));
+        st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
         saw_oom |= st == ST_ERR_OUT_OF_MEMORY;
         CHECK((st == ST_OK && enc) || (st == ST_ERR_OUT_OF_MEMORY && !enc), "load, allocation %ld failing: %d", k, st);
         st_encoding_free(enc);
@@ -2077,7 +2123,7 @@ static void test_allocator(void) {
     counter_reset(&c);
     c.fail_from = 0;
     enc = (st_encoding *)(uintptr_t)1;
-    st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, NULL, 0, PLAIN_PT(ST_PATTERN_O200K), &a, &enc, &err));
+    st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, NULL, 0, plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
     CHECK(st == ST_ERR_OUT_OF_MEMORY && enc == NULL && c.live == 0, "load with no memory: %d", st);
     /* a merge-rules model: each allocation of its load failing in turn; a long piece (its
      * merge scratch comes from the allocator) failing; a malformed model: nothing leaked */
@@ -2087,7 +2133,7 @@ static void test_allocator(void) {
             counter_reset(&c);
             c.fail_at = k;
             enc = NULL;
-            st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, m, 3, "PHw+ 259\n", 9, PLAIN_PT(ST_PATTERN_O200K), &a, &enc, &err));
+            st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, m, 3, "PHw+ 259\n", 9, plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
             CHECK((st == ST_OK && enc) || (st == ST_ERR_OUT_OF_MEMORY && !enc), "rules load, allocation %ld failing: %d", k, st);
             if (st == ST_OK) {
                 char *longa = (char *)xmalloc(3000);
@@ -2109,15 +2155,15 @@ static void test_allocator(void) {
         }
         counter_reset(&c);
         uint32_t bad[2] = {'a', 300};
-        st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, bad, 1, NULL, 0, PLAIN_PT(ST_PATTERN_O200K), &a, &enc, &err));
+        st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, bad, 1, NULL, 0, plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
         CHECK(st == ST_ERR_MALFORMED_MODEL && c.live == 0, "malformed rules: %d, leak of %zu bytes", st, c.live);
     }
     /* a malformed file with a counting allocator: nothing leaked */
     counter_reset(&c);
-    st = CHECKED(err, st_encoding_new_tiktoken("YQ== 0\nYQ== 1\n", 14, NULL, 0, PLAIN_PT(ST_PATTERN_O200K), &a, &enc, &err));
+    st = CHECKED(err, st_encoding_new_tiktoken("YQ== 0\nYQ== 1\n", 14, NULL, 0, plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
     CHECK(st == ST_ERR_MALFORMED_MODEL && c.live == 0, "malformed file: leak of %zu bytes", c.live);
     counter_reset(&c);
-    st = CHECKED(err, st_encoding_new_tiktoken("YQ== 0\n", 7, "PHx4fD4= 0\n", 11, PLAIN_PT(ST_PATTERN_O200K), &a, &enc, &err));
+    st = CHECKED(err, st_encoding_new_tiktoken("YQ== 0\n", 7, "PHx4fD4= 0\n", 11, plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
     CHECK(st == ST_ERR_MALFORMED_MODEL && c.live == 0, "malformed specials: leak of %zu bytes", c.live);
     free_small(&sv);
     free(s);
@@ -2157,6 +2203,7 @@ static const char *KIND_NAMES[] = {"one letter", "random lowercase", "spaces the
 /* The core's work (work_counter.h: merge-loop steps, heap operations, backtracking probes and the
  * pre-tokenizer's characters) for one encode of b[0..n). */
 static double work_encode(const st_encoding *enc, const uint8_t *b, size_t n, uint32_t *ids, size_t *count) {
+    st_error err;
     st__test_work_take();
     st_status st = CHECKED(err, st_encode(enc, (const char *)b, n, NULL, 0, ids, NULL, n, count, &err));
     double w = (double)st__test_work_take();
@@ -2287,6 +2334,7 @@ static void test_error_report(void) {
 /* A special id with several strings (tiktoken's o200k_harmony: 200018 is <|endofprompt|> and
  * <|reserved_200018|>): the policy treats each string on its own; decoding gives the first. */
 static void test_special_strings(void) {
+    st_error err;
     char bytes[256][1];
     const char *toks[256];
     size_t lens[256];
@@ -2705,15 +2753,16 @@ static const char SW_UBE[] =
 
 /* Encode text with <|e|> (270) allowed in SW_BYTES; check ids and code point starts. */
 static void sw_case(const st_encoding *enc, const char *text, const uint32_t *want, const size_t *want_at, size_t n) {
+    st_error err;
     uint32_t ids[64];
     size_t at[64], got = 0, counted = 0;
     static const uint32_t allowed[] = {270};
     size_t n_allowed = st_encoding_n_special(enc) ? 1 : 0;
-    st_status st = CHECKED(err, st_encode(enc, text, strlen(text), &(st_special_policy){allowed, n_allowed, NULL, 0, 0, NULL, NULL}, ST_OFFSETS_CODEPOINTS, ids, at, 64, &got, &err));
+    st_status st = CHECKED(err, st_encode(enc, text, strlen(text), &(st_special_policy){.allowed = allowed, .n_allowed = n_allowed}, ST_OFFSETS_CODEPOINTS, ids, at, 64, &got, &err));
     int ok = st == ST_OK && got == n;
     for (size_t k = 0; ok && k < n; k++) ok = ids[k] == want[k] && (!want_at || at[k] == want_at[k]);
     CHECK(ok, "superwords: '%s': %d, %zu ids (want %zu), first %u", text, st, got, n, got ? ids[0] : 0);
-    CHECK(CHECKED(err, st_encode_count(enc, text, strlen(text), &(st_special_policy){allowed, n_allowed, NULL, 0, 0, NULL, NULL}, &counted, &err)) == ST_OK && counted == n,
+    CHECK(CHECKED(err, st_encode_count(enc, text, strlen(text), &(st_special_policy){.allowed = allowed, .n_allowed = n_allowed}, &counted, &err)) == ST_OK && counted == n,
           "superwords: count of '%s'", text);
 }
 
