@@ -155,8 +155,8 @@ static void setup_o200k(void) {
     size_t sl = b64_line((const uint8_t *)"<|endoftext|>", 13, 199999, spec);
     sl += b64_line((const uint8_t *)"<|endofprompt|>", 15, 200018, spec + sl);
     st_error err;
-    if (CHECKED(err, st_encoding_new_tiktoken(ranks, len, spec, sl, plain_pretokenizer(ST_PATTERN_O200K), NULL, &g_o200k,
-                                              &err)) != ST_OK) {
+    if (CHECKED(err, st_encoding_new_tiktoken(ranks, len, spec, sl, plain_pretokenizer(ST_PATTERN_O200K), NULL,
+                                              &g_o200k, &err)) != ST_OK) {
         fprintf(stderr, "fuzz_encode: loading %s failed at %zu\n", path, (size_t)err.offset);
         abort();
     }
@@ -183,13 +183,14 @@ static void setup_image(void) {
     sl += b64_line((const uint8_t *)"<|x|>", 5, 302, spec + sl);
     st_encoding *enc = NULL;
     st_error err;
-    if (CHECKED(err, st_encoding_new_tiktoken(ranks, n, spec, sl, plain_pretokenizer(ST_PATTERN_CL100K), NULL, &enc, &err)) !=
-        ST_OK)
+    if (CHECKED(err, st_encoding_new_tiktoken(ranks, n, spec, sl, plain_pretokenizer(ST_PATTERN_CL100K), NULL, &enc,
+                                              &err)) != ST_OK)
         abort();
     free(ranks);
     CHECKED(err, st_encoding_save_image(enc, NULL, 0, &g_image_len, &err));
     g_image = (uint8_t *)malloc(g_image_len);
-    if (!g_image || CHECKED(err, st_encoding_save_image(enc, g_image, g_image_len, &g_image_len, &err)) != ST_OK) abort();
+    if (!g_image || CHECKED(err, st_encoding_save_image(enc, g_image, g_image_len, &g_image_len, &err)) != ST_OK)
+        abort();
     st_encoding_free(enc);
     /* the section starts, from the header (u32 at 40..63), then the end */
     g_sections[0] = 0;
@@ -312,10 +313,12 @@ static void check_encode(const st_encoding *enc, const uint8_t *s, size_t len, c
     size_t n = 0;
     st_error err;
     st_special_policy policy = {allowed, n_allowed, NULL, 0, 0, NULL, NULL};
-    st_status st = CHECKED(err, st_encode(enc, (const char *)s, len, &policy, ST_OFFSETS_CODEPOINTS, ids, cs, cap, &n, &err));
+    st_status st =
+        CHECKED(err, st_encode(enc, (const char *)s, len, &policy, ST_OFFSETS_CODEPOINTS, ids, cs, cap, &n, &err));
     if (strict) {
         if (st == ST_ERR_NOT_ENCODABLE && allow_not_encodable) {
-            if (err.unit != ST_UNIT_BYTE || err.offset >= len) fail("ST_ERR_NOT_ENCODABLE with an offset outside the text", data, size);
+            if (err.unit != ST_UNIT_BYTE || err.offset >= len)
+                fail("ST_ERR_NOT_ENCODABLE with an offset outside the text", data, size);
             goto done;
         }
         if (st != ST_OK) fail("st_encode failed on valid UTF-8", data, size);
@@ -330,7 +333,8 @@ static void check_encode(const st_encoding *enc, const uint8_t *s, size_t len, c
     size_t dl = 0;
     st_status sd = CHECKED(err, st_decode(enc, ids, n, dec, len, &dl, &err));
     if (strict && (sd != ST_OK || dl != len || memcmp(dec, s, len) != 0)) fail("decode(encode(x)) != x", data, size);
-    if (sd == ST_ERR_INVALID_TOKEN && (err.unit != ST_UNIT_INDEX || err.offset >= n)) fail("st_decode: bad id offset outside the ids", data, size);
+    if (sd == ST_ERR_INVALID_TOKEN && (err.unit != ST_UNIT_INDEX || err.offset >= n))
+        fail("st_decode: bad id offset outside the ids", data, size);
     /* char_starts */
     size_t ncp = count_codepoints(s, len);
     for (size_t k = 0; k < n; k++)
@@ -351,7 +355,8 @@ static void check_encode(const st_encoding *enc, const uint8_t *s, size_t len, c
             ss[k] = 0xA5A5A5A5u;
         }
         size_t got = 0;
-        st_status s2 = CHECKED(err, st_encode(enc, (const char *)s, len, &policy, ST_OFFSETS_CODEPOINTS, si, ss, small, &got, &err));
+        st_status s2 = CHECKED(
+            err, st_encode(enc, (const char *)s, len, &policy, ST_OFFSETS_CODEPOINTS, si, ss, small, &got, &err));
         if (s2 != ST_ERR_BUFFER_TOO_SMALL || got != n) fail("small cap: status or count", data, size);
         for (size_t k = small; k < n + 4; k++)
             if (si[k] != 0xDEADBEEFu || ss[k] != 0xA5A5A5A5u) fail("small cap: written past cap", data, size);
@@ -387,10 +392,12 @@ static void check_cuts(const st_encoding *enc, const uint8_t *s, size_t len, con
         size_t cap = len + 1, n = 0, total = 0;
         uint32_t *whole = (uint32_t *)malloc(cap * 4), *parts = (uint32_t *)malloc(cap * 4);
         if (!whole || !parts) abort();
-        if (CHECKED(err, st_encode(enc, (const char *)s, len, &policy, 0, whole, NULL, cap, &n, &err)) != ST_OK) goto out;
+        if (CHECKED(err, st_encode(enc, (const char *)s, len, &policy, 0, whole, NULL, cap, &n, &err)) != ST_OK)
+            goto out;
         for (size_t k = 0; k <= nc; k++) {
             size_t a = k ? cuts[k - 1] : 0, b = k < nc ? cuts[k] : len, got = 0;
-            if (CHECKED(err, st_encode(enc, (const char *)s + a, b - a, &policy, 0, parts + total, NULL, cap - total, &got, &err)) != ST_OK)
+            if (CHECKED(err, st_encode(enc, (const char *)s + a, b - a, &policy, 0, parts + total, NULL, cap - total,
+                                       &got, &err)) != ST_OK)
                 fail("a part between cuts does not encode", data, size);
             total += got;
         }
@@ -438,7 +445,8 @@ static void run_text(const uint8_t *data, size_t size, uint64_t seed) {
         if (ids[k] == 199999 || ids[k] == 200018) fail("a special id with no specials allowed", data, size);
     uint8_t *dec = (uint8_t *)malloc(size + 1);
     size_t dl = 0;
-    if (!dec || CHECKED(err, st_decode(g_o200k, ids, n, dec, size, &dl, &err)) != ST_OK || dl != size || memcmp(dec, s, size) != 0)
+    if (!dec || CHECKED(err, st_decode(g_o200k, ids, n, dec, size, &dl, &err)) != ST_OK || dl != size ||
+        memcmp(dec, s, size) != 0)
         fail("decode(encode(x)) != x without specials", data, size);
     free(dec);
     free(ids);
@@ -454,7 +462,8 @@ static void run_text(const uint8_t *data, size_t size, uint64_t seed) {
         if (!bi || !bd) abort();
         st_special_policy policy = {O200K_SPECIALS, 2, NULL, 0, 0, NULL, NULL};
         if (CHECKED(err, st_encode(g_o200k, (const char *)big, len, &policy, 0, bi, NULL, len, &bn, &err)) != ST_OK ||
-            CHECKED(err, st_decode(g_o200k, bi, bn, bd, len, &bl, &err)) != ST_OK || bl != len || memcmp(bd, big, len) != 0)
+            CHECKED(err, st_decode(g_o200k, bi, bn, bd, len, &bl, &err)) != ST_OK || bl != len ||
+            memcmp(bd, big, len) != 0)
             fail("the repeated input does not round-trip", data, size);
         free(big);
         free(bi);
@@ -535,12 +544,15 @@ static void run_image(const uint8_t *data, size_t size, uint64_t seed) {
     uint8_t out[256];
     size_t ol = 0;
     st = CHECKED(err, st_decode(enc, dids, nd, out, sizeof out, &ol, &err));
-    if (st == ST_ERR_INVALID_TOKEN && (err.unit != ST_UNIT_INDEX || err.offset >= nd)) fail("st_decode: offset outside the ids", data, size);
+    if (st == ST_ERR_INVALID_TOKEN && (err.unit != ST_UNIT_INDEX || err.offset >= nd))
+        fail("st_decode: offset outside the ids", data, size);
     /* save again */
     size_t sz = 0;
-    if (CHECKED(err, st_encoding_save_image(enc, NULL, 0, &sz, &err)) != ST_ERR_BUFFER_TOO_SMALL) fail("save_image size query", data, size);
+    if (CHECKED(err, st_encoding_save_image(enc, NULL, 0, &sz, &err)) != ST_ERR_BUFFER_TOO_SMALL)
+        fail("save_image size query", data, size);
     uint8_t *again = (uint8_t *)malloc(sz);
-    if (!again || CHECKED(err, st_encoding_save_image(enc, again, sz, &sz, &err)) != ST_OK) fail("save_image", data, size);
+    if (!again || CHECKED(err, st_encoding_save_image(enc, again, sz, &sz, &err)) != ST_OK)
+        fail("save_image", data, size);
     free(again);
     st_encoding_free(enc);
     free(img);
@@ -732,7 +744,8 @@ static void run_superwords(const uint8_t *data, size_t size, int ube, int patter
         fail("superwords: encode failed", data, size);
     if (CHECKED(err, st_encode_count(sw, text, len, &policy, &cnt, &err)) != ST_OK || cnt != g1)
         fail("superwords: count differs from encode", data, size);
-    if (CHECKED(err, st_decode_text(sw, a, g1, 0, back, 3 * len + 16, &bl, &err)) != ST_OK || bl != len || memcmp(back, text, len))
+    if (CHECKED(err, st_decode_text(sw, a, g1, 0, back, 3 * len + 16, &bl, &err)) != ST_OK || bl != len ||
+        memcmp(back, text, len))
         fail("superwords: decode_text(encode(text)) != text", data, size);
     size_t nx = 0;
     for (size_t i = 0; i < g1; i++) { /* expand supermerge tokens, left part first */
@@ -778,8 +791,8 @@ static void run_rules(const uint8_t *data, size_t size, uint64_t seed) {
     st_allocator alloc = {c_alloc, c_free, &c};
     st_encoding *enc = NULL;
     st_error err;
-    st_status st = CHECKED(err, st_encoding_new_merges(ube, merges, n, "PHxlbmR8Pg== 9999\n", 18, plain_pretokenizer(pattern),
-                                                       &alloc, &enc, &err));
+    st_status st = CHECKED(err, st_encoding_new_merges(ube, merges, n, "PHxlbmR8Pg== 9999\n", 18,
+                                                       plain_pretokenizer(pattern), &alloc, &enc, &err));
     if (st != ST_OK) {
         if (st != ST_ERR_MALFORMED_MODEL || c.live) fail("rules: a rejected model: wrong status or a leak", data, size);
         return;

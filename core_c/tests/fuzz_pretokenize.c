@@ -77,8 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (st == ST_OK) {
             if (!pt) fail("st_pretokenizer_new: ST_OK without a handle", -1, data, size);
             size_t n = 0;
-            if (CHECKED(err, st_pretokenize_count(pt, "abc \xE4\xB8\x80\xE4\xB8\x81", 10, &n, &err)) != ST_OK ||
-                n == 0)
+            if (CHECKED(err, st_pretokenize_count(pt, "abc \xE4\xB8\x80\xE4\xB8\x81", 10, &n, &err)) != ST_OK || n == 0)
                 fail("a handle from a fuzzed script list does not work", -1, data, size);
             st_pretokenizer_free(pt);
         } else if (st != ST_ERR_UNKNOWN_SCRIPT || pt != NULL || err.unit != ST_UNIT_BYTE || err.offset >= size) {

@@ -82,8 +82,8 @@ static inline const char *st_check_text(const st_pretokenizer *pt, const unsigne
     if (vst != ST_OK) {
         if (sb != ST_ERR_INVALID_UTF8 || sc != ST_ERR_INVALID_UTF8 || sn != ST_ERR_INVALID_UTF8)
             return "invalid UTF-8 not reported as ST_ERR_INVALID_UTF8";
-        if (eb.unit != ST_UNIT_BYTE || ec.unit != ST_UNIT_BYTE || en.unit != ST_UNIT_BYTE ||
-            eb.offset != err.offset || ec.offset != err.offset || en.offset != err.offset)
+        if (eb.unit != ST_UNIT_BYTE || ec.unit != ST_UNIT_BYTE || en.unit != ST_UNIT_BYTE || eb.offset != err.offset ||
+            ec.offset != err.offset || en.offset != err.offset)
             return "invalid UTF-8: error offset differs from st_utf8_validate's";
         if (nb != 0 || nc != 0 || nn != 0) return "invalid UTF-8: *n_pieces not 0";
         return NULL;

@@ -197,7 +197,9 @@ static void test_utf8_valid(void) {
     for (uint32_t cp = 0xD800; cp <= 0xDFFF; cp++) {
         unsigned char b[3] = {(unsigned char)(0xE0 | (cp >> 12)), (unsigned char)(0x80 | ((cp >> 6) & 0x3F)),
                               (unsigned char)(0x80 | (cp & 0x3F))};
-        if ((CHECKED(err, st_utf8_validate((const char *)b, 3, &err)) != ST_ERR_INVALID_UTF8 || !error_at(&err, ST_UNIT_BYTE, 0)) && bad++ < 5)
+        if ((CHECKED(err, st_utf8_validate((const char *)b, 3, &err)) != ST_ERR_INVALID_UTF8 ||
+             !error_at(&err, ST_UNIT_BYTE, 0)) &&
+            bad++ < 5)
             printf("  surrogate U+%04X accepted\n", (unsigned)cp);
     }
     CHECK(bad == 0, "st_utf8_validate accepted %d surrogates", bad);
@@ -219,8 +221,10 @@ static void test_utf8_invalid(void) {
     st_error err;
     st_pretokenizer *pts[6] = {0};
     for (int p = 0; p < 3; p++) {
-        CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], 0, NULL, 0, NULL, &pts[2 * p], &err)) == ST_OK, "new plain");
-        CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], ST_PRETOK_SCRIPT_AWARE, NULL, 0, NULL, &pts[2 * p + 1], &err)) == ST_OK,
+        CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], 0, NULL, 0, NULL, &pts[2 * p], &err)) == ST_OK,
+              "new plain");
+        CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], ST_PRETOK_SCRIPT_AWARE, NULL, 0, NULL, &pts[2 * p + 1],
+                                               &err)) == ST_OK,
               "new script-aware");
     }
     unsigned char buf[256];
@@ -245,7 +249,8 @@ static void test_utf8_invalid(void) {
                     if (!pts[t]) continue;
                     for (int mode = 0; mode < 2; mode++) {
                         size_t np = 777;
-                        st = CHECKED(err, st_pretokenize(pts[t], (const char *)buf, n, mode ? ST_OFFSETS_CODEPOINTS : 0, ends, sizeof ends / sizeof ends[0], &np, &err));
+                        st = CHECKED(err, st_pretokenize(pts[t], (const char *)buf, n, mode ? ST_OFFSETS_CODEPOINTS : 0,
+                                                         ends, sizeof ends / sizeof ends[0], &np, &err));
                         CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, want) && np == 0,
                               "st_pretokenize(pt %d, mode %d, [%s]) = %d at %zu, n %zu; want 3 at %zu, n 0", t, mode,
                               hx, st, (size_t)err.offset, np, want);
@@ -264,10 +269,12 @@ static void test_utf8_invalid(void) {
         memset(t, 'a', sizeof t);
         t[pos] = 0x80;
         st_status st = CHECKED(err, st_utf8_validate((const char *)t, sizeof t, &err));
-        CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, pos), "0x80 at %zu of 41 ASCII: %d at %zu", pos, st, (size_t)err.offset);
+        CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, pos), "0x80 at %zu of 41 ASCII: %d at %zu", pos,
+              st, (size_t)err.offset);
         t[pos] = 0xE4; /* truncated at the very end when pos == 40 */
         st = CHECKED(err, st_utf8_validate((const char *)t, sizeof t, &err));
-        CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, pos), "E4 at %zu of 41 ASCII: %d at %zu", pos, st, (size_t)err.offset);
+        CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, pos), "E4 at %zu of 41 ASCII: %d at %zu", pos,
+              st, (size_t)err.offset);
         /* the length limit is respected: the same bad byte just past len is not seen */
         st = CHECKED(err, st_utf8_validate((const char *)t, pos, &err));
         CHECK(st == ST_OK, "validate stops at len (pos %zu): %d", pos, st);
@@ -277,7 +284,8 @@ static void test_utf8_invalid(void) {
         const char full[] = "ab\xF0\x9F\x98\x80";
         for (size_t n = 3; n < 6; n++) {
             st_status st = CHECKED(err, st_utf8_validate(full, n, &err));
-            CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, 2), "U+1F600 cut at len %zu: %d at %zu", n, st, (size_t)err.offset);
+            CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, 2), "U+1F600 cut at len %zu: %d at %zu", n,
+                  st, (size_t)err.offset);
         }
         CHECK(CHECKED(err, st_utf8_validate(full, 6, &err)) == ST_OK, "U+1F600 whole");
     }
@@ -295,23 +303,30 @@ static void test_null_args(void) {
     CHECK(st_pretokenizer_new(ST_PATTERN_GPT2, 0, NULL, 0, NULL, NULL, NULL) == ST_ERR_INVALID_ARGUMENT,
           "new with NULL out and NULL report");
     /* scripts NULL means the default set, whatever scripts_len says */
-    CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_GPT2, ST_PRETOK_SCRIPT_AWARE, NULL, 5, NULL, &pt, &err)) == ST_OK && pt,
+    CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_GPT2, ST_PRETOK_SCRIPT_AWARE, NULL, 5, NULL, &pt, &err)) ==
+                  ST_OK &&
+              pt,
           "new with NULL scripts, len 5");
     st_pretokenizer_free(pt);
     pt = NULL;
     CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_GPT2, 0, NULL, 0, NULL, &pt, &err)) == ST_OK && pt, "new");
     st_pretokenizer_free(NULL); /* no crash */
 
-    CHECK(CHECKED(err, st_pretokenize(NULL, "ab", 2, 0, ends, 16, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "pretokenize NULL pt");
-    CHECK(CHECKED(err, st_pretokenize(pt, NULL, 2, 0, ends, 16, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "pretokenize NULL text");
+    CHECK(CHECKED(err, st_pretokenize(NULL, "ab", 2, 0, ends, 16, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "pretokenize NULL pt");
+    CHECK(CHECKED(err, st_pretokenize(pt, NULL, 2, 0, ends, 16, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "pretokenize NULL text");
     CHECK(CHECKED(err, st_pretokenize(pt, "ab", 2, 0, NULL, 16, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
           "pretokenize NULL ends, cap 16");
-    CHECK(CHECKED(err, st_pretokenize(pt, "ab", 2, 0, ends, 16, NULL, &err)) == ST_ERR_INVALID_ARGUMENT, "pretokenize NULL n");
-    CHECK(CHECKED(err, st_pretokenize(pt, "ab", 2, 2, ends, 16, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "pretokenize flags 2");
+    CHECK(CHECKED(err, st_pretokenize(pt, "ab", 2, 0, ends, 16, NULL, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "pretokenize NULL n");
+    CHECK(CHECKED(err, st_pretokenize(pt, "ab", 2, 2, ends, 16, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "pretokenize flags 2");
     CHECK(CHECKED(err, st_pretokenize(pt, "ab", 2, 0x80000000u, ends, 16, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
           "pretokenize flags 0x80000000");
     n = 99;
-    CHECK(CHECKED(err, st_pretokenize(pt, NULL, 0, 0, NULL, 0, &n, &err)) == ST_OK && n == 0, "pretokenize NULL text, len 0");
+    CHECK(CHECKED(err, st_pretokenize(pt, NULL, 0, 0, NULL, 0, &n, &err)) == ST_OK && n == 0,
+          "pretokenize NULL text, len 0");
     n = 99;
     CHECK(CHECKED(err, st_pretokenize(pt, "a b", 3, 0, NULL, 0, &n, &err)) == ST_ERR_BUFFER_TOO_SMALL && n == 2,
           "pretokenize NULL ends, cap 0 (size query): n = %zu", n);
@@ -375,17 +390,20 @@ static void test_pieces(void) {
     for (int p = 0; p < 3; p++)
         for (int sa = 0; sa < 2; sa++) {
             st_pretokenizer *pt = NULL;
-            st_status st = CHECKED(err, st_pretokenizer_new(patterns[p], sa ? ST_PRETOK_SCRIPT_AWARE : 0, NULL, 0, NULL, &pt, &err));
+            st_status st = CHECKED(
+                err, st_pretokenizer_new(patterns[p], sa ? ST_PRETOK_SCRIPT_AWARE : 0, NULL, 0, NULL, &pt, &err));
             CHECK(st == ST_OK && pt, "new(%d, %d)", patterns[p], sa);
             if (!pt) continue;
             /* empty text */
             size_t n = 99;
-            CHECK(CHECKED(err, st_pretokenize(pt, "", 0, 0, ends, 512, &n, &err)) == ST_OK && n == 0, "empty text: n = %zu", n);
+            CHECK(CHECKED(err, st_pretokenize(pt, "", 0, 0, ends, 512, &n, &err)) == ST_OK && n == 0,
+                  "empty text: n = %zu", n);
             n = 99;
             CHECK(CHECKED(err, st_pretokenize(pt, "", 0, ST_OFFSETS_CODEPOINTS, NULL, 0, &n, &err)) == ST_OK && n == 0,
                   "empty text, cap 0: n = %zu", n);
             n = 99;
-            CHECK(CHECKED(err, st_pretokenize_count(pt, "", 0, &n, &err)) == ST_OK && n == 0, "empty text count: n = %zu", n);
+            CHECK(CHECKED(err, st_pretokenize_count(pt, "", 0, &n, &err)) == ST_OK && n == 0,
+                  "empty text count: n = %zu", n);
 
             for (size_t t = 0; t < sizeof sample_texts / sizeof sample_texts[0]; t++) {
                 const char *s = sample_texts[t].s;
@@ -525,8 +543,8 @@ static void test_new_args(void) {
     for (int p = 0; p < 3; p++)
         for (uint32_t fl = 0; fl < 2; fl++) {
             pt = NULL;
-            CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], fl, NULL, 0, NULL, &pt, &err)) == ST_OK && pt, "new(%d, %u)",
-                  patterns[p], (unsigned)fl);
+            CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], fl, NULL, 0, NULL, &pt, &err)) == ST_OK && pt,
+                  "new(%d, %u)", patterns[p], (unsigned)fl);
             st_pretokenizer_free(pt);
         }
 
@@ -563,10 +581,12 @@ static void test_new_args(void) {
     };
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
         pt = (st_pretokenizer *)&pt;
-        st_status st = CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, lists[k].list, strlen(lists[k].list), NULL, &pt, &err));
+        st_status st = CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, lists[k].list,
+                                                        strlen(lists[k].list), NULL, &pt, &err));
         CHECK(st == lists[k].st, "scripts \"%s\": status %d, want %d", lists[k].list, st, lists[k].st);
         if (lists[k].st != ST_OK) {
-            CHECK(error_at(&err, ST_UNIT_BYTE, lists[k].off), "scripts \"%s\": offset %zu, want %zu", lists[k].list, (size_t)err.offset, lists[k].off);
+            CHECK(error_at(&err, ST_UNIT_BYTE, lists[k].off), "scripts \"%s\": offset %zu, want %zu", lists[k].list,
+                  (size_t)err.offset, lists[k].off);
             CHECK(pt == NULL, "scripts \"%s\": *out not NULL on failure", lists[k].list);
         } else {
             CHECK(pt != NULL && pt != (st_pretokenizer *)&pt, "scripts \"%s\": no handle", lists[k].list);
@@ -575,17 +595,21 @@ static void test_new_args(void) {
     }
     /* scripts_len bounds the list: "HanXYZ" with length 3 is "Han" */
     pt = NULL;
-    CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "HanXYZ", 3, NULL, &pt, &err)) == ST_OK,
+    CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "HanXYZ", 3, NULL, &pt, &err)) ==
+              ST_OK,
           "scripts_len bounds the list");
     st_pretokenizer_free(pt);
     /* an embedded NUL is part of the name and never matches */
     pt = NULL;
-    CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "Thai,Ha\0n", 9, NULL, &pt, &err)) ==
-                  ST_ERR_UNKNOWN_SCRIPT && error_at(&err, ST_UNIT_BYTE, 5),
+    CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "Thai,Ha\0n", 9, NULL, &pt,
+                                           &err)) == ST_ERR_UNKNOWN_SCRIPT &&
+              error_at(&err, ST_UNIT_BYTE, 5),
           "embedded NUL in a script name: offset %zu", (size_t)err.offset);
     /* the script list applies without SCRIPT_AWARE too (parsed, validated, unused) */
     pt = NULL;
-    CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_GPT2, 0, "Han,Nope", 8, NULL, &pt, &err)) == ST_ERR_UNKNOWN_SCRIPT && error_at(&err, ST_UNIT_BYTE, 4),
+    CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_GPT2, 0, "Han,Nope", 8, NULL, &pt, &err)) ==
+                  ST_ERR_UNKNOWN_SCRIPT &&
+              error_at(&err, ST_UNIT_BYTE, 4),
           "bad script list without SCRIPT_AWARE: offset %zu", (size_t)err.offset);
     /* a NULL error report with a bad list */
     pt = NULL;
@@ -678,7 +702,8 @@ static void test_allocators(void) {
             memset(&c, 0, sizeof c);
             c.fail_after = -1;
             pt = NULL;
-            CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], fl, "Han,Nope", 8, &a, &pt, &err)) == ST_ERR_UNKNOWN_SCRIPT &&
+            CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], fl, "Han,Nope", 8, &a, &pt, &err)) ==
+                          ST_ERR_UNKNOWN_SCRIPT &&
                       pt == NULL,
                   "counting allocator: unknown script");
             CHECK(c.allocs == c.frees && c.live_bytes == 0 && c.bad_frees == 0,
@@ -688,9 +713,11 @@ static void test_allocators(void) {
             memset(&c, 0, sizeof c);
             c.fail_after = -1;
             pt = NULL;
-            CHECK(CHECKED(err, st_pretokenizer_new(0, fl, NULL, 0, &a, &pt, &err)) == ST_ERR_UNKNOWN_PATTERN && pt == NULL,
+            CHECK(CHECKED(err, st_pretokenizer_new(0, fl, NULL, 0, &a, &pt, &err)) == ST_ERR_UNKNOWN_PATTERN &&
+                      pt == NULL,
                   "counting allocator: bad pattern");
-            CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], fl | 2u, NULL, 0, &a, &pt, &err)) == ST_ERR_INVALID_ARGUMENT &&
+            CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], fl | 2u, NULL, 0, &a, &pt, &err)) ==
+                          ST_ERR_INVALID_ARGUMENT &&
                       pt == NULL,
                   "counting allocator: bad flags");
             CHECK(c.allocs == c.frees && c.live_bytes == 0 && c.bad_frees == 0,

@@ -55,7 +55,6 @@ static const st_pretokenizer *plain_pretokenizer(int pattern) {
     return made[pattern];
 }
 
-
 /* A failing check is only counted once per test group where loops would repeat it. */
 #define CHECK_ONCE(flag, cond, ...)                                                                      \
     do {                                                                                                 \
@@ -397,8 +396,8 @@ static st_status load_encoding(const char *dir, const enc_info *e, const st_allo
     }
     char *spec = specials_text(e, &slen);
     st_error err;
-    st_status st =
-        CHECKED(err, st_encoding_new_tiktoken(ranks, rlen, spec, slen, plain_pretokenizer(e->pattern), alloc, out, &err));
+    st_status st = CHECKED(
+        err, st_encoding_new_tiktoken(ranks, rlen, spec, slen, plain_pretokenizer(e->pattern), alloc, out, &err));
     if (st != ST_OK)
         printf("st_encoding_new_tiktoken(%s) = %d at %zu (input %u)\n", e->name, st, (size_t)err.offset, err.input);
     if (ref) {
@@ -444,7 +443,8 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
     size_t n = 0;
     st_error err;
     st_special_policy policy = {.allowed = o->allowed, .n_allowed = o->n_allowed};
-    st_status st = CHECKED(err, st_encode(enc, (const char *)s, len, &policy, ST_OFFSETS_CODEPOINTS, ids, cs, cap, &n, &err));
+    st_status st =
+        CHECKED(err, st_encode(enc, (const char *)s, len, &policy, ST_OFFSETS_CODEPOINTS, ids, cs, cap, &n, &err));
     CHECK(st == ST_OK, "%s %s: st_encode = %d (offset %zu) on %zu bytes [%s]", name, label, st, (size_t)err.offset, len,
           hx);
     if (st != ST_OK) {
@@ -525,7 +525,8 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
                 ss[k] = (size_t)0xA5A5A5A5u;
             }
             size_t got = 0;
-            st = CHECKED(err, st_encode(enc, (const char *)s, len, &policy, ST_OFFSETS_CODEPOINTS, si, ss, sc, &got, &err));
+            st = CHECKED(err,
+                         st_encode(enc, (const char *)s, len, &policy, ST_OFFSETS_CODEPOINTS, si, ss, sc, &got, &err));
             int untouched = 1, prefix = 1;
             for (size_t k = sc; k < n + 8; k++) untouched &= si[k] == 0xDEADBEEFu && ss[k] == (size_t)0xA5A5A5A5u;
             for (size_t k = 0; k < sc; k++) prefix &= si[k] == ids[k] && ss[k] == cs[k];
@@ -654,17 +655,20 @@ static void test_load(void) {
         }
         const uint8_t *p;
         size_t l;
-        CHECK(CHECKED(err, st_token_bytes(enc, 0xFFFFFFFFu, &p, &l, &err)) == ST_ERR_INVALID_TOKEN, "%s: st_token_bytes(0xFFFFFFFF)",
-              in->name);
-        CHECK(CHECKED(err, st_token_bytes(enc, 0, NULL, &l, &err)) == ST_ERR_INVALID_ARGUMENT, "%s: st_token_bytes(NULL ptr)", in->name);
-        CHECK(CHECKED(err, st_token_bytes(NULL, 0, &p, &l, &err)) == ST_ERR_INVALID_ARGUMENT, "%s: st_token_bytes(NULL enc)", in->name);
+        CHECK(CHECKED(err, st_token_bytes(enc, 0xFFFFFFFFu, &p, &l, &err)) == ST_ERR_INVALID_TOKEN,
+              "%s: st_token_bytes(0xFFFFFFFF)", in->name);
+        CHECK(CHECKED(err, st_token_bytes(enc, 0, NULL, &l, &err)) == ST_ERR_INVALID_ARGUMENT,
+              "%s: st_token_bytes(NULL ptr)", in->name);
+        CHECK(CHECKED(err, st_token_bytes(NULL, 0, &p, &l, &err)) == ST_ERR_INVALID_ARGUMENT,
+              "%s: st_token_bytes(NULL enc)", in->name);
         st = CHECKED(err, st_pretokenizer_new(in->pattern, 0, NULL, 0, NULL, &g_pt[e], &err));
         CHECK(st == ST_OK, "pretokenizer for %s", in->name);
     }
     /* cl100k's gap at 100256 specifically */
     const uint8_t *p;
     size_t l;
-    CHECK(CHECKED(err, st_token_bytes(g_enc[CL100K], 100256, &p, &l, &err)) == ST_ERR_INVALID_TOKEN, "cl100k: st_token_bytes(100256)");
+    CHECK(CHECKED(err, st_token_bytes(g_enc[CL100K], 100256, &p, &l, &err)) == ST_ERR_INVALID_TOKEN,
+          "cl100k: st_token_bytes(100256)");
 }
 
 static const char *FIXED_TEXTS[] = {
@@ -717,8 +721,8 @@ static void test_fixed_texts(void) {
     for (int e = 0; e < N_ENC; e++) {
         size_t n = 99;
         uint32_t id;
-        CHECK(CHECKED(err, st_encode(g_enc[e], NULL, 0, NULL, 0, &id, NULL, 1, &n, &err)) == ST_OK && n == 0, "%s: encode(NULL, 0)",
-              INFOS[e].name);
+        CHECK(CHECKED(err, st_encode(g_enc[e], NULL, 0, NULL, 0, &id, NULL, 1, &n, &err)) == ST_OK && n == 0,
+              "%s: encode(NULL, 0)", INFOS[e].name);
         CHECK(CHECKED(err, st_encode_count(g_enc[e], NULL, 0, NULL, &n, &err)) == ST_OK && n == 0, "%s: count(NULL, 0)",
               INFOS[e].name);
     }
@@ -726,11 +730,17 @@ static void test_fixed_texts(void) {
     st_encoding *enc = g_enc[O200K];
     size_t n;
     uint32_t ids[4];
-    CHECK(CHECKED(err, st_encode(NULL, "a", 1, NULL, 0, ids, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "encode(NULL enc)");
-    CHECK(CHECKED(err, st_encode(enc, "a", 1, NULL, 0, ids, NULL, 4, NULL, &err)) == ST_ERR_INVALID_ARGUMENT, "encode(NULL n_ids)");
-    CHECK(CHECKED(err, st_encode(enc, NULL, 1, NULL, 0, ids, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "encode(NULL text, 1)");
-    CHECK(CHECKED(err, st_encode(enc, "a", 1, NULL, 0, NULL, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "encode(NULL ids, 4)");
-    CHECK(CHECKED(err, st_encode(enc, "a", 1, &(st_special_policy){.allowed = NULL, .n_allowed = 1}, 0, ids, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "encode(NULL allowed, 1)");
+    CHECK(CHECKED(err, st_encode(NULL, "a", 1, NULL, 0, ids, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "encode(NULL enc)");
+    CHECK(CHECKED(err, st_encode(enc, "a", 1, NULL, 0, ids, NULL, 4, NULL, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "encode(NULL n_ids)");
+    CHECK(CHECKED(err, st_encode(enc, NULL, 1, NULL, 0, ids, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "encode(NULL text, 1)");
+    CHECK(CHECKED(err, st_encode(enc, "a", 1, NULL, 0, NULL, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "encode(NULL ids, 4)");
+    CHECK(CHECKED(err, st_encode(enc, "a", 1, &(st_special_policy){.allowed = NULL, .n_allowed = 1}, 0, ids, NULL, 4,
+                                 &n, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "encode(NULL allowed, 1)");
     CHECK(CHECKED(err, st_decode(NULL, ids, 0, NULL, 0, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "decode(NULL enc)");
     CHECK(CHECKED(err, st_decode(enc, NULL, 1, NULL, 0, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "decode(NULL ids, 1)");
     CHECK(CHECKED(err, st_decode(enc, ids, 0, NULL, 0, NULL, &err)) == ST_ERR_INVALID_ARGUMENT, "decode(NULL out_len)");
@@ -948,7 +958,8 @@ static void test_specials(void) {
     {
         const char *u = "\xC3\xA9<|endoftext|>\xE4\xBD\xA0<|endofprompt|>";
         size_t cs[32];
-        st = CHECKED(err, st_encode(enc, u, strlen(u), &(st_special_policy){.allowed = both, .n_allowed = 2}, ST_OFFSETS_CODEPOINTS, ids, cs, 32, &n, &err));
+        st = CHECKED(err, st_encode(enc, u, strlen(u), &(st_special_policy){.allowed = both, .n_allowed = 2},
+                                    ST_OFFSETS_CODEPOINTS, ids, cs, 32, &n, &err));
         int found = 0;
         for (size_t k = 0; k < n; k++) {
             if (ids[k] == eot) found += cs[k] == 1;
@@ -970,14 +981,19 @@ static void test_specials(void) {
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         size_t cnt = 5;
-        st = CHECKED(err, st_encode(enc, "abc", 3, &(st_special_policy){.allowed = bad[k].allowed, .n_allowed = bad[k].n}, 0, ids, NULL, 256, &n, &err));
+        st = CHECKED(err,
+                     st_encode(enc, "abc", 3, &(st_special_policy){.allowed = bad[k].allowed, .n_allowed = bad[k].n}, 0,
+                               ids, NULL, 256, &n, &err));
         CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, bad[k].want),
               "o200k: bad allowed set %zu: status %d offset %zu, want %zu", k, st, (size_t)err.offset, bad[k].want);
-        st = CHECKED(err, st_encode_count(enc, "abc", 3, &(st_special_policy){.allowed = bad[k].allowed, .n_allowed = bad[k].n}, &cnt, &err));
+        st = CHECKED(err, st_encode_count(enc, "abc", 3,
+                                          &(st_special_policy){.allowed = bad[k].allowed, .n_allowed = bad[k].n}, &cnt,
+                                          &err));
         CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, bad[k].want),
               "o200k: count, bad allowed set %zu: %d at %zu", k, st, (size_t)err.offset);
         /* also on the empty text */
-        st = CHECKED(err, st_encode(enc, "", 0, &(st_special_policy){.allowed = bad[k].allowed, .n_allowed = bad[k].n}, 0, ids, NULL, 256, &n, &err));
+        st = CHECKED(err, st_encode(enc, "", 0, &(st_special_policy){.allowed = bad[k].allowed, .n_allowed = bad[k].n},
+                                    0, ids, NULL, 256, &n, &err));
         CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, bad[k].want),
               "o200k: bad allowed set %zu on empty text: %d", k, st);
     }
@@ -995,8 +1011,10 @@ static void test_specials(void) {
             for (int q = 0; q < in->n_special; q++) found += ids[k] == in->special_id[q];
         CHECK(st == ST_OK && found == (size_t)in->n_special, "cl100k: every special found once (%zu)", found);
         uint32_t one = 100256;
-        st = CHECKED(err, st_encode(g_enc[CL100K], "x", 1, &(st_special_policy){.allowed = &one, .n_allowed = 1}, 0, ids, NULL, 256, &n, &err));
-        CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, 0), "cl100k: allowed gap id 100256 rejected");
+        st = CHECKED(err, st_encode(g_enc[CL100K], "x", 1, &(st_special_policy){.allowed = &one, .n_allowed = 1}, 0,
+                                    ids, NULL, 256, &n, &err));
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, 0),
+              "cl100k: allowed gap id 100256 rejected");
     }
     /* r50k/p50k */
     for (int e = 0; e < 2; e++) {
@@ -1059,7 +1077,8 @@ static void test_special_longest_match(void) {
     uint32_t sids[] = {400, 401, 402, 403};
     small_vocab sv = make_small(specials, sids, 4);
     st_encoding *enc = NULL;
-    st_status st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, plain_pretokenizer(ST_PATTERN_O200K), NULL, &enc, &err));
+    st_status st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len,
+                                                         plain_pretokenizer(ST_PATTERN_O200K), NULL, &enc, &err));
     CHECK(st == ST_OK, "small vocabulary with specials: %d", st);
     if (st != ST_OK) {
         free_small(&sv);
@@ -1100,8 +1119,8 @@ static void test_special_not_utf8(void) {
         st_status st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len,
                                                              plain_pretokenizer(ST_PATTERN_O200K), NULL, &enc, &err));
         if (st == ST_ERR_MALFORMED_MODEL) { /* rejecting such a special at load is a fix too */
-            CHECK(err.input == 1 && error_at(&err, ST_UNIT_BYTE, 0), "non-UTF-8 special rejected: offset %zu in input %u",
-                  (size_t)err.offset, err.input);
+            CHECK(err.input == 1 && error_at(&err, ST_UNIT_BYTE, 0),
+                  "non-UTF-8 special rejected: offset %zu in input %u", (size_t)err.offset, err.input);
         } else {
             CHECK(st == ST_OK, "non-UTF-8 special: load status %d", st);
             /* the text exactly sized, so ASan sees a read past it */
@@ -1112,8 +1131,9 @@ static void test_special_not_utf8(void) {
                 memcpy(s, texts[t], len);
                 uint32_t ids[16];
                 size_t n = 0;
-                st_status se = CHECKED(err, st_encode(enc, s, len, &(st_special_policy){.allowed = &sid, .n_allowed = 1}, 0,
-                                                      ids, NULL, 16, &n, &err));
+                st_status se =
+                    CHECKED(err, st_encode(enc, s, len, &(st_special_policy){.allowed = &sid, .n_allowed = 1}, 0, ids,
+                                           NULL, 16, &n, &err));
                 uint8_t out[32];
                 size_t ol = 0;
                 st_status sd = se == ST_OK ? CHECKED(err, st_decode(enc, ids, n, out, sizeof out, &ol, &err)) : ST_OK;
@@ -1151,13 +1171,15 @@ static void test_invalid_utf8(void) {
             size_t n = 0, cnt = 0;
             st_error err, err2, verr;
             st_special_policy policy = {.allowed = INFOS[e].special_id, .n_allowed = (size_t)INFOS[e].n_special};
-            st_status st = CHECKED(err, st_encode(g_enc[e], cases[k].s, cases[k].len, &policy, 0, ids, NULL, 32, &n, &err));
+            st_status st =
+                CHECKED(err, st_encode(g_enc[e], cases[k].s, cases[k].len, &policy, 0, ids, NULL, 32, &n, &err));
             st_status st2 = CHECKED(err2, st_encode_count(g_enc[e], cases[k].s, cases[k].len, NULL, &cnt, &err2));
             CHECKED(verr, st_utf8_validate(cases[k].s, cases[k].len, &verr));
-            CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, cases[k].off) && st2 == ST_ERR_INVALID_UTF8 &&
-                      error_at(&err2, ST_UNIT_BYTE, cases[k].off) && error_at(&verr, ST_UNIT_BYTE, cases[k].off),
-                  "%s: invalid UTF-8 case %zu: status %d offset %zu, count %d offset %zu; want offset %zu", INFOS[e].name,
-                  k, st, (size_t)err.offset, st2, (size_t)err2.offset, cases[k].off);
+            CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, cases[k].off) &&
+                      st2 == ST_ERR_INVALID_UTF8 && error_at(&err2, ST_UNIT_BYTE, cases[k].off) &&
+                      error_at(&verr, ST_UNIT_BYTE, cases[k].off),
+                  "%s: invalid UTF-8 case %zu: status %d offset %zu, count %d offset %zu; want offset %zu",
+                  INFOS[e].name, k, st, (size_t)err.offset, st2, (size_t)err2.offset, cases[k].off);
         }
     /* a long valid prefix */
     size_t len = 100000;
@@ -1168,8 +1190,8 @@ static void test_invalid_utf8(void) {
     size_t n;
     st_error err;
     st_status st = CHECKED(err, st_encode_count(g_enc[O200K], s, len, NULL, &n, &err));
-    CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, len - 3), "long text, bad at the end: %d at %zu", st,
-          (size_t)err.offset);
+    CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, len - 3), "long text, bad at the end: %d at %zu",
+          st, (size_t)err.offset);
     free(s);
 }
 
@@ -1334,7 +1356,8 @@ static size_t random_rules(uint64_t *r, int ube, uint32_t *merges, size_t max) {
     for (size_t c = 0; c < sizeof chars / sizeof chars[0]; c++) {
         uint16_t sym[8];
         size_t ns = 0;
-        if (ube) CHECKED(err, st_ube_encode_symbols(chars[c], strlen(chars[c]), sym, 8, &ns, &err));
+        if (ube)
+            CHECKED(err, st_ube_encode_symbols(chars[c], strlen(chars[c]), sym, 8, &ns, &err));
         else for (ns = 0; chars[c][ns]; ns++) sym[ns] = (uint8_t)chars[c][ns];
         for (size_t k = 0; k < ns; k++) pool[np++] = sym[k];
     }
@@ -1359,8 +1382,8 @@ static void test_merges(void) {
         uint32_t base = ube ? 512 : 256;
         uint32_t m[8] = {'a', 'b', 'c', 'd', base, 'c', base + 2, 'd'};
         const char *sp = "PHxlbmR8Pg== 600\n"; /* <|end|> */
-        st_status st = CHECKED(err, st_encoding_new_merges(ube, m, 4, sp, strlen(sp), plain_pretokenizer(ST_PATTERN_O200K),
-                                                           NULL, &enc, &err));
+        st_status st = CHECKED(err, st_encoding_new_merges(ube, m, 4, sp, strlen(sp),
+                                                           plain_pretokenizer(ST_PATTERN_O200K), NULL, &enc, &err));
         CHECK(st == ST_OK, "new_merges(%d): %d at %zu", ube, st, (size_t)err.offset);
         if (st != ST_OK) continue;
         uint32_t ids[16];
@@ -1377,14 +1400,16 @@ static void test_merges(void) {
         CHECK(st_encoding_prepare(enc) == ST_ERR_INVALID_ARGUMENT, "a rules model has no tables to build");
         CHECK(st_encoding_n_vocab(enc) == 601, "n_vocab %u", st_encoding_n_vocab(enc));
         size_t sz = 0;
-        CHECK(CHECKED(err, st_encoding_save_image(enc, NULL, 0, &sz, &err)) == ST_ERR_INVALID_ARGUMENT, "rules models have no image");
+        CHECK(CHECKED(err, st_encoding_save_image(enc, NULL, 0, &sz, &err)) == ST_ERR_INVALID_ARGUMENT,
+              "rules models have no image");
         uint16_t syms[8];
         size_t ns = 0;
         st = CHECKED(err, st_token_symbols(enc, base + 3, NULL, 0, &ns, &err));
         CHECK(st == ST_ERR_BUFFER_TOO_SMALL && ns == 4, "token_symbols size query: %d %zu", st, ns);
         st = CHECKED(err, st_token_symbols(enc, base + 3, syms, 8, &ns, &err));
         CHECK(st == ST_OK && ns == 4 && syms[0] == 'a' && syms[3] == 'd', "token_symbols");
-        CHECK(CHECKED(err, st_token_symbols(enc, 600, syms, 8, &ns, &err)) == ST_ERR_INVALID_TOKEN, "a special has no symbols");
+        CHECK(CHECKED(err, st_token_symbols(enc, 600, syms, 8, &ns, &err)) == ST_ERR_INVALID_TOKEN,
+              "a special has no symbols");
         CHECK(CHECKED(err, st_token_symbols(enc, 601, syms, 8, &ns, &err)) == ST_ERR_INVALID_TOKEN, "no such id");
         uint8_t out[64];
         uint32_t dids[4] = {base, 600, base + 1, 'x'};
@@ -1396,7 +1421,8 @@ static void test_merges(void) {
         CHECK(CHECKED(err, st_decode_text(enc, dids, 4, 0, out, sizeof out, &sz, &err)) == ST_ERR_INVALID_TOKEN &&
                   error_at(&err, ST_UNIT_INDEX, 3),
               "decode_text: a bad id at %zu", (size_t)err.offset);
-        CHECK(CHECKED(err, st_decode(enc, dids, 1, out, sizeof out, &sz, &err)) == (ube ? ST_ERR_INVALID_ARGUMENT : ST_OK),
+        CHECK(CHECKED(err, st_decode(enc, dids, 1, out, sizeof out, &sz, &err)) ==
+                  (ube ? ST_ERR_INVALID_ARGUMENT : ST_OK),
               "st_decode on a %s model", ube ? "UBE" : "byte");
         st_encoding_free(enc);
     }
@@ -1419,7 +1445,8 @@ static void test_merges(void) {
             /* a UBE token starting inside a character: char starts name that character */
             uint32_t e[8];
             size_t n = 0, cs[8];
-            st = CHECKED(err, st_encode(enc, "\xE4\xB8\xAD\xE4\xB8\x80", 6, NULL, ST_OFFSETS_CODEPOINTS, e, cs, 8, &n, &err));
+            st = CHECKED(
+                err, st_encode(enc, "\xE4\xB8\xAD\xE4\xB8\x80", 6, NULL, ST_OFFSETS_CODEPOINTS, e, cs, 8, &n, &err));
             CHECK(st == ST_OK && n == 3 && e[0] == 512 && e[1] == 256 && e[2] == 256 + 0x4E && cs[0] == 0 && cs[1] == 1 &&
                   cs[2] == 1, "UBE encode: %zu ids, starts %zu %zu %zu", n, cs[0], cs[1], cs[2]);
             st_encoding_free(enc);
@@ -1429,19 +1456,23 @@ static void test_merges(void) {
     {
         uint32_t fwd[4] = {'a', 'b', 'a', 300}, dup[4] = {'a', 'b', 'a', 'b'};
         const st_pretokenizer *o200k = plain_pretokenizer(ST_PATTERN_O200K);
-        CHECK(CHECKED(err, st_encoding_new_merges(0, fwd, 2, "", 0, o200k, NULL, &enc, &err)) == ST_ERR_MALFORMED_MODEL &&
+        CHECK(CHECKED(err, st_encoding_new_merges(0, fwd, 2, "", 0, o200k, NULL, &enc, &err)) ==
+                      ST_ERR_MALFORMED_MODEL &&
                   error_at(&err, ST_UNIT_INDEX, 1) && err.input == 0,
               "a rule naming a later id: at %zu", (size_t)err.offset);
-        CHECK(CHECKED(err, st_encoding_new_merges(0, dup, 2, "", 0, o200k, NULL, &enc, &err)) == ST_ERR_MALFORMED_MODEL &&
+        CHECK(CHECKED(err, st_encoding_new_merges(0, dup, 2, "", 0, o200k, NULL, &enc, &err)) ==
+                      ST_ERR_MALFORMED_MODEL &&
                   error_at(&err, ST_UNIT_INDEX, 1),
               "the same pair twice: at %zu", (size_t)err.offset);
         CHECK(CHECKED(err, st_encoding_new_merges(0, dup, 1, "YQ== 100\n", 9, o200k, NULL, &enc, &err)) ==
                       ST_ERR_MALFORMED_MODEL &&
                   err.input == 1 && error_at(&err, ST_UNIT_BYTE, 0),
               "a special on an ordinary id");
-        CHECK(CHECKED(err, st_encoding_new_merges(2, dup, 1, "", 0, o200k, NULL, &enc, &err)) == ST_ERR_INVALID_ARGUMENT,
+        CHECK(CHECKED(err, st_encoding_new_merges(2, dup, 1, "", 0, o200k, NULL, &enc, &err)) ==
+                  ST_ERR_INVALID_ARGUMENT,
               "alphabet 2");
-        CHECK(CHECKED(err, st_encoding_new_merges(0, NULL, 1, "", 0, o200k, NULL, &enc, &err)) == ST_ERR_INVALID_ARGUMENT,
+        CHECK(CHECKED(err, st_encoding_new_merges(0, NULL, 1, "", 0, o200k, NULL, &enc, &err)) ==
+                  ST_ERR_INVALID_ARGUMENT,
               "NULL merges");
         /* an encoding's pattern comes from its pre-tokenizer: an unknown one is refused there */
         st_pretokenizer *unknown = NULL;
@@ -1449,11 +1480,13 @@ static void test_merges(void) {
         CHECK(CHECKED(err, st_encoding_new_merges(0, dup, (size_t)1 << 22, "", 0, o200k, NULL, &enc, &err)) ==
                   ST_ERR_MALFORMED_MODEL,
               "too many rules");
-        CHECK(CHECKED(err, st_encoding_new_merges(0, NULL, 0, "", 0, o200k, NULL, &enc, &err)) == ST_OK, "no rules at all");
+        CHECK(CHECKED(err, st_encoding_new_merges(0, NULL, 0, "", 0, o200k, NULL, &enc, &err)) == ST_OK,
+              "no rules at all");
         if (enc) {
             uint32_t ids[8];
             size_t n = 0;
-            CHECK(CHECKED(err, st_encode(enc, "ab", 2, NULL, 0, ids, NULL, 8, &n, &err)) == ST_OK && n == 2 && ids[0] == 'a',
+            CHECK(CHECKED(err, st_encode(enc, "ab", 2, NULL, 0, ids, NULL, 8, &n, &err)) == ST_OK && n == 2 &&
+                      ids[0] == 'a',
                   "no rules: bytes");
             st_encoding_free(enc);
         }
@@ -1472,8 +1505,8 @@ static void test_merges(void) {
     for (int round = 0; round < (g_big ? 200 : 40); round++) {
         int ube = round & 1;
         size_t nm = random_rules(&r, ube, merges, 20 + rng_below(&r, 280));
-        st_status st =
-            CHECKED(err, st_encoding_new_merges(ube, merges, nm, "", 0, plain_pretokenizer(ST_PATTERN_O200K), NULL, &enc, &err));
+        st_status st = CHECKED(err, st_encoding_new_merges(ube, merges, nm, "", 0, plain_pretokenizer(ST_PATTERN_O200K),
+                                                           NULL, &enc, &err));
         CHECK(st == ST_OK, "random rules round %d: %d at %zu", round, st, (size_t)err.offset);
         if (st != ST_OK) continue;
         for (int t = 0; t < 10; t++) {
@@ -1491,7 +1524,8 @@ static void test_merges(void) {
             CHECKED(err, st_pretokenize(pt, text, len, 0, ends, 1400, &np, &err));
             for (size_t k = 0, a = 0; k < np; a = ends[k++]) {
                 size_t ns = 0;
-                if (ube) CHECKED(err, st_ube_encode_symbols(text + a, ends[k] - a, sym, 1400, &ns, &err));
+                if (ube)
+                    CHECKED(err, st_ube_encode_symbols(text + a, ends[k] - a, sym, 1400, &ns, &err));
                 else for (ns = 0; ns < ends[k] - a; ns++) sym[ns] = (uint8_t)text[a + ns];
                 w += ref_rules(merges, nm, ube ? 512 : 256, sym, ns, want + w);
             }
@@ -1535,8 +1569,14 @@ static void test_images(void) {
             uint32_t a[256], b[256];
             size_t ca[256], cb[256], na = 0, nb = 0;
             size_t len = strlen(texts[t]);
-            st_status s1 = CHECKED(err, st_encode(g_enc[e], texts[t], len, &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special}, ST_OFFSETS_CODEPOINTS, a, ca, 256, &na, &err));
-            st_status s2 = CHECKED(err, st_encode(ie, texts[t], len, &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special}, ST_OFFSETS_CODEPOINTS, b, cb, 256, &nb, &err));
+            st_status s1 = CHECKED(
+                err, st_encode(g_enc[e], texts[t], len,
+                               &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special},
+                               ST_OFFSETS_CODEPOINTS, a, ca, 256, &na, &err));
+            st_status s2 = CHECKED(
+                err, st_encode(ie, texts[t], len,
+                               &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special},
+                               ST_OFFSETS_CODEPOINTS, b, cb, 256, &nb, &err));
             CHECK(s1 == ST_OK && s2 == ST_OK && na == nb && memcmp(a, b, na * 4) == 0 &&
                       memcmp(ca, cb, na * sizeof(size_t)) == 0,
                   "%s: image encode of text %zu differs", in->name, t);
@@ -1546,7 +1586,8 @@ static void test_images(void) {
         for (uint32_t id = 0; id < in->n_vocab + 2 && bad == NONE; id++) {
             const uint8_t *p1 = NULL, *p2 = NULL;
             size_t l1 = 0, l2 = 0;
-            st_status s1 = CHECKED(err, st_token_bytes(g_enc[e], id, &p1, &l1, &err)), s2 = CHECKED(err, st_token_bytes(ie, id, &p2, &l2, &err));
+            st_status s1 = CHECKED(err, st_token_bytes(g_enc[e], id, &p1, &l1, &err)),
+                      s2 = CHECKED(err, st_token_bytes(ie, id, &p2, &l2, &err));
             if (s1 != s2 || (s1 == ST_OK && (l1 != l2 || memcmp(p1, p2, l1) != 0))) bad = id;
         }
         CHECK(bad == NONE, "%s: image token bytes of %u differ", in->name, bad);
@@ -1558,8 +1599,12 @@ static void test_images(void) {
             size_t len = gen_text(&r, buf, sizeof buf, 1);
             uint32_t a[512], b[512];
             size_t na = 0, nb = 0;
-            CHECKED(err, st_encode(g_enc[e], (const char *)buf, len, &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special}, 0, a, NULL, 512, &na, &err));
-            CHECKED(err, st_encode(ie, (const char *)buf, len, &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special}, 0, b, NULL, 512, &nb, &err));
+            CHECKED(err, st_encode(g_enc[e], (const char *)buf, len,
+                                   &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special},
+                                   0, a, NULL, 512, &na, &err));
+            CHECKED(err, st_encode(ie, (const char *)buf, len,
+                                   &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special},
+                                   0, b, NULL, 512, &nb, &err));
             diff |= na != nb || memcmp(a, b, na * 4) != 0;
         }
         CHECK(!diff, "%s: image encodes random texts differently", in->name);
@@ -1591,8 +1636,10 @@ static void test_images(void) {
             st = CHECKED(err, st_encoding_from_image((uint8_t *)mis + 4, sz, NULL, &x, &err));
             CHECK(st == ST_ERR_INVALID_ARGUMENT && x == NULL, "misaligned image: %d", st);
             free(mis);
-            CHECK(CHECKED(err, st_encoding_from_image(NULL, sz, NULL, &x, &err)) == ST_ERR_INVALID_ARGUMENT, "from_image(NULL)");
-            CHECK(CHECKED(err, st_encoding_from_image(img, sz, NULL, NULL, &err)) == ST_ERR_INVALID_ARGUMENT, "from_image(out NULL)");
+            CHECK(CHECKED(err, st_encoding_from_image(NULL, sz, NULL, &x, &err)) == ST_ERR_INVALID_ARGUMENT,
+                  "from_image(NULL)");
+            CHECK(CHECKED(err, st_encoding_from_image(img, sz, NULL, NULL, &err)) == ST_ERR_INVALID_ARGUMENT,
+                  "from_image(out NULL)");
             struct {
                 size_t at;
                 uint32_t value;
@@ -1623,7 +1670,8 @@ static void test_damaged_images(void) {
     uint32_t sids[] = {400, 402};
     small_vocab sv = make_small(specials, sids, 2);
     st_encoding *enc = NULL;
-    st_status st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, plain_pretokenizer(ST_PATTERN_CL100K), NULL, &enc, &err));
+    st_status st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len,
+                                                         plain_pretokenizer(ST_PATTERN_CL100K), NULL, &enc, &err));
     CHECK(st == ST_OK, "small vocabulary: %d", st);
     free_small(&sv);
     if (st != ST_OK) return;
@@ -1666,14 +1714,14 @@ static void test_damaged_images(void) {
             const uint8_t *p;
             size_t l;
             /* specials that are not valid UTF-8 too: the core matches them on character boundaries only */
-            if (CHECKED(err, st_token_bytes(de, id, &p, &l, &err)) == ST_OK)
-                allowed[na++] = id;
+            if (CHECKED(err, st_token_bytes(de, id, &p, &l, &err)) == ST_OK) allowed[na++] = id;
         }
         char *t = (char *)xmalloc(tlen);
         memcpy(t, text, tlen);
         uint32_t ids[512];
         size_t n = 0;
-        st = CHECKED(err, st_encode(de, t, tlen, &(st_special_policy){.allowed = allowed, .n_allowed = na}, 0, ids, NULL, 512, &n, &err));
+        st = CHECKED(err, st_encode(de, t, tlen, &(st_special_policy){.allowed = allowed, .n_allowed = na}, 0, ids,
+                                    NULL, 512, &n, &err));
         if (st == ST_OK) {
             uint8_t out[1024];
             size_t ol;
@@ -1767,12 +1815,13 @@ static void test_malformed(void) {
     {
         const char *crlf = "YQ== 0\r\nYg== 1\r\nYWI= 2\r\n";
         st_encoding *enc = NULL;
-        st_status st = CHECKED(err, st_encoding_new_tiktoken(crlf, strlen(crlf), "PHx4fD4= 3\r\n", 12, o200k, NULL, &enc, &err));
+        st_status st =
+            CHECKED(err, st_encoding_new_tiktoken(crlf, strlen(crlf), "PHx4fD4= 3\r\n", 12, o200k, NULL, &enc, &err));
         const uint8_t *p;
         size_t l;
-        CHECK(st == ST_OK && st_encoding_n_vocab(enc) == 4 && CHECKED(err, st_token_bytes(enc, 2, &p, &l, &err)) == ST_OK &&
-                  l == 2 && memcmp(p, "ab", 2) == 0 && CHECKED(err, st_token_bytes(enc, 3, &p, &l, &err)) == ST_OK &&
-                  l == 5 && memcmp(p, "<|x|>", 5) == 0,
+        CHECK(st == ST_OK && st_encoding_n_vocab(enc) == 4 &&
+                  CHECKED(err, st_token_bytes(enc, 2, &p, &l, &err)) == ST_OK && l == 2 && memcmp(p, "ab", 2) == 0 &&
+                  CHECKED(err, st_token_bytes(enc, 3, &p, &l, &err)) == ST_OK && l == 5 && memcmp(p, "<|x|>", 5) == 0,
               "CRLF rank file: tokens");
         uint32_t ids[8];
         size_t n = 0;
@@ -1795,9 +1844,10 @@ static void test_malformed(void) {
         };
         for (size_t k = 0; k < sizeof sc / sizeof sc[0]; k++) {
             st_encoding *enc = NULL;
-            st_status st = CHECKED(err, st_encoding_new_tiktoken(ranks, strlen(ranks), sc[k].spec, strlen(sc[k].spec), o200k,
-                                                                 NULL, &enc, &err));
-            CHECK(st == ST_ERR_MALFORMED_MODEL && error_at(&err, ST_UNIT_BYTE, sc[k].off) && err.input == 1 && enc == NULL,
+            st_status st = CHECKED(err, st_encoding_new_tiktoken(ranks, strlen(ranks), sc[k].spec, strlen(sc[k].spec),
+                                                                 o200k, NULL, &enc, &err));
+            CHECK(st == ST_ERR_MALFORMED_MODEL && error_at(&err, ST_UNIT_BYTE, sc[k].off) && err.input == 1 &&
+                      enc == NULL,
                   "%s: status %d at %zu, input %u; want offset %zu", sc[k].what, st, (size_t)err.offset, err.input,
                   sc[k].off);
             st_encoding_free(enc);
@@ -1810,7 +1860,8 @@ static void test_malformed(void) {
         st_encoding *enc = NULL;
         st_status st = CHECKED(err, st_encoding_new_tiktoken(ranks, strlen(ranks), NULL, 0, o200k, NULL, &enc, &err));
         CHECK(st == ST_ERR_MALFORMED_MODEL && enc == NULL, "sparse rank 1000000: %d", st);
-        CHECK(error_at(&err, ST_UNIT_BYTE, 7), "sparse rank 1000000: offset %zu, want 7 (its line)", (size_t)err.offset);
+        CHECK(error_at(&err, ST_UNIT_BYTE, 7), "sparse rank 1000000: offset %zu, want 7 (its line)",
+              (size_t)err.offset);
         const char *spec = "PHx4fD4= 1000000\n";
         st = CHECKED(err, st_encoding_new_tiktoken(ranks, 7, spec, strlen(spec), o200k, NULL, &enc, &err));
         CHECK(st == ST_ERR_MALFORMED_MODEL && enc == NULL, "sparse special rank: %d", st);
@@ -1825,7 +1876,8 @@ static void test_malformed(void) {
         CHECK(CHECKED(err, st_pretokenizer_new(99, 0, NULL, 0, NULL, &unknown, &err)) == ST_ERR_UNKNOWN_PATTERN &&
                   unknown == NULL,
               "unknown pattern");
-        CHECK(CHECKED(err, st_encoding_new_tiktoken(NULL, 7, NULL, 0, o200k, NULL, &enc, &err)) == ST_ERR_INVALID_ARGUMENT,
+        CHECK(CHECKED(err, st_encoding_new_tiktoken(NULL, 7, NULL, 0, o200k, NULL, &enc, &err)) ==
+                  ST_ERR_INVALID_ARGUMENT,
               "NULL ranks with a length");
         CHECK(CHECKED(err, st_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 3, o200k, NULL, &enc, &err)) ==
                   ST_ERR_INVALID_ARGUMENT,
@@ -1847,8 +1899,8 @@ static void test_malformed(void) {
         st = CHECKED(err, st_encode(enc, "ab ab", 5, NULL, 0, ids, NULL, 16, &n, &err));
         CHECK(st == ST_OK && n == 3 && ids[0] == 2 && ids[1] == 3 && ids[2] == 2, "partial vocabulary: \"ab ab\" (%zu)", n);
         st = CHECKED(err, st_encode(enc, "ab abc", 6, NULL, 0, ids, NULL, 16, &n, &err));
-        CHECK(st == ST_ERR_NOT_ENCODABLE && error_at(&err, ST_UNIT_BYTE, 5), "partial vocabulary: 'c' not encodable: %d at %zu",
-              st, (size_t)err.offset);
+        CHECK(st == ST_ERR_NOT_ENCODABLE && error_at(&err, ST_UNIT_BYTE, 5),
+              "partial vocabulary: 'c' not encodable: %d at %zu", st, (size_t)err.offset);
         st_encoding_free(enc);
     }
 }
@@ -2013,7 +2065,8 @@ static void test_allocator(void) {
     uint64_t *simg = (uint64_t *)xmalloc(sisz + 8);
     st_encoding *sie = NULL;
     CHECK(CHECKED(err, st_encoding_save_image(enc, (uint8_t *)simg, sisz, &sisz, &err)) == ST_OK &&
-          CHECKED(err, st_encoding_from_image(simg, sisz, &a, &sie, &err)) == ST_OK, "image for the scratch test");
+              CHECKED(err, st_encoding_from_image(simg, sisz, &a, &sie, &err)) == ST_OK,
+          "image for the scratch test");
     c.calls = 0;
     c.fail_at = 0; /* the call's first allocation: its scratch block */
     memset(s, 'x', 9000);
@@ -2113,7 +2166,8 @@ static void test_allocator(void) {
         counter_reset(&c);
         c.fail_at = k;
         enc = NULL;
-        st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
+        st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len,
+                                                   plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
         saw_oom |= st == ST_ERR_OUT_OF_MEMORY;
         CHECK((st == ST_OK && enc) || (st == ST_ERR_OUT_OF_MEMORY && !enc), "load, allocation %ld failing: %d", k, st);
         st_encoding_free(enc);
@@ -2123,7 +2177,8 @@ static void test_allocator(void) {
     counter_reset(&c);
     c.fail_from = 0;
     enc = (st_encoding *)(uintptr_t)1;
-    st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, NULL, 0, plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
+    st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, NULL, 0, plain_pretokenizer(ST_PATTERN_O200K),
+                                               &a, &enc, &err));
     CHECK(st == ST_ERR_OUT_OF_MEMORY && enc == NULL && c.live == 0, "load with no memory: %d", st);
     /* a merge-rules model: each allocation of its load failing in turn; a long piece (its
      * merge scratch comes from the allocator) failing; a malformed model: nothing leaked */
@@ -2133,7 +2188,8 @@ static void test_allocator(void) {
             counter_reset(&c);
             c.fail_at = k;
             enc = NULL;
-            st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, m, 3, "PHw+ 259\n", 9, plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
+            st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, m, 3, "PHw+ 259\n", 9,
+                                                     plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
             CHECK((st == ST_OK && enc) || (st == ST_ERR_OUT_OF_MEMORY && !enc), "rules load, allocation %ld failing: %d", k, st);
             if (st == ST_OK) {
                 char *longa = (char *)xmalloc(3000);
@@ -2155,15 +2211,18 @@ static void test_allocator(void) {
         }
         counter_reset(&c);
         uint32_t bad[2] = {'a', 300};
-        st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, bad, 1, NULL, 0, plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
+        st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, bad, 1, NULL, 0,
+                                                 plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
         CHECK(st == ST_ERR_MALFORMED_MODEL && c.live == 0, "malformed rules: %d, leak of %zu bytes", st, c.live);
     }
     /* a malformed file with a counting allocator: nothing leaked */
     counter_reset(&c);
-    st = CHECKED(err, st_encoding_new_tiktoken("YQ== 0\nYQ== 1\n", 14, NULL, 0, plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
+    st = CHECKED(err, st_encoding_new_tiktoken("YQ== 0\nYQ== 1\n", 14, NULL, 0, plain_pretokenizer(ST_PATTERN_O200K),
+                                               &a, &enc, &err));
     CHECK(st == ST_ERR_MALFORMED_MODEL && c.live == 0, "malformed file: leak of %zu bytes", c.live);
     counter_reset(&c);
-    st = CHECKED(err, st_encoding_new_tiktoken("YQ== 0\n", 7, "PHx4fD4= 0\n", 11, plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
+    st = CHECKED(err, st_encoding_new_tiktoken("YQ== 0\n", 7, "PHx4fD4= 0\n", 11, plain_pretokenizer(ST_PATTERN_O200K),
+                                               &a, &enc, &err));
     CHECK(st == ST_ERR_MALFORMED_MODEL && c.live == 0, "malformed specials: leak of %zu bytes", c.live);
     free_small(&sv);
     free(s);
@@ -2758,11 +2817,16 @@ static void sw_case(const st_encoding *enc, const char *text, const uint32_t *wa
     size_t at[64], got = 0, counted = 0;
     static const uint32_t allowed[] = {270};
     size_t n_allowed = st_encoding_n_special(enc) ? 1 : 0;
-    st_status st = CHECKED(err, st_encode(enc, text, strlen(text), &(st_special_policy){.allowed = allowed, .n_allowed = n_allowed}, ST_OFFSETS_CODEPOINTS, ids, at, 64, &got, &err));
+    st_status st = CHECKED(err, st_encode(enc, text, strlen(text),
+                                          &(st_special_policy){.allowed = allowed, .n_allowed = n_allowed},
+                                          ST_OFFSETS_CODEPOINTS, ids, at, 64, &got, &err));
     int ok = st == ST_OK && got == n;
     for (size_t k = 0; ok && k < n; k++) ok = ids[k] == want[k] && (!want_at || at[k] == want_at[k]);
     CHECK(ok, "superwords: '%s': %d, %zu ids (want %zu), first %u", text, st, got, n, got ? ids[0] : 0);
-    CHECK(CHECKED(err, st_encode_count(enc, text, strlen(text), &(st_special_policy){.allowed = allowed, .n_allowed = n_allowed}, &counted, &err)) == ST_OK && counted == n,
+    CHECK(CHECKED(err, st_encode_count(enc, text, strlen(text),
+                                       &(st_special_policy){.allowed = allowed, .n_allowed = n_allowed}, &counted,
+                                       &err)) == ST_OK &&
+              counted == n,
           "superwords: count of '%s'", text);
 }
 
@@ -2830,11 +2894,13 @@ static void test_superwords(void) {
     const uint8_t *p;
     size_t len;
     uint8_t out[64];
-    CHECK(CHECKED(err, st_token_bytes(enc, 264, &p, &len, &err)) == ST_OK && len == 8 && memcmp(p, " the cat", 8) == 0, "bytes of 264");
-    CHECK(CHECKED(err, st_token_bytes(enc, 266, &p, &len, &err)) == ST_OK && len == 12 && memcmp(p, " the cat the", 12) == 0,
+    CHECK(CHECKED(err, st_token_bytes(enc, 264, &p, &len, &err)) == ST_OK && len == 8 && memcmp(p, " the cat", 8) == 0,
+          "bytes of 264");
+    CHECK(CHECKED(err, st_token_bytes(enc, 266, &p, &len, &err)) == ST_OK && len == 12 &&
+              memcmp(p, " the cat the", 12) == 0,
           "bytes of 266");
-    CHECK(CHECKED(err, st_decode(enc, (const uint32_t[]){265, 264, 270}, 3, out, sizeof out, &len, &err)) == ST_OK && len == 20 &&
-              memcmp(out, "the cat the cat<|e|>", 20) == 0,
+    CHECK(CHECKED(err, st_decode(enc, (const uint32_t[]){265, 264, 270}, 3, out, sizeof out, &len, &err)) == ST_OK &&
+              len == 20 && memcmp(out, "the cat the cat<|e|>", 20) == 0,
           "decode superwords");
     uint32_t id = 0;
     CHECK(st_token_id(enc, (const uint8_t *)" the cat", 8, &id, &err) == ST_OK && id == 264, "token id of 264");
@@ -2863,11 +2929,11 @@ static void test_superwords(void) {
     sw_case(enc, " \xe4\xb8\xad \xe6\x96\x87 \xe4\xb8\xad", (const uint32_t[]){516, 513}, (const size_t[]){0, 4}, 2);
     uint16_t sym[8];
     size_t ns = 0;
-    CHECK(CHECKED(err, st_token_symbols(enc, 516, sym, 8, &ns, &err)) == ST_OK && ns == 6 && sym[0] == 32 && sym[1] == 301 &&
-              sym[2] == 334 && sym[3] == 32 && sym[4] == 391 && sym[5] == 357,
+    CHECK(CHECKED(err, st_token_symbols(enc, 516, sym, 8, &ns, &err)) == ST_OK && ns == 6 && sym[0] == 32 &&
+              sym[1] == 301 && sym[2] == 334 && sym[3] == 32 && sym[4] == 391 && sym[5] == 357,
           "symbols of 516");
-    CHECK(CHECKED(err, st_decode_text(enc, (const uint32_t[]){516, 513}, 2, 0, out, sizeof out, &len, &err)) == ST_OK && len == 12 &&
-              memcmp(out, " \xe4\xb8\xad \xe6\x96\x87 \xe4\xb8\xad", 12) == 0,
+    CHECK(CHECKED(err, st_decode_text(enc, (const uint32_t[]){516, 513}, 2, 0, out, sizeof out, &len, &err)) == ST_OK &&
+              len == 12 && memcmp(out, " \xe4\xb8\xad \xe6\x96\x87 \xe4\xb8\xad", 12) == 0,
           "UBE decode superwords");
     st_encoding_free(enc);
 }

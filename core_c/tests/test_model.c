@@ -278,7 +278,8 @@ static void test_encodings(void) {
     CHECK(st == ST_OK, "RULES: %d %s", st, err.message);
     static const uint32_t merges[] = {97, 98, 99, 100, 256, 99, 258, 100};
     static const char specials[] = "PHxlbmRvZnRleHR8Pg== 260\n";
-    st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 4, specials, sizeof specials - 1, o200k_plain(), NULL, &b, &err));
+    st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 4, specials, sizeof specials - 1, o200k_plain(),
+                                             NULL, &b, &err));
     CHECK(st == ST_OK, "merges: %d", st);
     if (a && b) {
         const char *text = "abcd abc xabcdx";
@@ -291,7 +292,8 @@ static void test_encodings(void) {
         /* the escaped special decodes to its text */
         const uint8_t *p;
         size_t len;
-        CHECK(CHECKED(err, st_token_bytes(a, 261, &p, &len, &err)) == ST_OK && len == 14 && memcmp(p, " a b\\c\nd\te\r\x07\x7F ", 14) == 0,
+        CHECK(CHECKED(err, st_token_bytes(a, 261, &p, &len, &err)) == ST_OK && len == 14 &&
+                  memcmp(p, " a b\\c\nd\te\r\x07\x7F ", 14) == 0,
               "special 261 bytes");
         CHECK(st_encoding_n_special(a) == 3 && st_encoding_n_vocab(a) == 301, "specials/vocab");
     }
@@ -305,7 +307,9 @@ static void test_encodings(void) {
     if (a) {
         uint32_t ids[8];
         size_t k;
-        CHECK(CHECKED(err, st_encode(a, "abcd", 4, NULL, 0, ids, NULL, 8, &k, &err)) == ST_OK && k == 1 && ids[0] == 258, "ranks");
+        CHECK(CHECKED(err, st_encode(a, "abcd", 4, NULL, 0, ids, NULL, 8, &k, &err)) == ST_OK && k == 1 &&
+                  ids[0] == 258,
+              "ranks");
         st_encoding_free(a);
     }
     /* two tokens with the same bytes: only the loader sees it; the error names the line */
@@ -394,13 +398,17 @@ static void test_shared_specials(void) {
         size_t k;
         CHECK(st_encoding_n_vocab(a) == 260 && st_encoding_n_special(a) == 3, "shared: n_vocab %u",
               st_encoding_n_vocab(a));
-        CHECK(CHECKED(err, st_encode(a, "abc a<|x|>", 10, &(st_special_policy){allowed, 3, NULL, 0, 0, NULL, NULL}, 0, ids, NULL, 16, &k, &err)) == ST_OK && k == 4 && ids[0] == 258 &&
-              ids[1] == 32 && ids[2] == 97 && ids[3] == 259, "shared: encode with the specials");
-        CHECK(CHECKED(err, st_encode(a, "abc", 3, NULL, 0, ids, NULL, 16, &k, &err)) == ST_OK && k == 1 && ids[0] == 258,
+        CHECK(CHECKED(err, st_encode(a, "abc a<|x|>", 10, &(st_special_policy){allowed, 3, NULL, 0, 0, NULL, NULL}, 0,
+                                     ids, NULL, 16, &k, &err)) == ST_OK &&
+                  k == 4 && ids[0] == 258 && ids[1] == 32 && ids[2] == 97 && ids[3] == 259,
+              "shared: encode with the specials");
+        CHECK(CHECKED(err, st_encode(a, "abc", 3, NULL, 0, ids, NULL, 16, &k, &err)) == ST_OK && k == 1 &&
+                  ids[0] == 258,
               "shared: ordinary abc");
         const uint8_t *p;
         size_t len;
-        CHECK(CHECKED(err, st_token_bytes(a, 258, &p, &len, &err)) == ST_OK && len == 3 && memcmp(p, "abc", 3) == 0, "shared: bytes");
+        CHECK(CHECKED(err, st_token_bytes(a, 258, &p, &len, &err)) == ST_OK && len == 3 && memcmp(p, "abc", 3) == 0,
+              "shared: bytes");
         /* the shared specials are ordinary tokens too, the other special and past the end not */
         CHECK(st_token_is_ordinary(a, 97) == 1 && st_token_is_ordinary(a, 258) == 1 && st_token_is_ordinary(a, 0) == 1 &&
                   st_token_is_ordinary(a, 259) == 0 && st_token_is_ordinary(a, 260) == 0 &&
@@ -415,27 +423,32 @@ static void test_shared_specials(void) {
     static const uint32_t merges[] = {97, 98};
     static const char good[] = "YWI= 256\nYQ== 97\n", bad[] = "YWI= 256\nYg== 97\n";
     st_encoding *b = NULL;
-    st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, good, sizeof good - 1, o200k_plain(), NULL, &b, &err));
+    st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, good, sizeof good - 1, o200k_plain(), NULL,
+                                             &b, &err));
     CHECK(st == ST_OK && b && st_encoding_n_vocab(b) == 257, "merges, shared specials: %d", st);
     st_encoding_free(b);
     b = NULL;
-    st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, bad, sizeof bad - 1, o200k_plain(), NULL, &b, &err));
+    st = CHECKED(
+        err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, bad, sizeof bad - 1, o200k_plain(), NULL, &b, &err));
     CHECK(st == ST_ERR_MALFORMED_MODEL && !b, "merges, a special with a token's id and other bytes: %d", st);
     st_encoding_free(b);
     b = NULL;
-    st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_UBE, merges, 1, good, sizeof good - 1, o200k_plain(), NULL, &b, &err));
+    st = CHECKED(
+        err, st_encoding_new_merges(ST_ALPHABET_UBE, merges, 1, good, sizeof good - 1, o200k_plain(), NULL, &b, &err));
     CHECK(st == ST_ERR_MALFORMED_MODEL && !b, "merges, UBE: a special cannot share: %d", st);
     st_encoding_free(b);
     /* a shared special is text found in text too: the byte token 0xFF's bytes are no special */
     static const char not_utf8[] = "/w== 255\n";
     b = NULL;
-    st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, not_utf8, sizeof not_utf8 - 1, o200k_plain(), NULL, &b, &err));
+    st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, not_utf8, sizeof not_utf8 - 1, o200k_plain(),
+                                             NULL, &b, &err));
     CHECK(st == ST_ERR_MALFORMED_MODEL && !b, "merges, a shared special that is not UTF-8: %d", st);
     st_encoding_free(b);
     /* a shared id given twice is refused at its second line */
     static const char twice[] = "YQ== 97\nYWI= 256\nYQ== 97\n";
     b = NULL;
-    st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, twice, sizeof twice - 1, o200k_plain(), NULL, &b, &err));
+    st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, twice, sizeof twice - 1, o200k_plain(), NULL,
+                                             &b, &err));
     CHECK(st == ST_ERR_MALFORMED_MODEL && !b && err.input == 1 && error_at(&err, ST_UNIT_BYTE, 17),
           "merges, a shared id twice: %d at %zu", st, (size_t)err.offset);
     st_encoding_free(b);
@@ -456,7 +469,8 @@ static void test_many_specials_descending(void) {
     }
     st_encoding *b = NULL;
     st_error err;
-    st_status st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, text, n, o200k_plain(), NULL, &b, &err));
+    st_status st =
+        CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, text, n, o200k_plain(), NULL, &b, &err));
     CHECK(st == ST_OK && b, "descending specials: %d at %zu", st, (size_t)err.offset);
     if (b) {
         CHECK(st_encoding_n_special(b) == N && st_encoding_n_vocab(b) == 257 + N, "descending specials: %u of %u",
