@@ -2938,6 +2938,344 @@ static void test_superwords(void) {
     st_encoding_free(enc);
 }
 
+/* ---- encode_with_unstable (st_unstable_*) ------------------------------------------------- */
+
+/* Every completion of the text a handle holds, collected with buffers of cap ids and
+ * max_completions lengths a call (cap 0: each completion asked for with the size the call
+ * before reported). */
+typedef struct completions {
+    uint32_t *ids;     /* one after another */
+    size_t *start;     /* where completion k starts in ids; start[n] = n_ids */
+    size_t n, n_ids;
+} completions;
+
+static void completions_free(completions *c) {
+    free(c->ids);
+    free(c->start);
+}
+
+static void collect_completions(st_unstable *u, size_t cap, size_t max_completions, completions *c,
+                                const char *what) {
+    size_t ucap = st_unstable_length(u), ids_cap = 64, starts_cap = 64, calls = 0;
+    c->ids = (uint32_t *)xmalloc(ids_cap * sizeof *c->ids);
+    c->start = (size_t *)xmalloc((starts_cap + 1) * sizeof *c->start);
+    c->n = c->n_ids = 0;
+    c->start[0] = 0;
+    uint32_t *buf = (uint32_t *)xmalloc((ucap + 1) * sizeof *buf);
+    uint32_t lengths[64];
+    size_t ask = cap;
+    const char *wrong = NULL; /* the first call that broke the contract (one CHECK for them all) */
+    while (!wrong) {
+        size_t got_ids = 0, got = 0;
+        st_error err;
+        st_status st = CHECKED(err, st_unstable_next(u, buf, ask, lengths, max_completions, &got_ids, &got, &err));
+        calls++;
+        if (st == ST_ERR_BUFFER_TOO_SMALL) {
+            /* not even the next completion fits: its size is reported, and the next call gives it */
+            if (cap >= ucap || got != 0 || got_ids <= ask || got_ids > ucap)
+                wrong = "ST_ERR_BUFFER_TOO_SMALL with room for the next completion, or a size beyond the unstable length";
+            ask = got_ids;
+            continue;
+        }
+        if (st != ST_OK) {
+            wrong = "a status other than ST_OK and ST_ERR_BUFFER_TOO_SMALL";
+            break;
+        }
+        if (got == 0) {
+            if (got_ids != 0) wrong = "no completion, but ids";
+            break;
+        }
+        size_t sum = 0;
+        for (size_t k = 0; k < got; k++) sum += lengths[k];
+        if (got > max_completions || sum != got_ids || got_ids > ask) {
+            wrong = "more completions or ids than asked for, or lengths that do not add up to the ids";
+            break;
+        }
+        while (c->n_ids + got_ids > ids_cap) {
+            ids_cap *= 2;
+            c->ids = (uint32_t *)realloc(c->ids, ids_cap * sizeof *c->ids);
+        }
+        while (c->n + got > starts_cap) {
+            starts_cap *= 2;
+            c->start = (size_t *)realloc(c->start, (starts_cap + 1) * sizeof *c->start);
+        }
+        if (!c->ids || !c->start) abort();
+        memcpy(c->ids + c->n_ids, buf, got_ids * sizeof *buf);
+        for (size_t k = 0; k < got; k++) {
+            c->n_ids += lengths[k];
+            c->start[++c->n] = c->n_ids;
+        }
+        ask = cap;
+    }
+    CHECK(!wrong, "%s: st_unstable_next (cap %zu, %zu a call), call %zu: %s", what, cap, max_completions, calls,
+          wrong ? wrong : "");
+    free(buf);
+}
+
+static const uint32_t *g_sort_ids; /* the ids the completions being sorted index */
+static const size_t *g_sort_start;
+
+static int completion_order(const void *a, const void *b) {
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    size_t li = g_sort_start[i + 1] - g_sort_start[i], lj = g_sort_start[j + 1] - g_sort_start[j];
+    for (size_t k = 0; k < li && k < lj; k++) {
+        uint32_t x = g_sort_ids[g_sort_start[i] + k], y = g_sort_ids[g_sort_start[j] + k];
+        if (x != y) return x < y ? -1 : 1;
+    }
+    return li < lj ? -1 : li > lj;
+}
+
+/* The completions in a canonical order (their order is not part of the contract): an array
+ * of their indexes, sorted by their ids. */
+static size_t *sorted_completions(const completions *c) {
+    size_t *order = (size_t *)xmalloc((c->n + 1) * sizeof *order);
+    for (size_t k = 0; k < c->n; k++) order[k] = k;
+    g_sort_ids = c->ids;
+    g_sort_start = c->start;
+    qsort(order, c->n, sizeof *order, completion_order);
+    return order;
+}
+
+/* The bytes of ids[0..n) (st_decode), in a new buffer of *len bytes. */
+static uint8_t *decoded(const st_encoding *enc, const uint32_t *ids, size_t n, size_t *len) {
+    st_error err;
+    *len = 0;
+    st_status st = CHECKED(err, st_decode(enc, ids, n, NULL, 0, len, &err));
+    uint8_t *out = (uint8_t *)xmalloc(*len + 1);
+    if (st == ST_ERR_BUFFER_TOO_SMALL) st = CHECKED(err, st_decode(enc, ids, n, out, *len, len, &err));
+    if (st != ST_OK) *len = (size_t)-1;
+    return out;
+}
+
+/* What st_unstable_* must give for text under policy, by their definition (supertok.h):
+ *  - the stable ids are the first ids of the text's encoding (st_encode, the same policy), and
+ *    the rest of the text after their bytes is the unstable bytes (st_unstable_length of them);
+ *  - every completion is 1 to st_unstable_length ids, and the stable ids followed by it decode
+ *    to bytes that start with the whole text;
+ *  - every ordinary token whose bytes start with the unstable bytes is a completion by itself
+ *    (found here by a scan of the whole vocabulary);
+ *  - the completions are the same whatever the size of the buffers they are asked for with. */
+static void check_unstable(const char *name, const st_encoding *enc, st_unstable *u, const char *text, size_t len,
+                           const st_special_policy *policy) {
+    char what[160], hx[100];
+    hexdump(hx, sizeof hx, (const uint8_t *)text, len < 24 ? len : 24);
+    snprintf(what, sizeof what, "%s unstable [%s]", name, hx);
+    st_error err;
+    st_status st = CHECKED(err, st_unstable_encode(u, text, len, policy, &err));
+    CHECK(st == ST_OK, "%s: st_unstable_encode: %d", what, st);
+    if (st != ST_OK) return;
+    uint32_t *full = (uint32_t *)xmalloc((len + 1) * sizeof *full);
+    size_t n_full = 0;
+    st = CHECKED(err, st_encode(enc, text, len, policy, 0, full, NULL, len + 1, &n_full, &err));
+    CHECK(st == ST_OK, "%s: st_encode: %d", what, st);
+
+    /* the stable ids: a size query, then the ids, a prefix of the encoding */
+    size_t n_stable = 0;
+    st = CHECKED(err, st_unstable_stable(u, NULL, 0, &n_stable, &err));
+    CHECK(n_stable ? st == ST_ERR_BUFFER_TOO_SMALL : st == ST_OK, "%s: stable size query: %d, %zu ids", what, st,
+          n_stable);
+    uint32_t *stable = (uint32_t *)xmalloc((n_stable + 1) * sizeof *stable);
+    size_t got = 0;
+    st = CHECKED(err, st_unstable_stable(u, stable, n_stable, &got, &err));
+    CHECK(st == ST_OK && got == n_stable, "%s: stable ids: %d, %zu of %zu", what, st, got, n_stable);
+    CHECK(n_stable <= n_full && memcmp(stable, full, n_stable * sizeof *stable) == 0,
+          "%s: the %zu stable ids are not the first of the encoding's %zu", what, n_stable, n_full);
+    size_t dlen;
+    uint8_t *d = decoded(enc, stable, n_stable, &dlen);
+    size_t ulen = st_unstable_length(u);
+    int prefix = dlen <= len && memcmp(d, text, dlen) == 0;
+    CHECK(prefix && ulen == len - dlen, "%s: the stable ids' %zu bytes + %zu unstable bytes are not the text's %zu",
+          what, dlen, ulen, len);
+    free(d);
+    if (!prefix || ulen != len - dlen) ulen = 0;
+    const uint8_t *unstable = (const uint8_t *)text + len - ulen;
+
+    /* the completions, with room for any one (cap = the unstable length) and 50 a call */
+    completions c;
+    collect_completions(u, ulen, 50, &c, what);
+    CHECK(ulen > 0 || c.n == 0, "%s: %zu completions without unstable bytes", what, c.n);
+    uint32_t nv = st_encoding_n_vocab(enc);
+    uint8_t *single = (uint8_t *)calloc(nv, 1); /* the single-token completions */
+    uint32_t *joined = (uint32_t *)xmalloc((n_stable + ulen + 1) * sizeof *joined);
+    memcpy(joined, stable, n_stable * sizeof *stable);
+    size_t bad = 0;
+    for (size_t k = 0; k < c.n; k++) {
+        size_t cl = c.start[k + 1] - c.start[k];
+        int ok = cl >= 1 && cl <= ulen;
+        if (ok) {
+            memcpy(joined + n_stable, c.ids + c.start[k], cl * sizeof *joined);
+            size_t jl;
+            uint8_t *j = decoded(enc, joined, n_stable + cl, &jl);
+            ok = jl != (size_t)-1 && jl >= len && memcmp(j, text, len) == 0;
+            free(j);
+        }
+        if (ok && cl == 1) single[c.ids[c.start[k]]] = 1;
+        if (!ok && bad++ < 3)
+            printf("  %s: completion %zu of %zu ids (first %u) does not continue the text\n", what, k, cl,
+                   cl ? c.ids[c.start[k]] : 0);
+    }
+    CHECK(bad == 0, "%s: %zu of %zu completions do not continue the text", what, bad, c.n);
+    size_t want_single = 0, missing = 0;
+    for (uint32_t id = 0; ulen && id < nv; id++) {
+        const uint8_t *p;
+        size_t l;
+        if (!st_token_is_ordinary(enc, id) || CHECKED(err, st_token_bytes(enc, id, &p, &l, &err)) != ST_OK) continue;
+        if (l < ulen || memcmp(p, unstable, ulen) != 0) continue;
+        want_single++;
+        if (!single[id] && missing++ < 3) printf("  %s: token %u starts with the unstable bytes, no completion\n", what, id);
+    }
+    CHECK(missing == 0, "%s: %zu of the %zu tokens starting with the unstable bytes are no completion", what, missing,
+          want_single);
+
+    /* again, one completion a call, with no room at first for it (cap 0): the same completions */
+    st = CHECKED(err, st_unstable_encode(u, text, len, policy, &err));
+    CHECK(st == ST_OK && st_unstable_length(u) == ulen, "%s: encode again: %d", what, st);
+    completions c1;
+    collect_completions(u, 0, 1, &c1, what);
+    int same = c1.n == c.n && c1.n_ids == c.n_ids;
+    if (same && c.n) {
+        size_t *o = sorted_completions(&c), *o1 = sorted_completions(&c1);
+        for (size_t k = 0; k < c.n && same; k++) {
+            size_t a = c.start[o[k]], al = c.start[o[k] + 1] - a, b = c1.start[o1[k]], bl = c1.start[o1[k] + 1] - b;
+            same = al == bl && memcmp(c.ids + a, c1.ids + b, al * sizeof *c.ids) == 0;
+        }
+        free(o);
+        free(o1);
+    }
+    CHECK(same, "%s: the completions differ with small buffers: %zu vs %zu", what, c1.n, c.n);
+    /* all given: no more, however asked */
+    size_t more_ids = 9, more = 9;
+    uint32_t one[4], lens[4];
+    st = CHECKED(err, st_unstable_next(u, one, 4, lens, 4, &more_ids, &more, &err));
+    CHECK(st == ST_OK && more == 0 && more_ids == 0, "%s: completions after the last: %d, %zu", what, st, more);
+    completions_free(&c);
+    completions_free(&c1);
+    free(single);
+    free(joined);
+    free(stable);
+    free(full);
+}
+
+static void test_unstable(void) {
+    static const char *texts[] = {
+        "Hello wor",                          /* ends inside a word */
+        "The quick brown fox",                /* ends with a whole word */
+        "tokenization",                       /* one long word */
+        "Hello world ",                       /* ends with a space: every token starting with one */
+        "Hello\n\n",                          /* ends with newlines (the whitespace fix) */
+        "x  ",                                /* two spaces after a word */
+        "def f(x):\n    return",              /* code */
+        "na\xC3\xAFve caf\xC3\xA9",            /* ends with a two-byte character */
+        "\xE4\xBD\xA0\xE5\xA5\xBD\xE4\xB8\x96\xE7\x95\x8C", /* CJK: three-byte characters */
+        "emoji \xF0\x9F\x98\x80",              /* ends with a four-byte character */
+        "\xF0\x9D\x94\x98\xF0\x9D\x94\xAB\xF0\x9D\x94\xA6", /* rare four-byte characters: tokens inside them */
+        "12345",                              /* digits */
+        "",                                   /* nothing */
+    };
+    for (int e = CL100K; e <= O200K; e++) {
+        const st_encoding *enc = g_enc[e];
+        const char *name = INFOS[e].name;
+        if (!enc) continue;
+        st_unstable *u = NULL;
+        st_error err;
+        st_status st = CHECKED(err, st_unstable_new(enc, NULL, &u, &err));
+        CHECK(st == ST_OK && u, "%s: st_unstable_new: %d", name, st);
+        if (!u) continue;
+        CHECK(st_unstable_length(u) == 0, "%s: a new handle holds unstable bytes", name);
+        for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++)
+            check_unstable(name, enc, u, texts[t], strlen(texts[t]), NULL);
+
+        /* specials allowed: one last is stable (nothing unstable); text after one is unstable */
+        const char *eot = INFOS[e].special[0];
+        uint32_t eot_id = INFOS[e].special_id[0];
+        st_special_policy allow = {.allowed = &eot_id, .n_allowed = 1};
+        char text[128];
+        snprintf(text, sizeof text, "Hi %s", eot);
+        check_unstable(name, enc, u, text, strlen(text), &allow);
+        CHECK(st_unstable_length(u) == 0, "%s: a special last leaves unstable bytes", name);
+        snprintf(text, sizeof text, "Hi %s there, wor", eot);
+        check_unstable(name, enc, u, text, strlen(text), &allow);
+        snprintf(text, sizeof text, "%s%s", eot, eot);
+        check_unstable(name, enc, u, text, strlen(text), &allow);
+        /* not allowed (and not refused): ordinary text, unstable at its end like any */
+        snprintf(text, sizeof text, "Hi %s", eot);
+        check_unstable(name, enc, u, text, strlen(text), NULL);
+
+        /* errors: st_encode's, and the handle holds no text after one */
+        static const struct {
+            const char *s;
+            size_t len, at;
+        } bad_utf8[] = {
+            {"ab\xFF", 3, 2},
+            {"caf\xC3", 4, 3},                  /* ends inside a two-byte character */
+            {"emoji \xF0\x9F\x98", 9, 6},       /* ends inside a four-byte character */
+        };
+        for (size_t k = 0; k < sizeof bad_utf8 / sizeof bad_utf8[0]; k++) {
+            check_unstable(name, enc, u, "Hello wor", 9, NULL); /* a text with completions first */
+            st = CHECKED(err, st_unstable_encode(u, bad_utf8[k].s, bad_utf8[k].len, NULL, &err));
+            CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, bad_utf8[k].at),
+                  "%s: unstable, invalid UTF-8 %zu: %d at %zu, want %zu", name, k, st, (size_t)err.offset,
+                  bad_utf8[k].at);
+            size_t n = 9, nc = 9;
+            uint32_t ids[8], lens[8];
+            CHECK(st_unstable_length(u) == 0 && CHECKED(err, st_unstable_stable(u, ids, 8, &n, &err)) == ST_OK &&
+                      n == 0 && CHECKED(err, st_unstable_next(u, ids, 8, lens, 8, &n, &nc, &err)) == ST_OK &&
+                      nc == 0 && n == 0,
+                  "%s: the handle holds a text after an error", name);
+        }
+        /* a disallowed special: where it is, its length and id */
+        snprintf(text, sizeof text, "Hi %s there", eot);
+        st_special_policy refuse = {.flags = ST_SPECIAL_DISALLOW_REST};
+        st = CHECKED(err, st_unstable_encode(u, text, strlen(text), &refuse, &err));
+        CHECK(st == ST_ERR_DISALLOWED_SPECIAL && err.kind == ST_KIND_DISALLOWED_SPECIAL && error_at(&err, ST_UNIT_BYTE, 3) &&
+                  err.length == strlen(eot) && err.token == eot_id,
+              "%s: unstable, a disallowed special: %d kind %u at %zu length %u token %u", name, st, err.kind,
+              (size_t)err.offset, err.length, err.token);
+        CHECK(st_unstable_length(u) == 0, "%s: the handle holds a text after a disallowed special", name);
+        /* an allowed id that is no special token: its index in the allowed set */
+        uint32_t not_special[2] = {eot_id, 1000};
+        st_special_policy wrong = {.allowed = not_special, .n_allowed = 2};
+        st = CHECKED(err, st_unstable_encode(u, "abc", 3, &wrong, &err));
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, 1), "%s: unstable, a bad allowed set: %d at %zu",
+              name, st, (size_t)err.offset);
+        /* bad arguments */
+        size_t n = 0, nc = 0;
+        uint32_t ids[4], lens[4];
+        CHECK(CHECKED(err, st_unstable_encode(NULL, "a", 1, NULL, &err)) == ST_ERR_INVALID_ARGUMENT &&
+                  CHECKED(err, st_unstable_encode(u, NULL, 1, NULL, &err)) == ST_ERR_INVALID_ARGUMENT &&
+                  CHECKED(err, st_unstable_stable(u, ids, 4, NULL, &err)) == ST_ERR_INVALID_ARGUMENT &&
+                  CHECKED(err, st_unstable_stable(u, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT &&
+                  CHECKED(err, st_unstable_next(u, ids, 4, lens, 4, NULL, &nc, &err)) == ST_ERR_INVALID_ARGUMENT &&
+                  CHECKED(err, st_unstable_next(u, ids, 4, NULL, 4, &n, &nc, &err)) == ST_ERR_INVALID_ARGUMENT &&
+                  st_unstable_length(NULL) == 0,
+              "%s: unstable calls with NULL arguments", name);
+        st_unstable_free(u);
+    }
+    st_unstable_free(NULL);
+
+    /* only byte-level encodings without supermerges qualify */
+    st_error err;
+    st_unstable *u = NULL;
+    CHECK(CHECKED(err, st_unstable_new(NULL, NULL, &u, &err)) == ST_ERR_INVALID_ARGUMENT && u == NULL,
+          "unstable: NULL encoding");
+    if (g_enc[O200K])
+        CHECK(CHECKED(err, st_unstable_new(g_enc[O200K], NULL, NULL, &err)) == ST_ERR_INVALID_ARGUMENT,
+              "unstable: NULL out");
+    uint32_t m[2] = {'a', 'b'};
+    st_encoding *ube = NULL, *sw = NULL;
+    CHECK(CHECKED(err, st_encoding_new_merges(ST_ALPHABET_UBE, m, 1, "", 0, plain_pretokenizer(ST_PATTERN_O200K), NULL,
+                                              &ube, &err)) == ST_OK,
+          "unstable: a UBE model");
+    CHECK(CHECKED(err, st_unstable_new(ube, NULL, &u, &err)) == ST_ERR_INVALID_ARGUMENT && u == NULL,
+          "unstable: a UBE model has no byte tokens");
+    CHECK(CHECKED(err, st_encoding_new_model(SW_BYTES, sizeof SW_BYTES - 1, NULL, &sw, &err)) == ST_OK,
+          "unstable: a superword model");
+    CHECK(CHECKED(err, st_unstable_new(sw, NULL, &u, &err)) == ST_ERR_INVALID_ARGUMENT && u == NULL,
+          "unstable: a model with supermerges");
+    st_encoding_free(ube);
+    st_encoding_free(sw);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) g_dir = argv[1];
     const char *big = getenv("ST_ENCODE_BIG");
@@ -2975,6 +3313,7 @@ int main(int argc, char **argv) {
         {"token ids", test_token_id},
         {"scratch reuse", test_scratch_reuse},
         {"superwords", test_superwords},
+        {"encode with unstable tokens", test_unstable},
     };
     double t_all = now_seconds();
     for (size_t k = 0; k < sizeof tests / sizeof tests[0]; k++) {
