@@ -2944,8 +2944,8 @@ static void test_superwords(void) {
  * max_completions lengths a call (cap 0: each completion asked for with the size the call
  * before reported). */
 typedef struct completions {
-    uint32_t *ids;     /* one after another */
-    size_t *start;     /* where completion k starts in ids; start[n] = n_ids */
+    uint32_t *ids; /* one after another */
+    size_t *start; /* where completion k starts in ids; start[n] = n_ids */
     size_t n, n_ids;
 } completions;
 
@@ -2954,8 +2954,7 @@ static void completions_free(completions *c) {
     free(c->start);
 }
 
-static void collect_completions(st_unstable *u, size_t cap, size_t max_completions, completions *c,
-                                const char *what) {
+static void collect_completions(st_unstable *u, size_t cap, size_t max_completions, completions *c, const char *what) {
     size_t ucap = st_unstable_length(u), ids_cap = 64, starts_cap = 64, calls = 0;
     c->ids = (uint32_t *)xmalloc(ids_cap * sizeof *c->ids);
     c->start = (size_t *)xmalloc((starts_cap + 1) * sizeof *c->start);
@@ -2973,7 +2972,7 @@ static void collect_completions(st_unstable *u, size_t cap, size_t max_completio
         if (st == ST_ERR_BUFFER_TOO_SMALL) {
             /* not even the next completion fits: its size is reported, and the next call gives it */
             if (cap >= ucap || got != 0 || got_ids <= ask || got_ids > ucap)
-                wrong = "ST_ERR_BUFFER_TOO_SMALL with room for the next completion, or a size beyond the unstable length";
+                wrong = "ST_ERR_BUFFER_TOO_SMALL though the next completion fits, or a size past the unstable length";
             ask = got_ids;
             continue;
         }
@@ -3122,7 +3121,8 @@ static void check_unstable(const char *name, const st_encoding *enc, st_unstable
         if (!st_token_is_ordinary(enc, id) || CHECKED(err, st_token_bytes(enc, id, &p, &l, &err)) != ST_OK) continue;
         if (l < ulen || memcmp(p, unstable, ulen) != 0) continue;
         want_single++;
-        if (!single[id] && missing++ < 3) printf("  %s: token %u starts with the unstable bytes, no completion\n", what, id);
+        if (!single[id] && missing++ < 3)
+            printf("  %s: token %u starts with the unstable bytes, no completion\n", what, id);
     }
     CHECK(missing == 0, "%s: %zu of the %zu tokens starting with the unstable bytes are no completion", what, missing,
           want_single);
@@ -3158,19 +3158,19 @@ static void check_unstable(const char *name, const st_encoding *enc, st_unstable
 
 static void test_unstable(void) {
     static const char *texts[] = {
-        "Hello wor",                          /* ends inside a word */
-        "The quick brown fox",                /* ends with a whole word */
-        "tokenization",                       /* one long word */
-        "Hello world ",                       /* ends with a space: every token starting with one */
-        "Hello\n\n",                          /* ends with newlines (the whitespace fix) */
-        "x  ",                                /* two spaces after a word */
-        "def f(x):\n    return",              /* code */
-        "na\xC3\xAFve caf\xC3\xA9",            /* ends with a two-byte character */
+        "Hello wor",                                        /* ends inside a word */
+        "The quick brown fox",                              /* ends with a whole word */
+        "tokenization",                                     /* one long word */
+        "Hello world ",                                     /* ends with a space: every token starting with one */
+        "Hello\n\n",                                        /* ends with newlines (the whitespace fix) */
+        "x  ",                                              /* two spaces after a word */
+        "def f(x):\n    return",                            /* code */
+        "na\xC3\xAFve caf\xC3\xA9",                         /* ends with a two-byte character */
         "\xE4\xBD\xA0\xE5\xA5\xBD\xE4\xB8\x96\xE7\x95\x8C", /* CJK: three-byte characters */
-        "emoji \xF0\x9F\x98\x80",              /* ends with a four-byte character */
+        "emoji \xF0\x9F\x98\x80",                           /* ends with a four-byte character */
         "\xF0\x9D\x94\x98\xF0\x9D\x94\xAB\xF0\x9D\x94\xA6", /* rare four-byte characters: tokens inside them */
-        "12345",                              /* digits */
-        "",                                   /* nothing */
+        "12345",                                            /* digits */
+        "",                                                 /* nothing */
     };
     for (int e = CL100K; e <= O200K; e++) {
         const st_encoding *enc = g_enc[e];
@@ -3207,8 +3207,8 @@ static void test_unstable(void) {
             size_t len, at;
         } bad_utf8[] = {
             {"ab\xFF", 3, 2},
-            {"caf\xC3", 4, 3},                  /* ends inside a two-byte character */
-            {"emoji \xF0\x9F\x98", 9, 6},       /* ends inside a four-byte character */
+            {"caf\xC3", 4, 3},            /* ends inside a two-byte character */
+            {"emoji \xF0\x9F\x98", 9, 6}, /* ends inside a four-byte character */
         };
         for (size_t k = 0; k < sizeof bad_utf8 / sizeof bad_utf8[0]; k++) {
             check_unstable(name, enc, u, "Hello wor", 9, NULL); /* a text with completions first */
@@ -3219,16 +3219,16 @@ static void test_unstable(void) {
             size_t n = 9, nc = 9;
             uint32_t ids[8], lens[8];
             CHECK(st_unstable_length(u) == 0 && CHECKED(err, st_unstable_stable(u, ids, 8, &n, &err)) == ST_OK &&
-                      n == 0 && CHECKED(err, st_unstable_next(u, ids, 8, lens, 8, &n, &nc, &err)) == ST_OK &&
-                      nc == 0 && n == 0,
+                      n == 0 && CHECKED(err, st_unstable_next(u, ids, 8, lens, 8, &n, &nc, &err)) == ST_OK && nc == 0 &&
+                      n == 0,
                   "%s: the handle holds a text after an error", name);
         }
         /* a disallowed special: where it is, its length and id */
         snprintf(text, sizeof text, "Hi %s there", eot);
         st_special_policy refuse = {.flags = ST_SPECIAL_DISALLOW_REST};
         st = CHECKED(err, st_unstable_encode(u, text, strlen(text), &refuse, &err));
-        CHECK(st == ST_ERR_DISALLOWED_SPECIAL && err.kind == ST_KIND_DISALLOWED_SPECIAL && error_at(&err, ST_UNIT_BYTE, 3) &&
-                  err.length == strlen(eot) && err.token == eot_id,
+        CHECK(st == ST_ERR_DISALLOWED_SPECIAL && err.kind == ST_KIND_DISALLOWED_SPECIAL &&
+                  error_at(&err, ST_UNIT_BYTE, 3) && err.length == strlen(eot) && err.token == eot_id,
               "%s: unstable, a disallowed special: %d kind %u at %zu length %u token %u", name, st, err.kind,
               (size_t)err.offset, err.length, err.token);
         CHECK(st_unstable_length(u) == 0, "%s: the handle holds a text after a disallowed special", name);
@@ -3236,8 +3236,8 @@ static void test_unstable(void) {
         uint32_t not_special[2] = {eot_id, 1000};
         st_special_policy wrong = {.allowed = not_special, .n_allowed = 2};
         st = CHECKED(err, st_unstable_encode(u, "abc", 3, &wrong, &err));
-        CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, 1), "%s: unstable, a bad allowed set: %d at %zu",
-              name, st, (size_t)err.offset);
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, 1),
+              "%s: unstable, a bad allowed set: %d at %zu", name, st, (size_t)err.offset);
         /* bad arguments */
         size_t n = 0, nc = 0;
         uint32_t ids[4], lens[4];
