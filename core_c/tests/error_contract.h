@@ -1,5 +1,5 @@
-// The st_error contract, checked on a call's report: every C test calls the public API with an
-// st_error and passes the result through CHECKED, which holds the report to what supertok.h
+// The st_error contract, checked on a call's report: a test that calls the public API with an
+// st_error passes the call through CHECKED, which holds the report to what supertok.h
 // promises: its status is the status the call returned, a call that succeeds leaves it
 // cleared (unit ST_UNIT_NONE, offset, line and input 0, token 0xFFFFFFFF, empty message), and
 // its message is NUL-terminated within the field. A broken report aborts at once, naming the
