@@ -58,7 +58,7 @@
 #include <string.h>
 
 #include "supertok.h"
-#include "shim.h"
+#include "error_contract.h"
 
 #ifndef ST_FUZZ_VOCAB_DIR
 #define ST_FUZZ_VOCAB_DIR "py/supertok/vocab"
@@ -85,6 +85,17 @@ static void fail(const char *what, const uint8_t *data, size_t size) {
 }
 
 /* ---- setup -------------------------------------------------------------------------------------- */
+
+/* The plain pre-tokenizer of an st_pattern (made once, with the platform allocator, so the
+ * counted allocators below see only the encoding's own memory). */
+static const st_pretokenizer *plain_pretokenizer(int pattern) {
+    static st_pretokenizer *made[4];
+    st_error err;
+    if (pattern < 1 || pattern > 3) abort();
+    if (!made[pattern] && CHECKED(err, st_pretokenizer_new(pattern, 0, NULL, 0, NULL, &made[pattern], &err)) != ST_OK)
+        abort();
+    return made[pattern];
+}
 
 static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -143,9 +154,10 @@ static void setup_o200k(void) {
     char spec[128];
     size_t sl = b64_line((const uint8_t *)"<|endoftext|>", 13, 199999, spec);
     sl += b64_line((const uint8_t *)"<|endofprompt|>", 15, 200018, spec + sl);
-    size_t off = 0;
-    if (t_encoding_new_tiktoken(ranks, len, spec, sl, ST_PATTERN_O200K, NULL, &g_o200k, &off, NULL) != ST_OK) {
-        fprintf(stderr, "fuzz_encode: loading %s failed at %zu\n", path, off);
+    st_error err;
+    if (CHECKED(err, st_encoding_new_tiktoken(ranks, len, spec, sl, plain_pretokenizer(ST_PATTERN_O200K), NULL,
+                                              &g_o200k, &err)) != ST_OK) {
+        fprintf(stderr, "fuzz_encode: loading %s failed at %zu\n", path, (size_t)err.offset);
         abort();
     }
     free(ranks);
@@ -170,11 +182,15 @@ static void setup_image(void) {
     size_t sl = b64_line((const uint8_t *)"<|endoftext|>", 13, 300, spec);
     sl += b64_line((const uint8_t *)"<|x|>", 5, 302, spec + sl);
     st_encoding *enc = NULL;
-    if (t_encoding_new_tiktoken(ranks, n, spec, sl, ST_PATTERN_CL100K, NULL, &enc, NULL, NULL) != ST_OK) abort();
+    st_error err;
+    if (CHECKED(err, st_encoding_new_tiktoken(ranks, n, spec, sl, plain_pretokenizer(ST_PATTERN_CL100K), NULL, &enc,
+                                              &err)) != ST_OK)
+        abort();
     free(ranks);
-    t_encoding_save_image(enc, NULL, 0, &g_image_len);
+    CHECKED(err, st_encoding_save_image(enc, NULL, 0, &g_image_len, &err));
     g_image = (uint8_t *)malloc(g_image_len);
-    if (!g_image || t_encoding_save_image(enc, g_image, g_image_len, &g_image_len) != ST_OK) abort();
+    if (!g_image || CHECKED(err, st_encoding_save_image(enc, g_image, g_image_len, &g_image_len, &err)) != ST_OK)
+        abort();
     st_encoding_free(enc);
     /* the section starts, from the header (u32 at 40..63), then the end */
     g_sections[0] = 0;
@@ -221,13 +237,14 @@ static size_t count_codepoints(const uint8_t *s, size_t n) {
 
 /* The allowed specials of enc: all of them (specials that are not valid UTF-8 included: an image may hold them). */
 static size_t usable_specials(const st_encoding *enc, uint32_t *out, size_t cap) {
+    st_error err;
     size_t n = 0;
     uint32_t ns = st_encoding_n_special(enc);
     for (uint32_t k = 0; k < ns && n < cap; k++) {
         uint32_t id = st_encoding_special_id(enc, k);
         const uint8_t *p;
         size_t l;
-        if (t_token_bytes(enc, id, &p, &l) != ST_OK) continue;
+        if (CHECKED(err, st_token_bytes(enc, id, &p, &l, &err)) != ST_OK) continue;
         out[n++] = id;
     }
     return n;
@@ -293,33 +310,38 @@ static void check_encode(const st_encoding *enc, const uint8_t *s, size_t len, c
     size_t *cs = (size_t *)malloc(cap * sizeof(size_t));
     uint8_t *dec = (uint8_t *)malloc(len + 1);
     if (!ids || !cs || !dec) abort();
-    size_t n = 0, off = (size_t)-1;
-    st_status st = t_encode(enc, (const char *)s, len, allowed, n_allowed, ids, cs, cap, &n, &off);
+    size_t n = 0;
+    st_error err;
+    st_special_policy policy = {allowed, n_allowed, NULL, 0, 0, NULL, NULL};
+    st_status st =
+        CHECKED(err, st_encode(enc, (const char *)s, len, &policy, ST_OFFSETS_CODEPOINTS, ids, cs, cap, &n, &err));
     if (strict) {
         if (st == ST_ERR_NOT_ENCODABLE && allow_not_encodable) {
-            if (off >= len) fail("ST_ERR_NOT_ENCODABLE with an offset outside the text", data, size);
+            if (err.unit != ST_UNIT_BYTE || err.offset >= len)
+                fail("ST_ERR_NOT_ENCODABLE with an offset outside the text", data, size);
             goto done;
         }
         if (st != ST_OK) fail("st_encode failed on valid UTF-8", data, size);
     }
     if (st != ST_OK) {
         size_t c2 = 0;
-        t_encode_count(enc, (const char *)s, len, allowed, n_allowed, &c2, NULL);
+        CHECKED(err, st_encode_count(enc, (const char *)s, len, &policy, &c2, &err));
         goto done;
     }
     if (n > len) fail("more ids than bytes", data, size);
     /* decode: the text back (damaged images: any status, nothing past cap) */
     size_t dl = 0;
-    st_status sd = t_decode(enc, ids, n, dec, len, &dl, &off);
+    st_status sd = CHECKED(err, st_decode(enc, ids, n, dec, len, &dl, &err));
     if (strict && (sd != ST_OK || dl != len || memcmp(dec, s, len) != 0)) fail("decode(encode(x)) != x", data, size);
-    if (sd == ST_ERR_INVALID_TOKEN && off >= n) fail("st_decode: bad id offset outside the ids", data, size);
+    if (sd == ST_ERR_INVALID_TOKEN && (err.unit != ST_UNIT_INDEX || err.offset >= n))
+        fail("st_decode: bad id offset outside the ids", data, size);
     /* char_starts */
     size_t ncp = count_codepoints(s, len);
     for (size_t k = 0; k < n; k++)
         if ((k && cs[k] < cs[k - 1]) || cs[k] >= ncp) fail("char_starts decreasing or outside the text", data, size);
     /* the count alone */
     size_t cnt = 0;
-    st_status sc = t_encode_count(enc, (const char *)s, len, allowed, n_allowed, &cnt, NULL);
+    st_status sc = CHECKED(err, st_encode_count(enc, (const char *)s, len, &policy, &cnt, &err));
     if (sc != ST_OK || cnt != n) fail("st_encode_count disagrees with st_encode", data, size);
     if (strict) check_policy(enc, s, len, allowed, n_allowed, ids, n, cs, data, size);
     /* a small cap: nothing past it, the full count */
@@ -333,7 +355,8 @@ static void check_encode(const st_encoding *enc, const uint8_t *s, size_t len, c
             ss[k] = 0xA5A5A5A5u;
         }
         size_t got = 0;
-        st_status s2 = t_encode(enc, (const char *)s, len, allowed, n_allowed, si, ss, small, &got, NULL);
+        st_status s2 = CHECKED(
+            err, st_encode(enc, (const char *)s, len, &policy, ST_OFFSETS_CODEPOINTS, si, ss, small, &got, &err));
         if (s2 != ST_ERR_BUFFER_TOO_SMALL || got != n) fail("small cap: status or count", data, size);
         for (size_t k = small; k < n + 4; k++)
             if (si[k] != 0xDEADBEEFu || ss[k] != 0xA5A5A5A5u) fail("small cap: written past cap", data, size);
@@ -354,6 +377,8 @@ done:
  * valid UTF-8 must only not crash it or make it read out of bounds. */
 static void check_cuts(const st_encoding *enc, const uint8_t *s, size_t len, const uint32_t *allowed,
                        size_t n_allowed, int valid, const uint8_t *data, size_t size) {
+    st_error err;
+    st_special_policy policy = {allowed, n_allowed, NULL, 0, 0, NULL, NULL};
     size_t at = 0, *cuts = (size_t *)malloc((len + 1) * sizeof(size_t)), nc = 0;
     if (!cuts) abort();
     for (size_t from = 0; from <= len + 1; from = at + 1) {
@@ -367,11 +392,12 @@ static void check_cuts(const st_encoding *enc, const uint8_t *s, size_t len, con
         size_t cap = len + 1, n = 0, total = 0;
         uint32_t *whole = (uint32_t *)malloc(cap * 4), *parts = (uint32_t *)malloc(cap * 4);
         if (!whole || !parts) abort();
-        if (t_encode(enc, (const char *)s, len, allowed, n_allowed, whole, NULL, cap, &n, NULL) != ST_OK) goto out;
+        if (CHECKED(err, st_encode(enc, (const char *)s, len, &policy, 0, whole, NULL, cap, &n, &err)) != ST_OK)
+            goto out;
         for (size_t k = 0; k <= nc; k++) {
             size_t a = k ? cuts[k - 1] : 0, b = k < nc ? cuts[k] : len, got = 0;
-            if (t_encode(enc, (const char *)s + a, b - a, allowed, n_allowed, parts + total, NULL, cap - total, &got,
-                         NULL) != ST_OK)
+            if (CHECKED(err, st_encode(enc, (const char *)s + a, b - a, &policy, 0, parts + total, NULL, cap - total,
+                                       &got, &err)) != ST_OK)
                 fail("a part between cuts does not encode", data, size);
             total += got;
         }
@@ -391,14 +417,17 @@ static void run_text(const uint8_t *data, size_t size, uint64_t seed) {
     uint8_t *s = (uint8_t *)malloc(size ? size : 1);
     if (!s) abort();
     memcpy(s, data, size);
-    size_t voff = (size_t)-1;
-    st_status v = t_utf8_validate((const char *)s, size, &voff);
+    st_error err;
+    st_status v = CHECKED(err, st_utf8_validate((const char *)s, size, &err));
     if (v != ST_OK) {
-        size_t n = 0, off = (size_t)-2, off2 = (size_t)-3;
+        size_t n = 0;
         uint32_t ids[8];
-        st_status st = t_encode(g_o200k, (const char *)s, size, O200K_SPECIALS, 2, ids, NULL, 8, &n, &off);
-        st_status sc = t_encode_count(g_o200k, (const char *)s, size, NULL, 0, &n, &off2);
-        if (st != ST_ERR_INVALID_UTF8 || off != voff || sc != ST_ERR_INVALID_UTF8 || off2 != voff)
+        st_error ee, ec;
+        st_special_policy policy = {O200K_SPECIALS, 2, NULL, 0, 0, NULL, NULL};
+        st_status st = CHECKED(ee, st_encode(g_o200k, (const char *)s, size, &policy, 0, ids, NULL, 8, &n, &ee));
+        st_status sc = CHECKED(ec, st_encode_count(g_o200k, (const char *)s, size, NULL, &n, &ec));
+        if (st != ST_ERR_INVALID_UTF8 || !error_at(&ee, ST_UNIT_BYTE, err.offset) || sc != ST_ERR_INVALID_UTF8 ||
+            !error_at(&ec, ST_UNIT_BYTE, err.offset))
             fail("invalid UTF-8: status or offset differs from st_utf8_validate", data, size);
         check_cuts(g_o200k, s, size, O200K_SPECIALS, 2, 0, data, size);
         free(s);
@@ -410,13 +439,14 @@ static void run_text(const uint8_t *data, size_t size, uint64_t seed) {
     uint32_t *ids = (uint32_t *)malloc((size + 1) * 4);
     size_t n = 0;
     if (!ids) abort();
-    if (t_encode(g_o200k, (const char *)s, size, NULL, 0, ids, NULL, size + 1, &n, NULL) != ST_OK)
+    if (CHECKED(err, st_encode(g_o200k, (const char *)s, size, NULL, 0, ids, NULL, size + 1, &n, &err)) != ST_OK)
         fail("st_encode without specials failed", data, size);
     for (size_t k = 0; k < n; k++)
         if (ids[k] == 199999 || ids[k] == 200018) fail("a special id with no specials allowed", data, size);
     uint8_t *dec = (uint8_t *)malloc(size + 1);
     size_t dl = 0;
-    if (!dec || t_decode(g_o200k, ids, n, dec, size, &dl, NULL) != ST_OK || dl != size || memcmp(dec, s, size) != 0)
+    if (!dec || CHECKED(err, st_decode(g_o200k, ids, n, dec, size, &dl, &err)) != ST_OK || dl != size ||
+        memcmp(dec, s, size) != 0)
         fail("decode(encode(x)) != x without specials", data, size);
     free(dec);
     free(ids);
@@ -430,8 +460,10 @@ static void run_text(const uint8_t *data, size_t size, uint64_t seed) {
         uint8_t *bd = (uint8_t *)malloc(len);
         size_t bn = 0, bl = 0;
         if (!bi || !bd) abort();
-        if (t_encode(g_o200k, (const char *)big, len, O200K_SPECIALS, 2, bi, NULL, len, &bn, NULL) != ST_OK ||
-            t_decode(g_o200k, bi, bn, bd, len, &bl, NULL) != ST_OK || bl != len || memcmp(bd, big, len) != 0)
+        st_special_policy policy = {O200K_SPECIALS, 2, NULL, 0, 0, NULL, NULL};
+        if (CHECKED(err, st_encode(g_o200k, (const char *)big, len, &policy, 0, bi, NULL, len, &bn, &err)) != ST_OK ||
+            CHECKED(err, st_decode(g_o200k, bi, bn, bd, len, &bl, &err)) != ST_OK || bl != len ||
+            memcmp(bd, big, len) != 0)
             fail("the repeated input does not round-trip", data, size);
         free(big);
         free(bi);
@@ -458,11 +490,11 @@ static void run_image(const uint8_t *data, size_t size, uint64_t seed) {
     memcpy(img, g_image, len);
     for (size_t k = 5; k < size && at + (k - 5) < len; k++) img[at + (k - 5)] = data[k];
     st_encoding *enc = NULL;
-    size_t off = (size_t)-1;
-    st_status st = t_encoding_from_image(img, len, NULL, &enc, &off);
+    st_error err;
+    st_status st = CHECKED(err, st_encoding_from_image(img, len, NULL, &enc, &err));
     if (st != ST_OK) {
         if (enc) fail("from_image failed but gave a handle", data, size);
-        if (st != ST_ERR_MALFORMED_MODEL || off > len) fail("from_image: bad status or offset", data, size);
+        if (st != ST_ERR_MALFORMED_MODEL || err.offset > len) fail("from_image: bad status or offset", data, size);
         free(img);
         return;
     }
@@ -498,7 +530,7 @@ static void run_image(const uint8_t *data, size_t size, uint64_t seed) {
     for (uint32_t id = 0; id <= nv && id < 100000; id++) {
         const uint8_t *p = NULL;
         size_t l = 0;
-        if (t_token_bytes(enc, id, &p, &l) == ST_OK) {
+        if (CHECKED(err, st_token_bytes(enc, id, &p, &l, &err)) == ST_OK) {
             volatile uint8_t sink = 0;
             for (size_t k = 0; k < l; k++) sink ^= p[k]; /* ASan checks the span is readable */
             (void)sink;
@@ -511,14 +543,16 @@ static void run_image(const uint8_t *data, size_t size, uint64_t seed) {
     for (size_t k = 0; k < nd; k++) memcpy(&dids[k], data + 5 + 4 * k, 4);
     uint8_t out[256];
     size_t ol = 0;
-    off = (size_t)-1;
-    st = t_decode(enc, dids, nd, out, sizeof out, &ol, &off);
-    if (st == ST_ERR_INVALID_TOKEN && off >= nd) fail("st_decode: offset outside the ids", data, size);
+    st = CHECKED(err, st_decode(enc, dids, nd, out, sizeof out, &ol, &err));
+    if (st == ST_ERR_INVALID_TOKEN && (err.unit != ST_UNIT_INDEX || err.offset >= nd))
+        fail("st_decode: offset outside the ids", data, size);
     /* save again */
     size_t sz = 0;
-    if (t_encoding_save_image(enc, NULL, 0, &sz) != ST_ERR_BUFFER_TOO_SMALL) fail("save_image size query", data, size);
+    if (CHECKED(err, st_encoding_save_image(enc, NULL, 0, &sz, &err)) != ST_ERR_BUFFER_TOO_SMALL)
+        fail("save_image size query", data, size);
     uint8_t *again = (uint8_t *)malloc(sz);
-    if (!again || t_encoding_save_image(enc, again, sz, &sz) != ST_OK) fail("save_image", data, size);
+    if (!again || CHECKED(err, st_encoding_save_image(enc, again, sz, &sz, &err)) != ST_OK)
+        fail("save_image", data, size);
     free(again);
     st_encoding_free(enc);
     free(img);
@@ -595,18 +629,18 @@ static void run_ranks(const uint8_t *data, size_t size, uint64_t seed) {
         slen = sblen;
     }
     st_encoding *enc = NULL;
-    size_t off = (size_t)-1;
-    int in_spec = -1;
-    st_status st = t_encoding_new_tiktoken(ranks, rlen, spec, slen, pattern, &a, &enc, &off, &in_spec);
+    st_error err;
+    st_status st =
+        CHECKED(err, st_encoding_new_tiktoken(ranks, rlen, spec, slen, plain_pretokenizer(pattern), &a, &enc, &err));
     if (st == ST_OK) {
-        if (!enc || in_spec != 0) fail("ST_OK without a handle, or err_in_specials set", data, size);
+        if (!enc || err.input != 0) fail("ST_OK without a handle, or the report names an input", data, size);
     } else {
         if (enc) fail("an error with a handle", data, size);
         if (st == ST_ERR_OUT_OF_MEMORY) {
             if (c.fail_at < 0) fail("ST_ERR_OUT_OF_MEMORY with no failing allocation", data, size);
         } else if (st == ST_ERR_MALFORMED_MODEL) {
-            size_t tl = in_spec ? slen : rlen;
-            if ((in_spec != 0 && in_spec != 1) || (tl ? off >= tl : off != 0))
+            size_t tl = err.input ? slen : rlen;
+            if ((err.input != 0 && err.input != 1) || (tl ? err.offset >= tl : err.offset != 0))
                 fail("ST_ERR_MALFORMED_MODEL with an offset outside its text", data, size);
         } else {
             fail("st_encoding_new_tiktoken: unexpected status", data, size);
@@ -623,7 +657,7 @@ static void run_ranks(const uint8_t *data, size_t size, uint64_t seed) {
     for (uint32_t id = 0; id <= nv; id = id == 4096 && nv > 4200 ? nv - 100 : id + 1) {
         const uint8_t *p;
         size_t l;
-        st_status s = t_token_bytes(enc, id, &p, &l);
+        st_status s = CHECKED(err, st_token_bytes(enc, id, &p, &l, &err));
         if (s == ST_OK ? l == 0 : s != ST_ERR_INVALID_TOKEN) fail("st_token_bytes: bad result", data, size);
     }
     uint32_t allowed[16];
@@ -637,7 +671,7 @@ static void run_ranks(const uint8_t *data, size_t size, uint64_t seed) {
     memcpy(s, text, tl);
     check_encode(enc, s, tl, allowed, na, 1, 1, seed, data, size);
     free(s);
-    if (t_utf8_validate((const char *)data, size, NULL) == ST_OK) {
+    if (CHECKED(err, st_utf8_validate((const char *)data, size, &err)) == ST_OK) {
         s = (uint8_t *)malloc(size);
         if (!s) abort();
         memcpy(s, data, size);
@@ -646,16 +680,17 @@ static void run_ranks(const uint8_t *data, size_t size, uint64_t seed) {
     }
     /* its image encodes the same */
     size_t sz = 0;
-    t_encoding_save_image(enc, NULL, 0, &sz);
+    CHECKED(err, st_encoding_save_image(enc, NULL, 0, &sz, &err));
     uint8_t *img = (uint8_t *)malloc(sz);
     st_encoding *ie = NULL;
-    if (!img || t_encoding_save_image(enc, img, sz, &sz) != ST_OK ||
-        t_encoding_from_image(img, sz, &a, &ie, NULL) != ST_OK)
+    if (!img || CHECKED(err, st_encoding_save_image(enc, img, sz, &sz, &err)) != ST_OK ||
+        CHECKED(err, st_encoding_from_image(img, sz, &a, &ie, &err)) != ST_OK)
         fail("the image of a loaded encoding does not load", data, size);
     uint32_t i1[128], i2[128];
     size_t n1 = 0, n2 = 0;
-    st_status s1 = t_encode(enc, text, tl, allowed, na, i1, NULL, 128, &n1, NULL);
-    st_status s2 = t_encode(ie, text, tl, allowed, na, i2, NULL, 128, &n2, NULL);
+    st_special_policy policy = {allowed, na, NULL, 0, 0, NULL, NULL};
+    st_status s1 = CHECKED(err, st_encode(enc, text, tl, &policy, 0, i1, NULL, 128, &n1, &err));
+    st_status s2 = CHECKED(err, st_encode(ie, text, tl, &policy, 0, i2, NULL, 128, &n2, &err));
     if (s1 != s2 || n1 != n2 || (s1 == ST_OK && memcmp(i1, i2, n1 * 4) != 0))
         fail("the image encodes differently", data, size);
     st_encoding_free(ie);
@@ -677,6 +712,7 @@ static void run_ranks(const uint8_t *data, size_t size, uint64_t seed) {
  * supermerge that repeats a rule's pair makes the model malformed: then nothing is checked. */
 static void run_superwords(const uint8_t *data, size_t size, int ube, int pattern, const uint32_t *merges, size_t n,
                            const char *text, size_t len) {
+    st_error err;
     static const char *pat[] = {"", "gpt2", "cl100k", "o200k"};
     size_t r = n / 2, cap = 256 + 32 * n;
     char *model = (char *)malloc(cap);
@@ -702,12 +738,14 @@ static void run_superwords(const uint8_t *data, size_t size, int ube, int patter
     uint32_t *a = (uint32_t *)malloc(c1 * 4), *b = (uint32_t *)malloc(c1 * 4), *x = (uint32_t *)malloc(c1 * 4);
     uint32_t *stack = (uint32_t *)malloc((n + 2) * 4 * 2);
     uint8_t *back = (uint8_t *)malloc(3 * len + 16);
-    if (t_encode(sw, text, len, &allowed, 1, a, NULL, c1, &g1, NULL) != ST_OK ||
-        t_encode(plain, text, len, &allowed, 1, b, NULL, c1, &g2, NULL) != ST_OK)
+    st_special_policy policy = {&allowed, 1, NULL, 0, 0, NULL, NULL};
+    if (CHECKED(err, st_encode(sw, text, len, &policy, 0, a, NULL, c1, &g1, &err)) != ST_OK ||
+        CHECKED(err, st_encode(plain, text, len, &policy, 0, b, NULL, c1, &g2, &err)) != ST_OK)
         fail("superwords: encode failed", data, size);
-    if (t_encode_count(sw, text, len, &allowed, 1, &cnt, NULL) != ST_OK || cnt != g1)
+    if (CHECKED(err, st_encode_count(sw, text, len, &policy, &cnt, &err)) != ST_OK || cnt != g1)
         fail("superwords: count differs from encode", data, size);
-    if (t_decode_text(sw, a, g1, 0, back, 3 * len + 16, &bl, NULL) != ST_OK || bl != len || memcmp(back, text, len))
+    if (CHECKED(err, st_decode_text(sw, a, g1, 0, back, 3 * len + 16, &bl, &err)) != ST_OK || bl != len ||
+        memcmp(back, text, len))
         fail("superwords: decode_text(encode(text)) != text", data, size);
     size_t nx = 0;
     for (size_t i = 0; i < g1; i++) { /* expand supermerge tokens, left part first */
@@ -752,9 +790,9 @@ static void run_rules(const uint8_t *data, size_t size, uint64_t seed) {
     counter c = {0, -1, 0};
     st_allocator alloc = {c_alloc, c_free, &c};
     st_encoding *enc = NULL;
-    size_t off = 0;
-    int in_spec = 0;
-    st_status st = t_encoding_new_merges(ube, merges, n, "PHxlbmR8Pg== 9999\n", 18, pattern, &alloc, &enc, &off, &in_spec);
+    st_error err;
+    st_status st = CHECKED(err, st_encoding_new_merges(ube, merges, n, "PHxlbmR8Pg== 9999\n", 18,
+                                                       plain_pretokenizer(pattern), &alloc, &enc, &err));
     if (st != ST_OK) {
         if (st != ST_ERR_MALFORMED_MODEL || c.live) fail("rules: a rejected model: wrong status or a leak", data, size);
         return;
@@ -764,15 +802,16 @@ static void run_rules(const uint8_t *data, size_t size, uint64_t seed) {
     uint32_t *ids = (uint32_t *)malloc(cap * 4);
     uint8_t *back = (uint8_t *)malloc(3 * len + 16);
     uint32_t allowed = 9999;
-    st = t_encode(enc, text, len, &allowed, 1, ids, NULL, cap, &got, &off);
+    st_special_policy policy = {&allowed, 1, NULL, 0, 0, NULL, NULL};
+    st = CHECKED(err, st_encode(enc, text, len, &policy, 0, ids, NULL, cap, &got, &err));
     if (st == ST_OK) {
-        if (t_encode_count(enc, text, len, &allowed, 1, &cnt, &off) != ST_OK || cnt != got)
+        if (CHECKED(err, st_encode_count(enc, text, len, &policy, &cnt, &err)) != ST_OK || cnt != got)
             fail("rules: count differs from encode", data, size);
         for (size_t i = 0; i < got; i++)
             if (ids[i] >= st_encoding_n_vocab(enc)) fail("rules: an id past n_vocab", data, size);
         size_t bl = 0;
         for (uint32_t flags = 0; flags <= ST_UBE_STRICT; flags += ST_UBE_STRICT) {
-            st = t_decode_text(enc, ids, got, flags, back, 3 * len + 16, &bl, &off);
+            st = CHECKED(err, st_decode_text(enc, ids, got, flags, back, 3 * len + 16, &bl, &err));
             if (st != ST_OK || bl != len || memcmp(back, text, len) != 0) fail("rules: decode_text(encode(text)) != text", data, size);
         }
     } else if (st != ST_ERR_INVALID_UTF8) {

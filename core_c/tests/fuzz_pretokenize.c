@@ -28,7 +28,7 @@
 
 #include "invariants.h"
 #include "supertok.h"
-#include "shim.h"
+#include "error_contract.h"
 
 #define N_CONFIGS 12
 
@@ -44,11 +44,12 @@ static void fail(const char *what, int config, const uint8_t *data, size_t size)
 
 static void setup(void) {
     static const int pats[3] = {ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K};
+    st_error err;
     for (int k = 0; k < N_CONFIGS; k++) {
         int v = k % 4;
         const char *scripts = v == 2 ? "" : v == 3 ? "Latin,Greek" : NULL;
-        if (t_pretokenizer_new(pats[k / 4], v ? ST_PRETOK_SCRIPT_AWARE : 0, scripts, scripts ? strlen(scripts) : 0,
-                                NULL, &handles[k], NULL) != ST_OK) {
+        if (CHECKED(err, st_pretokenizer_new(pats[k / 4], v ? ST_PRETOK_SCRIPT_AWARE : 0, scripts,
+                                             scripts ? strlen(scripts) : 0, NULL, &handles[k], &err)) != ST_OK) {
             fprintf(stderr, "st_pretokenizer_new failed for config %d\n", k);
             abort();
         }
@@ -70,16 +71,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* the input as a script list */
     if (size <= 512) {
         st_pretokenizer *pt = NULL;
-        size_t off = (size_t)-1;
-        st_status st = t_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, (const char *)data, size, NULL,
-                                           &pt, &off);
+        st_error err;
+        st_status st = CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, (const char *)data,
+                                                        size, NULL, &pt, &err));
         if (st == ST_OK) {
             if (!pt) fail("st_pretokenizer_new: ST_OK without a handle", -1, data, size);
             size_t n = 0;
-            if (t_pretokenize_count(pt, "abc \xE4\xB8\x80\xE4\xB8\x81", 10, &n, NULL) != ST_OK || n == 0)
+            if (CHECKED(err, st_pretokenize_count(pt, "abc \xE4\xB8\x80\xE4\xB8\x81", 10, &n, &err)) != ST_OK || n == 0)
                 fail("a handle from a fuzzed script list does not work", -1, data, size);
             st_pretokenizer_free(pt);
-        } else if (st != ST_ERR_UNKNOWN_SCRIPT || pt != NULL || off >= size) {
+        } else if (st != ST_ERR_UNKNOWN_SCRIPT || pt != NULL || err.unit != ST_UNIT_BYTE || err.offset >= size) {
             fail("st_pretokenizer_new on a fuzzed script list: bad status, handle or offset", -1, data, size);
         }
         /* st_script_from_name on the whole input: -1 or a valid id */

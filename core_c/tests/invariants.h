@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "supertok.h"
-#include "shim.h"
+#include "error_contract.h"
 
 #define ST_CANARY ((size_t)0xA5A5A5A5u)
 
@@ -68,22 +68,23 @@ static inline const char *st_check_text(const st_pretokenizer *pt, const unsigne
     size_t need = len + 2; /* at most one piece per code point, plus room for canaries */
     if (!st_check_buf_reserve(b, need)) return "test harness out of memory";
 
-    size_t vofs = (size_t)-1;
-    st_status vst = t_utf8_validate(text, len, &vofs);
+    st_error err, eb, ec, en;
+    st_status vst = CHECKED(err, st_utf8_validate(text, len, &err));
     if (vst != ST_OK && vst != ST_ERR_INVALID_UTF8) return "st_utf8_validate: unexpected status";
-    if (vst == ST_ERR_INVALID_UTF8 && vofs >= len) return "st_utf8_validate: offset out of range";
+    if (vst == ST_ERR_INVALID_UTF8 && (err.unit != ST_UNIT_BYTE || err.offset >= len))
+        return "st_utf8_validate: offset out of range";
 
     size_t nb = (size_t)-1, nc = (size_t)-1, nn = (size_t)-1;
-    size_t ob = (size_t)-1, oc = (size_t)-1, on = (size_t)-1;
-    st_status sb = t_pretokenize(pt, text, len, 0, b->ends_b, len, &nb, &ob);
-    st_status sc = t_pretokenize(pt, text, len, ST_OFFSETS_CODEPOINTS, b->ends_c, len, &nc, &oc);
-    st_status sn = t_pretokenize_count(pt, text, len, &nn, &on);
+    st_status sb = CHECKED(eb, st_pretokenize(pt, text, len, 0, b->ends_b, len, &nb, &eb));
+    st_status sc = CHECKED(ec, st_pretokenize(pt, text, len, ST_OFFSETS_CODEPOINTS, b->ends_c, len, &nc, &ec));
+    st_status sn = CHECKED(en, st_pretokenize_count(pt, text, len, &nn, &en));
 
     if (vst != ST_OK) {
         if (sb != ST_ERR_INVALID_UTF8 || sc != ST_ERR_INVALID_UTF8 || sn != ST_ERR_INVALID_UTF8)
             return "invalid UTF-8 not reported as ST_ERR_INVALID_UTF8";
-        if (ob != vofs || oc != vofs || on != vofs)
-            return "invalid UTF-8: err_offset differs from st_utf8_validate's";
+        if (eb.unit != ST_UNIT_BYTE || ec.unit != ST_UNIT_BYTE || en.unit != ST_UNIT_BYTE || eb.offset != err.offset ||
+            ec.offset != err.offset || en.offset != err.offset)
+            return "invalid UTF-8: error offset differs from st_utf8_validate's";
         if (nb != 0 || nc != 0 || nn != 0) return "invalid UTF-8: *n_pieces not 0";
         return NULL;
     }
@@ -111,9 +112,9 @@ static inline const char *st_check_text(const st_pretokenizer *pt, const unsigne
     /* Too-small buffer: cap in [0, nb). */
     size_t cap = (size_t)(small_cap_seed % nb);
     for (size_t k = 0; k < nb + 2 && k < b->cap; k++) b->ends_s[k] = ST_CANARY;
-    size_t ns = (size_t)-1, os = (size_t)-1;
+    size_t ns = (size_t)-1;
     uint32_t flags = (small_cap_seed >> 32) & 1 ? ST_OFFSETS_CODEPOINTS : 0;
-    st_status ss = t_pretokenize(pt, text, len, flags, cap ? b->ends_s : NULL, cap, &ns, &os);
+    st_status ss = CHECKED(err, st_pretokenize(pt, text, len, flags, cap ? b->ends_s : NULL, cap, &ns, &err));
     if (ss != ST_ERR_BUFFER_TOO_SMALL) return "cap < count did not give ST_ERR_BUFFER_TOO_SMALL";
     if (ns != nb) return "ST_ERR_BUFFER_TOO_SMALL did not report the full count";
     for (size_t k = cap; k < nb + 2 && k < b->cap; k++)

@@ -22,7 +22,7 @@
 
 #include "invariants.h"
 #include "supertok.h"
-#include "shim.h"
+#include "error_contract.h"
 #include "../src/base/work_counter.h"
 
 #ifndef ST_TEST_COUNTERS
@@ -243,6 +243,7 @@ static int make_configs(void) {
     static const int pats[3] = {ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K};
     static const char *const pnames[3] = {"gpt2", "cl100k", "o200k"};
     static char names[N_CONFIGS][64];
+    st_error err;
     int k = 0;
     for (int p = 0; p < 3; p++)
         for (int v = 0; v < 4; v++, k++) {
@@ -253,8 +254,8 @@ static int make_configs(void) {
                      v == 0 ? "plain" : v == 1 ? "sa-default" : v == 2 ? "sa-none" : "sa-latin-greek");
             configs[k].name = names[k];
             size_t sl = configs[k].scripts ? strlen(configs[k].scripts) : 0;
-            if (t_pretokenizer_new(configs[k].pattern, configs[k].flags, configs[k].scripts, sl, NULL, &handles[k],
-                                    NULL) != ST_OK) {
+            if (CHECKED(err, st_pretokenizer_new(configs[k].pattern, configs[k].flags, configs[k].scripts, sl, NULL,
+                                                 &handles[k], &err)) != ST_OK) {
                 printf("FAIL: st_pretokenizer_new for %s\n", configs[k].name);
                 return 0;
             }
@@ -346,6 +347,7 @@ static void long_inputs(void) {
     for (int c = 0; c < N_CONFIGS; c++) printf(" %11s", short_name(c));
     printf("\n");
     int dead[N_CONFIGS] = {0}; /* a configuration that failed once is not run again */
+    st_error err;
     for (size_t k = 0; k < COUNT(long_kinds); k++) {
         double prev[N_CONFIGS] = {0}, last[N_CONFIGS] = {0};
         for (int z = 0; z < 4; z++) {
@@ -354,12 +356,13 @@ static void long_inputs(void) {
                 if (dead[c]) continue;
                 size_t n1 = 0, n2 = 0, n3 = 0;
                 st__test_work_take();
-                st_status s1 = t_pretokenize(handles[c], (const char *)b.p, b.n, 0, cb.ends_b, b.n, &n1, NULL);
+                st_status s1 =
+                    CHECKED(err, st_pretokenize(handles[c], (const char *)b.p, b.n, 0, cb.ends_b, b.n, &n1, &err));
                 double w1 = (double)st__test_work_take();
-                st_status s2 = t_pretokenize(handles[c], (const char *)b.p, b.n, ST_OFFSETS_CODEPOINTS, cb.ends_c,
-                                              b.n, &n2, NULL);
+                st_status s2 = CHECKED(err, st_pretokenize(handles[c], (const char *)b.p, b.n, ST_OFFSETS_CODEPOINTS,
+                                                           cb.ends_c, b.n, &n2, &err));
                 double w2 = (double)st__test_work_take();
-                st_status s3 = t_pretokenize_count(handles[c], (const char *)b.p, b.n, &n3, NULL);
+                st_status s3 = CHECKED(err, st_pretokenize_count(handles[c], (const char *)b.p, b.n, &n3, &err));
                 double w3 = (double)st__test_work_take();
                 double m = w1;
                 if (w2 > m) m = w2;
@@ -417,9 +420,10 @@ int main(int argc, char **argv) {
     buf b = {0, 0, 0};
     st_check_buf cb = {0, 0, 0, 0};
     long invalid = 0, shown = 0;
+    st_error err;
     for (long it = 0; it < iters; it++) {
         gen_text(&b);
-        if (t_utf8_validate((const char *)b.p, b.n, NULL) != ST_OK) invalid++;
+        if (CHECKED(err, st_utf8_validate((const char *)b.p, b.n, &err)) != ST_OK) invalid++;
         for (int c = 0; c < N_CONFIGS; c++) {
             const char *why = st_check_text(handles[c], b.n ? b.p : (const unsigned char *)"", b.n, &cb, rng());
             if (!why) {

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "supertok.h"
-#include "shim.h"
+#include "error_contract.h"
 #include "check.h"
 
 
@@ -166,11 +166,12 @@ static const bytes suffixes[] = {
 };
 
 static void test_utf8_valid(void) {
+    st_error err;
     for (size_t k = 0; k < sizeof valid_texts / sizeof valid_texts[0]; k++) {
-        size_t off = 12345;
-        st_status st = t_utf8_validate(valid_texts[k].s, valid_texts[k].n, &off);
-        CHECK(st == ST_OK, "t_utf8_validate(%s) = %d", valid_texts[k].what, st);
-        CHECK(off == 12345, "t_utf8_validate(%s) wrote err_offset on success", valid_texts[k].what);
+        st_status st = CHECKED(err, st_utf8_validate(valid_texts[k].s, valid_texts[k].n, &err));
+        CHECK(st == ST_OK, "st_utf8_validate(%s) = %d", valid_texts[k].what, st);
+        CHECK(err.unit == ST_UNIT_NONE && err.offset == 0, "st_utf8_validate(%s) reported a position on success",
+              valid_texts[k].what);
     }
     /* Every code point, encoded by the test, is accepted. */
     int bad = 0;
@@ -187,7 +188,7 @@ static void test_utf8_valid(void) {
             b[0] = (unsigned char)(0xF0 | (cp >> 18)); b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
             b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F)); b[3] = (unsigned char)(0x80 | (cp & 0x3F)); n = 4;
         }
-        if (t_utf8_validate((const char *)b, n, NULL) != ST_OK && bad++ < 5)
+        if (CHECKED(err, st_utf8_validate((const char *)b, n, &err)) != ST_OK && bad++ < 5)
             printf("  U+%04X rejected\n", (unsigned)cp);
     }
     CHECK(bad == 0, "st_utf8_validate rejected %d valid code points", bad);
@@ -196,8 +197,9 @@ static void test_utf8_valid(void) {
     for (uint32_t cp = 0xD800; cp <= 0xDFFF; cp++) {
         unsigned char b[3] = {(unsigned char)(0xE0 | (cp >> 12)), (unsigned char)(0x80 | ((cp >> 6) & 0x3F)),
                               (unsigned char)(0x80 | (cp & 0x3F))};
-        size_t off = 99;
-        if ((t_utf8_validate((const char *)b, 3, &off) != ST_ERR_INVALID_UTF8 || off != 0) && bad++ < 5)
+        if ((CHECKED(err, st_utf8_validate((const char *)b, 3, &err)) != ST_ERR_INVALID_UTF8 ||
+             !error_at(&err, ST_UNIT_BYTE, 0)) &&
+            bad++ < 5)
             printf("  surrogate U+%04X accepted\n", (unsigned)cp);
     }
     CHECK(bad == 0, "st_utf8_validate accepted %d surrogates", bad);
@@ -208,19 +210,21 @@ static void test_utf8_valid(void) {
             unsigned char b[2] = {(unsigned char)x, (unsigned char)y};
             int want_ok = (x < 0x80 && y < 0x80) || (x >= 0xC2 && x <= 0xDF && y >= 0x80 && y <= 0xBF);
             size_t want_off = x < 0x80 ? 1 : 0;
-            size_t off = 99;
-            st_status st = t_utf8_validate((const char *)b, 2, &off);
-            int ok = want_ok ? st == ST_OK : (st == ST_ERR_INVALID_UTF8 && off == want_off);
-            if (!ok && bad++ < 5) printf("  %02X %02X: status %d offset %zu\n", x, y, st, off);
+            st_status st = CHECKED(err, st_utf8_validate((const char *)b, 2, &err));
+            int ok = want_ok ? st == ST_OK : (st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, want_off));
+            if (!ok && bad++ < 5) printf("  %02X %02X: status %d offset %zu\n", x, y, st, (size_t)err.offset);
         }
     CHECK(bad == 0, "st_utf8_validate wrong on %d two-byte strings", bad);
 }
 
 static void test_utf8_invalid(void) {
+    st_error err;
     st_pretokenizer *pts[6] = {0};
     for (int p = 0; p < 3; p++) {
-        CHECK(t_pretokenizer_new(patterns[p], 0, NULL, 0, NULL, &pts[2 * p], NULL) == ST_OK, "new plain");
-        CHECK(t_pretokenizer_new(patterns[p], ST_PRETOK_SCRIPT_AWARE, NULL, 0, NULL, &pts[2 * p + 1], NULL) == ST_OK,
+        CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], 0, NULL, 0, NULL, &pts[2 * p], &err)) == ST_OK,
+              "new plain");
+        CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], ST_PRETOK_SCRIPT_AWARE, NULL, 0, NULL, &pts[2 * p + 1],
+                                               &err)) == ST_OK,
               "new script-aware");
     }
     unsigned char buf[256];
@@ -235,31 +239,28 @@ static void test_utf8_invalid(void) {
                 memcpy(buf + n, suffixes[q].s, suffixes[q].n); n += suffixes[q].n;
                 size_t want = prefixes[p].n;
                 hex(hx, sizeof hx, buf, n);
-                size_t off = 9999;
-                st_status st = t_utf8_validate((const char *)buf, n, &off);
-                CHECK(st == ST_ERR_INVALID_UTF8 && off == want,
-                      "t_utf8_validate(%s + %s + %s) [%s] = %d at %zu, want 3 at %zu", prefixes[p].what,
-                      bad_seqs[b].what, suffixes[q].what, hx, st, off, want);
-                /* NULL err_offset is allowed */
-                CHECK(t_utf8_validate((const char *)buf, n, NULL) == ST_ERR_INVALID_UTF8, "validate, NULL offset");
+                st_status st = CHECKED(err, st_utf8_validate((const char *)buf, n, &err));
+                CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, want),
+                      "st_utf8_validate(%s + %s + %s) [%s] = %d at %zu, want 3 at %zu", prefixes[p].what,
+                      bad_seqs[b].what, suffixes[q].what, hx, st, (size_t)err.offset, want);
+                /* a NULL error report is allowed */
+                CHECK(st_utf8_validate((const char *)buf, n, NULL) == ST_ERR_INVALID_UTF8, "validate, NULL report");
                 for (int t = 0; t < 6; t++) {
                     if (!pts[t]) continue;
                     for (int mode = 0; mode < 2; mode++) {
                         size_t np = 777;
-                        off = 9999;
-                        st = t_pretokenize(pts[t], (const char *)buf, n, mode ? ST_OFFSETS_CODEPOINTS : 0, ends,
-                                            sizeof ends / sizeof ends[0], &np, &off);
-                        CHECK(st == ST_ERR_INVALID_UTF8 && off == want && np == 0,
-                              "t_pretokenize(pt %d, mode %d, [%s]) = %d at %zu, n %zu; want 3 at %zu, n 0", t, mode,
-                              hx, st, off, np, want);
+                        st = CHECKED(err, st_pretokenize(pts[t], (const char *)buf, n, mode ? ST_OFFSETS_CODEPOINTS : 0,
+                                                         ends, sizeof ends / sizeof ends[0], &np, &err));
+                        CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, want) && np == 0,
+                              "st_pretokenize(pt %d, mode %d, [%s]) = %d at %zu, n %zu; want 3 at %zu, n 0", t, mode,
+                              hx, st, (size_t)err.offset, np, want);
                     }
                     size_t np = 777;
-                    off = 9999;
-                    st = t_pretokenize_count(pts[t], (const char *)buf, n, &np, &off);
-                    CHECK(st == ST_ERR_INVALID_UTF8 && off == want && np == 0,
-                          "t_pretokenize_count(pt %d, [%s]) = %d at %zu", t, hx, st, off);
-                    st = t_pretokenize(pts[t], (const char *)buf, n, 0, ends, 256, &np, NULL);
-                    CHECK(st == ST_ERR_INVALID_UTF8, "st_pretokenize with NULL err_offset");
+                    st = CHECKED(err, st_pretokenize_count(pts[t], (const char *)buf, n, &np, &err));
+                    CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, want) && np == 0,
+                          "st_pretokenize_count(pt %d, [%s]) = %d at %zu", t, hx, st, (size_t)err.offset);
+                    st = st_pretokenize(pts[t], (const char *)buf, n, 0, ends, 256, &np, NULL);
+                    CHECK(st == ST_ERR_INVALID_UTF8, "st_pretokenize with NULL report");
                 }
             }
     /* The bad byte at every position of a long ASCII text (exercises the 8-byte fast path). */
@@ -267,27 +268,26 @@ static void test_utf8_invalid(void) {
         unsigned char t[41];
         memset(t, 'a', sizeof t);
         t[pos] = 0x80;
-        size_t off = 9999;
-        st_status st = t_utf8_validate((const char *)t, sizeof t, &off);
-        CHECK(st == ST_ERR_INVALID_UTF8 && off == pos, "0x80 at %zu of 41 ASCII: %d at %zu", pos, st, off);
+        st_status st = CHECKED(err, st_utf8_validate((const char *)t, sizeof t, &err));
+        CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, pos), "0x80 at %zu of 41 ASCII: %d at %zu", pos,
+              st, (size_t)err.offset);
         t[pos] = 0xE4; /* truncated at the very end when pos == 40 */
-        off = 9999;
-        st = t_utf8_validate((const char *)t, sizeof t, &off);
-        CHECK(st == ST_ERR_INVALID_UTF8 && off == pos, "E4 at %zu of 41 ASCII: %d at %zu", pos, st, off);
+        st = CHECKED(err, st_utf8_validate((const char *)t, sizeof t, &err));
+        CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, pos), "E4 at %zu of 41 ASCII: %d at %zu", pos,
+              st, (size_t)err.offset);
         /* the length limit is respected: the same bad byte just past len is not seen */
-        off = 9999;
-        st = t_utf8_validate((const char *)t, pos, &off);
+        st = CHECKED(err, st_utf8_validate((const char *)t, pos, &err));
         CHECK(st == ST_OK, "validate stops at len (pos %zu): %d", pos, st);
     }
     /* A sequence cut by len, even when the bytes after len would complete it. */
     {
         const char full[] = "ab\xF0\x9F\x98\x80";
         for (size_t n = 3; n < 6; n++) {
-            size_t off = 9999;
-            st_status st = t_utf8_validate(full, n, &off);
-            CHECK(st == ST_ERR_INVALID_UTF8 && off == 2, "U+1F600 cut at len %zu: %d at %zu", n, st, off);
+            st_status st = CHECKED(err, st_utf8_validate(full, n, &err));
+            CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, 2), "U+1F600 cut at len %zu: %d at %zu", n,
+                  st, (size_t)err.offset);
         }
-        CHECK(t_utf8_validate(full, 6, NULL) == ST_OK, "U+1F600 whole");
+        CHECK(CHECKED(err, st_utf8_validate(full, 6, &err)) == ST_OK, "U+1F600 whole");
     }
     for (int t = 0; t < 6; t++) st_pretokenizer_free(pts[t]);
 }
@@ -295,47 +295,55 @@ static void test_utf8_invalid(void) {
 /* ---- NULL and bad arguments --------------------------------------------------------------- */
 
 static void test_null_args(void) {
+    st_error err;
     st_pretokenizer *pt = NULL;
-    size_t off = 0, n = 0, ends[16];
-    CHECK(t_pretokenizer_new(ST_PATTERN_GPT2, 0, NULL, 0, NULL, NULL, &off) == ST_ERR_INVALID_ARGUMENT,
+    size_t n = 0, ends[16];
+    CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_GPT2, 0, NULL, 0, NULL, NULL, &err)) == ST_ERR_INVALID_ARGUMENT,
           "new with NULL out");
-    CHECK(t_pretokenizer_new(ST_PATTERN_GPT2, 0, NULL, 0, NULL, NULL, NULL) == ST_ERR_INVALID_ARGUMENT,
-          "new with NULL out and NULL err_offset");
+    CHECK(st_pretokenizer_new(ST_PATTERN_GPT2, 0, NULL, 0, NULL, NULL, NULL) == ST_ERR_INVALID_ARGUMENT,
+          "new with NULL out and NULL report");
     /* scripts NULL means the default set, whatever scripts_len says */
-    CHECK(t_pretokenizer_new(ST_PATTERN_GPT2, ST_PRETOK_SCRIPT_AWARE, NULL, 5, NULL, &pt, NULL) == ST_OK && pt,
+    CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_GPT2, ST_PRETOK_SCRIPT_AWARE, NULL, 5, NULL, &pt, &err)) ==
+                  ST_OK &&
+              pt,
           "new with NULL scripts, len 5");
     st_pretokenizer_free(pt);
     pt = NULL;
-    CHECK(t_pretokenizer_new(ST_PATTERN_GPT2, 0, NULL, 0, NULL, &pt, NULL) == ST_OK && pt, "new");
+    CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_GPT2, 0, NULL, 0, NULL, &pt, &err)) == ST_OK && pt, "new");
     st_pretokenizer_free(NULL); /* no crash */
 
-    CHECK(t_pretokenize(NULL, "ab", 2, 0, ends, 16, &n, &off) == ST_ERR_INVALID_ARGUMENT, "pretokenize NULL pt");
-    CHECK(t_pretokenize(pt, NULL, 2, 0, ends, 16, &n, &off) == ST_ERR_INVALID_ARGUMENT, "pretokenize NULL text");
-    CHECK(t_pretokenize(pt, "ab", 2, 0, NULL, 16, &n, &off) == ST_ERR_INVALID_ARGUMENT,
+    CHECK(CHECKED(err, st_pretokenize(NULL, "ab", 2, 0, ends, 16, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "pretokenize NULL pt");
+    CHECK(CHECKED(err, st_pretokenize(pt, NULL, 2, 0, ends, 16, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "pretokenize NULL text");
+    CHECK(CHECKED(err, st_pretokenize(pt, "ab", 2, 0, NULL, 16, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
           "pretokenize NULL ends, cap 16");
-    CHECK(t_pretokenize(pt, "ab", 2, 0, ends, 16, NULL, &off) == ST_ERR_INVALID_ARGUMENT, "pretokenize NULL n");
-    CHECK(t_pretokenize(pt, "ab", 2, 2, ends, 16, &n, &off) == ST_ERR_INVALID_ARGUMENT, "pretokenize flags 2");
-    CHECK(t_pretokenize(pt, "ab", 2, 0x80000000u, ends, 16, &n, &off) == ST_ERR_INVALID_ARGUMENT,
+    CHECK(CHECKED(err, st_pretokenize(pt, "ab", 2, 0, ends, 16, NULL, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "pretokenize NULL n");
+    CHECK(CHECKED(err, st_pretokenize(pt, "ab", 2, 2, ends, 16, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "pretokenize flags 2");
+    CHECK(CHECKED(err, st_pretokenize(pt, "ab", 2, 0x80000000u, ends, 16, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
           "pretokenize flags 0x80000000");
     n = 99;
-    CHECK(t_pretokenize(pt, NULL, 0, 0, NULL, 0, &n, NULL) == ST_OK && n == 0, "pretokenize NULL text, len 0");
+    CHECK(CHECKED(err, st_pretokenize(pt, NULL, 0, 0, NULL, 0, &n, &err)) == ST_OK && n == 0,
+          "pretokenize NULL text, len 0");
     n = 99;
-    CHECK(t_pretokenize(pt, "a b", 3, 0, NULL, 0, &n, NULL) == ST_ERR_BUFFER_TOO_SMALL && n == 2,
+    CHECK(CHECKED(err, st_pretokenize(pt, "a b", 3, 0, NULL, 0, &n, &err)) == ST_ERR_BUFFER_TOO_SMALL && n == 2,
           "pretokenize NULL ends, cap 0 (size query): n = %zu", n);
     n = 99;
-    CHECK(t_pretokenize(pt, "a b", 3, 0, ends, 16, &n, NULL) == ST_OK && n == 2, "pretokenize NULL err_offset");
+    CHECK(st_pretokenize(pt, "a b", 3, 0, ends, 16, &n, NULL) == ST_OK && n == 2, "pretokenize NULL report");
 
-    CHECK(t_pretokenize_count(NULL, "ab", 2, &n, &off) == ST_ERR_INVALID_ARGUMENT, "count NULL pt");
-    CHECK(t_pretokenize_count(pt, NULL, 2, &n, &off) == ST_ERR_INVALID_ARGUMENT, "count NULL text");
-    CHECK(t_pretokenize_count(pt, "ab", 2, NULL, &off) == ST_ERR_INVALID_ARGUMENT, "count NULL n");
+    CHECK(CHECKED(err, st_pretokenize_count(NULL, "ab", 2, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "count NULL pt");
+    CHECK(CHECKED(err, st_pretokenize_count(pt, NULL, 2, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "count NULL text");
+    CHECK(CHECKED(err, st_pretokenize_count(pt, "ab", 2, NULL, &err)) == ST_ERR_INVALID_ARGUMENT, "count NULL n");
     n = 99;
-    CHECK(t_pretokenize_count(pt, NULL, 0, &n, NULL) == ST_OK && n == 0, "count NULL text, len 0");
+    CHECK(CHECKED(err, st_pretokenize_count(pt, NULL, 0, &n, &err)) == ST_OK && n == 0, "count NULL text, len 0");
     n = 99;
-    CHECK(t_pretokenize_count(pt, "a b", 3, &n, NULL) == ST_OK && n == 2, "count NULL err_offset");
+    CHECK(st_pretokenize_count(pt, "a b", 3, &n, NULL) == ST_OK && n == 2, "count NULL report");
 
-    CHECK(t_utf8_validate(NULL, 3, &off) == ST_ERR_INVALID_ARGUMENT, "validate NULL text, len 3");
-    CHECK(t_utf8_validate(NULL, 0, &off) == ST_OK, "validate NULL text, len 0");
-    CHECK(t_utf8_validate(NULL, 0, NULL) == ST_OK, "validate NULL, NULL");
+    CHECK(CHECKED(err, st_utf8_validate(NULL, 3, &err)) == ST_ERR_INVALID_ARGUMENT, "validate NULL text, len 3");
+    CHECK(CHECKED(err, st_utf8_validate(NULL, 0, &err)) == ST_OK, "validate NULL text, len 0");
+    CHECK(st_utf8_validate(NULL, 0, NULL) == ST_OK, "validate NULL, NULL");
 
     CHECK(st_script_from_name(NULL, 3) == -1, "st_script_from_name(NULL, 3)");
     CHECK(st_script_from_name(NULL, 0) == -1, "st_script_from_name(NULL, 0)");
@@ -377,46 +385,50 @@ static const bytes sample_texts[] = {
 };
 
 static void test_pieces(void) {
+    st_error err;
     size_t ends[512], ends_cp[512];
     for (int p = 0; p < 3; p++)
         for (int sa = 0; sa < 2; sa++) {
             st_pretokenizer *pt = NULL;
-            st_status st = t_pretokenizer_new(patterns[p], sa ? ST_PRETOK_SCRIPT_AWARE : 0, NULL, 0, NULL, &pt, NULL);
+            st_status st = CHECKED(
+                err, st_pretokenizer_new(patterns[p], sa ? ST_PRETOK_SCRIPT_AWARE : 0, NULL, 0, NULL, &pt, &err));
             CHECK(st == ST_OK && pt, "new(%d, %d)", patterns[p], sa);
             if (!pt) continue;
             /* empty text */
             size_t n = 99;
-            CHECK(t_pretokenize(pt, "", 0, 0, ends, 512, &n, NULL) == ST_OK && n == 0, "empty text: n = %zu", n);
+            CHECK(CHECKED(err, st_pretokenize(pt, "", 0, 0, ends, 512, &n, &err)) == ST_OK && n == 0,
+                  "empty text: n = %zu", n);
             n = 99;
-            CHECK(t_pretokenize(pt, "", 0, ST_OFFSETS_CODEPOINTS, NULL, 0, &n, NULL) == ST_OK && n == 0,
+            CHECK(CHECKED(err, st_pretokenize(pt, "", 0, ST_OFFSETS_CODEPOINTS, NULL, 0, &n, &err)) == ST_OK && n == 0,
                   "empty text, cap 0: n = %zu", n);
             n = 99;
-            CHECK(t_pretokenize_count(pt, "", 0, &n, NULL) == ST_OK && n == 0, "empty text count: n = %zu", n);
+            CHECK(CHECKED(err, st_pretokenize_count(pt, "", 0, &n, &err)) == ST_OK && n == 0,
+                  "empty text count: n = %zu", n);
 
             for (size_t t = 0; t < sizeof sample_texts / sizeof sample_texts[0]; t++) {
                 const char *s = sample_texts[t].s;
                 size_t len = sample_texts[t].n;
                 const char *what = sample_texts[t].what;
                 /* size query */
-                size_t full = 0, off = 0;
-                st = t_pretokenize(pt, s, len, 0, NULL, 0, &full, &off);
+                size_t full = 0;
+                st = CHECKED(err, st_pretokenize(pt, s, len, 0, NULL, 0, &full, &err));
                 CHECK(st == ST_ERR_BUFFER_TOO_SMALL && full > 0 && full <= len,
                       "[%d/%d %s] size query: %d, n %zu", p, sa, what, st, full);
                 size_t cnt = 0;
-                CHECK(t_pretokenize_count(pt, s, len, &cnt, NULL) == ST_OK && cnt == full,
+                CHECK(CHECKED(err, st_pretokenize_count(pt, s, len, &cnt, &err)) == ST_OK && cnt == full,
                       "[%d/%d %s] count %zu != size query %zu", p, sa, what, cnt, full);
                 /* cap = count, and every cap below it */
                 for (int mode = 0; mode < 2; mode++) {
                     uint32_t fl = mode ? ST_OFFSETS_CODEPOINTS : 0;
                     for (size_t k = 0; k < 512; k++) ends[k] = ST_CANARY_T;
                     n = 0;
-                    st = t_pretokenize(pt, s, len, fl, ends, full, &n, NULL);
+                    st = CHECKED(err, st_pretokenize(pt, s, len, fl, ends, full, &n, &err));
                     CHECK(st == ST_OK && n == full, "[%d/%d %s] cap = count: %d n %zu", p, sa, what, st, n);
                     CHECK(ends[full] == ST_CANARY_T, "[%d/%d %s] wrote past cap = count", p, sa, what);
                     for (size_t cap = 1; cap < full; cap++) {
                         for (size_t k = 0; k < 512; k++) ends[k] = ST_CANARY_T;
                         n = 0;
-                        st = t_pretokenize(pt, s, len, fl, ends, cap, &n, NULL);
+                        st = CHECKED(err, st_pretokenize(pt, s, len, fl, ends, cap, &n, &err));
                         int untouched = 1;
                         for (size_t k = cap; k < full + 2; k++) untouched &= ends[k] == ST_CANARY_T;
                         CHECK(st == ST_ERR_BUFFER_TOO_SMALL && n == full && untouched,
@@ -426,7 +438,7 @@ static void test_pieces(void) {
                 }
                 /* cap = len (always enough); byte ends cover the text */
                 n = 0;
-                st = t_pretokenize(pt, s, len, 0, ends, len, &n, NULL);
+                st = CHECKED(err, st_pretokenize(pt, s, len, 0, ends, len, &n, &err));
                 CHECK(st == ST_OK && n == full, "[%d/%d %s] cap = len", p, sa, what);
                 int increasing = 1, boundary = 1;
                 for (size_t k = 0; k < n; k++) {
@@ -438,7 +450,7 @@ static void test_pieces(void) {
                 CHECK(n && ends[n - 1] == len, "[%d/%d %s] last end != len", p, sa, what);
                 /* code point ends are the byte ends converted */
                 size_t n2 = 0;
-                st = t_pretokenize(pt, s, len, ST_OFFSETS_CODEPOINTS, ends_cp, len, &n2, NULL);
+                st = CHECKED(err, st_pretokenize(pt, s, len, ST_OFFSETS_CODEPOINTS, ends_cp, len, &n2, &err));
                 CHECK(st == ST_OK && n2 == n, "[%d/%d %s] code point mode", p, sa, what);
                 size_t pos = 0, cps = 0;
                 int agree = 1;
@@ -491,15 +503,16 @@ static const split_case split_cases[] = {
 };
 
 static void test_known_splits(void) {
+    st_error err;
     for (size_t k = 0; k < sizeof split_cases / sizeof split_cases[0]; k++) {
         const split_case *c = &split_cases[k];
         st_pretokenizer *pt = NULL;
         size_t sl = c->scripts ? strlen(c->scripts) : 0;
-        st_status st = t_pretokenizer_new(c->pattern, c->flags, c->scripts, sl, NULL, &pt, NULL);
+        st_status st = CHECKED(err, st_pretokenizer_new(c->pattern, c->flags, c->scripts, sl, NULL, &pt, &err));
         CHECK(st == ST_OK, "split case %zu: new = %d", k, st);
         if (!pt) continue;
         size_t ends[64], n = 0, len = strlen(c->text);
-        st = t_pretokenize(pt, c->text, len, 0, ends, 64, &n, NULL);
+        st = CHECKED(err, st_pretokenize(pt, c->text, len, 0, ends, 64, &n, &err));
         int same = st == ST_OK && n == c->n;
         for (size_t i = 0; same && i < n; i++) same = ends[i] == c->ends[i];
         char got[256] = "", *g = got;
@@ -513,29 +526,29 @@ static void test_known_splits(void) {
 /* ---- st_pretokenizer_new arguments, script lists ------------------------------------------- */
 
 static void test_new_args(void) {
+    st_error err;
     st_pretokenizer *pt = (st_pretokenizer *)&pt; /* must be reset to NULL on failure */
-    size_t off = 777;
     const int bad_patterns[] = {0, 4, -1, 100, 0x7FFFFFFF};
     for (size_t k = 0; k < sizeof bad_patterns / sizeof bad_patterns[0]; k++) {
         pt = (st_pretokenizer *)&pt;
-        st_status st = t_pretokenizer_new(bad_patterns[k], 0, NULL, 0, NULL, &pt, &off);
+        st_status st = CHECKED(err, st_pretokenizer_new(bad_patterns[k], 0, NULL, 0, NULL, &pt, &err));
         CHECK(st == ST_ERR_UNKNOWN_PATTERN && pt == NULL, "pattern %d: %d", bad_patterns[k], st);
     }
     const uint32_t bad_flags[] = {2, 3, 0x100, 0x80000000u, 0xFFFFFFFFu};
     for (size_t k = 0; k < sizeof bad_flags / sizeof bad_flags[0]; k++) {
         pt = (st_pretokenizer *)&pt;
-        st_status st = t_pretokenizer_new(ST_PATTERN_O200K, bad_flags[k], NULL, 0, NULL, &pt, &off);
+        st_status st = CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, bad_flags[k], NULL, 0, NULL, &pt, &err));
         CHECK(st == ST_ERR_INVALID_ARGUMENT && pt == NULL, "flags 0x%X: %d", (unsigned)bad_flags[k], st);
     }
     for (int p = 0; p < 3; p++)
         for (uint32_t fl = 0; fl < 2; fl++) {
             pt = NULL;
-            CHECK(t_pretokenizer_new(patterns[p], fl, NULL, 0, NULL, &pt, NULL) == ST_OK && pt, "new(%d, %u)",
-                  patterns[p], (unsigned)fl);
+            CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], fl, NULL, 0, NULL, &pt, &err)) == ST_OK && pt,
+                  "new(%d, %u)", patterns[p], (unsigned)fl);
             st_pretokenizer_free(pt);
         }
 
-    /* script lists: (list, expected status, expected err_offset) */
+    /* script lists: (list, expected status, expected error offset) */
     struct {
         const char *list;
         st_status st;
@@ -568,12 +581,12 @@ static void test_new_args(void) {
     };
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
         pt = (st_pretokenizer *)&pt;
-        off = 777;
-        st_status st = t_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, lists[k].list,
-                                           strlen(lists[k].list), NULL, &pt, &off);
+        st_status st = CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, lists[k].list,
+                                                        strlen(lists[k].list), NULL, &pt, &err));
         CHECK(st == lists[k].st, "scripts \"%s\": status %d, want %d", lists[k].list, st, lists[k].st);
         if (lists[k].st != ST_OK) {
-            CHECK(off == lists[k].off, "scripts \"%s\": err_offset %zu, want %zu", lists[k].list, off, lists[k].off);
+            CHECK(error_at(&err, ST_UNIT_BYTE, lists[k].off), "scripts \"%s\": offset %zu, want %zu", lists[k].list,
+                  (size_t)err.offset, lists[k].off);
             CHECK(pt == NULL, "scripts \"%s\": *out not NULL on failure", lists[k].list);
         } else {
             CHECK(pt != NULL && pt != (st_pretokenizer *)&pt, "scripts \"%s\": no handle", lists[k].list);
@@ -582,25 +595,27 @@ static void test_new_args(void) {
     }
     /* scripts_len bounds the list: "HanXYZ" with length 3 is "Han" */
     pt = NULL;
-    CHECK(t_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "HanXYZ", 3, NULL, &pt, NULL) == ST_OK,
+    CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "HanXYZ", 3, NULL, &pt, &err)) ==
+              ST_OK,
           "scripts_len bounds the list");
     st_pretokenizer_free(pt);
     /* an embedded NUL is part of the name and never matches */
     pt = NULL;
-    off = 777;
-    CHECK(t_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "Thai,Ha\0n", 9, NULL, &pt, &off) ==
-                  ST_ERR_UNKNOWN_SCRIPT && off == 5,
-          "embedded NUL in a script name: off %zu", off);
+    CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "Thai,Ha\0n", 9, NULL, &pt,
+                                           &err)) == ST_ERR_UNKNOWN_SCRIPT &&
+              error_at(&err, ST_UNIT_BYTE, 5),
+          "embedded NUL in a script name: offset %zu", (size_t)err.offset);
     /* the script list applies without SCRIPT_AWARE too (parsed, validated, unused) */
     pt = NULL;
-    off = 777;
-    CHECK(t_pretokenizer_new(ST_PATTERN_GPT2, 0, "Han,Nope", 8, NULL, &pt, &off) == ST_ERR_UNKNOWN_SCRIPT && off == 4,
-          "bad script list without SCRIPT_AWARE: off %zu", off);
-    /* NULL err_offset with a bad list */
+    CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_GPT2, 0, "Han,Nope", 8, NULL, &pt, &err)) ==
+                  ST_ERR_UNKNOWN_SCRIPT &&
+              error_at(&err, ST_UNIT_BYTE, 4),
+          "bad script list without SCRIPT_AWARE: offset %zu", (size_t)err.offset);
+    /* a NULL error report with a bad list */
     pt = NULL;
-    CHECK(t_pretokenizer_new(ST_PATTERN_GPT2, ST_PRETOK_SCRIPT_AWARE, "Nope", 4, NULL, &pt, NULL) ==
+    CHECK(st_pretokenizer_new(ST_PATTERN_GPT2, ST_PRETOK_SCRIPT_AWARE, "Nope", 4, NULL, &pt, NULL) ==
               ST_ERR_UNKNOWN_SCRIPT,
-          "bad script list, NULL err_offset");
+          "bad script list, NULL report");
 
     /* names ignore case, '_', '-', ' ' */
     int han = st_script_from_name("Han", 3);
@@ -664,6 +679,7 @@ static void counting_free(void *ctx, void *ptr, size_t size) {
 }
 
 static void test_allocators(void) {
+    st_error err;
     for (int p = 0; p < 3; p++)
         for (uint32_t fl = 0; fl < 2; fl++) {
             counting c;
@@ -671,11 +687,11 @@ static void test_allocators(void) {
             c.fail_after = -1;
             st_allocator a = {counting_alloc, counting_free, &c};
             st_pretokenizer *pt = NULL;
-            CHECK(t_pretokenizer_new(patterns[p], fl, NULL, 0, &a, &pt, NULL) == ST_OK && pt,
+            CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], fl, NULL, 0, &a, &pt, &err)) == ST_OK && pt,
                   "counting allocator: new");
             CHECK(c.allocs >= 1, "counting allocator unused (%d allocs)", c.allocs);
             size_t ends[32], n = 0;
-            CHECK(t_pretokenize(pt, "hello world", 11, 0, ends, 32, &n, NULL) == ST_OK && n == 2,
+            CHECK(CHECKED(err, st_pretokenize(pt, "hello world", 11, 0, ends, 32, &n, &err)) == ST_OK && n == 2,
                   "pretokenize with counting allocator");
             st_pretokenizer_free(pt);
             CHECK(c.allocs == c.frees && c.live_bytes == 0 && c.bad_frees == 0,
@@ -686,7 +702,8 @@ static void test_allocators(void) {
             memset(&c, 0, sizeof c);
             c.fail_after = -1;
             pt = NULL;
-            CHECK(t_pretokenizer_new(patterns[p], fl, "Han,Nope", 8, &a, &pt, NULL) == ST_ERR_UNKNOWN_SCRIPT &&
+            CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], fl, "Han,Nope", 8, &a, &pt, &err)) ==
+                          ST_ERR_UNKNOWN_SCRIPT &&
                       pt == NULL,
                   "counting allocator: unknown script");
             CHECK(c.allocs == c.frees && c.live_bytes == 0 && c.bad_frees == 0,
@@ -696,9 +713,11 @@ static void test_allocators(void) {
             memset(&c, 0, sizeof c);
             c.fail_after = -1;
             pt = NULL;
-            CHECK(t_pretokenizer_new(0, fl, NULL, 0, &a, &pt, NULL) == ST_ERR_UNKNOWN_PATTERN && pt == NULL,
+            CHECK(CHECKED(err, st_pretokenizer_new(0, fl, NULL, 0, &a, &pt, &err)) == ST_ERR_UNKNOWN_PATTERN &&
+                      pt == NULL,
                   "counting allocator: bad pattern");
-            CHECK(t_pretokenizer_new(patterns[p], fl | 2u, NULL, 0, &a, &pt, NULL) == ST_ERR_INVALID_ARGUMENT &&
+            CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], fl | 2u, NULL, 0, &a, &pt, &err)) ==
+                          ST_ERR_INVALID_ARGUMENT &&
                       pt == NULL,
                   "counting allocator: bad flags");
             CHECK(c.allocs == c.frees && c.live_bytes == 0 && c.bad_frees == 0,
@@ -709,7 +728,7 @@ static void test_allocators(void) {
                 memset(&c, 0, sizeof c);
                 c.fail_after = fail;
                 pt = NULL;
-                st_status st = t_pretokenizer_new(patterns[p], fl, "Latin,Greek", 11, &a, &pt, NULL);
+                st_status st = CHECKED(err, st_pretokenizer_new(patterns[p], fl, "Latin,Greek", 11, &a, &pt, &err));
                 CHECK(st == ST_OK || (st == ST_ERR_OUT_OF_MEMORY && pt == NULL),
                       "fail after %d: status %d", fail, st);
                 if (fail == 0) CHECK(st == ST_ERR_OUT_OF_MEMORY, "first allocation failing gives %d", st);

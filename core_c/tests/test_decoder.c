@@ -21,7 +21,7 @@
 
 #include "supertok.h"
 #include "check.h"
-#include "shim.h"
+#include "error_contract.h"
 
 static uint64_t g_rng = 1;
 
@@ -84,9 +84,11 @@ static st_encoding *load_ranks(const char *dir, const char *name, int pattern, c
     }
     char *spec = specials_text(sp, sp_ids, n_sp, &slen);
     st_encoding *enc = NULL;
-    size_t off;
-    int in_spec;
-    st_status st = t_encoding_new_tiktoken(ranks, rlen, spec, slen, pattern, NULL, &enc, &off, &in_spec);
+    st_error err;
+    st_pretokenizer *pt = NULL;
+    st_status st = CHECKED(err, st_pretokenizer_new(pattern, 0, NULL, 0, NULL, &pt, &err));
+    if (st == ST_OK) st = CHECKED(err, st_encoding_new_tiktoken(ranks, rlen, spec, slen, pt, NULL, &enc, &err));
+    st_pretokenizer_free(pt);
     CHECK(st == ST_OK, "load %s: %d", name, st);
     free(ranks);
     free(spec);
@@ -136,10 +138,13 @@ static st_encoding *load_model(const char *dir, const char *name) {
         }
     }
     st_encoding *enc = NULL;
-    size_t off;
-    int in_spec;
-    st_status st = t_encoding_new_merges(ube ? ST_ALPHABET_UBE : ST_ALPHABET_BYTES, merges, nm / 2, spec, so,
-                                          ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
+    st_error err;
+    st_pretokenizer *pt = NULL;
+    st_status st = CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, &err));
+    if (st == ST_OK)
+        st = CHECKED(err, st_encoding_new_merges(ube ? ST_ALPHABET_UBE : ST_ALPHABET_BYTES, merges, nm / 2, spec, so,
+                                                 pt, NULL, &enc, &err));
+    st_pretokenizer_free(pt);
     CHECK(st == ST_OK && nm > 0, "load model %s: %d (%zu merges)", name, st, nm / 2);
     free(merges);
     free(js);
@@ -158,11 +163,13 @@ typedef struct result {
 static result one_shot(const st_encoding *enc, const uint32_t *ids, size_t n, uint32_t flags) {
     result r = {ST_OK, NULL, 0, 0};
     size_t need = 0;
-    r.st = t_decode_text(enc, ids, n, flags, NULL, 0, &need, &r.err);
+    st_error err;
+    r.st = CHECKED(err, st_decode_text(enc, ids, n, flags, NULL, 0, &need, &err));
     if (r.st == ST_ERR_BUFFER_TOO_SMALL || r.st == ST_OK) {
         r.text = (uint8_t *)xmalloc(need);
-        r.st = t_decode_text(enc, ids, n, flags, r.text, need, &r.len, &r.err);
+        r.st = CHECKED(err, st_decode_text(enc, ids, n, flags, r.text, need, &r.len, &err));
     }
+    if (r.st != ST_OK && err.unit != ST_UNIT_NONE) r.err = (size_t)err.offset;
     return r;
 }
 
@@ -242,12 +249,14 @@ typedef struct pool {
 } pool;
 
 static int valid_id(const st_encoding *enc, uint32_t id) {
+    st_error err;
     const uint8_t *p;
     size_t len;
-    return t_token_bytes(enc, id, &p, &len) == ST_OK;
+    return CHECKED(err, st_token_bytes(enc, id, &p, &len, &err)) == ST_OK;
 }
 
 static pool make_pool(const st_encoding *enc) {
+    st_error err;
     pool pl;
     pl.n_vocab = st_encoding_n_vocab(enc);
     pl.ids = (uint32_t *)xmalloc(4096 * sizeof(uint32_t));
@@ -257,7 +266,7 @@ static pool make_pool(const st_encoding *enc) {
     for (uint32_t id = 0; id < pl.n_vocab && pl.n < 1000; id++) {
         const uint8_t *p;
         size_t len;
-        if (t_token_bytes(enc, id, &p, &len) != ST_OK) continue;
+        if (CHECKED(err, st_token_bytes(enc, id, &p, &len, &err)) != ST_OK) continue;
         if ((!ube && len == 1 && p[0] >= 0x80) || (ube && len == 2 && (p[0] >= 0x80 || p[1]))) pl.ids[pl.n++] = id;
     }
     for (uint32_t i = 0; i < st_encoding_n_special(enc); i++) pl.ids[pl.n++] = st_encoding_special_id(enc, i);
@@ -338,8 +347,11 @@ static size_t utf16_units_of_cp(uint32_t cp) { return cp >= 0x10000 ? 2 : 1; }
 static void check_offsets(const st_encoding *enc, const char *name, const uint32_t *ids, size_t n) {
     /* the reference: the concatenated bytes (st_decode), validated, offsets by tiktoken's rule */
     size_t need = 0, eo = 0;
-    st_status st = t_decode(enc, ids, n, NULL, 0, &need, &eo);
+    st_error err;
+    st_status st = CHECKED(err, st_decode(enc, ids, n, NULL, 0, &need, &err));
     if (st != ST_OK && st != ST_ERR_BUFFER_TOO_SMALL) {
+        CHECK(err.unit == ST_UNIT_INDEX, "%s decode: a bad id's offset in unit %u", name, err.unit);
+        eo = (size_t)err.offset;
         size_t got_len;
         st_error e;
         st_status g = st_decode_with_offsets(enc, ids, n, ST_UNIT_CODEPOINT, NULL, 0, &got_len, NULL, &e);
@@ -349,16 +361,16 @@ static void check_offsets(const st_encoding *enc, const char *name, const uint32
     }
     uint8_t *bytes = (uint8_t *)xmalloc(need);
     size_t blen;
-    t_decode(enc, ids, n, bytes, need, &blen, &eo);
-    size_t bad_at = 0;
-    int valid = t_utf8_validate((const char *)bytes, blen, &bad_at) == ST_OK;
+    CHECKED(err, st_decode(enc, ids, n, bytes, need, &blen, &err));
+    int valid = CHECKED(err, st_utf8_validate((const char *)bytes, blen, &err)) == ST_OK;
+    size_t bad_at = valid ? 0 : (size_t)err.offset;
     size_t *want_cp = (size_t *)xmalloc((n + 1) * sizeof(size_t)), *want_u16 = (size_t *)xmalloc((n + 1) * sizeof(size_t));
     size_t *starts = (size_t *)xmalloc((n + 1) * sizeof(size_t));
     size_t text_len = 0, pos = 0;
     for (size_t k = 0; k < n; k++) {
         const uint8_t *p;
         size_t len;
-        t_token_bytes(enc, ids[k], &p, &len);
+        CHECKED(err, st_token_bytes(enc, ids[k], &p, &len, &err));
         starts[k] = pos;
         want_cp[k] = len && (p[0] & 0xC0) == 0x80 ? (text_len ? text_len - 1 : 0) : text_len;
         for (size_t j = 0; j < len; j++) text_len += (p[j] & 0xC0) != 0x80;
@@ -420,6 +432,7 @@ static void check_offsets(const st_encoding *enc, const char *name, const uint32
 }
 
 static void test_encoding(const st_encoding *enc, const char *name, int streams) {
+    st_error err;
     if (!enc) return;
     pool pl = make_pool(enc);
     int ube = st_encoding_alphabet(enc) == ST_ALPHABET_UBE;
@@ -437,9 +450,9 @@ static void test_encoding(const st_encoding *enc, const char *name, int streams)
     const char *texts[] = {"héllo wörld 德国电磁球阀 😀👍🏽 end", "中国 的 abcd 😀\n",
                            "Ελληνικά Русский عربي नमस्ते 한국어 \xe2\x80\x8b\xf0\x9f\x91\x8d"};
     for (size_t t = 0; t < sizeof texts / sizeof *texts; t++) {
-        size_t n = 0, eo;
+        size_t n = 0;
         uint32_t tids[256];
-        st_status st = t_encode(enc, texts[t], strlen(texts[t]), NULL, 0, tids, NULL, 256, &n, &eo);
+        st_status st = CHECKED(err, st_encode(enc, texts[t], strlen(texts[t]), NULL, 0, tids, NULL, 256, &n, &err));
         CHECK(st == ST_OK, "%s encode text %zu: %d", name, t, st);
         snprintf(what, sizeof what, "%s text %zu", name, t);
         check_stream(enc, what, tids, n);
@@ -457,6 +470,7 @@ static void test_encoding(const st_encoding *enc, const char *name, int streams)
 
 /* Hand-made cases: emission as soon as a character completes; strict errors from an earlier call. */
 static void test_specifics(const st_encoding *enc) {
+    st_error err;
     if (!enc) return;
     /* o200k: find the byte tokens of "德" (E5 BE B7) */
     uint32_t b[3];
@@ -465,7 +479,7 @@ static void test_specifics(const st_encoding *enc) {
     for (uint32_t id = 0; id < st_encoding_n_vocab(enc) && found < 3; id++) {
         const uint8_t *p;
         size_t len;
-        if (t_token_bytes(enc, id, &p, &len) != ST_OK || len != 1) continue;
+        if (CHECKED(err, st_token_bytes(enc, id, &p, &len, &err)) != ST_OK || len != 1) continue;
         for (int k = 0; k < 3; k++)
             if (p[0] == want[k]) b[k] = id, found++;
     }
@@ -491,7 +505,7 @@ static void test_specifics(const st_encoding *enc) {
     for (uint32_t id = 0; id < 1000; id++) {
         const uint8_t *p;
         size_t len;
-        if (t_token_bytes(enc, id, &p, &len) != ST_OK || len != 1) continue;
+        if (CHECKED(err, st_token_bytes(enc, id, &p, &len, &err)) != ST_OK || len != 1) continue;
         if (p[0] == 0xED) ed = id;
         if (p[0] == 0xA0) a0 = id;
         if (p[0] == 0x80) c80 = id;

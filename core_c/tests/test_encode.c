@@ -33,7 +33,7 @@
 #include <stddef.h>
 
 #include "supertok.h"
-#include "shim.h"
+#include "error_contract.h"
 #include "check.h"
 #include "../src/base/work_counter.h"
 
@@ -44,6 +44,16 @@
 static int g_big;
 static uint64_t g_seed = 1;
 
+/* The plain pre-tokenizer of an st_pattern (1-3), made at first use and kept to the end, for
+ * the encodings the tests build from rank files and rules. */
+static const st_pretokenizer *plain_pretokenizer(int pattern) {
+    static st_pretokenizer *made[4];
+    st_error err;
+    if (pattern < 1 || pattern > 3) abort();
+    if (!made[pattern] && CHECKED(err, st_pretokenizer_new(pattern, 0, NULL, 0, NULL, &made[pattern], &err)) != ST_OK)
+        abort();
+    return made[pattern];
+}
 
 /* A failing check is only counted once per test group where loops would repeat it. */
 #define CHECK_ONCE(flag, cond, ...)                                                                      \
@@ -327,6 +337,7 @@ static size_t ref_merge(const refvocab *r, const uint8_t *p, size_t n, uint32_t 
  * position). Returns the count; out has room for len entries. */
 static size_t ref_encode(const refvocab *r, const st_pretokenizer *pt, const uint8_t *s, size_t len,
                          const uint32_t *allowed, size_t n_allowed, uint32_t *out) {
+    st_error err;
     size_t n = 0, seg = 0;
     size_t *ends = (size_t *)xmalloc((len + 1) * sizeof(size_t));
     for (size_t i = 0; i <= len; i++) {
@@ -344,7 +355,7 @@ static size_t ref_encode(const refvocab *r, const st_pretokenizer *pt, const uin
         if (best == NONE && i < len) continue;
         /* the ordinary text [seg, i) */
         size_t np = 0;
-        st_status stt = t_pretokenize(pt, (const char *)s + seg, i - seg, 0, ends, len + 1, &np, NULL);
+        st_status stt = CHECKED(err, st_pretokenize(pt, (const char *)s + seg, i - seg, 0, ends, len + 1, &np, &err));
         if (stt != ST_OK) {
             printf("reference: st_pretokenize failed (%d)\n", stt);
             exit(2);
@@ -384,10 +395,11 @@ static st_status load_encoding(const char *dir, const enc_info *e, const st_allo
         return ST_ERR_INVALID_ARGUMENT;
     }
     char *spec = specials_text(e, &slen);
-    size_t off = 12345;
-    int in_spec = 7;
-    st_status st = t_encoding_new_tiktoken(ranks, rlen, spec, slen, e->pattern, alloc, out, &off, &in_spec);
-    if (st != ST_OK) printf("t_encoding_new_tiktoken(%s) = %d at %zu (specials %d)\n", e->name, st, off, in_spec);
+    st_error err;
+    st_status st = CHECKED(
+        err, st_encoding_new_tiktoken(ranks, rlen, spec, slen, plain_pretokenizer(e->pattern), alloc, out, &err));
+    if (st != ST_OK)
+        printf("st_encoding_new_tiktoken(%s) = %d at %zu (input %u)\n", e->name, st, (size_t)err.offset, err.input);
     if (ref) {
         if (!ref_parse(ref, ranks, rlen)) printf("reference parse of %s failed\n", path);
         ref->info = e;
@@ -428,9 +440,13 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
     size_t cap = len + 1;
     uint32_t *ids = (uint32_t *)xmalloc(cap * 4);
     size_t *cs = (size_t *)xmalloc(cap * sizeof(size_t));
-    size_t n = 0, off = 777;
-    st_status st = t_encode(enc, (const char *)s, len, o->allowed, o->n_allowed, ids, cs, cap, &n, &off);
-    CHECK(st == ST_OK, "%s %s: st_encode = %d (offset %zu) on %zu bytes [%s]", name, label, st, off, len, hx);
+    size_t n = 0;
+    st_error err;
+    st_special_policy policy = {.allowed = o->allowed, .n_allowed = o->n_allowed};
+    st_status st =
+        CHECKED(err, st_encode(enc, (const char *)s, len, &policy, ST_OFFSETS_CODEPOINTS, ids, cs, cap, &n, &err));
+    CHECK(st == ST_OK, "%s %s: st_encode = %d (offset %zu) on %zu bytes [%s]", name, label, st, (size_t)err.offset, len,
+          hx);
     if (st != ST_OK) {
         free(ids);
         free(cs);
@@ -448,8 +464,7 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
           bad_id);
     uint8_t *dec = (uint8_t *)xmalloc(len + 16);
     size_t dlen = 0;
-    off = 777;
-    st = t_decode(enc, ids, n, dec, len + 16, &dlen, &off);
+    st = CHECKED(err, st_decode(enc, ids, n, dec, len + 16, &dlen, &err));
     CHECK(st == ST_OK && dlen == len && memcmp(dec, s, len) == 0,
           "%s %s: decode(encode(x)) != x: status %d, %zu bytes vs %zu [%s]", name, label, st, dlen, len, hx);
     free(dec);
@@ -461,7 +476,7 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
     for (size_t k = 0; k < n; k++) {
         const uint8_t *tb;
         size_t tl;
-        if (t_token_bytes(enc, ids[k], &tb, &tl) != ST_OK) {
+        if (CHECKED(err, st_token_bytes(enc, ids[k], &tb, &tl, &err)) != ST_OK) {
             cs_ok = 0;
             break;
         }
@@ -482,19 +497,19 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
     if (!o->light) {
         uint32_t *ids2 = (uint32_t *)xmalloc(cap * 4);
         size_t n2 = 0;
-        st = t_encode(enc, (const char *)s, len, o->allowed, o->n_allowed, ids2, NULL, cap, &n2, NULL);
+        st = CHECKED(err, st_encode(enc, (const char *)s, len, &policy, 0, ids2, NULL, cap, &n2, &err));
         CHECK(st == ST_OK && n2 == n && memcmp(ids, ids2, n * 4) == 0, "%s %s: encode without char_starts differs",
               name, label);
         free(ids2);
     }
     size_t cnt = 0;
-    st = t_encode_count(enc, (const char *)s, len, o->allowed, o->n_allowed, &cnt, NULL);
+    st = CHECKED(err, st_encode_count(enc, (const char *)s, len, &policy, &cnt, &err));
     CHECK(st == ST_OK && cnt == n, "%s %s: st_encode_count = %d, %zu; st_encode gave %zu", name, label, st, cnt, n);
 
     if (o->with_small) {
         /* size query */
         size_t q = 12345;
-        st = t_encode(enc, (const char *)s, len, o->allowed, o->n_allowed, NULL, NULL, 0, &q, NULL);
+        st = CHECKED(err, st_encode(enc, (const char *)s, len, &policy, 0, NULL, NULL, 0, &q, &err));
         CHECK((n ? st == ST_ERR_BUFFER_TOO_SMALL : st == ST_OK) && q == n,
               "%s %s: size query (cap 0) = %d, %zu; want %d, %zu", name, label, st, q,
               n ? ST_ERR_BUFFER_TOO_SMALL : ST_OK, n);
@@ -510,7 +525,8 @@ static size_t check_text(int e, const st_encoding *enc, const refvocab *ref, con
                 ss[k] = (size_t)0xA5A5A5A5u;
             }
             size_t got = 0;
-            st = t_encode(enc, (const char *)s, len, o->allowed, o->n_allowed, si, ss, sc, &got, NULL);
+            st = CHECKED(err,
+                         st_encode(enc, (const char *)s, len, &policy, ST_OFFSETS_CODEPOINTS, si, ss, sc, &got, &err));
             int untouched = 1, prefix = 1;
             for (size_t k = sc; k < n + 8; k++) untouched &= si[k] == 0xDEADBEEFu && ss[k] == (size_t)0xA5A5A5A5u;
             for (size_t k = 0; k < sc; k++) prefix &= si[k] == ids[k] && ss[k] == cs[k];
@@ -586,6 +602,7 @@ static size_t gen_text(uint64_t *r, uint8_t *o, size_t max, int with_special_bit
 static const char *g_dir = "py/supertok/vocab";
 
 static void test_load(void) {
+    st_error err;
     for (int e = 0; e < N_ENC; e++) {
         const enc_info *in = &INFOS[e];
         double t0 = now_seconds();
@@ -608,9 +625,9 @@ static void test_load(void) {
                   in->name, k, st_encoding_special_id(enc, (uint32_t)k), in->special_id[k]);
             const uint8_t *p = NULL;
             size_t l = 0;
-            st = t_token_bytes(enc, in->special_id[k], &p, &l);
+            st = CHECKED(err, st_token_bytes(enc, in->special_id[k], &p, &l, &err));
             CHECK(st == ST_OK && l == strlen(in->special[k]) && memcmp(p, in->special[k], l) == 0,
-                  "%s: t_token_bytes(special %u)", in->name, in->special_id[k]);
+                  "%s: st_token_bytes(special %u)", in->name, in->special_id[k]);
         }
         CHECK(st_encoding_special_id(enc, (uint32_t)in->n_special) == 0xFFFFFFFFu, "%s: special_id past the end",
               in->name);
@@ -620,7 +637,7 @@ static void test_load(void) {
         for (uint32_t id = 0; id < g_ref[e].n_ids && bad == NONE; id++) {
             const uint8_t *p = NULL;
             size_t l = 0;
-            st = t_token_bytes(enc, id, &p, &l);
+            st = CHECKED(err, st_token_bytes(enc, id, &p, &l, &err));
             if (g_ref[e].len[id] == 0) {
                 int is_special = 0;
                 for (int k = 0; k < in->n_special; k++) is_special |= in->special_id[k] == id;
@@ -629,26 +646,29 @@ static void test_load(void) {
                 bad = id;
             }
         }
-        CHECK(bad == NONE, "%s: t_token_bytes(%u) differs from the rank file", in->name, bad);
+        CHECK(bad == NONE, "%s: st_token_bytes(%u) differs from the rank file", in->name, bad);
         for (int k = 0; k < 4 && in->gaps[k]; k++) {
             const uint8_t *p = (const uint8_t *)"x";
             size_t l = 99;
-            st = t_token_bytes(enc, in->gaps[k], &p, &l);
-            CHECK(st == ST_ERR_INVALID_TOKEN, "%s: t_token_bytes(%u) (no token) = %d", in->name, in->gaps[k], st);
+            st = CHECKED(err, st_token_bytes(enc, in->gaps[k], &p, &l, &err));
+            CHECK(st == ST_ERR_INVALID_TOKEN, "%s: st_token_bytes(%u) (no token) = %d", in->name, in->gaps[k], st);
         }
         const uint8_t *p;
         size_t l;
-        CHECK(t_token_bytes(enc, 0xFFFFFFFFu, &p, &l) == ST_ERR_INVALID_TOKEN, "%s: t_token_bytes(0xFFFFFFFF)",
-              in->name);
-        CHECK(t_token_bytes(enc, 0, NULL, &l) == ST_ERR_INVALID_ARGUMENT, "%s: t_token_bytes(NULL ptr)", in->name);
-        CHECK(t_token_bytes(NULL, 0, &p, &l) == ST_ERR_INVALID_ARGUMENT, "%s: t_token_bytes(NULL enc)", in->name);
-        st = t_pretokenizer_new(in->pattern, 0, NULL, 0, NULL, &g_pt[e], NULL);
+        CHECK(CHECKED(err, st_token_bytes(enc, 0xFFFFFFFFu, &p, &l, &err)) == ST_ERR_INVALID_TOKEN,
+              "%s: st_token_bytes(0xFFFFFFFF)", in->name);
+        CHECK(CHECKED(err, st_token_bytes(enc, 0, NULL, &l, &err)) == ST_ERR_INVALID_ARGUMENT,
+              "%s: st_token_bytes(NULL ptr)", in->name);
+        CHECK(CHECKED(err, st_token_bytes(NULL, 0, &p, &l, &err)) == ST_ERR_INVALID_ARGUMENT,
+              "%s: st_token_bytes(NULL enc)", in->name);
+        st = CHECKED(err, st_pretokenizer_new(in->pattern, 0, NULL, 0, NULL, &g_pt[e], &err));
         CHECK(st == ST_OK, "pretokenizer for %s", in->name);
     }
     /* cl100k's gap at 100256 specifically */
     const uint8_t *p;
     size_t l;
-    CHECK(t_token_bytes(g_enc[CL100K], 100256, &p, &l) == ST_ERR_INVALID_TOKEN, "cl100k: t_token_bytes(100256)");
+    CHECK(CHECKED(err, st_token_bytes(g_enc[CL100K], 100256, &p, &l, &err)) == ST_ERR_INVALID_TOKEN,
+          "cl100k: st_token_bytes(100256)");
 }
 
 static const char *FIXED_TEXTS[] = {
@@ -686,6 +706,7 @@ static const char *FIXED_TEXTS[] = {
 };
 
 static void test_fixed_texts(void) {
+    st_error err;
     check_opts o = {NULL, 0, 1, 1, 0};
     for (int e = 0; e < N_ENC; e++)
         for (size_t t = 0; t < sizeof FIXED_TEXTS / sizeof FIXED_TEXTS[0]; t++) {
@@ -700,40 +721,47 @@ static void test_fixed_texts(void) {
     for (int e = 0; e < N_ENC; e++) {
         size_t n = 99;
         uint32_t id;
-        CHECK(t_encode(g_enc[e], NULL, 0, NULL, 0, &id, NULL, 1, &n, NULL) == ST_OK && n == 0, "%s: encode(NULL, 0)",
-              INFOS[e].name);
-        CHECK(t_encode_count(g_enc[e], NULL, 0, NULL, 0, &n, NULL) == ST_OK && n == 0, "%s: count(NULL, 0)",
+        CHECK(CHECKED(err, st_encode(g_enc[e], NULL, 0, NULL, 0, &id, NULL, 1, &n, &err)) == ST_OK && n == 0,
+              "%s: encode(NULL, 0)", INFOS[e].name);
+        CHECK(CHECKED(err, st_encode_count(g_enc[e], NULL, 0, NULL, &n, &err)) == ST_OK && n == 0, "%s: count(NULL, 0)",
               INFOS[e].name);
     }
     /* argument checks */
     st_encoding *enc = g_enc[O200K];
     size_t n;
     uint32_t ids[4];
-    CHECK(t_encode(NULL, "a", 1, NULL, 0, ids, NULL, 4, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "encode(NULL enc)");
-    CHECK(t_encode(enc, "a", 1, NULL, 0, ids, NULL, 4, NULL, NULL) == ST_ERR_INVALID_ARGUMENT, "encode(NULL n_ids)");
-    CHECK(t_encode(enc, NULL, 1, NULL, 0, ids, NULL, 4, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "encode(NULL text, 1)");
-    CHECK(t_encode(enc, "a", 1, NULL, 0, NULL, NULL, 4, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "encode(NULL ids, 4)");
-    CHECK(t_encode(enc, "a", 1, NULL, 1, ids, NULL, 4, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "encode(NULL allowed, 1)");
-    CHECK(t_decode(NULL, ids, 0, NULL, 0, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "decode(NULL enc)");
-    CHECK(t_decode(enc, NULL, 1, NULL, 0, &n, NULL) == ST_ERR_INVALID_ARGUMENT, "decode(NULL ids, 1)");
-    CHECK(t_decode(enc, ids, 0, NULL, 0, NULL, NULL) == ST_ERR_INVALID_ARGUMENT, "decode(NULL out_len)");
-    CHECK(t_decode(enc, NULL, 0, NULL, 0, &n, NULL) == ST_OK && n == 0, "decode of nothing");
+    CHECK(CHECKED(err, st_encode(NULL, "a", 1, NULL, 0, ids, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "encode(NULL enc)");
+    CHECK(CHECKED(err, st_encode(enc, "a", 1, NULL, 0, ids, NULL, 4, NULL, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "encode(NULL n_ids)");
+    CHECK(CHECKED(err, st_encode(enc, NULL, 1, NULL, 0, ids, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "encode(NULL text, 1)");
+    CHECK(CHECKED(err, st_encode(enc, "a", 1, NULL, 0, NULL, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "encode(NULL ids, 4)");
+    CHECK(CHECKED(err, st_encode(enc, "a", 1, &(st_special_policy){.allowed = NULL, .n_allowed = 1}, 0, ids, NULL, 4,
+                                 &n, &err)) == ST_ERR_INVALID_ARGUMENT,
+          "encode(NULL allowed, 1)");
+    CHECK(CHECKED(err, st_decode(NULL, ids, 0, NULL, 0, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "decode(NULL enc)");
+    CHECK(CHECKED(err, st_decode(enc, NULL, 1, NULL, 0, &n, &err)) == ST_ERR_INVALID_ARGUMENT, "decode(NULL ids, 1)");
+    CHECK(CHECKED(err, st_decode(enc, ids, 0, NULL, 0, NULL, &err)) == ST_ERR_INVALID_ARGUMENT, "decode(NULL out_len)");
+    CHECK(CHECKED(err, st_decode(enc, NULL, 0, NULL, 0, &n, &err)) == ST_OK && n == 0, "decode of nothing");
 }
 
 /* A character that is split over several tokens: every token starts in that character. */
 static void test_char_starts_inside_characters(void) {
+    st_error err;
     /* r50k has no token for most CJK characters: they are byte tokens */
     const char *s = "a\xE4\xB8\x80\xF0\x9F\x98\x80z";
     uint32_t ids[16];
     size_t cs[16], n = 0;
-    st_status st = t_encode(g_enc[0], s, strlen(s), NULL, 0, ids, cs, 16, &n, NULL);
+    st_status st = CHECKED(err, st_encode(g_enc[0], s, strlen(s), NULL, ST_OFFSETS_CODEPOINTS, ids, cs, 16, &n, &err));
     CHECK(st == ST_OK && n >= 4, "r50k: %s", "encode of a CJK and an emoji");
     size_t pos = 0;
     int ok = 1;
     for (size_t k = 0; k < n && st == ST_OK; k++) {
         const uint8_t *p;
         size_t l;
-        t_token_bytes(g_enc[0], ids[k], &p, &l);
+        CHECKED(err, st_token_bytes(g_enc[0], ids[k], &p, &l, &err));
         /* bytes: a [0], U+4E00 [1,4), U+1F600 [4,8), z [8]: code points 0, 1, 2, 3 */
         size_t want = pos == 0 ? 0 : pos < 4 ? 1 : pos < 8 ? 2 : 3;
         ok &= cs[k] == want;
@@ -863,9 +891,11 @@ static void test_encode_piece(void) {
 }
 
 static size_t encode_ids(const st_encoding *enc, const char *s, const uint32_t *allowed, size_t na, uint32_t *ids,
-                         size_t cap, st_status *st, size_t *off) {
+                         size_t cap, st_status *st) {
     size_t n = 0;
-    *st = t_encode(enc, s, strlen(s), allowed, na, ids, NULL, cap, &n, off);
+    st_error err;
+    st_special_policy policy = {.allowed = allowed, .n_allowed = na};
+    *st = CHECKED(err, st_encode(enc, s, strlen(s), &policy, 0, ids, NULL, cap, &n, &err));
     return n;
 }
 
@@ -873,20 +903,20 @@ static void test_specials(void) {
     st_encoding *enc = g_enc[O200K];
     uint32_t ids[256], ids2[256];
     st_status st;
-    size_t off;
+    st_error err;
     const uint32_t eot = 199999, eop = 200018;
     uint32_t both[2] = {eot, eop};
 
     /* allowed: one id each where the text occurs */
     const char *t = "hello<|endoftext|> world<|endofprompt|>x<|endoftext|>";
-    size_t n = encode_ids(enc, t, &eot, 1, ids, 256, &st, NULL);
+    size_t n = encode_ids(enc, t, &eot, 1, ids, 256, &st);
     size_t c_eot = 0, c_eop = 0;
     for (size_t k = 0; k < n; k++) {
         c_eot += ids[k] == eot;
         c_eop += ids[k] == eop;
     }
     CHECK(st == ST_OK && c_eot == 2 && c_eop == 0, "o200k: endoftext allowed: %zu x eot, %zu x eop", c_eot, c_eop);
-    n = encode_ids(enc, t, both, 2, ids, 256, &st, NULL);
+    n = encode_ids(enc, t, both, 2, ids, 256, &st);
     c_eot = c_eop = 0;
     for (size_t k = 0; k < n; k++) {
         c_eot += ids[k] == eot;
@@ -895,9 +925,9 @@ static void test_specials(void) {
     CHECK(st == ST_OK && c_eot == 2 && c_eop == 1, "o200k: both allowed: %zu x eot, %zu x eop", c_eot, c_eop);
     /* the pieces around a special are encoded as separate texts */
     {
-        size_t a = encode_ids(enc, "hello", NULL, 0, ids2, 256, &st, NULL);
-        size_t b = encode_ids(enc, " world", NULL, 0, ids2 + a, 256 - a, &st, NULL);
-        size_t c = encode_ids(enc, "x", NULL, 0, ids2 + a + b, 256 - a - b, &st, NULL);
+        size_t a = encode_ids(enc, "hello", NULL, 0, ids2, 256, &st);
+        size_t b = encode_ids(enc, " world", NULL, 0, ids2 + a, 256 - a, &st);
+        size_t c = encode_ids(enc, "x", NULL, 0, ids2 + a + b, 256 - a - b, &st);
         uint32_t want[64];
         size_t w = 0;
         memcpy(want + w, ids2, a * 4);
@@ -912,23 +942,24 @@ static void test_specials(void) {
         CHECK(n == w && memcmp(ids, want, w * 4) == 0, "o200k: specials split the text into separate encodes");
     }
     /* none allowed: ordinary text, no special id */
-    n = encode_ids(enc, t, NULL, 0, ids, 256, &st, NULL);
+    n = encode_ids(enc, t, NULL, 0, ids, 256, &st);
     int any = 0;
     for (size_t k = 0; k < n; k++) any |= ids[k] == eot || ids[k] == eop;
     CHECK(st == ST_OK && !any && n > 4, "o200k: no specials allowed: special ids emitted");
     /* the allowed order does not matter; duplicates are fine */
     uint32_t rev[3] = {eop, eot, eop};
-    size_t n2 = encode_ids(enc, t, rev, 3, ids2, 256, &st, NULL);
-    n = encode_ids(enc, t, both, 2, ids, 256, &st, NULL);
+    size_t n2 = encode_ids(enc, t, rev, 3, ids2, 256, &st);
+    n = encode_ids(enc, t, both, 2, ids, 256, &st);
     CHECK(st == ST_OK && n2 == n && memcmp(ids, ids2, n * 4) == 0, "o200k: allowed order changes the ids");
     /* only a special */
-    n = encode_ids(enc, "<|endoftext|>", &eot, 1, ids, 256, &st, NULL);
+    n = encode_ids(enc, "<|endoftext|>", &eot, 1, ids, 256, &st);
     CHECK(st == ST_OK && n == 1 && ids[0] == eot, "o200k: the special alone");
     /* char_starts of specials */
     {
         const char *u = "\xC3\xA9<|endoftext|>\xE4\xBD\xA0<|endofprompt|>";
         size_t cs[32];
-        st = t_encode(enc, u, strlen(u), both, 2, ids, cs, 32, &n, NULL);
+        st = CHECKED(err, st_encode(enc, u, strlen(u), &(st_special_policy){.allowed = both, .n_allowed = 2},
+                                    ST_OFFSETS_CODEPOINTS, ids, cs, 32, &n, &err));
         int found = 0;
         for (size_t k = 0; k < n; k++) {
             if (ids[k] == eot) found += cs[k] == 1;
@@ -949,18 +980,22 @@ static void test_specials(void) {
         {{eop, eot, eop, 0}, 4, 3},    /* id 0 */
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        off = 999;
         size_t cnt = 5;
-        st = t_encode(enc, "abc", 3, bad[k].allowed, bad[k].n, ids, NULL, 256, &n, &off);
-        CHECK(st == ST_ERR_INVALID_ARGUMENT && off == bad[k].want, "o200k: bad allowed set %zu: status %d offset %zu, want %zu",
-              k, st, off, bad[k].want);
-        off = 999;
-        st = t_encode_count(enc, "abc", 3, bad[k].allowed, bad[k].n, &cnt, &off);
-        CHECK(st == ST_ERR_INVALID_ARGUMENT && off == bad[k].want, "o200k: count, bad allowed set %zu: %d at %zu", k, st, off);
+        st = CHECKED(err,
+                     st_encode(enc, "abc", 3, &(st_special_policy){.allowed = bad[k].allowed, .n_allowed = bad[k].n}, 0,
+                               ids, NULL, 256, &n, &err));
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, bad[k].want),
+              "o200k: bad allowed set %zu: status %d offset %zu, want %zu", k, st, (size_t)err.offset, bad[k].want);
+        st = CHECKED(err, st_encode_count(enc, "abc", 3,
+                                          &(st_special_policy){.allowed = bad[k].allowed, .n_allowed = bad[k].n}, &cnt,
+                                          &err));
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, bad[k].want),
+              "o200k: count, bad allowed set %zu: %d at %zu", k, st, (size_t)err.offset);
         /* also on the empty text */
-        off = 999;
-        st = t_encode(enc, "", 0, bad[k].allowed, bad[k].n, ids, NULL, 256, &n, &off);
-        CHECK(st == ST_ERR_INVALID_ARGUMENT && off == bad[k].want, "o200k: bad allowed set %zu on empty text: %d", k, st);
+        st = CHECKED(err, st_encode(enc, "", 0, &(st_special_policy){.allowed = bad[k].allowed, .n_allowed = bad[k].n},
+                                    0, ids, NULL, 256, &n, &err));
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, bad[k].want),
+              "o200k: bad allowed set %zu on empty text: %d", k, st);
     }
     /* cl100k: every special */
     {
@@ -970,20 +1005,21 @@ static void test_specials(void) {
             strcat(text, "x ");
             strcat(text, in->special[k]);
         }
-        n = encode_ids(g_enc[CL100K], text, in->special_id, (size_t)in->n_special, ids, 256, &st, NULL);
+        n = encode_ids(g_enc[CL100K], text, in->special_id, (size_t)in->n_special, ids, 256, &st);
         size_t found = 0;
         for (size_t k = 0; k < n; k++)
             for (int q = 0; q < in->n_special; q++) found += ids[k] == in->special_id[q];
         CHECK(st == ST_OK && found == (size_t)in->n_special, "cl100k: every special found once (%zu)", found);
         uint32_t one = 100256;
-        off = 9;
-        st = t_encode(g_enc[CL100K], "x", 1, &one, 1, ids, NULL, 256, &n, &off);
-        CHECK(st == ST_ERR_INVALID_ARGUMENT && off == 0, "cl100k: allowed gap id 100256 rejected");
+        st = CHECKED(err, st_encode(g_enc[CL100K], "x", 1, &(st_special_policy){.allowed = &one, .n_allowed = 1}, 0,
+                                    ids, NULL, 256, &n, &err));
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, 0),
+              "cl100k: allowed gap id 100256 rejected");
     }
     /* r50k/p50k */
     for (int e = 0; e < 2; e++) {
         uint32_t id = 50256;
-        n = encode_ids(g_enc[e], "a<|endoftext|>b", &id, 1, ids, 256, &st, NULL);
+        n = encode_ids(g_enc[e], "a<|endoftext|>b", &id, 1, ids, 256, &st);
         CHECK(st == ST_OK && n == 3 && ids[1] == 50256, "%s: endoftext", INFOS[e].name);
     }
 }
@@ -1036,12 +1072,13 @@ static void free_small(small_vocab *s) {
 #define SMALL_FIRST_SPECIAL 400
 
 static void test_special_longest_match(void) {
+    st_error err;
     const char *specials[] = {"<a>", "<a>b", "<a>bc", "</a>"};
     uint32_t sids[] = {400, 401, 402, 403};
     small_vocab sv = make_small(specials, sids, 4);
     st_encoding *enc = NULL;
-    st_status st = t_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, ST_PATTERN_O200K, NULL,
-                                            &enc, NULL, NULL);
+    st_status st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len,
+                                                         plain_pretokenizer(ST_PATTERN_O200K), NULL, &enc, &err));
     CHECK(st == ST_OK, "small vocabulary with specials: %d", st);
     if (st != ST_OK) {
         free_small(&sv);
@@ -1052,17 +1089,17 @@ static void test_special_longest_match(void) {
     uint32_t ids[64];
     size_t n;
     uint32_t all[4] = {400, 401, 402, 403}, two[2] = {401, 400}, one = 400;
-    n = encode_ids(enc, "x<a>bcd", all, 4, ids, 64, &st, NULL);
+    n = encode_ids(enc, "x<a>bcd", all, 4, ids, 64, &st);
     CHECK(st == ST_OK && n == 3 && ids[0] == 'x' && ids[1] == 402 && ids[2] == 'd', "longest special wins (%zu ids)", n);
-    n = encode_ids(enc, "x<a>bcd", two, 2, ids, 64, &st, NULL);
+    n = encode_ids(enc, "x<a>bcd", two, 2, ids, 64, &st);
     CHECK(st == ST_OK && n == 4 && ids[0] == 'x' && ids[1] == 401 && ids[2] == 'c' && ids[3] == 'd',
           "longest allowed special wins over a shorter one (%zu ids)", n);
-    n = encode_ids(enc, "x<a>bcd", &one, 1, ids, 64, &st, NULL);
+    n = encode_ids(enc, "x<a>bcd", &one, 1, ids, 64, &st);
     CHECK(st == ST_OK && n >= 3 && ids[1] == 400, "only <a> allowed: it matches, the rest is text");
-    n = encode_ids(enc, "<a><a></a>", all, 4, ids, 64, &st, NULL);
+    n = encode_ids(enc, "<a><a></a>", all, 4, ids, 64, &st);
     CHECK(st == ST_OK && n == 3 && ids[0] == 400 && ids[1] == 400 && ids[2] == 403, "adjacent specials");
     /* "<a" is an ordinary token too; without specials allowed "<a>" is plain text */
-    n = encode_ids(enc, "<a>", NULL, 0, ids, 64, &st, NULL);
+    n = encode_ids(enc, "<a>", NULL, 0, ids, 64, &st);
     CHECK(st == ST_OK && n == 2 && ids[0] == 256 + 26 && ids[1] == '>',
           "\"<a>\" with no specials allowed: ordinary tokens \"<a\" \">\" (%zu ids)", n);
     st_encoding_free(enc);
@@ -1078,12 +1115,12 @@ static void test_special_not_utf8(void) {
         uint32_t sid = 400;
         small_vocab sv = make_small(bad_specials[v], &sid, 1);
         st_encoding *enc = NULL;
-        size_t off = 0;
-        int in_spec = 0;
-        st_status st = t_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, ST_PATTERN_O200K,
-                                                NULL, &enc, &off, &in_spec);
+        st_error err;
+        st_status st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len,
+                                                             plain_pretokenizer(ST_PATTERN_O200K), NULL, &enc, &err));
         if (st == ST_ERR_MALFORMED_MODEL) { /* rejecting such a special at load is a fix too */
-            CHECK(in_spec == 1 && off == 0, "non-UTF-8 special rejected: offset %zu in specials %d", off, in_spec);
+            CHECK(err.input == 1 && error_at(&err, ST_UNIT_BYTE, 0),
+                  "non-UTF-8 special rejected: offset %zu in input %u", (size_t)err.offset, err.input);
         } else {
             CHECK(st == ST_OK, "non-UTF-8 special: load status %d", st);
             /* the text exactly sized, so ASan sees a read past it */
@@ -1094,10 +1131,12 @@ static void test_special_not_utf8(void) {
                 memcpy(s, texts[t], len);
                 uint32_t ids[16];
                 size_t n = 0;
-                st_status se = t_encode(enc, s, len, &sid, 1, ids, NULL, 16, &n, NULL);
+                st_status se =
+                    CHECKED(err, st_encode(enc, s, len, &(st_special_policy){.allowed = &sid, .n_allowed = 1}, 0, ids,
+                                           NULL, 16, &n, &err));
                 uint8_t out[32];
                 size_t ol = 0;
-                st_status sd = se == ST_OK ? t_decode(enc, ids, n, out, sizeof out, &ol, NULL) : ST_OK;
+                st_status sd = se == ST_OK ? CHECKED(err, st_decode(enc, ids, n, out, sizeof out, &ol, &err)) : ST_OK;
                 CHECK(se == ST_OK && sd == ST_OK && ol == len && memcmp(out, s, len) == 0,
                       "non-UTF-8 special %d on text %d: encode %d, decode gives %zu bytes of %zu", v, t, se, ol, len);
                 free(s);
@@ -1129,15 +1168,18 @@ static void test_invalid_utf8(void) {
     for (int e = 0; e < N_ENC; e++)
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
             uint32_t ids[32];
-            size_t n = 0, off = 999, cnt = 0, off2 = 999, voff = 999;
-            st_status st = t_encode(g_enc[e], cases[k].s, cases[k].len, INFOS[e].special_id,
-                                     (size_t)INFOS[e].n_special, ids, NULL, 32, &n, &off);
-            st_status st2 = t_encode_count(g_enc[e], cases[k].s, cases[k].len, NULL, 0, &cnt, &off2);
-            t_utf8_validate(cases[k].s, cases[k].len, &voff);
-            CHECK(st == ST_ERR_INVALID_UTF8 && off == cases[k].off && st2 == ST_ERR_INVALID_UTF8 &&
-                      off2 == cases[k].off && voff == cases[k].off,
-                  "%s: invalid UTF-8 case %zu: status %d offset %zu, count %d offset %zu; want offset %zu", INFOS[e].name,
-                  k, st, off, st2, off2, cases[k].off);
+            size_t n = 0, cnt = 0;
+            st_error err, err2, verr;
+            st_special_policy policy = {.allowed = INFOS[e].special_id, .n_allowed = (size_t)INFOS[e].n_special};
+            st_status st =
+                CHECKED(err, st_encode(g_enc[e], cases[k].s, cases[k].len, &policy, 0, ids, NULL, 32, &n, &err));
+            st_status st2 = CHECKED(err2, st_encode_count(g_enc[e], cases[k].s, cases[k].len, NULL, &cnt, &err2));
+            CHECKED(verr, st_utf8_validate(cases[k].s, cases[k].len, &verr));
+            CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, cases[k].off) &&
+                      st2 == ST_ERR_INVALID_UTF8 && error_at(&err2, ST_UNIT_BYTE, cases[k].off) &&
+                      error_at(&verr, ST_UNIT_BYTE, cases[k].off),
+                  "%s: invalid UTF-8 case %zu: status %d offset %zu, count %d offset %zu; want offset %zu",
+                  INFOS[e].name, k, st, (size_t)err.offset, st2, (size_t)err2.offset, cases[k].off);
         }
     /* a long valid prefix */
     size_t len = 100000;
@@ -1145,70 +1187,75 @@ static void test_invalid_utf8(void) {
     memset(s, 'a', len);
     s[len - 3] = (char)0xE4;
     s[len - 2] = (char)0xBD;
-    size_t n, off = 0;
-    st_status st = t_encode_count(g_enc[O200K], s, len, NULL, 0, &n, &off);
-    CHECK(st == ST_ERR_INVALID_UTF8 && off == len - 3, "long text, bad at the end: %d at %zu", st, off);
+    size_t n;
+    st_error err;
+    st_status st = CHECKED(err, st_encode_count(g_enc[O200K], s, len, NULL, &n, &err));
+    CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, len - 3), "long text, bad at the end: %d at %zu",
+          st, (size_t)err.offset);
     free(s);
 }
 
 static void test_decode(void) {
     st_encoding *enc = g_enc[CL100K];
     uint8_t out[256];
-    size_t n = 0, off = 999;
+    size_t n = 0;
+    st_error err;
     uint32_t ids[] = {0, 1, 100256, 5};
-    st_status st = t_decode(enc, ids, 4, out, sizeof out, &n, &off);
-    CHECK(st == ST_ERR_INVALID_TOKEN && off == 2, "cl100k: decode with a gap id: %d at %zu", st, off);
+    st_status st = CHECKED(err, st_decode(enc, ids, 4, out, sizeof out, &n, &err));
+    CHECK(st == ST_ERR_INVALID_TOKEN && error_at(&err, ST_UNIT_INDEX, 2), "cl100k: decode with a gap id: %d at %zu", st,
+          (size_t)err.offset);
     uint32_t ids2[] = {100277};
-    off = 999;
-    st = t_decode(enc, ids2, 1, out, sizeof out, &n, &off);
-    CHECK(st == ST_ERR_INVALID_TOKEN && off == 0, "cl100k: decode id n_vocab: %d at %zu", st, off);
+    st = CHECKED(err, st_decode(enc, ids2, 1, out, sizeof out, &n, &err));
+    CHECK(st == ST_ERR_INVALID_TOKEN && error_at(&err, ST_UNIT_INDEX, 0), "cl100k: decode id n_vocab: %d at %zu", st,
+          (size_t)err.offset);
     uint32_t ids3[] = {10, 20, 30, 0xFFFFFFFFu};
-    off = 999;
-    st = t_decode(enc, ids3, 4, out, sizeof out, &n, &off);
-    CHECK(st == ST_ERR_INVALID_TOKEN && off == 3, "cl100k: decode 0xFFFFFFFF: %d at %zu", st, off);
+    st = CHECKED(err, st_decode(enc, ids3, 4, out, sizeof out, &n, &err));
+    CHECK(st == ST_ERR_INVALID_TOKEN && error_at(&err, ST_UNIT_INDEX, 3), "cl100k: decode 0xFFFFFFFF: %d at %zu", st,
+          (size_t)err.offset);
     uint32_t ids4[] = {200000, 1};
-    off = 999;
-    st = t_decode(g_enc[O200K], ids4, 2, out, sizeof out, &n, &off);
-    CHECK(st == ST_ERR_INVALID_TOKEN && off == 0, "o200k: decode a gap id: %d at %zu", st, off);
+    st = CHECKED(err, st_decode(g_enc[O200K], ids4, 2, out, sizeof out, &n, &err));
+    CHECK(st == ST_ERR_INVALID_TOKEN && error_at(&err, ST_UNIT_INDEX, 0), "o200k: decode a gap id: %d at %zu", st,
+          (size_t)err.offset);
     /* a special decodes to its text */
     uint32_t ids5[] = {100257, 100276};
-    st = t_decode(enc, ids5, 2, out, sizeof out, &n, NULL);
+    st = CHECKED(err, st_decode(enc, ids5, 2, out, sizeof out, &n, &err));
     CHECK(st == ST_OK && n == 28 && memcmp(out, "<|endoftext|><|endofprompt|>", 28) == 0, "cl100k: decode specials");
     /* size query and small buffers: nothing past cap */
     const char *text = "Hello, world! This is a test of the size query.";
     uint32_t t[64];
     size_t nt = 0;
-    st = t_encode(enc, text, strlen(text), NULL, 0, t, NULL, 64, &nt, NULL);
+    st = CHECKED(err, st_encode(enc, text, strlen(text), NULL, 0, t, NULL, 64, &nt, &err));
     size_t q = 0;
-    st = t_decode(enc, t, nt, NULL, 0, &q, NULL);
+    st = CHECKED(err, st_decode(enc, t, nt, NULL, 0, &q, &err));
     CHECK(st == ST_ERR_BUFFER_TOO_SMALL && q == strlen(text), "decode size query: %d, %zu", st, q);
     for (size_t cap = 1; cap < strlen(text); cap += 3) {
         memset(out, 0xEE, sizeof out);
-        st = t_decode(enc, t, nt, out, cap, &q, NULL);
+        st = CHECKED(err, st_decode(enc, t, nt, out, cap, &q, &err));
         int clean = 1;
         for (size_t k = cap; k < sizeof out; k++) clean &= out[k] == 0xEE;
         CHECK(st == ST_ERR_BUFFER_TOO_SMALL && q == strlen(text) && clean, "decode with cap %zu: %d %zu, clean %d", cap,
               st, q, clean);
     }
-    st = t_decode(enc, t, nt, out, strlen(text), &q, NULL);
+    st = CHECKED(err, st_decode(enc, t, nt, out, strlen(text), &q, &err));
     CHECK(st == ST_OK && q == strlen(text), "decode with cap = exact size");
 }
 
 /* ---- images --------------------------------------------------------------------------------- */
 
 static uint64_t *save_image(const st_encoding *enc, size_t *size) {
+    st_error err;
     size_t sz = 0;
-    st_status st = t_encoding_save_image(enc, NULL, 0, &sz);
+    st_status st = CHECKED(err, st_encoding_save_image(enc, NULL, 0, &sz, &err));
     CHECK(st == ST_ERR_BUFFER_TOO_SMALL && sz > 64, "save_image size query: %d, %zu", st, sz);
     uint64_t *img = (uint64_t *)xmalloc((sz + 7) / 8 * 8 + 8);
     memset(img, 0xCD, (sz + 7) / 8 * 8 + 8);
     size_t sz2 = 0;
-    st = t_encoding_save_image(enc, (uint8_t *)img, sz - 1, &sz2);
+    st = CHECKED(err, st_encoding_save_image(enc, (uint8_t *)img, sz - 1, &sz2, &err));
     int untouched = 1;
     for (size_t k = 0; k < sz; k++) untouched &= ((uint8_t *)img)[k] == 0xCD;
     CHECK(st == ST_ERR_BUFFER_TOO_SMALL && sz2 == sz && untouched, "save_image with cap size-1: %d, untouched %d", st,
           untouched);
-    st = t_encoding_save_image(enc, (uint8_t *)img, sz, &sz2);
+    st = CHECKED(err, st_encoding_save_image(enc, (uint8_t *)img, sz, &sz2, &err));
     CHECK(st == ST_OK && sz2 == sz, "save_image: %d", st);
     *size = sz;
     return img;
@@ -1242,6 +1289,7 @@ static size_t gen_cjk_text(uint64_t *r, uint8_t *o, size_t max) {
 /* The backtracking encoder against the reference merge, and against the merge loop of the same
  * vocabulary loaded from an image (which never uses backtracking). */
 static void test_backtrack(void) {
+    st_error err;
     uint64_t r = g_seed * 0x2545F4914F6CDD1Dull + 7;
     int count = g_big ? 400 : 60;
     size_t max = 6000;
@@ -1252,8 +1300,7 @@ static void test_backtrack(void) {
         size_t sz = 0;
         uint64_t *img = save_image(g_enc[e], &sz);
         st_encoding *ie = NULL;
-        size_t off = 0;
-        CHECK(t_encoding_from_image(img, sz, NULL, &ie, &off) == ST_OK, "%s: from_image", INFOS[e].name);
+        CHECK(CHECKED(err, st_encoding_from_image(img, sz, NULL, &ie, &err)) == ST_OK, "%s: from_image", INFOS[e].name);
         check_opts o = {NULL, 0, 1, 0, 0};
         for (int i = 0; i < count && ie; i++) {
             size_t n = gen_cjk_text(&r, buf, i % 4 == 0 ? max : 300);
@@ -1261,8 +1308,8 @@ static void test_backtrack(void) {
             snprintf(label, sizeof label, "CJK pieces %d (seed %llu)", i, (unsigned long long)g_seed);
             check_text(e, g_enc[e], &g_ref[e], g_pt[e], buf, n, &o, label);
             size_t na = 0, nb = 0;
-            st_status sa = t_encode(g_enc[e], (const char *)buf, n, NULL, 0, a, NULL, max, &na, &off);
-            st_status sb = t_encode(ie, (const char *)buf, n, NULL, 0, b, NULL, max, &nb, &off);
+            st_status sa = CHECKED(err, st_encode(g_enc[e], (const char *)buf, n, NULL, 0, a, NULL, max, &na, &err));
+            st_status sb = CHECKED(err, st_encode(ie, (const char *)buf, n, NULL, 0, b, NULL, max, &nb, &err));
             CHECK(sa == ST_OK && sb == ST_OK && na == nb && memcmp(a, b, na * 4) == 0,
                   "%s %s: rank file and image encodings differ (%zu and %zu ids)", INFOS[e].name, label, na, nb);
         }
@@ -1301,6 +1348,7 @@ static size_t ref_rules(const uint32_t *merges, size_t n_merges, uint32_t base, 
 /* Random rules over the symbols of a few characters, so that texts of those characters merge
  * a lot: each rule joins two tokens chosen among the base symbols in use and earlier rules. */
 static size_t random_rules(uint64_t *r, int ube, uint32_t *merges, size_t max) {
+    st_error err;
     static const char *chars[] = {"a", "b", " ", "\xC3\xA9", "\xD0\xBF", "\xE4\xB8\xAD", "\xE6\x96\x87",
                                   "\xF0\x9F\x98\x80", ".", "\n"};
     uint32_t pool[600];
@@ -1308,7 +1356,8 @@ static size_t random_rules(uint64_t *r, int ube, uint32_t *merges, size_t max) {
     for (size_t c = 0; c < sizeof chars / sizeof chars[0]; c++) {
         uint16_t sym[8];
         size_t ns = 0;
-        if (ube) t_ube_encode_symbols(chars[c], strlen(chars[c]), sym, 8, &ns, NULL);
+        if (ube)
+            CHECKED(err, st_ube_encode_symbols(chars[c], strlen(chars[c]), sym, 8, &ns, &err));
         else for (ns = 0; chars[c][ns]; ns++) sym[ns] = (uint8_t)chars[c][ns];
         for (size_t k = 0; k < ns; k++) pool[np++] = sym[k];
     }
@@ -1326,71 +1375,78 @@ static size_t random_rules(uint64_t *r, int ube, uint32_t *merges, size_t max) {
 }
 
 static void test_merges(void) {
-    size_t off = 0;
-    int in_spec = 0;
+    st_error err;
     st_encoding *enc = NULL;
     /* docs/design.md §7: rules a b, c d, ab c, abc d give [ab, cd] for "abcd" */
     for (int ube = 0; ube < 2; ube++) {
         uint32_t base = ube ? 512 : 256;
         uint32_t m[8] = {'a', 'b', 'c', 'd', base, 'c', base + 2, 'd'};
         const char *sp = "PHxlbmR8Pg== 600\n"; /* <|end|> */
-        st_status st = t_encoding_new_merges(ube, m, 4, sp, strlen(sp), ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
-        CHECK(st == ST_OK, "new_merges(%d): %d at %zu", ube, st, off);
+        st_status st = CHECKED(err, st_encoding_new_merges(ube, m, 4, sp, strlen(sp),
+                                                           plain_pretokenizer(ST_PATTERN_O200K), NULL, &enc, &err));
+        CHECK(st == ST_OK, "new_merges(%d): %d at %zu", ube, st, (size_t)err.offset);
         if (st != ST_OK) continue;
         uint32_t ids[16];
         size_t n = 0, cs[16];
-        st = t_encode(enc, "abcd", 4, NULL, 0, ids, cs, 16, &n, &off);
+        st = CHECKED(err, st_encode(enc, "abcd", 4, NULL, ST_OFFSETS_CODEPOINTS, ids, cs, 16, &n, &err));
         CHECK(st == ST_OK && n == 2 && ids[0] == base && ids[1] == base + 1, "rules: abcd -> %zu ids %u %u", n,
               ids[0], ids[1]);
         uint32_t allowed = 600;
-        st = t_encode(enc, "abc<|end|>d", 11, &allowed, 1, ids, cs, 16, &n, &off);
+        st = CHECKED(err, st_encode(enc, "abc<|end|>d", 11, &(st_special_policy){.allowed = &allowed, .n_allowed = 1},
+                                    ST_OFFSETS_CODEPOINTS, ids, cs, 16, &n, &err));
         CHECK(st == ST_OK && n == 3 && ids[0] == base + 2 && ids[1] == 600 && ids[2] == 'd' && cs[1] == 3 && cs[2] == 10,
               "rules with a special: %zu ids", n);
         CHECK(st_encoding_alphabet(enc) == ube, "alphabet");
         CHECK(st_encoding_prepare(enc) == ST_ERR_INVALID_ARGUMENT, "a rules model has no tables to build");
         CHECK(st_encoding_n_vocab(enc) == 601, "n_vocab %u", st_encoding_n_vocab(enc));
         size_t sz = 0;
-        CHECK(t_encoding_save_image(enc, NULL, 0, &sz) == ST_ERR_INVALID_ARGUMENT, "rules models have no image");
+        CHECK(CHECKED(err, st_encoding_save_image(enc, NULL, 0, &sz, &err)) == ST_ERR_INVALID_ARGUMENT,
+              "rules models have no image");
         uint16_t syms[8];
         size_t ns = 0;
-        st = t_token_symbols(enc, base + 3, NULL, 0, &ns);
+        st = CHECKED(err, st_token_symbols(enc, base + 3, NULL, 0, &ns, &err));
         CHECK(st == ST_ERR_BUFFER_TOO_SMALL && ns == 4, "token_symbols size query: %d %zu", st, ns);
-        st = t_token_symbols(enc, base + 3, syms, 8, &ns);
+        st = CHECKED(err, st_token_symbols(enc, base + 3, syms, 8, &ns, &err));
         CHECK(st == ST_OK && ns == 4 && syms[0] == 'a' && syms[3] == 'd', "token_symbols");
-        CHECK(t_token_symbols(enc, 600, syms, 8, &ns) == ST_ERR_INVALID_TOKEN, "a special has no symbols");
-        CHECK(t_token_symbols(enc, 601, syms, 8, &ns) == ST_ERR_INVALID_TOKEN, "no such id");
+        CHECK(CHECKED(err, st_token_symbols(enc, 600, syms, 8, &ns, &err)) == ST_ERR_INVALID_TOKEN,
+              "a special has no symbols");
+        CHECK(CHECKED(err, st_token_symbols(enc, 601, syms, 8, &ns, &err)) == ST_ERR_INVALID_TOKEN, "no such id");
         uint8_t out[64];
         uint32_t dids[4] = {base, 600, base + 1, 'x'};
-        st = t_decode_text(enc, dids, 4, 0, NULL, 0, &sz, &off);
+        st = CHECKED(err, st_decode_text(enc, dids, 4, 0, NULL, 0, &sz, &err));
         CHECK(st == ST_ERR_BUFFER_TOO_SMALL && sz == 12, "decode_text size query: %d %zu", st, sz);
-        st = t_decode_text(enc, dids, 4, 0, out, sizeof out, &sz, &off);
+        st = CHECKED(err, st_decode_text(enc, dids, 4, 0, out, sizeof out, &sz, &err));
         CHECK(st == ST_OK && sz == 12 && memcmp(out, "ab<|end|>cdx", 12) == 0, "decode_text");
         dids[3] = 601;
-        CHECK(t_decode_text(enc, dids, 4, 0, out, sizeof out, &sz, &off) == ST_ERR_INVALID_TOKEN && off == 3,
-              "decode_text: a bad id at %zu", off);
-        CHECK(t_decode(enc, dids, 1, out, sizeof out, &sz, &off) == (ube ? ST_ERR_INVALID_ARGUMENT : ST_OK),
+        CHECK(CHECKED(err, st_decode_text(enc, dids, 4, 0, out, sizeof out, &sz, &err)) == ST_ERR_INVALID_TOKEN &&
+                  error_at(&err, ST_UNIT_INDEX, 3),
+              "decode_text: a bad id at %zu", (size_t)err.offset);
+        CHECK(CHECKED(err, st_decode(enc, dids, 1, out, sizeof out, &sz, &err)) ==
+                  (ube ? ST_ERR_INVALID_ARGUMENT : ST_OK),
               "st_decode on a %s model", ube ? "UBE" : "byte");
         st_encoding_free(enc);
     }
     /* UBE decoding: a lone UTF-16 byte before a special is flushed as U+FFFD; strict names the id */
     {
         uint32_t m[2] = {256 + 0x2D, 256 + 0x4E}; /* U+4E2D */
-        st_status st = t_encoding_new_merges(ST_ALPHABET_UBE, m, 1, "PHw+ 513\n", 9, ST_PATTERN_O200K, NULL,
-                                              &enc, &off, &in_spec);
+        st_status st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_UBE, m, 1, "PHw+ 513\n", 9,
+                                                           plain_pretokenizer(ST_PATTERN_O200K), NULL, &enc, &err));
         CHECK(st == ST_OK, "UBE model: %d", st);
         if (st == ST_OK) {
             uint32_t ids[4] = {512, 256 + 0x2D, 513, 'a'};
             uint8_t out[64];
             size_t sz = 0;
-            st = t_decode_text(enc, ids, 4, 0, out, sizeof out, &sz, &off);
+            st = CHECKED(err, st_decode_text(enc, ids, 4, 0, out, sizeof out, &sz, &err));
             CHECK(st == ST_OK && sz == 3 + 3 + 3 + 1 && memcmp(out, "\xE4\xB8\xAD\xEF\xBF\xBD<|>a", 10) == 0,
                   "UBE decode with a flush: %d, %zu bytes", st, sz);
-            st = t_decode_text(enc, ids, 4, ST_UBE_STRICT, out, sizeof out, &sz, &off);
-            CHECK(st == ST_ERR_INVALID_UTF8 && off == 1, "strict: %d at id %zu", st, off);
+            st = CHECKED(err, st_decode_text(enc, ids, 4, ST_UBE_STRICT, out, sizeof out, &sz, &err));
+            CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_INDEX, 1), "strict: %d at id %zu", st,
+                  (size_t)err.offset);
             /* a UBE token starting inside a character: char starts name that character */
             uint32_t e[8];
             size_t n = 0, cs[8];
-            st = t_encode(enc, "\xE4\xB8\xAD\xE4\xB8\x80", 6, NULL, 0, e, cs, 8, &n, &off);
+            st = CHECKED(
+                err, st_encode(enc, "\xE4\xB8\xAD\xE4\xB8\x80", 6, NULL, ST_OFFSETS_CODEPOINTS, e, cs, 8, &n, &err));
             CHECK(st == ST_OK && n == 3 && e[0] == 512 && e[1] == 256 && e[2] == 256 + 0x4E && cs[0] == 0 && cs[1] == 1 &&
                   cs[2] == 1, "UBE encode: %zu ids, starts %zu %zu %zu", n, cs[0], cs[1], cs[2]);
             st_encoding_free(enc);
@@ -1399,24 +1455,38 @@ static void test_merges(void) {
     /* malformed rules and specials */
     {
         uint32_t fwd[4] = {'a', 'b', 'a', 300}, dup[4] = {'a', 'b', 'a', 'b'};
-        CHECK(t_encoding_new_merges(0, fwd, 2, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL && off == 1 &&
-                  !in_spec, "a rule naming a later id: at %zu", off);
-        CHECK(t_encoding_new_merges(0, dup, 2, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL && off == 1,
-              "the same pair twice: at %zu", off);
-        CHECK(t_encoding_new_merges(0, dup, 1, "YQ== 100\n", 9, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL &&
-                  in_spec && off == 0, "a special on an ordinary id");
-        CHECK(t_encoding_new_merges(2, dup, 1, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_INVALID_ARGUMENT,
+        const st_pretokenizer *o200k = plain_pretokenizer(ST_PATTERN_O200K);
+        CHECK(CHECKED(err, st_encoding_new_merges(0, fwd, 2, "", 0, o200k, NULL, &enc, &err)) ==
+                      ST_ERR_MALFORMED_MODEL &&
+                  error_at(&err, ST_UNIT_INDEX, 1) && err.input == 0,
+              "a rule naming a later id: at %zu", (size_t)err.offset);
+        CHECK(CHECKED(err, st_encoding_new_merges(0, dup, 2, "", 0, o200k, NULL, &enc, &err)) ==
+                      ST_ERR_MALFORMED_MODEL &&
+                  error_at(&err, ST_UNIT_INDEX, 1),
+              "the same pair twice: at %zu", (size_t)err.offset);
+        CHECK(CHECKED(err, st_encoding_new_merges(0, dup, 1, "YQ== 100\n", 9, o200k, NULL, &enc, &err)) ==
+                      ST_ERR_MALFORMED_MODEL &&
+                  err.input == 1 && error_at(&err, ST_UNIT_BYTE, 0),
+              "a special on an ordinary id");
+        CHECK(CHECKED(err, st_encoding_new_merges(2, dup, 1, "", 0, o200k, NULL, &enc, &err)) ==
+                  ST_ERR_INVALID_ARGUMENT,
               "alphabet 2");
-        CHECK(t_encoding_new_merges(0, NULL, 1, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_INVALID_ARGUMENT,
+        CHECK(CHECKED(err, st_encoding_new_merges(0, NULL, 1, "", 0, o200k, NULL, &enc, &err)) ==
+                  ST_ERR_INVALID_ARGUMENT,
               "NULL merges");
-        CHECK(t_encoding_new_merges(0, dup, 1, "", 0, 9, NULL, &enc, &off, &in_spec) != ST_OK, "unknown pattern");
-        CHECK(t_encoding_new_merges(0, dup, (size_t)1 << 22, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_ERR_MALFORMED_MODEL,
+        /* an encoding's pattern comes from its pre-tokenizer: an unknown one is refused there */
+        st_pretokenizer *unknown = NULL;
+        CHECK(CHECKED(err, st_pretokenizer_new(9, 0, NULL, 0, NULL, &unknown, &err)) != ST_OK, "unknown pattern");
+        CHECK(CHECKED(err, st_encoding_new_merges(0, dup, (size_t)1 << 22, "", 0, o200k, NULL, &enc, &err)) ==
+                  ST_ERR_MALFORMED_MODEL,
               "too many rules");
-        CHECK(t_encoding_new_merges(0, NULL, 0, "", 0, 3, NULL, &enc, &off, &in_spec) == ST_OK, "no rules at all");
+        CHECK(CHECKED(err, st_encoding_new_merges(0, NULL, 0, "", 0, o200k, NULL, &enc, &err)) == ST_OK,
+              "no rules at all");
         if (enc) {
             uint32_t ids[8];
             size_t n = 0;
-            CHECK(t_encode(enc, "ab", 2, NULL, 0, ids, NULL, 8, &n, &off) == ST_OK && n == 2 && ids[0] == 'a',
+            CHECK(CHECKED(err, st_encode(enc, "ab", 2, NULL, 0, ids, NULL, 8, &n, &err)) == ST_OK && n == 2 &&
+                      ids[0] == 'a',
                   "no rules: bytes");
             st_encoding_free(enc);
         }
@@ -1424,7 +1494,7 @@ static void test_merges(void) {
     /* random rules, random texts of their characters: st_encode against the reference */
     uint64_t r = g_seed * 0x9E3779B97F4A7C15ull + 99;
     st_pretokenizer *pt = NULL;
-    t_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, &off);
+    CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, &err));
     static const char *chars[] = {"a", "b", " ", "\xC3\xA9", "\xD0\xBF", "\xE4\xB8\xAD", "\xE6\x96\x87",
                                   "\xF0\x9F\x98\x80", ".", "\n"};
     uint32_t merges[2 * 300];
@@ -1435,8 +1505,9 @@ static void test_merges(void) {
     for (int round = 0; round < (g_big ? 200 : 40); round++) {
         int ube = round & 1;
         size_t nm = random_rules(&r, ube, merges, 20 + rng_below(&r, 280));
-        st_status st = t_encoding_new_merges(ube, merges, nm, "", 0, ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
-        CHECK(st == ST_OK, "random rules round %d: %d at %zu", round, st, off);
+        st_status st = CHECKED(err, st_encoding_new_merges(ube, merges, nm, "", 0, plain_pretokenizer(ST_PATTERN_O200K),
+                                                           NULL, &enc, &err));
+        CHECK(st == ST_OK, "random rules round %d: %d at %zu", round, st, (size_t)err.offset);
         if (st != ST_OK) continue;
         for (int t = 0; t < 10; t++) {
             size_t len = 0, target = rng_below(&r, t == 0 ? 1200 : 120);
@@ -1449,11 +1520,12 @@ static void test_merges(void) {
                 if (len + 4 >= target) break;
             }
             size_t n = 0, np = 0, w = 0;
-            st = t_encode(enc, text, len, NULL, 0, got, NULL, 1400, &n, &off);
-            t_pretokenize(pt, text, len, 0, ends, 1400, &np, &off);
+            st = CHECKED(err, st_encode(enc, text, len, NULL, 0, got, NULL, 1400, &n, &err));
+            CHECKED(err, st_pretokenize(pt, text, len, 0, ends, 1400, &np, &err));
             for (size_t k = 0, a = 0; k < np; a = ends[k++]) {
                 size_t ns = 0;
-                if (ube) t_ube_encode_symbols(text + a, ends[k] - a, sym, 1400, &ns, &off);
+                if (ube)
+                    CHECKED(err, st_ube_encode_symbols(text + a, ends[k] - a, sym, 1400, &ns, &err));
                 else for (ns = 0; ns < ends[k] - a; ns++) sym[ns] = (uint8_t)text[a + ns];
                 w += ref_rules(merges, nm, ube ? 512 : 256, sym, ns, want + w);
             }
@@ -1479,11 +1551,11 @@ static void test_images(void) {
         size_t sz = 0;
         uint64_t *img = save_image(g_enc[e], &sz);
         st_encoding *ie = NULL;
-        size_t off = 0;
+        st_error err;
         double t0 = now_seconds();
-        st_status st = t_encoding_from_image(img, sz, NULL, &ie, &off);
+        st_status st = CHECKED(err, st_encoding_from_image(img, sz, NULL, &ie, &err));
         double dt = now_seconds() - t0;
-        CHECK(st == ST_OK && ie, "%s: from_image: %d at %zu", in->name, st, off);
+        CHECK(st == ST_OK && ie, "%s: from_image: %d at %zu", in->name, st, (size_t)err.offset);
         if (st != ST_OK) {
             free(img);
             continue;
@@ -1497,8 +1569,14 @@ static void test_images(void) {
             uint32_t a[256], b[256];
             size_t ca[256], cb[256], na = 0, nb = 0;
             size_t len = strlen(texts[t]);
-            st_status s1 = t_encode(g_enc[e], texts[t], len, in->special_id, (size_t)in->n_special, a, ca, 256, &na, NULL);
-            st_status s2 = t_encode(ie, texts[t], len, in->special_id, (size_t)in->n_special, b, cb, 256, &nb, NULL);
+            st_status s1 = CHECKED(
+                err, st_encode(g_enc[e], texts[t], len,
+                               &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special},
+                               ST_OFFSETS_CODEPOINTS, a, ca, 256, &na, &err));
+            st_status s2 = CHECKED(
+                err, st_encode(ie, texts[t], len,
+                               &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special},
+                               ST_OFFSETS_CODEPOINTS, b, cb, 256, &nb, &err));
             CHECK(s1 == ST_OK && s2 == ST_OK && na == nb && memcmp(a, b, na * 4) == 0 &&
                       memcmp(ca, cb, na * sizeof(size_t)) == 0,
                   "%s: image encode of text %zu differs", in->name, t);
@@ -1508,7 +1586,8 @@ static void test_images(void) {
         for (uint32_t id = 0; id < in->n_vocab + 2 && bad == NONE; id++) {
             const uint8_t *p1 = NULL, *p2 = NULL;
             size_t l1 = 0, l2 = 0;
-            st_status s1 = t_token_bytes(g_enc[e], id, &p1, &l1), s2 = t_token_bytes(ie, id, &p2, &l2);
+            st_status s1 = CHECKED(err, st_token_bytes(g_enc[e], id, &p1, &l1, &err)),
+                      s2 = CHECKED(err, st_token_bytes(ie, id, &p2, &l2, &err));
             if (s1 != s2 || (s1 == ST_OK && (l1 != l2 || memcmp(p1, p2, l1) != 0))) bad = id;
         }
         CHECK(bad == NONE, "%s: image token bytes of %u differ", in->name, bad);
@@ -1520,8 +1599,12 @@ static void test_images(void) {
             size_t len = gen_text(&r, buf, sizeof buf, 1);
             uint32_t a[512], b[512];
             size_t na = 0, nb = 0;
-            t_encode(g_enc[e], (const char *)buf, len, in->special_id, (size_t)in->n_special, a, NULL, 512, &na, NULL);
-            t_encode(ie, (const char *)buf, len, in->special_id, (size_t)in->n_special, b, NULL, 512, &nb, NULL);
+            CHECKED(err, st_encode(g_enc[e], (const char *)buf, len,
+                                   &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special},
+                                   0, a, NULL, 512, &na, &err));
+            CHECKED(err, st_encode(ie, (const char *)buf, len,
+                                   &(st_special_policy){.allowed = in->special_id, .n_allowed = (size_t)in->n_special},
+                                   0, b, NULL, 512, &nb, &err));
             diff |= na != nb || memcmp(a, b, na * 4) != 0;
         }
         CHECK(!diff, "%s: image encodes random texts differently", in->name);
@@ -1535,26 +1618,28 @@ static void test_images(void) {
         /* header and bounds checks at load */
         uint8_t *b = (uint8_t *)img;
         st_encoding *x = NULL;
-        off = 999;
-        st = t_encoding_from_image((uint8_t *)img + 8, sz - 8, NULL, &x, &off);
-        CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL && off == 0, "%s: image without magic: %d at %zu", in->name, st,
-              off);
-        off = 999;
-        st = t_encoding_from_image(img, sz - 1, NULL, &x, &off);
-        CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL, "%s: truncated image: %d at %zu", in->name, st, off);
-        st = t_encoding_from_image(img, 63, NULL, &x, &off);
-        CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL && off == 0, "%s: 63-byte image: %d", in->name, st);
-        st = t_encoding_from_image(img, 0, NULL, &x, &off);
+        st = CHECKED(err, st_encoding_from_image((uint8_t *)img + 8, sz - 8, NULL, &x, &err));
+        CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL && error_at(&err, ST_UNIT_BYTE, 0),
+              "%s: image without magic: %d at %zu", in->name, st, (size_t)err.offset);
+        st = CHECKED(err, st_encoding_from_image(img, sz - 1, NULL, &x, &err));
+        CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL, "%s: truncated image: %d at %zu", in->name, st,
+              (size_t)err.offset);
+        st = CHECKED(err, st_encoding_from_image(img, 63, NULL, &x, &err));
+        CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL && error_at(&err, ST_UNIT_BYTE, 0), "%s: 63-byte image: %d",
+              in->name, st);
+        st = CHECKED(err, st_encoding_from_image(img, 0, NULL, &x, &err));
         CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL, "%s: empty image: %d", in->name, st);
         if (e == O200K) {
             /* misaligned: the arrays are read in place */
             uint64_t *mis = (uint64_t *)xmalloc(sz + 16);
             memcpy((uint8_t *)mis + 4, img, sz);
-            st = t_encoding_from_image((uint8_t *)mis + 4, sz, NULL, &x, &off);
+            st = CHECKED(err, st_encoding_from_image((uint8_t *)mis + 4, sz, NULL, &x, &err));
             CHECK(st == ST_ERR_INVALID_ARGUMENT && x == NULL, "misaligned image: %d", st);
             free(mis);
-            CHECK(t_encoding_from_image(NULL, sz, NULL, &x, &off) == ST_ERR_INVALID_ARGUMENT, "from_image(NULL)");
-            CHECK(t_encoding_from_image(img, sz, NULL, NULL, &off) == ST_ERR_INVALID_ARGUMENT, "from_image(out NULL)");
+            CHECK(CHECKED(err, st_encoding_from_image(NULL, sz, NULL, &x, &err)) == ST_ERR_INVALID_ARGUMENT,
+                  "from_image(NULL)");
+            CHECK(CHECKED(err, st_encoding_from_image(img, sz, NULL, NULL, &err)) == ST_ERR_INVALID_ARGUMENT,
+                  "from_image(out NULL)");
             struct {
                 size_t at;
                 uint32_t value;
@@ -1566,10 +1651,10 @@ static void test_images(void) {
                 uint32_t v = hdr[k].value;
                 uint8_t le[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
                 memcpy(b + hdr[k].at, le, 4);
-                off = 999;
-                st = t_encoding_from_image(img, sz, NULL, &x, &off);
-                CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL && off == hdr[k].want_off,
-                      "damaged header field at %zu: %d at %zu, want offset %zu", hdr[k].at, st, off, hdr[k].want_off);
+                st = CHECKED(err, st_encoding_from_image(img, sz, NULL, &x, &err));
+                CHECK(st == ST_ERR_MALFORMED_MODEL && x == NULL && error_at(&err, ST_UNIT_BYTE, hdr[k].want_off),
+                      "damaged header field at %zu: %d at %zu, want offset %zu", hdr[k].at, st, (size_t)err.offset,
+                      hdr[k].want_off);
                 memcpy(b + hdr[k].at, save, 4);
             }
         }
@@ -1580,12 +1665,13 @@ static void test_images(void) {
 /* A damaged small image: bytes overwritten at random places; loading and encoding must not
  * crash (ASan checks the reads), the ids may be wrong. The fuzz harness does this at length. */
 static void test_damaged_images(void) {
+    st_error err;
     const char *specials[] = {"<|endoftext|>", "<|x|>"};
     uint32_t sids[] = {400, 402};
     small_vocab sv = make_small(specials, sids, 2);
     st_encoding *enc = NULL;
-    st_status st = t_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, ST_PATTERN_CL100K, NULL,
-                                            &enc, NULL, NULL);
+    st_status st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len,
+                                                         plain_pretokenizer(ST_PATTERN_CL100K), NULL, &enc, &err));
     CHECK(st == ST_OK, "small vocabulary: %d", st);
     free_small(&sv);
     if (st != ST_OK) return;
@@ -1619,7 +1705,7 @@ static void test_damaged_images(void) {
             for (int q = 0; q < 4 && at + (size_t)q < b; q++) copy[at + (size_t)q] = (uint8_t)(v >> (8 * q));
         }
         st_encoding *de = NULL;
-        if (t_encoding_from_image(copy, sz, NULL, &de, NULL) != ST_OK) continue;
+        if (CHECKED(err, st_encoding_from_image(copy, sz, NULL, &de, &err)) != ST_OK) continue;
         loads++;
         uint32_t allowed[2];
         size_t na = 0;
@@ -1628,20 +1714,20 @@ static void test_damaged_images(void) {
             const uint8_t *p;
             size_t l;
             /* specials that are not valid UTF-8 too: the core matches them on character boundaries only */
-            if (t_token_bytes(de, id, &p, &l) == ST_OK)
-                allowed[na++] = id;
+            if (CHECKED(err, st_token_bytes(de, id, &p, &l, &err)) == ST_OK) allowed[na++] = id;
         }
         char *t = (char *)xmalloc(tlen);
         memcpy(t, text, tlen);
         uint32_t ids[512];
         size_t n = 0;
-        st = t_encode(de, t, tlen, allowed, na, ids, NULL, 512, &n, NULL);
+        st = CHECKED(err, st_encode(de, t, tlen, &(st_special_policy){.allowed = allowed, .n_allowed = na}, 0, ids,
+                                    NULL, 512, &n, &err));
         if (st == ST_OK) {
             uint8_t out[1024];
             size_t ol;
-            t_decode(de, ids, n, out, sizeof out, &ol, NULL);
+            CHECKED(err, st_decode(de, ids, n, out, sizeof out, &ol, &err));
         }
-        t_encode_count(de, t, tlen, NULL, 0, &n, NULL);
+        CHECKED(err, st_encode_count(de, t, tlen, NULL, &n, &err));
         free(t);
         st_encoding_free(de);
     }
@@ -1653,6 +1739,8 @@ static void test_damaged_images(void) {
 /* ---- malformed rank files -------------------------------------------------------------------- */
 
 static void test_malformed(void) {
+    st_error err;
+    const st_pretokenizer *o200k = plain_pretokenizer(ST_PATTERN_O200K);
     struct {
         const char *ranks;
         st_status want;
@@ -1699,28 +1787,27 @@ static void test_malformed(void) {
         char *r = (char *)xmalloc(len);
         memcpy(r, cases[k].ranks, len);
         st_encoding *enc = (st_encoding *)(uintptr_t)1;
-        size_t off = 999;
-        int in_spec = 5;
-        st_status st = t_encoding_new_tiktoken(r, len, NULL, 0, ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
+        st_status st = CHECKED(err, st_encoding_new_tiktoken(r, len, NULL, 0, o200k, NULL, &enc, &err));
         if (cases[k].want == ST_OK) {
-            CHECK(st == ST_OK && enc != NULL && in_spec == 0, "rank file \"%s\": status %d at %zu, want ok", cases[k].what, st,
-                  off);
+            CHECK(st == ST_OK && enc != NULL && err.input == 0, "rank file \"%s\": status %d at %zu, want ok",
+                  cases[k].what, st, (size_t)err.offset);
         } else {
-            CHECK(st == cases[k].want && off == cases[k].off && enc == NULL && in_spec == 0,
-                  "rank file \"%s\": status %d at %zu (specials %d), want %d at %zu", cases[k].what, st, off, in_spec,
-                  cases[k].want, cases[k].off);
+            CHECK(st == cases[k].want && error_at(&err, ST_UNIT_BYTE, cases[k].off) && enc == NULL && err.input == 0,
+                  "rank file \"%s\": status %d at %zu (input %u), want %d at %zu", cases[k].what, st,
+                  (size_t)err.offset, err.input, cases[k].want, cases[k].off);
         }
         if (st == ST_OK) {
             const uint8_t *p;
             size_t l;
-            CHECK(t_token_bytes(enc, 0, &p, &l) == ST_OK || t_token_bytes(enc, 1, &p, &l) == ST_OK,
+            CHECK(CHECKED(err, st_token_bytes(enc, 0, &p, &l, &err)) == ST_OK ||
+                      CHECKED(err, st_token_bytes(enc, 1, &p, &l, &err)) == ST_OK,
                   "rank file \"%s\": token bytes", cases[k].what);
             st_encoding_free(enc);
         }
-        /* NULL err_offset / err_in_specials are fine */
+        /* a NULL error report is fine */
         st_encoding *e2 = NULL;
-        st_status st2 = t_encoding_new_tiktoken(r, len, NULL, 0, ST_PATTERN_O200K, NULL, &e2, NULL, NULL);
-        CHECK(st2 == st, "rank file \"%s\" with NULL offsets: %d vs %d", cases[k].what, st2, st);
+        st_status st2 = st_encoding_new_tiktoken(r, len, NULL, 0, o200k, NULL, &e2, NULL);
+        CHECK(st2 == st, "rank file \"%s\" with a NULL report: %d vs %d", cases[k].what, st2, st);
         st_encoding_free(e2);
         free(r);
     }
@@ -1728,16 +1815,17 @@ static void test_malformed(void) {
     {
         const char *crlf = "YQ== 0\r\nYg== 1\r\nYWI= 2\r\n";
         st_encoding *enc = NULL;
-        st_status st = t_encoding_new_tiktoken(crlf, strlen(crlf), "PHx4fD4= 3\r\n", 12, ST_PATTERN_O200K, NULL, &enc, NULL,
-                                                NULL);
+        st_status st =
+            CHECKED(err, st_encoding_new_tiktoken(crlf, strlen(crlf), "PHx4fD4= 3\r\n", 12, o200k, NULL, &enc, &err));
         const uint8_t *p;
         size_t l;
-        CHECK(st == ST_OK && st_encoding_n_vocab(enc) == 4 && t_token_bytes(enc, 2, &p, &l) == ST_OK && l == 2 &&
-                  memcmp(p, "ab", 2) == 0 && t_token_bytes(enc, 3, &p, &l) == ST_OK && l == 5 && memcmp(p, "<|x|>", 5) == 0,
+        CHECK(st == ST_OK && st_encoding_n_vocab(enc) == 4 &&
+                  CHECKED(err, st_token_bytes(enc, 2, &p, &l, &err)) == ST_OK && l == 2 && memcmp(p, "ab", 2) == 0 &&
+                  CHECKED(err, st_token_bytes(enc, 3, &p, &l, &err)) == ST_OK && l == 5 && memcmp(p, "<|x|>", 5) == 0,
               "CRLF rank file: tokens");
         uint32_t ids[8];
         size_t n = 0;
-        st = t_encode(enc, "ab", 2, NULL, 0, ids, NULL, 8, &n, NULL);
+        st = CHECKED(err, st_encode(enc, "ab", 2, NULL, 0, ids, NULL, 8, &n, &err));
         CHECK(st == ST_OK && n == 1 && ids[0] == 2, "CRLF rank file: encode \"ab\"");
         st_encoding_free(enc);
     }
@@ -1756,12 +1844,12 @@ static void test_malformed(void) {
         };
         for (size_t k = 0; k < sizeof sc / sizeof sc[0]; k++) {
             st_encoding *enc = NULL;
-            size_t off = 999;
-            int in_spec = 0;
-            st_status st = t_encoding_new_tiktoken(ranks, strlen(ranks), sc[k].spec, strlen(sc[k].spec), ST_PATTERN_O200K,
-                                                    NULL, &enc, &off, &in_spec);
-            CHECK(st == ST_ERR_MALFORMED_MODEL && off == sc[k].off && in_spec == 1 && enc == NULL,
-                  "%s: status %d at %zu, in specials %d; want offset %zu", sc[k].what, st, off, in_spec, sc[k].off);
+            st_status st = CHECKED(err, st_encoding_new_tiktoken(ranks, strlen(ranks), sc[k].spec, strlen(sc[k].spec),
+                                                                 o200k, NULL, &enc, &err));
+            CHECK(st == ST_ERR_MALFORMED_MODEL && error_at(&err, ST_UNIT_BYTE, sc[k].off) && err.input == 1 &&
+                      enc == NULL,
+                  "%s: status %d at %zu, input %u; want offset %zu", sc[k].what, st, (size_t)err.offset, err.input,
+                  sc[k].off);
             st_encoding_free(enc);
         }
     }
@@ -1770,31 +1858,31 @@ static void test_malformed(void) {
     {
         const char *ranks = "YQ== 0\nYg== 1000000\n";
         st_encoding *enc = NULL;
-        size_t off = 999;
-        int in_spec = 0;
-        st_status st = t_encoding_new_tiktoken(ranks, strlen(ranks), NULL, 0, ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
+        st_status st = CHECKED(err, st_encoding_new_tiktoken(ranks, strlen(ranks), NULL, 0, o200k, NULL, &enc, &err));
         CHECK(st == ST_ERR_MALFORMED_MODEL && enc == NULL, "sparse rank 1000000: %d", st);
-        CHECK(off == 7, "sparse rank 1000000: offset %zu, want 7 (its line)", off);
+        CHECK(error_at(&err, ST_UNIT_BYTE, 7), "sparse rank 1000000: offset %zu, want 7 (its line)",
+              (size_t)err.offset);
         const char *spec = "PHx4fD4= 1000000\n";
-        off = 999;
-        st = t_encoding_new_tiktoken(ranks, 7, spec, strlen(spec), ST_PATTERN_O200K, NULL, &enc, &off, &in_spec);
+        st = CHECKED(err, st_encoding_new_tiktoken(ranks, 7, spec, strlen(spec), o200k, NULL, &enc, &err));
         CHECK(st == ST_ERR_MALFORMED_MODEL && enc == NULL, "sparse special rank: %d", st);
-        CHECK(off == 0 && in_spec == 1, "sparse special rank 1000000: offset %zu in specials %d", off, in_spec);
+        CHECK(error_at(&err, ST_UNIT_BYTE, 0) && err.input == 1, "sparse special rank 1000000: offset %zu in input %u",
+              (size_t)err.offset, err.input);
     }
     /* other arguments */
     {
         st_encoding *enc = NULL;
-        size_t off = 0;
-        CHECK(t_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 0, 99, NULL, &enc, &off, NULL) == ST_ERR_UNKNOWN_PATTERN &&
-                  enc == NULL,
+        /* an encoding's pattern comes from its pre-tokenizer: an unknown one is refused there */
+        st_pretokenizer *unknown = NULL;
+        CHECK(CHECKED(err, st_pretokenizer_new(99, 0, NULL, 0, NULL, &unknown, &err)) == ST_ERR_UNKNOWN_PATTERN &&
+                  unknown == NULL,
               "unknown pattern");
-        CHECK(t_encoding_new_tiktoken(NULL, 7, NULL, 0, ST_PATTERN_O200K, NULL, &enc, &off, NULL) ==
+        CHECK(CHECKED(err, st_encoding_new_tiktoken(NULL, 7, NULL, 0, o200k, NULL, &enc, &err)) ==
                   ST_ERR_INVALID_ARGUMENT,
               "NULL ranks with a length");
-        CHECK(t_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 3, ST_PATTERN_O200K, NULL, &enc, &off, NULL) ==
+        CHECK(CHECKED(err, st_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 3, o200k, NULL, &enc, &err)) ==
                   ST_ERR_INVALID_ARGUMENT,
               "NULL specials with a length");
-        CHECK(t_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 0, ST_PATTERN_O200K, NULL, NULL, &off, NULL) ==
+        CHECK(CHECKED(err, st_encoding_new_tiktoken("YQ== 0\n", 7, NULL, 0, o200k, NULL, NULL, &err)) ==
                   ST_ERR_INVALID_ARGUMENT,
               "NULL out");
         st_encoding_free(NULL);
@@ -1804,14 +1892,15 @@ static void test_malformed(void) {
     {
         const char *ranks = "YQ== 0\nYg== 1\nYWI= 2\nIA== 3\n"; /* a b ab space */
         st_encoding *enc = NULL;
-        st_status st = t_encoding_new_tiktoken(ranks, strlen(ranks), NULL, 0, ST_PATTERN_O200K, NULL, &enc, NULL, NULL);
+        st_status st = CHECKED(err, st_encoding_new_tiktoken(ranks, strlen(ranks), NULL, 0, o200k, NULL, &enc, &err));
         uint32_t ids[16];
-        size_t n = 0, off = 999;
+        size_t n = 0;
         CHECK(st == ST_OK, "partial vocabulary");
-        st = t_encode(enc, "ab ab", 5, NULL, 0, ids, NULL, 16, &n, NULL);
+        st = CHECKED(err, st_encode(enc, "ab ab", 5, NULL, 0, ids, NULL, 16, &n, &err));
         CHECK(st == ST_OK && n == 3 && ids[0] == 2 && ids[1] == 3 && ids[2] == 2, "partial vocabulary: \"ab ab\" (%zu)", n);
-        st = t_encode(enc, "ab abc", 6, NULL, 0, ids, NULL, 16, &n, &off);
-        CHECK(st == ST_ERR_NOT_ENCODABLE && off == 5, "partial vocabulary: 'c' not encodable: %d at %zu", st, off);
+        st = CHECKED(err, st_encode(enc, "ab abc", 6, NULL, 0, ids, NULL, 16, &n, &err));
+        CHECK(st == ST_ERR_NOT_ENCODABLE && error_at(&err, ST_UNIT_BYTE, 5),
+              "partial vocabulary: 'c' not encodable: %d at %zu", st, (size_t)err.offset);
         st_encoding_free(enc);
     }
 }
@@ -1857,6 +1946,7 @@ static void counter_reset(counter *c) {
  * wants them (no stall on a first call), but by a piece whose merge work alone would cost more
  * than the build (a megabyte of one letter), and then kept; ids the same either way. */
 static void test_build_debt(void) {
+    st_error err;
 #ifndef ST_BACKTRACK_EVERY_PIECE /* that build makes the tables at once */
     counter c;
     counter_reset(&c);
@@ -1869,14 +1959,14 @@ static void test_build_debt(void) {
     uint32_t *ids = (uint32_t *)xmalloc(len * 4), *want = (uint32_t *)xmalloc(len * 4);
     char *s = (char *)xmalloc(len);
     memset(s, 'a', len);
-    st_status st = t_encode(enc, cjk, sizeof cjk - 1, NULL, 0, ids, NULL, len, &n, NULL);
+    st_status st = CHECKED(err, st_encode(enc, cjk, sizeof cjk - 1, NULL, 0, ids, NULL, len, &n, &err));
     CHECK(st == ST_OK && c.live == live0, "a short CJK piece built the tables: %zu bytes kept", c.live - live0);
-    st = t_encode(enc, s, 5000, NULL, 0, ids, NULL, len, &n, NULL);
-    t_encode(g_enc[O200K], s, 5000, NULL, 0, want, NULL, len, &wn, NULL);
+    st = CHECKED(err, st_encode(enc, s, 5000, NULL, 0, ids, NULL, len, &n, &err));
+    CHECKED(err, st_encode(g_enc[O200K], s, 5000, NULL, 0, want, NULL, len, &wn, &err));
     CHECK(st == ST_OK && c.live == live0 && n == wn && memcmp(ids, want, n * 4) == 0,
           "5000 bytes of one letter: %d, %zu bytes kept", st, c.live - live0);
-    st = t_encode(enc, s, len, NULL, 0, ids, NULL, len, &n, NULL);
-    t_encode(g_enc[O200K], s, len, NULL, 0, want, NULL, len, &wn, NULL);
+    st = CHECKED(err, st_encode(enc, s, len, NULL, 0, ids, NULL, len, &n, &err));
+    CHECKED(err, st_encode(g_enc[O200K], s, len, NULL, 0, want, NULL, len, &wn, &err));
     CHECK(st == ST_OK && c.live > live0 + 1000000 && n == wn && memcmp(ids, want, n * 4) == 0,
           "600 KB of one letter: %d, %zu bytes kept (the tables)", st, c.live - live0);
     st_encoding_free(enc);
@@ -1888,6 +1978,7 @@ static void test_build_debt(void) {
 }
 
 static void test_allocator(void) {
+    st_error err;
     counter c;
     counter_reset(&c);
     st_allocator a = {c_alloc, c_free, &c};
@@ -1904,24 +1995,24 @@ static void test_allocator(void) {
     size_t pre_live = c.live;
     st = st_encoding_prepare(enc);
     CHECK(st == ST_OK && c.allocs > pre && c.live > pre_live, "prepare: %d, %ld allocations kept", st, c.allocs - pre);
-    st = t_encode(enc, cjk, sizeof cjk - 1, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = CHECKED(err, st_encode(enc, cjk, sizeof cjk - 1, NULL, 0, ids, NULL, 300000, &n, &err));
     CHECK(st == ST_OK, "first CJK piece: %d", st);
     long base_allocs = c.allocs;
     size_t base_live = c.live;
-    st = t_encode(enc, cjk, sizeof cjk - 1, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = CHECKED(err, st_encode(enc, cjk, sizeof cjk - 1, NULL, 0, ids, NULL, 300000, &n, &err));
     CHECK(st == ST_OK && c.allocs == base_allocs, "second CJK piece: %ld allocations", c.allocs - base_allocs);
     /* short text: nothing allocated per call */
-    st = t_encode(enc, "hello world", 11, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = CHECKED(err, st_encode(enc, "hello world", 11, NULL, 0, ids, NULL, 300000, &n, &err));
     CHECK(st == ST_OK && c.allocs == base_allocs, "short text: %ld allocations", c.allocs - base_allocs);
     /* a long piece (> 256 bytes): heap-merge scratch, freed before return */
     char *s = (char *)xmalloc(200000);
     memset(s, 'a', 5000);
-    st = t_encode(enc, s, 5000, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = CHECKED(err, st_encode(enc, s, 5000, NULL, 0, ids, NULL, 300000, &n, &err));
     CHECK(st == ST_OK && c.allocs > base_allocs && c.live == base_live && c.bad_frees == 0,
           "long piece: %ld allocations, %zu bytes left", c.allocs - base_allocs, c.live - base_live);
     uint32_t *want = (uint32_t *)xmalloc(300000 * 4);
     size_t wn = 0;
-    t_encode(g_enc[O200K], s, 5000, NULL, 0, want, NULL, 300000, &wn, NULL);
+    CHECKED(err, st_encode(g_enc[O200K], s, 5000, NULL, 0, want, NULL, 300000, &wn, &err));
     CHECK(n == wn && memcmp(ids, want, n * 4) == 0, "counting allocator: same ids");
     /* >= 8192 bytes: the piece cache too, in a scratch block the handle makes on the first such
      * call and keeps for the next (freed with the handle). The limit is set so that the tables
@@ -1932,7 +2023,7 @@ static void test_allocator(void) {
     for (size_t i = 0; i < 20000; i++) s[i] = "abcdefgh xyzzy qwrtp "[i % 21];
     memset(s + 20000, 'b', 3000); /* and a long piece */
     size_t len = 23000;
-    st = t_encode(enc, s, len, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = CHECKED(err, st_encode(enc, s, len, NULL, 0, ids, NULL, 300000, &n, &err));
     /* the handle made its scratch block (the piece cache's table in it) on its first call and
      * keeps it: no call since has freed it */
     st_cache_info cinfo;
@@ -1942,12 +2033,12 @@ static void test_allocator(void) {
           (unsigned long long)cinfo.bytes);
     base_live = c.live;
     long before = c.allocs;
-    st = t_encode(enc, s, len, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = CHECKED(err, st_encode(enc, s, len, NULL, 0, ids, NULL, 300000, &n, &err));
     long per_call = c.allocs - before;
     CHECK(st == ST_OK && per_call >= 1 && c.live == base_live && c.bad_frees == 0,
           "cached text with a long piece, scratch reused: %ld allocations, %zu bytes left", per_call,
           c.live - base_live);
-    t_encode(g_enc[O200K], s, len, NULL, 0, want, NULL, 300000, &wn, NULL);
+    CHECKED(err, st_encode(g_enc[O200K], s, len, NULL, 0, want, NULL, 300000, &wn, &err));
     CHECK(n == wn && memcmp(ids, want, n * 4) == 0, "counting allocator: same ids (cached text)");
     /* every one of those allocations failing in turn */
     int saw_encode_oom = 0;
@@ -1955,13 +2046,13 @@ static void test_allocator(void) {
         c.calls = 0;
         c.fail_at = k;
         size_t n2 = 0;
-        st = t_encode(enc, s, len, NULL, 0, ids, NULL, 300000, &n2, NULL);
+        st = CHECKED(err, st_encode(enc, s, len, NULL, 0, ids, NULL, 300000, &n2, &err));
         CHECK((st == ST_OK && n2 == wn && memcmp(ids, want, wn * 4) == 0) || st == ST_ERR_OUT_OF_MEMORY,
               "allocation %ld failing: %d", k, st);
         saw_encode_oom |= st == ST_ERR_OUT_OF_MEMORY;
         CHECK(c.live == base_live && c.bad_frees == 0, "allocation %ld failing: %zu bytes leaked", k, c.live - base_live);
         c.calls = 0;
-        st_status st2 = t_encode_count(enc, s, len, NULL, 0, &n2, NULL);
+        st_status st2 = CHECKED(err, st_encode_count(enc, s, len, NULL, &n2, &err));
         c.fail_at = -1;
         CHECK(st2 == st, "count with allocation %ld failing: %d vs %d", k, st2, st);
     }
@@ -1970,27 +2061,28 @@ static void test_allocator(void) {
     /* the scratch block failing only: the encode still works, uncached (documented). A fresh
      * handle (from an image: no parse), as enc has made its block already. */
     size_t sisz = 0;
-    t_encoding_save_image(enc, NULL, 0, &sisz);
+    CHECKED(err, st_encoding_save_image(enc, NULL, 0, &sisz, &err));
     uint64_t *simg = (uint64_t *)xmalloc(sisz + 8);
     st_encoding *sie = NULL;
-    CHECK(t_encoding_save_image(enc, (uint8_t *)simg, sisz, &sisz) == ST_OK &&
-          t_encoding_from_image(simg, sisz, &a, &sie, NULL) == ST_OK, "image for the scratch test");
+    CHECK(CHECKED(err, st_encoding_save_image(enc, (uint8_t *)simg, sisz, &sisz, &err)) == ST_OK &&
+              CHECKED(err, st_encoding_from_image(simg, sisz, &a, &sie, &err)) == ST_OK,
+          "image for the scratch test");
     c.calls = 0;
     c.fail_at = 0; /* the call's first allocation: its scratch block */
     memset(s, 'x', 9000);
     s[100] = ' ';
-    st = sie ? t_encode(sie, s, 9000, NULL, 0, ids, NULL, 300000, &n, NULL) : ST_ERR_INVALID_ARGUMENT;
+    st = sie ? CHECKED(err, st_encode(sie, s, 9000, NULL, 0, ids, NULL, 300000, &n, &err)) : ST_ERR_INVALID_ARGUMENT;
     c.fail_at = -1;
     st_encoding_free(sie);
     free(simg);
-    t_encode(g_enc[O200K], s, 9000, NULL, 0, want, NULL, 300000, &wn, NULL);
+    CHECKED(err, st_encode(g_enc[O200K], s, 9000, NULL, 0, want, NULL, 300000, &wn, &err));
     CHECK(st == ST_OK && n == wn && memcmp(ids, want, n * 4) == 0,
           "the piece cache's allocation failing: %d (documented: the encode runs uncached)", st);
     /* all failing: ST_ERR_OUT_OF_MEMORY for a long piece, nothing leaked */
     c.fail_from = 0;
-    st = t_encode(enc, s, 9000, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = CHECKED(err, st_encode(enc, s, 9000, NULL, 0, ids, NULL, 300000, &n, &err));
     CHECK(st == ST_ERR_OUT_OF_MEMORY && c.live == base_live, "no memory, long piece: %d", st);
-    st = t_encode(enc, "short text", 10, NULL, 0, ids, NULL, 300000, &n, NULL);
+    st = CHECKED(err, st_encode(enc, "short text", 10, NULL, 0, ids, NULL, 300000, &n, &err));
     CHECK(st == ST_OK, "no memory, short text needs none: %d", st);
     c.fail_from = -1;
     /* the tables failing to build (every allocation of the build failing, then each one in
@@ -2008,17 +2100,17 @@ static void test_allocator(void) {
         c2.calls = 0;
         if (k == -1) c2.fail_from = 0;
         else if (k >= 0) c2.fail_at = k;
-        st = t_encode(e2, cjk, sizeof cjk - 1, NULL, 0, got, NULL, 16, &n2, NULL);
+        st = CHECKED(err, st_encode(e2, cjk, sizeof cjk - 1, NULL, 0, got, NULL, 16, &n2, &err));
         st_encoding_prepare(e2); /* the build, if the piece did not start it (no debt yet) */
         c2.fail_from = c2.fail_at = -1;
-        t_encode(g_enc[O200K], cjk, sizeof cjk - 1, NULL, 0, ref, NULL, 16, &n3, NULL);
+        CHECKED(err, st_encode(g_enc[O200K], cjk, sizeof cjk - 1, NULL, 0, ref, NULL, 16, &n3, &err));
         CHECK(st == ST_OK && n2 == n3 && memcmp(got, ref, n2 * 4) == 0,
               "backtracking tables failing at allocation %ld: %d, %zu ids", k, st, n2);
         if (k == -2) full = c2.live - live0;
         CHECK(c2.bad_frees == 0 && (c2.live == live0 || c2.live == live0 + full),
               "allocation %ld failing: the build left %zu bytes (tables: %zu)", k, c2.live - live0, full);
         long after = c2.allocs;
-        st = t_encode(e2, cjk, sizeof cjk - 1, NULL, 0, got, NULL, 16, &n2, NULL);
+        st = CHECKED(err, st_encode(e2, cjk, sizeof cjk - 1, NULL, 0, got, NULL, 16, &n2, &err));
         CHECK(st == ST_OK && c2.allocs == after, "a second encode allocated (a failed build is not retried)");
         st = st_encoding_prepare(e2);
         CHECK(st == (c2.live == live0 ? ST_ERR_OUT_OF_MEMORY : ST_OK), "prepare after build %ld: %d", k, st);
@@ -2030,22 +2122,22 @@ static void test_allocator(void) {
     uint8_t out[64];
     size_t ol;
     uint32_t dids[3] = {1, 2, 3};
-    t_decode(enc, dids, 3, out, sizeof out, &ol, NULL);
+    CHECKED(err, st_decode(enc, dids, 3, out, sizeof out, &ol, &err));
     CHECK(c.allocs == before, "decode allocated");
     /* an image loaded with the counting allocator */
     size_t sz = 0;
-    t_encoding_save_image(enc, NULL, 0, &sz);
+    CHECKED(err, st_encoding_save_image(enc, NULL, 0, &sz, &err));
     uint64_t *img = (uint64_t *)xmalloc(sz + 8);
-    t_encoding_save_image(enc, (uint8_t *)img, sz, &sz);
+    CHECKED(err, st_encoding_save_image(enc, (uint8_t *)img, sz, &sz, &err));
     counter ci;
     counter_reset(&ci);
     st_allocator ai = {c_alloc, c_free, &ci};
     st_encoding *ie = NULL;
-    st = t_encoding_from_image(img, sz, &ai, &ie, NULL);
+    st = CHECKED(err, st_encoding_from_image(img, sz, &ai, &ie, &err));
     CHECK(st == ST_OK && ci.live < 65536, "image with a counting allocator: %d, %zu bytes (borrowed: small)", st, ci.live);
     if (st == ST_OK) {
         memset(s, 'a', 5000);
-        st = t_encode(ie, s, 5000, NULL, 0, ids, NULL, 300000, &n, NULL);
+        st = CHECKED(err, st_encode(ie, s, 5000, NULL, 0, ids, NULL, 300000, &n, &err));
         CHECK(st == ST_OK && ci.allocs >= 2, "image: long piece allocates through the image's allocator");
         st_encoding_free(ie);
     }
@@ -2054,7 +2146,7 @@ static void test_allocator(void) {
         counter_reset(&ci);
         ci.fail_at = k;
         ie = NULL;
-        st = t_encoding_from_image(img, sz, &ai, &ie, NULL);
+        st = CHECKED(err, st_encoding_from_image(img, sz, &ai, &ie, &err));
         if (st == ST_OK) st_encoding_free(ie);
         CHECK((st == ST_OK || st == ST_ERR_OUT_OF_MEMORY) && ci.live == 0, "image, allocation %ld failing: %d, leak %zu",
               k, st, ci.live);
@@ -2074,8 +2166,8 @@ static void test_allocator(void) {
         counter_reset(&c);
         c.fail_at = k;
         enc = NULL;
-        st = t_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len, ST_PATTERN_O200K, &a, &enc,
-                                      NULL, NULL);
+        st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, sv.specials, sv.specials_len,
+                                                   plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
         saw_oom |= st == ST_ERR_OUT_OF_MEMORY;
         CHECK((st == ST_OK && enc) || (st == ST_ERR_OUT_OF_MEMORY && !enc), "load, allocation %ld failing: %d", k, st);
         st_encoding_free(enc);
@@ -2085,7 +2177,8 @@ static void test_allocator(void) {
     counter_reset(&c);
     c.fail_from = 0;
     enc = (st_encoding *)(uintptr_t)1;
-    st = t_encoding_new_tiktoken(sv.ranks, sv.ranks_len, NULL, 0, ST_PATTERN_O200K, &a, &enc, NULL, NULL);
+    st = CHECKED(err, st_encoding_new_tiktoken(sv.ranks, sv.ranks_len, NULL, 0, plain_pretokenizer(ST_PATTERN_O200K),
+                                               &a, &enc, &err));
     CHECK(st == ST_ERR_OUT_OF_MEMORY && enc == NULL && c.live == 0, "load with no memory: %d", st);
     /* a merge-rules model: each allocation of its load failing in turn; a long piece (its
      * merge scratch comes from the allocator) failing; a malformed model: nothing leaked */
@@ -2095,8 +2188,8 @@ static void test_allocator(void) {
             counter_reset(&c);
             c.fail_at = k;
             enc = NULL;
-            st = t_encoding_new_merges(ST_ALPHABET_BYTES, m, 3, "PHw+ 259\n", 9, ST_PATTERN_O200K, &a, &enc,
-                                        NULL, NULL);
+            st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, m, 3, "PHw+ 259\n", 9,
+                                                     plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
             CHECK((st == ST_OK && enc) || (st == ST_ERR_OUT_OF_MEMORY && !enc), "rules load, allocation %ld failing: %d", k, st);
             if (st == ST_OK) {
                 char *longa = (char *)xmalloc(3000);
@@ -2105,10 +2198,10 @@ static void test_allocator(void) {
                 size_t n = 0;
                 c.calls = 0;
                 c.fail_from = 0;
-                st = t_encode(enc, longa, 3000, NULL, 0, ids, NULL, 3000, &n, NULL);
+                st = CHECKED(err, st_encode(enc, longa, 3000, NULL, 0, ids, NULL, 3000, &n, &err));
                 CHECK(st == ST_ERR_OUT_OF_MEMORY, "rules, a long piece with no memory: %d", st);
                 c.fail_from = c.fail_at = -1;
-                st = t_encode(enc, longa, 3000, NULL, 0, ids, NULL, 3000, &n, NULL);
+                st = CHECKED(err, st_encode(enc, longa, 3000, NULL, 0, ids, NULL, 3000, &n, &err));
                 CHECK(st == ST_OK && n == 375 && ids[0] == 258, "rules, a long piece: %d, %zu ids", st, n);
                 free(longa);
                 free(ids);
@@ -2118,15 +2211,18 @@ static void test_allocator(void) {
         }
         counter_reset(&c);
         uint32_t bad[2] = {'a', 300};
-        st = t_encoding_new_merges(ST_ALPHABET_BYTES, bad, 1, NULL, 0, ST_PATTERN_O200K, &a, &enc, NULL, NULL);
+        st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, bad, 1, NULL, 0,
+                                                 plain_pretokenizer(ST_PATTERN_O200K), &a, &enc, &err));
         CHECK(st == ST_ERR_MALFORMED_MODEL && c.live == 0, "malformed rules: %d, leak of %zu bytes", st, c.live);
     }
     /* a malformed file with a counting allocator: nothing leaked */
     counter_reset(&c);
-    st = t_encoding_new_tiktoken("YQ== 0\nYQ== 1\n", 14, NULL, 0, ST_PATTERN_O200K, &a, &enc, NULL, NULL);
+    st = CHECKED(err, st_encoding_new_tiktoken("YQ== 0\nYQ== 1\n", 14, NULL, 0, plain_pretokenizer(ST_PATTERN_O200K),
+                                               &a, &enc, &err));
     CHECK(st == ST_ERR_MALFORMED_MODEL && c.live == 0, "malformed file: leak of %zu bytes", c.live);
     counter_reset(&c);
-    st = t_encoding_new_tiktoken("YQ== 0\n", 7, "PHx4fD4= 0\n", 11, ST_PATTERN_O200K, &a, &enc, NULL, NULL);
+    st = CHECKED(err, st_encoding_new_tiktoken("YQ== 0\n", 7, "PHx4fD4= 0\n", 11, plain_pretokenizer(ST_PATTERN_O200K),
+                                               &a, &enc, &err));
     CHECK(st == ST_ERR_MALFORMED_MODEL && c.live == 0, "malformed specials: leak of %zu bytes", c.live);
     free_small(&sv);
     free(s);
@@ -2166,8 +2262,9 @@ static const char *KIND_NAMES[] = {"one letter", "random lowercase", "spaces the
 /* The core's work (work_counter.h: merge-loop steps, heap operations, backtracking probes and the
  * pre-tokenizer's characters) for one encode of b[0..n). */
 static double work_encode(const st_encoding *enc, const uint8_t *b, size_t n, uint32_t *ids, size_t *count) {
+    st_error err;
     st__test_work_take();
-    st_status st = t_encode(enc, (const char *)b, n, NULL, 0, ids, NULL, n, count, NULL);
+    st_status st = CHECKED(err, st_encode(enc, (const char *)b, n, NULL, 0, ids, NULL, n, count, &err));
     double w = (double)st__test_work_take();
     if (st != ST_OK) {
         CHECK(0, "work encode failed: %d", st);
@@ -2296,6 +2393,7 @@ static void test_error_report(void) {
 /* A special id with several strings (tiktoken's o200k_harmony: 200018 is <|endofprompt|> and
  * <|reserved_200018|>): the policy treats each string on its own; decoding gives the first. */
 static void test_special_strings(void) {
+    st_error err;
     char bytes[256][1];
     const char *toks[256];
     size_t lens[256];
@@ -2311,7 +2409,7 @@ static void test_special_strings(void) {
     st_pretokenizer *pt = NULL;
     st_encoding *enc = NULL, *img_enc = NULL;
     st_error e;
-    CHECK(t_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, NULL) == ST_OK, "pre-tokenizer");
+    CHECK(CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, &err)) == ST_OK, "pre-tokenizer");
     st_status st = st_encoding_new_tiktoken(ranks, rlen, specials, slen, pt, NULL, &enc, &e);
     CHECK(st == ST_OK, "load with an id given two strings: %d '%s'", st, e.message);
     if (st != ST_OK) goto done;
@@ -2714,15 +2812,21 @@ static const char SW_UBE[] =
 
 /* Encode text with <|e|> (270) allowed in SW_BYTES; check ids and code point starts. */
 static void sw_case(const st_encoding *enc, const char *text, const uint32_t *want, const size_t *want_at, size_t n) {
+    st_error err;
     uint32_t ids[64];
     size_t at[64], got = 0, counted = 0;
     static const uint32_t allowed[] = {270};
     size_t n_allowed = st_encoding_n_special(enc) ? 1 : 0;
-    st_status st = t_encode(enc, text, strlen(text), allowed, n_allowed, ids, at, 64, &got, NULL);
+    st_status st = CHECKED(err, st_encode(enc, text, strlen(text),
+                                          &(st_special_policy){.allowed = allowed, .n_allowed = n_allowed},
+                                          ST_OFFSETS_CODEPOINTS, ids, at, 64, &got, &err));
     int ok = st == ST_OK && got == n;
     for (size_t k = 0; ok && k < n; k++) ok = ids[k] == want[k] && (!want_at || at[k] == want_at[k]);
     CHECK(ok, "superwords: '%s': %d, %zu ids (want %zu), first %u", text, st, got, n, got ? ids[0] : 0);
-    CHECK(t_encode_count(enc, text, strlen(text), allowed, n_allowed, &counted, NULL) == ST_OK && counted == n,
+    CHECK(CHECKED(err, st_encode_count(enc, text, strlen(text),
+                                       &(st_special_policy){.allowed = allowed, .n_allowed = n_allowed}, &counted,
+                                       &err)) == ST_OK &&
+              counted == n,
           "superwords: count of '%s'", text);
 }
 
@@ -2778,7 +2882,7 @@ static void test_superwords(void) {
         for (size_t i = 0; i < reps; i++) memcpy(text + i * ul, units[u], ul);
         text[len] = 0;
         uint32_t *ids = (uint32_t *)xmalloc(len * sizeof(uint32_t));
-        st = t_encode(enc, text, len, NULL, 0, ids, NULL, len, &got, NULL);
+        st = CHECKED(err, st_encode(enc, text, len, NULL, 0, ids, NULL, len, &got, &err));
         size_t per = u ? 2 : 1, bad = 0;
         for (size_t i = 0; i < got; i++) bad += ids[i] != (i % per ? 46u : 264u);
         CHECK(st == ST_OK && got == reps * per && bad == 0, "superwords: '%s' x %zu: %d, %zu ids, %zu wrong", units[u],
@@ -2790,11 +2894,13 @@ static void test_superwords(void) {
     const uint8_t *p;
     size_t len;
     uint8_t out[64];
-    CHECK(t_token_bytes(enc, 264, &p, &len) == ST_OK && len == 8 && memcmp(p, " the cat", 8) == 0, "bytes of 264");
-    CHECK(t_token_bytes(enc, 266, &p, &len) == ST_OK && len == 12 && memcmp(p, " the cat the", 12) == 0,
+    CHECK(CHECKED(err, st_token_bytes(enc, 264, &p, &len, &err)) == ST_OK && len == 8 && memcmp(p, " the cat", 8) == 0,
+          "bytes of 264");
+    CHECK(CHECKED(err, st_token_bytes(enc, 266, &p, &len, &err)) == ST_OK && len == 12 &&
+              memcmp(p, " the cat the", 12) == 0,
           "bytes of 266");
-    CHECK(t_decode(enc, (const uint32_t[]){265, 264, 270}, 3, out, sizeof out, &len, NULL) == ST_OK && len == 20 &&
-              memcmp(out, "the cat the cat<|e|>", 20) == 0,
+    CHECK(CHECKED(err, st_decode(enc, (const uint32_t[]){265, 264, 270}, 3, out, sizeof out, &len, &err)) == ST_OK &&
+              len == 20 && memcmp(out, "the cat the cat<|e|>", 20) == 0,
           "decode superwords");
     uint32_t id = 0;
     CHECK(st_token_id(enc, (const uint8_t *)" the cat", 8, &id, &err) == ST_OK && id == 264, "token id of 264");
@@ -2823,13 +2929,351 @@ static void test_superwords(void) {
     sw_case(enc, " \xe4\xb8\xad \xe6\x96\x87 \xe4\xb8\xad", (const uint32_t[]){516, 513}, (const size_t[]){0, 4}, 2);
     uint16_t sym[8];
     size_t ns = 0;
-    CHECK(t_token_symbols(enc, 516, sym, 8, &ns) == ST_OK && ns == 6 && sym[0] == 32 && sym[1] == 301 &&
-              sym[2] == 334 && sym[3] == 32 && sym[4] == 391 && sym[5] == 357,
+    CHECK(CHECKED(err, st_token_symbols(enc, 516, sym, 8, &ns, &err)) == ST_OK && ns == 6 && sym[0] == 32 &&
+              sym[1] == 301 && sym[2] == 334 && sym[3] == 32 && sym[4] == 391 && sym[5] == 357,
           "symbols of 516");
-    CHECK(t_decode_text(enc, (const uint32_t[]){516, 513}, 2, 0, out, sizeof out, &len, NULL) == ST_OK && len == 12 &&
-              memcmp(out, " \xe4\xb8\xad \xe6\x96\x87 \xe4\xb8\xad", 12) == 0,
+    CHECK(CHECKED(err, st_decode_text(enc, (const uint32_t[]){516, 513}, 2, 0, out, sizeof out, &len, &err)) == ST_OK &&
+              len == 12 && memcmp(out, " \xe4\xb8\xad \xe6\x96\x87 \xe4\xb8\xad", 12) == 0,
           "UBE decode superwords");
     st_encoding_free(enc);
+}
+
+/* ---- encode_with_unstable (st_unstable_*) ------------------------------------------------- */
+
+/* Every completion of the text a handle holds, collected with buffers of cap ids and
+ * max_completions lengths a call (cap 0: each completion asked for with the size the call
+ * before reported). */
+typedef struct completions {
+    uint32_t *ids; /* one after another */
+    size_t *start; /* where completion k starts in ids; start[n] = n_ids */
+    size_t n, n_ids;
+} completions;
+
+static void completions_free(completions *c) {
+    free(c->ids);
+    free(c->start);
+}
+
+static void collect_completions(st_unstable *u, size_t cap, size_t max_completions, completions *c, const char *what) {
+    size_t ucap = st_unstable_length(u), ids_cap = 64, starts_cap = 64, calls = 0;
+    c->ids = (uint32_t *)xmalloc(ids_cap * sizeof *c->ids);
+    c->start = (size_t *)xmalloc((starts_cap + 1) * sizeof *c->start);
+    c->n = c->n_ids = 0;
+    c->start[0] = 0;
+    uint32_t *buf = (uint32_t *)xmalloc((ucap + 1) * sizeof *buf);
+    uint32_t lengths[64];
+    size_t ask = cap;
+    const char *wrong = NULL; /* the first call that broke the contract (one CHECK for them all) */
+    while (!wrong) {
+        size_t got_ids = 0, got = 0;
+        st_error err;
+        st_status st = CHECKED(err, st_unstable_next(u, buf, ask, lengths, max_completions, &got_ids, &got, &err));
+        calls++;
+        if (st == ST_ERR_BUFFER_TOO_SMALL) {
+            /* not even the next completion fits: its size is reported, and the next call gives it */
+            if (cap >= ucap || got != 0 || got_ids <= ask || got_ids > ucap)
+                wrong = "ST_ERR_BUFFER_TOO_SMALL though the next completion fits, or a size past the unstable length";
+            ask = got_ids;
+            continue;
+        }
+        if (st != ST_OK) {
+            wrong = "a status other than ST_OK and ST_ERR_BUFFER_TOO_SMALL";
+            break;
+        }
+        if (got == 0) {
+            if (got_ids != 0) wrong = "no completion, but ids";
+            break;
+        }
+        size_t sum = 0;
+        for (size_t k = 0; k < got; k++) sum += lengths[k];
+        if (got > max_completions || sum != got_ids || got_ids > ask) {
+            wrong = "more completions or ids than asked for, or lengths that do not add up to the ids";
+            break;
+        }
+        while (c->n_ids + got_ids > ids_cap) {
+            ids_cap *= 2;
+            c->ids = (uint32_t *)realloc(c->ids, ids_cap * sizeof *c->ids);
+        }
+        while (c->n + got > starts_cap) {
+            starts_cap *= 2;
+            c->start = (size_t *)realloc(c->start, (starts_cap + 1) * sizeof *c->start);
+        }
+        if (!c->ids || !c->start) abort();
+        memcpy(c->ids + c->n_ids, buf, got_ids * sizeof *buf);
+        for (size_t k = 0; k < got; k++) {
+            c->n_ids += lengths[k];
+            c->start[++c->n] = c->n_ids;
+        }
+        ask = cap;
+    }
+    CHECK(!wrong, "%s: st_unstable_next (cap %zu, %zu a call), call %zu: %s", what, cap, max_completions, calls,
+          wrong ? wrong : "");
+    free(buf);
+}
+
+static const uint32_t *g_sort_ids; /* the ids the completions being sorted index */
+static const size_t *g_sort_start;
+
+static int completion_order(const void *a, const void *b) {
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    size_t li = g_sort_start[i + 1] - g_sort_start[i], lj = g_sort_start[j + 1] - g_sort_start[j];
+    for (size_t k = 0; k < li && k < lj; k++) {
+        uint32_t x = g_sort_ids[g_sort_start[i] + k], y = g_sort_ids[g_sort_start[j] + k];
+        if (x != y) return x < y ? -1 : 1;
+    }
+    return li < lj ? -1 : li > lj;
+}
+
+/* The completions in a canonical order (their order is not part of the contract): an array
+ * of their indexes, sorted by their ids. */
+static size_t *sorted_completions(const completions *c) {
+    size_t *order = (size_t *)xmalloc((c->n + 1) * sizeof *order);
+    for (size_t k = 0; k < c->n; k++) order[k] = k;
+    g_sort_ids = c->ids;
+    g_sort_start = c->start;
+    qsort(order, c->n, sizeof *order, completion_order);
+    return order;
+}
+
+/* The bytes of ids[0..n) (st_decode), in a new buffer of *len bytes. */
+static uint8_t *decoded(const st_encoding *enc, const uint32_t *ids, size_t n, size_t *len) {
+    st_error err;
+    *len = 0;
+    st_status st = CHECKED(err, st_decode(enc, ids, n, NULL, 0, len, &err));
+    uint8_t *out = (uint8_t *)xmalloc(*len + 1);
+    if (st == ST_ERR_BUFFER_TOO_SMALL) st = CHECKED(err, st_decode(enc, ids, n, out, *len, len, &err));
+    if (st != ST_OK) *len = (size_t)-1;
+    return out;
+}
+
+/* What st_unstable_* must give for text under policy, by their definition (supertok.h):
+ *  - the stable ids are the first ids of the text's encoding (st_encode, the same policy), and
+ *    the rest of the text after their bytes is the unstable bytes (st_unstable_length of them);
+ *  - every completion is 1 to st_unstable_length ids, and the stable ids followed by it decode
+ *    to bytes that start with the whole text;
+ *  - every ordinary token whose bytes start with the unstable bytes is a completion by itself
+ *    (found here by a scan of the whole vocabulary);
+ *  - the completions are the same whatever the size of the buffers they are asked for with. */
+static void check_unstable(const char *name, const st_encoding *enc, st_unstable *u, const char *text, size_t len,
+                           const st_special_policy *policy) {
+    char what[160], hx[100];
+    hexdump(hx, sizeof hx, (const uint8_t *)text, len < 24 ? len : 24);
+    snprintf(what, sizeof what, "%s unstable [%s]", name, hx);
+    st_error err;
+    st_status st = CHECKED(err, st_unstable_encode(u, text, len, policy, &err));
+    CHECK(st == ST_OK, "%s: st_unstable_encode: %d", what, st);
+    if (st != ST_OK) return;
+    uint32_t *full = (uint32_t *)xmalloc((len + 1) * sizeof *full);
+    size_t n_full = 0;
+    st = CHECKED(err, st_encode(enc, text, len, policy, 0, full, NULL, len + 1, &n_full, &err));
+    CHECK(st == ST_OK, "%s: st_encode: %d", what, st);
+
+    /* the stable ids: a size query, then the ids, a prefix of the encoding */
+    size_t n_stable = 0;
+    st = CHECKED(err, st_unstable_stable(u, NULL, 0, &n_stable, &err));
+    CHECK(n_stable ? st == ST_ERR_BUFFER_TOO_SMALL : st == ST_OK, "%s: stable size query: %d, %zu ids", what, st,
+          n_stable);
+    uint32_t *stable = (uint32_t *)xmalloc((n_stable + 1) * sizeof *stable);
+    size_t got = 0;
+    st = CHECKED(err, st_unstable_stable(u, stable, n_stable, &got, &err));
+    CHECK(st == ST_OK && got == n_stable, "%s: stable ids: %d, %zu of %zu", what, st, got, n_stable);
+    CHECK(n_stable <= n_full && memcmp(stable, full, n_stable * sizeof *stable) == 0,
+          "%s: the %zu stable ids are not the first of the encoding's %zu", what, n_stable, n_full);
+    size_t dlen;
+    uint8_t *d = decoded(enc, stable, n_stable, &dlen);
+    size_t ulen = st_unstable_length(u);
+    int prefix = dlen <= len && memcmp(d, text, dlen) == 0;
+    CHECK(prefix && ulen == len - dlen, "%s: the stable ids' %zu bytes + %zu unstable bytes are not the text's %zu",
+          what, dlen, ulen, len);
+    free(d);
+    if (!prefix || ulen != len - dlen) ulen = 0;
+    const uint8_t *unstable = (const uint8_t *)text + len - ulen;
+
+    /* the completions, with room for any one (cap = the unstable length) and 50 a call */
+    completions c;
+    collect_completions(u, ulen, 50, &c, what);
+    CHECK(ulen > 0 || c.n == 0, "%s: %zu completions without unstable bytes", what, c.n);
+    uint32_t nv = st_encoding_n_vocab(enc);
+    uint8_t *single = (uint8_t *)calloc(nv, 1); /* the single-token completions */
+    uint32_t *joined = (uint32_t *)xmalloc((n_stable + ulen + 1) * sizeof *joined);
+    memcpy(joined, stable, n_stable * sizeof *stable);
+    size_t bad = 0;
+    for (size_t k = 0; k < c.n; k++) {
+        size_t cl = c.start[k + 1] - c.start[k];
+        int ok = cl >= 1 && cl <= ulen;
+        if (ok) {
+            memcpy(joined + n_stable, c.ids + c.start[k], cl * sizeof *joined);
+            size_t jl;
+            uint8_t *j = decoded(enc, joined, n_stable + cl, &jl);
+            ok = jl != (size_t)-1 && jl >= len && memcmp(j, text, len) == 0;
+            free(j);
+        }
+        if (ok && cl == 1) single[c.ids[c.start[k]]] = 1;
+        if (!ok && bad++ < 3)
+            printf("  %s: completion %zu of %zu ids (first %u) does not continue the text\n", what, k, cl,
+                   cl ? c.ids[c.start[k]] : 0);
+    }
+    CHECK(bad == 0, "%s: %zu of %zu completions do not continue the text", what, bad, c.n);
+    size_t want_single = 0, missing = 0;
+    for (uint32_t id = 0; ulen && id < nv; id++) {
+        const uint8_t *p;
+        size_t l;
+        if (!st_token_is_ordinary(enc, id) || CHECKED(err, st_token_bytes(enc, id, &p, &l, &err)) != ST_OK) continue;
+        if (l < ulen || memcmp(p, unstable, ulen) != 0) continue;
+        want_single++;
+        if (!single[id] && missing++ < 3)
+            printf("  %s: token %u starts with the unstable bytes, no completion\n", what, id);
+    }
+    CHECK(missing == 0, "%s: %zu of the %zu tokens starting with the unstable bytes are no completion", what, missing,
+          want_single);
+
+    /* again, one completion a call, with no room at first for it (cap 0): the same completions */
+    st = CHECKED(err, st_unstable_encode(u, text, len, policy, &err));
+    CHECK(st == ST_OK && st_unstable_length(u) == ulen, "%s: encode again: %d", what, st);
+    completions c1;
+    collect_completions(u, 0, 1, &c1, what);
+    int same = c1.n == c.n && c1.n_ids == c.n_ids;
+    if (same && c.n) {
+        size_t *o = sorted_completions(&c), *o1 = sorted_completions(&c1);
+        for (size_t k = 0; k < c.n && same; k++) {
+            size_t a = c.start[o[k]], al = c.start[o[k] + 1] - a, b = c1.start[o1[k]], bl = c1.start[o1[k] + 1] - b;
+            same = al == bl && memcmp(c.ids + a, c1.ids + b, al * sizeof *c.ids) == 0;
+        }
+        free(o);
+        free(o1);
+    }
+    CHECK(same, "%s: the completions differ with small buffers: %zu vs %zu", what, c1.n, c.n);
+    /* all given: no more, however asked */
+    size_t more_ids = 9, more = 9;
+    uint32_t one[4], lens[4];
+    st = CHECKED(err, st_unstable_next(u, one, 4, lens, 4, &more_ids, &more, &err));
+    CHECK(st == ST_OK && more == 0 && more_ids == 0, "%s: completions after the last: %d, %zu", what, st, more);
+    completions_free(&c);
+    completions_free(&c1);
+    free(single);
+    free(joined);
+    free(stable);
+    free(full);
+}
+
+static void test_unstable(void) {
+    static const char *texts[] = {
+        "Hello wor",                                        /* ends inside a word */
+        "The quick brown fox",                              /* ends with a whole word */
+        "tokenization",                                     /* one long word */
+        "Hello world ",                                     /* ends with a space: every token starting with one */
+        "Hello\n\n",                                        /* ends with newlines (the whitespace fix) */
+        "x  ",                                              /* two spaces after a word */
+        "def f(x):\n    return",                            /* code */
+        "na\xC3\xAFve caf\xC3\xA9",                         /* ends with a two-byte character */
+        "\xE4\xBD\xA0\xE5\xA5\xBD\xE4\xB8\x96\xE7\x95\x8C", /* CJK: three-byte characters */
+        "emoji \xF0\x9F\x98\x80",                           /* ends with a four-byte character */
+        "\xF0\x9D\x94\x98\xF0\x9D\x94\xAB\xF0\x9D\x94\xA6", /* rare four-byte characters: tokens inside them */
+        "12345",                                            /* digits */
+        "",                                                 /* nothing */
+    };
+    for (int e = CL100K; e <= O200K; e++) {
+        const st_encoding *enc = g_enc[e];
+        const char *name = INFOS[e].name;
+        if (!enc) continue;
+        st_unstable *u = NULL;
+        st_error err;
+        st_status st = CHECKED(err, st_unstable_new(enc, NULL, &u, &err));
+        CHECK(st == ST_OK && u, "%s: st_unstable_new: %d", name, st);
+        if (!u) continue;
+        CHECK(st_unstable_length(u) == 0, "%s: a new handle holds unstable bytes", name);
+        for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++)
+            check_unstable(name, enc, u, texts[t], strlen(texts[t]), NULL);
+
+        /* specials allowed: one last is stable (nothing unstable); text after one is unstable */
+        const char *eot = INFOS[e].special[0];
+        uint32_t eot_id = INFOS[e].special_id[0];
+        st_special_policy allow = {.allowed = &eot_id, .n_allowed = 1};
+        char text[128];
+        snprintf(text, sizeof text, "Hi %s", eot);
+        check_unstable(name, enc, u, text, strlen(text), &allow);
+        CHECK(st_unstable_length(u) == 0, "%s: a special last leaves unstable bytes", name);
+        snprintf(text, sizeof text, "Hi %s there, wor", eot);
+        check_unstable(name, enc, u, text, strlen(text), &allow);
+        snprintf(text, sizeof text, "%s%s", eot, eot);
+        check_unstable(name, enc, u, text, strlen(text), &allow);
+        /* not allowed (and not refused): ordinary text, unstable at its end like any */
+        snprintf(text, sizeof text, "Hi %s", eot);
+        check_unstable(name, enc, u, text, strlen(text), NULL);
+
+        /* errors: st_encode's, and the handle holds no text after one */
+        static const struct {
+            const char *s;
+            size_t len, at;
+        } bad_utf8[] = {
+            {"ab\xFF", 3, 2},
+            {"caf\xC3", 4, 3},            /* ends inside a two-byte character */
+            {"emoji \xF0\x9F\x98", 9, 6}, /* ends inside a four-byte character */
+        };
+        for (size_t k = 0; k < sizeof bad_utf8 / sizeof bad_utf8[0]; k++) {
+            check_unstable(name, enc, u, "Hello wor", 9, NULL); /* a text with completions first */
+            st = CHECKED(err, st_unstable_encode(u, bad_utf8[k].s, bad_utf8[k].len, NULL, &err));
+            CHECK(st == ST_ERR_INVALID_UTF8 && error_at(&err, ST_UNIT_BYTE, bad_utf8[k].at),
+                  "%s: unstable, invalid UTF-8 %zu: %d at %zu, want %zu", name, k, st, (size_t)err.offset,
+                  bad_utf8[k].at);
+            size_t n = 9, nc = 9;
+            uint32_t ids[8], lens[8];
+            CHECK(st_unstable_length(u) == 0 && CHECKED(err, st_unstable_stable(u, ids, 8, &n, &err)) == ST_OK &&
+                      n == 0 && CHECKED(err, st_unstable_next(u, ids, 8, lens, 8, &n, &nc, &err)) == ST_OK && nc == 0 &&
+                      n == 0,
+                  "%s: the handle holds a text after an error", name);
+        }
+        /* a disallowed special: where it is, its length and id */
+        snprintf(text, sizeof text, "Hi %s there", eot);
+        st_special_policy refuse = {.flags = ST_SPECIAL_DISALLOW_REST};
+        st = CHECKED(err, st_unstable_encode(u, text, strlen(text), &refuse, &err));
+        CHECK(st == ST_ERR_DISALLOWED_SPECIAL && err.kind == ST_KIND_DISALLOWED_SPECIAL &&
+                  error_at(&err, ST_UNIT_BYTE, 3) && err.length == strlen(eot) && err.token == eot_id,
+              "%s: unstable, a disallowed special: %d kind %u at %zu length %u token %u", name, st, err.kind,
+              (size_t)err.offset, err.length, err.token);
+        CHECK(st_unstable_length(u) == 0, "%s: the handle holds a text after a disallowed special", name);
+        /* an allowed id that is no special token: its index in the allowed set */
+        uint32_t not_special[2] = {eot_id, 1000};
+        st_special_policy wrong = {.allowed = not_special, .n_allowed = 2};
+        st = CHECKED(err, st_unstable_encode(u, "abc", 3, &wrong, &err));
+        CHECK(st == ST_ERR_INVALID_ARGUMENT && error_at(&err, ST_UNIT_INDEX, 1),
+              "%s: unstable, a bad allowed set: %d at %zu", name, st, (size_t)err.offset);
+        /* bad arguments */
+        size_t n = 0, nc = 0;
+        uint32_t ids[4], lens[4];
+        CHECK(CHECKED(err, st_unstable_encode(NULL, "a", 1, NULL, &err)) == ST_ERR_INVALID_ARGUMENT &&
+                  CHECKED(err, st_unstable_encode(u, NULL, 1, NULL, &err)) == ST_ERR_INVALID_ARGUMENT &&
+                  CHECKED(err, st_unstable_stable(u, ids, 4, NULL, &err)) == ST_ERR_INVALID_ARGUMENT &&
+                  CHECKED(err, st_unstable_stable(u, NULL, 4, &n, &err)) == ST_ERR_INVALID_ARGUMENT &&
+                  CHECKED(err, st_unstable_next(u, ids, 4, lens, 4, NULL, &nc, &err)) == ST_ERR_INVALID_ARGUMENT &&
+                  CHECKED(err, st_unstable_next(u, ids, 4, NULL, 4, &n, &nc, &err)) == ST_ERR_INVALID_ARGUMENT &&
+                  st_unstable_length(NULL) == 0,
+              "%s: unstable calls with NULL arguments", name);
+        st_unstable_free(u);
+    }
+    st_unstable_free(NULL);
+
+    /* only byte-level encodings without supermerges qualify */
+    st_error err;
+    st_unstable *u = NULL;
+    CHECK(CHECKED(err, st_unstable_new(NULL, NULL, &u, &err)) == ST_ERR_INVALID_ARGUMENT && u == NULL,
+          "unstable: NULL encoding");
+    if (g_enc[O200K])
+        CHECK(CHECKED(err, st_unstable_new(g_enc[O200K], NULL, NULL, &err)) == ST_ERR_INVALID_ARGUMENT,
+              "unstable: NULL out");
+    uint32_t m[2] = {'a', 'b'};
+    st_encoding *ube = NULL, *sw = NULL;
+    CHECK(CHECKED(err, st_encoding_new_merges(ST_ALPHABET_UBE, m, 1, "", 0, plain_pretokenizer(ST_PATTERN_O200K), NULL,
+                                              &ube, &err)) == ST_OK,
+          "unstable: a UBE model");
+    CHECK(CHECKED(err, st_unstable_new(ube, NULL, &u, &err)) == ST_ERR_INVALID_ARGUMENT && u == NULL,
+          "unstable: a UBE model has no byte tokens");
+    CHECK(CHECKED(err, st_encoding_new_model(SW_BYTES, sizeof SW_BYTES - 1, NULL, &sw, &err)) == ST_OK,
+          "unstable: a superword model");
+    CHECK(CHECKED(err, st_unstable_new(sw, NULL, &u, &err)) == ST_ERR_INVALID_ARGUMENT && u == NULL,
+          "unstable: a model with supermerges");
+    st_encoding_free(ube);
+    st_encoding_free(sw);
 }
 
 int main(int argc, char **argv) {
@@ -2869,6 +3313,7 @@ int main(int argc, char **argv) {
         {"token ids", test_token_id},
         {"scratch reuse", test_scratch_reuse},
         {"superwords", test_superwords},
+        {"encode with unstable tokens", test_unstable},
     };
     double t_all = now_seconds();
     for (size_t k = 0; k < sizeof tests / sizeof tests[0]; k++) {

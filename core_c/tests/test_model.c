@@ -19,12 +19,23 @@
 
 #include "../src/formats/model.h"
 #include "check.h"
-#include "shim.h"
+#include "error_contract.h"
 #include "supertok.h"
 
 static const char *g_dir = "vectors/models";
 
 /* ---- helpers ------------------------------------------------------------------------------ */
+
+/* The plain o200k pre-tokenizer the merge-rule encodings below are made with (made once). */
+static const st_pretokenizer *o200k_plain(void) {
+    static st_pretokenizer *pt;
+    st_error err;
+    if (!pt && CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, &err)) != ST_OK) {
+        printf("FAIL st_pretokenizer_new(o200k): %d\n", (int)err.status);
+        abort();
+    }
+    return pt;
+}
 
 static char *write_model(const st_model *m, size_t *len) {
     size_t n = 0;
@@ -267,23 +278,22 @@ static void test_encodings(void) {
     CHECK(st == ST_OK, "RULES: %d %s", st, err.message);
     static const uint32_t merges[] = {97, 98, 99, 100, 256, 99, 258, 100};
     static const char specials[] = "PHxlbmRvZnRleHR8Pg== 260\n";
-    size_t off;
-    int in_spec;
-    st = t_encoding_new_merges(ST_ALPHABET_BYTES, merges, 4, specials, sizeof specials - 1, ST_PATTERN_O200K, NULL,
-                                &b, &off, &in_spec);
+    st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 4, specials, sizeof specials - 1, o200k_plain(),
+                                             NULL, &b, &err));
     CHECK(st == ST_OK, "merges: %d", st);
     if (a && b) {
         const char *text = "abcd abc xabcdx";
         uint32_t ia[64], ib[64];
         size_t na, nb;
-        CHECK(t_encode(a, text, strlen(text), NULL, 0, ia, NULL, 64, &na, NULL) == ST_OK, "encode a");
-        CHECK(t_encode(b, text, strlen(text), NULL, 0, ib, NULL, 64, &nb, NULL) == ST_OK, "encode b");
+        CHECK(CHECKED(err, st_encode(a, text, strlen(text), NULL, 0, ia, NULL, 64, &na, &err)) == ST_OK, "encode a");
+        CHECK(CHECKED(err, st_encode(b, text, strlen(text), NULL, 0, ib, NULL, 64, &nb, &err)) == ST_OK, "encode b");
         CHECK(na == nb && memcmp(ia, ib, na * 4) == 0, "model and merges differ");
         CHECK(na >= 2 && ia[0] == 256 && ia[1] == 257, "abcd is [ab, cd] by rules");
         /* the escaped special decodes to its text */
         const uint8_t *p;
         size_t len;
-        CHECK(t_token_bytes(a, 261, &p, &len) == ST_OK && len == 14 && memcmp(p, " a b\\c\nd\te\r\x07\x7F ", 14) == 0,
+        CHECK(CHECKED(err, st_token_bytes(a, 261, &p, &len, &err)) == ST_OK && len == 14 &&
+                  memcmp(p, " a b\\c\nd\te\r\x07\x7F ", 14) == 0,
               "special 261 bytes");
         CHECK(st_encoding_n_special(a) == 3 && st_encoding_n_vocab(a) == 301, "specials/vocab");
     }
@@ -297,7 +307,9 @@ static void test_encodings(void) {
     if (a) {
         uint32_t ids[8];
         size_t k;
-        CHECK(t_encode(a, "abcd", 4, NULL, 0, ids, NULL, 8, &k, NULL) == ST_OK && k == 1 && ids[0] == 258, "ranks");
+        CHECK(CHECKED(err, st_encode(a, "abcd", 4, NULL, 0, ids, NULL, 8, &k, &err)) == ST_OK && k == 1 &&
+                  ids[0] == 258,
+              "ranks");
         st_encoding_free(a);
     }
     /* two tokens with the same bytes: only the loader sees it; the error names the line */
@@ -386,13 +398,17 @@ static void test_shared_specials(void) {
         size_t k;
         CHECK(st_encoding_n_vocab(a) == 260 && st_encoding_n_special(a) == 3, "shared: n_vocab %u",
               st_encoding_n_vocab(a));
-        CHECK(t_encode(a, "abc a<|x|>", 10, allowed, 3, ids, NULL, 16, &k, NULL) == ST_OK && k == 4 && ids[0] == 258 &&
-              ids[1] == 32 && ids[2] == 97 && ids[3] == 259, "shared: encode with the specials");
-        CHECK(t_encode(a, "abc", 3, NULL, 0, ids, NULL, 16, &k, NULL) == ST_OK && k == 1 && ids[0] == 258,
+        CHECK(CHECKED(err, st_encode(a, "abc a<|x|>", 10, &(st_special_policy){allowed, 3, NULL, 0, 0, NULL, NULL}, 0,
+                                     ids, NULL, 16, &k, &err)) == ST_OK &&
+                  k == 4 && ids[0] == 258 && ids[1] == 32 && ids[2] == 97 && ids[3] == 259,
+              "shared: encode with the specials");
+        CHECK(CHECKED(err, st_encode(a, "abc", 3, NULL, 0, ids, NULL, 16, &k, &err)) == ST_OK && k == 1 &&
+                  ids[0] == 258,
               "shared: ordinary abc");
         const uint8_t *p;
         size_t len;
-        CHECK(t_token_bytes(a, 258, &p, &len) == ST_OK && len == 3 && memcmp(p, "abc", 3) == 0, "shared: bytes");
+        CHECK(CHECKED(err, st_token_bytes(a, 258, &p, &len, &err)) == ST_OK && len == 3 && memcmp(p, "abc", 3) == 0,
+              "shared: bytes");
         /* the shared specials are ordinary tokens too, the other special and past the end not */
         CHECK(st_token_is_ordinary(a, 97) == 1 && st_token_is_ordinary(a, 258) == 1 && st_token_is_ordinary(a, 0) == 1 &&
                   st_token_is_ordinary(a, 259) == 0 && st_token_is_ordinary(a, 260) == 0 &&
@@ -407,35 +423,34 @@ static void test_shared_specials(void) {
     static const uint32_t merges[] = {97, 98};
     static const char good[] = "YWI= 256\nYQ== 97\n", bad[] = "YWI= 256\nYg== 97\n";
     st_encoding *b = NULL;
-    size_t off;
-    int in_spec;
-    st = t_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, good, sizeof good - 1, ST_PATTERN_O200K, NULL, &b, &off,
-                               &in_spec);
+    st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, good, sizeof good - 1, o200k_plain(), NULL,
+                                             &b, &err));
     CHECK(st == ST_OK && b && st_encoding_n_vocab(b) == 257, "merges, shared specials: %d", st);
     st_encoding_free(b);
     b = NULL;
-    st = t_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, bad, sizeof bad - 1, ST_PATTERN_O200K, NULL, &b, &off,
-                               &in_spec);
+    st = CHECKED(
+        err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, bad, sizeof bad - 1, o200k_plain(), NULL, &b, &err));
     CHECK(st == ST_ERR_MALFORMED_MODEL && !b, "merges, a special with a token's id and other bytes: %d", st);
     st_encoding_free(b);
     b = NULL;
-    st = t_encoding_new_merges(ST_ALPHABET_UBE, merges, 1, good, sizeof good - 1, ST_PATTERN_O200K, NULL, &b, &off,
-                               &in_spec);
+    st = CHECKED(
+        err, st_encoding_new_merges(ST_ALPHABET_UBE, merges, 1, good, sizeof good - 1, o200k_plain(), NULL, &b, &err));
     CHECK(st == ST_ERR_MALFORMED_MODEL && !b, "merges, UBE: a special cannot share: %d", st);
     st_encoding_free(b);
     /* a shared special is text found in text too: the byte token 0xFF's bytes are no special */
     static const char not_utf8[] = "/w== 255\n";
     b = NULL;
-    st = t_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, not_utf8, sizeof not_utf8 - 1, ST_PATTERN_O200K, NULL, &b,
-                               &off, &in_spec);
+    st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, not_utf8, sizeof not_utf8 - 1, o200k_plain(),
+                                             NULL, &b, &err));
     CHECK(st == ST_ERR_MALFORMED_MODEL && !b, "merges, a shared special that is not UTF-8: %d", st);
     st_encoding_free(b);
     /* a shared id given twice is refused at its second line */
     static const char twice[] = "YQ== 97\nYWI= 256\nYQ== 97\n";
     b = NULL;
-    st = t_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, twice, sizeof twice - 1, ST_PATTERN_O200K, NULL, &b, &off,
-                               &in_spec);
-    CHECK(st == ST_ERR_MALFORMED_MODEL && !b && in_spec && off == 17, "merges, a shared id twice: %d at %zu", st, off);
+    st = CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, twice, sizeof twice - 1, o200k_plain(), NULL,
+                                             &b, &err));
+    CHECK(st == ST_ERR_MALFORMED_MODEL && !b && err.input == 1 && error_at(&err, ST_UNIT_BYTE, 17),
+          "merges, a shared id twice: %d at %zu", st, (size_t)err.offset);
     st_encoding_free(b);
 }
 
@@ -453,9 +468,10 @@ static void test_many_specials_descending(void) {
                              b64[((t[1] & 15) << 2) | (t[2] >> 6)], b64[t[2] & 63], 257 + i);
     }
     st_encoding *b = NULL;
-    size_t off = 0;
-    st_status st = t_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, text, n, ST_PATTERN_O200K, NULL, &b, &off, NULL);
-    CHECK(st == ST_OK && b, "descending specials: %d at %zu", st, off);
+    st_error err;
+    st_status st =
+        CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 1, text, n, o200k_plain(), NULL, &b, &err));
+    CHECK(st == ST_OK && b, "descending specials: %d at %zu", st, (size_t)err.offset);
     if (b) {
         CHECK(st_encoding_n_special(b) == N && st_encoding_n_vocab(b) == 257 + N, "descending specials: %u of %u",
               st_encoding_n_special(b), st_encoding_n_vocab(b));
@@ -635,7 +651,7 @@ static void damage(const char *what, const char *text, size_t len, int rounds) {
             if (st_encoding_from_model(m, NULL, &enc, &err) == ST_OK) {
                 uint32_t ids[64];
                 size_t k;
-                t_encode(enc, "abcd the thing", 14, NULL, 0, ids, NULL, 64, &k, NULL);
+                CHECKED(err, st_encode(enc, "abcd the thing", 14, NULL, 0, ids, NULL, 64, &k, &err));
                 st_encoding_free(enc);
             } else if (err.line < 1) bad++;
             st_model_free(m);

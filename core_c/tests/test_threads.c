@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "supertok.h"
-#include "shim.h"
+#include "error_contract.h"
 #include "check.h"
 
 /* more threads than a handle keeps scratch blocks (ST_SCRATCH_SLOTS, 4): the last ones
@@ -70,7 +70,8 @@ static void *worker(void *arg) {
             size_t i = (k + (size_t)t) % N_TEXTS, len = strlen(TEXTS[i]), n = 0;
             if (g_resize && t == 0) st_encoding_set_cache_size(g_shared, (k % 3) * 4096 + 2048);
             uint32_t *ids = (uint32_t *)malloc((len + 1) * 4);
-            st_status st = t_encode(g_shared, TEXTS[i], len, NULL, 0, ids, NULL, len + 1, &n, NULL);
+            st_error err;
+            st_status st = CHECKED(err, st_encode(g_shared, TEXTS[i], len, NULL, 0, ids, NULL, len + 1, &n, &err));
             if (st != ST_OK || n != g_want_n[i] || memcmp(ids, g_want[i], n * 4) != 0) g_failures[t]++;
             free(ids);
         }
@@ -107,12 +108,16 @@ int main(int argc, char **argv) {
     cats[creps * cl] = 0;
     TEXTS[6] = cats;
     st_encoding *ref = NULL;
-    size_t off = 0;
-    if (t_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &ref, &off, NULL) != ST_OK ||
-        t_encoding_new_tiktoken(ranks, rlen, NULL, 0, ST_PATTERN_O200K, NULL, &g_shared, &off, NULL) != ST_OK) {
-        fprintf(stderr, "test_threads: loading o200k_base failed at %zu\n", off);
+    st_error err;
+    st_pretokenizer *pt = NULL;
+    if (CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, &err)) != ST_OK ||
+        CHECKED(err, st_encoding_new_tiktoken(ranks, rlen, NULL, 0, pt, NULL, &ref, &err)) != ST_OK ||
+        CHECKED(err, st_encoding_new_tiktoken(ranks, rlen, NULL, 0, pt, NULL, &g_shared, &err)) != ST_OK) {
+        fprintf(stderr, "test_threads: loading o200k_base failed at %llu: %s\n", (unsigned long long)err.offset,
+                err.message);
         return 1;
     }
+    st_pretokenizer_free(pt);
     for (int pass = 0; pass < 3; pass++) {
         if (pass == 2) { /* the superword model, shared the same way */
             st_encoding_free(g_shared);
@@ -132,7 +137,8 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < N_TEXTS; i++) { /* the one-thread results, from the other encoding */
             size_t len = strlen(TEXTS[i]);
             g_want[i] = (uint32_t *)malloc((len + 1) * 4);
-            CHECK(t_encode(ref, TEXTS[i], len, NULL, 0, g_want[i], NULL, len + 1, &g_want_n[i], &off) == ST_OK,
+            CHECK(CHECKED(err, st_encode(ref, TEXTS[i], len, NULL, 0, g_want[i], NULL, len + 1, &g_want_n[i], &err)) ==
+                      ST_OK,
                   "one-thread encode of text %zu", i);
         }
         pthread_t th[N_THREADS];
