@@ -12,8 +12,16 @@ when it builds a local directory (`pip install .`, `pip wheel .`); older pips sh
 The build runs in a new temporary directory, removed afterwards, unless one is given (e.g.
 `setup.py build --build-base DIR`): a build/ left in the tree by an earlier build is never
 reused, so no stale object or removed module reaches a wheel.
+
+The wasm module is not kept in the Python package's folder: the one committed copy is the core's,
+core_c/supertok.wasm (core_c/build_wasm.py writes it; the npm package takes it from there too).
+build_py copies it into the package (py/supertok/_copy_wasm.py): into the wheel, and, for an
+editable install, into py/supertok/ beside the sources, where an editable install's native
+extension lands too. That copy is not committed (.gitignore).
 """
 import atexit
+import importlib.util
+import os
 import re
 import shutil
 import tempfile
@@ -27,9 +35,10 @@ from setuptools.command.build_py import build_py
 NATIVE = "supertok._native"
 LISTS = "supertok._lists"
 
-# Modules of the package the wheel does not ship: the cffi build script runs at build time only
-# (it stays in the sdist, and tests/test_c_api.py loads it from the tree).
-BUILD_ONLY_MODULES = {("supertok", "_build_native")}
+# Modules of the package the wheel does not ship: the cffi build script and the copy of the wasm
+# module run at build time only (they stay in the sdist, and tests/test_c_api.py loads the cffi
+# build script from the tree).
+BUILD_ONLY_MODULES = {("supertok", "_build_native"), ("supertok", "_copy_wasm")}
 
 
 class build_in_temp_dir(build):
@@ -44,10 +53,33 @@ class build_in_temp_dir(build):
         super().finalize_options()
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE_WASM = os.path.join("supertok", "supertok.wasm")  # where the wasm backend loads it
+
+
+def copy_core_wasm(package_dir):
+    """core_c/supertok.wasm into package_dir, by py/supertok/_copy_wasm.py, loaded by its path
+    (importing the package would load its backends, and the build needs none)."""
+    path = os.path.join(HERE, "py", "supertok", "_copy_wasm.py")
+    spec = importlib.util.spec_from_file_location("_supertok_copy_wasm", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.copy_core_wasm(package_dir)
+
+
 class build_py_runtime_only(build_py):
     def find_package_modules(self, package, package_dir):
         return [m for m in super().find_package_modules(package, package_dir)
                 if (m[0], m[1]) not in BUILD_ONLY_MODULES]
+
+    def run(self):
+        super().run()  # in editable mode this copies nothing: the package is read in place
+        root = os.path.join(HERE, "py") if self.editable_mode else self.build_lib
+        copy_core_wasm(os.path.join(root, "supertok"))
+
+    def get_outputs(self, include_bytecode=True):
+        extra = [] if self.editable_mode else [os.path.join(self.build_lib, PACKAGE_WASM)]
+        return super().get_outputs(include_bytecode) + extra
 
 
 def _wasmtime_is_installed_with(dist):

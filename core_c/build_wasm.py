@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
-"""Build py/supertok/supertok.wasm from the core (the files core_c/sources.txt lists) with the
+"""Build core_c/supertok.wasm from the core (the files core_c/sources.txt lists) with the
 pinned toolchain.
 
     python core_c/build_wasm.py           # build and write the module
     python core_c/build_wasm.py --check   # rebuild into a temp file; exit 1 if it differs
+
+core_c/supertok.wasm is the one committed copy of the module, beside the sources it is built
+from: the hosts take it from there and keep no copy in git. The Python package gets it at build
+time (setup.py copies it into the wheel, and into py/supertok/ for an editable install or
+`python setup.py copy_wasm`); the npm package when packed (wasm/tools/copy-assets.mjs), and a
+checkout's wasm/supertok.mjs reads it in place. So this build writes nothing outside core_c/.
 
 The toolchain is Zig's clang from PyPI (`ziglang==0.14.1`, which pip alone installs), target
 wasm32-freestanding, no libc: the core brings its own mem* and allocator (platform.c). The
@@ -19,7 +25,7 @@ import tempfile
 
 ZIG_VERSION = "0.14.1"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "py", "supertok", "supertok.wasm")
+OUT = os.path.join(ROOT, "core_c", "supertok.wasm")
 
 
 def exports():
@@ -59,12 +65,12 @@ def main():
             build(fresh)
             with open(fresh, "rb") as a, open(OUT, "rb") as b:
                 if a.read() != b.read():
-                    print("py/supertok/supertok.wasm differs from a rebuild: run python core_c/build_wasm.py")
+                    print("core_c/supertok.wasm differs from a rebuild: run python core_c/build_wasm.py")
                     return 1
         print("supertok.wasm matches a rebuild (%d bytes)" % os.path.getsize(OUT))
         return 0
     build(OUT)
-    print("wrote py/supertok/supertok.wasm (%d bytes)" % os.path.getsize(OUT))
+    print("wrote core_c/supertok.wasm (%d bytes)" % os.path.getsize(OUT))
     return 0
 
 

@@ -210,3 +210,57 @@ def test_the_build_names_the_failing_compiler_not_its_arguments():
     assert mod._short(exc) == "/bin/false exited with status 1"
     assert mod._short(OSError("[Errno 2] No such file or directory: 'cc'")) == \
         "[Errno 2] No such file or directory: 'cc'"
+
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORE_WASM = os.path.join(ROOT, "core_c", "supertok.wasm")
+
+
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def test_build_py_copies_the_core_wasm_into_the_package(tmp_path, monkeypatch):
+    """The package has no wasm module of its own in git: setup.py's build_py copies the core's
+    committed one (core_c/supertok.wasm) into what a wheel is made of, and leaves the build-time
+    scripts out. (The command alone, on a Distribution made here: pyproject.toml wants a newer
+    setuptools than a test environment may have; .ci/run builds real wheels.)"""
+    from setuptools.dist import Distribution
+    monkeypatch.chdir(ROOT)
+    dist = Distribution({"name": "supertok", "script_name": "setup.py", "package_dir": {"": "py"},
+                         "packages": ["supertok", "supertok.backends", "supertok.vocab"],
+                         "package_data": {"supertok": ["catalogue.json"]}})
+    cmd = _setup_py().build_py_runtime_only(dist)
+    cmd.build_lib = str(tmp_path)
+    cmd.ensure_finalized()
+    cmd.run()
+    pkg = tmp_path / "supertok"
+    assert _read(pkg / "supertok.wasm") == _read(CORE_WASM)
+    assert str(pkg / "supertok.wasm") in cmd.get_outputs()
+    assert (pkg / "catalogue.json").exists() and (pkg / "__init__.py").exists()
+    assert not (pkg / "_build_native.py").exists() and not (pkg / "_copy_wasm.py").exists()
+
+
+def test_copy_wasm_writes_the_package_copy(tmp_path):
+    """What an editable install and a checkout run in place use (py/supertok/_copy_wasm.py)."""
+    out = _setup_py().copy_core_wasm(str(tmp_path))
+    assert out == os.path.join(str(tmp_path), "supertok.wasm")
+    assert _read(out) == _read(CORE_WASM)
+
+
+@pytest.mark.slow
+def test_a_wheel_built_without_a_compiler_ships_the_core_wasm(tmp_path):
+    """pip's own build of the checkout (isolated, setuptools from PyPI) with no C compiler
+    (CC=/bin/false): the wheel has no native extension and carries the core's module."""
+    import zipfile
+    env = dict(os.environ, CC="/bin/false")
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), ROOT],
+                       env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    [wheel] = tmp_path.glob("supertok-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+        assert z.read("supertok/supertok.wasm") == _read(CORE_WASM)
+    assert not [n for n in names if "_native" in n or n.endswith(("_copy_wasm.py", "_build_native.py"))], names

@@ -1,5 +1,6 @@
-"""The shipped supertok.wasm: no imports, exactly the exports of wasm/exports.txt, and the same
-bytes as a rebuild from source with the pinned toolchain."""
+"""The shipped supertok.wasm: no imports, exactly the exports of wasm/exports.txt, the committed
+module (core_c/supertok.wasm) and the same bytes as a rebuild from source with the pinned
+toolchain."""
 import importlib.util
 import os
 import subprocess
@@ -10,6 +11,8 @@ import pytest
 from supertok.backends.wasm_runtime import WASM_PATH
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the one committed module (core_c/build_wasm.py writes it); the package loads a copy (setup.py)
+CORE_WASM = os.path.join(ROOT, "core_c", "supertok.wasm")
 
 
 def _module():
@@ -42,8 +45,11 @@ def test_pywasm_reads_the_module_imports_nothing():
 
 
 def test_installed_package_ships_the_committed_module():
-    with open(WASM_PATH, "rb") as a, open(os.path.join(ROOT, "py", "supertok", "supertok.wasm"), "rb") as b:
-        assert a.read() == b.read()
+    """The module the package loads (a wheel's, an editable install's or `python setup.py
+    copy_wasm`'s copy) is the committed one: a stale copy fails here."""
+    with open(WASM_PATH, "rb") as a, open(CORE_WASM, "rb") as b:
+        assert a.read() == b.read(), ("%s is not core_c/supertok.wasm: run python setup.py copy_wasm "
+                                      "(or reinstall)" % WASM_PATH)
 
 
 @pytest.mark.slow

@@ -77,20 +77,21 @@ async function readUrl(url) {
 }
 
 // Where the package's files are: next to this module in the npm package (tools/copy-assets.mjs
-// puts them there when packing); in a checkout of the repository, the Python package's own
-// files (py/supertok), so the repository holds one copy of each.
-const ASSET_DIRS = ["./", "../py/supertok/"];
+// puts them there when packing); in a checkout of the repository, where the repository keeps
+// its one copy of each: the wasm module the core's build writes (core_c/), the catalogue and
+// rank files of the Python package (py/supertok/).
+const CHECKOUT_DIR = (rel) => (rel === "supertok.wasm" ? "../core_c/" : "../py/supertok/");
 
 async function readAsset(rel) {
   let firstError = null;
-  for (const dir of ASSET_DIRS) {
+  for (const dir of ["./", CHECKOUT_DIR(rel)]) {
     try {
       return await readUrl(new URL(dir + rel, import.meta.url));
     } catch (e) {
       firstError ??= e;
     }
   }
-  throw new Error(`supertok: cannot find ${rel} next to supertok.mjs or in ../py/supertok/ (${firstError?.message})`);
+  throw new Error(`supertok: cannot find ${rel} next to supertok.mjs or in ${CHECKOUT_DIR(rel)} (${firstError?.message})`);
 }
 
 // ---- the encoding catalogue -------------------------------------------------------------------

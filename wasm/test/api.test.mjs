@@ -6,7 +6,8 @@
 //   and nothing the module lacks;
 // - package.json: an ES module with an exports map onto existing files, no dependencies, no
 //   install scripts; the packaged copy of the assets (tools/copy-assets.mjs) is byte-equal to
-//   the Python package's and loads on its own, outside the repository.
+//   the repository's (the core's wasm module, the Python package's catalogue and rank files) and
+//   loads on its own, outside the repository.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -17,6 +18,8 @@ import * as st from "../supertok.mjs";
 import { ROOT } from "../tools/test-helpers.mjs";
 
 const W = ROOT + "wasm/";
+// where the repository keeps each asset the package copies: the wasm module is the core's build
+const origin = (f) => ROOT + (f === "supertok.wasm" ? "core_c/" : "py/supertok/") + f;
 const src = readFileSync(W + "supertok.mjs", "utf8");
 const dts = readFileSync(W + "supertok.d.ts", "utf8");
 const header = readFileSync(ROOT + "core_c/include/supertok.h", "utf8");
@@ -31,7 +34,7 @@ test("every core function the module calls is exported and declared", async () =
   assert.deepEqual(missing, [], "called but not in wasm/exports.txt");
   const undeclared = all.filter((f) => !new RegExp(`ST_API[^;]*\\b${f}\\s*\\(`).test(header));
   assert.deepEqual(undeclared, [], "called but not declared ST_API in supertok.h");
-  const mod = await WebAssembly.compile(readFileSync(ROOT + "py/supertok/supertok.wasm"));
+  const mod = await WebAssembly.compile(readFileSync(origin("supertok.wasm")));
   const exported = new Set(WebAssembly.Module.exports(mod).map((e) => e.name));
   assert.deepEqual(all.filter((f) => !exported.has(f)), [], "called but not exported by supertok.wasm");
   assert.deepEqual(WebAssembly.Module.imports(mod), [], "the module imports nothing");
@@ -86,10 +89,10 @@ test("package.json is an ES module with no dependencies or install scripts", () 
   for (const f of ["supertok.mjs", "supertok.d.ts", "supertok.wasm", "catalogue.json"]) assert.ok(pkg.files.includes(f), f);
 });
 
-test("the packaged assets are the Python package's bytes and load outside the repository", async () => {
+test("the packaged assets are the repository's bytes and load outside the repository", async () => {
   // copies left in wasm/ by an earlier `npm pack` must not have drifted
   for (const f of ["supertok.wasm", "catalogue.json", ...(existsSync(W + "vocab") ? readdirSync(W + "vocab").map((v) => "vocab/" + v) : [])]) {
-    if (existsSync(W + f)) assert.ok(readFileSync(W + f).equals(readFileSync(ROOT + "py/supertok/" + f)), `wasm/${f} differs from py/supertok/${f}`);
+    if (existsSync(W + f)) assert.ok(readFileSync(W + f).equals(readFileSync(origin(f))), `wasm/${f} differs from ${origin(f).slice(ROOT.length)}`);
   }
   const dir = mkdtempSync(join(tmpdir(), "supertok-pkg-"));
   try {
@@ -103,7 +106,7 @@ test("the packaged assets are the Python package's bytes and load outside the re
     // the compact vocabularies are the package's own files (generated, committed), by pattern
     for (const f of readdirSync(W + "compact").filter((f) => f.endsWith(".stvc"))) copyFileSync(W + "compact/" + f, join(dir, "compact", f));
     for (const f of ["supertok.wasm", "catalogue.json"]) {
-      assert.ok(readFileSync(join(dir, f)).equals(readFileSync(ROOT + "py/supertok/" + f)), f);
+      assert.ok(readFileSync(join(dir, f)).equals(readFileSync(origin(f))), f);
     }
     for (const v of ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]) {
       for (const ext of [".tiktoken", ".json"]) {

@@ -51,7 +51,7 @@ ST_INLINE int st__atomic_claim(int *p, int from, int to) {
     return __atomic_compare_exchange_n(p, &from, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 /* Counters and sizes read by one thread while others add to them (the piece cache's figures:
- * pipeline.c). Relaxed: nothing else is published through them. */
+ * piece_cache.c). Relaxed: nothing else is published through them. */
 ST_INLINE size_t st__atomic_load_size(const size_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 ST_INLINE void st__atomic_store_size(size_t *p, size_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 ST_INLINE void st__atomic_add_size(size_t *p, size_t v) { (void)__atomic_fetch_add(p, v, __ATOMIC_RELAXED); }

@@ -1,5 +1,5 @@
-/* The encoding handle, shared by the encode pipeline (pipeline.c) and the handle plumbing
- * (encoding.c: constructors, images, accessors, decoding). */
+/* The encoding handle, shared by the encode pipeline (pipeline.c and the files it calls) and the
+ * handle plumbing (encoding.c: constructors, images, accessors, decoding). */
 #ifndef ST_ENCODING_H
 #define ST_ENCODING_H
 
@@ -18,7 +18,7 @@ typedef enum st__kind {
     ST__KIND_RULES = 1  /* merge-rules models: a pair merges when it is a rule (st_rules) */
 } st__kind;
 
-/* The reusable scratch of the encoder (pipeline.c); opaque here. */
+/* The reusable scratch of the encoder (piece_cache.h); opaque here. */
 typedef struct st__scratch st__scratch;
 
 #define ST_SCRATCH_SLOTS 4 /* scratch blocks a handle keeps for concurrent calls; more callers
@@ -41,7 +41,7 @@ typedef struct st__lazy {
                        were built (pipeline.c: tables_for) */
     int slot_busy[ST_SCRATCH_SLOTS]; /* 0 free, 1 claimed by a running call */
     st__scratch *slot[ST_SCRATCH_SLOTS]; /* made by the first call that claims the slot */
-    /* The piece cache (pipeline.c): the bound on its memory that st_encoding_set_cache_size set
+    /* The piece cache (piece_cache.c): the bound on its memory that st_encoding_set_cache_size set
      * (or the default), the bytes its tables hold now, and the pieces looked up in it (each
      * call adds its own figures once, at its end). Atomic, as any thread may read or set them. */
     size_t cache_limit, cache_held, cache_hits, cache_misses;
@@ -66,13 +66,10 @@ st_status st__encoding_new_rules(int alphabet, const uint32_t *merges, size_t n_
                                  size_t n_super, const char *specials, size_t specials_len, const st_pretokenizer *pt,
                                  const st_allocator *alloc, st_encoding **out, st_error *err);
 
-/* pipeline.c: free the scratch blocks of a handle being freed (no call may be running). */
+/* piece_cache.c: free the scratch blocks of a handle being freed (no call may be running). */
 void st__scratch_pool_free(st__lazy *lazy, const st_allocator *a);
 /* pipeline.c: the backtracking tables, building them if this thread is first; NULL if not
  * (yet) available. */
 const st_backtrack *st__backtrack_tables(const st_encoding *enc);
-
-/* The number of the special string whose bytes are p[0..n), or -1 (encode/pipeline.c). */
-long st__special_string_number(const st_vocab *v, const uint8_t *p, size_t n);
 
 #endif

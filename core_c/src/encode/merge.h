@@ -26,7 +26,7 @@
  * every common word), and a hit in this small table stays in cache where a probe of the
  * vocabulary's multi-megabyte table would miss. Direct-mapped. Its entries depend on the
  * vocabulary alone, never on the text, so one table serves any number of calls (the encoder
- * keeps it in its reusable scratch, pipeline.c). Empty: every field 0xFFFFFFFF. */
+ * keeps it in its reusable scratch, piece_cache.h). Empty: every field 0xFFFFFFFF. */
 #define ST_PAIR_CACHE_BITS 14
 typedef struct st__pair_slot {
     uint32_t left, right, rank, unused;
@@ -39,8 +39,9 @@ typedef struct st__merger {
     const st_vocab *v;
     const st_rules *rules;
     st__pair_slot *pairs;
-    const st_supers *supers; /* the superword pass (pipeline.c): rules are these supermerges, looked
-                                up through their filter (st__supers_find); NULL otherwise */
+    const st_supers *supers; /* the superword pass (superword_pass.c): rules are these
+                                supermerges, looked up through their filter (st__supers_find);
+                                NULL otherwise */
 } st__merger;
 
 /* tiktoken's merge of the piece p[0..n) (n <= ST_LINEAR_PIECE, ST_PAD readable bytes after

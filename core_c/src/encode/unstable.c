@@ -13,7 +13,7 @@
  *  - when the unstable bytes end with one whitespace character after something else: the
  *    pieces before it and it, each merged on its own (a whitespace character last may split off
  *    from what comes before it once more text follows). */
-#include "encoding.h"
+#include "special_policy.h"
 #include "../text/unicode.h"
 #include "../text/utf8.h"
 

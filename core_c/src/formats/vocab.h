@@ -171,7 +171,7 @@ st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const cha
                                    const char *specials, size_t specials_len, st_error *err);
 /* The supermerges of a superword model (docs/design.md §7), kept apart from the rules so the
  * merge inside a pretoken can never make a supermerge token: they join the tokens of whole
- * adjacent pretokens only, in the superword pass (pipeline.c). */
+ * adjacent pretokens only, in the superword pass (superword_pass.c). */
 typedef struct st_supers {
     st_rules rules;           /* (left, right) -> the supermerge's token; rules.base = the id of
                                  supermerge 0 (A + n_merges); slots NULL when there are none.

@@ -21,7 +21,12 @@ import weakref
 from . import BackendUnavailable
 from .base import SIZE_MAX_WASM32, CACHE_INFO_FIELDS, joined_with_ends, register_fork_state
 
-WASM_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "supertok.wasm")
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The module: in a source checkout, the one committed copy beside the core (core_c/supertok.wasm,
+# so a checkout run in place never loads a stale copy); in an installed package, the copy the
+# build put into it.
+_CHECKOUT_WASM = os.path.join(os.path.dirname(os.path.dirname(_PACKAGE)), "core_c", "supertok.wasm")
+WASM_PATH = _CHECKOUT_WASM if os.path.isfile(_CHECKOUT_WASM) else os.path.join(_PACKAGE, "supertok.wasm")
 
 
 _U32 = struct.Struct("<I")

@@ -1,0 +1,312 @@
+/* The special-token policy (docs/design.md §7): what a caller's policy (allowed and disallowed
+ * specials, by id, by string number or by text; allow all; disallow the rest) means for an
+ * encoding, the refusal of a text holding a disallowed special anywhere, as tiktoken's search of
+ * the raw text refuses it, and the match of an allowed special where the pipeline cuts the text.
+ * Apart from the pipeline because it is tiktoken's rule, checked once a call over the text and
+ * never per piece, and unstable.c asks it too (st__special_string_number). */
+#include "special_policy.h"
+
+/* The index of special id in the sorted special_ids, or -1. */
+static long special_index(const st_vocab *v, uint32_t id) {
+    size_t lo = 0, hi = v->n_special;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v->special_ids[mid] < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < v->n_special && v->special_ids[lo] == id ? (long)lo : -1;
+}
+
+ST_INLINE int bit_get(const uint64_t *bits, uint32_t k) { return (int)((bits[k >> 6] >> (k & 63)) & 1); }
+ST_INLINE void bit_put(uint64_t *bits, uint32_t k, int on) {
+    if (on) bits[k >> 6] |= 1ull << (k & 63);
+    else bits[k >> 6] &= ~(1ull << (k & 63));
+}
+
+/* Set (on) or clear in bits the strings list[0..n) names: string numbers with
+ * ST_SPECIAL_BY_STRING, else ids, each standing for every string of its id. Every entry must
+ * name a special string (with bytes: an image's are checked where used). */
+static st_status mark(const st_vocab *v, const uint32_t *list, size_t n, int by_string, uint64_t *bits, int on,
+                      uint32_t input, st_error *err) {
+    uint32_t n_str = st__vocab_n_strings(v);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t id, a, tl;
+        int ok;
+        if (by_string) {
+            ok = list[k] < n_str && st__vocab_special_string(v, list[k], &id, &a, &tl);
+            if (ok && bits) bit_put(bits, list[k], on);
+        } else {
+            long i = special_index(v, list[k]);
+            ok = i >= 0 && st__vocab_span(v, list[k], &a, &tl);
+            if (ok && bits) {
+                bit_put(bits, (uint32_t)i, on);
+                for (uint32_t x = 0; x < v->n_extra; x++) /* its further strings */
+                    if (v->extra[3 * (size_t)x] == list[k]) bit_put(bits, v->n_special + x, on);
+            }
+        }
+        if (!ok) {
+            st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, k, input == 1 ? "allowed" : "disallowed");
+            st__error_append(err, by_string ? " special string " : " id ");
+            st__error_append_u64(err, list[k]);
+            st__error_append(err, " is not a special token of the encoding");
+            st__error_line(err, 0, input);
+            if (!by_string) st__error_token(err, list[k]);
+            return ST_ERR_INVALID_ARGUMENT;
+        }
+    }
+    return ST_OK;
+}
+
+/* String k of a ST_SPECIAL_BY_TEXT policy: strings[ends[k-1] .. ends[k]). */
+ST_INLINE const uint8_t *text_string(const st_special_policy *sp, size_t k, size_t *len) {
+    size_t a = k ? sp->ends[k - 1] : 0;
+    *len = sp->ends[k] - a;
+    return (const uint8_t *)sp->strings + a;
+}
+
+/* The number of the special string whose bytes are p[0..n), or -1. A linear look over the
+ * special strings: a policy names a few, and an encoding has at most a few thousand. */
+long st__special_string_number(const st_vocab *v, const uint8_t *p, size_t n) {
+    uint32_t n_str = st__vocab_n_strings(v);
+    for (uint32_t k = 0; k < n_str; k++) {
+        uint32_t id, a, tl;
+        if (st__vocab_special_string(v, k, &id, &a, &tl) && tl == n && st__memcmp(v->bytes + a, p, n) == 0)
+            return (long)k;
+    }
+    return -1;
+}
+
+/* Set in bits the special strings among the ST_SPECIAL_BY_TEXT strings [from, to) of sp; the
+ * others are no special token. Returns how many of them are none. */
+static size_t mark_text(const st_vocab *v, const st_special_policy *sp, size_t from, size_t to, uint64_t *bits) {
+    size_t unknown = 0;
+    for (size_t k = from; k < to; k++) {
+        size_t n;
+        const uint8_t *p = text_string(sp, k, &n);
+        long i = st__special_string_number(v, p, n);
+        if (i < 0) unknown++;
+        else if (bits) bit_put(bits, (uint32_t)i, 1);
+    }
+    return unknown;
+}
+
+/* A ST_SPECIAL_BY_TEXT policy's strings and ends are well formed: ends never decrease, and
+ * point into strings. */
+static int text_form_ok(const st_special_policy *sp) {
+    size_t n = sp->n_allowed + sp->n_disallowed;
+    if (n < sp->n_allowed || sp->allowed || sp->disallowed || (sp->flags & ST_SPECIAL_BY_STRING)) return 0;
+    if (!n) return 1;
+    if (!sp->ends) return 0;
+    for (size_t k = 1; k < n; k++)
+        if (sp->ends[k] < sp->ends[k - 1]) return 0;
+    return sp->strings || sp->ends[n - 1] == 0;
+}
+
+void st__policy_free(st__policy *pl, const st_allocator *a) {
+    if (pl->bits_size) {
+        st__free(a, pl->allowed, pl->bits_size);
+        st__free(a, pl->disallowed, pl->bits_size);
+    }
+    pl->allowed = pl->disallowed = NULL;
+    pl->bits_size = 0;
+}
+
+static int any_bit(const uint64_t *bits, size_t words) {
+    for (size_t w = 0; w < words; w++)
+        if (bits[w]) return 1;
+    return 0;
+}
+
+st_status st__policy_resolve(const st_encoding *enc, const st_special_policy *sp, st__policy *pl, st_error *err) {
+    const st_vocab *v = &enc->vocab;
+    pl->allowed = NULL;
+    pl->disallowed = NULL;
+    pl->bits_size = 0;
+    pl->any_allowed = pl->any_disallowed = 0;
+    pl->strings = NULL;
+    pl->ends = NULL;
+    pl->first_disallowed = pl->end_disallowed = pl->n_unknown = 0;
+    pl->empty_unknown = 0;
+    if (!sp) return ST_OK;
+    int by_text = (sp->flags & ST_SPECIAL_BY_TEXT) != 0;
+    if ((sp->flags & ~(ST_SPECIAL_ALLOW_ALL | ST_SPECIAL_DISALLOW_REST | ST_SPECIAL_BY_STRING | ST_SPECIAL_BY_TEXT)) ||
+        (by_text ? !text_form_ok(sp)
+                 : (!sp->allowed && sp->n_allowed) || (!sp->disallowed && sp->n_disallowed)))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "special-token policy");
+    int allow_all = (sp->flags & ST_SPECIAL_ALLOW_ALL) != 0, by_string = (sp->flags & ST_SPECIAL_BY_STRING) != 0;
+    st_status st = ST_OK;
+    if (by_text) { /* the disallowed strings that are no special token are searched for on their own */
+        pl->strings = sp->strings;
+        pl->ends = sp->ends;
+        pl->first_disallowed = sp->n_allowed;
+        pl->end_disallowed = sp->n_allowed + sp->n_disallowed;
+        pl->n_unknown = mark_text(v, sp, pl->first_disallowed, pl->end_disallowed, NULL);
+        for (size_t k = pl->first_disallowed; k < pl->end_disallowed && !pl->empty_unknown; k++)
+            pl->empty_unknown = sp->ends[k] == (k ? sp->ends[k - 1] : 0); /* no special is empty */
+        pl->any_disallowed = pl->n_unknown > 0;
+    } else { /* the lists are checked first, whatever the flags make of them */
+        st = allow_all ? ST_OK : mark(v, sp->allowed, sp->n_allowed, by_string, NULL, 1, 1, err);
+        if (st == ST_OK) st = mark(v, sp->disallowed, sp->n_disallowed, by_string, NULL, 1, 2, err);
+        if (st != ST_OK) return st;
+    }
+    uint32_t n_str = st__vocab_n_strings(v);
+    size_t words = ((size_t)n_str + 63) / 64;
+    if (!words) return ST_OK; /* no specials: nothing to match, only unknown strings to refuse */
+    if (n_str <= ST_POLICY_STACK_BITS) {
+        pl->allowed = pl->stack_bits[0];
+        pl->disallowed = pl->stack_bits[1];
+    } else {
+        pl->bits_size = words * 8;
+        pl->allowed = (uint64_t *)st__alloc(&enc->alloc, pl->bits_size);
+        pl->disallowed = (uint64_t *)st__alloc(&enc->alloc, pl->bits_size);
+        if (!pl->allowed || !pl->disallowed) {
+            if (pl->allowed) st__free(&enc->alloc, pl->allowed, pl->bits_size);
+            if (pl->disallowed) st__free(&enc->alloc, pl->disallowed, pl->bits_size);
+            pl->allowed = pl->disallowed = NULL;
+            pl->bits_size = 0;
+            return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        }
+    }
+    int rest = (sp->flags & ST_SPECIAL_DISALLOW_REST) && !allow_all;
+    st__memset(pl->allowed, allow_all ? 0xFF : 0, words * 8);
+    if (allow_all && (n_str & 63)) pl->allowed[words - 1] = (1ull << (n_str & 63)) - 1;
+    if (allow_all) {
+    } else if (by_text) {
+        mark_text(v, sp, 0, sp->n_allowed, pl->allowed);
+    } else {
+        mark(v, sp->allowed, sp->n_allowed, by_string, pl->allowed, 1, 1, NULL);
+    }
+    /* rest: every string not allowed; and the listed ones (a string both allowed and listed as
+     * disallowed is refused, as tiktoken's search for the disallowed ones finds it) */
+    for (size_t w = 0; w < words; w++) pl->disallowed[w] = rest ? ~pl->allowed[w] : 0;
+    if (rest && (n_str & 63)) pl->disallowed[words - 1] &= (1ull << (n_str & 63)) - 1;
+    if (by_text) mark_text(v, sp, pl->first_disallowed, pl->end_disallowed, pl->disallowed);
+    else mark(v, sp->disallowed, sp->n_disallowed, by_string, pl->disallowed, 1, 2, NULL);
+    /* an empty set skips its scan below */
+    pl->any_allowed = any_bit(pl->allowed, words);
+    pl->any_disallowed = pl->n_unknown > 0 || any_bit(pl->disallowed, words);
+    return ST_OK;
+}
+
+/* The first byte at or after i that is c, or len: eight bytes a step (a word is tested for a
+ * zero byte after xor with c), as every default encode call scans its whole text for the
+ * disallowed specials' first byte, and a byte loop there would cost 5-10% on English. */
+static size_t find_byte(const uint8_t *s, size_t i, size_t len, uint8_t c) {
+    const uint64_t ones = 0x0101010101010101ull, pat = ones * c;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        st__memcpy(&w, s + i, 8);
+        w ^= pat;
+        if ((w - ones) & ~w & (ones << 7)) break; /* some byte of the word is c */
+    }
+    while (i < len && s[i] != c) i++;
+    return i;
+}
+
+/* The longest disallowed string at s[i..] (special strings first, so that one of them wins
+ * over an equal unknown string): 1 and its bytes, length and id (0xFFFFFFFF for a string that
+ * is no special token), or 0. */
+static int disallowed_at(const st_vocab *v, const st__policy *pl, const uint8_t *s, size_t i, size_t len,
+                         const uint8_t **found, uint32_t *found_len, uint32_t *found_id) {
+    int any = 0;
+    uint32_t n_str = pl->disallowed ? st__vocab_n_strings(v) : 0;
+    for (uint32_t k = 0; k < n_str; k++) {
+        uint32_t id, a, tl;
+        if (!bit_get(pl->disallowed, k) || !st__vocab_special_string(v, k, &id, &a, &tl)) continue;
+        if ((!any || tl > *found_len) && tl <= len - i && st__memcmp(s + i, v->bytes + a, tl) == 0) {
+            any = 1;
+            *found = v->bytes + a;
+            *found_len = tl;
+            *found_id = id;
+        }
+    }
+    for (size_t k = pl->first_disallowed; pl->n_unknown && k < pl->end_disallowed; k++) {
+        size_t a = k ? pl->ends[k - 1] : 0, tl = pl->ends[k] - a;
+        const uint8_t *p = (const uint8_t *)pl->strings + a;
+        /* a special string of that length here was found above, with its id */
+        if ((!any || tl > *found_len) && tl <= len - i && tl <= UINT32_MAX &&
+            (tl == 0 || st__memcmp(s + i, p, tl) == 0) && st__special_string_number(v, p, tl) < 0) {
+            any = 1;
+            *found = p;
+            *found_len = (uint32_t)tl;
+            *found_id = ST__NO_TOKEN_ID;
+        }
+    }
+    return any;
+}
+
+/* If the text holds a disallowed string anywhere: ST_ERR_DISALLOWED_SPECIAL for the first (the
+ * earliest; at one position the longest), as tiktoken's regex search over the raw text finds
+ * it, whatever the allowed specials around it. The strings are the disallowed special strings
+ * and the disallowed strings of a ST_SPECIAL_BY_TEXT policy that are no special token. */
+st_status st__check_disallowed(const st_vocab *v, const st__policy *pl, const uint8_t *s, size_t len, st_error *err) {
+    if (!pl->any_disallowed) return ST_OK;
+    uint32_t n_str = pl->disallowed ? st__vocab_n_strings(v) : 0;
+    uint8_t first[256];
+    st__memset(first, 0, sizeof first);
+    int distinct = 0;
+    uint8_t only = 0;
+    for (uint32_t k = 0; k < n_str; k++) {
+        uint32_t id, a, tl;
+        if (!bit_get(pl->disallowed, k) || !st__vocab_special_string(v, k, &id, &a, &tl)) continue;
+        if (!first[v->bytes[a]]) { first[v->bytes[a]] = 1; distinct++; only = v->bytes[a]; }
+    }
+    for (size_t k = pl->first_disallowed; pl->n_unknown && k < pl->end_disallowed; k++) {
+        size_t a = k ? pl->ends[k - 1] : 0;
+        uint8_t c = (uint8_t)pl->strings[a];
+        if (pl->ends[k] > a && !first[c]) { first[c] = 1; distinct++; only = c; }
+    }
+    const uint8_t *found = NULL;
+    uint32_t found_len = 0, found_id = ST__NO_TOKEN_ID;
+    size_t at = 0;
+    /* an empty string is found at once, at offset 0, unless a longer one starts there */
+    int any = pl->empty_unknown && disallowed_at(v, pl, s, 0, len, &found, &found_len, &found_id);
+    for (size_t i = 0; !any && distinct && i < len; i++) {
+        if (distinct == 1) { /* every tiktoken special starts with '<' */
+            i = find_byte(s, i, len, only);
+            if (i >= len) break;
+        } else if (!first[s[i]]) {
+            continue;
+        }
+        any = disallowed_at(v, pl, s, i, len, &found, &found_len, &found_id);
+        at = i;
+    }
+    if (!any) return ST_OK;
+    st__error_set(err, ST_ERR_DISALLOWED_SPECIAL, ST_UNIT_BYTE, at, NULL);
+    st__error_token(err, found_id);
+    st__error_kind(err, ST_KIND_DISALLOWED_SPECIAL, found_len);
+    if (err) { /* its text (the string found: an id may have several), cut on a character
+                  boundary if it does not fit */
+        size_t n = found_len < sizeof err->message - 1 ? found_len : sizeof err->message - 1;
+        while (n < found_len && n > 0 && (found[n] & 0xC0) == 0x80) n--;
+        st__error_append_bytes(err, (const char *)found, n);
+    }
+    return ST_ERR_DISALLOWED_SPECIAL;
+}
+
+/* The allowed special string matching at s[i..], longest first: its id, ST_NO_TOKEN if none. */
+uint32_t st__special_at(const st_vocab *v, const uint64_t *allowed, const uint8_t *s, size_t i, size_t len,
+                        size_t *match_len) {
+    uint32_t best = ST_NO_TOKEN, n_str = st__vocab_n_strings(v);
+    size_t best_len = 0;
+    for (uint32_t w = 0; w < (n_str + 63) / 64; w++) {
+        for (uint64_t m = allowed[w]; m; m &= m - 1) { /* the set bits of the word */
+            uint32_t k = w * 64 + (uint32_t)__builtin_ctzll(m), id, a, tl;
+            if (!st__vocab_special_string(v, k, &id, &a, &tl)) continue;
+            if (tl > best_len && tl <= len - i && st__memcmp(s + i, v->bytes + a, tl) == 0) {
+                best = id;
+                best_len = tl;
+            }
+        }
+    }
+    *match_len = best_len;
+    return best;
+}
+
+void st__special_first_bytes(const st_vocab *v, const st__policy *pl, uint8_t first[256]) {
+    st__memset(first, 0, 256);
+    for (uint32_t k = 0; k < st__vocab_n_strings(v); k++) {
+        uint32_t id, a, tl;
+        if (bit_get(pl->allowed, k) && st__vocab_special_string(v, k, &id, &a, &tl)) first[v->bytes[a]] = 1;
+    }
+}
