@@ -33,6 +33,10 @@
 #include <string.h>
 
 #include "supertok.h"
+/* the second pass's steps one at a time (st__counter_new_candidates, st__counter_split_ngrams,
+ * st__trainer_start_superwords): the public calls run them only in the trainer's own order */
+#include "../src/train/trainer.h"
+#include "../src/train/candidates.h"
 
 static void fail(const char *what, const uint8_t *data, size_t size) {
     fprintf(stderr, "invariant broken: %s\ninput (%zu bytes):\n", what, size);
@@ -82,16 +86,16 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
                        const uint8_t *data, size_t size, long fail_at) {
     st_error err;
     st_counter *k = NULL, *k1 = NULL, *k2 = NULL;
-    if (st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &k, &err) != ST_OK) fail(err.message, data, size);
+    if (st__counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &k, &err) != ST_OK) fail(err.message, data, size);
     st_counter_add(k, text, len, ST_COUNT_LINES, NULL);
     if (valid) {
         size_t cut = len ? (size_t)data[1] % (len + 1) : 0;
         while (cut < len && ((uint8_t)text[cut] & 0xC0) == 0x80) cut++;
         size_t ends[2] = {cut, len};
         st_counter *one = NULL;
-        st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &k1, NULL);
-        st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &k2, NULL);
-        st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &one, NULL);
+        st__counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &k1, NULL);
+        st__counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &k2, NULL);
+        st__counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &one, NULL);
         if (st_counter_add(k1, text, cut, 0, NULL) || st_counter_add(k2, text + cut, len - cut, 0, NULL) ||
             st_counter_add_documents(one, text, ends, 2, NULL) || st_counter_merge(k1, k2, &err))
             fail("counting candidates failed", data, size);
@@ -99,7 +103,7 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
         size_t ls;
         uint8_t *s = saved(k1, &ls);
         st_counter *r = NULL;
-        st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &r, NULL);
+        st__counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &r, NULL);
         if (st_counter_load(r, s, ls, &err) != ST_OK || !same(r, k1)) fail("candidates save/load round trip", data, size);
         free(s);
         st_counter_free(r);
@@ -107,7 +111,7 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
     }
     {
         st_counter *r = NULL;
-        st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &r, NULL);
+        st__counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &r, NULL);
         size_t lb;
         uint8_t *bb = saved(r, &lb);
         st_status st = st_counter_load(r, data, size, &err);
@@ -140,13 +144,13 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
         fail("trainer_new", data, size);
     st_trainer_step(b1, (size_t)-1, &made, NULL);
     st_counter *kb = NULL;
-    if (st_counter_new_candidates(b1, ST_ALGORITHM_BOUNDLESS, 0, NULL, &kb, &err) != ST_OK) fail(err.message, data, size);
+    if (st__counter_new_candidates(b1, ST_ALGORITHM_BOUNDLESS, 0, NULL, &kb, &err) != ST_OK) fail(err.message, data, size);
     st_counter_add(kb, text, len, ST_COUNT_LINES, NULL);
     st_trainer_new(c, ST_TRAIN_PAPER, st_trainer_stat(b1, ST_TRAINER_ALPHABET) == 243 ? ST_ALPHABET_BYTES : ST_ALPHABET_UBE,
                    vocab, minf, 1, NULL, &b2, NULL);
     st_trainer_step(b2, (size_t)-1, &made, NULL);
-    if (st_trainer_start_superwords(b1, kb, ST_ALGORITHM_BOUNDLESS, 0, &err) != ST_OK ||
-        st_trainer_start_superwords(b2, kb, ST_ALGORITHM_BOUNDLESS, 0, &err) != ST_OK)
+    if (st__trainer_start_superwords(b1, kb, ST_ALGORITHM_BOUNDLESS, 0, &err) != ST_OK ||
+        st__trainer_start_superwords(b2, kb, ST_ALGORITHM_BOUNDLESS, 0, &err) != ST_OK)
         fail(err.message, data, size);
     if (st_trainer_step(b1, (size_t)-1, &made, &err) != ST_OK || !st_trainer_stat(b1, ST_TRAINER_DONE))
         fail("phase 2 in one step did not finish", data, size);
@@ -175,14 +179,14 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
     free(model);
     /* SUPERBPE(s1): the same model */
     st_counter *ks = NULL;
-    if (st_counter_new_candidates(t, ST_ALGORITHM_SUPERBPE, s1, NULL, &ks, &err) != ST_OK) fail(err.message, data, size);
+    if (st__counter_new_candidates(t, ST_ALGORITHM_SUPERBPE, s1, NULL, &ks, &err) != ST_OK) fail(err.message, data, size);
     st_counter_free(ks);
     st_trainer_new(c, ST_TRAIN_PAPER, st_trainer_stat(b1, ST_TRAINER_ALPHABET) == 243 ? ST_ALPHABET_BYTES : ST_ALPHABET_UBE,
                    vocab, minf, 1, NULL, &sb, NULL);
     st_trainer_step(sb, (size_t)-1, &made, NULL);
-    if (st_counter_new_candidates(sb, ST_ALGORITHM_SUPERBPE, s1, NULL, &ks, &err) != ST_OK) fail(err.message, data, size);
+    if (st__counter_new_candidates(sb, ST_ALGORITHM_SUPERBPE, s1, NULL, &ks, &err) != ST_OK) fail(err.message, data, size);
     st_counter_add(ks, text, len, ST_COUNT_LINES, NULL);
-    if (st_trainer_start_superwords(sb, ks, ST_ALGORITHM_SUPERBPE, s1, &err) != ST_OK) fail(err.message, data, size);
+    if (st__trainer_start_superwords(sb, ks, ST_ALGORITHM_SUPERBPE, s1, &err) != ST_OK) fail(err.message, data, size);
     st_trainer_step(sb, (size_t)-1, &made, NULL);
     const uint32_t *hp, *hs;
     const uint64_t *hc, *hsc;
@@ -195,7 +199,7 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
         st_allocator al = {b_alloc, b_free, &bg};
         st_counter *oc = NULL;
         st_trainer *ot = NULL;
-        st_status st = st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, &al, &oc, NULL);
+        st_status st = st__counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, &al, &oc, NULL);
         if (st == ST_OK) {
             st = st_counter_add(oc, text, len, ST_COUNT_LINES, NULL);
             if (st != ST_OK && st != ST_ERR_INVALID_UTF8 && st != ST_ERR_OUT_OF_MEMORY) fail("oom candidates add", data, size);
@@ -205,7 +209,7 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
         if (st == ST_OK) {
             st = st_trainer_step(ot, (size_t)-1, &made, NULL);
             if (st == ST_OK) {
-                st = st_trainer_start_superwords(ot, kb, ST_ALGORITHM_BOUNDLESS, 0, NULL);
+                st = st__trainer_start_superwords(ot, kb, ST_ALGORITHM_BOUNDLESS, 0, NULL);
                 if (st == ST_OK) st = st_trainer_step(ot, (size_t)-1, &made, NULL);
                 if (st != ST_OK && st != ST_ERR_OUT_OF_MEMORY && st != ST_ERR_INVALID_ARGUMENT) fail("oom phase 2", data, size);
             }
