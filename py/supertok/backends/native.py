@@ -732,27 +732,23 @@ class NativeBackend(Backend):
         return self._pairs(lib.st_trainer_supermerges, trainer)
 
     # -- superwords: phase 2 --
-    def counter_new_candidates(self, trainer, algorithm, supermerges):
-        supermerges = self._u64("supermerges", supermerges)
-        out = ffi.new("st_counter **")
-        err = ffi.new("st_error *")
-        if lib.st_counter_new_candidates(trainer, algorithm, supermerges, ffi.NULL, out, err) != OK:
-            self._raise(err, "candidates")
-        return ffi.gc(out[0], lib.st_counter_free)
-
-    def counter_split_ngrams(self, candidates, c_min, max_len):
-        c_min, max_len = self._u64("c_min", c_min), self._size("max_len", max_len)
-        out = ffi.new("st_counter **")
-        err = ffi.new("st_error *")
-        if lib.st_counter_split_ngrams(candidates, c_min, max_len, ffi.NULL, out, err) != OK:
-            self._raise(err, "candidates")
-        return ffi.gc(out[0], lib.st_counter_free)
-
-    def trainer_start_superwords(self, trainer, candidates, algorithm, supermerges):
+    def trainer_set_superwords(self, trainer, algorithm, supermerges, flags):
         supermerges = self._u64("supermerges", supermerges)
         err = ffi.new("st_error *")
-        if lib.st_trainer_start_superwords(trainer, candidates, algorithm, supermerges, err) != OK:
+        if lib.st_trainer_set_superwords(trainer, algorithm, supermerges, flags, err) != OK:
             self._raise(err, "superwords")
+
+    def trainer_candidates_new(self, trainer):
+        out = ffi.new("st_counter **")
+        err = ffi.new("st_error *")
+        if lib.st_trainer_candidates_new(trainer, ffi.NULL, out, err) != OK:
+            self._raise(err, "candidates")
+        return ffi.gc(out[0], lib.st_counter_free)
+
+    def trainer_candidates_add(self, trainer, candidates):
+        err = ffi.new("st_error *")
+        if lib.st_trainer_candidates_add(trainer, candidates, err) != OK:
+            self._raise(err, "candidates")
 
     def trainer_write_model(self, trainer, name, specials):
         text, ends = joined_with_ends(specials)

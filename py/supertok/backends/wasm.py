@@ -1412,23 +1412,22 @@ class WasmBackend(Backend):
         return self._trainer_pairs("st_trainer_supermerges", trainer)
 
     # -- superwords: phase 2 --
-    def counter_new_candidates(self, trainer, algorithm, supermerges):
-        supermerges = self._u64("supermerges", supermerges)
-        return self._new_handle("st_counter_new_candidates", (trainer.ptr, algorithm, supermerges, 0), "candidates",
-                                "st_counter_free")
-
-    def counter_split_ngrams(self, candidates, c_min, max_len):
-        c_min, max_len = self._u64("c_min", c_min), self._size("max_len", max_len)
-        return self._new_handle("st_counter_split_ngrams", (candidates.ptr, c_min, max_len, 0), "candidates",
-                                "st_counter_free")
-
-    def trainer_start_superwords(self, trainer, candidates, algorithm, supermerges):
+    def trainer_set_superwords(self, trainer, algorithm, supermerges, flags):
         supermerges = self._u64("supermerges", supermerges)
         with self._locked:
-            err = self._status_call("st_trainer_start_superwords", (trainer.ptr, candidates.ptr, algorithm,
-                                                                      supermerges), "superwords")
+            err = self._status_call("st_trainer_set_superwords", (trainer.ptr, algorithm, supermerges, flags),
+                                    "superwords")
         if err is not None:
             self._raise_error(err, "superwords")
+
+    def trainer_candidates_new(self, trainer):
+        return self._new_handle("st_trainer_candidates_new", (trainer.ptr, 0), "candidates", "st_counter_free")
+
+    def trainer_candidates_add(self, trainer, candidates):
+        with self._locked:
+            err = self._status_call("st_trainer_candidates_add", (trainer.ptr, candidates.ptr), "candidates")
+        if err is not None:
+            self._raise_error(err, "candidates")
 
     def trainer_write_model(self, trainer, name, specials):
         text, ends = joined_with_ends(specials)
