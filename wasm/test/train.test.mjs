@@ -2,13 +2,14 @@
 // (test/fixtures/train_models.json, written by `python wasm/tools/train_fixture.py`: BPE in
 // both modes and alphabets with special tokens, BoundlessBPE, SuperBPE, each with and without
 // the n-gram split), whatever form the texts take (an array of strings, a one-shot generator,
-// UTF-8 bytes); and its errors: the core's refusals as SupertokError, bad texts naming the
-// document.
+// UTF-8 bytes); every case of the training vectors (vectors/train/merges.jsonl, as
+// tests/test_train_vectors.py runs them) gives the expected merges and supermerges; and its
+// errors: the core's refusals as SupertokError, bad texts naming the document.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as st from "../supertok.mjs";
-import { ROOT } from "../tools/test-helpers.mjs";
+import { ROOT, loadVectors } from "../tools/test-helpers.mjs";
 
 const fixture = JSON.parse(readFileSync(ROOT + "wasm/test/fixtures/train_models.json", "utf8"));
 const utf8 = new TextEncoder();
@@ -106,4 +107,34 @@ test("options the core refuses are SupertokErrors; bad options and texts are Typ
   const enc = await st.train(docs, { vocabSize: 250 });
   assert.equal(enc.decode(enc.encodeOrdinary(docs[0])), docs[0]);
   enc.free();
+});
+
+/** The [left, right, count] triples of a model file's section ("merges" or "supermerges"). */
+function section(model, name) {
+  const lines = model.split("\n");
+  const k = lines.findIndex((l) => l.startsWith(`${name} `));
+  if (k < 0) return [];
+  const n = Number(lines[k].split(" ")[1]);
+  return lines.slice(k + 1, k + 1 + n).map((l) => l.split(" ").map(Number));
+}
+
+test("every case of vectors/train/merges.jsonl: the expected merges and supermerges", async () => {
+  const corpora = Object.fromEntries(loadVectors("vectors/train/corpora.jsonl").records.map((r) => [r.corpus, r.documents]));
+  const { records } = loadVectors("vectors/train/merges.jsonl");
+  assert.ok(records.length > 500);
+  const failures = [];
+  for (const c of records) {
+    const options = { vocabSize: c.vocab_size, mode: c.mode, alphabet: c.alphabet, pattern: c.pattern,
+      scriptAware: c.script_aware, scripts: c.scripts, specialTokens: c.special_tokens, minFrequency: c.min_frequency,
+      algorithm: c.algorithm, ngramSplit: c.ngram_split, supermerges: c.supermerges_arg };
+    const enc = await st.train(corpora[c.corpus], options);
+    const model = text.decode(enc.modelBytes());
+    enc.free();
+    const merges = section(model, "merges"), supermerges = section(model, "supermerges");
+    if (JSON.stringify(merges) !== JSON.stringify(c.merges) || JSON.stringify(supermerges) !== JSON.stringify(c.supermerges)) {
+      failures.push(`${c.case}: ${merges.length} merges, ${supermerges.length} supermerges (expected ${c.merges.length}, `
+        + `${c.supermerges.length})`);
+    }
+  }
+  assert.deepEqual(failures, []);
 });
