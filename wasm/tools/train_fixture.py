@@ -2,6 +2,7 @@
 wasm/test/train.test.mjs checks JavaScript's train() reproduces byte for byte.
 
     python wasm/tools/train_fixture.py           (from the repository's root; any backend)
+    python wasm/tools/train_fixture.py --check   (exit 1 when the committed file differs)
 
 Each case trains on one corpus of vectors/train/corpora.jsonl (its documents copied into the
 fixture, so the test reads one file) with the options given, in Python's names; the record holds
@@ -46,9 +47,16 @@ def main():
     data = {"generated_by": "python wasm/tools/train_fixture.py",
             "corpora": {c: corpora[c] for c in sorted({c for _, c, _ in CASES})},
             "cases": cases}
+    text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    if "--check" in sys.argv[1:]:
+        with open(OUT, encoding="utf-8") as f:
+            if f.read() != text:
+                print("%s is stale: run python wasm/tools/train_fixture.py" % os.path.relpath(OUT, ROOT))
+                sys.exit(1)
+        print("%s is current (%d cases)" % (os.path.relpath(OUT, ROOT), len(cases)))
+        return
     with open(OUT, "w", encoding="utf-8") as f:
-        json.dump(data, f, ensure_ascii=False, indent=1)
-        f.write("\n")
+        f.write(text)
     print("wrote %s (%d cases)" % (os.path.relpath(OUT, ROOT), len(cases)))
 
 
