@@ -154,7 +154,7 @@ export declare function loadEncoding(spec: {
   patStr: string;
 }): Promise<Encoding>;
 /** An encoding from a supertok model file (.stmodel). */
-export declare function loadModel(data: BufferSource | string | URL): Promise<Encoding>;
+export declare function loadModel(data: Uint8Array | BufferSource | string | URL): Promise<Encoding>;
 
 /** What train() has done so far, given to onProgress (Python's TrainProgress without elapsed). */
 export interface TrainProgress {
