@@ -115,7 +115,7 @@ class _Handles:
     """Wraps a backend's counter and trainer constructors and frees (on the instance) to see that
     every object made is freed."""
 
-    MAKE = ("counter_new", "counter_new_candidates", "counter_split_ngrams", "trainer_new")
+    MAKE = ("counter_new", "trainer_candidates_new", "trainer_new")
     FREE = ("counter_free", "trainer_free")
 
     def __init__(self, backend, monkeypatch):
@@ -205,7 +205,7 @@ def wrap(name, free):
         made[0] += 1
         return h
     setattr(b, name, g)
-for n in ("counter_new", "counter_new_candidates", "counter_split_ngrams", "trainer_new"):
+for n in ("counter_new", "trainer_candidates_new", "trainer_new"):
     wrap(n, False)
 for n in ("counter_free", "trainer_free"):
     wrap(n, True)

@@ -75,6 +75,9 @@ export declare class Encoding extends Handle {
   readonly specialTokensSet: Set<string>;
   readonly eotToken: number | undefined;
   isSpecialToken(id: number): boolean;
+  /** The model file this encoding was made from (loadModel, train): a copy of its bytes, which
+   * loadModel loads again (in Node, write it to a .stmodel file); null for tiktoken vocabularies. */
+  modelBytes(): Uint8Array | null;
   toString(): string;
   /** The ids of text. Lone surrogates encode as U+FFFD (tiktoken's repair). A disallowed special
    * token in the text: SupertokError ST_ERR_DISALLOWED_SPECIAL (offset: its UTF-16 index). */
@@ -151,7 +154,60 @@ export declare function loadEncoding(spec: {
   patStr: string;
 }): Promise<Encoding>;
 /** An encoding from a supertok model file (.stmodel). */
-export declare function loadModel(data: BufferSource | string | URL): Promise<Encoding>;
+export declare function loadModel(data: Uint8Array | BufferSource | string | URL): Promise<Encoding>;
+
+/** What train() has done so far, given to onProgress (Python's TrainProgress without elapsed). */
+export interface TrainProgress {
+  /** In order: "count" (the texts), "merge" (phase 1), and for superwords "candidates" (the texts
+   * again), "split" (with ngramSplit) and "supermerge" (phase 2). */
+  phase: "count" | "merge" | "candidates" | "split" | "supermerge";
+  /** Documents and bytes counted so far in this pass (the first pass's totals later). */
+  documents: number;
+  bytes: number;
+  /** Merges made (phase 2: steps made) and the number wanted (null while counting). */
+  merges: number;
+  target: number | null;
+  /** Supermerges made so far. */
+  supermerges: number;
+  /** Distinct supermerge candidates once counted (after the split in "split"'s last record). */
+  candidates: number | null;
+  /** True on the phase's last record. */
+  done: boolean;
+}
+
+/** The options of train(): Python's supertok.train options in camelCase (docs/training.md). */
+export interface TrainOptions {
+  /** Every id that can occur: the alphabet, the merges (and supermerges) and the special tokens. */
+  vocabSize: number | bigint;
+  /** "paper" (default: the Faster Superword paper's reference) or "hf" (HuggingFace's BpeTrainer). */
+  mode?: "paper" | "hf";
+  /** "bytes" (default) or "ube". */
+  alphabet?: "bytes" | "ube";
+  /** The pre-tokenizer, as pretokenize takes it (default "o200k"). */
+  pattern?: string;
+  scriptAware?: boolean;
+  scripts?: string | Iterable<string> | null;
+  /** Texts that take the ids after the merges. */
+  specialTokens?: Iterable<string>;
+  /** Stop when the best pair occurs fewer times (default 0). */
+  minFrequency?: number | bigint;
+  /** "bpe" (default), "boundless" (BoundlessBPE) or "superbpe" (SuperBPE; needs supermerges). */
+  algorithm?: "bpe" | "boundless" | "superbpe";
+  /** SuperBPE: the supermerges to learn after the first vocabSize - supermerges regular merges. */
+  supermerges?: number | bigint | null;
+  /** Split the supermerge candidates by Appendix B's Apriori n-grams before phase 2. */
+  ngramSplit?: boolean;
+  /** The model's name (default "supertok-<mode, or the algorithm>-<alphabet>-<vocabSize>", as Python's). */
+  name?: string | null;
+  onProgress?: ((record: TrainProgress) => void) | null;
+}
+
+/** Train a tokenizer on texts (documents: strings or UTF-8 bytes; read twice for superwords, a
+ * one-shot iterator kept in memory for that) and return it as an Encoding; the model file is the
+ * one Python's supertok.train writes for the same documents and options, byte for byte
+ * (modelBytes()). The core's refusals are SupertokErrors; a document that is not UTF-8 names its
+ * index in `document`. */
+export declare function train(texts: Iterable<string | Uint8Array>, options: TrainOptions): Promise<Encoding>;
 export declare function listEncodingNames(): string[];
 /** The encoding name tiktoken 0.14 maps a model name to (RangeError if none). */
 export declare function encodingNameForModel(modelName: string): string;

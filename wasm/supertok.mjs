@@ -33,6 +33,23 @@ export const _C = Object.freeze({
   ST_UNIT_INDEX: 4,
   ST_MODEL_RULES: 1,
   ST_MODEL_RANKS: 2,
+  ST_TRAIN_PAPER: 0,
+  ST_TRAIN_HF: 1,
+  ST_ALGORITHM_BPE: 0,
+  ST_ALGORITHM_BOUNDLESS: 1,
+  ST_ALGORITHM_SUPERBPE: 2,
+  ST_SUPERWORDS_NGRAM_SPLIT: 1,
+  ST_COUNTER_DOCUMENTS: 0,
+  ST_COUNTER_BYTES: 1,
+  ST_TRAINER_TARGET: 1,
+  ST_TRAINER_SUPERMERGES: 6,
+  ST_TRAINER_CANDIDATES: 8,
+  ST_TRAINER_STEPS: 10,
+  ST_TRAINER_STATE: 18,
+  ST_TRAINING_MERGES: 1,
+  ST_TRAINING_CANDIDATES: 2,
+  ST_TRAINING_SUPERMERGES: 3,
+  ST_TRAINING_DONE: 4,
 });
 const C = _C;
 const ERR_SIZE = 160; // sizeof(st_error): status, unit, offset u64, line u64, token, input, kind, length, message[120]
@@ -378,9 +395,8 @@ function patternId(pattern) {
   return id;
 }
 
-/** The core pre-tokenizer for these options (made once, kept for the module's life). */
-function pretokenizer(pattern, scriptAware, scripts) {
-  const pid = patternId(pattern);
+/** The scripts option as the core takes it (a comma-separated list), or null for the default. */
+function scriptsSpec(scriptAware, scripts) {
   if (scripts != null && !scriptAware) {
     throw new RangeError("scripts applies only with scriptAware: true (it names the scripts split one letter "
       + "per piece in script-aware mode)");
@@ -395,6 +411,13 @@ function pretokenizer(pattern, scriptAware, scripts) {
     }
     spec = names.join(",");
   }
+  return spec;
+}
+
+/** The core pre-tokenizer for these options (made once, kept for the module's life). */
+function pretokenizer(pattern, scriptAware, scripts) {
+  const pid = patternId(pattern);
+  const spec = scriptsSpec(scriptAware, scripts);
   const flags = scriptAware ? C.ST_PRETOK_SCRIPT_AWARE : 0;
   const key = `${pid}/${flags}/${spec}`;
   let h = rt.pretok.get(key);
@@ -595,8 +618,10 @@ export class Encoding extends Handle {
   #specials; // Map text -> id
   #byId; // Map id -> text (its first string)
   #policies = new Map(); // flags -> a policy of flags alone, kept while the encoding lives
-  constructor(ptr, { name, specials, alphabet, patternId }) {
+  #model; // the model file's bytes (loadModel, train), or null
+  constructor(ptr, { name, specials, alphabet, patternId, model = null }) {
     super(ptr, [["st_encoding_free", ptr]]);
+    this.#model = model;
     this.name = name;
     this.#specials = specials;
     // an id may have several strings: the first given is the one decoding gives
@@ -615,6 +640,9 @@ export class Encoding extends Handle {
   get specialTokensSet() { return new Set(this.#specials.keys()); }
   get eotToken() { return this.#specials.get("<|endoftext|>"); }
   isSpecialToken(id) { return this.#byId.has(id); }
+  /** The model file this encoding was made from (loadModel, train): a copy of its bytes, what
+   * loadModel loads again; null for tiktoken vocabularies. */
+  modelBytes() { return this.#model === null ? null : this.#model.slice(); }
 
   /** The compact image of this encoding's ordinary tokens (st_encoding_save_compact): what
    * loadEncoding({compact}) loads, with the special tokens and patStr given there. Rank
@@ -881,6 +909,244 @@ export class IncrementalDecoder extends Handle {
   get encoding() { return this.#enc; }
 }
 
+// ---- training ---------------------------------------------------------------------------------
+// The core trains (docs/training.md); this layer only hands it the texts and follows the
+// trainer's state: phase-1 steps; for superwords, when the trainer asks for the texts again
+// (ST_TRAINING_CANDIDATES), the same texts into a candidates counter it gives and takes back,
+// then the step that closes the pass (the n-gram split, phase 2) and phase-2 steps.
+
+const TRAIN_MODES = { paper: C.ST_TRAIN_PAPER, hf: C.ST_TRAIN_HF };
+const TRAIN_ALPHABETS = { bytes: C.ST_ALPHABET_BYTES, ube: C.ST_ALPHABET_UBE };
+const TRAIN_ALGORITHMS = { bpe: C.ST_ALGORITHM_BPE, boundless: C.ST_ALGORITHM_BOUNDLESS, superbpe: C.ST_ALGORITHM_SUPERBPE };
+const TRAIN_BATCH_BYTES = 1 << 20; // text one core call counts (the reusable block's size)
+const TRAIN_BATCH_DOCS = 4096;
+const TRAIN_STEP = 4096; // merges a step makes between progress reports
+
+function choice(name, value, choices) {
+  if (typeof value !== "string" || !Object.hasOwn(choices, value)) {
+    throw new RangeError(`${name} must be one of ${Object.keys(choices).map((c) => JSON.stringify(c)).join(", ")}, `
+      + `not ${JSON.stringify(value)}`);
+  }
+  return choices[value];
+}
+
+function uint64Option(name, value, min) {
+  if (typeof value === "bigint" ? value < BigInt(min) || value >= 1n << 64n : !Number.isSafeInteger(value) || value < min) {
+    throw new RangeError(`${name} must be an integer of at least ${min}, not ${String(value)}`);
+  }
+  return BigInt(value);
+}
+
+/** The documents of texts as UTF-8, in batches for one core call each: {bytes, ends (u32), first
+ * (the index of its first document)}. A string with a lone surrogate is a RangeError naming the
+ * document (it is not UTF-8: Python's train() refuses it too). */
+function* trainBatches(texts) {
+  let parts = [], size = 0, first = 0, k = 0;
+  const flush = () => {
+    const bytes = new Uint8Array(size), ends = new Uint32Array(parts.length);
+    let o = 0;
+    for (let i = 0; i < parts.length; i++) { bytes.set(parts[i], o); o += parts[i].length; ends[i] = o; }
+    const batch = { bytes, ends, first };
+    parts = []; size = 0; first = k;
+    return batch;
+  };
+  for (const doc of texts) {
+    let b;
+    if (typeof doc === "string") {
+      try { checkWellFormed(doc); } catch (e) {
+        const err = new RangeError(`texts[${k}]: ${e.message}`);
+        err.document = k;
+        err.index = e.index;
+        throw err;
+      }
+      b = utf8Encoder.encode(doc);
+    } else if (doc instanceof Uint8Array) b = doc;
+    else throw new TypeError(`texts[${k}] is ${doc === null ? "null" : typeof doc}, not a string or a Uint8Array`);
+    parts.push(b);
+    size += b.length;
+    k++;
+    if (size >= TRAIN_BATCH_BYTES || parts.length >= TRAIN_BATCH_DOCS) yield flush();
+  }
+  if (parts.length) yield flush();
+}
+
+/** Count a batch into counter (st_counter_add_documents); invalid UTF-8 is a SupertokError
+ * naming the document (`document`: its index in texts). */
+function countBatch(counter, { bytes, ends, first }) {
+  const tp = putBytes(IN, bytes);
+  const ep = block(OUT, 4 * ends.length + 4);
+  mem32().set(ends, ep >>> 2);
+  const st = rt.ex.st_counter_add_documents(counter, tp, ep, ends.length, rt.err);
+  if (st !== C.ST_OK) {
+    const r = readError();
+    const e = coreError(st, `texts[${first + r.input}]`, r);
+    e.document = first + r.input;
+    throw e;
+  }
+}
+
+/** specials (strings) joined as UTF-8 in block OUT2 with their ends in block OUT: [text, ends, n]. */
+function putSpecials(specials) {
+  const parts = specials.map((t) => utf8Encoder.encode(t));
+  const total = parts.reduce((a, b) => a + b.length, 0);
+  const tp = block(OUT2, total + 1);
+  const ep = block(OUT, 4 * parts.length + 4);
+  const m = mem8(), m32 = mem32();
+  let o = 0;
+  parts.forEach((b, i) => { m.set(b, tp + o); o += b.length; m32[(ep >>> 2) + i] = o; });
+  return [tp, ep, parts.length];
+}
+
+/** Train a byte-level (or UBE) BPE tokenizer on texts, as Python's supertok.train does on the
+ * same documents (the same model file, byte for byte), and return it as an Encoding
+ * (modelBytes() gives its model file). texts: an iterable of documents, each a string or
+ * UTF-8 bytes (Uint8Array); superwords read them twice: an array (or any iterable whose
+ * [Symbol.iterator] gives a fresh iterator) is read again, a one-shot iterator (a generator) is
+ * kept in memory as UTF-8 for the second pass. options (docs/training.md): vocabSize (required),
+ * mode ("paper" | "hf"), alphabet ("bytes" | "ube"), pattern, scriptAware, scripts,
+ * specialTokens (strings), minFrequency, algorithm ("bpe" | "boundless" | "superbpe"),
+ * supermerges (required with "superbpe"), ngramSplit, name (the model's name; default
+ * "supertok-<mode or algorithm>-<alphabet>-<vocabSize>", as Python's), onProgress (called with
+ * {phase, documents, bytes, merges, target, supermerges, candidates, done}). Options the core
+ * refuses (a vocabSize below the alphabet, superwords in hf mode, supermerges above the merges
+ * vocabSize leaves) are a SupertokError. Runs on the calling thread (in a browser, in a Worker
+ * for big corpora). */
+export async function train(texts, options = {}) {
+  await init();
+  const {
+    vocabSize, mode = "paper", alphabet = "bytes", pattern = "o200k", scriptAware = false, scripts = null,
+    specialTokens = [], minFrequency = 0, algorithm = "bpe", supermerges = null, ngramSplit = false, name = null,
+    onProgress = null,
+  } = options;
+  if (texts == null || typeof texts === "string" || typeof texts[Symbol.iterator] !== "function") {
+    throw new TypeError("texts must be an iterable (an array, a generator) of strings or Uint8Arrays");
+  }
+  const vs = uint64Option("vocabSize", vocabSize, 1);
+  const minFreq = uint64Option("minFrequency", minFrequency, 0);
+  const modeId = choice("mode", mode, TRAIN_MODES);
+  const alphabetId = choice("alphabet", alphabet, TRAIN_ALPHABETS);
+  const algorithmId = choice("algorithm", algorithm, TRAIN_ALGORITHMS);
+  if (algorithm === "superbpe" && supermerges == null) {
+    throw new TypeError("supermerges is required with algorithm \"superbpe\": the number of supermerges to learn "
+      + "after the first vocabSize - supermerges regular merges");
+  }
+  const s = supermerges == null ? 0n : uint64Option("supermerges", supermerges, 0);
+  if (typeof ngramSplit !== "boolean") throw new TypeError(`ngramSplit must be true or false, not ${String(ngramSplit)}`);
+  if (typeof specialTokens === "string" || typeof specialTokens?.[Symbol.iterator] !== "function") {
+    throw new TypeError("specialTokens must be an array of strings");
+  }
+  const specials = [...specialTokens];
+  specials.forEach((t, i) => {
+    if (typeof t !== "string" || !t) throw new TypeError(`specialTokens[${i}] must be a non-empty string`);
+    checkWellFormed(t);
+  });
+  const modelName = name ?? `supertok-${algorithm === "bpe" ? mode : algorithm}-${alphabet}-${vocabSize}`;
+  if (typeof modelName !== "string") throw new TypeError("name must be a string");
+  const report = typeof onProgress === "function" ? onProgress : () => {};
+  const pid = patternId(pattern);
+  const spec = scriptsSpec(scriptAware, scripts);
+
+  const owned = []; // [free export, pointer] of the core objects made here, freed at the end
+  const take = (free) => { const p = u32at(rt.scratch); owned.push([free, p]); return p; };
+  const release = (p) => {
+    const i = owned.findIndex((o) => o[1] === p);
+    rt.ex[owned[i][0]](p);
+    owned.splice(i, 1);
+  };
+  try {
+    const newCounter = () => {
+      let sp = 0, sl = 0;
+      if (spec !== null) [sp, sl] = putText(IN, spec);
+      check(rt.ex.st_counter_new(pid, scriptAware ? C.ST_PRETOK_SCRIPT_AWARE : 0, sp, sl, 0, rt.scratch, rt.err),
+        "pre-tokenizer");
+      return take("st_counter_free");
+    };
+    const counterStat = (c, what) => Number(rt.ex.st_counter_stat(c, what));
+    // the first pass; a one-shot iterator's batches are kept for the second
+    const again = texts[Symbol.iterator]() !== texts;
+    const kept = algorithmId !== C.ST_ALGORITHM_BPE && !again ? [] : null;
+    const counter = newCounter();
+    for (const batch of trainBatches(texts)) {
+      countBatch(counter, batch);
+      kept?.push(batch);
+      report({ phase: "count", documents: counterStat(counter, C.ST_COUNTER_DOCUMENTS),
+        bytes: counterStat(counter, C.ST_COUNTER_BYTES), merges: 0, target: null, supermerges: 0, candidates: null,
+        done: false });
+    }
+    const documents = counterStat(counter, C.ST_COUNTER_DOCUMENTS), bytes = counterStat(counter, C.ST_COUNTER_BYTES);
+    report({ phase: "count", documents, bytes, merges: 0, target: null, supermerges: 0, candidates: null, done: true });
+
+    check(rt.ex.st_trainer_new(counter, modeId, alphabetId, vs, minFreq, specials.length, 0, rt.scratch, rt.err),
+      "training options");
+    const trainer = take("st_trainer_free");
+    release(counter);
+    if (specials.length) check(rt.ex.st_trainer_set_specials(trainer, ...putSpecials(specials), rt.err), "specialTokens");
+    check(rt.ex.st_trainer_set_superwords(trainer, algorithmId, s, ngramSplit ? C.ST_SUPERWORDS_NGRAM_SPLIT : 0,
+      rt.err), "superwords");
+    const tstat = (what) => Number(rt.ex.st_trainer_stat(trainer, what));
+    const step = (n) => {
+      check(rt.ex.st_trainer_step(trainer, n, rt.scratch, rt.err), "training");
+      return u32at(rt.scratch);
+    };
+    const target = tstat(C.ST_TRAINER_TARGET);
+    let made = 0, candidates = null;
+    for (;;) {
+      const state = tstat(C.ST_TRAINER_STATE);
+      if (state === C.ST_TRAINING_DONE) break;
+      if (state === C.ST_TRAINING_CANDIDATES) {
+        // the texts again, into a candidates counter the trainer gives and takes back
+        const k = (check(rt.ex.st_trainer_candidates_new(trainer, 0, rt.scratch, rt.err), "candidates"),
+          take("st_counter_free"));
+        for (const batch of kept ?? trainBatches(texts)) {
+          countBatch(k, batch);
+          report({ phase: "candidates", documents: counterStat(k, C.ST_COUNTER_DOCUMENTS),
+            bytes: counterStat(k, C.ST_COUNTER_BYTES), merges: made, target, supermerges: 0, candidates: null,
+            done: false });
+        }
+        if (kept) kept.length = 0;
+        check(rt.ex.st_trainer_candidates_add(trainer, k, rt.err), "candidates");
+        release(k);
+        candidates = tstat(C.ST_TRAINER_CANDIDATES);
+        report({ phase: "candidates", documents, bytes, merges: made, target, supermerges: 0, candidates, done: true });
+        if (ngramSplit) report({ phase: "split", documents, bytes, merges: made, target, supermerges: 0, candidates, done: false });
+        step(1); // closes the pass: the n-gram split, then phase 2 starts
+        candidates = tstat(C.ST_TRAINER_CANDIDATES);
+        if (ngramSplit) report({ phase: "split", documents, bytes, merges: made, target, supermerges: 0, candidates, done: true });
+        continue;
+      }
+      // a phase of merges: phase 1, or phase 2's steps
+      const phase = state === C.ST_TRAINING_MERGES ? "merge" : "supermerge";
+      const want = phase === "merge" ? target : tstat(C.ST_TRAINER_STEPS);
+      let n = 0;
+      for (;;) {
+        const k = step(TRAIN_STEP);
+        n += k;
+        const last = k < TRAIN_STEP;
+        report({ phase, documents, bytes, merges: n, target: want, supermerges: tstat(C.ST_TRAINER_SUPERMERGES),
+          candidates, done: last });
+        if (last) break;
+      }
+      if (phase === "merge") made = n;
+    }
+
+    // the model file
+    const nameBytes = utf8Encoder.encode(modelName);
+    const [sp, se, ns] = putSpecials(specials);
+    const np = putBytes(IN, nameBytes);
+    const st = rt.ex.st_trainer_write_model(trainer, np, nameBytes.length, sp, se, ns, 0, 0, rt.scratch, rt.err);
+    if (st !== C.ST_ERR_BUFFER_TOO_SMALL) check(st, "model");
+    const size = u32at(rt.scratch);
+    const op = alloc(size);
+    owned.push(["st_free", op]);
+    check(rt.ex.st_trainer_write_model(trainer, np, nameBytes.length, sp, se, ns, op, size, rt.scratch, rt.err), "model");
+    const model = mem8().slice(op, op + u32at(rt.scratch));
+    return makeModel(model);
+  } finally {
+    for (const [free, p] of owned.reverse()) rt.ex[free](p);
+    done();
+  }
+}
+
 // ---- loading --------------------------------------------------------------------------------
 
 function toBytes(data, what) {
@@ -1099,7 +1365,7 @@ function makeModel(bytes) {
       const p = u32at(rt.scratch);
       specials.set(utf8Decoder.decode(mem8().subarray(p, p + u32at(rt.scratch + 4))), id);
     }
-    return new Encoding(h, { name, specials, alphabet, patternId });
+    return new Encoding(h, { name, specials, alphabet, patternId, model: bytes.slice() });
   } finally {
     if (m) rt.ex.st_model_free(m);
     rt.ex.st_free(dp);

@@ -90,7 +90,13 @@ typedef enum st_error_kind {
     ST_KIND_ID_TAKEN = 3,           /* a special token has an ordinary token's id: token = the id */
     ST_KIND_EMPTY_TOKEN = 4,        /* a line of a rank file or specials text has no token before
                                        its space */
-    ST_KIND_ID_TOO_LARGE = 5        /* a rank or id above 2^31 - 1 */
+    ST_KIND_ID_TOO_LARGE = 5,       /* a rank or id above 2^31 - 1 */
+    ST_KIND_OUT_OF_ORDER = 6        /* a training call its handle's state does not take now: a
+                                       setter after the first step, candidates before phase 1
+                                       ended or after the pass over the texts was closed, a
+                                       candidates counter given back or fed after it was given
+                                       back (st_trainer_stat ST_TRAINER_STATE says what the
+                                       trainer waits for) */
 } st_error_kind;
 
 /* The one error report of every fallible call (its last parameter, may be NULL). Cleared at
@@ -715,7 +721,7 @@ ST_API st_status st_counter_merge(st_counter *into, const st_counter *from, st_e
 #define ST_COUNTER_UNIQUE 3    /* distinct pretokens */
 #define ST_COUNTER_KIND 4      /* ST_COUNTER_KIND_PRETOKENS or ST_COUNTER_KIND_CANDIDATES */
 #define ST_COUNTER_KIND_PRETOKENS 0
-#define ST_COUNTER_KIND_CANDIDATES 1 /* made by st_counter_new_candidates: DOCUMENTS and BYTES as
+#define ST_COUNTER_KIND_CANDIDATES 1 /* made by st_trainer_candidates_new: DOCUMENTS and BYTES as
                                         above, PRETOKENS = candidates counted (with multiplicity),
                                         UNIQUE = distinct candidates */
 ST_API uint64_t st_counter_stat(const st_counter *counter, int what);
@@ -762,16 +768,25 @@ ST_API void st_trainer_free(st_trainer *trainer);
 ST_API st_status st_trainer_set_specials(st_trainer *trainer, const char *specials, const size_t *ends, size_t n,
                                          st_error *err);
 
-/* Make up to max_merges more merges, *made of them; the training is finished when
- * *made < max_merges (st_trainer_stat ST_TRAINER_DONE is then 1). Hosts call it in steps to
- * show progress and to cancel (stop calling, free): no callbacks. */
+/* One step of training, by the trainer's state (st_trainer_stat ST_TRAINER_STATE):
+ *  - ST_TRAINING_MERGES (phase 1) and ST_TRAINING_SUPERMERGES (phase 2, superwords): make up to
+ *    max_merges more merges (phase 2: steps, see st_trainer_set_superwords), *made of them;
+ *    *made < max_merges when the phase ended, and the state moved on;
+ *  - ST_TRAINING_CANDIDATES (superwords, phase 1 done): close the pass over the texts (the
+ *    candidates given back by st_trainer_candidates_add, none at all being an empty pass),
+ *    split them into n-grams when ST_SUPERWORDS_NGRAM_SPLIT was set (Appendix B: c_min
+ *    = ST_TRAINER_NGRAM_CMIN, n-grams of at most 30 pretokens), and start phase 2; *made is 0.
+ *    This step takes the time of the split: a host says so before it;
+ *  - ST_TRAINING_DONE: nothing (*made 0).
+ * Hosts loop: step until ST_TRAINING_DONE, feeding the texts again when the state is
+ * ST_TRAINING_CANDIDATES; so they show progress and cancel (stop calling, free): no callbacks. */
 ST_API st_status st_trainer_step(st_trainer *trainer, size_t max_merges, size_t *made, st_error *err);
 
 #define ST_TRAINER_ALPHABET 0 /* symbols of the alphabet that can occur (243 / 256 / UBE's) */
 #define ST_TRAINER_TARGET 1   /* merges wanted (hf: new vocabulary entries wanted; a merge whose
                                  string exists already, see st_trainer_set_specials, adds none) */
 #define ST_TRAINER_MERGES 2   /* merges made so far */
-#define ST_TRAINER_DONE 3     /* 1 when finished */
+#define ST_TRAINER_DONE 3     /* 1 when finished (ST_TRAINER_STATE is ST_TRAINING_DONE) */
 #define ST_TRAINER_WORDS 4    /* distinct pretokens trained on */
 ST_API uint64_t st_trainer_stat(const st_trainer *trainer, int what);
 
@@ -795,7 +810,7 @@ ST_API st_status st_trainer_write_model(const st_trainer *trainer, const char *n
 
 /* ---- Superwords: phase 2 of training (docs/design.md §8, Faster Superword paper §2-§3) ------ */
 
-/* Algorithms (st_counter_new_candidates, st_trainer_start_superwords). */
+/* Algorithms (st_trainer_set_superwords). */
 #define ST_ALGORITHM_BPE 0       /* phase 1 only (no candidates, no phase 2) */
 #define ST_ALGORITHM_BOUNDLESS 1 /* BoundlessBPE, Algorithm 1: the phase-1 merges replayed in order;
                                     at each step the best supermerge is taken instead when its count
@@ -807,49 +822,52 @@ ST_API st_status st_trainer_write_model(const st_trainer *trainer, const char *n
                                     candidate pair is left, or none reaches max(min_frequency, 1));
                                     s above the target is ST_ERR_INVALID_ARGUMENT */
 
-/* A candidates counter: an st_counter (st_counter_add, _add_documents, _merge, _save, _load,
- * _stat, _free all apply; st_counter_add_pretoken is refused) whose entries are supermerge
- * candidates: the maximal runs of two or more adjacent eligible pretokens of one document, each
- * run counted once per occurrence. A pretoken is eligible when it contains a letter (\p{L}) and
- * its bytes are a token of the trainer's vocabulary (membership: the base symbols and the merges
- * the algorithm keeps: all phase-1 merges made for BOUNDLESS, the first r for SUPERBPE). The
- * trainer must have finished phase 1 (ST_TRAINER_DONE) and not started phase 2; the counter
- * copies what it needs (free the trainer whenever). It has the trainer's pre-tokenizer, and a
- * fingerprint of the eligible vocabulary: merging or loading candidates made from another
- * vocabulary, or merging with a pretoken counter, is ST_ERR_INVALID_ARGUMENT. */
-ST_API st_status st_counter_new_candidates(const st_trainer *trainer, int algorithm, uint64_t supermerges,
-                                           const st_allocator *alloc, st_counter **out, st_error *err);
+/* Flags of st_trainer_set_superwords. */
+#define ST_SUPERWORDS_NGRAM_SPLIT 1u /* split the candidates by Appendix B's Apriori n-grams before
+                                        phase 2 (st_trainer_step, ST_TRAINING_CANDIDATES) */
 
-/* Appendix B: the candidates split into shorter, more frequent ones. n-grams of 2..max_len
- * adjacent pretokens of the candidates are counted Apriori-style (an n-gram is counted only where
- * both its (n-1)-grams reach c_min; those below c_min after each pass are dropped); then each
- * candidate is cut left to right, greedily: at each position the longest counted n-gram starting
- * there is taken (moving on by one pretoken when none is); pieces of two or more pretokens are
- * the new candidates, with the original's count. c_min: st_trainer_stat ST_TRAINER_NGRAM_CMIN is
- * the paper's max(count of the last phase-1 merge, 15); max_len: 30 in the paper (c_min >= 1,
- * max_len >= 2). *out is a new candidates counter with the same pre-tokenizer and fingerprint
- * (same statistics DOCUMENTS and BYTES) that records the split: it takes no documents, is not
- * split again, and merges or loads only candidates split with the same c_min and max_len. */
-ST_API st_status st_counter_split_ngrams(const st_counter *candidates, uint64_t c_min, size_t max_len,
-                                         const st_allocator *alloc, st_counter **out, st_error *err);
+/* The algorithm, once, before the first step (a trainer is ST_ALGORITHM_BPE until then):
+ * supermerges is SuperBPE's s (0 with the others), flags ST_SUPERWORDS_*. Paper mode only (hf
+ * mode: ST_ERR_INVALID_ARGUMENT, HuggingFace has no superwords to match); s above
+ * ST_TRAINER_TARGET, supermerges with BOUNDLESS or the n-gram split with BPE is
+ * ST_ERR_INVALID_ARGUMENT; after the first step ST_ERR_INVALID_ARGUMENT, kind
+ * ST_KIND_OUT_OF_ORDER. With BOUNDLESS or SUPERBPE, the end of phase 1 is the state
+ * ST_TRAINING_CANDIDATES: the trainer needs the texts again (below), then steps make phase-2
+ * steps, one vocabulary entry each (BOUNDLESS: a replayed regular merge or a supermerge;
+ * SUPERBPE: a supermerge), until ST_TRAINING_DONE. Pairs of candidates are counted and ordered
+ * as the mode's regular pairs (paper: identical adjacent pairs without overlap, ties to the
+ * smallest (left symbols, right symbols)). st_trainer_merges then gives the regular merges kept
+ * so far, st_trainer_supermerges the supermerges, and st_trainer_write_model the superword
+ * model. */
+ST_API st_status st_trainer_set_superwords(st_trainer *trainer, int algorithm, uint64_t supermerges, uint32_t flags,
+                                           st_error *err);
 
-/* Phase 2: start learning supermerges from the candidates (made by st_counter_new_candidates from
- * this trainer with the same algorithm and supermerges, possibly split; else
- * ST_ERR_INVALID_ARGUMENT naming the mismatch). Requires phase 1 finished, paper mode (hf mode:
- * ST_ERR_INVALID_ARGUMENT: HuggingFace has no superwords to match). Then st_trainer_step makes
- * phase-2 steps: one vocabulary entry each (BOUNDLESS: a replayed regular merge or a supermerge;
- * SUPERBPE: a supermerge), until ST_TRAINER_DONE. Pairs of candidates are counted and ordered as
- * the mode's regular pairs (paper: identical adjacent pairs without overlap, ties to the smallest
- * (left symbols, right symbols)). st_trainer_merges then gives the regular merges kept so far,
- * st_trainer_supermerges the supermerges, and st_trainer_write_model the superword model. */
-ST_API st_status st_trainer_start_superwords(st_trainer *trainer, const st_counter *candidates, int algorithm,
-                                             uint64_t supermerges, st_error *err);
+/* The pass over the texts (state ST_TRAINING_CANDIDATES). A candidates counter is an st_counter
+ * (st_counter_add, _add_documents, _merge, _save, _load, _stat, _free apply;
+ * st_counter_add_pretoken is refused) whose entries are supermerge candidates: the maximal runs
+ * of two or more adjacent eligible pretokens of one document, each run counted once per
+ * occurrence. A pretoken is eligible when it contains a letter (\p{L}) and its bytes are a token
+ * of the trainer's vocabulary (membership: the base symbols and the merges the algorithm keeps:
+ * all phase-1 merges made for BOUNDLESS, the first r for SUPERBPE). The host takes one counter
+ * per thread (st_trainer_candidates_new: it copies what it needs, and is used by one thread at
+ * a time), feeds it every text of the first pass, each text once over all the counters, and
+ * gives each back (st_trainer_candidates_add: its counts are added to the trainer's; the host
+ * still frees it). Counts add, so the model is the same for any split of the texts. The next
+ * st_trainer_step closes the pass. A counter has the trainer's pre-tokenizer and a fingerprint
+ * of the eligible vocabulary: merging or loading candidates of another vocabulary, or merging
+ * with a pretoken counter, is ST_ERR_INVALID_ARGUMENT. Out of order (another state, a counter
+ * given back twice, documents for a counter already given back): ST_ERR_INVALID_ARGUMENT, kind
+ * ST_KIND_OUT_OF_ORDER. */
+ST_API st_status st_trainer_candidates_new(const st_trainer *trainer, const st_allocator *alloc, st_counter **out,
+                                           st_error *err);
+ST_API st_status st_trainer_candidates_add(st_trainer *trainer, st_counter *candidates, st_error *err);
 
 /* Statistics of phase 2 (st_trainer_stat, beside ST_TRAINER_*). */
-#define ST_TRAINER_PHASE 5        /* 1, or 2 once st_trainer_start_superwords succeeded */
+#define ST_TRAINER_PHASE 5        /* 1, or 2 once phase 2 has started */
 #define ST_TRAINER_SUPERMERGES 6  /* supermerges made so far */
 #define ST_TRAINER_REGULAR 7      /* regular merges kept so far (phase 2; = MERGES in phase 1) */
-#define ST_TRAINER_CANDIDATES 8   /* distinct candidates trained on (phase 2) */
+#define ST_TRAINER_CANDIDATES 8   /* distinct candidates: given back so far (ST_TRAINING_CANDIDATES),
+                                     trained on, after the n-gram split if any (phase 2) */
 #define ST_TRAINER_NGRAM_CMIN 9   /* max(count of the last phase-1 merge, 15) (0 before any merge:
                                      then 15) */
 #define ST_TRAINER_STEPS 10       /* phase-2 steps wanted (BOUNDLESS: the target; SUPERBPE: s) */
@@ -869,6 +887,18 @@ ST_API st_status st_trainer_start_superwords(st_trainer *trainer, const st_count
 #define ST_TRAINER_PHASE2_SHORT 16  /* 1 when phase 2 ended short of ST_TRAINER_STEPS */
 #define ST_TRAINER_PHASE2_MADE 17   /* phase-2 steps made, counted as ST_TRAINER_STEPS counts them
                                        (BOUNDLESS: regular merges kept + supermerges) */
+#define ST_TRAINER_STATE 18          /* what st_trainer_step does next: an ST_TRAINING_* */
+#define ST_TRAINER_PASS_DOCUMENTS 19 /* documents of the candidates given back (the second pass) */
+#define ST_TRAINER_PASS_BYTES 20     /* bytes of text of the candidates given back */
+
+/* The trainer's states (st_trainer_stat ST_TRAINER_STATE), in order. */
+#define ST_TRAINING_MERGES 1      /* phase 1: steps make regular merges */
+#define ST_TRAINING_CANDIDATES 2  /* superwords, phase 1 done: the trainer needs the texts again,
+                                     through st_trainer_candidates_new / _add; the next step
+                                     closes that pass */
+#define ST_TRAINING_SUPERMERGES 3 /* phase 2: steps make supermerges (and, BOUNDLESS, replay
+                                     regular merges) */
+#define ST_TRAINING_DONE 4        /* finished: st_trainer_write_model */
 
 /* Why a phase of training ended (st_trainer_stat ST_TRAINER_STOP, ST_TRAINER_STOP_PHASE1). Only
  * ST_STOP_VOCAB_SIZE means it made all it was asked for; hosts say the others (the model's

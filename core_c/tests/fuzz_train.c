@@ -22,7 +22,11 @@
 //    one counter's, save -> load -> save is the identity, the input loaded as a candidates file
 //    is refused with nothing added or saved back byte for byte; BoundlessBPE in steps of 1 and in
 //    one step gives the same model, which parses; SuperBPE with the s BoundlessBPE found gives
-//    the same merges and supermerges (the invariant); allocation failures as above.
+//    the same merges and supermerges (the invariant); allocation failures as above;
+//  - the stepwise trainer (st_trainer_set_superwords, st_trainer_candidates_new / _add, the step
+//    closing the pass) driven by calls picked from the input, in and out of order: a call its
+//    state does not take is ST_KIND_OUT_OF_ORDER and changes nothing; finished, its model is the
+//    internal steps' on the documents given back; allocation failures as above.
 //
 // Without libFuzzer the same file builds a replay driver: cc -DST_FUZZ_MAIN ... fuzz_train.c
 // runs each file named on the command line; "--random N SEED" runs N random inputs built from
@@ -33,6 +37,10 @@
 #include <string.h>
 
 #include "supertok.h"
+/* the second pass's steps one at a time (st__counter_new_candidates, st__counter_split_ngrams,
+ * st__trainer_start_superwords): the public calls run them only in the trainer's own order */
+#include "../src/train/trainer.h"
+#include "../src/train/candidates.h"
 
 static void fail(const char *what, const uint8_t *data, size_t size) {
     fprintf(stderr, "invariant broken: %s\ninput (%zu bytes):\n", what, size);
@@ -82,16 +90,16 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
                        const uint8_t *data, size_t size, long fail_at) {
     st_error err;
     st_counter *k = NULL, *k1 = NULL, *k2 = NULL;
-    if (st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &k, &err) != ST_OK) fail(err.message, data, size);
+    if (st__counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &k, &err) != ST_OK) fail(err.message, data, size);
     st_counter_add(k, text, len, ST_COUNT_LINES, NULL);
     if (valid) {
         size_t cut = len ? (size_t)data[1] % (len + 1) : 0;
         while (cut < len && ((uint8_t)text[cut] & 0xC0) == 0x80) cut++;
         size_t ends[2] = {cut, len};
         st_counter *one = NULL;
-        st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &k1, NULL);
-        st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &k2, NULL);
-        st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &one, NULL);
+        st__counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &k1, NULL);
+        st__counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &k2, NULL);
+        st__counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &one, NULL);
         if (st_counter_add(k1, text, cut, 0, NULL) || st_counter_add(k2, text + cut, len - cut, 0, NULL) ||
             st_counter_add_documents(one, text, ends, 2, NULL) || st_counter_merge(k1, k2, &err))
             fail("counting candidates failed", data, size);
@@ -99,7 +107,7 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
         size_t ls;
         uint8_t *s = saved(k1, &ls);
         st_counter *r = NULL;
-        st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &r, NULL);
+        st__counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &r, NULL);
         if (st_counter_load(r, s, ls, &err) != ST_OK || !same(r, k1)) fail("candidates save/load round trip", data, size);
         free(s);
         st_counter_free(r);
@@ -107,7 +115,7 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
     }
     {
         st_counter *r = NULL;
-        st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &r, NULL);
+        st__counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, &r, NULL);
         size_t lb;
         uint8_t *bb = saved(r, &lb);
         st_status st = st_counter_load(r, data, size, &err);
@@ -140,13 +148,13 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
         fail("trainer_new", data, size);
     st_trainer_step(b1, (size_t)-1, &made, NULL);
     st_counter *kb = NULL;
-    if (st_counter_new_candidates(b1, ST_ALGORITHM_BOUNDLESS, 0, NULL, &kb, &err) != ST_OK) fail(err.message, data, size);
+    if (st__counter_new_candidates(b1, ST_ALGORITHM_BOUNDLESS, 0, NULL, &kb, &err) != ST_OK) fail(err.message, data, size);
     st_counter_add(kb, text, len, ST_COUNT_LINES, NULL);
     st_trainer_new(c, ST_TRAIN_PAPER, st_trainer_stat(b1, ST_TRAINER_ALPHABET) == 243 ? ST_ALPHABET_BYTES : ST_ALPHABET_UBE,
                    vocab, minf, 1, NULL, &b2, NULL);
     st_trainer_step(b2, (size_t)-1, &made, NULL);
-    if (st_trainer_start_superwords(b1, kb, ST_ALGORITHM_BOUNDLESS, 0, &err) != ST_OK ||
-        st_trainer_start_superwords(b2, kb, ST_ALGORITHM_BOUNDLESS, 0, &err) != ST_OK)
+    if (st__trainer_start_superwords(b1, kb, ST_ALGORITHM_BOUNDLESS, 0, &err) != ST_OK ||
+        st__trainer_start_superwords(b2, kb, ST_ALGORITHM_BOUNDLESS, 0, &err) != ST_OK)
         fail(err.message, data, size);
     if (st_trainer_step(b1, (size_t)-1, &made, &err) != ST_OK || !st_trainer_stat(b1, ST_TRAINER_DONE))
         fail("phase 2 in one step did not finish", data, size);
@@ -175,14 +183,14 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
     free(model);
     /* SUPERBPE(s1): the same model */
     st_counter *ks = NULL;
-    if (st_counter_new_candidates(t, ST_ALGORITHM_SUPERBPE, s1, NULL, &ks, &err) != ST_OK) fail(err.message, data, size);
+    if (st__counter_new_candidates(t, ST_ALGORITHM_SUPERBPE, s1, NULL, &ks, &err) != ST_OK) fail(err.message, data, size);
     st_counter_free(ks);
     st_trainer_new(c, ST_TRAIN_PAPER, st_trainer_stat(b1, ST_TRAINER_ALPHABET) == 243 ? ST_ALPHABET_BYTES : ST_ALPHABET_UBE,
                    vocab, minf, 1, NULL, &sb, NULL);
     st_trainer_step(sb, (size_t)-1, &made, NULL);
-    if (st_counter_new_candidates(sb, ST_ALGORITHM_SUPERBPE, s1, NULL, &ks, &err) != ST_OK) fail(err.message, data, size);
+    if (st__counter_new_candidates(sb, ST_ALGORITHM_SUPERBPE, s1, NULL, &ks, &err) != ST_OK) fail(err.message, data, size);
     st_counter_add(ks, text, len, ST_COUNT_LINES, NULL);
-    if (st_trainer_start_superwords(sb, ks, ST_ALGORITHM_SUPERBPE, s1, &err) != ST_OK) fail(err.message, data, size);
+    if (st__trainer_start_superwords(sb, ks, ST_ALGORITHM_SUPERBPE, s1, &err) != ST_OK) fail(err.message, data, size);
     st_trainer_step(sb, (size_t)-1, &made, NULL);
     const uint32_t *hp, *hs;
     const uint64_t *hc, *hsc;
@@ -195,7 +203,7 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
         st_allocator al = {b_alloc, b_free, &bg};
         st_counter *oc = NULL;
         st_trainer *ot = NULL;
-        st_status st = st_counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, &al, &oc, NULL);
+        st_status st = st__counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, &al, &oc, NULL);
         if (st == ST_OK) {
             st = st_counter_add(oc, text, len, ST_COUNT_LINES, NULL);
             if (st != ST_OK && st != ST_ERR_INVALID_UTF8 && st != ST_ERR_OUT_OF_MEMORY) fail("oom candidates add", data, size);
@@ -205,7 +213,7 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
         if (st == ST_OK) {
             st = st_trainer_step(ot, (size_t)-1, &made, NULL);
             if (st == ST_OK) {
-                st = st_trainer_start_superwords(ot, kb, ST_ALGORITHM_BOUNDLESS, 0, NULL);
+                st = st__trainer_start_superwords(ot, kb, ST_ALGORITHM_BOUNDLESS, 0, NULL);
                 if (st == ST_OK) st = st_trainer_step(ot, (size_t)-1, &made, NULL);
                 if (st != ST_OK && st != ST_ERR_OUT_OF_MEMORY && st != ST_ERR_INVALID_ARGUMENT) fail("oom phase 2", data, size);
             }
@@ -222,6 +230,157 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
     st_counter_free(k);
     st_counter_free(k1);
     st_counter_free(k2);
+}
+
+/* The model of a trainer run to the end (malloc'd, *n its length). */
+static char *model_of(st_trainer *t, size_t *n, const uint8_t *data, size_t size) {
+    st_error err;
+    *n = 0;
+    st_trainer_write_model(t, "fuzz", 4, NULL, NULL, 0, NULL, 0, n, NULL);
+    char *m = (char *)malloc(*n ? *n : 1);
+    if (st_trainer_write_model(t, "fuzz", 4, NULL, NULL, 0, m, *n, n, &err) != ST_OK) fail(err.message, data, size);
+    return m;
+}
+
+static uint64_t g_ops;
+static unsigned op_byte(void) {
+    g_ops ^= g_ops << 13;
+    g_ops ^= g_ops >> 7;
+    g_ops ^= g_ops << 17;
+    return (unsigned)(g_ops >> 56);
+}
+
+/* The stepwise trainer (st_trainer_set_superwords, st_trainer_candidates_new / _add, the step
+ * that closes the pass) driven by calls picked from the input, in and out of order: each call the
+ * state does not take is ST_ERR_INVALID_ARGUMENT with kind ST_KIND_OUT_OF_ORDER and changes
+ * nothing, never a crash; finished in order, the model equals the internal steps' run one by one
+ * on the documents the given-back counters held; with an allocation failing, every call succeeds
+ * or gives ST_ERR_OUT_OF_MEMORY, and nothing leaks. */
+static void stepwise(const st_counter *c, const char *text, size_t len, size_t cut, const uint8_t *data, size_t size,
+                     long fail_at) {
+    st_error err;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < size; i++) h = (h ^ data[i]) * 1099511628211ull;
+    g_ops = h | 1;
+    int algorithm = op_byte() & 1 ? ST_ALGORITHM_SUPERBPE : ST_ALGORITHM_BOUNDLESS;
+    uint32_t flags = op_byte() & 1 ? ST_SUPERWORDS_NGRAM_SPLIT : 0;
+    const char *doc[2] = {text, text + cut};
+    size_t dlen[2] = {cut, len - cut};
+    st_trainer *t = NULL, *r = NULL;
+    if (st_trainer_new(c, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 243 + 1 + data[1], 0, 0, NULL, &t, &err) != ST_OK ||
+        st_trainer_new(c, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 243 + 1 + data[1], 0, 0, NULL, &r, &err) != ST_OK)
+        fail("stepwise: trainer_new", data, size);
+    uint64_t target = st_trainer_stat(t, ST_TRAINER_TARGET);
+    uint64_t sm = algorithm == ST_ALGORITHM_SUPERBPE ? op_byte() % (target + 1) : 0;
+    if (st_trainer_set_superwords(t, algorithm, sm, flags, &err) != ST_OK) fail(err.message, data, size);
+    st_counter *slot[3] = {NULL, NULL, NULL};
+    uint64_t held[3][2] = {{0, 0}, {0, 0}, {0, 0}}, counted[2] = {0, 0};
+    int back[3] = {0, 0, 0}, stepped = 0;
+    size_t made;
+    for (int op = 0; op < 64; op++) {
+        unsigned b = op_byte(), i = b % 3, j = (b >> 2) % 3, d = (b >> 4) & 1;
+        int cands = st_trainer_stat(t, ST_TRAINER_STATE) == ST_TRAINING_CANDIDATES;
+        st_status st;
+        switch ((b >> 5) % 6) {
+        case 0:
+            if (cands && (b & 12)) break; /* the pass stays open a while: counters come and go */
+            st = st_trainer_step(t, (b & 3) == 3 ? (size_t)-1 : 1 + (b & 3), &made, &err); /* or to the phase's end */
+            if (st != ST_OK) fail("stepwise: a step failed", data, size);
+            stepped = 1;
+            break;
+        case 1:
+            if (slot[i]) break;
+            st = st_trainer_candidates_new(t, NULL, &slot[i], &err);
+            if (cands ? st != ST_OK : !(st == ST_ERR_INVALID_ARGUMENT && err.kind == ST_KIND_OUT_OF_ORDER && !slot[i]))
+                fail("stepwise: candidates_new in the wrong state", data, size);
+            held[i][0] = held[i][1] = 0;
+            back[i] = 0;
+            break;
+        case 2:
+            if (!slot[i]) break;
+            st = st_counter_add(slot[i], doc[d], dlen[d], 0, &err);
+            if (back[i] ? !(st == ST_ERR_INVALID_ARGUMENT && err.kind == ST_KIND_OUT_OF_ORDER) : st != ST_OK)
+                fail("stepwise: feeding a counter", data, size);
+            if (st == ST_OK) held[i][d]++;
+            break;
+        case 3:
+            if (!slot[i]) break;
+            st = st_trainer_candidates_add(t, slot[i], &err);
+            if (cands && !back[i] ? st != ST_OK : !(st == ST_ERR_INVALID_ARGUMENT && err.kind == ST_KIND_OUT_OF_ORDER))
+                fail("stepwise: giving a counter back", data, size);
+            if (st == ST_OK) {
+                back[i] = 1;
+                counted[0] += held[i][0];
+                counted[1] += held[i][1];
+            }
+            break;
+        case 4:
+            st = st_trainer_set_superwords(t, algorithm, sm, flags, &err);
+            if (stepped ? !(st == ST_ERR_INVALID_ARGUMENT && err.kind == ST_KIND_OUT_OF_ORDER) : st != ST_OK)
+                fail("stepwise: set_superwords", data, size);
+            break;
+        default:
+            if (!slot[i] || !slot[j] || i == j) break;
+            st = st_counter_merge(slot[i], slot[j], &err);
+            if (back[i] || back[j] ? !(st == ST_ERR_INVALID_ARGUMENT && err.kind == ST_KIND_OUT_OF_ORDER) : st != ST_OK)
+                fail("stepwise: merging counters", data, size);
+            if (st == ST_OK) {
+                held[i][0] += held[j][0];
+                held[i][1] += held[j][1];
+            }
+        }
+        if (st_trainer_stat(t, ST_TRAINER_PASS_DOCUMENTS) != counted[0] + counted[1])
+            fail("stepwise: the pass's documents", data, size);
+    }
+    for (int guard = 0; st_trainer_stat(t, ST_TRAINER_STATE) != ST_TRAINING_DONE; guard++)
+        if (guard > 1 << 22 || st_trainer_step(t, 64, &made, &err) != ST_OK) fail("stepwise: finishing", data, size);
+    for (int q = 0; q < 3; q++) st_counter_free(slot[q]);
+    /* the same by the internal steps */
+    st_counter *k = NULL, *ks = NULL;
+    if (st_trainer_step(r, (size_t)-1, &made, &err) != ST_OK ||
+        st__counter_new_candidates(r, algorithm, sm, NULL, &k, &err) != ST_OK)
+        fail(err.message, data, size);
+    for (int d = 0; d < 2; d++)
+        for (uint64_t q = 0; q < counted[d]; q++)
+            if (st_counter_add(k, doc[d], dlen[d], 0, &err) != ST_OK) fail(err.message, data, size);
+    if (flags && st__counter_split_ngrams(k, st_trainer_stat(r, ST_TRAINER_NGRAM_CMIN), ST__NGRAM_MAX_LEN, NULL, &ks,
+                                          &err) != ST_OK)
+        fail(err.message, data, size);
+    if (st__trainer_start_superwords(r, ks ? ks : k, algorithm, sm, &err) != ST_OK ||
+        st_trainer_step(r, (size_t)-1, &made, &err) != ST_OK || !st_trainer_stat(r, ST_TRAINER_DONE))
+        fail(err.message, data, size);
+    size_t n1, n2;
+    char *m1 = model_of(t, &n1, data, size), *m2 = model_of(r, &n2, data, size);
+    if (n1 != n2 || memcmp(m1, m2, n1)) fail("stepwise: another model than the internal steps'", data, size);
+    free(m1);
+    free(m2);
+    st_counter_free(k);
+    st_counter_free(ks);
+    st_trainer_free(r);
+    st_trainer_free(t);
+    /* in order, with an allocation failing */
+    if (fail_at >= 0) {
+        budget bg = {fail_at, 0};
+        st_allocator al = {b_alloc, b_free, &bg};
+        st_trainer *ot = NULL;
+        st_status st = st_trainer_new(c, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 243 + 1 + data[1], 0, 0, &al, &ot, NULL);
+        if (st == ST_OK) st = st_trainer_set_superwords(ot, algorithm, sm, flags, NULL);
+        for (int guard = 0; st == ST_OK && st_trainer_stat(ot, ST_TRAINER_STATE) != ST_TRAINING_DONE; guard++) {
+            if (guard > 1 << 22) fail("stepwise oom: no end", data, size);
+            if (st_trainer_stat(ot, ST_TRAINER_STATE) == ST_TRAINING_CANDIDATES) {
+                st_counter *ok = NULL;
+                st = st_trainer_candidates_new(ot, &al, &ok, NULL);
+                if (st == ST_OK) st = st_counter_add(ok, text, len, 0, NULL);
+                if (st == ST_OK) st = st_trainer_candidates_add(ot, ok, NULL);
+                st_counter_free(ok);
+                if (st != ST_OK) break;
+            }
+            st = st_trainer_step(ot, 64, &made, NULL);
+        }
+        if (st != ST_OK && st != ST_ERR_OUT_OF_MEMORY) fail("stepwise oom: neither OK nor OUT_OF_MEMORY", data, size);
+        st_trainer_free(ot);
+        if (bg.live != 0) fail("stepwise oom: a leak (allocations not freed)", data, size);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -349,6 +508,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(model);
     st_trainer_free(t1);
     if (mode == ST_TRAIN_PAPER) superwords(t, c, text, len, valid, data, size, fail_at);
+    if (valid) {
+        size_t cut = len ? (size_t)data[1] % (len + 1) : 0;
+        while (cut < len && ((uint8_t)text[cut] & 0xC0) == 0x80) cut++;
+        stepwise(c, text, len, cut, data, size, fail_at);
+    }
     /* the same with an allocation failing: an error or success, and nothing leaks */
     if (fail_at >= 0) {
         budget bg = {fail_at, 0};

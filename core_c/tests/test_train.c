@@ -11,6 +11,10 @@
 #include "check.h"
 #include "json_reader.h"
 #include "../src/base/work_counter.h" /* the work counter, in builds with -DST_TEST_COUNTERS */
+/* the second pass's steps one at a time (st__counter_new_candidates, st__counter_split_ngrams,
+ * st__trainer_start_superwords): the public calls run them only in the trainer's own order */
+#include "../src/train/trainer.h"
+#include "../src/train/candidates.h"
 
 static uint64_t g_rng = 88172645463325252ull;
 static uint64_t rnd(void) {
@@ -979,7 +983,7 @@ static size_t naive_phase2(const nclist *l, nvocab *v, const uint64_t *rcounts, 
 static st_counter *candidates_of(const st_trainer *t, int algorithm, uint64_t s, const char *const *docs, size_t n) {
     st_counter *c = NULL;
     st_error e;
-    st_status st = st_counter_new_candidates(t, algorithm, s, NULL, &c, &e);
+    st_status st = st__counter_new_candidates(t, algorithm, s, NULL, &c, &e);
     CHECK(st == ST_OK, "new_candidates: %s", e.message);
     if (st != ST_OK) return NULL;
     for (size_t i = 0; i < n; i++) {
@@ -993,7 +997,7 @@ static st_counter *candidates_of(const st_trainer *t, int algorithm, uint64_t s,
 /* Phase 2 to the end in steps of `step`; the trainer's counts. */
 static void run_phase2(st_trainer *t, const st_counter *cands, int algorithm, uint64_t s, size_t step) {
     st_error e;
-    st_status st = st_trainer_start_superwords(t, cands, algorithm, s, &e);
+    st_status st = st__trainer_start_superwords(t, cands, algorithm, s, &e);
     CHECK(st == ST_OK, "start_superwords: %s", e.message);
     if (st != ST_OK) return;
     CHECK(st_trainer_stat(t, ST_TRAINER_PHASE) == 2, "phase 2");
@@ -1214,7 +1218,7 @@ static void test_ngrams_and_errors(void) {
     for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
         st_counter *sp = NULL;
         st_error e;
-        st_status st = st_counter_split_ngrams(cb, ex[i].cmin, ex[i].max_len, NULL, &sp, &e);
+        st_status st = st__counter_split_ngrams(cb, ex[i].cmin, ex[i].max_len, NULL, &sp, &e);
         CHECK(st == ST_OK, "split %zu: %s", i, e.message);
         if (st != ST_OK) continue;
         nclist want = {0};
@@ -1236,13 +1240,13 @@ static void test_ngrams_and_errors(void) {
         /* a split counter counts no documents, and is not split twice */
         CHECK(st_counter_add(sp, "x y", 3, 0, NULL) == ST_ERR_INVALID_ARGUMENT, "%s: no documents into a split counter", what);
         st_counter *sp2 = NULL;
-        CHECK(st_counter_split_ngrams(sp, 3, 30, NULL, &sp2, NULL) == ST_ERR_INVALID_ARGUMENT && !sp2, "%s: not split twice", what);
+        CHECK(st__counter_split_ngrams(sp, 3, 30, NULL, &sp2, NULL) == ST_ERR_INVALID_ARGUMENT && !sp2, "%s: not split twice", what);
         /* merging split with unsplit candidates is refused */
         CHECK(st_counter_merge(cb, sp, &e) == ST_ERR_INVALID_ARGUMENT, "%s: split and unsplit are not merged", what);
         size_t sl;
         uint8_t *b = save(sp, &sl);
         st_counter *sp3 = NULL;
-        CHECK(st_counter_split_ngrams(cb, ex[i].cmin, ex[i].max_len, NULL, &sp3, NULL) == ST_OK, "split again");
+        CHECK(st__counter_split_ngrams(cb, ex[i].cmin, ex[i].max_len, NULL, &sp3, NULL) == ST_OK, "split again");
         CHECK(st_counter_load(sp3, b, sl, &e) == ST_OK && st_counter_stat(sp3, ST_COUNTER_PRETOKENS) == 2 * st_counter_stat(sp, ST_COUNTER_PRETOKENS),
               "%s: a split file loads into a counter split alike", what);
         CHECK(st_counter_load(cb, b, sl, &e) == ST_ERR_INVALID_ARGUMENT, "%s: not into an unsplit one", what);
@@ -1256,9 +1260,9 @@ static void test_ngrams_and_errors(void) {
     /* errors */
     st_error e;
     st_counter *bad = NULL;
-    CHECK(st_counter_split_ngrams(c, 3, 30, NULL, &bad, &e) == ST_ERR_INVALID_ARGUMENT, "split of a pretoken counter");
-    CHECK(st_counter_split_ngrams(cb, 0, 30, NULL, &bad, &e) == ST_ERR_INVALID_ARGUMENT, "split with c_min 0");
-    CHECK(st_counter_split_ngrams(cb, 3, 1, NULL, &bad, &e) == ST_ERR_INVALID_ARGUMENT, "split with max_len 1");
+    CHECK(st__counter_split_ngrams(c, 3, 30, NULL, &bad, &e) == ST_ERR_INVALID_ARGUMENT, "split of a pretoken counter");
+    CHECK(st__counter_split_ngrams(cb, 0, 30, NULL, &bad, &e) == ST_ERR_INVALID_ARGUMENT, "split with c_min 0");
+    CHECK(st__counter_split_ngrams(cb, 3, 1, NULL, &bad, &e) == ST_ERR_INVALID_ARGUMENT, "split with max_len 1");
     CHECK(st_counter_add_pretoken(cb, "x", 1, 1, &e) == ST_ERR_INVALID_ARGUMENT, "add_pretoken into candidates");
     CHECK(st_counter_merge(cb, c, &e) == ST_ERR_INVALID_ARGUMENT && st_counter_merge(c, cb, &e) == ST_ERR_INVALID_ARGUMENT,
           "pretokens and candidates are not merged");
@@ -1275,11 +1279,11 @@ static void test_ngrams_and_errors(void) {
         st_counter *c3 = candidates_of(t3, ST_ALGORITHM_BOUNDLESS, 0, docs, 6);
         CHECK(st_counter_merge(c3, cb, &e) == ST_ERR_INVALID_ARGUMENT, "another vocabulary: merge refused");
         CHECK(st_counter_load(c3, b2, l2, &e) == ST_ERR_INVALID_ARGUMENT, "another vocabulary: load refused");
-        CHECK(st_trainer_start_superwords(t3, cb, ST_ALGORITHM_BOUNDLESS, 0, &e) == ST_ERR_INVALID_ARGUMENT,
+        CHECK(st__trainer_start_superwords(t3, cb, ST_ALGORITHM_BOUNDLESS, 0, &e) == ST_ERR_INVALID_ARGUMENT,
               "another vocabulary: start refused: %s", e.message);
-        CHECK(st_trainer_start_superwords(t, cb, ST_ALGORITHM_SUPERBPE, 0, &e) == ST_ERR_INVALID_ARGUMENT,
+        CHECK(st__trainer_start_superwords(t, cb, ST_ALGORITHM_SUPERBPE, 0, &e) == ST_ERR_INVALID_ARGUMENT,
               "another algorithm: start refused");
-        CHECK(st_trainer_start_superwords(t, c, ST_ALGORITHM_BOUNDLESS, 0, &e) == ST_ERR_INVALID_ARGUMENT,
+        CHECK(st__trainer_start_superwords(t, c, ST_ALGORITHM_BOUNDLESS, 0, &e) == ST_ERR_INVALID_ARGUMENT,
               "a pretoken counter: start refused");
         /* damaged candidates files */
         uint8_t *d = malloc(l2);
@@ -1301,15 +1305,15 @@ static void test_ngrams_and_errors(void) {
         st_trainer *tu = NULL, *th = NULL;
         st_trainer_new(c, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 300, 0, 0, NULL, &tu, NULL);
         st_counter *x = NULL;
-        CHECK(st_counter_new_candidates(tu, ST_ALGORITHM_BOUNDLESS, 0, NULL, &x, &e) == ST_ERR_INVALID_ARGUMENT && !x,
+        CHECK(st__counter_new_candidates(tu, ST_ALGORITHM_BOUNDLESS, 0, NULL, &x, &e) == ST_ERR_INVALID_ARGUMENT && !x,
               "candidates before phase 1 is done");
         th = train(c, ST_TRAIN_HF, ST_ALPHABET_BYTES, 300, 0, 0, 1000);
-        CHECK(st_counter_new_candidates(th, ST_ALGORITHM_BOUNDLESS, 0, NULL, &x, &e) == ST_ERR_INVALID_ARGUMENT && !x &&
+        CHECK(st__counter_new_candidates(th, ST_ALGORITHM_BOUNDLESS, 0, NULL, &x, &e) == ST_ERR_INVALID_ARGUMENT && !x &&
                   strstr(e.message, "hf"),
               "hf mode refused: %s", e.message);
-        CHECK(st_counter_new_candidates(t, ST_ALGORITHM_SUPERBPE, 1000, NULL, &x, &e) == ST_ERR_INVALID_ARGUMENT && !x,
+        CHECK(st__counter_new_candidates(t, ST_ALGORITHM_SUPERBPE, 1000, NULL, &x, &e) == ST_ERR_INVALID_ARGUMENT && !x,
               "supermerges above the target");
-        CHECK(st_counter_new_candidates(t, ST_ALGORITHM_BPE, 0, NULL, &x, &e) == ST_ERR_INVALID_ARGUMENT && !x,
+        CHECK(st__counter_new_candidates(t, ST_ALGORITHM_BPE, 0, NULL, &x, &e) == ST_ERR_INVALID_ARGUMENT && !x,
               "algorithm bpe has no candidates");
         st_trainer_free(tu);
         st_trainer_free(th);
@@ -1336,10 +1340,246 @@ static void test_ngrams_and_errors(void) {
     CHECK(st_trainer_stat(t, ST_TRAINER_PHASE) == 1 && st_trainer_stat(t, ST_TRAINER_REGULAR) == st_trainer_stat(t, ST_TRAINER_MERGES),
           "phase 1 stats");
     run_phase2(t, cb, ST_ALGORITHM_BOUNDLESS, 0, 1000);
-    CHECK(st_trainer_start_superwords(t, cb, ST_ALGORITHM_BOUNDLESS, 0, &e) == ST_ERR_INVALID_ARGUMENT, "phase 2 starts once");
+    CHECK(st__trainer_start_superwords(t, cb, ST_ALGORITHM_BOUNDLESS, 0, &e) == ST_ERR_INVALID_ARGUMENT, "phase 2 starts once");
     st_counter_free(cb);
     st_trainer_free(t);
     st_counter_free(c);
+}
+
+/* The stepwise trainer's states (ST_TRAINER_STATE) and the calls made out of their order: each
+ * is refused with ST_ERR_INVALID_ARGUMENT and kind ST_KIND_OUT_OF_ORDER, leaves the trainer as it
+ * was, and training then finishes as if the call had not been made. */
+static int out_of_order(st_status st, const st_error *e) {
+    return st == ST_ERR_INVALID_ARGUMENT && e->kind == ST_KIND_OUT_OF_ORDER && e->message[0] &&
+           !strcmp(st_error_kind_name((int)e->kind), "ST_KIND_OUT_OF_ORDER");
+}
+
+static const char *const g_state_docs[] = {
+    "the cat sat on the mat and the cat saw the dog",
+    "in order to see the cat, the dog sat on the mat",
+    "the dog and the cat sat in the sun in order to rest",
+    "of the cat and of the dog, the cat sat first",
+};
+
+#define STATE_REPEAT 20 /* each document's count: the n-gram split keeps counts of 15 and more */
+
+static st_trainer *state_trainer(int algorithm, uint64_t s, uint32_t flags) {
+    st_counter *c = NULL;
+    st_trainer *t = NULL;
+    st_error e;
+    CHECK(st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &c, &e) == ST_OK, "counter");
+    for (size_t i = 0; i < 4 * STATE_REPEAT; i++)
+        CHECK(st_counter_add(c, g_state_docs[i % 4], strlen(g_state_docs[i % 4]), 0, &e) == ST_OK, "count");
+    CHECK(st_trainer_new(c, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 243 + 200, 0, 0, NULL, &t, &e) == ST_OK, "trainer");
+    st_counter_free(c);
+    if (!t) return NULL;
+    st_status st = st_trainer_set_superwords(t, algorithm, s, flags, &e);
+    CHECK(st == ST_OK, "set_superwords(%d, %llu, %u): %s", algorithm, (unsigned long long)s, flags, e.message);
+    return t;
+}
+
+/* Run t to the end as a host does, with the texts fed to n counters; the model text (malloc'd). */
+static char *state_run(st_trainer *t, int n, size_t step) {
+    st_error e;
+    size_t made;
+    for (int guard = 0; guard < 100000; guard++) {
+        uint64_t state = st_trainer_stat(t, ST_TRAINER_STATE);
+        if (state == ST_TRAINING_DONE) break;
+        if (state == ST_TRAINING_CANDIDATES) {
+            st_counter *k[4] = {NULL, NULL, NULL, NULL};
+            for (int q = 0; q < n; q++)
+                CHECK(st_trainer_candidates_new(t, NULL, &k[q], &e) == ST_OK, "candidates_new: %s", e.message);
+            for (size_t d = 0; d < 4 * STATE_REPEAT && n; d++)
+                CHECK(st_counter_add(k[d % (size_t)n], g_state_docs[d % 4], strlen(g_state_docs[d % 4]), 0, &e) == ST_OK,
+                      "feed: %s", e.message);
+            for (int q = 0; q < n; q++) {
+                CHECK(st_trainer_candidates_add(t, k[q], &e) == ST_OK, "candidates_add: %s", e.message);
+                st_counter_free(k[q]);
+            }
+        }
+        CHECK(st_trainer_step(t, step, &made, &e) == ST_OK, "step: %s", e.message);
+        CHECK(made <= step, "made %zu of %zu", made, step);
+    }
+    CHECK(st_trainer_stat(t, ST_TRAINER_DONE) == 1, "done");
+    size_t len = 0;
+    st_trainer_write_model(t, "states", 6, NULL, NULL, 0, NULL, 0, &len, NULL);
+    char *m = (char *)malloc(len + 1);
+    CHECK(m && st_trainer_write_model(t, "states", 6, NULL, NULL, 0, m, len, &len, &e) == ST_OK, "write: %s",
+          e.message);
+    if (m) m[len] = 0;
+    return m;
+}
+
+static void test_trainer_states(void) {
+    st_error e;
+    size_t made;
+    int algs[3] = {ST_ALGORITHM_BOUNDLESS, ST_ALGORITHM_SUPERBPE, ST_ALGORITHM_BOUNDLESS};
+    uint32_t flags[3] = {0, 0, ST_SUPERWORDS_NGRAM_SPLIT};
+    for (int a = 0; a < 3; a++) {
+        uint64_t s = algs[a] == ST_ALGORITHM_SUPERBPE ? 10 : 0;
+        /* the same model for one counter, two counters, and no counter given back at all being
+         * an empty pass (then no supermerge) */
+        st_trainer *t1 = state_trainer(algs[a], s, flags[a]), *t2 = state_trainer(algs[a], s, flags[a]);
+        st_trainer *t0 = state_trainer(algs[a], s, flags[a]);
+        if (!t1 || !t2 || !t0) return;
+        char *m1 = state_run(t1, 1, (size_t)-1), *m2 = state_run(t2, 2, 3), *m0 = state_run(t0, 0, 7);
+        CHECK(m1 && m2 && !strcmp(m1, m2), "algorithm %d: one counter and two give the same model", algs[a]);
+        CHECK(st_trainer_stat(t1, ST_TRAINER_SUPERMERGES) > 0, "algorithm %d: supermerges made", algs[a]);
+        CHECK(st_trainer_stat(t0, ST_TRAINER_SUPERMERGES) == 0 && st_trainer_stat(t0, ST_TRAINER_CANDIDATES) == 0 &&
+                  st_trainer_stat(t0, ST_TRAINER_PASS_DOCUMENTS) == 0,
+              "algorithm %d: an empty pass", algs[a]);
+        CHECK(st_trainer_stat(t1, ST_TRAINER_PASS_DOCUMENTS) == 4 * STATE_REPEAT &&
+                  st_trainer_stat(t2, ST_TRAINER_PASS_DOCUMENTS) == 4 * STATE_REPEAT,
+              "algorithm %d: the pass's documents", algs[a]);
+        free(m1);
+        free(m2);
+        free(m0);
+        st_trainer_free(t1);
+        st_trainer_free(t2);
+        st_trainer_free(t0);
+    }
+
+    /* the same merges as the steps run one by one (the internal calls the tests above check) */
+    {
+        st_trainer *t = state_trainer(ST_ALGORITHM_BOUNDLESS, 0, ST_SUPERWORDS_NGRAM_SPLIT);
+        st_trainer *u = state_trainer(ST_ALGORITHM_BPE, 0, 0);
+        if (!t || !u) return;
+        char *mt = state_run(t, 2, 5);
+        CHECK(st_trainer_step(u, (size_t)-1, &made, &e) == ST_OK && st_trainer_stat(u, ST_TRAINER_DONE), "phase 1");
+        const char *docs[4 * STATE_REPEAT];
+        for (size_t d = 0; d < 4 * STATE_REPEAT; d++) docs[d] = g_state_docs[d % 4];
+        st_counter *k = candidates_of(u, ST_ALGORITHM_BOUNDLESS, 0, docs, 4 * STATE_REPEAT), *ks = NULL;
+        CHECK(k && st__counter_split_ngrams(k, st_trainer_stat(u, ST_TRAINER_NGRAM_CMIN), ST__NGRAM_MAX_LEN, NULL, &ks,
+                                            &e) == ST_OK, "split: %s", e.message);
+        if (ks) run_phase2(u, ks, ST_ALGORITHM_BOUNDLESS, 0, 4);
+        const uint32_t *p1, *p2;
+        const uint64_t *c1, *c2;
+        size_t n1 = st_trainer_supermerges(t, &p1, &c1), n2 = st_trainer_supermerges(u, &p2, &c2);
+        CHECK(n1 == n2 && n1 && !memcmp(p1, p2, 2 * n1 * sizeof *p1) && !memcmp(c1, c2, n1 * sizeof *c1),
+              "the stepwise trainer's supermerges are the steps' (%zu, %zu)", n1, n2);
+        CHECK(st_trainer_stat(t, ST_TRAINER_CANDIDATES) == st_trainer_stat(u, ST_TRAINER_CANDIDATES), "candidates");
+        free(mt);
+        st_counter_free(k);
+        st_counter_free(ks);
+        st_trainer_free(t);
+        st_trainer_free(u);
+    }
+
+    /* the setter's refusals */
+    {
+        st_trainer *t = state_trainer(ST_ALGORITHM_BPE, 0, 0);
+        if (!t) return;
+        CHECK(st_trainer_set_superwords(t, 7, 0, 0, &e) == ST_ERR_INVALID_ARGUMENT && e.kind == ST_KIND_NONE,
+              "unknown algorithm");
+        CHECK(st_trainer_set_superwords(t, ST_ALGORITHM_BOUNDLESS, 0, 8, &e) == ST_ERR_INVALID_ARGUMENT, "unknown flag");
+        CHECK(st_trainer_set_superwords(t, ST_ALGORITHM_BOUNDLESS, 3, 0, &e) == ST_ERR_INVALID_ARGUMENT,
+              "supermerges with BOUNDLESS");
+        CHECK(st_trainer_set_superwords(t, ST_ALGORITHM_BPE, 0, ST_SUPERWORDS_NGRAM_SPLIT, &e) == ST_ERR_INVALID_ARGUMENT,
+              "the n-gram split with BPE");
+        CHECK(st_trainer_set_superwords(t, ST_ALGORITHM_SUPERBPE, 201, 0, &e) == ST_ERR_INVALID_ARGUMENT &&
+                  e.kind == ST_KIND_NONE,
+              "s above the target");
+        CHECK(st_trainer_set_superwords(NULL, ST_ALGORITHM_BPE, 0, 0, &e) == ST_ERR_INVALID_ARGUMENT, "NULL trainer");
+        /* a BPE trainer never asks for the texts */
+        st_counter *k = NULL;
+        CHECK(out_of_order(st_trainer_candidates_new(t, NULL, &k, &e), &e) && !k, "candidates before phase 1 ended");
+        CHECK(st_trainer_stat(t, ST_TRAINER_STATE) == ST_TRAINING_MERGES, "state merges");
+        CHECK(st_trainer_step(t, 2, &made, &e) == ST_OK && made == 2, "two merges");
+        CHECK(out_of_order(st_trainer_set_superwords(t, ST_ALGORITHM_BOUNDLESS, 0, 0, &e), &e),
+              "the algorithm after the first step");
+        CHECK(out_of_order(st_trainer_candidates_new(t, NULL, &k, &e), &e) && !k, "candidates in phase 1");
+        CHECK(st_trainer_step(t, (size_t)-1, &made, &e) == ST_OK && st_trainer_stat(t, ST_TRAINER_STATE) == ST_TRAINING_DONE,
+              "BPE: done after phase 1");
+        CHECK(out_of_order(st_trainer_candidates_new(t, NULL, &k, &e), &e) && !k, "candidates with BPE");
+        CHECK(st_trainer_step(t, 5, &made, &e) == ST_OK && made == 0, "a step when done makes nothing");
+        st_trainer_free(t);
+        /* hf mode has no superwords */
+        st_counter *c = NULL;
+        st_trainer *h = NULL;
+        CHECK(st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &c, &e) == ST_OK &&
+                  st_counter_add(c, g_state_docs[0], strlen(g_state_docs[0]), 0, &e) == ST_OK &&
+                  st_trainer_new(c, ST_TRAIN_HF, ST_ALPHABET_BYTES, 300, 0, 0, NULL, &h, &e) == ST_OK, "hf trainer");
+        CHECK(st_trainer_set_superwords(h, ST_ALGORITHM_BOUNDLESS, 0, 0, &e) == ST_ERR_INVALID_ARGUMENT &&
+                  e.kind == ST_KIND_NONE, "hf refuses superwords");
+        CHECK(st_trainer_set_superwords(h, ST_ALGORITHM_BPE, 0, 0, &e) == ST_OK, "hf takes BPE");
+        st_trainer_free(h);
+        st_counter_free(c);
+    }
+
+    /* the pass: counters out of order, given back twice, fed after being given back, after the
+     * pass closed; counters of another pre-tokenizer or vocabulary */
+    {
+        st_trainer *t = state_trainer(ST_ALGORITHM_SUPERBPE, 10, ST_SUPERWORDS_NGRAM_SPLIT);
+        st_trainer *other = state_trainer(ST_ALGORITHM_SUPERBPE, 5, 0);
+        if (!t || !other) return;
+        CHECK(st_trainer_step(t, (size_t)-1, &made, &e) == ST_OK && st_trainer_stat(t, ST_TRAINER_STATE) == ST_TRAINING_CANDIDATES &&
+                  st_trainer_stat(t, ST_TRAINER_DONE) == 0 && st_trainer_stat(t, ST_TRAINER_PHASE) == 1,
+              "phase 1 ends in ST_TRAINING_CANDIDATES");
+        CHECK(st_trainer_step(other, (size_t)-1, &made, &e) == ST_OK, "other phase 1");
+        st_counter *k = NULL, *k2 = NULL, *ko = NULL, *pre = NULL;
+        CHECK(st_trainer_candidates_new(t, NULL, &k, &e) == ST_OK && st_trainer_candidates_new(t, NULL, &k2, &e) == ST_OK,
+              "two counters");
+        CHECK(st_trainer_candidates_new(other, NULL, &ko, &e) == ST_OK, "another vocabulary's counter");
+        CHECK(st_trainer_candidates_new(NULL, NULL, &pre, &e) == ST_ERR_INVALID_ARGUMENT && !pre, "NULL trainer");
+        CHECK(st_trainer_candidates_new(t, NULL, NULL, &e) == ST_ERR_INVALID_ARGUMENT, "NULL out");
+        CHECK(st_trainer_candidates_add(t, NULL, &e) == ST_ERR_INVALID_ARGUMENT, "NULL counter");
+        CHECK(st_counter_stat(k, ST_COUNTER_KIND) == ST_COUNTER_KIND_CANDIDATES, "a candidates counter");
+        CHECK(st_counter_add(k, g_state_docs[0], strlen(g_state_docs[0]), 0, &e) == ST_OK, "feed");
+        CHECK(st_counter_add(ko, g_state_docs[0], strlen(g_state_docs[0]), 0, &e) == ST_OK, "feed other");
+        CHECK(st_trainer_candidates_add(t, ko, &e) == ST_ERR_INVALID_ARGUMENT && e.kind == ST_KIND_NONE,
+              "another vocabulary's candidates are refused");
+        CHECK(st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pre, &e) == ST_OK, "pretoken counter");
+        CHECK(st_trainer_candidates_add(t, pre, &e) == ST_ERR_INVALID_ARGUMENT && e.kind == ST_KIND_NONE,
+              "a pretoken counter is refused");
+        CHECK(st_trainer_stat(t, ST_TRAINER_CANDIDATES) == 0 && st_trainer_stat(t, ST_TRAINER_PASS_DOCUMENTS) == 0,
+              "nothing counted by the refusals");
+        CHECK(st_trainer_candidates_add(t, k, &e) == ST_OK, "give back");
+        uint64_t unique = st_trainer_stat(t, ST_TRAINER_CANDIDATES);
+        CHECK(unique > 0 && st_trainer_stat(t, ST_TRAINER_PASS_DOCUMENTS) == 1 &&
+                  st_trainer_stat(t, ST_TRAINER_PASS_BYTES) == strlen(g_state_docs[0]),
+              "the pass's counts");
+        CHECK(out_of_order(st_trainer_candidates_add(t, k, &e), &e), "given back twice");
+        CHECK(out_of_order(st_counter_add(k, g_state_docs[1], strlen(g_state_docs[1]), 0, &e), &e),
+              "fed after being given back");
+        CHECK(out_of_order(st_counter_merge(k, k2, &e), &e) && out_of_order(st_counter_merge(k2, k, &e), &e),
+              "merged after being given back");
+        CHECK(st_trainer_stat(t, ST_TRAINER_PASS_DOCUMENTS) == 1 && st_trainer_stat(t, ST_TRAINER_CANDIDATES) == unique,
+              "the refusals counted nothing");
+        CHECK(st_counter_add(k2, g_state_docs[1], strlen(g_state_docs[1]), 0, &e) == ST_OK, "feed k2");
+        /* the step that closes the pass: the n-gram split, phase 2 */
+        CHECK(st_trainer_step(t, 1, &made, &e) == ST_OK && made == 0 &&
+                  st_trainer_stat(t, ST_TRAINER_STATE) == ST_TRAINING_SUPERMERGES && st_trainer_stat(t, ST_TRAINER_PHASE) == 2,
+              "the step closing the pass: %s", e.message);
+        CHECK(st_trainer_stat(t, ST_TRAINER_PASS_DOCUMENTS) == 1, "the pass's documents are kept");
+        st_counter *late = NULL;
+        CHECK(out_of_order(st_trainer_candidates_new(t, NULL, &late, &e), &e) && !late, "candidates after the pass");
+        CHECK(out_of_order(st_trainer_candidates_add(t, k2, &e), &e), "given back after the pass closed");
+        CHECK(st_counter_add(k2, g_state_docs[2], strlen(g_state_docs[2]), 0, &e) == ST_OK,
+              "a counter never given back is only a counter");
+        CHECK(out_of_order(st_trainer_set_superwords(t, ST_ALGORITHM_BOUNDLESS, 0, 0, &e), &e), "setter in phase 2");
+        CHECK(st_trainer_step(t, (size_t)-1, &made, &e) == ST_OK && st_trainer_stat(t, ST_TRAINER_DONE) == 1, "phase 2");
+        CHECK(out_of_order(st_trainer_candidates_add(t, k2, &e), &e), "given back when done");
+        CHECK(st_trainer_stat(t, ST_TRAINER_STATE) == ST_TRAINING_DONE, "done");
+        st_counter_free(k);
+        st_counter_free(k2);
+        st_counter_free(ko);
+        st_counter_free(pre);
+        st_trainer_free(t);
+        st_trainer_free(other);
+    }
+
+    /* freeing a trainer in any state, with candidates given back and not, leaks nothing (the
+     * sanitizer build checks) */
+    {
+        st_trainer *t = state_trainer(ST_ALGORITHM_BOUNDLESS, 0, 0);
+        st_counter *k = NULL;
+        if (!t) return;
+        CHECK(st_trainer_step(t, (size_t)-1, &made, &e) == ST_OK, "phase 1");
+        CHECK(st_trainer_candidates_new(t, NULL, &k, &e) == ST_OK && st_trainer_candidates_add(t, k, &e) == ST_OK, "pass");
+        st_trainer_free(t);
+        CHECK(st_counter_stat(k, ST_COUNTER_KIND) == ST_COUNTER_KIND_CANDIDATES, "the counter outlives its trainer");
+        st_counter_free(k);
+    }
 }
 
 static void test_superwords(int seeds) {
@@ -1468,6 +1708,7 @@ int main(int argc, char **argv) {
     test_trainer_errors();
     for (int s = 0; s < n; s++) compare_with_reference((unsigned)s);
     test_superwords(n / 2 + 1);
+    test_trainer_states();
     test_runs_against_reference((unsigned)(n / 5 + 1));
 #ifdef ST_TEST_COUNTERS
     test_run_work_is_linear();
@@ -1563,13 +1804,10 @@ static void test_vectors(const char *root) {
         if (st != ST_OK) { st_counter_free(c); continue; }
         st = st_trainer_set_specials(t, stext, ends, ns, &e);
         CHECK(st == ST_OK, "%s: set_specials: %s", name, e.message);
-        size_t made;
-        st = st_trainer_step(t, (size_t)-1, &made, &e);
-        CHECK(st == ST_OK, "%s: step: %s", name, e.message);
-        CHECK(st_trainer_stat(t, ST_TRAINER_ALPHABET) == (uint64_t)jget(cs, "alphabet_size")->num,
-              "%s: alphabet size", name);
-        /* superword cases: candidates (one document per corpus document), the optional n-gram
-         * split with the paper's c_min and max_len 30, then phase 2 to the end */
+        /* superword cases: the trainer's own loop, as a host runs it: phase 1, the texts again
+         * into two candidates counters (the documents dealt alternately, as two threads would
+         * take them), the step that closes the pass (the n-gram split with the paper's c_min
+         * and max_len 30 when asked), then phase 2 to the end */
         const jval *alg = jget(cs, "algorithm");
         int algorithm = !alg || !strcmp(alg->s, "bpe") ? ST_ALGORITHM_BPE
                         : !strcmp(alg->s, "boundless") ? ST_ALGORITHM_BOUNDLESS : ST_ALGORITHM_SUPERBPE;
@@ -1577,22 +1815,42 @@ static void test_vectors(const char *root) {
         uint64_t s_arg = sarg && sarg->t == J_NUM ? (uint64_t)sarg->num : 0;
         const jval *ngj = jget(cs, "ngram_split");
         int ngram = ngj && ngj->b;
+        st = st_trainer_set_superwords(t, algorithm, s_arg, ngram ? ST_SUPERWORDS_NGRAM_SPLIT : 0, &e);
+        CHECK(st == ST_OK, "%s: set_superwords: %s", name, e.message);
+        size_t made;
+        st = st_trainer_step(t, (size_t)-1, &made, &e);
+        CHECK(st == ST_OK, "%s: step: %s", name, e.message);
+        CHECK(st_trainer_stat(t, ST_TRAINER_ALPHABET) == (uint64_t)jget(cs, "alphabet_size")->num,
+              "%s: alphabet size", name);
+        CHECK(st_trainer_stat(t, ST_TRAINER_STATE) ==
+                  (uint64_t)(algorithm == ST_ALGORITHM_BPE ? ST_TRAINING_DONE : ST_TRAINING_CANDIDATES),
+              "%s: the state after phase 1", name);
         int super_ok = 1;
         if (algorithm != ST_ALGORITHM_BPE) {
-            st_counter *k = NULL, *ks = NULL;
-            st = st_counter_new_candidates(t, algorithm, s_arg, NULL, &k, &e);
-            CHECK(st == ST_OK, "%s: new_candidates: %s", name, e.message);
+            st_counter *k[2] = {NULL, NULL};
+            uint64_t bytes = 0;
+            for (int q = 0; q < 2 && st == ST_OK; q++) {
+                st = st_trainer_candidates_new(t, NULL, &k[q], &e);
+                CHECK(st == ST_OK, "%s: candidates_new: %s", name, e.message);
+            }
             for (size_t d = 0; st == ST_OK && d < docs->n; d++) {
-                st = st_counter_add(k, docs->v[d].s, docs->v[d].slen, 0, &e);
+                st = st_counter_add(k[d % 2], docs->v[d].s, docs->v[d].slen, 0, &e);
+                bytes += docs->v[d].slen;
                 CHECK(st == ST_OK, "%s: candidates of document %zu: %s", name, d, e.message);
             }
-            if (st == ST_OK && ngram) {
-                st = st_counter_split_ngrams(k, st_trainer_stat(t, ST_TRAINER_NGRAM_CMIN), 30, NULL, &ks, &e);
-                CHECK(st == ST_OK, "%s: split_ngrams: %s", name, e.message);
+            for (int q = 0; q < 2 && st == ST_OK; q++) {
+                st = st_trainer_candidates_add(t, k[q], &e);
+                CHECK(st == ST_OK, "%s: candidates_add: %s", name, e.message);
             }
+            CHECK(st_trainer_stat(t, ST_TRAINER_PASS_DOCUMENTS) == docs->n &&
+                      st_trainer_stat(t, ST_TRAINER_PASS_BYTES) == bytes,
+                  "%s: the pass's documents and bytes", name);
+            st_counter_free(k[0]);
+            st_counter_free(k[1]);
             if (st == ST_OK) {
-                st = st_trainer_start_superwords(t, ks ? ks : k, algorithm, s_arg, &e);
-                CHECK(st == ST_OK, "%s: start_superwords: %s", name, e.message);
+                st = st_trainer_step(t, (size_t)-1, &made, &e);
+                CHECK(st == ST_OK && made == 0 && st_trainer_stat(t, ST_TRAINER_STATE) == ST_TRAINING_SUPERMERGES,
+                      "%s: the step closing the pass: %s", name, e.message);
             }
             if (st == ST_OK) {
                 st = st_trainer_step(t, (size_t)-1, &made, &e);
@@ -1615,8 +1873,6 @@ static void test_vectors(const char *root) {
             if (badk < lim)
                 printf("  supermerge %zu: got %u %u %llu, expected %.0f %.0f %.0f\n", badk, sp[2 * badk], sp[2 * badk + 1],
                        (unsigned long long)sc[badk], ws->v[badk].v[0].num, ws->v[badk].v[1].num, ws->v[badk].v[2].num);
-            st_counter_free(ks);
-            st_counter_free(k);
         }
         const jval *want = jget(cs, "merges");
         const uint32_t *pairs;

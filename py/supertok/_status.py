@@ -74,6 +74,7 @@ KINDS = {
     3: "ST_KIND_ID_TAKEN",
     4: "ST_KIND_EMPTY_TOKEN",
     5: "ST_KIND_ID_TOO_LARGE",
+    6: "ST_KIND_OUT_OF_ORDER",
 }
 
 

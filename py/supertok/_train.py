@@ -8,13 +8,14 @@ is the same for any number of threads. Training runs the trainer a step of N mer
 progress is shown and Ctrl-C stops it between steps (the handles are freed, the KeyboardInterrupt
 propagates).
 
-Superwords (algorithm "boundless" or "superbpe") read the sources a second time once phase 1 is
-done: the core's candidates counters (st_counter_new_candidates, one per thread, merged the same
-way) count the runs of eligible pretokens; the optional n-gram split (st_counter_split_ngrams)
-and phase 2 (st_trainer_start_superwords, then the same steps) follow. A path is simply read
-again; the documents of an iterable, which may be one-shot, and a path that is no regular file (a
-named pipe) are spooled to an anonymous temporary file during the first pass and read back from
-it (_Spool).
+Superwords (algorithm "boundless" or "superbpe", set on the trainer before its first step) read
+the sources a second time when the trainer asks for them (its state ST_TRAINING_CANDIDATES, once
+phase 1 is done): the trainer gives out candidates counters (one per thread) that count the runs
+of eligible pretokens and takes them back; its next step does the n-gram split when asked and
+starts phase 2, and the same steps follow. This module only follows the trainer's state. A path
+is simply read again; the documents of an iterable, which may be one-shot, and a path that is no
+regular file (a named pipe) are spooled to an anonymous temporary file during the first pass and
+read back from it (_Spool).
 """
 import bz2
 import collections
@@ -41,9 +42,13 @@ from .backends.base import U64_MAX, check_int
 # supertok.h
 _COUNT_LINES = 1                       # ST_COUNT_LINES
 _COUNTER_DOCUMENTS, _COUNTER_BYTES, _COUNTER_PRETOKENS, _COUNTER_UNIQUE = 0, 1, 2, 3
-_TRAINER_ALPHABET, _TRAINER_TARGET, _TRAINER_MERGES, _TRAINER_DONE, _TRAINER_WORDS = 0, 1, 2, 3, 4
-_TRAINER_SUPERMERGES, _TRAINER_CANDIDATES, _TRAINER_NGRAM_CMIN, _TRAINER_STEPS = 6, 8, 9, 10
+_TRAINER_ALPHABET, _TRAINER_TARGET, _TRAINER_MERGES, _TRAINER_WORDS = 0, 1, 2, 4
+_TRAINER_SUPERMERGES, _TRAINER_CANDIDATES, _TRAINER_STEPS = 6, 8, 10
 _TRAINER_STOP, _TRAINER_STOP_PHASE1 = 11, 12
+# what the trainer does next (ST_TRAINER_STATE: ST_TRAINING_*), and the second pass's counts
+_TRAINER_STATE, _TRAINER_PASS_DOCUMENTS, _TRAINER_PASS_BYTES = 18, 19, 20
+_MERGING, _CANDIDATES, _SUPERMERGING, _DONE = 1, 2, 3, 4
+_NGRAM_SPLIT = 1                        # ST_SUPERWORDS_NGRAM_SPLIT
 # whether each phase ended short of what was asked, and how much it aimed for and made (the core
 # decides; read once training is done)
 _TRAINER_PHASE1_SHORT, _TRAINER_PHASE1_WANTED, _TRAINER_PHASE1_MADE = 13, 14, 15
@@ -52,7 +57,6 @@ _TRAINER_PHASE2_SHORT, _TRAINER_PHASE2_MADE = 16, 17
 _STOP_REASONS = {0: "interrupted", 2: "no_pair", 3: "min_frequency", 4: "no_candidate", 5: "limit", 6: "token_bytes"}
 MAX_THREADS = 1024                      # the most counting threads train() starts
 _ALGORITHMS = {"bpe": 0, "boundless": 1, "superbpe": 2}  # ST_ALGORITHM_BPE, _BOUNDLESS, _SUPERBPE
-NGRAM_MAX_LEN = 30                      # Appendix B's longest n-gram, in pretokens
 _MODES = {"paper": 0, "hf": 1}          # ST_TRAIN_PAPER, ST_TRAIN_HF
 _ALPHABETS = {"bytes": 0, "ube": 1}     # ST_ALPHABET_BYTES, ST_ALPHABET_UBE
 _SCRIPT_AWARE = 1                       # ST_PRETOK_SCRIPT_AWARE
@@ -662,10 +666,12 @@ def _check_supermerges(supermerges, target, vocab_size):
 
 
 def _steps(backend, trainer, on_step):
-    """Run the trainer to the end, in steps of about a tenth of a second (progress moves, Ctrl-C is
-    answered between steps); on_step(made so far) after each full step. Returns the number made."""
+    """Step the trainer while its state stays what it is (a phase of merges), in steps of about a
+    tenth of a second (progress moves, Ctrl-C is answered between steps); on_step(made so far)
+    after each full step. Returns the number made."""
     made, step = 0, 16
-    while not backend.trainer_stat(trainer, _TRAINER_DONE):
+    state = backend.trainer_stat(trainer, _TRAINER_STATE)
+    while backend.trainer_stat(trainer, _TRAINER_STATE) == state:
         t = time.monotonic()
         n = backend.trainer_step(trainer, step)
         made += n
@@ -843,57 +849,65 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
             backend.trainer_set_specials(trainer, specials)
         target = backend.trainer_stat(trainer, _TRAINER_TARGET)
         _check_supermerges(supermerges, target, vocab_size)  # pywasm: known only now
-        kept = target - s if algorithm == "superbpe" else None
-        report(TrainProgress("merge", documents, nbytes, 0, target, 0.0, False, kept=kept))
-        made = _steps(backend, trainer, lambda m: report(
-            TrainProgress("merge", documents, nbytes, m, target, time.monotonic() - t0, False, kept=kept)))
-        report(TrainProgress("merge", documents, nbytes, made, target, time.monotonic() - t0, True, kept=kept))
-
         if algorithm_id:
-            # the second pass: the candidates, counted as the pretokens were (a counter per thread)
-            for _ in range(n_threads):
-                counters.append(backend.counter_new_candidates(trainer, algorithm_id, s))
-            t0 = time.monotonic()
+            backend.trainer_set_superwords(trainer, algorithm_id, s, _NGRAM_SPLIT if ngram_split else 0)
+        kept = target - s if algorithm == "superbpe" else None
+        made = unique = None
 
-            def candidates_report(docs, nb, done=False, unique=None):
-                report(TrainProgress("candidates", docs, nb, made, target, time.monotonic() - t0, done, 0, unique))
-
-            _count(backend, _items_again(sources, spool, chunk), counters, candidates_report)
-            if spool is not None:
-                spool.close()
-                spool = None
-            cands = _merged(backend, counters)
-            unique = backend.counter_stat(cands, _COUNTER_UNIQUE)
-            candidates_report(backend.counter_stat(cands, _COUNTER_DOCUMENTS),
-                              backend.counter_stat(cands, _COUNTER_BYTES), True, unique)
-            if ngram_split:
-                t0 = time.monotonic()
-                report(TrainProgress("split", documents, nbytes, made, target, 0.0, False, 0, unique))
-                c_min = backend.trainer_stat(trainer, _TRAINER_NGRAM_CMIN)
-                counters.append(backend.counter_split_ngrams(cands, c_min, NGRAM_MAX_LEN))
-                backend.counter_free(cands)
-                del counters[0]
-                cands = counters[0]
-                unique = backend.counter_stat(cands, _COUNTER_UNIQUE)
-                report(TrainProgress("split", documents, nbytes, made, target, time.monotonic() - t0, True, 0,
-                                     unique))
-            backend.trainer_start_superwords(trainer, cands, algorithm_id, s)
-            backend.counter_free(cands)
-            del counters[:]
-            steps = backend.trainer_stat(trainer, _TRAINER_STEPS)
-            t0 = time.monotonic()
-
-            def phase2(m, done=False):
-                report(TrainProgress("supermerge", documents, nbytes, m, steps, time.monotonic() - t0, done,
-                                     backend.trainer_stat(trainer, _TRAINER_SUPERMERGES), unique))
-
-            phase2(0)
-            phase2(_steps(backend, trainer, phase2), True)
-        # the phases that ended short of what was asked, as the core judges them: (reason, phase,
-        # made, wanted)
         def tstat(what):
             return backend.trainer_stat(trainer, what)
 
+        # the trainer's loop: each state is a phase of the progress records
+        while True:
+            state = tstat(_TRAINER_STATE)
+            t0 = time.monotonic()
+            if state == _MERGING:
+                report(TrainProgress("merge", documents, nbytes, 0, target, 0.0, False, kept=kept))
+                made = _steps(backend, trainer, lambda m: report(
+                    TrainProgress("merge", documents, nbytes, m, target, time.monotonic() - t0, False, kept=kept)))
+                report(TrainProgress("merge", documents, nbytes, made, target, time.monotonic() - t0, True,
+                                     kept=kept))
+            elif state == _CANDIDATES:
+                # the second pass: the texts again, into candidates counters the trainer gives (one
+                # per thread) and takes back
+                for _ in range(n_threads):
+                    counters.append(backend.trainer_candidates_new(trainer))
+
+                def candidates_report(docs, nb, done=False, unique=None):
+                    report(TrainProgress("candidates", docs, nb, made, target, time.monotonic() - t0, done, 0,
+                                         unique))
+
+                _count(backend, _items_again(sources, spool, chunk), counters, candidates_report)
+                if spool is not None:
+                    spool.close()
+                    spool = None
+                for c in counters:
+                    backend.trainer_candidates_add(trainer, c)
+                    backend.counter_free(c)
+                del counters[:]
+                unique = tstat(_TRAINER_CANDIDATES)
+                candidates_report(tstat(_TRAINER_PASS_DOCUMENTS), tstat(_TRAINER_PASS_BYTES), True, unique)
+                t0 = time.monotonic()
+                if ngram_split:
+                    report(TrainProgress("split", documents, nbytes, made, target, 0.0, False, 0, unique))
+                backend.trainer_step(trainer, 1)  # closes the pass: the n-gram split, phase 2 starts
+                unique = tstat(_TRAINER_CANDIDATES)
+                if ngram_split:
+                    report(TrainProgress("split", documents, nbytes, made, target, time.monotonic() - t0, True, 0,
+                                         unique))
+            elif state == _SUPERMERGING:
+                steps = tstat(_TRAINER_STEPS)
+
+                def phase2(m, done=False):
+                    report(TrainProgress("supermerge", documents, nbytes, m, steps, time.monotonic() - t0, done,
+                                         tstat(_TRAINER_SUPERMERGES), unique))
+
+                phase2(0)
+                phase2(_steps(backend, trainer, phase2), True)
+            else:
+                break
+        # the phases that ended short of what was asked, as the core judges them: (reason, phase,
+        # made, wanted)
         stops = []
         if tstat(_TRAINER_PHASE1_SHORT):
             stops.append((tstat(_TRAINER_STOP_PHASE1), "merge", tstat(_TRAINER_PHASE1_MADE),

@@ -1,6 +1,7 @@
 // Compiled by types.test.mjs with tsc --strict: uses every part of supertok.d.ts as a program would
 // (imported without the extension, so tsc reads supertok.d.ts, as package.json's "types" gives it).
 import { getEncoding, loadEncoding, loadModel, createWorker, pretokenize, SupertokError, Encoding, ubeEncodeSymbols, UbeStreamDecoder, encodingForModel } from "../supertok";
+import { train, type TrainOptions, type TrainProgress } from "../supertok";
 async function main(): Promise<void> {
   const enc: Encoding = await getEncoding("o200k_base");
   const image: Uint8Array = enc.saveCompact();
@@ -28,3 +29,17 @@ async function main(): Promise<void> {
   void [n, i2, starts, s, b, t, m, i3, p, u, ud, e4];
 }
 void main;
+
+// training: train() and its options, progress records and the model file
+async function trainUsage(): Promise<void> {
+  const seen: string[] = [];
+  const trained: Encoding = await train(["the cat sat", new Uint8Array([0x61, 0x62])], {
+    vocabSize: 300, algorithm: "superbpe", supermerges: 10, ngramSplit: true, minFrequency: 0n,
+    specialTokens: ["<|endoftext|>"], onProgress: (r: TrainProgress) => { seen.push(r.phase); },
+  });
+  const model: Uint8Array | null = trained.modelBytes();
+  const options: TrainOptions = { vocabSize: 1000, mode: "hf", alphabet: "bytes" };
+  (await train((function* () { yield "text"; })(), options)).free();
+  if (model) await loadModel(model);
+}
+void trainUsage;

@@ -75,6 +75,7 @@ const char *st_error_kind_name(int kind) {
     case ST_KIND_ID_TAKEN: return "ST_KIND_ID_TAKEN";
     case ST_KIND_EMPTY_TOKEN: return "ST_KIND_EMPTY_TOKEN";
     case ST_KIND_ID_TOO_LARGE: return "ST_KIND_ID_TOO_LARGE";
+    case ST_KIND_OUT_OF_ORDER: return "ST_KIND_OUT_OF_ORDER";
     default: return NULL;
     }
 }

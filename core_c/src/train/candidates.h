@@ -53,6 +53,7 @@ typedef struct st__cand {
     uint64_t fingerprint;
     uint64_t ngram_cmin;    /* the n-gram split's parameters, 0 when not split */
     uint64_t ngram_max_len;
+    int given_back; /* added to its trainer's pass (st_trainer_candidates_add): takes nothing more */
     st__tokset toks; /* n == 0 in a split counter (it counts no documents) */
     uint8_t *key;    /* the run being built: pretokens joined with 0xFF */
     size_t key_cap;
@@ -64,6 +65,21 @@ void st__cand_free(st__cand *c, const st_allocator *a);
 int st__cand_compatible(const st__cand *a, const st__cand *b);
 /* A copy of src's parameters (not its index): for a split counter. NULL when out of memory. */
 st__cand *st__cand_clone_params(const st__cand *src, const st_allocator *a);
+
+/* Appendix B: the longest n-gram the split counts, in pretokens. */
+#define ST__NGRAM_MAX_LEN 30
+
+/* Appendix B: the candidates split into shorter, more frequent ones (ngram.c). n-grams of
+ * 2..max_len adjacent pretokens of the candidates are counted Apriori-style (an n-gram is counted
+ * only where both its (n-1)-grams reach c_min; those below c_min after each pass are dropped);
+ * then each candidate is cut left to right, greedily: at each position the longest counted
+ * n-gram starting there is taken (moving on by one pretoken when none is); pieces of two or more
+ * pretokens are the new candidates, with the original's count (c_min >= 1, max_len >= 2). *out is
+ * a new candidates counter with the same pre-tokenizer and fingerprint (same statistics
+ * DOCUMENTS and BYTES) that records the split: it takes no documents, is not split again, and
+ * merges or loads only candidates split with the same c_min and max_len. */
+st_status st__counter_split_ngrams(const st_counter *candidates, uint64_t c_min, size_t max_len,
+                                   const st_allocator *alloc, st_counter **out, st_error *err);
 
 #define ST__CAND_SEP 0xFFu /* joins the pretokens of a candidate's key (never in UTF-8) */
 

@@ -78,7 +78,7 @@ static uint32_t ng_get(ngrams *g, const uint8_t *p, size_t len) {
     return (uint32_t)g->n++;
 }
 
-st_status st_counter_split_ngrams(const st_counter *in, uint64_t c_min, size_t max_len, const st_allocator *alloc,
+st_status st__counter_split_ngrams(const st_counter *in, uint64_t c_min, size_t max_len, const st_allocator *alloc,
                                   st_counter **out, st_error *err) {
     st__error_clear(err);
     if (!out || !in) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "candidates or out is NULL");

@@ -189,8 +189,19 @@ static void *zalloc(st_counter *c, size_t size) {
     return p;
 }
 
+/* ST_ERR_INVALID_ARGUMENT, kind ST_KIND_OUT_OF_ORDER: a candidates counter given back to its
+ * trainer takes nothing more (its counts are in the trainer's pass already). */
+static st_status given_back(st_error *err) {
+    st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                  "the candidates counter was given back to its trainer (st_trainer_candidates_add): it takes "
+                  "nothing more");
+    st__error_kind(err, ST_KIND_OUT_OF_ORDER, 0);
+    return ST_ERR_INVALID_ARGUMENT;
+}
+
 static st_status count_candidates(st_counter *c, const uint8_t *s, size_t len, st_error *err) {
     st__cand *cd = c->cand;
+    if (cd->given_back) return given_back(err);
     if (!cd->toks.slots)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
                              "a split candidates counter counts no more documents (split after counting)");
@@ -424,6 +435,7 @@ st_status st_counter_merge(st_counter *into, const st_counter *from, st_error *e
     if (into->cand && !st__cand_compatible(into->cand, from->cand))
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
                              "the candidates were made from another vocabulary, algorithm or n-gram split");
+    if (into->cand && (into->cand->given_back || from->cand->given_back)) return given_back(err);
     if (add_would_overflow(into, from->stats[0], from->stats[1], from->stats[2]))
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the sum would overflow 64 bits");
     /* every pretoken count is at most the pretoken total, which does not overflow */
@@ -608,6 +620,7 @@ st_status st_counter_load(st_counter *c, const uint8_t *b, size_t len, st_error 
     if (c->cand && !st__cand_compatible(&fc, c->cand))
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, 84,
                              "the candidates were made from another vocabulary, algorithm or n-gram split");
+    if (c->cand && c->cand->given_back) return given_back(err);
     uint64_t stats[4];
     for (int s = 0; s < 4; s++) stats[s] = get_u64(b + 52 + 8 * s);
     if (add_would_overflow(c, stats[0], stats[1], stats[2]))

@@ -557,6 +557,7 @@ void st_trainer_free(st_trainer *t) {
     if (t->wait_head) tfree(t, t->wait_head, (t->made ? t->made : 1) * sizeof *t->wait_head);
     if (t->wait_pair) tfree(t, t->wait_pair, t->wait_cap * sizeof *t->wait_pair);
     if (t->wait_next) tfree(t, t->wait_next, t->wait_cap * sizeof *t->wait_next);
+    st_counter_free(t->pass);
     st_allocator a = t->alloc;
     st__free(&a, t, sizeof *t);
 }
@@ -576,7 +577,7 @@ st_status st_trainer_new(const st_counter *counter, int mode, int alphabet, uint
     if (!counter) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "counter is NULL");
     if (counter->cand)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
-                             "a candidates counter feeds st_trainer_start_superwords, not st_trainer_new");
+                             "a candidates counter goes back to its trainer (st_trainer_candidates_add), not to st_trainer_new");
     if (mode != ST_TRAIN_PAPER && mode != ST_TRAIN_HF)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "mode is neither ST_TRAIN_PAPER nor ST_TRAIN_HF");
     if (alphabet != ST_ALPHABET_BYTES && alphabet != ST_ALPHABET_UBE)
@@ -921,8 +922,8 @@ const char *st__superword_args_error(const st_trainer *t, int algorithm, uint64_
     return NULL;
 }
 
-st_status st_counter_new_candidates(const st_trainer *t, int algorithm, uint64_t supermerges, const st_allocator *alloc,
-                                    st_counter **out, st_error *err) {
+st_status st__counter_new_candidates(const st_trainer *t, int algorithm, uint64_t supermerges,
+                                     const st_allocator *alloc, st_counter **out, st_error *err) {
     st__error_clear(err);
     if (!out || !t) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer or out is NULL");
     *out = NULL;
@@ -954,8 +955,8 @@ st_status st_counter_new_candidates(const st_trainer *t, int algorithm, uint64_t
     return ST_OK;
 }
 
-st_status st_trainer_start_superwords(st_trainer *t, const st_counter *cands, int algorithm, uint64_t supermerges,
-                                      st_error *err) {
+st_status st__trainer_start_superwords(st_trainer *t, const st_counter *cands, int algorithm, uint64_t supermerges,
+                                       st_error *err) {
     st__error_clear(err);
     if (!t || !cands) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer or candidates is NULL");
     const char *why = st__superword_args_error(t, algorithm, supermerges);
@@ -963,7 +964,7 @@ st_status st_trainer_start_superwords(st_trainer *t, const st_counter *cands, in
     const st__cand *cd = cands->cand;
     if (!cd)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
-                             "candidates: a pretoken counter, not a candidates counter (st_counter_new_candidates)");
+                             "candidates: a pretoken counter, not a candidates counter (st_trainer_candidates_new)");
     if (cd->algorithm != algorithm)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the candidates were made for another algorithm");
     if (algorithm == ST_ALGORITHM_SUPERBPE && cd->supermerges != supermerges)
@@ -1172,12 +1173,112 @@ static int super_step(st_trainer *t) {
     return !t->oom;
 }
 
+/* ST_ERR_INVALID_ARGUMENT with kind ST_KIND_OUT_OF_ORDER: a call the trainer's state does not take. */
+static st_status out_of_order(st_error *err, const char *why) {
+    st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, why);
+    st__error_kind(err, ST_KIND_OUT_OF_ORDER, 0);
+    return ST_ERR_INVALID_ARGUMENT;
+}
+
+/* What st_trainer_step does next (supertok.h, ST_TRAINER_STATE). */
+static int state_of(const st_trainer *t) {
+    if (t->phase == 2) return t->done ? ST_TRAINING_DONE : ST_TRAINING_SUPERMERGES;
+    if (!t->done) return ST_TRAINING_MERGES;
+    return t->algorithm == ST_ALGORITHM_BPE ? ST_TRAINING_DONE : ST_TRAINING_CANDIDATES;
+}
+
+st_status st_trainer_set_superwords(st_trainer *t, int algorithm, uint64_t supermerges, uint32_t flags,
+                                    st_error *err) {
+    st__error_clear(err);
+    if (!t) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer is NULL");
+    if (t->stepped || t->phase != 1) return out_of_order(err, "the algorithm is set before the first step");
+    if (algorithm != ST_ALGORITHM_BPE && algorithm != ST_ALGORITHM_BOUNDLESS && algorithm != ST_ALGORITHM_SUPERBPE)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "algorithm must be ST_ALGORITHM_BPE, ST_ALGORITHM_BOUNDLESS or ST_ALGORITHM_SUPERBPE");
+    if (flags & ~ST_SUPERWORDS_NGRAM_SPLIT)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown flags (ST_SUPERWORDS_*)");
+    if (algorithm != ST_ALGORITHM_BPE && t->mode == ST_TRAIN_HF)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "superwords need mode paper: HuggingFace's trainer (mode hf) has no superwords to match");
+    if (algorithm != ST_ALGORITHM_SUPERBPE && supermerges)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "supermerges applies only to ST_ALGORITHM_SUPERBPE");
+    if (algorithm == ST_ALGORITHM_BPE && flags)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "the n-gram split applies to superwords (BOUNDLESS or SUPERBPE), not to BPE");
+    if (algorithm == ST_ALGORITHM_SUPERBPE && supermerges > t->target)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "supermerges is more than the merges the vocabulary size leaves (ST_TRAINER_TARGET)");
+    t->algorithm = algorithm;
+    t->supermerges_arg = supermerges;
+    t->ngram_split = (flags & ST_SUPERWORDS_NGRAM_SPLIT) != 0;
+    return ST_OK;
+}
+
+st_status st_trainer_candidates_new(const st_trainer *t, const st_allocator *alloc, st_counter **out, st_error *err) {
+    st__error_clear(err);
+    if (!out || !t) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer or out is NULL");
+    *out = NULL;
+    int state = state_of(t);
+    if (state != ST_TRAINING_CANDIDATES)
+        return out_of_order(err, state == ST_TRAINING_MERGES
+                                     ? "phase 1 is not finished: the texts are wanted again after it (ST_TRAINING_CANDIDATES)"
+                                 : t->algorithm == ST_ALGORITHM_BPE
+                                     ? "the algorithm is BPE: training reads the texts once (st_trainer_set_superwords)"
+                                     : "the pass over the texts is closed (phase 2 has started)");
+    return st__counter_new_candidates(t, t->algorithm, t->supermerges_arg, alloc, out, err);
+}
+
+st_status st_trainer_candidates_add(st_trainer *t, st_counter *c, st_error *err) {
+    st__error_clear(err);
+    if (!t || !c) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer or candidates is NULL");
+    if (state_of(t) != ST_TRAINING_CANDIDATES)
+        return out_of_order(err, t->phase == 2 ? "the pass over the texts is closed (phase 2 has started)"
+                                               : "the trainer does not want the texts now (ST_TRAINER_STATE)");
+    if (!c->cand || c->cand->ngram_max_len)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "not a candidates counter of the trainer (st_trainer_candidates_new)");
+    if (c->cand->given_back) return out_of_order(err, "the candidates counter was given back already");
+    if (!t->pass) {
+        st_status st = st__counter_new_candidates(t, t->algorithm, t->supermerges_arg, &t->alloc, &t->pass, err);
+        if (st != ST_OK) return st;
+    }
+    st_status st = st_counter_merge(t->pass, c, err); /* refuses another vocabulary or pre-tokenizer */
+    if (st != ST_OK) return st;
+    c->cand->given_back = 1;
+    return ST_OK;
+}
+
+/* The step that closes the pass over the texts: the candidates (split into n-grams when asked)
+ * start phase 2. A failure leaves the pass open, as it was. */
+static st_status close_pass(st_trainer *t, st_error *err) {
+    st_status st;
+    if (!t->pass && (st = st__counter_new_candidates(t, t->algorithm, t->supermerges_arg, &t->alloc, &t->pass,
+                                                     err)) != ST_OK)
+        return st;
+    st_counter *split = NULL;
+    if (t->ngram_split &&
+        (st = st__counter_split_ngrams(t->pass, st_trainer_stat(t, ST_TRAINER_NGRAM_CMIN), ST__NGRAM_MAX_LEN,
+                                       &t->alloc, &split, err)) != ST_OK)
+        return st;
+    st = st__trainer_start_superwords(t, split ? split : t->pass, t->algorithm, t->supermerges_arg, err);
+    st_counter_free(split);
+    if (st != ST_OK) return st;
+    t->pass_documents = t->pass->stats[ST_COUNTER_DOCUMENTS];
+    t->pass_bytes = t->pass->stats[ST_COUNTER_BYTES];
+    st_counter_free(t->pass);
+    t->pass = NULL;
+    return ST_OK;
+}
+
 st_status st_trainer_step(st_trainer *t, size_t max_merges, size_t *made, st_error *err) {
     st__error_clear(err);
     if (made) *made = 0;
     if (!t || !made) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer or made is NULL");
     if (t->oom) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, "an earlier step ran out of memory");
+    t->stepped = 1;
     size_t k = 0;
+    if (state_of(t) == ST_TRAINING_CANDIDATES) return close_pass(t, err);
     if (t->phase == 2) {
         while (k < max_merges && !t->done) {
             int stepped = super_step(t);
@@ -1226,13 +1327,16 @@ uint64_t st_trainer_stat(const st_trainer *t, int what) {
     case ST_TRAINER_PHASE: return (uint64_t)t->phase;
     case ST_TRAINER_SUPERMERGES: return t->n_super;
     case ST_TRAINER_REGULAR: return t->phase == 2 ? t->next_merge : t->n_merges;
-    case ST_TRAINER_CANDIDATES: return t->n_candidates;
+    case ST_TRAINER_CANDIDATES: return t->phase == 2 ? t->n_candidates : t->pass ? t->pass->n : 0;
     case ST_TRAINER_NGRAM_CMIN: {
         uint64_t last = t->phase == 2 ? (t->made ? t->counts[t->made - 1] : 0) : (t->n_merges ? t->counts[t->n_merges - 1] : 0);
         return last > 15 ? last : 15;
     }
     case ST_TRAINER_STEPS: return t->phase == 2 ? t->steps : 0;
-    case ST_TRAINER_DONE: return (uint64_t)t->done;
+    case ST_TRAINER_DONE: return state_of(t) == ST_TRAINING_DONE;
+    case ST_TRAINER_STATE: return (uint64_t)state_of(t);
+    case ST_TRAINER_PASS_DOCUMENTS: return t->pass ? t->pass->stats[ST_COUNTER_DOCUMENTS] : t->pass_documents;
+    case ST_TRAINER_PASS_BYTES: return t->pass ? t->pass->stats[ST_COUNTER_BYTES] : t->pass_bytes;
     case ST_TRAINER_STOP: return t->done ? (uint64_t)t->stop : ST_STOP_RUNNING;
     case ST_TRAINER_STOP_PHASE1: return t->phase == 2 ? (uint64_t)t->stop1 : t->done ? (uint64_t)t->stop : ST_STOP_RUNNING;
     case ST_TRAINER_WORDS: return t->n_pretokens;

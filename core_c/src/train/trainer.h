@@ -83,8 +83,14 @@ struct st_trainer {
     size_t n_merges, merges_cap;
     /* phase 2 (superwords): the words are the candidates as phase-1 token ids; supermerge i is
      * internal token base + made + i (made = the phase-1 merges), written as base + kept + i */
-    int phase;     /* 1, or 2 after st_trainer_start_superwords */
-    int algorithm; /* ST_ALGORITHM_* of phase 2 */
+    int phase;     /* 1, or 2 once phase 2 has started */
+    int algorithm; /* ST_ALGORITHM_*: set before the first step (st_trainer_set_superwords) */
+    int ngram_split; /* split the candidates before phase 2 (ST_SUPERWORDS_NGRAM_SPLIT) */
+    int stepped;     /* a step was made: the options are fixed */
+    /* the pass over the texts (ST_TRAINING_CANDIDATES): the candidates given back so far (NULL
+     * before the first), and what the pass counted, kept once phase 2 has started */
+    st_counter *pass;
+    uint64_t pass_documents, pass_bytes;
     uint64_t supermerges_arg, steps;
     size_t made;        /* phase-1 merges made */
     size_t next_merge;  /* j: regular merges replayed (kept) so far */
@@ -103,5 +109,18 @@ struct st_trainer {
 
 uint64_t st__trainer_kept(const st_trainer *t, int algorithm, uint64_t supermerges);
 const char *st__superword_args_error(const st_trainer *t, int algorithm, uint64_t supermerges);
+
+/* The steps of the second pass, as st_trainer_step and st_trainer_candidates_* take them; also
+ * called by the C tests, which check each on its own (another algorithm, s, c_min, max_len than
+ * the trainer's own options). */
+/* A candidates counter over the eligible vocabulary of algorithm (SuperBPE: s = supermerges) of a
+ * trainer whose phase 1 is done and phase 2 not started (supertok.h, st_trainer_candidates_new). */
+st_status st__counter_new_candidates(const st_trainer *trainer, int algorithm, uint64_t supermerges,
+                                     const st_allocator *alloc, st_counter **out, st_error *err);
+/* Phase 2 from the candidates (made from this trainer with the same algorithm and supermerges,
+ * possibly split; else ST_ERR_INVALID_ARGUMENT naming the mismatch); a refusal leaves phase 1 as
+ * it was. */
+st_status st__trainer_start_superwords(st_trainer *trainer, const st_counter *candidates, int algorithm,
+                                       uint64_t supermerges, st_error *err);
 
 #endif

@@ -444,37 +444,42 @@ class TrainingBackend(_CoreHost):
 
     @abc.abstractmethod
     def trainer_step(self, trainer, max_merges):
-        """Make up to max_merges more merges; the number made (fewer: training is done)."""
+        """One step (st_trainer_step): up to max_merges more merges, the number made (fewer: the
+        phase ended; trainer_stat ST_TRAINER_STATE says what comes next); in ST_TRAINING_CANDIDATES
+        it closes the pass over the texts and makes none."""
 
     @abc.abstractmethod
     def trainer_stat(self, trainer, what):
         """A statistic (ST_TRAINER_ALPHABET 0, _TARGET 1, _MERGES 2, _DONE 3, _WORDS 4, and for
-        superwords _PHASE 5, _SUPERMERGES 6, _REGULAR 7, _CANDIDATES 8, _NGRAM_CMIN 9, _STEPS 10)."""
+        superwords _PHASE 5, _SUPERMERGES 6, _REGULAR 7, _CANDIDATES 8, _NGRAM_CMIN 9, _STEPS 10,
+        ..., _STATE 18, _PASS_DOCUMENTS 19, _PASS_BYTES 20)."""
 
     @abc.abstractmethod
     def trainer_merges(self, trainer):
         """The merges so far: [(left id, right id, count), ...] in order."""
 
     # -- superwords: phase 2 (supertok.h "Superwords: phase 2") --------------------------------
-    # algorithm: ST_ALGORITHM_BOUNDLESS 1 / ST_ALGORITHM_SUPERBPE 2; supermerges: SuperBPE's s (a
-    # uint64; 0 for BOUNDLESS).
+    # The trainer says what it does next (trainer_stat ST_TRAINER_STATE 18: ST_TRAINING_MERGES 1,
+    # _CANDIDATES 2, _SUPERMERGES 3, _DONE 4); in ST_TRAINING_CANDIDATES it wants the texts again,
+    # through candidates counters it gives out and takes back, and the next trainer_step closes
+    # that pass (the n-gram split, the start of phase 2). Calls out of that order are SupertokError
+    # ST_ERR_INVALID_ARGUMENT with kind ST_KIND_OUT_OF_ORDER.
     @abc.abstractmethod
-    def counter_new_candidates(self, trainer, algorithm, supermerges):
-        """A candidates counter over the eligible vocabulary of a trainer whose phase 1 is done
-        (st_counter_new_candidates; counter_add, counter_add_documents, counter_merge, counter_save,
-        counter_load, counter_stat and counter_free apply to it). SupertokError ("candidates")
-        ST_ERR_INVALID_ARGUMENT with the core's message otherwise."""
+    def trainer_set_superwords(self, trainer, algorithm, supermerges, flags):
+        """The algorithm (ST_ALGORITHM_BPE 0 / _BOUNDLESS 1 / _SUPERBPE 2), SuperBPE's s (a uint64;
+        0 with the others) and flags (ST_SUPERWORDS_NGRAM_SPLIT 1), once, before the first step
+        (st_trainer_set_superwords). SupertokError ("superwords") ST_ERR_INVALID_ARGUMENT with the
+        core's message for options it refuses (hf mode, s above the target)."""
 
     @abc.abstractmethod
-    def counter_split_ngrams(self, candidates, c_min, max_len):
-        """A new candidates counter: the candidates split by Appendix B's Apriori n-grams
-        (st_counter_split_ngrams; c_min a uint64, max_len a size_t)."""
+    def trainer_candidates_new(self, trainer):
+        """A candidates counter for the pass over the texts (st_trainer_candidates_new; one per
+        thread; counter_add, counter_add_documents, counter_stat and counter_free apply to it)."""
 
     @abc.abstractmethod
-    def trainer_start_superwords(self, trainer, candidates, algorithm, supermerges):
-        """Start phase 2 from the (merged, maybe split) candidates (st_trainer_start_superwords);
-        then trainer_step makes phase-2 steps. SupertokError ("superwords") ST_ERR_INVALID_ARGUMENT
-        with the core's message (hf mode, a mismatched counter, phase 1 not done)."""
+    def trainer_candidates_add(self, trainer, candidates):
+        """Give a candidates counter back: its counts are added to the trainer's pass
+        (st_trainer_candidates_add); it takes nothing more, and the caller still frees it."""
 
     @abc.abstractmethod
     def trainer_supermerges(self, trainer):

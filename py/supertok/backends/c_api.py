@@ -788,20 +788,16 @@ class CoreBackend(Backend):
         return self._pairs("st_trainer_supermerges", trainer.ptr)
 
     # -- superwords: phase 2 --
-    def counter_new_candidates(self, trainer, algorithm, supermerges):
+    def trainer_set_superwords(self, trainer, algorithm, supermerges, flags):
         supermerges = self._u64("supermerges", supermerges)
-        return self._new_handle("st_counter_new_candidates", (trainer.ptr, algorithm, supermerges, self._null),
-                                "candidates", "st_counter_free", ctype="st_counter *")
+        self._status_call("st_trainer_set_superwords", "superwords", trainer.ptr, algorithm, supermerges, flags)
 
-    def counter_split_ngrams(self, candidates, c_min, max_len):
-        c_min, max_len = self._u64("c_min", c_min), self._size("max_len", max_len)
-        return self._new_handle("st_counter_split_ngrams", (candidates.ptr, c_min, max_len, self._null),
-                                "candidates", "st_counter_free", ctype="st_counter *")
+    def trainer_candidates_new(self, trainer):
+        return self._new_handle("st_trainer_candidates_new", (trainer.ptr, self._null), "candidates",
+                                "st_counter_free", ctype="st_counter *")
 
-    def trainer_start_superwords(self, trainer, candidates, algorithm, supermerges):
-        supermerges = self._u64("supermerges", supermerges)
-        self._status_call("st_trainer_start_superwords", "superwords", trainer.ptr, candidates.ptr, algorithm,
-                          supermerges)
+    def trainer_candidates_add(self, trainer, candidates):
+        self._status_call("st_trainer_candidates_add", "candidates", trainer.ptr, candidates.ptr)
 
     def trainer_write_model(self, trainer, name, specials):
         text, ends = joined_with_ends(specials)
