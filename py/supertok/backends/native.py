@@ -627,6 +627,50 @@ class NativeBackend(Backend):
         finally:
             lib.st_model_free(model[0])
 
+    def model_write_rules(self, name, alphabet, pattern, merges, specials, comments):
+        """A model file of merge rules from its fields (st_model_write_rules)."""
+        stext, sends = joined_with_ends([t for t, _ in specials])
+        ctext, cends = joined_with_ends(comments)
+        args = (name, len(name), alphabet, pattern, ffi.new("uint32_t[]", merges) if merges else ffi.NULL,
+                len(merges) // 2, stext, ffi.new("size_t[]", sends) if sends else ffi.NULL,
+                ffi.new("uint32_t[]", [i for _, i in specials]) if specials else ffi.NULL, len(sends), ctext,
+                ffi.new("size_t[]", cends) if cends else ffi.NULL, len(cends))
+        size = ffi.new("size_t *")
+        err = ffi.new("st_error *")
+        st = lib.st_model_write_rules(*args, ffi.NULL, 0, size, err)
+        if st not in (OK, BUFFER_TOO_SMALL):
+            self._raise(err, "model fields")
+        buf = self._alloc("char[]", size[0] or 1)
+        if lib.st_model_write_rules(*args, buf, size[0], size, err) != OK:
+            self._raise(err, "model fields")
+        return ffi.buffer(buf, size[0])[:]
+
+    # -- exports to other libraries' formats (docs/formats/export.md) --
+    def encoding_export(self, enc, format):
+        size = ffi.new("size_t *")
+        err = ffi.new("st_error *")
+        st = lib.st_encoding_export(enc, format, ffi.NULL, 0, size, err)
+        if st not in (OK, BUFFER_TOO_SMALL):
+            self._raise(err, "export")
+        buf = self._alloc("char[]", size[0] or 1)
+        if lib.st_encoding_export(enc, format, buf, size[0], size, err) != OK:
+            self._raise(err, "export")
+        return ffi.buffer(buf, size[0])[:]
+
+    def duplicate_tokens(self, enc):
+        n = ffi.new("size_t *")
+        err = ffi.new("st_error *")
+        st = lib.st_encoding_duplicate_tokens(enc, ffi.NULL, 0, n, err)
+        if st not in (OK, BUFFER_TOO_SMALL):
+            self._raise(err, "export")
+        if not n[0]:
+            return []
+        pairs = ffi.new("uint32_t[]", 2 * n[0])
+        if lib.st_encoding_duplicate_tokens(enc, pairs, n[0], n, err) != OK:
+            self._raise(err, "export")
+        flat = ffi.unpack(pairs, 2 * n[0])
+        return list(zip(flat[0::2], flat[1::2]))
+
     # -- training (docs/design.md §8): counters and phase-1 trainers --
     # cffi releases the GIL around every core call, so threads that each feed their own counter
     # count in parallel. Handles are ffi.gc objects: *_free runs the core's free at once (ffi.release,

@@ -1262,6 +1262,80 @@ class WasmBackend(Backend):
             self._fail(st, None, "model")
         return out
 
+    def model_write_rules(self, name, alphabet, pattern, merges, specials, comments):
+        """A model file of merge rules from its fields (st_model_write_rules)."""
+        stext, sends = joined_with_ends([t for t, _ in specials])
+        ctext, cends = joined_with_ends(comments)
+        blocks = [name, struct.pack("<%dI" % len(merges), *merges), stext, struct.pack("<%dI" % len(sends), *sends),
+                  struct.pack("<%dI" % len(specials), *[i for _, i in specials]), ctext,
+                  struct.pack("<%dI" % len(cends), *cends)]
+        with self._locked:
+            ptrs = []
+            op = 0
+            out = err = None
+            try:
+                for b in blocks:
+                    ptrs.append(self._put(b))
+                np_, mp, sp, sep, sip, cp, cep = ptrs
+                args = (np_, len(name), alphabet, pattern, mp, len(merges) // 2, sp, sep, sip, len(sends), cp, cep,
+                        len(cends))
+                size_p = self._scratch
+                st = self._r.call("st_model_write_rules", *args, 0, 0, size_p, self._err)
+                if st in (OK, BUFFER_TOO_SMALL):
+                    size = self._u32(size_p)
+                    op = self._alloc(size)
+                    st = self._r.call("st_model_write_rules", *args, op, size, size_p, self._err)
+                    if st == OK:
+                        out = self._r.read(op, size)
+                if st != OK:
+                    err = self._read_error()
+            finally:
+                self._free(op, *ptrs)
+        if err is not None:
+            self._raise_error(err, "model fields")
+        return out
+
+    # -- exports to other libraries' formats (docs/formats/export.md) --
+    def encoding_export(self, enc, format):
+        with self._locked:
+            size_p = self._scratch
+            st = self._r.call("st_encoding_export", enc.ptr, format, 0, 0, size_p, self._err)
+            out = err = None
+            if st in (OK, BUFFER_TOO_SMALL):
+                size = self._u32(size_p)
+                op = self._alloc(size)
+                try:
+                    st = self._r.call("st_encoding_export", enc.ptr, format, op, size, size_p, self._err)
+                    if st == OK:
+                        out = self._r.read(op, size)
+                finally:
+                    self._free(op)
+            if st != OK:
+                err = self._read_error()
+        if err is not None:
+            self._raise_error(err, "export")
+        return out
+
+    def duplicate_tokens(self, enc):
+        with self._locked:
+            n_p = self._scratch
+            st = self._r.call("st_encoding_duplicate_tokens", enc.ptr, 0, 0, n_p, self._err)
+            flat = err = None
+            if st in (OK, BUFFER_TOO_SMALL):
+                n = self._u32(n_p)
+                pp = self._alloc(8 * n)
+                try:
+                    st = self._r.call("st_encoding_duplicate_tokens", enc.ptr, pp, n, n_p, self._err)
+                    if st == OK:
+                        flat = self._u32s(pp, 2 * n)
+                finally:
+                    self._free(pp)
+            if st != OK:
+                err = self._read_error()
+        if err is not None:
+            self._raise_error(err, "export")
+        return list(zip(flat[0::2], flat[1::2]))
+
     # -- training (docs/design.md §8): counters and phase-1 trainers --
     # The module runs one call at a time, so the threads of a training share one counter here and
     # the host feeds it in pieces of at most a reusable block (_KEEP): supertok.train cuts its
