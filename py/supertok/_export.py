@@ -4,7 +4,9 @@ and a HuggingFace tokenizers `tokenizer.json`.
 Both formats are byte-level BPE over a regex pre-tokenizer, so only models that are exactly that
 can go: the bytes alphabet (a UBE model's tokens are symbol sequences), no supermerges (neither
 library joins pretokens), and no script-aware pre-tokenization (single-script chunks are no
-regex). Anything else is refused with the reason (ExportError).
+regex). Anything else is refused with the reason (ExportError). The C core decides what goes and
+writes the file (st_encoding_export, docs/formats/export.md); this module words its refusals and
+checks what it wrote.
 
 What goes out is what the model's tokens are; what comes back may still differ:
 - tiktoken merges by rank (a pair merges when its concatenation is a token, lowest rank first),
