@@ -221,48 +221,40 @@ static void put_text(out_buf *w, const uint8_t *p, size_t n) {
 
 /* json.dumps's layout with indent=1: a container's items one a line, each indented one space
  * deeper than the container, separated by ",", the closing bracket on a line of its own at the
- * container's depth; an empty container is "[]" or "{}"; a key is followed by ": ". */
-#define JSON_DEPTH 8
+ * container's depth; an empty container is "[]" or "{}"; a key is followed by ": ". The fixed
+ * text of the object lies between its four lists (added tokens, vocab, merges) and the pattern: */
+static const char hf_head[] = "{\n \"version\": \"1.0\",\n \"truncation\": null,\n \"padding\": null,\n"
+                              " \"added_tokens\": [";
+static const char hf_added_id[] = "{\n   \"id\": ";
+static const char hf_added_content[] = ",\n   \"content\": ";
+static const char hf_added_rest[] = ",\n   \"single_word\": false,\n   \"lstrip\": false,\n   \"rstrip\": false,\n"
+                                    "   \"normalized\": false,\n   \"special\": true\n  }";
+static const char hf_pattern[] = ",\n \"normalizer\": null,\n \"pre_tokenizer\": {\n  \"type\": \"Sequence\",\n"
+                                 "  \"pretokenizers\": [\n   {\n    \"type\": \"Split\",\n    \"pattern\": {\n"
+                                 "     \"Regex\": ";
+static const char hf_vocab[] = "\n    },\n    \"behavior\": \"Isolated\",\n    \"invert\": false\n   },\n   {\n"
+                               "    \"type\": \"ByteLevel\",\n    \"add_prefix_space\": false,\n"
+                               "    \"trim_offsets\": true,\n    \"use_regex\": false\n   }\n  ]\n },\n"
+                               " \"post_processor\": null,\n \"decoder\": {\n  \"type\": \"ByteLevel\",\n"
+                               "  \"add_prefix_space\": true,\n  \"trim_offsets\": true,\n  \"use_regex\": true\n },\n"
+                               " \"model\": {\n  \"type\": \"BPE\",\n  \"dropout\": null,\n  \"unk_token\": null,\n"
+                               "  \"continuing_subword_prefix\": null,\n  \"end_of_word_suffix\": null,\n"
+                               "  \"fuse_unk\": false,\n  \"byte_fallback\": false,\n  \"ignore_merges\": false,\n"
+                               "  \"vocab\": {";
+static const char hf_merges[] = ",\n  \"merges\": [";
+static const char hf_tail[] = "\n }\n}\n";
 
-typedef struct json {
-    out_buf *w;
-    int depth;
-    int items[JSON_DEPTH]; /* items written so far in the open container of each depth */
-} json;
-
-static void j_newline(json *j) {
-    put(j->w, "\n", 1);
-    for (int d = 0; d < j->depth; d++) put(j->w, " ", 1);
+/* Before item k of a list whose items stand at the given indent ("\n" and the spaces). */
+static void list_item(out_buf *w, size_t k, const char *indent) {
+    if (k) put(w, ",", 1);
+    put_s(w, indent);
 }
 
-/* Before an item of the open container (a value, or a key and its value). */
-static void j_item(json *j) {
-    if (j->items[j->depth]++) put(j->w, ",", 1);
-    j_newline(j);
-}
-
-static void j_open(json *j, char bracket) {
-    put(j->w, &bracket, 1);
-    j->items[++j->depth] = 0;
-}
-
-static void j_close(json *j, char bracket) {
-    int had = j->items[j->depth--];
-    if (had) j_newline(j);
-    put(j->w, &bracket, 1);
-}
-
-static void j_key(json *j, const char *key) {
-    j_item(j);
-    put(j->w, "\"", 1);
-    put_s(j->w, key);
-    put(j->w, "\": ", 3);
-}
-
-/* A key and a literal value (null, true, false, a number, or a string written with its quotes). */
-static void j_field(json *j, const char *key, const char *literal) {
-    j_key(j, key);
-    put_s(j->w, literal);
+/* The end of a list of n items: its closing bracket on a line of its own at the list's indent
+ * ("\n" and the spaces), or right after the opening one when it is empty ("[]", "{}"). */
+static void list_end(out_buf *w, size_t n, const char *indent, char bracket) {
+    if (n) put_s(w, indent);
+    put(w, &bracket, 1);
 }
 
 /* The special strings in the order of the added tokens: by id, an id's strings in the order of
@@ -320,112 +312,53 @@ static st_status write_hf_json(const st__export_source *src, out_buf *w, st_erro
     }
     byte_chars c;
     byte_chars_init(&c);
-    json jj = {w, 0, {0}}, *j = &jj;
-    j_open(j, '{');
-    j_field(j, "version", "\"1.0\"");
-    j_field(j, "truncation", "null");
-    j_field(j, "padding", "null");
-    j_key(j, "added_tokens");
-    j_open(j, '[');
+    put_s(w, hf_head);
     for (size_t k = 0; k < n_strings; k++) {
         uint32_t id, start, len;
         if (!st__vocab_special_string(v, (uint32_t)order[k], &id, &start, &len)) continue; /* checked in special_order */
-        j_item(j);
-        j_open(j, '{');
-        j_key(j, "id");
+        list_item(w, k, "\n  ");
+        put_s(w, hf_added_id);
         put_u64(w, id);
-        j_key(j, "content");
+        put_s(w, hf_added_content);
         put_text(w, v->bytes + start, len);
-        j_field(j, "single_word", "false");
-        j_field(j, "lstrip", "false");
-        j_field(j, "rstrip", "false");
-        j_field(j, "normalized", "false");
-        j_field(j, "special", "true");
-        j_close(j, '}');
+        put_s(w, hf_added_rest);
     }
-    j_close(j, ']');
-    j_field(j, "normalizer", "null");
+    list_end(w, n_strings, "\n ", ']');
     /* the pattern as a Split pre-tokenizer (Isolated: every piece regex.findall gives, the same
      * pieces since the pattern matches every character), then ByteLevel without its own regex */
-    j_key(j, "pre_tokenizer");
-    j_open(j, '{');
-    j_field(j, "type", "\"Sequence\"");
-    j_key(j, "pretokenizers");
-    j_open(j, '[');
-    j_item(j);
-    j_open(j, '{');
-    j_field(j, "type", "\"Split\"");
-    j_key(j, "pattern");
-    j_open(j, '{');
-    j_key(j, "Regex");
+    put_s(w, hf_pattern);
     const char *regex = st__pattern_regex(src->pattern);
     size_t regex_len = 0;
     while (regex[regex_len]) regex_len++;
     put_text(w, (const uint8_t *)regex, regex_len);
-    j_close(j, '}');
-    j_field(j, "behavior", "\"Isolated\"");
-    j_field(j, "invert", "false");
-    j_close(j, '}');
-    j_item(j);
-    j_open(j, '{');
-    j_field(j, "type", "\"ByteLevel\"");
-    j_field(j, "add_prefix_space", "false");
-    j_field(j, "trim_offsets", "true");
-    j_field(j, "use_regex", "false");
-    j_close(j, '}');
-    j_close(j, ']');
-    j_close(j, '}');
-    j_field(j, "post_processor", "null");
-    j_key(j, "decoder");
-    j_open(j, '{');
-    j_field(j, "type", "\"ByteLevel\"");
-    j_field(j, "add_prefix_space", "true");
-    j_field(j, "trim_offsets", "true");
-    j_field(j, "use_regex", "true");
-    j_close(j, '}');
-    j_key(j, "model");
-    j_open(j, '{');
-    j_field(j, "type", "\"BPE\"");
-    j_field(j, "dropout", "null");
-    j_field(j, "unk_token", "null");
-    j_field(j, "continuing_subword_prefix", "null");
-    j_field(j, "end_of_word_suffix", "null");
-    j_field(j, "fuse_unk", "false");
-    j_field(j, "byte_fallback", "false");
-    j_field(j, "ignore_merges", "false");
-    j_key(j, "vocab");
-    j_open(j, '{');
+    put_s(w, hf_vocab);
+    size_t k = 0;
     for (uint32_t i = 0; i < v->n_ids; i++) {
         uint32_t start, len, first;
         if (!exported(src, i, &start, &len, &first)) continue;
-        j_item(j);
+        list_item(w, k++, "\n   ");
         put_token(w, &c, v->bytes + start, len);
         put(w, ": ", 2);
         put_u64(w, i);
     }
-    j_close(j, '}');
+    list_end(w, k, "\n  ", '}');
     /* each rule as its two parts' strings (a part left out as a duplicate has its first id's
      * bytes, so the same string) */
-    j_key(j, "merges");
-    j_open(j, '[');
+    put_s(w, hf_merges);
     for (uint32_t i = 0; i < n_rules; i++) {
         uint32_t sl, ll, sr, lr;
         if (!st__vocab_span(v, pairs[2 * (size_t)i], &sl, &ll) || !st__vocab_span(v, pairs[2 * (size_t)i + 1], &sr, &lr)) {
             st = st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, i, "rule without its parts");
             goto done;
         }
-        j_item(j);
-        j_open(j, '[');
-        j_item(j);
+        list_item(w, i, "\n   [\n    ");
         put_token(w, &c, v->bytes + sl, ll);
-        j_item(j);
+        put(w, ",\n    ", 6);
         put_token(w, &c, v->bytes + sr, lr);
-        j_close(j, ']');
+        put(w, "\n   ]", 5);
     }
-    j_close(j, ']');
-    j_close(j, '}');
-    j_close(j, '}');
-    put(w, "\n", 1);
+    list_end(w, n_rules, "\n  ", ']');
+    put_s(w, hf_tail);
 done:
     if (order) st__free(src->alloc, order, st__vocab_n_strings(v) * sizeof(uint64_t));
     if (pairs) st__free(src->alloc, pairs, (size_t)n_rules * 2 * sizeof(uint32_t));
