@@ -52,7 +52,6 @@ def json_to_text(model, comments=()):
     checked here; the core writes the text (st_model_write_rules), refusing a name or a comment
     that is no line of the format."""
     from .backends import current
-    from ._status import SupertokError
     if not isinstance(model, dict):
         raise ModelFormatError("model", "must be a JSON object")
     if model.get("format") != JSON_FORMAT:
@@ -90,11 +89,12 @@ def json_to_text(model, comments=()):
     name = model.get("name", "model")
     if not isinstance(name, str):
         raise ModelFormatError("name", "must be 1 to 128 printable ASCII characters without spaces, not %r" % name)
+    comments = list(comments)
     for c in comments:
         if not isinstance(c, str):
             raise TypeError("comment %r: a str" % (c,))
-    try:
-        return current().model_write_rules(name.encode("utf-8"), _ALPHABET_IDS[alphabet], _PATTERN_IDS[pattern], flat,
+    try:  # the name's bytes as they are: the core refuses anything but printable ASCII
+        return current().model_write_rules(name.encode("utf-8", "surrogatepass"), _ALPHABET_IDS[alphabet], _PATTERN_IDS[pattern], flat,
                                            [(t.encode("utf-8"), i) for t, i in specials.items()],
                                            [c.encode("utf-8") for c in comments])
     except SupertokError as exc:
