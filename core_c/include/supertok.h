@@ -692,9 +692,9 @@ ST_API st_status st_encoding_new_model(const char *bytes, size_t len, const st_a
  * 1; offset = the bad byte's, or ST_UNIT_NONE for the length), ends that go backwards (input 2
  * for the specials, 4 for the comments; offset = the index), more than 2^21 - 1 merges (a
  * model's ids; input 3), a comment that is empty, holds a control byte or is not valid UTF-8
- * (input 4; offset = its index, ST_UNIT_INDEX). Input 0: a NULL pointer or a bad alphabet. alphabet: ST_ALPHABET_*; pattern: an
- * st_pattern (ST_ERR_UNKNOWN_PATTERN otherwise). out[0..cap), *out_len = its length (size query
- * with cap 0: ST_ERR_BUFFER_TOO_SMALL). */
+ * (input 4; offset = its index, ST_UNIT_INDEX); input 0: a NULL pointer or a bad alphabet.
+ * alphabet: ST_ALPHABET_*; pattern: an st_pattern (ST_ERR_UNKNOWN_PATTERN otherwise).
+ * out[0..cap), *out_len = its length (size query with cap 0: ST_ERR_BUFFER_TOO_SMALL). */
 ST_API st_status st_model_write_rules(const char *name, size_t name_len, int alphabet, int pattern,
                                       const uint32_t *merges, size_t n_merges, const char *specials,
                                       const size_t *special_ends, const uint32_t *special_ids, size_t n_specials,
@@ -709,8 +709,9 @@ ST_API st_status st_model_write_rules(const char *name, size_t name_len, int alp
 #define ST_EXPORT_HF_JSON 2  /* a HuggingFace tokenizers tokenizer.json: a BPE model (vocab and
                                 merges as GPT-2 byte-level strings), the pattern as a Split
                                 pre-tokenizer then ByteLevel, the ByteLevel decoder, and the
-                                special strings as added tokens (by id); the text json.dumps(obj,
-                                ensure_ascii=False, indent=1) of Python writes, and a newline */
+                                special strings as added tokens (by id); the text Python's
+                                json.dumps(obj, ensure_ascii=False, indent=1) writes, and a
+                                newline */
 
 /* The encoding in another library's format into out[0..cap), *out_len = its length (size query
  * with cap 0: ST_ERR_BUFFER_TOO_SMALL). Both formats hold the ordinary tokens (a special that
