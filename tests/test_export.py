@@ -331,3 +331,52 @@ def test_cli_export_errors(tmp_path, fast):
         for n in needles:
             assert n in err, (n, err)
     assert not os.path.exists(tmp_path / "x")
+
+
+# ---- the files as written ------------------------------------------------------------------------
+
+def test_tokenizer_json_is_what_python_json_writes(tmp_path, backend):
+    """The core writes tokenizer.json as Python's json.dumps(obj, ensure_ascii=False, indent=1) + "\\n"
+    writes it (parsed and dumped again by the json module, the bytes are the same), with the model's
+    tokens as GPT-2 byte-level strings (bytes_to_unicode), its rules, its pattern and its specials,
+    whose texts hold every character JSON escapes."""
+    _skip_pywasm(backend)
+    from test_hardening_hfspecial import _gpt2_byte_chars
+    chars = _gpt2_byte_chars()
+    tricky = ["<|endoftext|>", 'q"uote', "back\\slash", "tab\there", "nl\nx", "\x00\x1f\x7f", "\b\f\r", "é中😀",
+              "\u2028", " lead"]
+    for enc in (supertok.train(iter(udhr_lines()[:200]), vocab_size=400, special_tokens=tricky, progress=False),
+                supertok.load_model(SMALL)):
+        out = tmp_path / "t.json"
+        enc.export(str(out), "hf", check=False)
+        data = out.read_bytes()
+        obj = json.loads(data.decode("utf-8"))
+        assert (json.dumps(obj, ensure_ascii=False, indent=1) + "\n").encode("utf-8") == data
+        s = lambda i: "".join(chars[b] for b in enc.decode_single_token_bytes(i))  # noqa: E731
+        ordinary = [i for i in range(enc.n_vocab) if i not in enc._special_tokens.values() or i in enc._shared_special_ids]
+        assert obj["model"]["vocab"] == {s(i): i for i in ordinary}
+        assert obj["model"]["merges"] == [[s(left), s(right)] for left, right, _ in enc.merges]
+        assert obj["pre_tokenizer"]["pretokenizers"][0]["pattern"] == {"Regex": enc._pat_str}
+        assert [(t["content"], t["id"]) for t in obj["added_tokens"]] == sorted(enc._special_tokens.items(),
+                                                                                key=lambda kv: kv[1])
+
+
+@pytest.mark.parametrize("name", ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"])
+def test_shipped_rank_files_written_back(name, backend):
+    """Every shipped tiktoken vocabulary (tiktoken's own files) is written back byte for byte."""
+    _skip_pywasm(backend)
+    enc = supertok.get_encoding(name)
+    with open(os.path.join(ROOT, "py", "supertok", "vocab", name + ".tiktoken"), "rb") as f:
+        assert supertok._get().encoding_export(enc._handle, 1) == f.read()
+
+
+def test_ranks_model_file_is_refused_to_hf(tmp_path, backend):
+    """A ranks model file is a tiktoken vocabulary too: no merge rules for a HuggingFace BPE model."""
+    toks = [bytes([b]) for b in range(256)] + [b"ab"]
+    ranks = (b"supertok-model 1\nname tiny\nkind ranks\nalphabet bytes\npattern o200k\nscript-aware no\n"
+             b"tokens %d\n" % len(toks) + b"".join(base64.b64encode(t) + b" %d\n" % i for i, t in enumerate(toks))
+             + b"specials 0\nend\n")
+    enc = supertok.load_model(ranks)
+    with pytest.raises(supertok.ExportError, match="ranks, no merge rules"):
+        enc.export(str(tmp_path / "r.json"), "hf")
+    assert supertok._get().encoding_export(enc._handle, 1) == ranks.split(b"tokens 257\n")[1].split(b"specials")[0]

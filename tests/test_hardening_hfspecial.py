@@ -128,11 +128,26 @@ def test_same_vocabulary_as_huggingface(backend):
                                   special_tokens=specials, show_progress=False)
     tok.train_from_iterator(generate_train.hf_sequences(DOCS, "o200k"), trainer)
     assert tok.get_vocab_size() == vocab_size == enc.n_vocab
-    chars = supertok._export._byte_chars()
+    chars = _gpt2_byte_chars()
     ours = {"".join(chars[x] for x in enc.decode_single_token_bytes(i)) for i in range(enc.n_vocab)
             if i not in enc._special_token_values or i in enc._shared_special_ids}
     ours |= set(specials)
     assert ours == set(tok.get_vocab())
+
+
+def _gpt2_byte_chars():
+    """GPT-2's bytes_to_unicode (openai/gpt-2, src/encoder.py), which HuggingFace's ByteLevel uses:
+    the character standing for each byte, by byte."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    table = dict(zip(bs, cs))
+    return [chr(table[b]) for b in range(256)]
 
 
 def test_mergeable_ranks_keep_the_shared_token(backend):

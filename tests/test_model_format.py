@@ -244,3 +244,21 @@ def test_the_spec_examples_parse_and_are_canonical(backend):
         assert be.model_normalize(text) == text
     assert supertok.load_model(examples[0]).encode("abcd") == [256, 257]
     assert supertok.load_model(examples[2]).encode("!\"#") == [0, 1, 2]
+
+
+def test_json_fields_the_core_refuses(backend):
+    """A name or a comment that would break the file's lines: the core refuses it (st_model_write_rules),
+    the error names the JSON field."""
+    from supertok._model_format import ModelFormatError
+    m = dict(_json("bytes_small"))
+    for name in ("a b", "", "x" * 129, "é", "a\nb"):
+        with pytest.raises(ModelFormatError, match="^name must be 1 to 128 printable ASCII") as info:
+            json_to_text(dict(m, name=name))
+        assert info.value.field == "name"
+    for comment in ("", "two\nlines", "bell\x07", "del\x7f"):
+        with pytest.raises(ValueError, match="^comment .*: one line of printable text"):
+            json_to_text(m, comments=["fine", comment])
+    with pytest.raises(ModelFormatError, match=r"^merges\[1\] has a right id too large"):
+        json_to_text(dict(m, merges=[[97, 98], [97, 1 << 32]]))
+    text = json_to_text(dict(m, special_tokens={"b": 300, "a": 299}), comments=["é ok  "])
+    assert b"\ncomment \xc3\xa9 ok  \n" in text and text.endswith(b"specials 2\n299 a\n300 b\nend\n")

@@ -91,12 +91,19 @@ typedef enum st_error_kind {
     ST_KIND_EMPTY_TOKEN = 4,        /* a line of a rank file or specials text has no token before
                                        its space */
     ST_KIND_ID_TOO_LARGE = 5,       /* a rank or id above 2^31 - 1 */
-    ST_KIND_OUT_OF_ORDER = 6        /* a training call its handle's state does not take now: a
+    ST_KIND_OUT_OF_ORDER = 6,       /* a training call its handle's state does not take now: a
                                        setter after the first step, candidates before phase 1
                                        ended or after the pass over the texts was closed, a
                                        candidates counter given back or fed after it was given
                                        back (st_trainer_stat ST_TRAINER_STATE says what the
                                        trainer waits for) */
+    /* st_encoding_export: why the format cannot express the encoding (status
+       ST_ERR_INVALID_ARGUMENT), checked in this order */
+    ST_KIND_EXPORT_UBE = 7,          /* a UBE encoding: its tokens are symbols, the formats byte-level */
+    ST_KIND_EXPORT_SUPERMERGES = 8,  /* supermerges: the formats merge inside each pretoken only */
+    ST_KIND_EXPORT_SCRIPT_AWARE = 9, /* a script-aware pre-tokenizer: no regular expression expresses it */
+    ST_KIND_EXPORT_NO_RULES = 10     /* ST_EXPORT_HF_JSON of a rank vocabulary (a tiktoken file):
+                                        a HuggingFace BPE model needs merge rules */
 } st_error_kind;
 
 /* The one error report of every fallible call (its last parameter, may be NULL). Cleared at
@@ -676,6 +683,61 @@ ST_API st_status st_encoding_from_model(const st_model *model, const st_allocato
 /* st_model_parse + st_encoding_from_model + st_model_free in one call. */
 ST_API st_status st_encoding_new_model(const char *bytes, size_t len, const st_allocator *alloc,
                                        st_encoding **out, st_error *err);
+
+/* A model file of merge rules from its fields, in canonical text (what st_model_write writes for
+ * the model it parses to): kind rules, format version 1, not script-aware, the lines
+ * "comment <comment i>" after the name, the merges (merges[2i], merges[2i + 1] the left and right
+ * ids of rule i, without counts) and the specials sorted by id (stably: equal ids keep their
+ * order), their texts escaped as the format escapes them. Special i is
+ * specials[special_ends[i-1] .. special_ends[i]) with id special_ids[i]; comment i is
+ * comments[comment_ends[i-1] .. comment_ends[i]) (ends[-1] = 0). Hosts converting a model from
+ * another form (the JSON models) write it with this call and load it with st_model_parse, which
+ * checks what the rules and specials mean (a part not below its rule's id, an empty special) and
+ * names the entry. Refused here (ST_ERR_INVALID_ARGUMENT, err->input naming the field), as lines
+ * they would break: a name that is not 1 to 128 printable ASCII characters without spaces (input
+ * 1; offset = the bad byte's, or ST_UNIT_NONE for the length), ends that go backwards (input 2
+ * for the specials, 4 for the comments; offset = the index), more than 2^21 - 1 merges (a
+ * model's ids; input 3), a comment that is empty, holds a control byte or is not valid UTF-8
+ * (input 4; offset = its index, ST_UNIT_INDEX); input 0: a NULL pointer or a bad alphabet.
+ * alphabet: ST_ALPHABET_*; pattern: an st_pattern (ST_ERR_UNKNOWN_PATTERN otherwise).
+ * out[0..cap), *out_len = its length (size query with cap 0: ST_ERR_BUFFER_TOO_SMALL). */
+ST_API st_status st_model_write_rules(const char *name, size_t name_len, int alphabet, int pattern,
+                                      const uint32_t *merges, size_t n_merges, const char *specials,
+                                      const size_t *special_ends, const uint32_t *special_ids, size_t n_specials,
+                                      const char *comments, const size_t *comment_ends, size_t n_comments,
+                                      char *out, size_t cap, size_t *out_len, st_error *err);
+
+/* ---- Exports to other libraries' formats (docs/formats/export.md) --------------------------- */
+
+/* Formats of st_encoding_export. */
+#define ST_EXPORT_TIKTOKEN 1 /* a tiktoken rank file: for each token written, in id order, the
+                                base64 of its bytes, a space, its id (the rank) and a newline */
+#define ST_EXPORT_HF_JSON 2  /* a HuggingFace tokenizers tokenizer.json: a BPE model (vocab and
+                                merges as GPT-2 byte-level strings), the pattern as a Split
+                                pre-tokenizer then ByteLevel, the ByteLevel decoder, and the
+                                special strings as added tokens (by id); the text Python's
+                                json.dumps(obj, ensure_ascii=False, indent=1) writes, and a
+                                newline */
+
+/* The encoding in another library's format into out[0..cap), *out_len = its length (size query
+ * with cap 0: ST_ERR_BUFFER_TOO_SMALL). Both formats hold the ordinary tokens (a special that
+ * shares an ordinary token's id is that token too; gaps have none), each byte string once: a
+ * token whose bytes a lower id has is left out (st_encoding_duplicate_tokens lists them). Only a
+ * byte-level encoding without supermerges and without a script-aware pre-tokenizer can go, and to
+ * ST_EXPORT_HF_JSON only a model of merge rules: otherwise ST_ERR_INVALID_ARGUMENT with kind
+ * ST_KIND_EXPORT_UBE, _SUPERMERGES, _SCRIPT_AWARE or _NO_RULES (the first that applies), nothing
+ * written. An unknown format: ST_ERR_INVALID_ARGUMENT, kind ST_KIND_NONE. What comes back from
+ * the other library may still differ: tiktoken merges by rank, and HuggingFace runs its own regex
+ * engine (docs/formats/export.md); hosts check an export by loading it there. */
+ST_API st_status st_encoding_export(const st_encoding *enc, int format, char *out, size_t cap, size_t *out_len,
+                                    st_error *err);
+
+/* The ordinary tokens whose bytes a lower id has (two merge rules can make the same bytes), which
+ * exports leave out: pairs[2k] the id, pairs[2k + 1] the lowest id with its bytes, in id order.
+ * pairs has room for cap pairs; *n = their number (size query with cap 0:
+ * ST_ERR_BUFFER_TOO_SMALL when there are any). */
+ST_API st_status st_encoding_duplicate_tokens(const st_encoding *enc, uint32_t *pairs, size_t cap, size_t *n,
+                                              st_error *err);
 
 /* ---- Training (docs/design.md §8) ------------------------------------------------------- */
 

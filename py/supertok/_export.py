@@ -4,7 +4,9 @@ and a HuggingFace tokenizers `tokenizer.json`.
 Both formats are byte-level BPE over a regex pre-tokenizer, so only models that are exactly that
 can go: the bytes alphabet (a UBE model's tokens are symbol sequences), no supermerges (neither
 library joins pretokens), and no script-aware pre-tokenization (single-script chunks are no
-regex). Anything else is refused with the reason (ExportError).
+regex). Anything else is refused with the reason (ExportError). The C core decides what goes and
+writes the file (st_encoding_export, docs/formats/export.md); this module words its refusals and
+checks what it wrote.
 
 What goes out is what the model's tokens are; what comes back may still differ:
 - tiktoken merges by rank (a pair merges when its concatenation is a token, lowest rank first),
@@ -21,7 +23,6 @@ library itself (tiktoken.Encoding, tokenizers.Tokenizer.from_str), and every tex
 differ is reported: a warning (ExportWarning) listing them, and the ExportResult the caller checks.
 """
 import base64
-import json
 import warnings
 
 FORMATS = ("tiktoken", "hf")
@@ -110,102 +111,45 @@ class ExportResult:
         return "<ExportResult %s>" % self.summary()
 
 
-# ---- what can be exported ---------------------------------------------------------------------
+# ---- what the core writes -------------------------------------------------------------------
+# The core decides what can go and writes the file (st_encoding_export): the byte-level strings,
+# which tokens go (a special sharing an ordinary id is that token too; gaps and duplicate byte
+# strings stay out) and the JSON text. Here its refusals become messages.
 
-def _refuse(enc, format):
-    """The reason the format cannot express enc, or None."""
-    if enc.alphabet != "bytes":
+_LIBRARY = {"tiktoken": "tiktoken", "hf": "HuggingFace tokenizers"}
+_FORMAT_IDS = {"tiktoken": 1, "hf": 2}  # ST_EXPORT_TIKTOKEN, ST_EXPORT_HF_JSON
+
+
+def _refusal(enc, format, kind):
+    """The reason for the core's refusal of kind (an ST_KIND_EXPORT_* name), in this host's words."""
+    library = _LIBRARY[format]
+    if kind == "ST_KIND_EXPORT_UBE":
         return ("it is a UBE model: its tokens are sequences of UBE symbols, and %s tokenizers are byte-level"
-                % _LIBRARY[format])
-    if enc.supermerges:
+                % library)
+    if kind == "ST_KIND_EXPORT_SUPERMERGES":
         return ("it has %d supermerges (tokens across pretokens), which the BPE of %s cannot make: it merges "
-                "inside each pre-tokenizer piece only" % (len(enc.supermerges), _LIBRARY[format]))
-    if enc._script_aware:
+                "inside each pre-tokenizer piece only" % (len(enc.supermerges), library))
+    if kind == "ST_KIND_EXPORT_SCRIPT_AWARE":
         return ("its pre-tokenizer is script-aware (single-script chunks first, docs/design.md §5), which no "
-                "regular expression expresses, so %s would split the text differently" % _LIBRARY[format])
-    if format == "hf" and not enc.merges and enc._model_data is None and enc._state.get("merges") is None:
+                "regular expression expresses, so %s would split the text differently" % library)
+    if kind == "ST_KIND_EXPORT_NO_RULES":
         return ("it is a tiktoken vocabulary (ranks, no merge rules): a HuggingFace BPE model needs the merges; "
                 "export it with --format tiktoken")
     return None
 
 
-_LIBRARY = {"tiktoken": "tiktoken", "hf": "HuggingFace tokenizers"}
-
-
-def _tokens(enc):
-    """(bytes by id for the ordinary ids, [(id, first id with the same bytes), ...])."""
-    # a special sharing an ordinary token's id (docs/formats/model-format.md, Specials) is that token too
-    specials = set(enc._special_tokens.values()) - enc._shared_special_ids
-    by_id, first, dups = {}, {}, []
-    for i in range(enc.n_vocab):
-        if i in specials:
-            continue
-        try:
-            b = enc.decode_single_token_bytes(i)
-        except KeyError:  # a gap in a ranks vocabulary
-            continue
-        j = first.setdefault(b, i)
-        if j != i:
-            dups.append((i, j))
-            continue
-        by_id[i] = b
-    return by_id, dups
-
-
-def _byte_chars():
-    """The byte-level alphabet of GPT-2 and HuggingFace's ByteLevel: the printable bytes 33-126,
-    161-172 and 174-255 stand for themselves; the 68 others take the code points 256, 257, ... in
-    byte order."""
-    printable = set(range(33, 127)) | set(range(161, 173)) | set(range(174, 256))
-    out, extra = [], 0
-    for b in range(256):
-        if b in printable:
-            out.append(chr(b))
-        else:
-            out.append(chr(256 + extra))
-            extra += 1
-    return out
-
-
-# ---- the formats ---------------------------------------------------------------------------------
-
-def tiktoken_bytes(by_id):
-    """A tiktoken rank file: one line per token, base64 of its bytes, a space, its id as the rank."""
-    return b"".join(base64.b64encode(b) + b" %d\n" % i for i, b in sorted(by_id.items()))
-
-
-def hf_json(enc, by_id, dups=()):
-    """A HuggingFace tokenizer.json: a BPE model (vocab and merges in byte-level strings), the
-    pattern as a Split pre-tokenizer (Isolated: every piece regex.findall gives, the same pieces
-    since the pattern matches every character) then ByteLevel without its own regex, the ByteLevel
-    decoder, and the special tokens as added tokens."""
-    chars = _byte_chars()
-
-    def s(b):
-        return "".join(chars[x] for x in b)
-
-    strings = {i: s(b) for i, b in by_id.items()}
-    token = dict(strings)
-    token.update((i, strings[j]) for i, j in dups)  # a merge making a repeated token: the same string
-    obj = {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-                          "normalized": False, "special": True}
-                         for t, i in sorted(enc._special_tokens.items(), key=lambda kv: kv[1])],
-        "normalizer": None,
-        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": enc._pat_str}, "behavior": "Isolated", "invert": False},
-            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
-        "post_processor": None,
-        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
-                  "vocab": {t: i for i, t in sorted(strings.items())},
-                  "merges": [[token[left], token[right]] for left, right, _ in enc.merges]},
-    }
-    return (json.dumps(obj, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+def _written_by_core(enc, format):
+    """(the file's bytes, [(id, first id), ...] of the tokens left out as duplicates), or
+    ExportError with the reason the format cannot express enc."""
+    from ._status import SupertokError
+    try:
+        data = enc._backend.encoding_export(enc._handle, _FORMAT_IDS[format])
+    except SupertokError as exc:
+        why = _refusal(enc, format, exc.kind)
+        if why is None:
+            raise
+        raise ExportError("%s cannot be exported to the %s format: %s" % (enc.name, format, why)) from None
+    return data, enc._backend.duplicate_tokens(enc._handle)
 
 
 # ---- the check -----------------------------------------------------------------------------------
@@ -290,14 +234,10 @@ def export(enc, path, format, sample=None, check=True, warn=True, inputs=()):
     from ._output import STREAM, check as check_output, write
     if format not in FORMATS:
         raise ExportError("format must be one of %s, not %r" % (", ".join(repr(f) for f in FORMATS), format))
-    why = _refuse(enc, format)
-    if why is not None:
-        raise ExportError("%s cannot be exported to the %s format: %s" % (enc.name, format, why))
+    data, dups = _written_by_core(enc, format)  # a refusal first, before the path is looked at
     inputs = tuple(enc._inputs()) + tuple(inputs)
-    check_output(path, inputs)  # before the work: a bad path costs nothing
+    check_output(path, inputs)  # before the sample is read
     texts = _texts(sample)
-    by_id, dups = _tokens(enc)
-    data = tiktoken_bytes(by_id) if format == "tiktoken" else hf_json(enc, by_id, dups)
     written = write(path, data, inputs)
     result = ExportResult(format, str(path), enc._pat_str, dict(enc._special_tokens))
     result.duplicates = dups

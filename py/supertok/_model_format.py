@@ -1,11 +1,12 @@
 """The JSON models of merge rules (format "supertok-merges", version 1) as model files in the
 text format the core parses (docs/formats/model-format.md).
 
-json_to_text(model) gives the canonical text: the core's st_model_write writes the same bytes
-back (tests/test_model_format.py checks it). The JSON's structure is checked here, with the
-messages load_model always gave ("merges[3] must be a pair ..."); what the rules mean (a part
-not below its rule's id, a pair twice, a special on an ordinary id) is checked by the core, whose
-message names the same field ("merges[3]: right id ...").
+json_to_text(model) gives the canonical text, written by the core (st_model_write_rules): its
+st_model_write writes the same bytes back (tests/test_model_format.py checks it). The JSON's
+structure is checked here, with the messages load_model always gave ("merges[3] must be a pair
+..."); what the rules mean (a part not below its rule's id, a pair twice, a special on an
+ordinary id) is checked by the core, whose message names the same field ("merges[3]: right id
+...").
 """
 from ._status import SupertokError
 
@@ -40,29 +41,17 @@ def is_text_model(data):
     return data.startswith(MAGIC + b" ") or data.startswith(MAGIC + b"\n")
 
 
-def escape_special(text):
-    """A special token's text as the format writes it (the writer's escapes, exactly)."""
-    b = text.encode("utf-8")
-    out = bytearray()
-    for k, c in enumerate(b):
-        if c == 0x5C:
-            out += b"\\\\"
-        elif c == 0x0A:
-            out += b"\\n"
-        elif c == 0x0D:
-            out += b"\\r"
-        elif c == 0x09:
-            out += b"\\t"
-        elif c < 0x20 or c == 0x7F or (c == 0x20 and (k == 0 or k == len(b) - 1)):
-            out += b"\\x%02X" % c
-        else:
-            out.append(c)
-    return bytes(out)
+_ALPHABET_IDS = {"bytes": 0, "ube": 1}  # ST_ALPHABET_*
+_PATTERN_IDS = {"gpt2": 1, "cl100k": 2, "o200k": 3}  # st_pattern
+_U32_MAX = (1 << 32) - 1
 
 
 def json_to_text(model, comments=()):
     """The text model file (bytes, canonical) of a parsed JSON model dict. comments: lines
-    written as "comment ..." (e.g. how the file was generated)."""
+    written as "comment ..." (e.g. how the file was generated). The JSON's structure and types are
+    checked here; the core writes the text (st_model_write_rules), refusing a name or a comment
+    that is no line of the format."""
+    from .backends import current
     if not isinstance(model, dict):
         raise ModelFormatError("model", "must be a JSON object")
     if model.get("format") != JSON_FORMAT:
@@ -78,28 +67,40 @@ def json_to_text(model, comments=()):
     merges = model.get("merges")
     if not isinstance(merges, list):
         raise ModelFormatError("merges", "must be a list of [left, right] pairs")
+    flat = []
     for i, m in enumerate(merges):
         if (not isinstance(m, (list, tuple)) or len(m) != 2
                 or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in m)):
             raise ModelFormatError("merges[%d]" % i, "must be a pair of non-negative ids, not %r" % (m,))
+        for side, x in zip(("left", "right"), m):
+            if x > _U32_MAX:  # the core's ids are uint32
+                raise ModelFormatError("merges[%d]" % i, "has a %s id too large for the core's ids (%d is above "
+                                       "2**32 - 1)" % (side, x))
+        flat += m
     specials = model.get("special_tokens", {})
     if not isinstance(specials, dict) or not all(
             isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0
             for k, v in specials.items()):
         raise ModelFormatError("special_tokens", "must map text to non-negative ids")
+    for k, v in specials.items():
+        if v > _U32_MAX:
+            raise ModelFormatError("special_tokens", "has an id too large for the core's ids (%r: %d is above "
+                                   "2**32 - 1)" % (k, v))
     name = model.get("name", "model")
-    if not isinstance(name, str) or not name or len(name) > 128 or not all("!" <= ch <= "~" for ch in name):
+    if not isinstance(name, str):
         raise ModelFormatError("name", "must be 1 to 128 printable ASCII characters without spaces, not %r" % name)
-    lines = [b"supertok-model 1", b"name " + name.encode("ascii")]
+    comments = list(comments)
     for c in comments:
-        if not c or "\n" in c or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in c):
-            raise ValueError("comment %r: one line of printable text" % (c,))
-        lines.append(b"comment " + c.encode("utf-8"))
-    lines += [b"kind rules", b"alphabet " + alphabet.encode(), b"pattern " + pattern.encode(),
-              b"script-aware no", b"merges %d" % len(merges)]
-    lines += [b"%d %d" % (left, right) for left, right in merges]
-    lines.append(b"specials %d" % len(specials))
-    for text, i in sorted(specials.items(), key=lambda kv: kv[1]):
-        lines.append(b"%d " % i + escape_special(text))
-    lines.append(b"end")
-    return b"\n".join(lines) + b"\n"
+        if not isinstance(c, str):
+            raise TypeError("comment %r: a str" % (c,))
+    try:  # the name's bytes as they are: the core refuses anything but printable ASCII
+        return current().model_write_rules(name.encode("utf-8", "surrogatepass"), _ALPHABET_IDS[alphabet], _PATTERN_IDS[pattern], flat,
+                                           [(t.encode("utf-8"), i) for t, i in specials.items()],
+                                           [c.encode("utf-8") for c in comments])
+    except SupertokError as exc:
+        if exc.input == 1:
+            raise ModelFormatError("name", "must be 1 to 128 printable ASCII characters without spaces, not %r"
+                                   % name) from None
+        if exc.input == 4 and exc.offset is not None:
+            raise ValueError("comment %r: one line of printable text" % (comments[exc.offset],)) from None
+        raise

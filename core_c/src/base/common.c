@@ -76,6 +76,10 @@ const char *st_error_kind_name(int kind) {
     case ST_KIND_EMPTY_TOKEN: return "ST_KIND_EMPTY_TOKEN";
     case ST_KIND_ID_TOO_LARGE: return "ST_KIND_ID_TOO_LARGE";
     case ST_KIND_OUT_OF_ORDER: return "ST_KIND_OUT_OF_ORDER";
+    case ST_KIND_EXPORT_UBE: return "ST_KIND_EXPORT_UBE";
+    case ST_KIND_EXPORT_SUPERMERGES: return "ST_KIND_EXPORT_SUPERMERGES";
+    case ST_KIND_EXPORT_SCRIPT_AWARE: return "ST_KIND_EXPORT_SCRIPT_AWARE";
+    case ST_KIND_EXPORT_NO_RULES: return "ST_KIND_EXPORT_NO_RULES";
     default: return NULL;
     }
 }

@@ -1,6 +1,7 @@
 /* The encoding handle: constructors, images, accessors, token lookups and decoding. The
  * encode pipeline is pipeline.c. */
 #include "encoding.h"
+#include "../formats/export.h"
 
 /* ---- making and freeing ------------------------------------------------------------------- */
 
@@ -171,12 +172,7 @@ uint32_t st_encoding_special_id(const st_encoding *enc, uint32_t i) {
 }
 
 int st_token_is_ordinary(const st_encoding *enc, uint32_t id) {
-    if (!enc || id >= enc->vocab.n_ids) return 0;
-    /* a rules model's ordinary ids are 0 .. n_ordinary - 1, shared or not; a rank vocabulary's
-     * specials take ids of their own, and gaps have no bytes */
-    if (enc->kind == ST__KIND_RULES) return id < enc->vocab.n_ordinary;
-    uint32_t a, tl;
-    return !st__vocab_is_special(&enc->vocab, id) && st__vocab_span(&enc->vocab, id, &a, &tl) && tl > 0;
+    return enc ? st__vocab_ordinary(&enc->vocab, enc->kind == ST__KIND_RULES, id) : 0;
 }
 
 uint32_t st_encoding_n_special_strings(const st_encoding *enc) { return enc ? st__vocab_n_strings(&enc->vocab) : 0; }
@@ -337,4 +333,34 @@ malformed: /* strict mode: the symbol index where the malformed run starts, as a
         return st__error_set(err, st, ST_UNIT_INDEX, id_of_symbol(v, ids, n, (size_t)fe.offset),
                              "malformed text (strict): the run starts in this id");
     return st__error_set(err, st, (st_unit)fe.unit, fe.offset, fe.message);
+}
+
+/* ---- exports (formats/export.c) ---------------------------------------------------------- */
+
+static void export_source(const st_encoding *enc, st__export_source *src) {
+    src->vocab = &enc->vocab;
+    src->rules = enc->kind == ST__KIND_RULES ? &enc->rules : NULL;
+    src->n_supers = enc->kind == ST__KIND_RULES ? enc->supers.n : 0;
+    src->pattern = enc->pt.pattern;
+    src->pt_flags = enc->pt.flags;
+    src->alloc = &enc->alloc;
+}
+
+st_status st_encoding_export(const st_encoding *enc, int format, char *out, size_t cap, size_t *out_len,
+                             st_error *err) {
+    st__error_clear(err);
+    if (!enc || !out_len || (!out && cap)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
+    *out_len = 0;
+    st__export_source src;
+    export_source(enc, &src);
+    return st__export_write(&src, format, out, cap, out_len, err);
+}
+
+st_status st_encoding_duplicate_tokens(const st_encoding *enc, uint32_t *pairs, size_t cap, size_t *n,
+                                       st_error *err) {
+    st__error_clear(err);
+    if (!enc || !n || (!pairs && cap)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
+    st__export_source src;
+    export_source(enc, &src);
+    return st__export_duplicates(&src, pairs, cap, n, err);
 }

@@ -4,6 +4,7 @@
 #include "model.h"
 #include "vocab.h"
 #include "base64.h"
+#include "export.h"
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
@@ -1027,17 +1028,47 @@ st_status st_model_parse(const char *bytes, size_t len, const st_allocator *allo
 
 typedef struct writer {
     uint8_t *out;
-    size_t cap, n;
+    size_t cap;
+    uint64_t n; /* the whole text's bytes, written or not: on wasm32 it may pass SIZE_MAX */
 } writer;
 
 static void put(writer *w, const void *data, size_t len) {
-    if (w->n < w->cap) st__memcpy(w->out + w->n, data, len <= w->cap - w->n ? len : w->cap - w->n);
+    if (w->n < w->cap) {
+        size_t room = w->cap - (size_t)w->n;
+        st__memcpy(w->out + w->n, data, len <= room ? len : room);
+    }
     w->n += len;
+}
+
+/* The writers' end: the length, and whether it fitted (a text past SIZE_MAX bytes cannot). */
+static st_status written(const writer *w, size_t *out_len) {
+    if (w->n > (uint64_t)SIZE_MAX) {
+        *out_len = 0;
+        return ST_ERR_OUT_OF_MEMORY;
+    }
+    *out_len = (size_t)w->n;
+    return w->n > w->cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK;
 }
 static void puts_(writer *w, const char *s) { put(w, s, cstr_len(s)); }
 static void putu(writer *w, uint64_t v) {
     char b[20];
     put(w, b, u64_digits(v, b));
+}
+
+/* A special's text as the format writes it: \\, \n, \r, \t, the other control bytes and a space
+ * at either end as \xHH, everything else as it is. */
+static void put_special_text(writer *w, const uint8_t *t, size_t len) {
+    for (size_t k = 0; k < len; k++) {
+        uint8_t c = t[k];
+        if (c == '\\') puts_(w, "\\\\");
+        else if (c == '\n') puts_(w, "\\n");
+        else if (c == '\r') puts_(w, "\\r");
+        else if (c == '\t') puts_(w, "\\t");
+        else if (c < 0x20 || c == 0x7F || (c == ' ' && (k == 0 || k + 1 == len))) {
+            char h[4] = {'\\', 'x', "0123456789ABCDEF"[c >> 4], "0123456789ABCDEF"[c & 15]};
+            put(w, h, 4);
+        } else put(w, &c, 1);
+    }
 }
 
 static void write_pairs(writer *w, const char *what, const st__model_pairs *ps) {
@@ -1107,24 +1138,98 @@ st_status st_model_write(const st_model *m, char *out, size_t cap, size_t *out_l
     for (size_t i = 0; i < m->n_specials; i++) {
         putu(&w, m->specials[i].id);
         puts_(&w, " ");
-        const uint8_t *t = m->special_text + m->specials[i].off;
-        size_t len = m->specials[i].len;
-        for (size_t k = 0; k < len; k++) {
-            uint8_t c = t[k];
-            if (c == '\\') puts_(&w, "\\\\");
-            else if (c == '\n') puts_(&w, "\\n");
-            else if (c == '\r') puts_(&w, "\\r");
-            else if (c == '\t') puts_(&w, "\\t");
-            else if (c < 0x20 || c == 0x7F || (c == ' ' && (k == 0 || k + 1 == len))) {
-                char h[4] = {'\\', 'x', "0123456789ABCDEF"[c >> 4], "0123456789ABCDEF"[c & 15]};
-                put(&w, h, 4);
-            } else put(&w, &c, 1);
-        }
+        put_special_text(&w, m->special_text + m->specials[i].off, m->specials[i].len);
         puts_(&w, "\n");
     }
     puts_(&w, "end\n");
-    *out_len = w.n;
-    return w.n > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK;
+    return written(&w, out_len);
+}
+
+/* ST_ERR_INVALID_ARGUMENT about input `input` of st_model_write_rules. */
+static st_status bad_field(st_error *e, uint32_t input, st_unit unit, uint64_t offset, const char *why) {
+    st__error_set(e, ST_ERR_INVALID_ARGUMENT, unit, offset, why);
+    st__error_line(e, 0, input);
+    return ST_ERR_INVALID_ARGUMENT;
+}
+
+/* Ends that never go backwards: the index of the first that does, or n. */
+static size_t ends_backwards(const size_t *ends, size_t n) {
+    for (size_t i = 1; i < n; i++)
+        if (ends[i] < ends[i - 1]) return i;
+    return n;
+}
+
+st_status st_model_write_rules(const char *name, size_t name_len, int alphabet, int pattern, const uint32_t *merges,
+                               size_t n_merges, const char *specials, const size_t *special_ends,
+                               const uint32_t *special_ids, size_t n_specials, const char *comments,
+                               const size_t *comment_ends, size_t n_comments, char *out, size_t cap,
+                               size_t *out_len, st_error *err) {
+    st__error_clear(err);
+    if (!out_len || (!out && cap) || (!name && name_len) || (!merges && n_merges) ||
+        (n_specials && (!special_ends || !special_ids || (!specials && special_ends[n_specials - 1]))) ||
+        (n_comments && (!comment_ends || (!comments && comment_ends[n_comments - 1]))) ||
+        n_merges > SIZE_MAX / 2 || n_specials > UINT32_MAX)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
+    if (n_merges > ST_RULES_MAX_IDS)
+        return bad_field(err, 3, ST_UNIT_NONE, 0, "merges: more rules than a model has ids (2^21 - 1)");
+    *out_len = 0;
+    if (alphabet != ST_ALPHABET_BYTES && alphabet != ST_ALPHABET_UBE)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "alphabet: not ST_ALPHABET_BYTES or _UBE");
+    if (pattern != ST_PATTERN_GPT2 && pattern != ST_PATTERN_CL100K && pattern != ST_PATTERN_O200K)
+        return st__error_set(err, ST_ERR_UNKNOWN_PATTERN, ST_UNIT_NONE, 0, "pattern: not an st_pattern");
+    if (name_len == 0 || name_len > 128)
+        return bad_field(err, 1, ST_UNIT_NONE, 0, "name: 1 to 128 printable ASCII characters, no spaces");
+    for (size_t i = 0; i < name_len; i++)
+        if ((uint8_t)name[i] <= 0x20 || (uint8_t)name[i] >= 0x7F)
+            return bad_field(err, 1, ST_UNIT_BYTE, i, "name: 1 to 128 printable ASCII characters, no spaces");
+    size_t k = ends_backwards(special_ends, n_specials);
+    if (k < n_specials) return bad_field(err, 2, ST_UNIT_INDEX, k, "specials: the ends go backwards");
+    if ((k = ends_backwards(comment_ends, n_comments)) < n_comments)
+        return bad_field(err, 4, ST_UNIT_INDEX, k, "comments: the ends go backwards");
+    for (size_t i = 0; i < n_comments; i++) {
+        size_t a = i ? comment_ends[i - 1] : 0, b = comment_ends[i];
+        int ok = b > a && st_utf8_validate(comments + a, b - a, NULL) == ST_OK;
+        for (size_t j = a; ok && j < b; j++) ok = (uint8_t)comments[j] >= 0x20 && (uint8_t)comments[j] != 0x7F;
+        if (!ok) return bad_field(err, 4, ST_UNIT_INDEX, i, "comment: one line of printable UTF-8 text");
+    }
+    /* the specials by id, equal ids in the order given */
+    st_allocator a;
+    st__allocator_init(&a, NULL);
+    uint64_t *order = NULL;
+    if (n_specials) {
+        order = (uint64_t *)st__alloc(&a, n_specials * sizeof(uint64_t));
+        if (!order) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        for (size_t i = 0; i < n_specials; i++) order[i] = ((uint64_t)special_ids[i] << 32) | i;
+        st__sort_u64(order, n_specials);
+    }
+    writer w = {(uint8_t *)out, cap, 0};
+    puts_(&w, "supertok-model 1\nname ");
+    put(&w, name, name_len);
+    puts_(&w, "\n");
+    for (size_t i = 0; i < n_comments; i++) {
+        size_t c0 = i ? comment_ends[i - 1] : 0;
+        puts_(&w, "comment ");
+        put(&w, comments + c0, comment_ends[i] - c0);
+        puts_(&w, "\n");
+    }
+    puts_(&w, alphabet == ST_ALPHABET_UBE ? "kind rules\nalphabet ube\npattern " : "kind rules\nalphabet bytes\npattern ");
+    puts_(&w, pattern_names[pattern - ST_PATTERN_GPT2]);
+    puts_(&w, "\nscript-aware no\n");
+    st__model_pairs ps = {(uint32_t *)(uintptr_t)merges, NULL, n_merges, 0, 1, 0};
+    write_pairs(&w, "merges", &ps);
+    puts_(&w, "specials ");
+    putu(&w, n_specials);
+    puts_(&w, "\n");
+    for (size_t k2 = 0; k2 < n_specials; k2++) {
+        size_t i = (size_t)(order[k2] & 0xFFFFFFFFu), s0 = i ? special_ends[i - 1] : 0;
+        putu(&w, special_ids[i]);
+        puts_(&w, " ");
+        put_special_text(&w, (const uint8_t *)specials + s0, special_ends[i] - s0);
+        puts_(&w, "\n");
+    }
+    puts_(&w, "end\n");
+    if (order) st__free(&a, order, n_specials * sizeof(uint64_t));
+    return st__error_status(err, written(&w, out_len));
 }
 
 static int pairs_equal(const st__model_pairs *a, const st__model_pairs *b) {

@@ -165,6 +165,16 @@ ST_INLINE int st__vocab_is_special(const st_vocab *v, uint32_t id) {
     return lo < v->n_special && v->special_ids[lo] == id;
 }
 
+/* 1 when id is an ordinary token of the store: in a rules model (rules 1) the ids
+ * 0 .. n_ordinary - 1, a special that shares one of them included; in a rank vocabulary an id
+ * with bytes that is no special (its specials take ids of their own, and gaps have no bytes). */
+ST_INLINE int st__vocab_ordinary(const st_vocab *v, int rules, uint32_t id) {
+    if (id >= v->n_ids) return 0;
+    if (rules) return id < v->n_ordinary;
+    uint32_t a, len;
+    return !st__vocab_is_special(v, id) && st__vocab_span(v, id, &a, &len) && len > 0;
+}
+
 /* Parse a tiktoken rank file ("base64 rank" lines) plus special tokens given in the same
  * format. Errors carry the byte offset of the bad line (specials: offset into that text). */
 st_status st__vocab_parse_tiktoken(st_vocab *v, const st_allocator *a, const char *ranks, size_t ranks_len,

@@ -560,6 +560,12 @@ st_status st_pattern_from_regex(const char *pat, size_t len, int *pattern, st_er
                          "not one of tiktoken's r50k/p50k, cl100k or o200k patterns");
 }
 
+const char *st__pattern_regex(int pattern) {
+    for (size_t k = 0; k < sizeof known_patterns / sizeof known_patterns[0]; k++)
+        if (known_patterns[k].pattern == pattern) return known_patterns[k].regex;
+    return NULL;
+}
+
 st_status st__pretokenizer_init(struct st_pretokenizer *pt, int pattern, uint32_t flags, const char *scripts,
                                 size_t scripts_len, st_error *err) {
     if (pattern != ST_PATTERN_GPT2 && pattern != ST_PATTERN_CL100K && pattern != ST_PATTERN_O200K) {

@@ -205,6 +205,25 @@ class EncodingBackend(_CoreHost):
         """The canonical text of a model file (st_model_parse + st_model_write)."""
 
     @abc.abstractmethod
+    def model_write_rules(self, name, alphabet, pattern, merges, specials, comments):
+        """A model file of merge rules in canonical text (bytes; st_model_write_rules): name (bytes),
+        alphabet (0 bytes / 1 UBE), pattern (id), merges flat [left0, right0, ...] (uint32), specials
+        [(UTF-8 text, id), ...] (ids uint32), comments [UTF-8 bytes, ...]. SupertokError (what
+        "model fields") for a field the core refuses: .input 1 the name, 2 the specials, 3 the
+        merges, 4 the comments (.offset the comment's index)."""
+
+    @abc.abstractmethod
+    def encoding_export(self, enc, format):
+        """The encoding in another library's format (bytes; st_encoding_export): format 1 a tiktoken
+        rank file, 2 a HuggingFace tokenizer.json. SupertokError (what "export") when the format
+        cannot express the encoding: .kind says why (ST_KIND_EXPORT_*)."""
+
+    @abc.abstractmethod
+    def duplicate_tokens(self, enc):
+        """[(id, lowest id with the same bytes), ...] of the ordinary tokens an export leaves out
+        (st_encoding_duplicate_tokens)."""
+
+    @abc.abstractmethod
     def encoding_from_image(self, image):
         """An encoding handle from a vocabulary image (bytes; the backend keeps its copy alive
         and frees it after the encoding). SupertokError naming "vocabulary image"."""

@@ -689,6 +689,52 @@ class CoreBackend(Backend):
         finally:
             self._model_free(m)
 
+    def model_write_rules(self, name, alphabet, pattern, merges, specials, comments):
+        """A model file of merge rules from its fields (st_model_write_rules): name (ASCII bytes),
+        merges flat [left0, right0, ...], specials [(UTF-8 bytes, id), ...], comments (UTF-8 bytes)."""
+        stext, sends = joined_with_ends([t for t, _ in specials])
+        ctext, cends = joined_with_ends(comments)
+        fn = self._fn("st_model_write_rules")
+        with self._frame() as f:
+            args = (f.bytes(name), len(name), alphabet, pattern, f.array("uint32_t", merges), len(merges) // 2,
+                    f.bytes(stext), f.array("size_t", sends), f.array("uint32_t", [i for _, i in specials]),
+                    len(sends), f.bytes(ctext), f.array("size_t", cends), len(cends))
+            st = fn(*args, self._null, 0, f.n, f.err)
+            out = err = None
+            if st in (OK, BUFFER_TOO_SMALL):
+                size = f.get(f.n)
+                op = f.out("char", size)
+                st = fn(*args, op, size, f.n, f.err)
+                if st == OK:
+                    out = f.read_bytes(op, size)
+            if st != OK:
+                err = f.error()
+        if err is not None:
+            self._raise_error(err, "model fields")
+        return out
+
+    # -- exports to other libraries' formats (docs/formats/export.md) --
+    def encoding_export(self, enc, format):
+        return self._written("st_encoding_export", (enc.ptr, format), "export", ctype="char")
+
+    def duplicate_tokens(self, enc):
+        fn = self._fn("st_encoding_duplicate_tokens")
+        with self._frame() as f:
+            st = fn(enc.ptr, self._null, 0, f.n, f.err)
+            out = err = None
+            if st in (OK, BUFFER_TOO_SMALL):
+                n = f.get(f.n)
+                pairs = f.out("uint32_t", 2 * n)
+                st = fn(enc.ptr, pairs, n, f.n, f.err) if n else OK
+                if st == OK:
+                    flat = f.read("uint32_t", pairs, 2 * n)
+                    out = list(zip(flat[0::2], flat[1::2]))
+            if st != OK:
+                err = f.error()
+        if err is not None:
+            self._raise_error(err, "export")
+        return out
+
     # -- training (docs/design.md §8): counters and phase-1 trainers --
     # Natively the GIL is released around every core call, so threads that each feed their own
     # counter count in parallel; a wasm module runs one call at a time (the threads of a
