@@ -838,9 +838,10 @@ def cmd_info(args):
             rows.append((dist, "not installed"))
     rows.append(("forced", os.environ.get("SUPERTOK_BACKEND") or "no (SUPERTOK_BACKEND unset)"))
     rows.append(("available", ", ".join(backends.available()) or "none"))
+    from .backends import wasm_runtime  # where the wasm runtimes load the module from
     native = [f for f in os.listdir(pkg) if f.startswith("_native") and f.endswith((".so", ".pyd"))]
     rows += [("package", pkg), ("native", os.path.join(pkg, native[0]) if native else "not built"),
-             ("wasm", os.path.join(pkg, "supertok.wasm")), ("vocab", os.path.join(pkg, "vocab"))]
+             ("wasm", wasm_runtime.WASM_PATH), ("vocab", os.path.join(pkg, "vocab"))]
     _write_text("".join("%-10s %s\n" % (k + ":", v) for k, v in rows))
     return 0
 
