@@ -31,8 +31,8 @@ from . import core, load, model, registry  # noqa: E402,F401
 # split one letter per piece in script-aware mode unless told otherwise (docs/design.md §5).
 # Both are the catalogue's (catalogue.json).
 from ._catalogue import DEFAULT_SCRIPTS, PATTERNS  # noqa: E402
+from . import _pretokenizer  # noqa: E402
 
-_SCRIPT_AWARE = 1
 _OFFSETS_CODEPOINTS = 1
 
 
@@ -56,36 +56,12 @@ def script_names():
 
 
 def _handle(b, pattern, script_aware, scripts):
+    """The backend's pre-tokenizer handle for the arguments (checked: _pretokenizer.options)."""
+    pid, flags, spec = _pretokenizer.options(pattern, script_aware, scripts)
     try:
-        pid = PATTERNS[pattern]
-    except (KeyError, TypeError):
-        raise _argument_error("pattern", "unknown pattern %r: choose one of %s"
-                              % (pattern, ", ".join(sorted(PATTERNS)))) from None
-    if scripts is not None and not script_aware:
-        raise _argument_error("scripts", "scripts=%r applies only with script_aware=True (it names the scripts split "
-                              "one letter per piece in script-aware mode); pass script_aware=True, or drop scripts"
-                              % (scripts,))
-    spec = _scripts_spec(scripts)
-    try:
-        return b.pretokenizer(pid, _SCRIPT_AWARE if script_aware else 0, spec)
+        return b.pretokenizer(pid, flags, spec)
     except SupertokError as exc:
-        if exc.name == "ST_ERR_UNKNOWN_SCRIPT" and exc.offset is not None:
-            bad = spec[exc.offset:exc.offset + exc.length].decode("utf-8", "surrogatepass")
-            raise _argument_error("scripts", "unknown script name %r" % bad) from None
-        raise
-
-
-def _scripts_spec(scripts):
-    """The scripts argument as the core's comma-separated list (None: the default set)."""
-    if scripts is None:
-        return None
-    if isinstance(scripts, str):
-        scripts = [scripts]
-    names = list(scripts)
-    for s in names:
-        if not isinstance(s, str) or "," in s or not s.strip():
-            raise _argument_error("scripts", "script names must be non-empty strings without commas, got %r" % (s,))
-    return ",".join(names).encode("utf-8", "surrogatepass")  # the names as given, for the message
+        raise _pretokenizer.named_script_error(exc, spec) from None
 
 
 def _pretokenize_cut(pattern="o200k", script_aware=False, scripts=None):
@@ -94,8 +70,7 @@ def _pretokenize_cut(pattern="o200k", script_aware=False, scripts=None):
     the pieces of the whole text (docs/design.md §7)."""
     b = _get()
     _handle(b, pattern, script_aware, scripts)  # the arguments' errors
-    enc = b.encoding_new_merges(0, [], b"", PATTERNS[pattern], _SCRIPT_AWARE if script_aware else 0,
-                                _scripts_spec(scripts))
+    enc = b.encoding_new_merges(0, [], b"", *_pretokenizer.options(pattern, script_aware, scripts))
     return lambda data, frm: b.cut(enc, data, frm)
 
 

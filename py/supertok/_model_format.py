@@ -8,24 +8,12 @@ structure is checked here, with the messages load_model always gave ("merges[3] 
 ordinary id) is checked by the core, whose message names the same field ("merges[3]: right id
 ...").
 """
-from ._status import SupertokError
+from ._status import ModelError, SupertokError  # noqa: F401  (ModelError: where callers have found it)
 
 MAGIC = b"supertok-model"
 JSON_FORMAT = "supertok-merges"
 ALPHABETS = ("bytes", "ube")
 PATTERNS = ("gpt2", "cl100k", "o200k")
-
-
-class ModelError(SupertokError):
-    """A model file the core refused: `line` (1-based line of the file, 0 if none), `offset` (byte
-    offset in the file), `detail` (the core's message, naming the field)."""
-
-    def __init__(self, status, status_text, detail, line, offset, what="model"):
-        SupertokError.__init__(self, status, detail or status_text, offset, what)
-        self.line = line
-        self.detail = detail
-        where = "line %d: " % line if line else ""
-        ValueError.__init__(self, "%s: %s%s (%s)" % (what, where, detail or status_text, self.name))
 
 
 class ModelFormatError(ValueError):

@@ -137,7 +137,6 @@ def raise_for_status(status, message, offset=None, what="", items=None, *, token
     if name == "ST_ERR_MALFORMED_MODEL" and what in _NOT_MODEL_FILES and detail:
         message = ""  # the status's text says "model file"; the input is not one: the detail says it all
     if what == "model" and name == "ST_ERR_MALFORMED_MODEL":
-        from ._model_format import ModelError
         raise ModelError(status, message, detail, line or 0, offset, what)
     raise SupertokError(status, message + (": " if message and detail else "") + detail, offset, what, name=name, token=token,
                         line=line, input=input, unit=unit, kind=kind, length=length, detail=detail)
@@ -157,3 +156,15 @@ def raise_error(err, message, what="", items=None):
     raise_for_status(status, message, offset if unit else None, what, items, token=None if token == 0xFFFFFFFF else token,
                      line=line or None, input=inp, unit=unit, detail=msg, kind=KINDS.get(kind, "ST_KIND_%d" % kind),
                      length=length)
+
+
+class ModelError(SupertokError):
+    """A model file the core refused: `line` (1-based line of the file, 0 if none), `offset` (byte
+    offset in the file), `detail` (the core's message, naming the field)."""
+
+    def __init__(self, status, status_text, detail, line, offset, what="model"):
+        SupertokError.__init__(self, status, detail or status_text, offset, what)
+        self.line = line
+        self.detail = detail
+        where = "line %d: " % line if line else ""
+        ValueError.__init__(self, "%s: %s%s (%s)" % (what, where, detail or status_text, self.name))

@@ -34,6 +34,7 @@ import contextvars
 import time
 import zlib
 
+from . import _pretokenizer
 from ._status import SupertokError, argument_error
 from .backends import current as _current_backend
 from ._text import utf8_joining_pairs
@@ -59,7 +60,6 @@ MAX_THREADS = 1024                      # the most counting threads train() star
 _ALGORITHMS = {"bpe": 0, "boundless": 1, "superbpe": 2}  # ST_ALGORITHM_BPE, _BOUNDLESS, _SUPERBPE
 _MODES = {"paper": 0, "hf": 1}          # ST_TRAIN_PAPER, ST_TRAIN_HF
 _ALPHABETS = {"bytes": 0, "ube": 1}     # ST_ALPHABET_BYTES, ST_ALPHABET_UBE
-_SCRIPT_AWARE = 1                       # ST_PRETOK_SCRIPT_AWARE
 _BIG = 1 << 62                          # a vocab_size no alphabet reaches (asks the core its alphabet)
 
 # How much text one core call gets: big enough that Python's share is noise, small enough that
@@ -152,18 +152,12 @@ def _choice(name, value, choices):
     return value
 
 
-def _pretokenizer_args(backend, pattern, script_aware, scripts):
-    """(pattern id, flags, scripts spec) for st_counter_new, checked as supertok.pretokenize checks
-    them (an unknown pattern or script is a ValueError naming it)."""
-    import supertok
-    if not isinstance(script_aware, bool):
-        raise TypeError("script_aware must be True or False, not %r" % (script_aware,))
-    supertok._handle(backend, pattern, script_aware, scripts)  # raises the pre-tokenizer's errors
-    spec = None
-    if scripts is not None:
-        names = [scripts] if isinstance(scripts, str) else list(scripts)
-        spec = ",".join(names).encode("utf-8")
-    return supertok.PATTERNS[pattern], _SCRIPT_AWARE if script_aware else 0, spec
+def _new_counter(backend, pid, flags, spec):
+    """A pretoken counter with the pre-tokenizer (an unknown script: the ValueError naming it)."""
+    try:
+        return backend.counter_new(pid, flags, spec)
+    except SupertokError as exc:
+        raise _pretokenizer.named_script_error(exc, spec) from None
 
 
 def _special_args(special_tokens):
@@ -789,7 +783,7 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
     mode_id = _MODES[_choice("mode", mode, tuple(_MODES))]
     alphabet_id = _ALPHABETS[_choice("alphabet", alphabet, tuple(_ALPHABETS))]
     algorithm_id = _superword_args(algorithm, supermerges, ngram_split, mode)
-    pid, flags, spec = _pretokenizer_args(backend, pattern, script_aware, scripts)
+    pid, flags, spec = _pretokenizer.options(pattern, script_aware, scripts)
     specials = _special_args(special_tokens)
     _int_arg("min_frequency", min_frequency, 0)
     if threads is not None:
@@ -811,7 +805,7 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
     chunk = PYWASM_CHUNK if backend.name == "pywasm" else CHUNK
     counters, trainer, spool = [], None, None
     try:
-        counters.append(backend.counter_new(pid, flags, spec))
+        counters.append(_new_counter(backend, pid, flags, spec))
         # vocab_size and the options are checked before any reading, by the core: a trainer over no
         # counts says the alphabet (or refuses the options, e.g. hf with ube). On pywasm making a
         # trainer costs minutes (the core computes the reachable alphabet, interpreted), so there
@@ -823,7 +817,7 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
             _check_supermerges(supermerges, target, vocab_size)
 
         for _ in range(n_threads - 1):
-            counters.append(backend.counter_new(pid, flags, spec))
+            counters.append(_new_counter(backend, pid, flags, spec))
         if algorithm_id and not all(_readable_twice(kind, src) for kind, src in sources):
             spool = _Spool()  # the second pass reads those sources back from it
         t0 = time.monotonic()
