@@ -623,7 +623,7 @@ def build_decode(tk, name, udhr, meta_common):
 
 def _dumper():
     sys.path.insert(0, HERE)
-    from generate import _escaper  # the escapes of the pre-tokenizer vectors (README)
+    from generator_io import escaper as _escaper  # the escapes of the pre-tokenizer vectors (README)
     esc = _escaper()
 
     def dump(obj):
@@ -672,7 +672,7 @@ def _versions_ok():
 
 
 def main(argv=None):
-    from generate import check_flag
+    from generator_io import check_flag
     check = check_flag(__doc__, argv)
     if not _versions_ok():
         return 2

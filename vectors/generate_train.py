@@ -606,7 +606,7 @@ PYWASM_CASES = ["runs/paper-bytes/o200k/v291", "runs/hf-bytes/o200k/v304",
 
 
 def main(argv=None):
-    from generate import check_flag, write_or_check
+    from generator_io import check_flag, write_or_check
     return write_or_check(build(), OUT_DIR, "generate_train.py", check_flag(__doc__, argv))
 
 

@@ -552,7 +552,7 @@ def build():
 
 
 def main(argv=None):
-    from generate import check_flag, write_or_check
+    from generator_io import check_flag, write_or_check
     return write_or_check(build(), OUT_DIR, "generate_ube.py", check_flag(__doc__, argv))
 
 

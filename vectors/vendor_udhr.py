@@ -182,13 +182,13 @@ def build():
         "fields": FIELDS,
     }
     sys.path.insert(0, HERE)
-    from generate import _dump, _escaper
+    from generator_io import dump as _dump, escaper as _escaper
     esc = _escaper()
     return _dump({"_meta": meta}, esc) + "".join(_dump(r, esc) for r in rows)
 
 
 def main(argv=None):
-    from generate import check_flag
+    from generator_io import check_flag
     check = check_flag(__doc__, argv)
     text = build()
     if check:
