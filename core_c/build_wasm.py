@@ -13,7 +13,7 @@ checkout's wasm/supertok.mjs reads it in place. So this build writes nothing out
 
 The toolchain is Zig's clang from PyPI (`ziglang==0.14.1`, which pip alone installs), target
 wasm32-freestanding, no libc: the core brings its own mem* and allocator (platform.c). The
-export list is wasm/exports.txt, nothing else is exported, and the module must import nothing
+export list is core_c/wasm_exports.txt, nothing else is exported, and the module must import nothing
 (tests/test_wasm_module.py checks both). -mcpu=mvp keeps the module to WebAssembly 1.0 plus
 nothing, so every runner (browsers, Node.js, wasmtime, pywasm) takes the same bytes.
 """
@@ -29,7 +29,7 @@ OUT = os.path.join(ROOT, "core_c", "supertok.wasm")
 
 
 def exports():
-    with open(os.path.join(ROOT, "wasm", "exports.txt")) as f:
+    with open(os.path.join(ROOT, "core_c", "wasm_exports.txt")) as f:
         return [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
 
 

@@ -1,6 +1,6 @@
 """The C core's public API, as a C embedder sees it.
 
-- every public function in core_c/include/supertok.h carries ST_API, and wasm/exports.txt lists
+- every public function in core_c/include/supertok.h carries ST_API, and core_c/wasm_exports.txt lists
   exactly the header's functions (plus `memory`);
 - the shared library built by core_c/Makefile exports exactly those names (no st__* or st_ucd_*),
   has a soname with the major version, installs with a pkg-config file that compiles a program;

@@ -1,4 +1,4 @@
-"""The shipped supertok.wasm: no imports, exactly the exports of wasm/exports.txt, the committed
+"""The shipped supertok.wasm: no imports, exactly the exports of core_c/wasm_exports.txt, the committed
 module (core_c/supertok.wasm) and the same bytes as a rebuild from source with the pinned
 toolchain."""
 import importlib.util
@@ -22,7 +22,7 @@ def _module():
 
 
 def _listed_exports():
-    with open(os.path.join(ROOT, "wasm", "exports.txt")) as f:
+    with open(os.path.join(ROOT, "core_c", "wasm_exports.txt")) as f:
         return sorted(ln.strip() for ln in f if ln.strip() and not ln.startswith("#"))
 
 

@@ -1,6 +1,6 @@
 // TypeScript declarations of supertok.mjs. test/api.test.mjs checks that every export of the
 // module and every public method of its classes is declared here, and that every core function
-// the module calls is in wasm/exports.txt and declared in core_c/include/supertok.h.
+// the module calls is in core_c/wasm_exports.txt and declared in core_c/include/supertok.h.
 
 /** "all", or the special tokens (their texts) an option names. */
 export type SpecialSet = "all" | Iterable<string>;

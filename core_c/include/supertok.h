@@ -28,7 +28,7 @@ extern "C" {
 /* ST_API marks every public function (and nothing else): the native builds compile with
  * -fvisibility=hidden, so a shared library exports exactly these names. On Windows define
  * ST_BUILDING_DLL when building supertok as a DLL and ST_USING_DLL when linking against one;
- * a static library needs neither. The wasm build exports by an explicit list (wasm/exports.txt)
+ * a static library needs neither. The wasm build exports by an explicit list (core_c/wasm_exports.txt)
  * and gets an empty ST_API. core_c/tools/apply_st_api.py adds it to new declarations. */
 #ifndef ST_API
 #if defined(__wasm__)

@@ -2,10 +2,10 @@
 """The public API of the C core, checked in the places that list it.
 
     python core_c/tools/check_api.py              # header declarations all carry ST_API, and
-                                                  # wasm/exports.txt == the header's functions + memory
+                                                  # core_c/wasm_exports.txt == the header's functions + memory
     python core_c/tools/check_api.py --list       # print the public function names (header order)
     python core_c/tools/check_api.py --lib LIB.so # also: LIB exports exactly those names
-    python core_c/tools/check_api.py --write-exports  # make wasm/exports.txt match the header:
+    python core_c/tools/check_api.py --write-exports  # make core_c/wasm_exports.txt match the header:
                                                   # names kept in place, gone ones dropped, new
                                                   # ones appended in header order
 
@@ -24,7 +24,7 @@ import apply_st_api  # noqa: E402
 
 ROOT = apply_st_api.ROOT
 HEADER = apply_st_api.HEADER
-EXPORTS = os.path.join(ROOT, "wasm", "exports.txt")
+EXPORTS = os.path.join(ROOT, "core_c", "wasm_exports.txt")
 
 # Symbols the linker defines in every ELF shared object (older binutils put them in .dynsym).
 LINKER_SYMBOLS = {"_init", "_fini", "_edata", "_end", "__bss_start", "_DYNAMIC", "_GLOBAL_OFFSET_TABLE_"}
@@ -42,7 +42,7 @@ def missing_st_api(path=HEADER):
 
 
 def listed_exports(path=EXPORTS):
-    """wasm/exports.txt's names, in file order."""
+    """core_c/wasm_exports.txt's names, in file order."""
     with open(path) as f:
         return [ln.strip() for ln in f if ln.strip() and not ln.lstrip().startswith("#")]
 
@@ -70,19 +70,19 @@ def internal(names):
 
 
 def check_exports_txt():
-    """Problems with wasm/exports.txt against the header (an empty list when they agree)."""
+    """Problems with core_c/wasm_exports.txt against the header (an empty list when they agree)."""
     problems = []
     header = header_functions()
     listed = listed_exports()
     dup = sorted({n for n in listed if listed.count(n) > 1})
     if dup:
-        problems.append("wasm/exports.txt lists twice: " + ", ".join(dup))
+        problems.append("core_c/wasm_exports.txt lists twice: " + ", ".join(dup))
     want = set(header) | {"memory"}
     if set(listed) - want:
-        problems.append("wasm/exports.txt lists names the header does not declare: "
+        problems.append("core_c/wasm_exports.txt lists names the header does not declare: "
                         + ", ".join(sorted(set(listed) - want)))
     if want - set(listed):
-        problems.append("wasm/exports.txt lacks the header's: " + ", ".join(sorted(want - set(listed))))
+        problems.append("core_c/wasm_exports.txt lacks the header's: " + ", ".join(sorted(want - set(listed))))
     return problems
 
 
@@ -131,7 +131,7 @@ def main(argv):
         return 0
     if "--write-exports" in argv:
         added, dropped = write_exports()
-        print("wasm/exports.txt: added %s; dropped %s" % (", ".join(added) or "none", ", ".join(dropped) or "none"))
+        print("core_c/wasm_exports.txt: added %s; dropped %s" % (", ".join(added) or "none", ", ".join(dropped) or "none"))
     problems = []
     missing = missing_st_api()
     if missing:
@@ -149,7 +149,7 @@ def main(argv):
     if problems:
         return 1
     n = len(header_functions())
-    print("check_api: %d public functions in supertok.h, all with ST_API; wasm/exports.txt agrees" % n
+    print("check_api: %d public functions in supertok.h, all with ST_API; core_c/wasm_exports.txt agrees" % n
           + "".join("; %s exports exactly them" % os.path.basename(lib) for lib in libs))
     return 0
 

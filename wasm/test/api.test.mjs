@@ -1,5 +1,5 @@
 // The JavaScript package against the C core's contract and npm's expectations:
-// - every core function supertok.mjs calls is in wasm/exports.txt, declared in supertok.h and
+// - every core function supertok.mjs calls is in core_c/wasm_exports.txt, declared in supertok.h and
 //   exported by the built module;
 // - every header constant the module copies (_C) has the header's value;
 // - supertok.d.ts declares every export of the module and every public member of its classes,
@@ -23,7 +23,7 @@ const origin = (f) => ROOT + (f === "supertok.wasm" ? "core_c/" : "py/supertok/"
 const src = readFileSync(W + "supertok.mjs", "utf8");
 const dts = readFileSync(W + "supertok.d.ts", "utf8");
 const header = readFileSync(ROOT + "core_c/include/supertok.h", "utf8");
-const exportsTxt = readFileSync(W + "exports.txt", "utf8").split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+const exportsTxt = readFileSync(new URL("../../core_c/wasm_exports.txt", import.meta.url), "utf8").split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
 
 test("every core function the module calls is exported and declared", async () => {
   const used = [...new Set([...src.matchAll(/\bex(?:\[[^\]]*\])?\.(st_[a-z0-9_]+)\s*\(/g)].map((m) => m[1]))];
@@ -31,7 +31,7 @@ test("every core function the module calls is exported and declared", async () =
   const all = [...new Set([...used, ...freed])].sort();
   assert.ok(all.length > 25, `found only ${all.length} calls: the pattern no longer matches the module's calls`);
   const missing = all.filter((f) => !exportsTxt.includes(f));
-  assert.deepEqual(missing, [], "called but not in wasm/exports.txt");
+  assert.deepEqual(missing, [], "called but not in core_c/wasm_exports.txt");
   const undeclared = all.filter((f) => !new RegExp(`ST_API[^;]*\\b${f}\\s*\\(`).test(header));
   assert.deepEqual(undeclared, [], "called but not declared ST_API in supertok.h");
   const mod = await WebAssembly.compile(readFileSync(origin("supertok.wasm")));
