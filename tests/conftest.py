@@ -46,8 +46,9 @@ def get_backend(name):
 
 def pytest_generate_tests(metafunc):
     """Parametrizes the `backend` fixture over BACKENDS. A golden-vector runner (a test taking
-    `vector_part` too; so does test_unstable_differential's UDHR run) gets pywasm twice: its documented subset's first records as "pywasm",
-    which the fast lane runs, and the rest as "pywasm-rest", marked slow (tests/vectors_util.py)."""
+    `vector_part` too, as test_unstable_differential's UDHR run does) gets pywasm twice: its
+    documented subset's first records as "pywasm", which the fast lane runs, and the rest as
+    "pywasm-rest", marked slow (tests/vectors_util.py)."""
     if "backend" not in metafunc.fixturenames:
         return
     if any("backend" in _argnames(m) for m in metafunc.definition.iter_markers("parametrize")):
