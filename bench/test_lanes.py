@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""How long the test lanes take: the fast lane (`python -m pytest -m "not slow"`, what the README
-offers first) and, with --full, the whole suite (what .ci/run runs), on the backends of
-SUPERTOK_TEST_BACKENDS (default: native, wasmtime and pywasm, as .ci/run sets them).
+"""How long the test lanes take: the fast lane (`python -m pytest -m "not slow" -n 2`, what the
+README offers first) and, with --full, the whole suite (`python -m pytest -n 2`, as .ci/run runs
+it), on the backends of SUPERTOK_TEST_BACKENDS (default: native, wasmtime and pywasm, as .ci/run
+sets them). -n 2: two pytest-xdist workers (--serial: one process, no -n).
 
     python bench/test_lanes.py              # the fast lane, once
     python bench/test_lanes.py --full       # the fast lane, then the whole suite
@@ -10,8 +11,8 @@ SUPERTOK_TEST_BACKENDS (default: native, wasmtime and pywasm, as .ci/run sets th
 Each lane runs pytest in a child process from the repository root; the table gives its wall time
 and the CPU time of the child and everything it started (user + system, from os.wait4's resource
 usage: on a machine shared with other work wall time also counts the waits for a core, CPU time
-does not), and pytest's summary line. The table is printed and written to bench/RESULTS.md in place
-of this script's earlier entry.
+does not), the load average (1 minute) before and after, and pytest's summary line. The table is
+printed and written to bench/RESULTS.md in place of this script's earlier entry.
 """
 import argparse
 import os
@@ -41,22 +42,26 @@ def run_lane(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--full", action="store_true", help="also time the whole suite")
+    ap.add_argument("--serial", action="store_true", help="one pytest process (no -n 2)")
     args = ap.parse_args()
-    lanes = [("fast lane", ["-m", "not slow"])] + ([("whole suite", [])] if args.full else [])
+    workers = [] if args.serial else ["-n", "2"]
+    lanes = [("fast lane", ["-m", "not slow"] + workers)] + ([("whole suite", workers)] if args.full else [])
     print("Backends: %s; %d cores.\n" % (os.environ.get("SUPERTOK_TEST_BACKENDS", "native,wasmtime,pywasm"),
                                          os.cpu_count()))
-    print("| lane | command | wall s | CPU s | pytest |")
-    print("|---|---|---|---|---|")
+    print("| lane | command | wall s | CPU s | load before, after | pytest |")
+    print("|---|---|---|---|---|---|")
     worst = 0
     for name, extra in lanes:
         print("timing the %s ..." % name, file=sys.stderr, flush=True)
+        load_before = os.getloadavg()[0]
         wall, cpu, summary, code = run_lane(extra)
         worst = worst or code
-        print("| %s | `python -m pytest %s` | %.0f | %.0f | %s |"
-              % (name, " ".join('"%s"' % a if " " in a else a for a in extra), wall, cpu, summary), flush=True)
+        print("| %s | `python -m pytest %s` | %.0f | %.0f | %.1f, %.1f | %s |"
+              % (name, " ".join('"%s"' % a if " " in a else a for a in extra), wall, cpu, load_before,
+                 os.getloadavg()[0], summary), flush=True)
     return 1 if worst else 0
 
 
 if __name__ == "__main__":
     import _results  # bench/RESULTS.md: this run's entry, in place of its earlier one
-    sys.exit(_results.run_and_record(main, _results.keyed("test_lanes.py", flags=("--full",))))
+    sys.exit(_results.run_and_record(main, _results.keyed("test_lanes.py", flags=("--full", "--serial"))))

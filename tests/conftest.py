@@ -3,7 +3,9 @@
 SUPERTOK_TEST_BACKENDS=native,wasmtime limits the set (default: every backend that loads);
 a backend that is named there but does not load fails the run rather than being skipped.
 
-`pytest -m "not slow"` is the fast lane: every backend and every feature, minutes on 2 cores.
+`pytest -m "not slow" -n 2` is the fast lane: every backend and every feature, a few minutes on 2
+cores (-n 2: two pytest-xdist workers; the skip check below runs in the controller, which receives
+every worker's reports).
 Tests (or a test's pywasm runs: the slow_on_pywasm marker, and the golden-vector runners' pywasm
 "rest", tests/vectors_util.py) that take long carry the `slow` marker; `pytest` runs them all.
 """
@@ -44,8 +46,9 @@ def get_backend(name):
 
 def pytest_generate_tests(metafunc):
     """Parametrizes the `backend` fixture over BACKENDS. A golden-vector runner (a test taking
-    `vector_part` too) gets pywasm twice: its documented subset's first records as "pywasm",
-    which the fast lane runs, and the rest as "pywasm-rest", marked slow (tests/vectors_util.py)."""
+    `vector_part` too, as test_unstable_differential's UDHR run does) gets pywasm twice: its
+    documented subset's first records as "pywasm", which the fast lane runs, and the rest as
+    "pywasm-rest", marked slow (tests/vectors_util.py)."""
     if "backend" not in metafunc.fixturenames:
         return
     if any("backend" in _argnames(m) for m in metafunc.definition.iter_markers("parametrize")):
@@ -177,8 +180,15 @@ def pytest_collectreport(report):
         _skips.append((report.nodeid, _skip_reason(report)))
 
 
+def _is_xdist_worker(config):
+    """True in a pytest-xdist worker (`-n 2`): its reports go to the controller, which runs every
+    report through the hooks above (xdist forwards test reports, and collection reports that did not
+    pass), so the controller alone holds every worker's skips and judges them."""
+    return hasattr(config, "workerinput")
+
+
 def pytest_sessionfinish(session, exitstatus):
-    if not session.config.getoption("--strict-skips"):
+    if not session.config.getoption("--strict-skips") or _is_xdist_worker(session.config):
         return
     pats = _expected_skip_patterns()
     unexpected = [(w, r) for w, r in _skips if not any(p.search(r) for p in pats)]

@@ -129,15 +129,16 @@ def test_readme_is_a_front_page():
 
 
 def test_readme_test_commands_are_the_fast_lane_then_what_ci_runs():
-    """The README's Test section offers the fast lane first (`python -m pytest -m "not slow"`), then
-    the full suite: .ci/run's pytest line, less the options CI adds for its log."""
+    """The README's Test section offers the fast lane first (`python -m pytest -m "not slow" -n 2`,
+    on two pytest-xdist workers), then the full suite: .ci/run's pytest line, less the options CI
+    adds for its log."""
     ci = [ln.strip() for ln in _read(".ci/run").split("\n") if re.match(r"\s*python -m pytest\b", ln)]
     assert ci, ".ci/run runs no 'python -m pytest'"
     ci_cmd = ci[0].split("#")[0].split()
     readme = [ln.strip() for ln in _section(_read("README.md"), "Test").split("\n")
               if re.match(r"\s{4}python -m pytest\b", ln)]
     assert len(readme) >= 2, "the README's Test section shows no fast lane and full suite: %s" % readme
-    assert readme[0] == 'python -m pytest -m "not slow"', readme[0]
+    assert readme[0] == 'python -m pytest -m "not slow" -n 2', readme[0]
     mine = readme[1].split("#")[0].split()
     assert ci_cmd[:len(mine)] == mine and all(a.startswith("-") for a in ci_cmd[len(mine):]), (mine, ci_cmd)
     assert " ".join(ci_cmd) in _read("README.md"), "the README should quote CI's full command"
