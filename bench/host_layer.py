@@ -94,8 +94,9 @@ def main():
                 for name, v in got["cells"].items():
                     samples.setdefault((build, backend, name), []).append(v)
         print("round %d of %d done" % (r + 1, a.rounds), file=sys.stderr)
-    for build, _ in builds:
-        print("- %s: `%s`" % (build, os.path.relpath(files[build], ROOT)))
+    for build, path in builds:
+        p = subprocess.run(["git", "-C", path, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        print("- %s: the build of commit %s" % (build, p.stdout.strip() or "?"))
     print()
     head = ["call", "backend"] + ["%s wall ns" % b for b, _ in builds] + ["%s CPU ns" % b for b, _ in builds]
     if a.before:
@@ -120,5 +121,17 @@ def main():
     return 0
 
 
+def _shown_argv(argv):
+    """argv as the entry shows it: --before's folder as the commit checked out there (a machine's
+    path means nothing to a reader)."""
+    out = list(argv)
+    for i, a in enumerate(out[:-1]):
+        if a == "--before":
+            p = subprocess.run(["git", "-C", out[i + 1], "rev-parse", "--short", "HEAD"], capture_output=True,
+                               text=True)
+            out[i + 1] = "<a checkout of %s>/py" % (p.stdout.strip() or "the other build")
+    return out
+
+
 if __name__ == "__main__":
-    sys.exit(_results.run_and_record(main, "host_layer.py"))
+    sys.exit(_results.run_and_record(main, "host_layer.py", argv=_shown_argv(sys.argv[1:])))
