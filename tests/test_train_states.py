@@ -30,7 +30,8 @@ DOCS = [d.encode() for d in ["the cat sat on the mat and the cat saw the dog",
 @pytest.fixture
 def trains(backend):
     if backend == "pywasm":
-        pytest.skip("pywasm computes a trainer's alphabet for minutes: native and wasmtime run these")
+        pytest.skip("pywasm is an interpreter: a trainer's alphabet takes it minutes, so the stepwise trainer's "
+                    "tests run on native and wasmtime")
     return current()
 
 

@@ -29,8 +29,11 @@ CASES = [
 
 
 def main():
-    sys.path.insert(0, os.path.join(ROOT, "py"))
-    import supertok
+    try:  # the supertok the caller runs (an installed one, or PYTHONPATH); else this checkout's
+        import supertok
+    except ImportError:
+        sys.path.insert(0, os.path.join(ROOT, "py"))
+        import supertok
     corpora = {}
     with open(CORPORA, encoding="utf-8") as f:
         for line in f:
