@@ -30,20 +30,12 @@ def build():
     """Compact images written by the installed supertok's native backend from the rank files."""
     import supertok
     from supertok import encoding as E
-    from supertok._native import ffi, lib
     supertok._set_backend("native")
+    b = supertok._get()
     out = {}
     for name in RANK_FILES:
         enc = E._load(name)
-        h = enc._handle
-        size = ffi.new("size_t *")
-        err = ffi.new("st_error *")
-        lib.st_encoding_save_compact(h, ffi.NULL, 0, size, err)
-        buf = ffi.new("uint8_t[]", size[0])
-        st = lib.st_encoding_save_compact(h, buf, size[0], size, err)
-        if st != 0:
-            raise RuntimeError("%s: st_encoding_save_compact failed (status %d)" % (name, st))
-        out[name] = ffi.buffer(buf, size[0])[:]
+        out[name] = b.save_compact(enc._handle)
     return out
 
 

@@ -238,6 +238,11 @@ class EncodingBackend(_CoreHost):
         """The vocabulary image of a tiktoken encoding, as bytes (SupertokError otherwise)."""
 
     @abc.abstractmethod
+    def save_compact(self, enc):
+        """The compact vocabulary of a tiktoken encoding (st_encoding_save_compact; what the
+        JavaScript module downloads), as bytes (SupertokError otherwise)."""
+
+    @abc.abstractmethod
     def alphabet(self, enc):
         """0 for a byte alphabet, 1 for UBE."""
 

@@ -286,6 +286,9 @@ class CoreBackend(Backend):
     def save_image(self, enc):
         return self._written("st_encoding_save_image", (enc.ptr,), "image")
 
+    def save_compact(self, enc):
+        return self._written("st_encoding_save_compact", (enc.ptr,), "compact vocabulary")
+
     def n_vocab(self, enc):
         return self._int_call("st_encoding_n_vocab", enc.ptr)
 
