@@ -96,8 +96,11 @@ class CoreBackend(Backend):
 
     # -- handles --
     def _new_handle(self, export, args, what, free, keep=None, also=(), ctype="void *"):
-        """export(*args, &out, &err): a handle freed by `free`, or the error raised (what)."""
+        """export(*args, &out, &err): a handle freed by `free`, or the error raised (what). args: a
+        tuple, or a function of the frame making it."""
         with self._frame() as f:
+            if callable(args):
+                args = args(f)
             out = f.cell(ctype)
             st = self._fn(export)(*args, out, f.err)
             ptr = f.get(out)
@@ -116,9 +119,12 @@ class CoreBackend(Backend):
 
     def _written(self, export, args, what, ctype="uint8_t"):
         """The bytes of a writer called twice (export(*args, out, cap, &size, &err)): the size,
-        then the output."""
+        then the output. args: a tuple, or a function of the frame making it (for arguments that
+        live in the frame's memory)."""
         fn = self._fn(export)
         with self._frame() as f:
+            if callable(args):
+                args = args(f)
             st = fn(*args, self._null, 0, f.n, f.err)
             out = err = None
             if st in (OK, BUFFER_TOO_SMALL):
@@ -151,16 +157,10 @@ class CoreBackend(Backend):
         key = (pattern, flags, scripts)
         h = self._pretokenizers.get(key)
         if h is None:
-            with self._frame() as f:
-                out = f.cell("st_pretokenizer *")
-                sc = self._null if scripts is None else f.bytes(scripts)
-                st = self._fn("st_pretokenizer_new")(pattern, flags, sc, 0 if scripts is None else len(scripts),
-                                                    self._null, out, f.err)
-                ptr = f.get(out)
-                err = None if st == OK else f.error()
-            if err is not None:
-                self._raise_error(err, "pre-tokenizer options")
-            h = self._pretokenizers.put(key, self._rt.own(ptr, "st_pretokenizer_free"))
+            h = self._pretokenizers.put(key, self._new_handle("st_pretokenizer_new", lambda f: (
+                pattern, flags, self._null if scripts is None else f.bytes(scripts),
+                0 if scripts is None else len(scripts), self._null), "pre-tokenizer options", "st_pretokenizer_free",
+                ctype="st_pretokenizer *"))
         return h
 
     def _text_to_array(self, export, pre, data, mid, cap, ctype, what="text"):
@@ -697,24 +697,10 @@ class CoreBackend(Backend):
         merges flat [left0, right0, ...], specials [(UTF-8 bytes, id), ...], comments (UTF-8 bytes)."""
         stext, sends = joined_with_ends([t for t, _ in specials])
         ctext, cends = joined_with_ends(comments)
-        fn = self._fn("st_model_write_rules")
-        with self._frame() as f:
-            args = (f.bytes(name), len(name), alphabet, pattern, f.array("uint32_t", merges), len(merges) // 2,
-                    f.bytes(stext), f.array("size_t", sends), f.array("uint32_t", [i for _, i in specials]),
-                    len(sends), f.bytes(ctext), f.array("size_t", cends), len(cends))
-            st = fn(*args, self._null, 0, f.n, f.err)
-            out = err = None
-            if st in (OK, BUFFER_TOO_SMALL):
-                size = f.get(f.n)
-                op = f.out("char", size)
-                st = fn(*args, op, size, f.n, f.err)
-                if st == OK:
-                    out = f.read_bytes(op, size)
-            if st != OK:
-                err = f.error()
-        if err is not None:
-            self._raise_error(err, "model fields")
-        return out
+        return self._written("st_model_write_rules", lambda f: (
+            f.bytes(name), len(name), alphabet, pattern, f.array("uint32_t", merges), len(merges) // 2,
+            f.bytes(stext), f.array("size_t", sends), f.array("uint32_t", [i for _, i in specials]), len(sends),
+            f.bytes(ctext), f.array("size_t", cends), len(cends)), "model fields", ctype="char")
 
     # -- exports to other libraries' formats (docs/formats/export.md) --
     def encoding_export(self, enc, format):
@@ -744,16 +730,9 @@ class CoreBackend(Backend):
     # training then share one counter). Handles are freed at once by *_free (idempotent), or by
     # their finalizer when dropped.
     def counter_new(self, pattern, flags, scripts):
-        with self._frame() as f:
-            out = f.cell("st_counter *")
-            sc = self._null if scripts is None else f.bytes(scripts)
-            st = self._fn("st_counter_new")(pattern, flags, sc, 0 if scripts is None else len(scripts), self._null,
-                                           out, f.err)
-            ptr = f.get(out)
-            err = None if st == OK else f.error()
-        if err is not None:
-            self._raise_error(err, "pre-tokenizer options")
-        return self._rt.own(ptr, "st_counter_free")
+        return self._new_handle("st_counter_new", lambda f: (
+            pattern, flags, self._null if scripts is None else f.bytes(scripts), 0 if scripts is None else len(scripts),
+            self._null), "pre-tokenizer options", "st_counter_free", ctype="st_counter *")
 
     def counter_free(self, counter):
         self._rt.release(counter)
@@ -850,19 +829,6 @@ class CoreBackend(Backend):
 
     def trainer_write_model(self, trainer, name, specials):
         text, ends = joined_with_ends(specials)
-        fn = self._fn("st_trainer_write_model")
-        with self._frame() as f:
-            args = (trainer.ptr, f.bytes(name), len(name), f.bytes(text), f.array("size_t", ends), len(ends))
-            st = fn(*args, self._null, 0, f.n, f.err)
-            out = err = None
-            if st in (OK, BUFFER_TOO_SMALL):
-                size = f.get(f.n)
-                op = f.out("char", size)
-                st = fn(*args, op, size, f.n, f.err)
-                if st == OK:
-                    out = f.read_bytes(op, size)
-            if st != OK:
-                err = f.error()
-        if err is not None:
-            self._raise_error(err, "trained model")
-        return out
+        return self._written("st_trainer_write_model", lambda f: (
+            trainer.ptr, f.bytes(name), len(name), f.bytes(text), f.array("size_t", ends), len(ends)),
+            "trained model", ctype="char")
