@@ -86,17 +86,6 @@ static void fail(const char *what, const uint8_t *data, size_t size) {
 
 /* ---- setup -------------------------------------------------------------------------------------- */
 
-/* The plain pre-tokenizer of an st_pattern (made once, with the platform allocator, so the
- * counted allocators below see only the encoding's own memory). */
-static const st_pretokenizer *plain_pretokenizer(int pattern) {
-    static st_pretokenizer *made[4];
-    st_error err;
-    if (pattern < 1 || pattern > 3) abort();
-    if (!made[pattern] && CHECKED(err, st_pretokenizer_new(pattern, 0, NULL, 0, NULL, &made[pattern], &err)) != ST_OK)
-        abort();
-    return made[pattern];
-}
-
 static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;

@@ -44,17 +44,6 @@
 static int g_big;
 static uint64_t g_seed = 1;
 
-/* The plain pre-tokenizer of an st_pattern (1-3), made at first use and kept to the end, for
- * the encodings the tests build from rank files and rules. */
-static const st_pretokenizer *plain_pretokenizer(int pattern) {
-    static st_pretokenizer *made[4];
-    st_error err;
-    if (pattern < 1 || pattern > 3) abort();
-    if (!made[pattern] && CHECKED(err, st_pretokenizer_new(pattern, 0, NULL, 0, NULL, &made[pattern], &err)) != ST_OK)
-        abort();
-    return made[pattern];
-}
-
 /* A failing check is only counted once per test group where loops would repeat it. */
 #define CHECK_ONCE(flag, cond, ...)                                                                      \
     do {                                                                                                 \
