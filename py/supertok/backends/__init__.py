@@ -1,8 +1,9 @@
 """Backend selection (docs/design.md §9).
 
-Order: native (the compiled cffi extension), else wasm on wasmtime, else numba (a later
-issue), else wasm on pywasm, which is pure Python and always present. SUPERTOK_BACKEND
-forces one: native | wasm (wasmtime if installed, else pywasm) | wasmtime | pywasm.
+Order: native (the compiled cffi extension), else wasm on wasmtime, else numba (the Numba port
+of the core, with numba installed), else wasm on pywasm, which is pure Python and always
+present. SUPERTOK_BACKEND forces one: native | wasm (wasmtime if installed, else pywasm) |
+wasmtime | numba | pywasm.
 
 pywasm is thousands of times slower than the others, so a process that ends up on it without
 having asked for it by name (SUPERTOK_BACKEND=pywasm) is told once, by a SlowBackendWarning
@@ -17,7 +18,7 @@ import sys
 import threading
 import warnings
 
-KNOWN = ("native", "wasm", "wasmtime", "pywasm")
+KNOWN = ("native", "wasm", "wasmtime", "numba", "pywasm")
 
 try:  # optional C helper, built with the package where a compiler is present (_lists.c)
     from .._lists import ids_to_list as _ids_to_list
@@ -133,13 +134,16 @@ def _make(name):
         except Exception as exc:  # a wasmtime wheel whose runtime library does not load here
             raise BackendUnavailable("wasmtime is installed but does not run here (%s: %s)"
                                      % (type(exc).__name__, exc)) from None
+    if name == "numba":
+        from .numba_runtime import NumbaRuntime
+        return CoreBackend(NumbaRuntime())
     if name == "pywasm":
         from .wasm_runtime import PywasmRunner, WasmRuntime
         return CoreBackend(WasmRuntime(PywasmRunner()))
     raise BackendUnavailable("unknown backend %r: choose one of %s" % (name, ", ".join(KNOWN)))
 
 
-ORDER = ("native", "wasmtime", "pywasm")  # the selection order (numba will come before pywasm)
+ORDER = ("native", "wasmtime", "numba", "pywasm")  # the selection order
 
 
 def report():
