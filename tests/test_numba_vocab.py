@@ -288,3 +288,123 @@ def test_token_errors(pair):
                 st = be._fn("st_token_id")(e.ptr, f.bytes(data), len(data), out, f.err)
                 got.append((st, tuple(f.error()), f.get(out)))
         assert got[0] == got[1]
+
+
+def random_merges(rng, base, n):
+    merges, seen = [], set()
+    while len(merges) < 2 * n:
+        p = (rng.randrange(base + len(merges) // 2), rng.randrange(base + len(merges) // 2))
+        if p not in seen:
+            seen.add(p)
+            merges += list(p)
+    return merges
+
+
+def _ube_ported():
+    try:
+        import supertok.core_numba.text.ube  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+@pytest.mark.parametrize("alphabet", [0, 1])
+def test_merges_models(pair, alphabet):
+    nat, nb = pair
+    rng = random.Random(alphabet)
+    base = 512 if alphabet else 256
+    merges = random_merges(rng, base, 400)
+    for s in (b"", b"PHx4fD4= %d\n" % (base + 400), b"PHx4fD4= %d\nPHx5fD4= %d\n" % (base + 405, base + 401)):
+        st1, er1, e1 = new_merges(nat, alphabet, merges, s)
+        st2, er2, e2 = new_merges(nb, alphabet, merges, s)
+        assert (st1, er1) == (st2, er2) == (0, tuple(er1))
+        same_store(nat, nb, e1, e2, 50)
+        for i in list(range(base + 410)) + [0xFFFFFFFF]:
+            got = []
+            for be, e in ((nat, e1), (nb, e2)):
+                try:
+                    got.append(be.token_symbols(e, i))
+                except Exception as exc:
+                    got.append(type(exc).__name__)
+            assert got[0] == got[1], i
+        for be, e in ((nat, e1), (nb, e2)):
+            with pytest.raises(Exception):
+                be.save_image(e)
+        if not _ube_ported():
+            continue
+        for _ in range(40):
+            ids = [rng.randrange(base + 410) for _ in range(rng.randrange(0, 30))]
+            for flags in (0, 2):
+                got = []
+                for be, e in ((nat, e1), (nb, e2)):
+                    with be._frame() as f:
+                        ip = f.array("uint32_t", ids)
+                        for cap in (0, 5, 4 * len(ids) * 8 + 16):
+                            op = f.out("uint8_t", cap)
+                            st = be._fn("st_decode_text")(e.ptr, ip, len(ids), flags, op if cap else be._null, cap,
+                                                          f.n, f.err)
+                            got.append((st, tuple(f.error()), f.get(f.n), f.read_bytes(op, f.get(f.n)) if st == 0
+                                        else None))
+                assert got[:3] == got[3:], ids
+
+
+def test_hostile_merges(pair):
+    nat, nb = pair
+    rng = random.Random(9)
+    good = random_merges(rng, 256, 50)
+    doubling = [0, 0] + sum(([256 + i, 256 + i] for i in range(40)), [])
+    cases = [
+        (2, good, b""), (0, good + [400, 1], b""), (0, good + [1, 306], b""), (0, good + good[10:12], b""),
+        (0, good + [good[0], good[1]], b""), (0, doubling, b""), (1, good, b"PHx4fD4= 300\n"),
+        (0, good, b"PHx4fD4= 2097152\n"), (0, good, b"PHx4fD4= 200000\n"), (0, good, b"PHx4fD4= 306\nPHx5fD4= 306\n"),
+        (0, good, b"PHx4fD4= 400\nPHx5fD4= 306\nPHx4fD4= 400\n"), (0, good, b"YQ== 97\n"), (0, good, b"Yg== 97\n"),
+        (0, good, b"/w== 255\n"), (0, good, b"/w== 400\n"), (0, good, b"YQ== 97\nYQ== 97\n"), (0, good, b"YQ==97\n"),
+        (0, good, b"PHx4fD4= 2147483648\n"), (0, [], b""), (1, [], b"PHx4fD4= 512\n"), (0, [5, 5], b"BQU= 256\n"),
+        (0, [5, 5], b"BQY= 256\n"), (0, good, b"PHx4fD4= 306\nPHx4fD4= 307\n"),
+    ]
+    for alphabet, merges, s in cases:
+        st1, er1, e1 = new_merges(nat, alphabet, merges, s)
+        st2, er2, e2 = new_merges(nb, alphabet, merges, s)
+        assert (st1, er1) == (st2, er2), (alphabet, merges[-4:], s)
+        if st1 == 0:
+            same_store(nat, nb, e1, e2, 20)
+
+
+def test_rules_with_supermerges(pair):
+    """encoding_new_rules with supermerges (the model helper's path): the tables find every
+    supermerge, the part bits and the filter agree with the C's definitions."""
+    from supertok.core_numba.encode.encoding import encoding_new_rules
+    from supertok.core_numba.formats import vocab as V
+    from supertok.backends.numba_runtime import Cell
+    rng = random.Random(4)
+    merges = random_merges(rng, 256, 300)
+    n_reg = 256 + 300
+    sup, seen = [], set()
+    while len(sup) < 2 * 100:
+        p = (rng.randrange(256, n_reg + len(sup) // 2), rng.randrange(256, n_reg + len(sup) // 2))
+        if p not in seen and p not in set(zip(merges[::2], merges[1::2])):
+            seen.add(p)
+            sup += list(p)
+    out = Cell(None)
+    pt = (3, 0, None)
+    st = encoding_new_rules(0, np.array(merges, np.uint32), 300, np.array(sup, np.uint32), 100, None, 0, pt, None,
+                            out, None)
+    if st != 0:
+        pytest.fail("status %d" % st)
+    enc = out.v
+    s = enc.supers
+    assert s.n == 100 and s.rules.base == n_reg
+    for j in range(100):
+        assert V.supers_find(s, sup[2 * j], sup[2 * j + 1]) == n_reg + j
+        assert V.supers_parts(s, sup[2 * j]) & 1 and V.supers_parts(s, sup[2 * j + 1]) & 2
+    for i in range(300):
+        assert V.rule_find(enc.rules, merges[2 * i], merges[2 * i + 1]) == 256 + i
+    assert V.supers_find(s, 1, 2) == V.ST_NO_TOKEN
+    # a supermerge repeating a rule, and one repeating a supermerge
+    from supertok.core_numba.base.common import Err
+    for bad, want in ((sup + merges[:2], "supermerge 100 repeats rule 0"), (sup + sup[:2], "supermerge 100 repeats "
+                                                                                           "supermerge 0")):
+        err = Err()
+        st = encoding_new_rules(0, np.array(merges, np.uint32), 300, np.array(bad, np.uint32), 101, None, 0, pt,
+                                None, Cell(None), err)
+        assert st == 7 and err.message.decode() == want and err.input == 2 and err.offset == 100

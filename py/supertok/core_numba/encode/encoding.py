@@ -47,14 +47,7 @@ class Encoding:
         self.kind, self.vocab, self.rules, self.supers, self.pt, self.lazy = kind, vocab, rules, supers, pt, lazy
 
 
-def no_rules():
-    """The st_rules of a handle without rules (C: zeroed; slots NULL): one empty slot."""
-    return Rules(np.zeros(1, np.uint64), 0, 0)
-
-
-def no_supers():
-    z = np.zeros(1, np.uint64)
-    return Supers(no_rules(), 0, 0, z, z, z)
+no_rules, no_supers = V.no_rules, V.no_supers  # zeroed st_rules / st_supers
 
 
 def _copy_pt(pt):
@@ -407,6 +400,118 @@ def st_decode(enc, ids, n, out, cap, out_len, err):
     if bad >= 0:
         return invalid_token(err, int(ids[bad]), ST_UNIT_INDEX, bad)
     out_len.v = total
+    if total > cap:
+        if err is not None:
+            err.status = ST_ERR_BUFFER_TOO_SMALL
+        return ST_ERR_BUFFER_TOO_SMALL
+    return ST_OK
+
+
+def _make_decode_text_kernel():
+    """st_decode_text's loop over the UBE helper's stream decoder (text/ube.py's stream_feed on
+    an unpacked state); made on first use (that module may land after this one)."""
+    from ..text.ube import STREAM_FIELDS, stream_feed
+
+    @njit(nogil=True)
+    def put(out, cap, total, data, a, n):
+        if total < cap:
+            m = n if n <= cap - total else cap - total
+            out[total:total + m] = data[a:a + m]
+        return total + n
+
+    @njit(nogil=True)
+    def kernel(v, ids, n, strict, out, cap, r):
+        """(total); r = [0 ok / 1 invalid id at r[1] / 2 stream failure: status r[1], its r[2]]."""
+        s = np.zeros(STREAM_FIELDS, np.int64)
+        sym = np.zeros(160, np.uint16)
+        buf = np.zeros(3 * 160 + 3, np.uint8)
+        rr = np.zeros(2, np.int64)
+        ube = v.alphabet == ST_ALPHABET_UBE
+        total = 0
+        for k in range(n):
+            tid = np.int64(ids[k])
+            ok, a, ln = V.vocab_span(v, tid)
+            if not ok:
+                r[0] = 1
+                r[1] = k
+                return total
+            if V.vocab_is_special(v, tid):
+                st = stream_feed(s, sym, 0, ST_UBE_FINAL | strict, buf, buf.shape[0], rr)
+                if st != ST_OK:
+                    r[0], r[1], r[2] = 2, st, rr[0]
+                    return total
+                total = put(out, cap, total, buf, 0, rr[0])
+                total = put(out, cap, total, v.bytes, a, ln)
+                continue
+            count = ln // 2 if ube else ln
+            done = 0
+            while done < count:
+                c = count - done if count - done < 160 else 160
+                for j in range(c):
+                    if ube:
+                        at = a + 2 * (done + j)
+                        sym[j] = np.uint16(v.bytes[at]) | (np.uint16(v.bytes[at + 1]) << np.uint16(8))
+                    else:
+                        sym[j] = v.bytes[a + done + j]
+                st = stream_feed(s, sym, c, strict, buf, buf.shape[0], rr)
+                if st != ST_OK:
+                    r[0], r[1], r[2] = 2, st, rr[0]
+                    return total
+                total = put(out, cap, total, buf, 0, rr[0])
+                done += c
+        st = stream_feed(s, sym, 0, ST_UBE_FINAL | strict, buf, buf.shape[0], rr)
+        if st != ST_OK:
+            r[0], r[1], r[2] = 2, st, rr[0]
+            return total
+        total = put(out, cap, total, buf, 0, rr[0])
+        r[0] = 0
+        return total
+
+    return kernel
+
+
+_decode_text_kernel = None
+
+
+def _id_of_symbol(v, ids, n, sym):
+    """id_of_symbol: the index of the id whose symbols hold symbol number sym."""
+    seen = 0
+    for k in range(n):
+        tid = int(ids[k])
+        ok, a, ln = V.vocab_span(v, tid)
+        if not ok or V.vocab_is_special(v, tid):
+            continue
+        seen += ln // 2 if v.alphabet == ST_ALPHABET_UBE else ln
+        if sym < seen:
+            return k
+    return n
+
+
+@export
+def st_decode_text(enc, ids, n, flags, out, cap, out_len, err):
+    global _decode_text_kernel
+    clear(err)
+    if enc is None or out_len is None or (ids is None and n) or (out is None and cap):
+        return fail(err, ST_ERR_INVALID_ARGUMENT)
+    if _decode_text_kernel is None:
+        _decode_text_kernel = _make_decode_text_kernel()
+    v = enc.vocab
+    out_len.v = 0
+    r = np.zeros(3, np.int64)
+    ids = ids if ids is not None else _EMPTY_U32
+    total = _decode_text_kernel(v, ids, n, flags & ST_UBE_STRICT, out if out is not None else _EMPTY_U8, cap, r)
+    if r[0] == 1:
+        k = int(r[1])
+        return invalid_token(err, int(ids[k]), ST_UNIT_INDEX, k)
+    if r[0] == 2:
+        st, at = int(r[1]), int(r[2])
+        if st == ST_ERR_INVALID_UTF8:
+            return fail(err, st, ST_UNIT_INDEX, _id_of_symbol(v, ids, n, at),
+                        "malformed text (strict): the run starts in this id")
+        if st == ST_ERR_INVALID_TOKEN:
+            return fail(err, st, ST_UNIT_INDEX, at, "a symbol above 511")
+        return fail(err, st)
+    out_len.v = int(total)
     if total > cap:
         if err is not None:
             err.status = ST_ERR_BUFFER_TOO_SMALL

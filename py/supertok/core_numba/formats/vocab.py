@@ -975,3 +975,446 @@ def vocab_parse_compact(img, length, ss, sn, err):
     if info[I_CODE] != E_OK:
         return _report(err, info, img, ss, blocks), None
     return ST_OK, _vocab(info, blocks)
+
+
+# ---- merge-rules models ------------------------------------------------------------------------
+try:  # the text helper's port of text/unicode.c
+    from ..text.unicode import ucd_class as _ucd_class
+except ImportError:  # pragma: no cover - until it lands
+    _ucd_class = None
+ST_UCD_LU, ST_UCD_LO, ST_UCD_CLASS_MASK = 1, 5, 7
+
+
+def no_rules():
+    """A zeroed st_rules (slots NULL in C): one empty slot, so a find returns ST_NO_TOKEN."""
+    return Rules(np.zeros(1, np.uint64), 0, 0)
+
+
+def no_supers():
+    z = np.zeros(1, np.uint64)
+    return Supers(no_rules(), 0, 0, z, z, z)
+
+
+@njit(cache=True, nogil=True)
+def rules_token_lengths(alphabet, merges, n_merges, supers, n_super, ln, out):
+    """st__rules_token_lengths: lengths in symbols into ln; returns (ok, bytes) with out =
+    [index, made, limit, input] of the rule that crossed the limit when not ok."""
+    base = 512 if alphabet == ST_ALPHABET_UBE else 256
+    unit = 2 if alphabet == ST_ALPHABET_UBE else 1
+    n_rules = n_merges + n_super
+    limit = ST_RULES_TOKEN_BYTES_BASE + ST_RULES_TOKEN_BYTES_PER_RULE * n_rules
+    made = 0
+    for i in range(base):
+        ln[i] = 1
+    for i in range(n_rules):
+        if i < n_merges:
+            a, b = np.int64(merges[2 * i]), np.int64(merges[2 * i + 1])
+        else:
+            a, b = np.int64(supers[2 * (i - n_merges)]), np.int64(supers[2 * (i - n_merges) + 1])
+        n = np.int64(ln[a]) + np.int64(ln[b])
+        made += n * unit
+        if made > limit:
+            sup = i >= n_merges
+            out[0] = i - n_merges if sup else i
+            out[1] = made
+            out[2] = limit
+            out[3] = 2 if sup else 0
+            return False, 0
+        ln[base + i] = n
+    return True, base * unit + made
+
+
+@njit(cache=True, nogil=True)
+def _check_parts(pairs, n, first, info):
+    for i in range(n):
+        a, b = np.int64(pairs[2 * i]), np.int64(pairs[2 * i + 1])
+        if a >= first + i or b >= first + i:
+            info[I_CODE] = E_PARTS
+            info[I_POS] = i
+            info[I_NUM] = a if a >= first + i else b
+            info[I_NUM2] = first + i
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _insert_rules(slots, mask, pairs, n, first, sup, shift, filt, other, omask, obase, info):
+    """insert_rules: the regular rules (sup False: slot mix64(key) & mask) or the supermerges
+    (slot and filter bit from supers_hash; other: the regular rules, checked too)."""
+    for i in range(n):
+        left, right = np.int64(pairs[2 * i]), np.int64(pairs[2 * i + 1])
+        frm = first
+        repeat_rule = not sup
+        if sup:
+            earlier = supers_find_raw(slots, mask, shift, filt, left, right)
+        else:
+            earlier = rule_find(Rules(slots, mask, 0), left, right)
+        if earlier == ST_NO_TOKEN and omask >= 0:
+            earlier = rule_find(Rules(other, omask, 0), left, right)
+            frm = obase
+            repeat_rule = True
+        if earlier != ST_NO_TOKEN:
+            info[I_CODE] = E_RULE_REPEAT
+            info[I_POS] = i
+            info[I_NUM] = earlier - frm
+            info[I_NUM2] = 1 if repeat_rule else 0
+            return False
+        key = (U64(left) << U64(21)) | U64(right)
+        k = np.int64(mix64(key) & _LO) & mask
+        if sup:
+            h = key * _FIB
+            b = h >> U64(shift - 2)
+            filt[np.int64(b >> U64(6))] |= U64(1) << (b & U64(63))
+            k = np.int64(h >> U64(shift))
+        while slots[k]:
+            k = (k + 1) & mask
+        slots[k] = (key << U64(21)) | U64(first + i)
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _utf8_decode(p, i):
+    """st__utf8_decode of valid UTF-8 at p[i]: (length, code point)."""
+    b = np.int64(p[i])
+    if b < 0x80:
+        return 1, b
+    if b < 0xE0:
+        return 2, ((b & 0x1F) << 6) | (np.int64(p[i + 1]) & 0x3F)
+    if b < 0xF0:
+        return 3, ((b & 0x0F) << 12) | ((np.int64(p[i + 1]) & 0x3F) << 6) | (np.int64(p[i + 2]) & 0x3F)
+    return 4, (((b & 0x07) << 18) | ((np.int64(p[i + 1]) & 0x3F) << 12) | ((np.int64(p[i + 2]) & 0x3F) << 6) |
+               (np.int64(p[i + 3]) & 0x3F))
+
+
+def _make_letter_kernel(ucd_class):
+    @njit(nogil=True)
+    def is_letter(cp):
+        c = ucd_class(cp) & ST_UCD_CLASS_MASK
+        return c >= ST_UCD_LU and c <= ST_UCD_LO
+
+    @njit(nogil=True)
+    def token_has_letter(p, a, n, unit):
+        """token_has_letter: the text of the token (bytes, or what its UBE symbols spell) holds
+        a letter; 0 for text that is not valid."""
+        letter = False
+        if unit == 1:
+            if not utf8_ok(p, a, n):
+                return False
+            i = 0
+            while i < n and not letter:
+                ln, cp = _utf8_decode(p, a + i)
+                i += ln
+                letter = is_letter(cp)
+            return letter
+        count = n // 2
+        b = np.zeros(8, np.uint8)
+        k = 0
+        while k < count:
+            s = np.int64(p[a + 2 * k]) | (np.int64(p[a + 2 * k + 1]) << 8)
+            if s < 256:
+                if s < 0x80:
+                    ln = 1
+                elif (s & 0xE0) == 0xC0:
+                    ln = 2
+                elif (s & 0xF0) == 0xE0:
+                    ln = 3
+                elif (s & 0xF8) == 0xF0:
+                    ln = 4
+                else:
+                    ln = 0
+                if ln == 0 or k + ln > count:
+                    return False
+                for j in range(ln):
+                    t = np.int64(p[a + 2 * (k + j)]) | (np.int64(p[a + 2 * (k + j) + 1]) << 8)
+                    if t >= 256:
+                        return False
+                    b[j] = t
+                if not utf8_ok(b, 0, ln):
+                    return False
+                _, cp = _utf8_decode(b, 0)
+                k += ln
+            else:
+                if k + 2 > count:
+                    return False
+                s1 = np.int64(p[a + 2 * (k + 1)]) | (np.int64(p[a + 2 * (k + 1) + 1]) << 8)
+                if s1 < 256:
+                    return False
+                u = (s - 256) | ((s1 - 256) << 8)
+                k += 2
+                if u >= 0xDC00 and u <= 0xDFFF:
+                    return False
+                if u >= 0xD800 and u <= 0xDBFF:
+                    if k + 2 > count:
+                        return False
+                    s2 = np.int64(p[a + 2 * k]) | (np.int64(p[a + 2 * k + 1]) << 8)
+                    s3 = np.int64(p[a + 2 * (k + 1)]) | (np.int64(p[a + 2 * (k + 1) + 1]) << 8)
+                    if s2 < 256 or s3 < 256:
+                        return False
+                    lo = (s2 - 256) | ((s3 - 256) << 8)
+                    if lo < 0xDC00 or lo > 0xDFFF:
+                        return False
+                    k += 2
+                    cp = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00)
+                else:
+                    cp = u
+            if is_letter(cp):
+                letter = True
+        return letter
+
+    @njit(nogil=True)
+    def eligible(offsets, byts, n_reg, unit, elig):
+        for tid in range(n_reg):
+            a = np.int64(offsets[tid])
+            if token_has_letter(byts, a, np.int64(offsets[tid + 1]) - a, unit):
+                elig[tid >> 6] |= U64(1) << U64(tid & 63)
+
+    return eligible
+
+
+_eligible = None
+
+
+def _eligible_bits(offsets, byts, n_reg, unit, elig):
+    global _eligible
+    if _eligible is None:
+        ucd = _ucd_class
+        if ucd is None:
+            from ..text.unicode import ucd_class as ucd  # raises until the text helper's module lands
+        _eligible = _make_letter_kernel(ucd)
+    _eligible(offsets, byts, n_reg, unit, elig)
+
+
+@njit(cache=True, nogil=True)
+def _from_merges(alphabet, merges, n_merges, supers, n_super, ss, sn, info, ln):
+    """st__vocab_from_merges from the parts check on (the argument checks are the caller's)."""
+    base = 512 if alphabet == ST_ALPHABET_UBE else 256
+    unit = 2 if alphabet == ST_ALPHABET_UBE else 1
+    n_reg = base + n_merges
+    n_ord = n_reg + n_super
+    e64 = np.zeros(1, np.uint64)
+    empty = (np.zeros(1, np.uint32), np.zeros(16, np.uint8), e64, np.zeros(0, np.uint32), e64, e64, e64, e64, e64)
+    if not _check_parts(merges, n_merges, base, info):
+        info[I_INPUT] = 0
+        return empty
+    if not _check_parts(supers, n_super, n_reg, info):
+        info[I_INPUT] = 2
+        return empty
+    scount = sbytes = smax = smax_line = 0
+    if sn:
+        r, scount, sbytes, smax, smax_line, bad, why, kind = scan_file(ss, sn)
+        if r < 0:
+            _scan_error(info, r, bad, why, kind, 1)
+            return empty
+        pos = 0
+        while True:
+            r, pos, start, bl, tid, blen, why, kind = next_line(ss, sn, pos, False)
+            if r <= 0:
+                break
+            if (tid < n_ord and unit == 2) or tid >= ST_RULES_MAX_IDS:
+                _set(info, E_SPECIAL_ID_RULE, start, 1, tid, ST_KIND_NONE)
+                info[I_NUM2] = 1 if tid < n_ord else 0
+                return empty
+    n_ids = smax + 1 if scount and smax >= n_ord else n_ord
+    if n_ids > n_ord + 2 * scount + 65536:
+        _set(info, E_SPARSE_RULES, smax_line, 1, smax, ST_KIND_NONE)
+        return empty
+    cap = 1
+    rcap = 1
+    scap = 1
+    while cap < 2 * n_ord:
+        cap <<= 1
+    while rcap < 2 * n_merges + 2:
+        rcap <<= 1
+    while scap < 2 * n_super + 2:
+        scap <<= 1
+    sbits = 0
+    while (1 << sbits) < scap:
+        sbits += 1
+    filter_words = max(8, scap // 2) // 8
+    out = np.zeros(4, np.int64)
+    ok, ord_bytes = rules_token_lengths(alphabet, merges, n_merges, supers, n_super, ln, out)
+    if not ok:
+        info[I_CODE] = E_LIMIT
+        info[I_POS] = out[0]
+        info[I_NUM] = out[1]
+        info[I_NUM2] = out[2]
+        info[I_INPUT] = out[3]
+        return empty
+    if ord_bytes + sbytes > 0xFFFFFFF0:
+        info[I_CODE] = E_4GB_RULES
+        info[I_POS] = n_merges
+        return empty
+    nbytes = ord_bytes + sbytes
+    offsets = np.zeros(n_ids + 1, np.uint32)
+    table = np.zeros(cap, np.uint64)
+    special_ids = np.zeros(scount, np.uint32)
+    rules = np.zeros(rcap, np.uint64)
+    if n_super:
+        super_slots = np.zeros(scap, np.uint64)
+        filt = np.zeros(filter_words, np.uint64)
+        elig = np.zeros((n_ord + 63) // 64, np.uint64)
+        parts = np.zeros((n_ord + 31) // 32, np.uint64)
+    else:
+        super_slots = filt = elig = parts = e64
+    byts = np.zeros(nbytes + 16, np.uint8)
+    for tid in range(n_ord):
+        offsets[tid + 1] = ln[tid] * unit
+    if sn:
+        pos = 0
+        while True:  # fill_lengths_from
+            r, pos, start, bl, tid, blen, why, kind = next_line(ss, sn, pos, False)
+            if r <= 0:
+                break
+            if tid < n_ord:
+                continue
+            if offsets[tid + 1]:
+                _set(info, E_ID, start, 1, tid, ST_KIND_ID_REPEATED)
+                return empty
+            offsets[tid + 1] = blen
+        if _sorted_special_ids(ss, sn, special_ids) != scount:  # repeated_special_id
+            seen = np.zeros(n_ids, np.bool_)
+            pos = 0
+            while True:
+                r, pos, start, bl, tid, blen, why, kind = next_line(ss, sn, pos, False)
+                if r <= 0:
+                    break
+                if seen[tid]:
+                    _set(info, E_ID, start, 1, tid, ST_KIND_ID_REPEATED)
+                    break
+                seen[tid] = True
+            info[I_CODE] = E_ID
+            return empty
+    acc = np.int64(0)
+    for i in range(n_ids):
+        acc += offsets[i + 1]
+        offsets[i + 1] = acc
+    for tid in range(base):
+        byts[offsets[tid]] = tid & 0xFF
+        if unit == 2:
+            byts[offsets[tid] + 1] = tid >> 8
+    for i in range(n_merges + n_super):
+        if i < n_merges:
+            a, b = np.int64(merges[2 * i]), np.int64(merges[2 * i + 1])
+        else:
+            a, b = np.int64(supers[2 * (i - n_merges)]), np.int64(supers[2 * (i - n_merges) + 1])
+        at = np.int64(offsets[base + i])
+        la = np.int64(offsets[a + 1]) - np.int64(offsets[a])
+        lb = np.int64(offsets[b + 1]) - np.int64(offsets[b])
+        byts[at:at + la] = byts[offsets[a]:offsets[a] + la]
+        byts[at + la:at + la + lb] = byts[offsets[b]:offsets[b] + lb]
+    if sn:
+        if _fill_specials(ss, sn, offsets, n_ids, byts, special_ids, 0, n_ord, info) < 0:
+            return offsets, byts, table, special_ids, rules, super_slots, filt, elig, parts
+        # check_shared
+        scratch = np.zeros(sbytes + 16, np.uint8)
+        pos = 0
+        while True:
+            r, pos, start, bl, tid, blen, why, kind = next_line(ss, sn, pos, False)
+            if r <= 0:
+                break
+            if tid >= n_ord:
+                continue
+            base64_decode(ss, start, bl, scratch, 0, True)
+            ta = np.int64(offsets[tid])
+            tl = np.int64(offsets[tid + 1]) - ta
+            same = tl == blen
+            if same:
+                for j in range(tl):
+                    if byts[ta + j] != scratch[j]:
+                        same = False
+                        break
+            if same and utf8_ok(scratch, 0, tl):
+                continue
+            _set(info, E_SHARED_UTF8 if same else E_SHARED_BYTES, start, 1, tid, ST_KIND_NONE)
+            info[I_QL] = blen
+            byts[:0] = 0
+            return offsets, scratch, table, special_ids, rules, super_slots, filt, elig, parts
+    mask = cap - 1
+    for tid in range(n_ord):
+        a = np.int64(offsets[tid])
+        n = np.int64(offsets[tid + 1]) - a
+        h = hash_bytes(byts, a, n)
+        if find_raw(offsets, byts, nbytes, table, mask, n_ids, byts, a, n, h) != ST_NO_TOKEN:
+            continue
+        i = np.int64(h & _LO) & mask
+        while table[i]:
+            i = (i + 1) & mask
+        table[i] = (h & _HI) | U64(tid + 1)
+    if not _insert_rules(rules, rcap - 1, merges, n_merges, base, False, 0, e64, e64, -1, 0, info):
+        info[I_INPUT] = 0
+        return empty
+    if n_super:
+        if not _insert_rules(super_slots, scap - 1, supers, n_super, n_reg, True, 64 - sbits, filt, rules, rcap - 1,
+                             base, info):
+            info[I_INPUT] = 2
+            return empty
+        for j in range(n_super):
+            a, b = np.int64(supers[2 * j]), np.int64(supers[2 * j + 1])
+            parts[a >> 5] |= U64(ST_SUPER_LEFT) << U64(2 * (a & 31))
+            parts[b >> 5] |= U64(ST_SUPER_RIGHT) << U64(2 * (b & 31))
+    info[I_NIDS] = n_ids
+    info[I_NORD] = n_ord
+    info[I_NSPEC] = scount
+    info[I_BYTES] = nbytes
+    info[I_MASK] = mask
+    info[I_NUM] = rcap - 1
+    info[I_NUM2] = scap - 1
+    info[I_QA] = 64 - sbits
+    return offsets, byts, table, special_ids, rules, super_slots, filt, elig, parts
+
+
+_RULES_MSG_PREFIX = {0: "rule ", 2: "supermerge "}
+
+
+def vocab_from_merges(alphabet, merges, n_merges, supers, n_super, ss, sn, err):
+    """st__vocab_from_merges: (status, Vocab, Rules, Supers), None for each on failure. merges,
+    supers: uint32 arrays of pairs (None for none); ss the padded specials."""
+    none = (None, None, None)
+    if alphabet != ST_ALPHABET_BYTES and alphabet != ST_ALPHABET_UBE:
+        return (fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown alphabet"),) + none
+    base = 512 if alphabet == ST_ALPHABET_UBE else 256
+    if n_merges >= ST_RULES_MAX_IDS - base:
+        return (fail(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, n_merges, "more rules than 2^21 ids hold"),) + none
+    if n_super >= ST_RULES_MAX_IDS - base - n_merges:
+        return (fail(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, n_super, "more rules than 2^21 ids hold", line=0,
+                     input=2),) + none
+    empty = np.zeros(0, np.uint32)
+    m = np.ascontiguousarray(merges[:2 * n_merges], np.uint32) if merges is not None else empty
+    s = np.ascontiguousarray(supers[:2 * n_super], np.uint32) if supers is not None else empty
+    if ss is None:
+        ss = np.zeros(16, np.uint8)
+    info = np.zeros(INFO_FIELDS, np.int64)
+    ln = np.zeros(base + n_merges + n_super, np.uint32)
+    got = _from_merges(alphabet, m, n_merges, s, n_super, ss, sn, info, ln)
+    code = int(info[I_CODE])
+    if code != E_OK:
+        pos, num, num2, inp = int(info[I_POS]), int(info[I_NUM]), int(info[I_NUM2]), int(info[I_INPUT])
+        if code == E_PARTS:
+            st = fail(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, pos, _RULES_MSG_PREFIX[inp] +
+                      "%d: part %d is not below the rule's own id %d" % (pos, num, num2), line=0, input=inp)
+        elif code == E_RULE_REPEAT:
+            st = fail(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, pos, _RULES_MSG_PREFIX[inp] + "%d%s%d" % (
+                pos, " repeats rule " if num2 else " repeats supermerge ", num), line=0, input=inp)
+        elif code == E_LIMIT:
+            st = fail(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, pos, "the tokens reach %d bytes here, over the limit "
+                      "%d (16 MiB + 256 bytes a rule)" % (num, num2), line=0, input=inp)
+        elif code == E_4GB_RULES:
+            st = fail(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, pos, "the tokens hold 4 GB or more")
+        else:
+            if code in (E_SHARED_UTF8, E_SHARED_BYTES):
+                info[I_QA] = 0
+            st = _report(err, info, ss, ss, (None, got[1]))
+        return (st,) + none
+    offsets, byts, table, special_ids, rules, super_slots, filt, elig, parts = got
+    unit = 2 if alphabet == ST_ALPHABET_UBE else 1
+    v = Vocab(int(info[I_NIDS]), int(info[I_NORD]), int(info[I_NSPEC]), int(info[I_MASK]), int(info[I_BYTES]),
+              offsets, byts, table, special_ids, 0, np.zeros(0, np.uint32), np.arange(256, dtype=np.uint32),
+              np.zeros(1, np.uint32), alphabet)
+    rs = Rules(rules, int(info[I_NUM]), base)
+    if n_super:
+        _eligible_bits(offsets, byts, base + n_merges, unit, elig)
+        sup = Supers(Rules(super_slots, int(info[I_NUM2]), base + n_merges), n_super, int(info[I_QA]), elig, parts,
+                     filt)
+    else:
+        sup = no_supers()
+    return ST_OK, v, rs, sup
