@@ -415,3 +415,71 @@ def test_one_megabyte_linear(nat, nb, encodings):
         f1 = _timed(nb.decoder_feed, d, ids, True)
         f2 = _timed(nb.decoder_feed, d, ids + ids, True)
         assert f2 < 3 * f1 + 0.05
+
+
+# ---- the exports' whole st_error (the host layer keeps only some fields of a few errors) ----
+
+def raw(be, name, make_args):
+    """(status, the st_error tuple, the Cell/out values read by read(f)) of one export call:
+    make_args(f) -> (args, read) with read(f) reading the outputs after the call."""
+    with be._rt.frame() as f:
+        args, read = make_args(f)
+        st = be._fn(name)(*args)
+        err = f.error()
+        return st, tuple(err[:8]) + (bytes(err[8]).split(b"\0", 1)[0],), read(f)
+
+
+def test_raw_errors_utf8_and_ube(nat, nb):
+    rng = random.Random(9)
+    for data in _bad_texts(2, 600):
+        def validate(f, data=data):
+            return (f.bytes(data), len(data), f.err), lambda f: None
+        assert raw(nb, "st_utf8_validate", validate) == raw(nat, "st_utf8_validate", validate), data
+    for _ in range(1500):
+        syms = [rng.choice((0x41, 0xC3, 0xA9, 0xE4, 0xB8, 0xED, 0xA0, 0x80, 0xF0, 0x9F, 256, 256 + 0xD8,
+                            256 + 0xDC, 256 + 0x4E, rng.randrange(520))) for _ in range(rng.randrange(12))]
+        cap = rng.choice((0, 1, 3, 3 * len(syms) + 3))
+        flags = rng.choice((0, STRICT))
+
+        def decode(f, syms=syms, cap=cap, flags=flags):
+            out = f.out("uint8_t", cap)
+            return ((f.array("uint16_t", syms), len(syms), flags, out, cap, f.n, f.err),
+                    lambda f: (f.get(f.n), f.read_bytes(out, min(cap, f.get(f.n)))))
+        assert raw(nb, "st_ube_decode_symbols", decode) == raw(nat, "st_ube_decode_symbols", decode), (syms, cap)
+
+
+@pytest.mark.parametrize("name", ("o200k_base", "ube_small"))
+def test_raw_errors_decoder(nat, nb, encodings, name):
+    hn, hbs = encodings[name]
+    rng = random.Random(21)
+    pool = _pool(nat, hn, rng)
+    for hb in hbs:
+        for _ in range(400):
+            ids = [rng.choice(pool) for _ in range(rng.randrange(8))]
+            cap = rng.choice((0, 2, 5, 64))
+            flags = rng.choice((0, FINAL))
+            strict = rng.random() < 0.5
+            dn, db = nat.decoder_new(hn, strict), nb.decoder_new(hb, strict)
+            for be, d, h in ((nat, dn, hn), (nb, db, hb)):
+                be.decoder_feed(d, [pool[0]])  # a stream that has begun
+
+            def feed(f, ids=ids, cap=cap, flags=flags, d=None):
+                out = f.out("uint8_t", cap)
+                return ((d.ptr, f.array("uint32_t", ids), len(ids), flags, out, cap, f.n, f.err),
+                        lambda f: (f.get(f.n), f.read_bytes(out, min(cap, f.get(f.n)))))
+            a = raw(nat, "st_decoder_feed", lambda f: feed(f, d=dn))
+            assert raw(nb, "st_decoder_feed", lambda f: feed(f, d=db)) == a, (ids, cap, flags, strict)
+            if nat.alphabet(hn) == 0 or rng.random() < 0.1:
+                for unit in (2, 3, 1):  # ST_UNIT_CODEPOINT, ST_UNIT_UTF16, and a wrong one
+                    def offsets(f, be, h, ids=ids, cap=cap, unit=unit):
+                        out = f.out("uint8_t", cap)
+                        offs = f.out("size_t", len(ids))
+                        return ((h.ptr, f.array("uint32_t", ids), len(ids), unit, out if cap else be._null, cap, f.n,
+                                 offs, f.err),
+                                lambda f: (f.get(f.n), f.read_bytes(out, min(cap, f.get(f.n))),
+                                           f.read("size_t", offs, len(ids))))
+                    a = raw(nat, "st_decode_with_offsets", lambda f: offsets(f, nat, hn))
+                    b = raw(nb, "st_decode_with_offsets", lambda f: offsets(f, nb, hb))
+                    if a[0] not in (0, 4):  # offsets are written on ST_OK and ST_ERR_BUFFER_TOO_SMALL only
+                        a, b = a[:2], b[:2]
+                    assert b == a, (ids, cap, unit)
