@@ -142,6 +142,9 @@ def _edited():
     t2 = _rules_model(version=2, training="algorithm=bpe mode=paper vocab_size=300 min_frequency=2 ngram_split=no")
     tr = b"training algorithm=bpe mode=paper vocab_size=300 min_frequency=2 ngram_split=no\n"
     return [
+        _rules_model(counts=True).replace(b" 1000\n", b" 18446744073709551615\n"),
+        _rules_model(counts=True).replace(b" 1000\n", b" 0\n"),
+        _rules_model(counts=True).replace(b" 1000\n", b" 18446744073709551616\n"),
         k.replace(b"tokens 260\n", b"tokens 0\n"),
         k.replace(b"alphabet bytes", b"alphabet ube"),
         k.replace(b"specials 1\n", b"supermerges 1\n1 2\nspecials 1\n"),
@@ -441,3 +444,43 @@ def test_big_model_parses_fast():
     assert took < 1.0, took
     assert NUMBA.model_normalize(data) == NATIVE.model_normalize(data)
     assert NUMBA.model_pairs(data, "merges") == NATIVE.model_pairs(data, "merges")
+
+
+# ---- the writer's buffer, and NULL arguments -------------------------------------------------------
+
+def _write_calls(b, data):
+    m = b._model_parse(data)
+    res = []
+    try:
+        with b._frame() as f:
+            fn = b._fn("st_model_write")
+            st = fn(m, b._null, 0, f.n)
+            size = f.get(f.n)
+            res.append((st, size))
+            for cap in (1, 7, size - 1, size, size + 5):
+                op = f.out("char", cap)
+                st = fn(m, op, cap, f.n)
+                res.append((st, f.get(f.n), f.read_bytes(op, min(cap, size))))
+            res.append(fn(m, b._null, 3, f.n))
+            res.append(fn(b._null, b._null, 0, f.n))
+            res.append((b._fn("st_model_kind")(b._null), b._fn("st_model_alphabet")(b._null),
+                        b._fn("st_model_pattern")(b._null), b._fn("st_model_pretokenizer_flags")(b._null),
+                        b._fn("st_model_count")(b._null, f.bytes(b"merges\0"))))
+            sc = b._fn("st_model_scripts")(b._null, f.n)
+            res.append((sc == b._null, f.get(f.n)))
+            p1, p2 = f.cell("const uint32_t *"), f.cell("const uint64_t *")
+            res.append((b._fn("st_model_pairs")(m, f.bytes(b"tokens\0"), p1, p2), f.get(p1) == b._null,
+                        f.get(p2) == b._null))
+            res.append(b._fn("st_model_pairs")(m, f.bytes(b"merges\0"), b._null, b._null))
+    finally:
+        b._model_free(m)
+    return res
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 5])
+def test_writer_buffer_and_nulls_same_as_native(k):
+    data = (_rules_model(), _ranks_model(), _rules_model(scripts="none"),
+            _rules_model(counts=True, supermerges=[(256, 257)]), _rules_model(scripts="Latin"),
+            _rules_model(version=2, training="algorithm=superbpe mode=paper vocab_size=3 min_frequency=0 "
+                                            "supermerges=1 ngram_split=yes c_min=1 max_len=2"))[k]
+    assert _write_calls(NUMBA, data) == _write_calls(NATIVE, data)

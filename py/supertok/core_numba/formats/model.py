@@ -1157,17 +1157,55 @@ def _special_text(t):
     return bytes(out)
 
 
+@njit(cache=True, nogil=True)
+def _udigits(x):
+    k = 1
+    ten = np.uint64(10)
+    while x >= ten:
+        x //= ten
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _put_udigits(out, o, x):
+    k = _udigits(x)
+    ten = np.uint64(10)
+    for q in range(k - 1, -1, -1):
+        out[o + q] = np.uint8(np.uint64(48) + x % ten)
+        x //= ten
+    return o + k
+
+
+@njit(cache=True, nogil=True)
+def pairs_lines(pairs, n, counts, with_counts):
+    """The entry lines of write_pairs: "left right[ count]\n" each."""
+    size = 0
+    for i in range(n):
+        size += _udigits(np.uint64(pairs[2 * i])) + 1 + _udigits(np.uint64(pairs[2 * i + 1])) + 1
+        if with_counts:
+            size += 1 + _udigits(np.uint64(counts[i]))
+    out = np.empty(size, np.uint8)
+    o = 0
+    for i in range(n):
+        o = _put_udigits(out, o, np.uint64(pairs[2 * i]))
+        out[o] = 32
+        o = _put_udigits(out, o + 1, np.uint64(pairs[2 * i + 1]))
+        if with_counts:
+            out[o] = 32
+            o = _put_udigits(out, o + 1, np.uint64(counts[i]))
+        out[o] = 10
+        o += 1
+    return out
+
+
 def _pairs_text(what, pairs, n, counts):
     """write_pairs of model.c."""
     head = b"%s %d%s\n" % (what, n, b" counts" if counts is not None else b"")
     if not n:
         return head
-    p = np.asarray(pairs[:2 * n]).reshape(n, 2).tolist()
-    if counts is None:
-        body = "".join("%d %d\n" % (a, b) for a, b in p)
-    else:
-        body = "".join("%d %d %d\n" % (a, b, c) for (a, b), c in zip(p, np.asarray(counts[:n]).tolist()))
-    return head + body.encode()
+    c = counts if counts is not None else np.zeros(1, np.uint64)
+    return head + pairs_lines(np.asarray(pairs, np.uint32), n, c, counts is not None).tobytes()
 
 
 def model_text(m):
