@@ -25,9 +25,10 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .. import export
-from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_INVALID_UTF8, ST_ERR_BUFFER_TOO_SMALL,
+from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_BUFFER_TOO_SMALL,
                            ST_ERR_UNKNOWN_PATTERN, ST_ERR_UNKNOWN_SCRIPT, ST_ERR_UNSUPPORTED_PATTERN,
                            ST_UNIT_NONE, ST_UNIT_BYTE, ST_KIND_NONE, quoted, clear, fail)
+from .utf8 import st_utf8_validate as utf8_validate  # st_utf8_validate, as pretokenize.c calls it
 from .unicode import (UCD_BMP_CLASS, UCD_BMP_SCRIPT, UCD_ASTRAL_CLASS, UCD_ASTRAL_SCRIPT, ucd_astral_find,
                       script_from_name, ST_SCRIPT_UNKNOWN, ST_SCRIPT_COMMON, ST_SCRIPT_INHERITED)
 
@@ -87,7 +88,9 @@ _inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
 # ---- decoding -----------------------------------------------------------------------------
 @_kernel
 def utf8_decode(s, i):
-    """st__utf8_decode (utf8.h): (code point, length) of the valid UTF-8 at s[i]."""
+    """st__utf8_decode (utf8.h's inline function, which pretokenize.c inlines): (code point,
+    length) of the valid UTF-8 at s[i]. A copy of text/utf8.py's, compiled without reference
+    counting as the scanners are."""
     b0 = np.int64(s[i])
     if b0 < 0x80:
         return b0, 1
@@ -682,66 +685,6 @@ def join_pieces(pt, s, length, sep, out, cap):
         n += e - start + 1
         start = e
     return n
-
-
-# ---- UTF-8 validation (utf8.c's st_utf8_validate, the port's text/utf8.py) -------------------
-try:
-    from .utf8 import st_utf8_validate as _utf8_validate
-except ImportError:  # text/utf8.py not there yet: the same checks, byte by byte
-    _utf8_validate = None
-
-
-@njit(cache=True, nogil=True)
-def _utf8_check(s, length):
-    """(status, offset, truncated) of st_utf8_validate's checks without its fast paths."""
-    i = 0
-    while i < length:
-        b = np.int64(s[i])
-        if b < 0x80:
-            i += 1
-            continue
-        lo = 0x80
-        hi = 0xBF
-        if 0xC2 <= b <= 0xDF:
-            need = 1
-        elif 0xE0 <= b <= 0xEF:
-            need = 2
-            if b == 0xE0:
-                lo = 0xA0
-            elif b == 0xED:
-                hi = 0x9F
-        elif 0xF0 <= b <= 0xF4:
-            need = 3
-            if b == 0xF0:
-                lo = 0x90
-            elif b == 0xF4:
-                hi = 0x8F
-        else:
-            return ST_ERR_INVALID_UTF8, i, False
-        if length - i <= need:
-            return ST_ERR_INVALID_UTF8, i, True
-        if s[i + 1] < lo or s[i + 1] > hi:
-            return ST_ERR_INVALID_UTF8, i, False
-        for k in range(2, need + 1):
-            if (s[i + k] & 0xC0) != 0x80:
-                return ST_ERR_INVALID_UTF8, i, False
-        i += need + 1
-    return ST_OK, 0, False
-
-
-def utf8_validate(text, length, err):
-    """st_utf8_validate(text, len, err)."""
-    if _utf8_validate is not None:
-        return _utf8_validate(text, length, err)
-    clear(err)
-    if text is None and length:
-        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "text is NULL")
-    if not length:
-        return ST_OK
-    st, off, truncated = _utf8_check(text, length)
-    if st != ST_OK:
-        return fail(err, st, ST_UNIT_BYTE, off, "truncated sequence" if truncated else "")
-    return ST_OK
 
 
 # ---- the handle ----------------------------------------------------------------------------
