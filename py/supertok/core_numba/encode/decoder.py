@@ -23,7 +23,8 @@ from ..base.common import (ST_ERR_BUFFER_TOO_SMALL, ST_ERR_INVALID_ARGUMENT, ST_
                            ST_ERR_INVALID_UTF8, ST_NO_TOKEN, ST_OK, ST_UNIT_CODEPOINT, ST_UNIT_INDEX, ST_UNIT_UTF16,
                            clear, fail)
 from ..text.ube import (C_FAIL_AT, C_FAILED, C_N, C_STRICT, CTX_FIELDS, MODE_BYTES, MODE_PAIRS, S_ALPHABET, S_BASE,
-                        S_N_PENDING, S_PENDING, ST_UBE_FINAL, ST_UBE_STRICT, STREAM_FIELDS, feed_symbols, stream_flush)
+                        S_N_PENDING, S_PENDING, S_RUN_START, ST_UBE_FINAL, ST_UBE_STRICT, STREAM_FIELDS, feed_symbols,
+                        stream_flush)
 
 ST_ALPHABET_UBE = 1
 RING = 8  # > the 4 ids a pending run can span, plus a held byte
@@ -155,17 +156,53 @@ def stream_final(c, st, out, cap):
     return ST_ERR_INVALID_UTF8 if c[C_FAILED] != 0 else ST_OK
 
 
+@njit(cache=True, nogil=True, inline="always")
+def ring_note(st, at, id_):
+    """Where the symbols of id_ (stream index at) start, in the ring."""
+    slot = st[D_RING_N] % RING
+    st[D_RING_SYM + slot] = st[S_BASE]
+    st[D_RING_ID + slot] = at
+    st[D_RING_TOK + slot] = id_
+    st[D_RING_N] += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def whole_characters(p, a, count):
+    """Where the last character of p[a..a+count) starts if those bytes are whole valid UTF-8
+    characters, else -1: the stream decodes such bytes, met with nothing pending, to themselves."""
+    j = 0
+    last = -1
+    while j < count:
+        b = p[a + j]
+        if b < 0x80:
+            last = j
+            j += 1
+            continue
+        if 0xC2 <= b <= 0xDF:
+            need, lo, hi = 2, 0x80, 0xBF
+        elif 0xE0 <= b <= 0xEF:
+            need, lo, hi = 3, (0xA0 if b == 0xE0 else 0x80), (0x9F if b == 0xED else 0xBF)
+        elif 0xF0 <= b <= 0xF4:
+            need, lo, hi = 4, (0x90 if b == 0xF0 else 0x80), (0x8F if b == 0xF4 else 0xBF)
+        else:
+            return -1
+        if j + need > count or p[a + j + 1] < lo or p[a + j + 1] > hi:
+            return -1
+        for q in range(2, need):
+            if (p[a + j + q] & 0xC0) != 0x80:
+                return -1
+        last = j
+        j += need
+    return last
+
+
 @njit(cache=True, nogil=True)
 def feed_token(c, st, out, cap, p, a, count, at, id_, ube):
     """Feed count base symbols of token id_ (stream index at), noting where they start in the
     ring."""
     if count == 0:
         return ST_OK
-    slot = st[D_RING_N] % RING
-    st[D_RING_SYM + slot] = st[S_BASE]
-    st[D_RING_ID + slot] = at
-    st[D_RING_TOK + slot] = id_
-    st[D_RING_N] += 1
+    ring_note(st, at, id_)
     return stream_symbols(c, st, out, cap, p, a, count, ube)
 
 
@@ -236,9 +273,24 @@ def decoder_feed(st, strict, ube, n_special, min_special, max_special, special_i
             else:
                 count = ln // 2 if ube else ln
                 last_waits = 1 if hold and k + 1 == n else 0  # the last byte waits for the next call
-                status = feed_token(c, st, out, cap, vbytes, a, count - last_waits, st[D_IDS], id_, ube)
-                if status != ST_OK:
-                    break
+                cnt = count - last_waits
+                last = -1
+                if not ube and cnt > 0 and st[S_N_PENDING] == 0 and st[S_ALPHABET] == 0:
+                    last = whole_characters(vbytes, a, cnt)
+                if last >= 0:  # the stream's result without the stream: the bytes themselves
+                    ring_note(st, st[D_IDS], id_)
+                    o = c[C_N]
+                    for j in range(cnt):
+                        if o + j < cap:
+                            out[o + j] = vbytes[a + j]
+                    c[C_N] = o + cnt
+                    base = st[S_BASE]
+                    st[S_RUN_START] = base + last
+                    st[S_BASE] = base + cnt
+                else:
+                    status = feed_token(c, st, out, cap, vbytes, a, cnt, st[D_IDS], id_, ube)
+                    if status != ST_OK:
+                        break
                 if last_waits:
                     st[D_HELD] = vbytes[a + ln - 1]
                     st[D_HELD_ID] = st[D_IDS]
