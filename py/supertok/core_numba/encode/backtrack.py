@@ -37,6 +37,11 @@ BT_CHAR_MID = 1 << 23
 ST_BT_MEMO_BITS = 14
 ST_BT_MEMO_SLOTS = 1 << ST_BT_MEMO_BITS
 
+# One open-addressing table and its Bloom filter (slots, cap, filter, filter mask): the kernels
+# take the tables so, made from a Backtrack's fields at a kernel's entry (numba copies a struct of
+# many arrays at every use, so the hot loops never touch the Backtrack itself).
+Table = namedtuple("Table", "slots cap filter mask")
+
 Backtrack = namedtuple("Backtrack", "ready n_ids trie_cap pair_cap root by_char trie split prefix reach pairs "
                                     "trie_filter pair_filter trie_filter_mask pair_filter_mask "
                                     "chars chars_filter chars_cap chars_filter_mask")
@@ -64,8 +69,8 @@ NO_MEMO = np.zeros(0, np.uint64)
 
 
 @njit(cache=True, nogil=True)
-def is_reachable(bt, id):
-    return id < bt.n_ids and ((bt.reach[id >> 6] >> np.uint64(id & 63)) & _U1) != 0
+def is_reachable(reach, n_ids, id):
+    return id < n_ids and ((reach[id >> 6] >> np.uint64(id & 63)) & _U1) != 0
 
 
 # Bloom filters of the two tables' keys (backtrack.c explains them): the high 32 bits of a key's
@@ -134,74 +139,77 @@ def trie_key(node, byte):
 
 
 @njit(cache=True, nogil=True)
-def trie_child(bt, node, byte):
-    """The child of node by byte in the trie, ST_NO_TOKEN if none (flags kept in the value)."""
+def trie_child(trie, node, byte):
+    """The child of node by byte in the trie (a Table), ST_NO_TOKEN if none (flags kept in the
+    value): its filter first."""
     key = trie_key(node, byte)
     h = bt_mix(np.uint64(key))
-    if not filter_has(bt.trie_filter, bt.trie_filter_mask, h):
+    if not filter_has(trie.filter, trie.mask, h):
         return ST_NO_TOKEN
-    return trie_probe(bt.trie, bt.trie_cap, key, h)
+    return trie_probe(trie.slots, trie.cap, key, h)
 
 
 @njit(cache=True, nogil=True)
-def char_child(bt, node, cp):
-    """The character edge from node by code point cp: the value (BT_CHAR_* flags), or ST_NO_TOKEN."""
+def char_child(chars, node, cp):
+    """The character edge (chars: a Table) from node by code point cp: the value (BT_CHAR_*
+    flags), or ST_NO_TOKEN."""
     key = np.uint64(((node & BT_NODE_MASK) << 16) | cp)
     h = bt_mix(key + _CHAR_KEY_OFFSET)
-    if not filter_has(bt.chars_filter, bt.chars_filter_mask, h):
+    if not filter_has(chars.filter, chars.mask, h):
         return ST_NO_TOKEN
-    i = slot_at(h, bt.chars_cap)
+    i = slot_at(h, chars.cap)
     while True:
-        s = bt.chars[i]
+        s = chars.slots[i]
         if s == 0:
             return ST_NO_TOKEN
         if (s & _LOW40) == key:
             return np.int64(s >> _U40)
         i += 1
-        if i == bt.chars_cap:
+        if i == chars.cap:
             i = 0
 
 
 @njit(cache=True, nogil=True)
-def pair_get(bt, left, right):
+def pair_get(pairs, left, right):
+    """The token whose split is (left, right) (pairs: a Table), ST_NO_TOKEN if none."""
     key = (np.uint64(left) << _U21) | np.uint64(right)
     h = bt_mix(key)
-    if not filter_has(bt.pair_filter, bt.pair_filter_mask, h):
+    if not filter_has(pairs.filter, pairs.mask, h):
         return ST_NO_TOKEN
-    i = slot_at(h, bt.pair_cap)
+    i = slot_at(h, pairs.cap)
     while True:
-        s = bt.pairs[i]
+        s = pairs.slots[i]
         if s == 0:
             return ST_NO_TOKEN
         if (s >> _U21) == key:
             return np.int64(s & _ID_MASK64)
         i += 1
-        if i == bt.pair_cap:
+        if i == pairs.cap:
             i = 0
 
 
 @njit(cache=True, nogil=True)
-def pair_ok(bt, a, b):
+def pair_ok(pairs, split, a, b):
     """Is [a, b] what merging the bytes of a followed by the bytes of b gives? (backtrack.c)"""
     limit = 0xFFFFFFFF
     while True:
-        c = pair_get(bt, a, b)
+        c = pair_get(pairs, a, b)
         if c != ST_NO_TOKEN and c < limit:
             return False
         if a > b:
             limit = a
-            a = np.int64(bt.split[2 * a + 1])
+            a = np.int64(split[2 * a + 1])
             if a == limit:  # a is a single byte: undo b instead
                 limit = b + 1
-                b = np.int64(bt.split[2 * b])
+                b = np.int64(split[2 * b])
                 if b + 1 == limit:
                     return True
         else:
             limit = b + 1
-            b = np.int64(bt.split[2 * b])
+            b = np.int64(split[2 * b])
             if b + 1 == limit:
                 limit = a
-                a = np.int64(bt.split[2 * a + 1])
+                a = np.int64(split[2 * a + 1])
                 if a == limit:
                     return True
 
@@ -314,7 +322,7 @@ def ordinary_in_byte_order(offsets, vb, n_ids, special_ids):
 
 
 @njit(cache=True, nogil=True)
-def build_char_edges(bt, up, via, inner, n_nodes):
+def build_char_edges(reach, n_ids, up, via, inner, n_nodes):
     """The character edges of the trie (up: the parent of each node, ST_NO_TOKEN for the root's
     children; via: the byte into it; inner: bit per node with a child): for every node X inside
     the trie followed by the bytes of a whole character of 2 or 3 bytes, an edge (X, code point)
@@ -332,13 +340,13 @@ def build_char_edges(bt, up, via, inner, n_nodes):
             if via[p1] >= 0xC2 and via[p1] < 0xE0:
                 x = np.int64(up[p1])
                 cp = ((np.int64(via[p1]) & 0x1F) << 6) | (np.int64(via[y]) & 0x3F)
-                mid = is_reachable(bt, p1)
+                mid = is_reachable(reach, n_ids, p1)
             elif (via[p1] & 0xC0) == 0x80 and np.int64(up[p1]) != ST_NO_TOKEN and via[up[p1]] >= 0xE0 \
                     and via[up[p1]] < 0xF0:
                 p2 = np.int64(up[p1])
                 x = np.int64(up[p2])
                 cp = ((np.int64(via[p2]) & 0x0F) << 12) | ((np.int64(via[p1]) & 0x3F) << 6) | (np.int64(via[y]) & 0x3F)
-                mid = is_reachable(bt, p1) or is_reachable(bt, p2)
+                mid = is_reachable(reach, n_ids, p1) or is_reachable(reach, n_ids, p2)
             else:
                 continue
             if x == ST_NO_TOKEN:
@@ -366,15 +374,15 @@ def build_char_edges(bt, up, via, inner, n_nodes):
 
 
 @njit(cache=True, nogil=True)
-def trie_lookup(bt, vb, at, ln):
+def trie_lookup(root, trie, n_ids, vb, at, ln):
     """The ordinary token with exactly the bytes vb[at..at+ln), ST_NO_TOKEN if none (a walk of
     the trie; C's step 2 probes the vocabulary's table, st__vocab_lookup)."""
-    node = np.int64(bt.root[vb[at]])
+    node = np.int64(root[vb[at]])
     for i in range(1, ln):
         if node == ST_NO_TOKEN:
             return ST_NO_TOKEN
-        node = trie_child(bt, node, np.int64(vb[at + i]))
-    if node == ST_NO_TOKEN or (node & BT_NODE_MASK) >= bt.n_ids:
+        node = trie_child(trie, node, np.int64(vb[at + i]))
+    if node == ST_NO_TOKEN or (node & BT_NODE_MASK) >= n_ids:
         return ST_NO_TOKEN
     return node & BT_NODE_MASK
 
@@ -515,8 +523,8 @@ def backtrack_build_kernel(n, offsets, vb, special_ids, byte_ids):
                 i = 0
         trie[i] = sorted_[e]
     e64 = np.zeros(0, np.uint64)
-    bt = Backtrack(0, n, tcap, pair_cap, root, by_char, trie, split, prefix, reach, pairs, tf, pair_filter,
-                   tf_words - 1, pf_words - 1, e64, e64, 0, 0)
+    trie_t = Table(trie, tcap, tf, tf_words - 1)
+    pairs_t = Table(pairs, pair_cap, pair_filter, pf_words - 1)
 
     # 2. splits, in rank order: a token is reachable when some prefix token and the token
     #    spelling the rest, both of lower rank and reachable, form a compatible pair
@@ -532,10 +540,10 @@ def backtrack_build_kernel(n, offsets, vb, special_ids, byte_ids):
             continue
         left = np.int64(prefix[id])
         while left != ST_NO_TOKEN:
-            if is_reachable(bt, left):  # (also every id above this one is not)
+            if is_reachable(reach, n, left):  # (also every id above this one is not)
                 llen = np.int64(offsets[left + 1]) - np.int64(offsets[left])
-                right = trie_lookup(bt, vb, st + llen, ln - llen)
-                if right != ST_NO_TOKEN and is_reachable(bt, right) and pair_ok(bt, left, right):
+                right = trie_lookup(root, trie_t, n, vb, st + llen, ln - llen)
+                if right != ST_NO_TOKEN and is_reachable(reach, n, right) and pair_ok(pairs_t, split, left, right):
                     split[2 * id] = left
                     split[2 * id + 1] = right
                     key = (np.uint64(left) << _U21) | np.uint64(right)
@@ -555,14 +563,14 @@ def backtrack_build_kernel(n, offsets, vb, special_ids, byte_ids):
     for k in range(n_ord):
         id = np.int64(order[k])
         p = np.int64(prefix[id])
-        if p != ST_NO_TOKEN and not is_reachable(bt, p):
+        if p != ST_NO_TOKEN and not is_reachable(reach, n, p):
             prefix[id] = prefix[p]
 
     # 4. the character edges
     chars, cf = e64, e64
     chars_cap, cf_words = 0, 0
     if with_chars:
-        chars, cf, chars_cap, cf_words = build_char_edges(bt, up, via, inner, n_nodes)
+        chars, cf, chars_cap, cf_words = build_char_edges(reach, n, up, via, inner, n_nodes)
 
     # 5. the first-character table
     u = np.zeros(3, np.int64)
@@ -580,9 +588,9 @@ def backtrack_build_kernel(n, offsets, vb, special_ids, byte_ids):
         node = np.int64(root[u[0]]) if ulen else ST_NO_TOKEN
         i = 1
         while i < ulen and node != ST_NO_TOKEN:
-            node = trie_child(bt, node, u[i])
+            node = trie_child(trie_t, node, u[i])
             i += 1
-        by_char[cp] = node if node != ST_NO_TOKEN and is_reachable(bt, node & BT_NODE_MASK) else ST_NO_TOKEN
+        by_char[cp] = node if node != ST_NO_TOKEN and is_reachable(reach, n, node & BT_NODE_MASK) else ST_NO_TOKEN
     return Backtrack(1, n, tcap, pair_cap, root, by_char, trie, split, prefix, reach, pairs, tf, pair_filter,
                      tf_words - 1, pf_words - 1, chars, cf, chars_cap, max(cf_words - 1, 0))
 
@@ -596,9 +604,10 @@ def backtrack_build(vocab):
 # ---- encoding ------------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
-def longest_match(bt, p, pos, n, whole):
+def longest_match(root, by_char, reach, n_ids, trie, chars, p, pos, n, whole):
     """The longest reachable token that is a prefix of p[pos..pos+n), n >= 1, valid UTF-8 from a
-    character start or from inside a character: (token, its length)."""
+    character start or from inside a character: (token, its length). (bt's fields: trie and
+    chars as Tables.)"""
     node = ST_NO_TOKEN
     best = ST_NO_TOKEN
     i = 1
@@ -611,21 +620,21 @@ def longest_match(bt, p, pos, n, whole):
                 cp = ((b0 & 0x1F) << 6) | (np.int64(p[pos + 1]) & 0x3F)
             else:
                 cp = ((b0 & 0x0F) << 12) | ((np.int64(p[pos + 1]) & 0x3F) << 6) | (np.int64(p[pos + 2]) & 0x3F)
-            node = np.int64(bt.by_char[cp])
+            node = np.int64(by_char[cp])
             if node != ST_NO_TOKEN:
                 best = node & BT_NODE_MASK
                 i = clen
                 blen = clen
     if node == ST_NO_TOKEN:
-        node = np.int64(bt.root[b0])
+        node = np.int64(root[b0])
         if node == ST_NO_TOKEN:
             return ST_NO_TOKEN, 0
-        if is_reachable(bt, node & BT_NODE_MASK):
+        if is_reachable(reach, n_ids, node & BT_NODE_MASK):
             best = node & BT_NODE_MASK
             blen = 1
     while i < n and not (node & BT_LEAF):
         b = np.int64(p[pos + i])
-        if b >= 0xC2 and b < 0xF0 and bt.chars_cap:  # a whole character in one probe
+        if b >= 0xC2 and b < 0xF0 and chars.cap:  # a whole character in one probe
             clen = 2 if b < 0xE0 else 3
             if i + clen <= n:
                 if clen == 2:
@@ -633,24 +642,24 @@ def longest_match(bt, p, pos, n, whole):
                 else:
                     cp = (((b & 0x0F) << 12) | ((np.int64(p[pos + i + 1]) & 0x3F) << 6)
                           | (np.int64(p[pos + i + 2]) & 0x3F))
-                v = char_child(bt, node, cp)
+                v = char_child(chars, node, cp)
                 if v != ST_NO_TOKEN and not (v & BT_CHAR_MID):
                     node = (v & (BT_CHAR_NODES - 1)) | (BT_LEAF if (v & BT_CHAR_LEAF) else 0)
                     i += clen
-                    if is_reachable(bt, node & BT_NODE_MASK):
+                    if is_reachable(reach, n_ids, node & BT_NODE_MASK):
                         best = node & BT_NODE_MASK
                         blen = i
                     continue
                 # no edge: the walk may still end inside the character; or a node inside it
                 # is a token: take it byte by byte
-        node = trie_child(bt, node, b)
+        node = trie_child(trie, node, b)
         if node == ST_NO_TOKEN:
             break
         i += 1
-        if is_reachable(bt, node & BT_NODE_MASK):
+        if is_reachable(reach, n_ids, node & BT_NODE_MASK):
             best = node & BT_NODE_MASK
             blen = i
-    if whole and i == n and node != ST_NO_TOKEN and (node & BT_NODE_MASK) < bt.n_ids:
+    if whole and i == n and node != ST_NO_TOKEN and (node & BT_NODE_MASK) < n_ids:
         # the whole piece is a token: tiktoken takes it even if merging could not reach it
         best = node & BT_NODE_MASK
         blen = n
@@ -664,27 +673,27 @@ def backtrack_scratch_size(n):
 
 
 @njit(cache=True, nogil=True)
-def pair_ok_memo(bt, memo, a, b):
+def pair_ok_memo(pairs, split, memo, a, b):
     if memo.shape[0] == 0:
-        return pair_ok(bt, a, b)
+        return pair_ok(pairs, split, a, b)
     key = (np.uint64(a) << _U21) | np.uint64(b)
     slot = np.int64((key * _GOLD) >> _MEMO_SHIFT)
     s = memo[slot]
     if (s >> _U1) == key:
         return (s & _U1) != 0
-    ok = pair_ok(bt, a, b)
+    ok = pair_ok(pairs, split, a, b)
     memo[slot] = (key << _U1) | (_U1 if ok else np.uint64(0))
     return ok
 
 
 @njit(cache=True, nogil=True)
-def vocab_span_len(v, id):
+def vocab_span_len(offsets, n_ids, bytes_len, id):
     """st__vocab_span's length of token id, checked; -1 if the span is bad."""
-    if id >= v.n_ids:
+    if id >= n_ids:
         return -1
-    a = np.int64(v.offsets[id])
-    b = np.int64(v.offsets[id + 1])
-    if a >= b or b > v.bytes_len:
+    a = np.int64(offsets[id])
+    b = np.int64(offsets[id + 1])
+    if a >= b or b > bytes_len:
         return -1
     return b - a
 
@@ -693,13 +702,19 @@ def vocab_span_len(v, id):
 def backtrack_encode(bt, v, p, n, tok, start, scratch, memo):
     """st__backtrack_encode: the piece p[0..n) (n >= 1; valid UTF-8) into tok/start; m tokens,
     0 if the tables cannot encode it (the caller uses the merge loop)."""
+    # bt's and v's fields, once (see Table)
+    root, by_char, reach, n_ids, prefix, split = bt.root, bt.by_char, bt.reach, bt.n_ids, bt.prefix, bt.split
+    trie = Table(bt.trie, bt.trie_cap, bt.trie_filter, bt.trie_filter_mask)
+    chars = Table(bt.chars, bt.chars_cap, bt.chars_filter, bt.chars_filter_mask)
+    pairs = Table(bt.pairs, bt.pair_cap, bt.pair_filter, bt.pair_filter_mask)
+    offsets, v_n_ids, bytes_len = v.offsets, v.n_ids, v.bytes_len
     # open[i / 64] bit i: a token may still end at position i (cleared at dead ends)
     open_ = scratch
     for w in range(n // 64 + 1):
         open_[w] = np.uint64(0xFFFFFFFFFFFFFFFF)
     m = 0
     pos = 0
-    nxt, next_len = longest_match(bt, p, 0, n, True)
+    nxt, next_len = longest_match(root, by_char, reach, n_ids, trie, chars, p, 0, n, True)
     while pos < n:
         t = nxt
         ln = next_len  # t's length, known from the walk
@@ -708,17 +723,17 @@ def backtrack_encode(bt, v, p, n, tok, start, scratch, memo):
         while True:
             end = pos + ln
             if end <= n and ((open_[end >> 6] >> np.uint64(end & 63)) & _U1) != 0 and (
-                    m == 0 or pair_ok_memo(bt, memo, np.int64(tok[m - 1]), t)):
+                    m == 0 or pair_ok_memo(pairs, split, memo, np.int64(tok[m - 1]), t)):
                 tok[m] = t
                 start[m] = pos
                 m += 1
                 pos = end
                 if pos < n:
-                    nxt, next_len = longest_match(bt, p, pos, n - pos, False)
+                    nxt, next_len = longest_match(root, by_char, reach, n_ids, trie, chars, p, pos, n - pos, False)
                 else:
                     nxt, next_len = ST_NO_TOKEN, 0
                 break
-            t = np.int64(bt.prefix[t])
+            t = np.int64(prefix[t])
             if t == ST_NO_TOKEN:  # nothing fits here: step back one token
                 open_[pos >> 6] &= ~(_U1 << np.uint64(pos & 63))
                 if m == 0:
@@ -728,7 +743,7 @@ def backtrack_encode(bt, v, p, n, tok, start, scratch, memo):
                 pos = np.int64(start[m])
                 nxt = np.int64(tok[m])
                 break
-            ln = vocab_span_len(v, t)
+            ln = vocab_span_len(offsets, v_n_ids, bytes_len, t)
             if ln < 0:
                 return 0
     return m
