@@ -45,7 +45,7 @@ _E64 = np.zeros(1, np.uint64)
 _E16 = np.zeros(2, np.uint16)
 
 
-def _no_pc():
+def no_pc():
     return PC(_E8, _E32, _E8, _E8, 0, _E64, _E16, _E8, _E32, _E16, 0, np.zeros(3, np.int64))
 
 
@@ -146,14 +146,14 @@ def piece_cache_open(enc, length):
     lz = enc.lazy
     limit = lz.cache_limit
     if not cache_slots_for(share_of(limit, 0)) and length < ST_CACHE_MIN_TEXT:
-        return None, _no_pc()
+        return None, no_pc()
     s = lz.scratch
     if s is None:
         s = lz.scratch = Scratch()
     s.seen += length
     cache_fit(lz, s, share_of(limit, 0), s.seen)
     if not s.sets:
-        return s, _no_pc()
+        return s, no_pc()
     long_table(lz, s)
     if s.lhash is None:
         return s, PC(s.lines, s.lines32, s.fp, s.meta, s.sets, _E64, _E16, _E8, _E32, _E16, 0, np.zeros(3, np.int64))

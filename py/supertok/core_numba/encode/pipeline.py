@@ -34,10 +34,11 @@ from ..base.hash import hash_short, hash_mid, hash_bytes
 from ..formats.vocab import vocab_lookup_short, vocab_probe, vocab_find
 from ..text.pretokenize import pieces_init, pieces_fill, ITER_FIELDS
 from .encoding import ST__KIND_RANKS, ST__KIND_RULES, BT_NOT_BUILT, BT_READY, BT_UNAVAILABLE
+from .backtrack import backtrack_encode, new_memo, NO_MEMO, _unsuitable
 from .merge import merge_short, merge_heap, ST_LINEAR_PIECE, ST_MERGE_MAX_PARTS, MODE_RANKS, MODE_RULES
-from .piece_cache import (cache_find, cache_fill, piece_cache_open, piece_cache_close, ST_CACHE_ID_BITS,
-                          ST_CACHE_LONG_TOKENS, ST_CACHE_LONG_PIECE)
-from .sink import put, new_sink, O_N, ST_OFFSETS_UTF16, ST_OFFSETS_BYTES
+from .piece_cache import (cache_find, cache_fill, piece_cache_open, piece_cache_close, no_pc, ST_CACHE_ID_BITS,
+                          ST_CACHE_LONG_TOKENS)
+from .sink import put, new_sink, O_N, O_CAP, SINK_FIELDS, ST_OFFSETS_UTF16, ST_OFFSETS_BYTES
 from .special_policy import policy_resolve, check_disallowed, check_disallowed_kernel, special_at, \
     special_first_bytes
 from .superword_pass import run_put, run_flush, piece_to_run, new_run, NO_RUN
@@ -54,7 +55,10 @@ _ID_SHIFT = np.uint32(ST_CACHE_ID_BITS)
 
 # The scratch a call reuses (C: stack arrays and the scratch block). lz: int64 [bt_state,
 # bt_debt, budget, all_bytes]; flags of the call: int64 [merge_only].
-Work = namedtuple("Work", "tok start rank10 heap nxt prv rank tk ends first sym off it lz")
+Work = namedtuple("Work", "tok start rank10 heap nxt prv rank tk ends first sym off it lz opn")
+# The handle as the kernels see it, and a call's state (C: the encoder struct).
+Enc = namedtuple("Enc", "kind v rules sup has_sup pt bt memo")
+Call = namedtuple("Call", "w pairs pc run o ids starts report")
 
 
 def new_work():
@@ -63,7 +67,7 @@ def new_work():
                 np.empty(3 * n + 1, np.uint64), np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32),
                 np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(ST_PIECE_BATCH, np.uint64),
                 np.zeros(256, np.uint8), np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32),
-                np.zeros(ITER_FIELDS, np.int64), np.zeros(4, np.int64))
+                np.zeros(ITER_FIELDS, np.int64), np.zeros(4, np.int64), np.empty(n // 64 + 1, np.uint64))
 
 
 LZ_STATE, LZ_DEBT, LZ_BUDGET, LZ_ALL_BYTES = 0, 1, 2, 3
@@ -117,11 +121,10 @@ def wants_backtrack(s, a, n):
 
 
 @njit(cache=True, nogil=True)
-def bt_encode(v, s, a, n, tok, start):
-    """The call site of the backtracking encoder (backtrack.h: st__backtrack_encode): m tokens,
-    0 if the tables cannot encode the piece. Its tables are not ported yet: 0, and the merge
-    loops give the same ids."""
-    return 0
+def bt_encode(bt, v, s, a, n, tok, start, opn, memo):
+    """st__backtrack_encode on the piece s[a .. a + n): m tokens, 0 if the tables cannot encode
+    it (the caller then uses the merge loops). opn: scratch of n // 64 + 1 words."""
+    return backtrack_encode(bt, v, s[a:], n, tok, start, opn, memo)
 
 
 # ---- per piece ----
@@ -217,7 +220,11 @@ def piece_symbols(alphabet, s, a, n, sym, off):
 
 
 @njit(cache=True, nogil=True)
-def encode_piece_rules(v, rules, sup, has_sup, s, a, b, w, pairs, pc, run, o, ids, starts):
+def encode_piece_rules(e, c, s, a, b):
+    """A rule model's piece: its base symbols merged by rule (a piece that spells a token is not
+    taken whole: the rules decide)."""
+    v, rules, sup, has_sup, w, pairs, pc, run = e.v, e.rules, e.sup, e.has_sup, c.w, c.pairs, c.pc, c.run
+    o, ids, starts = c.o, c.ids, c.starts
     n = b - a
     hit, where, rh = cache_find(pc, s, a, n, np.uint64(0))
     if hit:
@@ -251,19 +258,21 @@ def encode_piece_rules(v, rules, sup, has_sup, s, a, b, w, pairs, pc, run, o, id
 
 
 @njit(cache=True, nogil=True)
-def encode_piece_ranks(v, rules, sup, s, a, b, looked, h, merge_only, w, pairs, pc, run, o, ids, starts, report):
-    """A rank vocabulary's piece: one token if it is one; else backtracking (when the tables
-    exist) or the merge loops. looked: the caller found the whole piece is no token; h: the
-    piece's hash_bytes if the caller has it, else 0."""
+def encode_piece_ranks(e, c, s, a, b, looked, h, merge_only):
+    """A rank vocabulary's piece: one token if it is one; else backtracking (long or non-ASCII
+    pieces, when the tables exist) or the merge loops. looked: the caller found the whole piece
+    is no token; h: the piece's hash_bytes if the caller has it, else 0."""
+    v, rules, sup, w, pairs, pc, run = e.v, e.rules, e.sup, c.w, c.pairs, c.pc, c.run
+    o, ids, starts = c.o, c.ids, c.starts
     n = b - a
     lz = w.lz
     wants = not merge_only and wants_backtrack(s, a, n)
-    bt = 0
+    use_bt = 0
     if wants:
-        bt = tables_for(lz, s, a, n)
-        if bt == 2:
+        use_bt = tables_for(lz, s, a, n)
+        if use_bt == 2:
             return NEED_TABLES
-    if bt == 0 and not looked:
+    if use_bt == 0 and not looked:
         if n <= 8:
             tid = np.uint32(vocab_lookup_short(v, s, a, n))
         else:
@@ -284,18 +293,18 @@ def encode_piece_ranks(v, rules, sup, s, a, b, looked, h, merge_only, w, pairs, 
     if lz[LZ_ALL_BYTES] < 0:
         for k in range(n):
             if v.byte_ids[s[a + k]] == _NO:
-                report_set(report, ST_ERR_NOT_ENCODABLE, ST_UNIT_BYTE, a + k)
+                report_set(c.report, ST_ERR_NOT_ENCODABLE, ST_UNIT_BYTE, a + k)
                 return ST_ERR_NOT_ENCODABLE
     if n <= ST_STACK_PIECE:
         tok, start = w.tok, w.start
-        m = bt_encode(v, s, a, n, tok, start) if bt == 1 else 0
+        m = bt_encode(e.bt, v, s, a, n, tok, start, w.opn, e.memo) if use_bt == 1 else 0
         if not m:
             if n <= ST_LINEAR_PIECE:
                 m = merge_short(v, pairs, s, a, n, tok, start, w.rank10)
             else:
                 m = merge_heap(MODE_RANKS, v, rules, sup, pairs, s, a, tok, n, tok, start, w.heap, w.nxt, w.prv,
                                w.rank, w.tk)
-        if wants and bt == 0:
+        if wants and use_bt == 0:
             debt_add(lz, s, a, n)
         for k in range(m):
             put(o, ids, starts, s, tok[k], a + np.int64(start[k]))
@@ -305,8 +314,8 @@ def encode_piece_ranks(v, rules, sup, s, a, b, looked, h, merge_only, w, pairs, 
         return ST_ERR_OUT_OF_MEMORY
     tok = np.empty(n + 1, np.uint32)
     start = np.empty(n + 1, np.uint32)
-    if bt == 1:
-        m = bt_encode(v, s, a, n, tok, start)
+    if use_bt == 1:
+        m = bt_encode(e.bt, v, s, a, n, tok, start, np.empty(n // 64 + 1, np.uint64), e.memo)
         if m:
             for k in range(m):
                 put(o, ids, starts, s, tok[k], a + np.int64(start[k]))
@@ -314,7 +323,7 @@ def encode_piece_ranks(v, rules, sup, s, a, b, looked, h, merge_only, w, pairs, 
     m = merge_heap(MODE_RANKS, v, rules, sup, pairs, s, a, tok, n, tok, start, np.empty(3 * n + 1, np.uint64),
                    np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32),
                    np.empty(n + 1, np.uint32))
-    if wants and bt == 0:
+    if wants and use_bt == 0:
         debt_add(lz, s, a, n)
     for k in range(m):
         put(o, ids, starts, s, tok[k], a + np.int64(start[k]))
@@ -324,19 +333,21 @@ def encode_piece_ranks(v, rules, sup, s, a, b, looked, h, merge_only, w, pairs, 
 # ---- the pieces of a stretch of text ----
 
 @njit(cache=True, nogil=True)
-def encode_ordinary(kind, v, rules, sup, has_sup, pt, s, frm, to, merge_only, w, pairs, pc, run, o, ids, starts,
-                    report):
+def encode_ordinary(e, c, s, frm, to):
     """The pieces of s[frm .. to), a batch of ends at a time from the pre-tokenizer: for a rank
     vocabulary the whole-piece lookup inline (nearly every piece of real text is one token), one
     call per piece that is not."""
     sub = s[frm:]
     sub_len = to - frm
-    it = w.it
-    ends = w.ends
+    pt = e.pt
+    v = e.v
+    it = c.w.it
+    ends = c.w.ends
     pieces_init(pt, sub, sub_len, it)
     a = frm
     byte_ids = v.byte_ids
     pair_ids = v.pair_ids
+    ranks = e.kind == ST__KIND_RANKS
     while True:
         m = pieces_fill(pt, sub, sub_len, it, ends, ST_PIECE_BATCH)
         if m == 0:
@@ -344,7 +355,7 @@ def encode_ordinary(kind, v, rules, sup, has_sup, pt, s, frm, to, merge_only, w,
         for k in range(m):
             b = frm + np.int64(ends[k])
             n = b - a
-            if kind == ST__KIND_RANKS:
+            if ranks:
                 h = np.uint64(0)
                 looked = True
                 if n == 1:
@@ -358,14 +369,13 @@ def encode_ordinary(kind, v, rules, sup, has_sup, pt, s, frm, to, merge_only, w,
                     tid = _NO
                     looked = False
                 if tid != _NO:
-                    put(o, ids, starts, s, tid, a)
+                    put(c.o, c.ids, c.starts, s, tid, a)
                 else:
-                    st = encode_piece_ranks(v, rules, sup, s, a, b, looked, h, merge_only, w, pairs, pc, run, o, ids,
-                                            starts, report)
+                    st = encode_piece_ranks(e, c, s, a, b, looked, h, False)
                     if st != ST_OK:
                         return st
             else:
-                st = encode_piece_rules(v, rules, sup, has_sup, s, a, b, w, pairs, pc, run, o, ids, starts)
+                st = encode_piece_rules(e, c, s, a, b)
                 if st != ST_OK:
                     return st
             a = b
@@ -373,79 +383,81 @@ def encode_ordinary(kind, v, rules, sup, has_sup, pt, s, frm, to, merge_only, w,
 
 
 @njit(cache=True, nogil=True)
-def encode_all(kind, v, rules, sup, has_sup, pt, s, length, pl, w, pairs, pc, run, o, ids, starts, report):
+def flush_run(e, c, s):
+    if e.has_sup and c.run.rs[0]:
+        run_flush(c.run, e.v, e.rules, e.sup, c.pairs, c.o, c.ids, c.starts, s)
+
+
+@njit(cache=True, nogil=True)
+def encode_all(e, c, s, length, pl):
     """The text: the allowed specials cut it, the pre-tokenizer splits the rest; then the last
     run (a run never crosses a special token or the end of the text)."""
-    st = ST_OK
+    c.run.rs[0] = 0
     if not pl.any_allowed:
-        st = encode_ordinary(kind, v, rules, sup, has_sup, pt, s, 0, length, False, w, pairs, pc, run, o, ids, starts,
-                             report)
+        st = encode_ordinary(e, c, s, 0, length)
     else:
-        first = w.first
+        v = e.v
+        first = c.w.first
         special_first_bytes(v, pl.allowed, first)
         seg = 0
         i = 0
+        st = ST_OK
         while i < length:
-            c = s[i]
-            if not first[c] or (c & 0xC0) == 0x80:
+            ch = s[i]
+            if not first[ch] or (ch & 0xC0) == 0x80:
                 i += 1
                 continue
             tid, ml = special_at(v, pl.allowed, s, i, length)
             if tid == ST_NO_TOKEN or (i + ml < length and (s[i + ml] & 0xC0) == 0x80):
                 i += 1
                 continue
-            st = encode_ordinary(kind, v, rules, sup, has_sup, pt, s, seg, i, False, w, pairs, pc, run, o, ids,
-                                 starts, report)
+            st = encode_ordinary(e, c, s, seg, i)
             if st != ST_OK:
                 return st
-            if has_sup and run.rs[0]:
-                run_flush(run, v, rules, sup, pairs, o, ids, starts, s)
-            put(o, ids, starts, s, np.uint32(tid), i)
+            flush_run(e, c, s)
+            put(c.o, c.ids, c.starts, s, np.uint32(tid), i)
             i += ml
             seg = i
-        st = encode_ordinary(kind, v, rules, sup, has_sup, pt, s, seg, length, False, w, pairs, pc, run, o, ids,
-                             starts, report)
-    if st == ST_OK and has_sup and run.rs[0]:
-        run_flush(run, v, rules, sup, pairs, o, ids, starts, s)
+        st = encode_ordinary(e, c, s, seg, length)
+    if st == ST_OK:
+        flush_run(e, c, s)
     return st
 
 
 @njit(cache=True, nogil=True)
-def encode_many_kernel(kind, v, rules, sup, has_sup, pt, s, offsets, n_texts, pl, w, pairs, pc, run, ids, cap,
-                       counts, nostarts, report):
+def encode_many_kernel(e, c0, s, offsets, n_texts, pl, cap, counts):
     """st_encode_many's texts after the checks: each refused if it holds a disallowed string,
-    else encoded into ids past the texts before it. (status, index of the failing text, its
-    disallowed find: at, src, start, len, id)."""
+    else encoded into ids past the texts before it. (status (-1: text k holds a disallowed
+    string), k or the total)."""
     total = 0
+    ids = c0.ids
     for k in range(n_texts):
         a = np.int64(offsets[k])
         n = np.int64(offsets[k + 1]) - a
         t = s[a:]
-        found, at, src, fa, fl, fid = check_disallowed_kernel(v, pl, t, n)
+        found, at, src, fa, fl, fid = check_disallowed_kernel(e.v, pl, t, n)
         if found:
-            return -1, k, at, src, fa, fl, fid
+            return -1, k
         room = cap - total if total < cap else 0
-        o = np.zeros(7, np.int64)
-        o[0] = room
-        out = ids[total:] if room else ids[:0]
-        run.rs[0] = 0
-        st = encode_all(kind, v, rules, sup, has_sup, pt, t, n, pl, w, pairs, pc, run, o, out, nostarts, report)
+        o = np.zeros(SINK_FIELDS, np.int64)
+        o[O_CAP] = room
+        c = Call(c0.w, c0.pairs, c0.pc, c0.run, o, ids[total:] if room else ids[:0], c0.starts, c0.report)
+        st = encode_all(e, c, t, n, pl)
         if st != ST_OK:
-            return st, k, 0, 0, 0, 0, 0
+            return st, k
         counts[k] = o[O_N]
         total += o[O_N]
-    return ST_OK, total, 0, 0, 0, 0, 0
+    return ST_OK, total
 
 
 @njit(cache=True, nogil=True)
-def encode_piece_kernel(kind, v, rules, sup, s, length, w, pairs, pc, run, o, ids, starts, report):
+def encode_piece_kernel(e, c, s, length):
     """st_encode_piece: one piece through the same merge code as st_encode's pieces (the merge
     loops alone: no pre-tokenizer, no specials, no piece cache, no superword pass)."""
-    if kind == ST__KIND_RANKS:
-        return encode_piece_ranks(v, rules, sup, s, 0, length, False, np.uint64(0), True, w, pairs, pc, run, o, ids,
-                                  starts, report)
-    if kind == ST__KIND_RULES:
-        return encode_piece_rules(v, rules, sup, False, s, 0, length, w, pairs, pc, run, o, ids, starts)
+    if e.kind == ST__KIND_RANKS:
+        return encode_piece_ranks(e, c, s, 0, length, False, np.uint64(0), True)
+    if e.kind == ST__KIND_RULES:
+        return encode_piece_rules(e, c, s, 0, length)
     return ST_ERR_INVALID_ARGUMENT
 
 
@@ -453,6 +465,9 @@ def encode_piece_kernel(kind, v, rules, sup, s, length, w, pairs, pc, run, o, id
 
 _EMPTY_TEXT = np.zeros(16, np.uint8)
 _EMPTY_PAIRS = np.zeros(0, np.uint32)
+_NO_STARTS = np.zeros(0, np.uint64)
+_NO_IDS = np.zeros(1, np.uint32)
+_NO_BT = None
 _utf8_validate = None
 
 
@@ -467,7 +482,7 @@ def utf8_validate(text, length, err):
 
 
 def work_of(enc):
-    """The handle's reusable scratch (C: the stack arrays and scratch block of a call)."""
+    """The handle's reusable scratch (C: the stack arrays of a call)."""
     lz = enc.lazy
     w = lz.extra.get("work")
     if w is None:
@@ -475,32 +490,48 @@ def work_of(enc):
         v = enc.vocab
         vb = int(v.offsets[v.n_ids])
         w.lz[LZ_BUDGET] = min(vb * BT_COST_PER_VOCAB_BYTE, (1 << 62))
-    # the backtracking tables: not ported yet, so never due (the merge loops give the same ids)
-    w.lz[LZ_STATE] = BT_UNAVAILABLE
     return w
 
 
-def _unpack(enc):
+def _enc_of(enc, scratch, merge_only=False):
+    """The kernels' view of the handle (E): the backtracking tables if built, the memo of the
+    call's scratch block."""
+    global _NO_BT
+    lz = enc.lazy
+    w = work_of(enc)
+    w.lz[LZ_STATE] = lz.bt_state
+    w.lz[LZ_DEBT] = lz.bt_debt
+    if _NO_BT is None:
+        _NO_BT = _unsuitable()
+    bt = lz.bt if lz.bt_state == BT_READY and lz.bt is not None else _NO_BT
+    memo = NO_MEMO
+    if bt is not _NO_BT and scratch is not None:
+        if scratch.memo is None:
+            scratch.memo = new_memo()
+        memo = scratch.memo
     has_sup = enc.kind == ST__KIND_RULES and enc.supers.n > 0
-    return enc.kind, enc.vocab, enc.rules, enc.supers, has_sup, enc.pt
+    return Enc(enc.kind, enc.vocab, enc.rules, enc.supers, has_sup, enc.pt, bt, memo), w
 
 
-def _not_encodable(err, report, text):
-    off = int(report[R_OFFSET])
-    return err.take(report, "byte %d is no token" % int(text[off]))
+def _after(enc, w):
+    enc.lazy.bt_debt = int(w.lz[LZ_DEBT])
+
+
+def _build_tables(enc):
+    from .encoding import backtrack_tables
+    backtrack_tables(enc)
+    if enc.lazy.bt_state == BT_NOT_BUILT:  # no builder: never due again
+        enc.lazy.bt_state = BT_UNAVAILABLE
 
 
 def _finish(err, st, report, text):
     """A kernel's failure in err (the status alone where the kernel set no report)."""
     if st == ST_ERR_NOT_ENCODABLE and err is not None:
-        return _not_encodable(err, report, text)
+        off = int(report[R_OFFSET])
+        return err.take(report, "byte %d is no token" % int(text[off]))
     if err is not None and err.status == ST_OK:
         err.fail(st)
     return st
-
-
-_NO_STARTS = np.zeros(0, np.uint64)
-_NO_IDS = np.zeros(1, np.uint32)
 
 
 @export
@@ -516,20 +547,26 @@ def st_encode(enc, text, length, specials, flags, ids, starts, cap, n_ids, err):
     st = utf8_validate(text, length, err)
     if st != ST_OK:
         return st
-    kind, v, rules, sup, has_sup, pt = _unpack(enc)
+    v = enc.vocab
     st, pl = policy_resolve(v, specials, err)
     if st == ST_OK:
         st = check_disallowed(v, pl, text, length, err)
     if st != ST_OK:
         return st
-    w = work_of(enc)
     scratch, pc = piece_cache_open(enc, length)
     pairs = scratch.pairs if scratch is not None else _EMPTY_PAIRS
-    run = new_run(length + 1) if has_sup else NO_RUN
-    o = new_sink(cap, flags, starts is not None)
-    report = new_report()
-    st = encode_all(kind, v, rules, sup, has_sup, pt, text, length, pl, w, pairs, pc, run, o,
-                    ids if ids is not None else _NO_IDS, starts if starts is not None else _NO_STARTS, report)
+    run = new_run(length + 1) if enc.kind == ST__KIND_RULES and enc.supers.n > 0 else NO_RUN
+    ids_a = ids if ids is not None else _NO_IDS
+    starts_a = starts if starts is not None else _NO_STARTS
+    while True:
+        e, w = _enc_of(enc, scratch)
+        o = new_sink(cap, flags, starts is not None)
+        report = new_report()
+        st = encode_all(e, Call(w, pairs, pc, run, o, ids_a, starts_a, report), text, length, pl)
+        _after(enc, w)
+        if st != NEED_TABLES:
+            break
+        _build_tables(enc)  # then the call again, with them (or without, never due again)
     piece_cache_close(enc, scratch, pc)
     n = int(o[O_N])
     n_ids.v = n
@@ -550,19 +587,17 @@ def st_encode_piece(enc, data, length, ids, cap, n_ids, err):
     n_ids.v = 0
     if data is None:
         data = _EMPTY_TEXT
-    kind, v, rules, sup, has_sup, pt = _unpack(enc)
-    if kind == ST__KIND_RULES and v.alphabet == ST_ALPHABET_UBE:
+    if enc.kind == ST__KIND_RULES and enc.vocab.alphabet == ST_ALPHABET_UBE:
         st = utf8_validate(data, length, err)
         if st != ST_OK:
             return st
     if not length:
         return ST_OK
-    w = work_of(enc)
-    pc = _off_pc()
+    e, w = _enc_of(enc, None)
     o = new_sink(cap, ST_OFFSETS_BYTES, False)
     report = new_report()
-    st = encode_piece_kernel(kind, v, rules, sup, data, length, w, _EMPTY_PAIRS, pc, NO_RUN, o,
-                             ids if ids is not None else _NO_IDS, _NO_STARTS, report)
+    st = encode_piece_kernel(e, Call(w, _EMPTY_PAIRS, no_pc(), NO_RUN, o, ids if ids is not None else _NO_IDS,
+                                     _NO_STARTS, report), data, length)
     n = int(o[O_N])
     n_ids.v = n
     if st != ST_OK:
@@ -572,11 +607,6 @@ def st_encode_piece(enc, data, length, ids, cap, n_ids, err):
             err.status = ST_ERR_BUFFER_TOO_SMALL
         return ST_ERR_BUFFER_TOO_SMALL
     return ST_OK
-
-
-def _off_pc():
-    from .piece_cache import _no_pc
-    return _no_pc()
 
 
 @export
@@ -630,25 +660,28 @@ def _encode_many_run(enc, texts, offs, n_texts, pl, offsets, ids, cap, counts, n
     """The kernel over texts [0, n_texts): a status if one fails or all are done, else None."""
     if texts is None:
         texts = _EMPTY_TEXT
-    kind, v, rules, sup, has_sup, pt = _unpack(enc)
-    w = work_of(enc)
-    total_len = offs[n_texts] - offs[0]
-    scratch, pc = piece_cache_open(enc, total_len)
+    v = enc.vocab
+    scratch, pc = piece_cache_open(enc, offs[n_texts] - offs[0])
     pairs = scratch.pairs if scratch is not None else _EMPTY_PAIRS
+    has_sup = enc.kind == ST__KIND_RULES and enc.supers.n > 0
     run = new_run(max(offs[k + 1] - offs[k] for k in range(n_texts)) + 1) if has_sup else NO_RUN
-    report = new_report()
-    offsets_arr = np.asarray(offsets, np.uint64)
-    st, k, at, src, fa, fl, fid = encode_many_kernel(kind, v, rules, sup, has_sup, pt, texts, offsets_arr, n_texts,
-                                                     pl, w, pairs, pc, run, ids if ids is not None else _NO_IDS, cap,
-                                                     counts, _NO_STARTS, report)
+    offsets_arr = np.ascontiguousarray(offsets, np.uint64)
+    while True:
+        e, w = _enc_of(enc, scratch)
+        report = new_report()
+        st, k = encode_many_kernel(e, Call(w, pairs, pc, run, new_sink(0, 0, False), ids if ids is not None else _NO_IDS,
+                                           _NO_STARTS, report), texts, offsets_arr, n_texts, pl, cap, counts)
+        _after(enc, w)
+        if st != NEED_TABLES:
+            break
+        _build_tables(enc)
     piece_cache_close(enc, scratch, pc)
     if st == -1:  # text k holds a disallowed string: st_encode's report, from the start of texts
         a = offs[k]
-        check_disallowed(v, pl, texts[a:], offs[k + 1] - a, err)
+        st = check_disallowed(v, pl, texts[a:], offs[k + 1] - a, err)
         if err is not None:
             err.offset += a
-        from ..base.common import ST_ERR_DISALLOWED_SPECIAL
-        return ST_ERR_DISALLOWED_SPECIAL
+        return st
     if st != ST_OK:
         a = offs[k]
         st = _finish(err, st, report, texts[a:])
