@@ -79,9 +79,9 @@ PREDS_BMP = PREDS_OF_CLASS[UCD_BMP_CLASS]
 #   (50 ns a piece instead of 8-15). These kernels allocate nothing, so they need no runtime;
 #   kernels that do (scan_all, join_pieces, the encoder's) call them as any other.
 # - inline="always" (numba-level inlining) for the small helpers of the ASCII paths, which LLVM
-#   left as calls, and for char_at's ASCII test (its decoding, char_decoded, stays a call). Not
-#   for run_of, scan_ws or contraction: inlined at their dozens of call sites they tripled the
-#   compile time for little gain.
+#   left as calls, for char_at's ASCII test (its decoding, char_decoded, stays a call) and for
+#   o200k's two word alternatives (each called twice). Not for run_of, scan_ws or contraction:
+#   inlined at their dozens of call sites they tripled the compile time for little gain.
 _kernel = njit(cache=True, nogil=True, _nrt=False)
 _inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
 
@@ -429,7 +429,7 @@ def piece_cl100k(s, end, i):
 
 # ---- o200k ---------------------------------------------------------------------------------
 # U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}]; nothing is possessive.
-@_kernel
+@_inline
 def o200k_upper_lower(s, end, k):
     """U*W+ from k: its end, or 0."""
     a = k
@@ -452,7 +452,7 @@ def o200k_upper_lower(s, end, k):
             last_w_end = a
 
 
-@_kernel
+@_inline
 def o200k_upper_then_lower(s, end, k):
     """U+W* from k: its end, or 0."""
     cp, n, p = char_at(s, end, k)
