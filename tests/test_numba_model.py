@@ -608,3 +608,27 @@ def test_trained_model_exports_same_as_native(kw):
     data = bytes(enc._model_data)
     check_same(data)
     check_encoding_same(data)
+
+
+def _builtin(b, name):
+    import supertok
+    prev = supertok._set_backend(b)
+    try:
+        return supertok.get_encoding(name)
+    finally:
+        supertok._set_backend(prev)
+
+
+@needs_constructors
+@pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base"])
+def test_builtin_encodings_exports_same_as_native(name):
+    """The exports of the large rank vocabularies (loaded as the port loads them: from images)."""
+    a, n = _builtin(NUMBA, name), _builtin(NATIVE, name)
+    for fmt in (1, 2):
+        def run(enc):
+            try:
+                return enc._backend.encoding_export(enc._handle, fmt)
+            except Exception as exc:
+                return (type(exc).__name__, str(exc), getattr(exc, "kind", None))
+        assert run(a) == run(n)
+    assert a._backend.duplicate_tokens(a._handle) == n._backend.duplicate_tokens(n._handle)
