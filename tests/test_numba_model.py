@@ -540,7 +540,7 @@ def export_models():
                                  (308, "\u2028"), (309, "\\x20lead")])
     shared = _rules_model(specials=[(65, "A"), (256, "ab"), (262, "<|e|>")])
     out = [dup, shared, dup.replace(b"pattern o200k", b"pattern gpt2"), dup.replace(b"pattern o200k", b"pattern cl100k")]
-    out += [m for m in all_models() if check_same(m)[0] == 0]
+    out += [m for m in all_models() if parse_report(NATIVE, m)[0] == 0]
     return out
 
 
