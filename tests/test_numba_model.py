@@ -547,7 +547,8 @@ def export_models():
                                  (304, "nl\\nx"), (305, "\\x00\\x1F\\x7F"), (306, "\\x08\\x0C\\r"), (307, "é中😀"),
                                  (308, "\u2028"), (309, "\\x20lead")])
     shared = _rules_model(specials=[(65, "A"), (256, "ab"), (262, "<|e|>")])
-    out = [dup, shared, dup.replace(b"pattern o200k", b"pattern gpt2"), dup.replace(b"pattern o200k", b"pattern cl100k")]
+    out = [dup, shared, dup.replace(b"pattern o200k", b"pattern gpt2"),
+           dup.replace(b"pattern o200k", b"pattern cl100k")]
     out += [m for m in all_models() if parse_report(NATIVE, m)[0] == 0]
     return out
 

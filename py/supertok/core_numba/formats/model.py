@@ -23,9 +23,8 @@ import numpy as np
 from numba import njit
 
 from .. import export
-from ..base.common import (Err, ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_OUT_OF_MEMORY, ST_ERR_BUFFER_TOO_SMALL,
-                           ST_ERR_MALFORMED_MODEL, ST_ERR_UNKNOWN_PATTERN, ST_UNIT_NONE, ST_UNIT_BYTE,
-                           ST_UNIT_INDEX, ST_NO_TOKEN, MESSAGE_SIZE, SIZE_MAX)
+from ..base.common import (Err, ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_BUFFER_TOO_SMALL, ST_ERR_MALFORMED_MODEL,
+                           ST_ERR_UNKNOWN_PATTERN, ST_UNIT_NONE, ST_UNIT_BYTE, ST_UNIT_INDEX, MESSAGE_SIZE, SIZE_MAX)
 from ..base.hash import mix64
 from .base64 import base64_canonical
 from .vocab import ST_RULES_MAX_IDS, rules_token_lengths
