@@ -641,3 +641,22 @@ def test_builtin_encodings_exports_same_as_native(name):
                 return (type(exc).__name__, str(exc), getattr(exc, "kind", None))
         assert run(a) == run(n)
     assert a._backend.duplicate_tokens(a._handle) == n._backend.duplicate_tokens(n._handle)
+
+
+def test_big_ranks_model_parses_fast():
+    """o200k_base's rank file as a ranks model (200k token lines through read_tokens_kernel)."""
+    path = os.path.join(ROOT, "py", "supertok", "vocab", "o200k_base.tiktoken")
+    if not os.path.exists(path):
+        pytest.skip("no o200k_base.tiktoken here")
+    with open(path, "rb") as fh:
+        ranks = fh.read()
+    n = ranks.count(b"\n")
+    data = (b"supertok-model 1\nname o200k\nkind ranks\nalphabet bytes\npattern o200k\nscript-aware no\n"
+            b"tokens %d\n" % n + ranks + b"specials 2\n199999 <|endoftext|>\n200018 <|endofprompt|>\nend\n")
+    check_same(_ranks_model())  # compiled (or loaded) first
+    t = time.perf_counter()
+    m = NUMBA._model_parse(data)
+    took = time.perf_counter() - t
+    NUMBA._model_free(m)
+    assert took < 1.0, took
+    assert check_same(data)[0] == 0
