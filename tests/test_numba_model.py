@@ -494,21 +494,7 @@ def test_writer_buffer_and_nulls_same_as_native(k):
     assert _write_calls(NUMBA, data) == _write_calls(NATIVE, data)
 
 
-# ---- encodings from models, and their exports (need the port's encoding constructors) -------------
-
-def _have_constructors():
-    from supertok import core_numba
-    try:
-        from supertok.core_numba.encode.encoding import encoding_new_rules  # noqa: F401
-    except ImportError:
-        return False
-    return all(core_numba.lookup(n) is not None for n in ("st_pretokenizer_new", "st_encoding_new_tiktoken",
-                                                         "st_encoding_free"))
-
-
-needs_constructors = pytest.mark.skipif(not _have_constructors(),
-                                        reason="the port's encoding constructors have not landed")
-
+# ---- encodings from models, and their exports --------------------------------------------------------
 
 def encoding_report(b, data, exports=True):
     """st_encoding_new_model's status and report; for an encoding made, its exports (tiktoken,
@@ -553,7 +539,6 @@ def export_models():
     return out
 
 
-@needs_constructors
 @pytest.mark.parametrize("k", range(len(export_models())))
 def test_model_encodings_and_exports_same_as_native(k):
     check_encoding_same(export_models()[k])
@@ -575,13 +560,11 @@ def constructor_refusals():
     ]
 
 
-@needs_constructors
 @pytest.mark.parametrize("k", range(len(constructor_refusals())))
 def test_constructor_reports_on_the_file_same_as_native(k):
     check_encoding_same(constructor_refusals()[k])
 
 
-@needs_constructors
 @pytest.mark.parametrize("k", range(0, len(_fuzz_bases()), 3))
 def test_hostile_models_encodings_same_as_native(k):
     data = _fuzz_bases()[k]
@@ -600,7 +583,6 @@ def _udhr_text():
             "à la liberté et à la sûreté de sa personne. 人人生而自由，在尊严和权利上一律平等。") * 50
 
 
-@needs_constructors
 @pytest.mark.parametrize("kw", [dict(), dict(alphabet="ube"), dict(pattern="cl100k"), dict(script_aware=True),
                                 dict(algorithm="superbpe", supermerges=20)], ids=str)
 def test_trained_model_exports_same_as_native(kw):
@@ -628,7 +610,6 @@ def _builtin(b, name):
         supertok._set_backend(prev)
 
 
-@needs_constructors
 @pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base"])
 def test_builtin_encodings_exports_same_as_native(name):
     """The exports of the large rank vocabularies (loaded as the port loads them: from images)."""
