@@ -126,8 +126,8 @@ def st_encoding_new_merges(alphabet, merges, n_merges, specials, specials_len, p
 
 @export
 def st_encoding_free(enc):
+    """The arrays go with the last reference (a decoder made from the handle may hold one)."""
     if enc is not None:
-        enc.vocab = None
         enc.lazy.bt = None
         enc.lazy.scratch = None
 
@@ -150,7 +150,10 @@ def backtrack_tables(enc):
     except MemoryError:
         got = None
         lz.bt_failed = 1
-    st, bt = got if isinstance(got, tuple) else (ST_OK if got is not None else ST_ERR_OUT_OF_MEMORY, got)
+    if type(got) is tuple:  # (status, tables)
+        st, bt = got
+    else:  # the tables (a Backtrack, ready 0 when the vocabulary does not suit them), None out of memory
+        st, bt = (ST_OK if got is not None else ST_ERR_OUT_OF_MEMORY), got
     ready = st == ST_OK and bt is not None and bool(getattr(bt, "ready", True))
     lz.bt_failed = lz.bt_failed or st == ST_ERR_OUT_OF_MEMORY
     if ready:
