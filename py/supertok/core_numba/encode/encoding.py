@@ -19,7 +19,7 @@ from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_OUT_OF_MEMORY,
                            ST_ERR_BUFFER_TOO_SMALL, ST_ERR_MALFORMED_MODEL, ST_ERR_INVALID_UTF8, ST_UNIT_NONE,
                            ST_UNIT_BYTE, ST_UNIT_INDEX, clear, fail, quoted)
 from ..formats import vocab as V
-from ..formats.vocab import Rules, Supers, ST_ALPHABET_BYTES, ST_ALPHABET_UBE, ST_NO_TOKEN
+from ..formats.vocab import ST_ALPHABET_BYTES, ST_ALPHABET_UBE, ST_NO_TOKEN
 
 ST__KIND_RANKS, ST__KIND_RULES = 0, 1
 BT_NOT_BUILT, BT_BUILDING, BT_READY, BT_UNAVAILABLE = 0, 1, 2, 3
@@ -79,7 +79,7 @@ def st_encoding_new_tiktoken(ranks, ranks_len, specials, specials_len, pt, alloc
     enc.lazy.bt_state = BT_NOT_BUILT
     if ranks is None:
         ranks = np.zeros(16, np.uint8)
-    st, v = V.vocab_parse_tiktoken(ranks, ranks_len, specials, specials_len, err)
+    st, v = V.vocab_parse_tiktoken(ranks, int(ranks_len), specials, int(specials_len), err)
     if st != ST_OK:
         return st
     enc.vocab = v
@@ -95,7 +95,7 @@ def st_encoding_new_compact(image, length, specials, specials_len, pt, alloc, ou
     out.v = None
     enc = encoding_start(pt, ST__KIND_RANKS)
     enc.lazy.bt_state = BT_NOT_BUILT
-    st, v = V.vocab_parse_compact(image, length, specials, specials_len, err)
+    st, v = V.vocab_parse_compact(image, int(length), specials, int(specials_len), err)
     if st != ST_OK:
         return st
     enc.vocab = v
@@ -230,7 +230,7 @@ def st_encoding_from_image(image, length, alloc, out, err):
         return fail(err, ST_ERR_INVALID_ARGUMENT)
     out.v = None
     enc = encoding_start(None, ST__KIND_RANKS)
-    st, v, pattern = V.vocab_image_borrow(image, length, err)
+    st, v, pattern = V.vocab_image_borrow(image, int(length), err)
     if st != ST_OK:
         return st
     pst, pt = _pretokenizer_init(pattern)

@@ -1402,6 +1402,7 @@ def vocab_from_merges(alphabet, merges, n_merges, supers, n_super, ss, sn, err):
     """st__vocab_from_merges: (status, Vocab, Rules, Supers), None for each on failure. merges,
     supers: uint32 arrays of pairs (None for none); ss the padded specials."""
     none = (None, None, None)
+    alphabet, n_merges, n_super, sn = int(alphabet), int(n_merges), int(n_super), int(sn)  # one kernel type
     if alphabet != ST_ALPHABET_BYTES and alphabet != ST_ALPHABET_UBE:
         return (fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown alphabet"),) + none
     base = 512 if alphabet == ST_ALPHABET_UBE else 256
