@@ -465,19 +465,33 @@ def _fill_specials(ss, sn, offsets, n_ids, byts, extra, n_extra, shared_below, i
 
 @njit(cache=True, nogil=True)
 def _index_token(offsets, byts, bytes_len, table, mask, n_ids, pair_ids, tid):
-    """index_token: ST_NO_TOKEN, or the earlier id with the same bytes (nothing inserted)."""
+    """index_token: ST_NO_TOKEN, or the earlier id with the same bytes (nothing inserted). The
+    C looks the bytes up, then probes again for an empty slot from the same start: one walk
+    here (the first empty slot ends the lookup and is where the insert goes)."""
     a = np.int64(offsets[tid])
     n = np.int64(offsets[tid + 1]) - a
     h = hash_bytes(byts, a, n)
-    earlier = find_raw(offsets, byts, bytes_len, table, mask, n_ids, byts, a, n, h)
-    if earlier != ST_NO_TOKEN:
-        return earlier
+    tag = h & _HI
+    i = np.int64(h & _LO) & mask
+    for _ in range(mask + 1):
+        slot = table[i]
+        if slot == 0:
+            break
+        if (slot & _HI) == tag:
+            e = np.int64(slot & _LO) - 1
+            ok, ea, ln = span_raw(offsets, bytes_len, n_ids, e)
+            if ok and ln == n:
+                same = True
+                for k in range(n):
+                    if byts[ea + k] != byts[a + k]:
+                        same = False
+                        break
+                if same:
+                    return e
+        i = (i + 1) & mask
     if n == 2:
         pair_ids[(np.int64(byts[a]) << 8) | np.int64(byts[a + 1])] = tid
-    i = np.int64(h & _LO) & mask
-    while table[i]:
-        i = (i + 1) & mask
-    table[i] = (h & _HI) | U64(tid + 1)
+    table[i] = tag | U64(tid + 1)
     return np.int64(ST_NO_TOKEN)
 
 
