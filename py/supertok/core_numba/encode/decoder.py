@@ -68,7 +68,7 @@ def token_span(offsets, bytes_len, n_ids, id_):
     return a, b - a
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def is_special(special_ids, n_special, id_):
     lo = 0
     hi = n_special
@@ -126,7 +126,7 @@ def ring_token(st, at):
     return _NO_TOKEN
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def stream_symbols(c, st, out, cap, p, a, count, ube):
     """Feed count base symbols from p[a..] (a UBE token's, two little-endian bytes each, or a
     byte-level token's bytes) to the stream, as decoder.c's stream() does in calls of CHUNK
@@ -194,6 +194,111 @@ def whole_characters(p, a, count):
         last = j
         j += need
     return last
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ube_sym(p, a, j):
+    return np.int64(p[a + 2 * j]) | (np.int64(p[a + 2 * j + 1]) << 8)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ube_whole_characters(p, a, count):
+    """whole_characters for a UBE token's symbols (count pairs at p[a..]): where the last
+    character starts (a symbol index), or -1 if the symbols are not whole valid characters of
+    either path, each path's bytes complete (a symbol above 511: -1, the stream reports it)."""
+    j = 0
+    last = -1
+    while j < count:
+        b = ube_sym(p, a, j)
+        if b < 0x80:
+            last = j
+            j += 1
+            continue
+        if b >= 256:
+            if b > 511 or j + 2 > count:
+                return -1
+            b1 = ube_sym(p, a, j + 1)
+            if b1 < 256 or b1 > 511:
+                return -1
+            u = (b - 256) | ((b1 - 256) << 8)
+            if 0xDC00 <= u <= 0xDFFF:
+                return -1
+            if 0xD800 <= u <= 0xDBFF:
+                if j + 4 > count:
+                    return -1
+                b2 = ube_sym(p, a, j + 2)
+                b3 = ube_sym(p, a, j + 3)
+                if b2 < 256 or b2 > 511 or b3 < 256 or b3 > 511:
+                    return -1
+                u2 = (b2 - 256) | ((b3 - 256) << 8)
+                if u2 < 0xDC00 or u2 > 0xDFFF:
+                    return -1
+                last = j
+                j += 4
+                continue
+            last = j
+            j += 2
+            continue
+        if 0xC2 <= b <= 0xDF:
+            need, lo, hi = 2, 0x80, 0xBF
+        elif 0xE0 <= b <= 0xEF:
+            need, lo, hi = 3, (0xA0 if b == 0xE0 else 0x80), (0x9F if b == 0xED else 0xBF)
+        elif 0xF0 <= b <= 0xF4:
+            need, lo, hi = 4, (0x90 if b == 0xF0 else 0x80), (0x8F if b == 0xF4 else 0xBF)
+        else:
+            return -1
+        if j + need > count:
+            return -1
+        b1 = ube_sym(p, a, j + 1)
+        if b1 < lo or b1 > hi:
+            return -1
+        for q in range(2, need):
+            if (ube_sym(p, a, j + q) & 0xC0) != 0x80 or ube_sym(p, a, j + q) > 0xFF:
+                return -1
+        last = j
+        j += need
+    return last
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ube_put_whole(p, a, count, out, o, cap):
+    """The text of count UBE symbols that ube_whole_characters accepted, at out[o..]: the new o."""
+    j = 0
+    while j < count:
+        b = ube_sym(p, a, j)
+        if b < 256:
+            if o < cap:
+                out[o] = b
+            o += 1
+            j += 1
+            continue
+        u = (b - 256) | ((ube_sym(p, a, j + 1) - 256) << 8)
+        j += 2
+        if 0xD800 <= u <= 0xDBFF:
+            u2 = (ube_sym(p, a, j) - 256) | ((ube_sym(p, a, j + 1) - 256) << 8)
+            j += 2
+            cp = 0x10000 + ((u - 0xD800) << 10) + (u2 - 0xDC00)
+            if o + 4 <= cap:
+                out[o] = 0xF0 | (cp >> 18)
+                out[o + 1] = 0x80 | ((cp >> 12) & 0x3F)
+                out[o + 2] = 0x80 | ((cp >> 6) & 0x3F)
+                out[o + 3] = 0x80 | (cp & 0x3F)
+            else:
+                for k in range(4):
+                    if o + k < cap:
+                        out[o + k] = (0xF0 | (cp >> 18)) if k == 0 else 0x80 | ((cp >> (6 * (3 - k))) & 0x3F)
+            o += 4
+        else:
+            if o + 3 <= cap:
+                out[o] = 0xE0 | (u >> 12)
+                out[o + 1] = 0x80 | ((u >> 6) & 0x3F)
+                out[o + 2] = 0x80 | (u & 0x3F)
+            else:
+                for k in range(3):
+                    if o + k < cap:
+                        out[o + k] = (0xE0 | (u >> 12)) if k == 0 else 0x80 | ((u >> (6 * (2 - k))) & 0x3F)
+            o += 3
+    return o
 
 
 @njit(cache=True, nogil=True)
@@ -275,20 +380,29 @@ def decoder_feed(st, strict, ube, n_special, min_special, max_special, special_i
                 last_waits = 1 if hold and k + 1 == n else 0  # the last byte waits for the next call
                 cnt = count - last_waits
                 last = -1
-                if not ube and cnt > 0 and st[S_N_PENDING] == 0 and st[S_ALPHABET] == 0:
-                    last = whole_characters(vbytes, a, cnt)
-                if last >= 0:  # the stream's result without the stream: the bytes themselves
+                if cnt > 0 and st[S_N_PENDING] == 0:
+                    if not ube:
+                        if st[S_ALPHABET] == 0:
+                            last = whole_characters(vbytes, a, cnt)
+                    else:
+                        last = ube_whole_characters(vbytes, a, cnt)
+                if last >= 0:  # the stream's result without the stream (a call per id costs more than the id)
                     ring_note(st, st[D_IDS], id_)
                     o = c[C_N]
-                    for j in range(cnt):
-                        if o + j < cap:
-                            out[o + j] = vbytes[a + j]
-                    c[C_N] = o + cnt
+                    if ube:
+                        c[C_N] = ube_put_whole(vbytes, a, cnt, out, o, cap)
+                        st[S_ALPHABET] = 1 if ube_sym(vbytes, a, cnt - 1) >= 256 else 0
+                    else:
+                        for j in range(cnt):
+                            if o + j < cap:
+                                out[o + j] = vbytes[a + j]
+                        c[C_N] = o + cnt
                     base = st[S_BASE]
                     st[S_RUN_START] = base + last
                     st[S_BASE] = base + cnt
-                else:
-                    status = feed_token(c, st, out, cap, vbytes, a, cnt, st[D_IDS], id_, ube)
+                elif cnt > 0:  # feed_token, its stream() calls inlined (a call per id costs more than the id)
+                    ring_note(st, st[D_IDS], id_)
+                    status = stream_symbols(c, st, out, cap, vbytes, a, cnt, ube)
                     if status != ST_OK:
                         break
                 if last_waits:
