@@ -22,7 +22,7 @@ from .. import export
 from ..base.common import (ST_ERR_BUFFER_TOO_SMALL, ST_ERR_INVALID_ARGUMENT, ST_ERR_INVALID_TOKEN,
                            ST_ERR_INVALID_UTF8, ST_NO_TOKEN, ST_OK, ST_UNIT_CODEPOINT, ST_UNIT_INDEX, ST_UNIT_UTF16,
                            clear, fail)
-from ..text.ube import (C_FAIL_AT, C_FAILED, C_N, C_STRICT, CTX_FIELDS, MODE_BYTES, MODE_PAIRS, S_ALPHABET, S_BASE,
+from ..text.ube import (C_FAIL_AT, C_FAILED, C_N, C_STRICT, CTX_FIELDS, S_ALPHABET, S_BASE,
                         S_N_PENDING, S_PENDING, S_RUN_START, ST_UBE_FINAL, ST_UBE_STRICT, STREAM_FIELDS, feed_symbols,
                         stream_flush)
 
@@ -127,22 +127,25 @@ def ring_token(st, at):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def stream_symbols(c, st, out, cap, p, a, count, ube):
+def stream_symbols(c, st, out, cap, p, a, count, ube, sym):
     """Feed count base symbols from p[a..] (a UBE token's, two little-endian bytes each, or a
-    byte-level token's bytes) to the stream, as decoder.c's stream() does in calls of CHUNK
-    symbols (a UBE symbol above 511 fails its chunk before any of it is fed). Returns the
-    status (a strict failure: at the first malformed run, C_FAIL_AT)."""
-    if not ube:
-        feed_symbols(c, st, out, cap, p, a, count, MODE_BYTES)
-        return ST_ERR_INVALID_UTF8 if c[C_FAILED] != 0 else ST_OK
+    byte-level token's bytes) to the stream in chunks of CHUNK through sym (uint16[CHUNK]), as
+    decoder.c's feed_token and stream() do (a symbol above 511 fails its chunk before any of it
+    is fed). Returns the status (a strict failure: at the first malformed run, C_FAIL_AT)."""
     done = 0
     while done < count:
         n = count - done if count - done < CHUNK else CHUNK
-        for j in range(n):
-            q = a + 2 * (done + j)
-            if (np.int64(p[q]) | (np.int64(p[q + 1]) << 8)) > 511:
-                return ST_ERR_INVALID_TOKEN
-        feed_symbols(c, st, out, cap, p, a + 2 * done, n, MODE_PAIRS)
+        if ube:
+            for j in range(n):
+                q = a + 2 * (done + j)
+                sym[j] = np.int64(p[q]) | (np.int64(p[q + 1]) << 8)
+            for j in range(n):
+                if sym[j] > 511:
+                    return ST_ERR_INVALID_TOKEN
+        else:
+            for j in range(n):
+                sym[j] = p[a + done + j]
+        feed_symbols(c, st, out, cap, sym, 0, n)
         if c[C_FAILED] != 0:
             return ST_ERR_INVALID_UTF8
         done += n
@@ -302,13 +305,13 @@ def ube_put_whole(p, a, count, out, o, cap):
 
 
 @njit(cache=True, nogil=True)
-def feed_token(c, st, out, cap, p, a, count, at, id_, ube):
+def feed_token(c, st, out, cap, p, a, count, at, id_, ube, sym):
     """Feed count base symbols of token id_ (stream index at), noting where they start in the
     ring."""
     if count == 0:
         return ST_OK
     ring_note(st, at, id_)
-    return stream_symbols(c, st, out, cap, p, a, count, ube)
+    return stream_symbols(c, st, out, cap, p, a, count, ube, sym)
 
 
 @njit(cache=True, nogil=True)
@@ -349,6 +352,7 @@ def decoder_feed(st, strict, ube, n_special, min_special, max_special, special_i
     saved = st.copy()
     c = np.zeros(CTX_FIELDS, np.int64)
     c[C_STRICT] = 1 if strict != 0 else 0
+    sym = np.empty(CHUNK, np.uint16)
     status = ST_OK
     if st[D_N_HELD] != 0 and n == 0 and not final:
         r[R_TOTAL] = 0
@@ -359,7 +363,7 @@ def decoder_feed(st, strict, ube, n_special, min_special, max_special, special_i
         st[D_N_HELD] = 0
         held = np.empty(1, np.uint8)
         held[0] = st[D_HELD]
-        status = feed_token(c, st, out, cap, held, 0, 1, st[D_HELD_ID], st[D_HELD_TOK], False)
+        status = feed_token(c, st, out, cap, held, 0, 1, st[D_HELD_ID], st[D_HELD_TOK], False, sym)
     if status == ST_OK:
         for k in range(n):
             id_ = np.int64(ids[k])
@@ -402,7 +406,7 @@ def decoder_feed(st, strict, ube, n_special, min_special, max_special, special_i
                     st[S_BASE] = base + cnt
                 elif cnt > 0:  # feed_token, its stream() calls inlined (a call per id costs more than the id)
                     ring_note(st, st[D_IDS], id_)
-                    status = stream_symbols(c, st, out, cap, vbytes, a, cnt, ube)
+                    status = stream_symbols(c, st, out, cap, vbytes, a, cnt, ube, sym)
                     if status != ST_OK:
                         break
                 if last_waits:
