@@ -8,6 +8,11 @@ byte-level call waits for the next (truncated_surrogate_at_end). A small ring of
 ids' symbols started maps a strict failure's symbol index back to an id. On any error the state
 is restored from a copy taken at entry.
 
+One shortcut decoder.c does not take: an ordinary token whose base symbols are whole valid
+characters, met with nothing pending, is written straight to the output (its bytes, or its UBE
+symbols' text) and the stream state advanced as the stream would (alphabet, run_start, base):
+the stream gives that text for such symbols, and a call into it per id costs more than the id.
+
 The decoder handle is a Decoder (enc, strict, ube, n_special, min_special, max_special, st); st
 is an int64 array of D_FIELDS: the stream's fields (text/ube.py S_*), then ids, ring_n, n_held,
 held, held_tok, held_id, and the ring's RING slots of (symbol index, stream index, id).
