@@ -265,7 +265,7 @@ def st_encoding_special_id(enc, i):
 
 @export
 def st_token_is_ordinary(enc, tid):
-    return int(V.vocab_ordinary(enc.vocab, enc.kind == ST__KIND_RULES, tid)) if enc is not None else 0
+    return int(V.vocab_ordinary(enc.vocab, enc.kind == ST__KIND_RULES, int(tid))) if enc is not None else 0
 
 
 @export
@@ -294,6 +294,7 @@ def invalid_token(err, tid, unit, k):
 
 @export
 def st_token_bytes(enc, tid, ptr, length, err):
+    tid = int(tid)  # a uint32_t in C: a bool or a numpy integer arrives as its value
     clear(err)
     if enc is None or ptr is None or length is None:
         return fail(err, ST_ERR_INVALID_ARGUMENT)
@@ -343,6 +344,7 @@ def st_token_id(enc, data, length, tid, err):
 
 @export
 def st_token_symbols(enc, tid, out, cap, n, err):
+    tid = int(tid)
     clear(err)
     if enc is None or n is None or (out is None and cap):
         return fail(err, ST_ERR_INVALID_ARGUMENT)
