@@ -247,3 +247,84 @@ def test_unsuitable_vocabularies():
     lines = b"".join(base64.b64encode(t) + b" %d\n" % i for i, t in enumerate(toks))
     assert B.backtrack_build(_vocab_of_ranks(lines)).ready == 0
     assert B.backtrack_build(v).ready == 1
+
+
+def test_tables_of_the_ports_rank_file_vocabulary():
+    """The Vocab the port's own rank-file constructor makes (st_encoding_new_tiktoken) gives the
+    same tables as the one made here."""
+    from supertok.core_numba import lookup
+    from supertok.core_numba.base.common import Err
+    from supertok.backends.numba_runtime import Cell, padded
+    new, new_pt = lookup("st_encoding_new_tiktoken"), lookup("st_pretokenizer_new")
+    if new is None or new_pt is None:
+        pytest.skip("the port has no rank-file constructor yet")
+    ranks = _read_ranks("cl100k_base")
+    specials = base64.b64encode(b"<|endoftext|>") + b" 100257\n"
+    pt, out, err = Cell(None), Cell(None), Err()
+    assert new_pt(2, 0, None, 0, None, pt, err) == 0
+    assert new(padded(ranks), len(ranks), padded(specials), len(specials), pt.v, None, out, err) == 0, err.message
+    theirs = B.backtrack_build(out.v.vocab)
+    ours = B.backtrack_build(_vocab_of_ranks(ranks, [(b"<|endoftext|>", 100257)]))
+    for f in B.Backtrack._fields:
+        a, b = getattr(theirs, f), getattr(ours, f)
+        assert (np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b), f
+
+
+# ---- cut.py: st_encoding_cut against native's, on the corpora and generated text ----
+
+def _cut_texts():
+    rng = random.Random(7)
+    atoms = list("aZéßжΩ中文のカกعह ") + [" ", "\n", "\r\n", "\t", "\u3000", "'s", "0", "😀", "<|endoftext|>"]
+    texts = ["".join(rng.choice(atoms) for _ in range(600)).encode() for _ in range(4)]
+    for f in _corpora()[:8]:
+        with lzma.open(os.path.join(CORPORA, f), "rb") as fh:
+            texts.append(fh.read(6000))
+    return texts
+
+
+@pytest.mark.parametrize("pattern", [1, 2, 3])
+@pytest.mark.parametrize("flags", [0, 1])
+def test_cut_matches_native(pattern, flags):
+    from supertok.core_numba.encode import cut as C
+    from supertok.core_numba.encode.encoding import Encoding, Lazy
+    from supertok.core_numba.text.pretokenize import pretokenizer_init
+    from supertok.core_numba.base.common import Err
+    from supertok.backends.numba_runtime import Cell, padded
+    ranks = _read_ranks("o200k_base")
+    specials = base64.b64encode(b"<|endoftext|>") + b" 199999\n"
+    nat = NATIVE.encoding_new(ranks, specials, pattern, flags, None)
+    st, pt = pretokenizer_init(pattern, flags)
+    assert st == 0
+    enc = Encoding(0, _vocab_of_ranks(ranks, [(b"<|endoftext|>", 199999)]), None, None, pt, Lazy(0))
+    rng = random.Random(pattern * 2 + flags)
+    for t in _cut_texts():
+        buf = padded(t)
+        for frm in list(range(0, min(len(t), 200))) + rng.sample(range(len(t)), min(len(t), 200)) + [len(t), 1 << 63]:
+            at, err = Cell(), Err()
+            assert C.st_encoding_cut(enc, buf, len(t), frm, at, err) == 0
+            assert at.v == NATIVE.cut(nat, t, frm), (frm, t[max(0, frm - 20):frm + 20])
+
+
+# ---- unstable.py: the st_unstable_* exports against native's (needs the port's st_encode) ----
+
+def test_unstable_matches_native():
+    from supertok.core_numba import lookup
+    if lookup("st_encode") is None or lookup("st_encoding_new_tiktoken") is None:
+        pytest.skip("the port's encode pipeline (encode/pipeline.py) is not there yet")
+    nb = backends.load("numba")
+    ranks = _read_ranks("cl100k_base")
+    specials = base64.b64encode(b"<|endoftext|>") + b" 100257\n"
+    a = NATIVE.encoding_new(ranks, specials, 2)
+    b = nb.encoding_new(ranks, specials, 2)
+    texts = ["hello wor", "hello world  ", "日本語のテ", "x\n\t ", "a <|endoftext|> b", "a <|endoftext|>", "", " ",
+             "multiple   spaces\n\n", "é", "caf", "Ελληνικ"]
+    for t in texts:
+        for allowed in ([], [b"<|endoftext|>"]):
+            d = t.encode()
+            try:
+                want = NATIVE.encode_with_unstable(a, d, allowed)
+            except Exception as exc:  # noqa: BLE001
+                with pytest.raises(type(exc)):
+                    nb.encode_with_unstable(b, d, allowed)
+                continue
+            assert nb.encode_with_unstable(b, d, allowed) == want, (t, allowed)
