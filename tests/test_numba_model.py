@@ -484,3 +484,127 @@ def test_writer_buffer_and_nulls_same_as_native(k):
             _rules_model(version=2, training="algorithm=superbpe mode=paper vocab_size=3 min_frequency=0 "
                                             "supermerges=1 ngram_split=yes c_min=1 max_len=2"))[k]
     assert _write_calls(NUMBA, data) == _write_calls(NATIVE, data)
+
+
+# ---- encodings from models, and their exports (need the port's encoding constructors) -------------
+
+def _have_constructors():
+    from supertok import core_numba
+    try:
+        from supertok.core_numba.encode.encoding import encoding_new_rules  # noqa: F401
+    except ImportError:
+        return False
+    return all(core_numba.lookup(n) is not None for n in ("st_pretokenizer_new", "st_encoding_new_tiktoken",
+                                                         "st_encoding_free"))
+
+
+needs_constructors = pytest.mark.skipif(not _have_constructors(),
+                                        reason="the port's encoding constructors have not landed")
+
+
+def encoding_report(b, data, exports=True):
+    """st_encoding_new_model's status and report; for an encoding made, its exports (tiktoken,
+    tokenizer.json, or the refusal) and duplicate tokens."""
+    with b._frame() as f:
+        out = f.cell("st_encoding *")
+        st = b._fn("st_encoding_new_model")(f.bytes(data), len(data), b._null, out, f.err)
+        h = f.get(out)
+        err = f.error()
+    err = tuple(err[:8]) + (_message(err[8]),)
+    if st != 0:
+        return st, err
+    enc = b._rt.own(h, "st_encoding_free")
+    res = [st, err]
+    if exports:
+        for fmt in (1, 2, 3):
+            try:
+                res.append(b.encoding_export(enc, fmt))
+            except Exception as exc:
+                res.append((type(exc).__name__, str(exc), getattr(exc, "kind", None)))
+        res.append(b.duplicate_tokens(enc))
+    b._rt.release(enc)
+    return tuple(res)
+
+
+def check_encoding_same(data, exports=True):
+    a = encoding_report(NUMBA, data, exports)
+    n = encoding_report(NATIVE, data, exports)
+    assert a == n, "model %r\nnumba  %r\nnative %r" % (data[:300], a[:2], n[:2])
+    return n
+
+
+def export_models():
+    dup = _rules_model(merges=[(97, 98), (256, 99), (98, 99), (97, 258), (32, 32), (260, 260)],
+                       specials=[(300, "<|endoftext|>"), (301, 'q"uote'), (302, "back\\\\slash"), (303, "tab\\there"),
+                                 (304, "nl\\nx"), (305, "\\x00\\x1F\\x7F"), (306, "\\x08\\x0C\\r"), (307, "é中😀"),
+                                 (308, "\u2028"), (309, "\\x20lead")])
+    shared = _rules_model(specials=[(65, "A"), (256, "ab"), (262, "<|e|>")])
+    out = [dup, shared, dup.replace(b"pattern o200k", b"pattern gpt2"), dup.replace(b"pattern o200k", b"pattern cl100k")]
+    out += [m for m in all_models() if check_same(m)[0] == 0]
+    return out
+
+
+@needs_constructors
+@pytest.mark.parametrize("k", range(len(export_models())))
+def test_model_encodings_and_exports_same_as_native(k):
+    check_encoding_same(export_models()[k])
+
+
+def constructor_refusals():
+    """Models that parse but that an encoding constructor refuses, or whose pre-tokenizer does."""
+    k = _ranks_model()
+    return [
+        k.replace(b"YWI= ", b"YQ== "),  # two tokens with the same bytes
+        k.replace(b"YWJj ", b"YWI= "),
+        _ranks_model(specials=((b"a", 400),)),
+        _ranks_model(specials=((b"<|x|>", 400), (b"<|y|>", 401))),
+        _rules_model(specials=[(300, "a")]),
+        _rules_model(specials=[(300, "<|a|>"), (301, "<|b|>"), (302, "ab")]),
+        _rules_model(alphabet="ube", specials=[(600, "a")]),
+        _rules_model(scripts="Latin"),
+        _rules_model(scripts="none", specials=[(300, "x")]),
+    ]
+
+
+@needs_constructors
+@pytest.mark.parametrize("k", range(len(constructor_refusals())))
+def test_constructor_reports_on_the_file_same_as_native(k):
+    check_encoding_same(constructor_refusals()[k])
+
+
+@needs_constructors
+@pytest.mark.parametrize("k", range(0, len(_fuzz_bases()), 3))
+def test_hostile_models_encodings_same_as_native(k):
+    data = _fuzz_bases()[k]
+    for case in mutations(data, random.Random(5000 + k), 40):
+        if check_same(case)[0] == 0:
+            check_encoding_same(case, exports=False)
+
+
+def _udhr_text():
+    paths = sorted(glob.glob(os.path.join(ROOT, "vectors", "**", "*udhr*"), recursive=True))
+    for p in paths:
+        if os.path.isfile(p) and os.path.getsize(p) < 5_000_000:
+            with open(p, "rb") as fh:
+                return fh.read().decode("utf-8", "replace")[:200000]
+    return ("Everyone has the right to life, liberty and security of person. Tout individu a droit à la vie, "
+            "à la liberté et à la sûreté de sa personne. 人人生而自由，在尊严和权利上一律平等。") * 50
+
+
+@needs_constructors
+@pytest.mark.parametrize("kw", [dict(), dict(alphabet="ube"), dict(pattern="cl100k"), dict(script_aware=True),
+                                dict(algorithm="superbpe", supermerges=20)], ids=str)
+def test_trained_model_exports_same_as_native(kw):
+    """A model trained by the C core (the default backend here), loaded by both: the same
+    encoding reports, exports (or refusals) and duplicate tokens."""
+    import supertok
+    tricky = ["<|endoftext|>", 'q"uote', "back\\slash", "tab\there", "nl\nx", "\x00\x1f\x7f", "\b\f\r",
+              "é中😀", "\u2028", " lead"]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        enc = supertok.train(iter(_udhr_text().splitlines()), vocab_size=800, special_tokens=tricky, progress=False,
+                             **kw)
+    data = bytes(enc._model_data)
+    check_same(data)
+    check_encoding_same(data)

@@ -179,8 +179,8 @@ def _feed_all(be, symbols, chunks, flags):
 def test_ube_stream_random_symbols(nat, nb):
     rng = random.Random(5)
     for _ in range(2500):
-        pool = [rng.randrange(512) for _ in range(6)] + [0x41, 0xC3, 0xA9, 0xE4, 0xB8, 0xAD, 0xED, 0xA0, 0xF0, 0x9F,
-                                                         0x80, 0xF4, 256, 256 + 0xD8, 256 + 0xDC, 256 + 0xDB, 256 + 0x41]
+        pool = [rng.randrange(512) for _ in range(6)] + [0x41, 0xC3, 0xA9, 0xE4, 0xB8, 0xAD, 0xED, 0xA0, 0xF0, 0x9F]
+        pool += [0x80, 0xF4, 256, 256 + 0xD8, 256 + 0xDC, 256 + 0xDB, 256 + 0x41]
         syms = [rng.choice(pool) for _ in range(rng.randrange(48))]
         if rng.random() < 0.03:
             syms.insert(rng.randrange(len(syms) + 1), rng.choice((512, 600, 0xFFFF)))
@@ -280,7 +280,8 @@ def encodings(nat, nb):
 
 def _pool(nat, h, rng):
     nv = nat.n_vocab(h)
-    return list(range(min(nv, 600))) + nat.special_ids(h) + [rng.randrange(600, nv) for _ in range(50) if nv > 600] + [nv + 5]
+    more = [rng.randrange(600, nv) for _ in range(50)] if nv > 600 else []
+    return list(range(min(nv, 600))) + nat.special_ids(h) + more + [nv + 5]
 
 
 @pytest.mark.parametrize("name", _ENCODINGS)

@@ -18,7 +18,7 @@ _MW = U64(0xFF51AFD7ED558CCD)
 _ONES = U64(0xFFFFFFFFFFFFFFFF)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def load_le64(p, i):
     """st__load_le64(p + i)."""
     return (U64(p[i]) | (U64(p[i + 1]) << U64(8)) | (U64(p[i + 2]) << U64(16)) | (U64(p[i + 3]) << U64(24)) |
@@ -26,7 +26,7 @@ def load_le64(p, i):
             (U64(p[i + 7]) << U64(56)))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def mix64(x):
     """st__mix64: the splitmix64 finalizer (x a uint64)."""
     x = U64(x)
@@ -38,7 +38,7 @@ def mix64(x):
     return x
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def low_mask(nbytes):
     """~0ull >> (8 * (8 - nbytes)) for nbytes 1..8 (a whole word for 8)."""
     return _ONES >> U64(8 * (8 - nbytes))
@@ -61,14 +61,14 @@ def hash_bytes(p, i, n):
     return mix64(h ^ w)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def hash_short(p, i, n):
     """st__hash_short: n is 1..8, 8 bytes at p[i] readable."""
     w = load_le64(p, i) & low_mask(n)
     return mix64((ST_HASH_SEED ^ (U64(n) * ST_HASH_LEN)) ^ w)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def hash_mid(p, i, n):
     """st__hash_mid: n is 9..16, 16 bytes at p[i] readable."""
     w1 = load_le64(p, i + 8) & low_mask(n - 8)

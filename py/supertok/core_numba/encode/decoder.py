@@ -22,8 +22,9 @@ from .. import export
 from ..base.common import (ST_ERR_BUFFER_TOO_SMALL, ST_ERR_INVALID_ARGUMENT, ST_ERR_INVALID_TOKEN,
                            ST_ERR_INVALID_UTF8, ST_NO_TOKEN, ST_OK, ST_UNIT_CODEPOINT, ST_UNIT_INDEX, ST_UNIT_UTF16,
                            clear, fail)
-from ..text.ube import (C_FAIL_AT, C_FAILED, C_N, C_POS, C_STRICT, CTX_FIELDS, S_ALPHABET, S_BASE, S_N_PENDING,
-                        S_PENDING, ST_UBE_FINAL, ST_UBE_STRICT, STREAM_FIELDS, stream_feed_one, stream_flush)
+from ..text.ube import (C_FAIL_AT, C_FAILED, C_N, C_STRICT, CTX_FIELDS, MODE_BYTES, MODE_PAIRS, S_ALPHABET, S_BASE,
+                        S_N_PENDING, S_PENDING, S_RUN_START, ST_UBE_FINAL, ST_UBE_STRICT, STREAM_FIELDS, feed_symbols,
+                        stream_flush)
 
 ST_ALPHABET_UBE = 1
 RING = 8  # > the 4 ids a pending run can span, plus a held byte
@@ -126,30 +127,24 @@ def ring_token(st, at):
 
 
 @njit(cache=True, nogil=True)
-def stream_symbols(c, st, out, cap, p, a, count, ube, single):
-    """Feed count base symbols from p[a..] (a UBE token's two little-endian bytes each, or
-    bytes; single: the one byte a held) to the stream, as decoder.c's stream() calls in chunks
-    of CHUNK. Returns the status (a strict failure at the first malformed run: C_FAIL_AT)."""
+def stream_symbols(c, st, out, cap, p, a, count, ube):
+    """Feed count base symbols from p[a..] (a UBE token's, two little-endian bytes each, or a
+    byte-level token's bytes) to the stream, as decoder.c's stream() does in calls of CHUNK
+    symbols (a UBE symbol above 511 fails its chunk before any of it is fed). Returns the
+    status (a strict failure: at the first malformed run, C_FAIL_AT)."""
+    if not ube:
+        feed_symbols(c, st, out, cap, p, a, count, MODE_BYTES)
+        return ST_ERR_INVALID_UTF8 if c[C_FAILED] != 0 else ST_OK
     done = 0
     while done < count:
         n = count - done if count - done < CHUNK else CHUNK
-        if ube:
-            for j in range(n):  # a symbol above 511 fails its chunk before any of it is fed
-                q = a + 2 * (done + j)
-                if (np.int64(p[q]) | (np.int64(p[q + 1]) << 8)) > 511:
-                    return ST_ERR_INVALID_TOKEN
-        base = st[S_BASE]
         for j in range(n):
-            c[C_POS] = base + j
-            if ube:
-                q = a + 2 * (done + j)
-                sym = np.int64(p[q]) | (np.int64(p[q + 1]) << 8)
-            else:
-                sym = np.int64(single) if single >= 0 else np.int64(p[a + done + j])
-            stream_feed_one(c, st, out, cap, sym)
-            if c[C_FAILED] != 0:
-                return ST_ERR_INVALID_UTF8
-        st[S_BASE] = base + n
+            q = a + 2 * (done + j)
+            if (np.int64(p[q]) | (np.int64(p[q + 1]) << 8)) > 511:
+                return ST_ERR_INVALID_TOKEN
+        feed_symbols(c, st, out, cap, p, a + 2 * done, n, MODE_PAIRS)
+        if c[C_FAILED] != 0:
+            return ST_ERR_INVALID_UTF8
         done += n
     return ST_OK
 
@@ -157,23 +152,58 @@ def stream_symbols(c, st, out, cap, p, a, count, ube, single):
 @njit(cache=True, nogil=True)
 def stream_final(c, st, out, cap):
     """stream(NULL, 0, ST_UBE_FINAL): a flush."""
-    c[C_POS] = st[S_BASE]
     stream_flush(c, st, out, cap)
     return ST_ERR_INVALID_UTF8 if c[C_FAILED] != 0 else ST_OK
 
 
-@njit(cache=True, nogil=True)
-def feed_token(c, st, out, cap, p, a, count, at, id_, ube, single):
-    """Feed count base symbols of token id_ (stream index at), noting where they start in the
-    ring."""
-    if count == 0:
-        return ST_OK
+@njit(cache=True, nogil=True, inline="always")
+def ring_note(st, at, id_):
+    """Where the symbols of id_ (stream index at) start, in the ring."""
     slot = st[D_RING_N] % RING
     st[D_RING_SYM + slot] = st[S_BASE]
     st[D_RING_ID + slot] = at
     st[D_RING_TOK + slot] = id_
     st[D_RING_N] += 1
-    return stream_symbols(c, st, out, cap, p, a, count, ube, single)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def whole_characters(p, a, count):
+    """Where the last character of p[a..a+count) starts if those bytes are whole valid UTF-8
+    characters, else -1: the stream decodes such bytes, met with nothing pending, to themselves."""
+    j = 0
+    last = -1
+    while j < count:
+        b = p[a + j]
+        if b < 0x80:
+            last = j
+            j += 1
+            continue
+        if 0xC2 <= b <= 0xDF:
+            need, lo, hi = 2, 0x80, 0xBF
+        elif 0xE0 <= b <= 0xEF:
+            need, lo, hi = 3, (0xA0 if b == 0xE0 else 0x80), (0x9F if b == 0xED else 0xBF)
+        elif 0xF0 <= b <= 0xF4:
+            need, lo, hi = 4, (0x90 if b == 0xF0 else 0x80), (0x8F if b == 0xF4 else 0xBF)
+        else:
+            return -1
+        if j + need > count or p[a + j + 1] < lo or p[a + j + 1] > hi:
+            return -1
+        for q in range(2, need):
+            if (p[a + j + q] & 0xC0) != 0x80:
+                return -1
+        last = j
+        j += need
+    return last
+
+
+@njit(cache=True, nogil=True)
+def feed_token(c, st, out, cap, p, a, count, at, id_, ube):
+    """Feed count base symbols of token id_ (stream index at), noting where they start in the
+    ring."""
+    if count == 0:
+        return ST_OK
+    ring_note(st, at, id_)
+    return stream_symbols(c, st, out, cap, p, a, count, ube)
 
 
 @njit(cache=True, nogil=True)
@@ -222,7 +252,9 @@ def decoder_feed(st, strict, ube, n_special, min_special, max_special, special_i
                                                       offsets, vbytes, bytes_len, n_ids, ids, n)
     if st[D_N_HELD] != 0:  # what the last call held comes first
         st[D_N_HELD] = 0
-        status = feed_token(c, st, out, cap, vbytes, 0, 1, st[D_HELD_ID], st[D_HELD_TOK], False, st[D_HELD])
+        held = np.empty(1, np.uint8)
+        held[0] = st[D_HELD]
+        status = feed_token(c, st, out, cap, held, 0, 1, st[D_HELD_ID], st[D_HELD_TOK], False)
     if status == ST_OK:
         for k in range(n):
             id_ = np.int64(ids[k])
@@ -241,9 +273,24 @@ def decoder_feed(st, strict, ube, n_special, min_special, max_special, special_i
             else:
                 count = ln // 2 if ube else ln
                 last_waits = 1 if hold and k + 1 == n else 0  # the last byte waits for the next call
-                status = feed_token(c, st, out, cap, vbytes, a, count - last_waits, st[D_IDS], id_, ube, -1)
-                if status != ST_OK:
-                    break
+                cnt = count - last_waits
+                last = -1
+                if not ube and cnt > 0 and st[S_N_PENDING] == 0 and st[S_ALPHABET] == 0:
+                    last = whole_characters(vbytes, a, cnt)
+                if last >= 0:  # the stream's result without the stream: the bytes themselves
+                    ring_note(st, st[D_IDS], id_)
+                    o = c[C_N]
+                    for j in range(cnt):
+                        if o + j < cap:
+                            out[o + j] = vbytes[a + j]
+                    c[C_N] = o + cnt
+                    base = st[S_BASE]
+                    st[S_RUN_START] = base + last
+                    st[S_BASE] = base + cnt
+                else:
+                    status = feed_token(c, st, out, cap, vbytes, a, cnt, st[D_IDS], id_, ube)
+                    if status != ST_OK:
+                        break
                 if last_waits:
                     st[D_HELD] = vbytes[a + ln - 1]
                     st[D_HELD_ID] = st[D_IDS]

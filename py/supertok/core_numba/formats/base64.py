@@ -9,7 +9,7 @@ VALUES[ALPHABET] = np.arange(64, dtype=np.uint8)
 _EQ = 61  # '='
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def value(c):
     v = VALUES[c]
     return -1 if v == 64 else np.int64(v)
@@ -73,7 +73,7 @@ def base64_canonical(s, i, n):
     return 1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def base64_encoded_len(n):
     return (n + 2) // 3 * 4
 

@@ -21,7 +21,9 @@ from .. import export
 from ..base.common import (Err, ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_OUT_OF_MEMORY, ST_ERR_BUFFER_TOO_SMALL,
                            ST_ERR_MALFORMED_MODEL, ST_ERR_UNKNOWN_PATTERN, ST_UNIT_NONE, ST_UNIT_BYTE,
                            ST_UNIT_INDEX, ST_NO_TOKEN, MESSAGE_SIZE, SIZE_MAX)
-from .vocab import ST_RULES_MAX_IDS
+from ..base.hash import mix64
+from .base64 import base64_canonical
+from .vocab import ST_RULES_MAX_IDS, rules_token_lengths
 
 ST_MODEL_VERSION, ST_MODEL_VERSION_2 = 1, 2
 ST__SCRIPTS_DEFAULT, ST__SCRIPTS_LIST = 0, 1
@@ -205,15 +207,6 @@ def _fields(s, st, i, fo, fl, mx, info):
 
 
 @njit(cache=True, nogil=True)
-def _mix(key):
-    h = key ^ (key >> np.uint64(31))
-    h = h * np.uint64(0x7FB5D329728EA185)
-    h = h ^ (h >> np.uint64(27))
-    h = h * np.uint64(0x81DADEF4BC2DD44D)
-    return h ^ (h >> np.uint64(33))
-
-
-@njit(cache=True, nogil=True)
 def read_pairs_kernel(s, n, st, count, with_counts, first_id, before, before_n, pairs, counts, info):
     """The entry lines of merges or supermerges (read_pairs of model.c after its section line)."""
     cap = pairs.shape[0] // 2
@@ -224,7 +217,7 @@ def read_pairs_kernel(s, n, st, count, with_counts, first_id, before, before_n, 
     mask = np.uint64(tcap - 1)
     for k in range(before_n):
         key = ((np.uint64(before[2 * k]) << np.uint64(32)) | np.uint64(before[2 * k + 1])) + np.uint64(1)
-        h = _mix(key) & mask
+        h = mix64(key) & mask
         while table[h] != 0 and table[h] != key:
             h = (h + np.uint64(1)) & mask
         table[h] = key
@@ -277,7 +270,7 @@ def read_pairs_kernel(s, n, st, count, with_counts, first_id, before, before_n, 
                 break
             counts[i] = v
         key = ((ids0 << np.uint64(32)) | ids1) + np.uint64(1)
-        h = _mix(key) & mask
+        h = mix64(key) & mask
         while table[h] != 0 and table[h] != key:
             h = (h + np.uint64(1)) & mask
         if table[h] != 0:
@@ -297,41 +290,6 @@ def read_pairs_kernel(s, n, st, count, with_counts, first_id, before, before_n, 
     info[12] = st[2]
     info[13] = st[3]
     info[14] = done
-
-
-@njit(cache=True, nogil=True)
-def _b64v(c):
-    if c >= 65 and c <= 90:
-        return c - 65
-    if c >= 97 and c <= 122:
-        return c - 71
-    if c >= 48 and c <= 57:
-        return c + 4
-    if c == 43:
-        return 62
-    if c == 47:
-        return 63
-    return -1
-
-
-@njit(cache=True, nogil=True)
-def base64_canonical(s, off, n):
-    """st__base64_canonical (base64.c)."""
-    if n == 0 or n % 4:
-        return False
-    pad = 0
-    if s[off + n - 1] == 61:
-        pad += 1
-        if s[off + n - 2] == 61:
-            pad += 1
-    for i in range(n - pad):
-        if _b64v(s[off + i]) < 0:
-            return False
-    if pad == 1 and (_b64v(s[off + n - 2]) & 3):
-        return False
-    if pad == 2 and (_b64v(s[off + n - 3]) & 15):
-        return False
-    return True
 
 
 @njit(cache=True, nogil=True)
@@ -376,36 +334,6 @@ def read_tokens_kernel(s, n, st, count, ranks, info):
     info[12] = st[2]
     info[13] = st[3]
     info[14] = done
-
-
-@njit(cache=True, nogil=True)
-def rules_token_lengths(alphabet, merges, n_merges, supers, n_super, length, out):
-    """st__rules_token_lengths (vocab.c): the tokens' lengths; out = [status, index, made, limit,
-    input, bytes]."""
-    base = 512 if alphabet == 1 else 256
-    unit = 2 if alphabet == 1 else 1
-    limit = ST_RULES_TOKEN_BYTES_BASE + ST_RULES_TOKEN_BYTES_PER_RULE * (n_merges + n_super)
-    made = 0
-    for t in range(base):
-        length[t] = 1
-    for i in range(n_merges + n_super):
-        if i < n_merges:
-            a, b = merges[2 * i], merges[2 * i + 1]
-        else:
-            a, b = supers[2 * (i - n_merges)], supers[2 * (i - n_merges) + 1]
-        ln = np.int64(length[a]) + np.int64(length[b])
-        made += ln * unit
-        if made > limit:
-            sup = i >= n_merges
-            out[0] = ST_ERR_MALFORMED_MODEL
-            out[1] = i - n_merges if sup else i
-            out[2] = made
-            out[3] = limit
-            out[4] = 2 if sup else 0
-            return ST_ERR_MALFORMED_MODEL
-        length[base + i] = ln
-    out[5] = base * unit + made
-    return ST_OK
 
 
 @njit(cache=True, nogil=True)
@@ -979,56 +907,19 @@ def line_start(text, line, cache=None):
     return int(nl[line - 2]) + 1 if line - 2 < len(nl) else len(text)
 
 
-# ---- scripts: names of text/unicode ----------------------------------------------------------
+# ---- scripts: names of text/unicode.py ------------------------------------------------------
 
 def script_from_name(name):
-    """st_script_from_name (text/unicode.py) of bytes name."""
-    from .. import lookup
-    fn = lookup("st_script_from_name")
-    if fn is None:
-        return _fallback_from_name(name)
-    from ...backends.numba_runtime import padded
-    return int(fn(padded(name), len(name)))
+    """st_script_from_name of bytes name."""
+    from ..text.unicode import st_script_from_name
+    return int(st_script_from_name(name, len(name)))
 
 
 def script_name(script):
-    """st_script_name (text/unicode.py): bytes, or None."""
-    from .. import lookup
-    fn = lookup("st_script_name")
-    if fn is None:
-        names = _fallback_tables()[0]
-        return names[script] if 0 <= script < len(names) else None
-    r = fn(script)
-    return None if r is None else bytes(r)
-
-
-# Until text/unicode.py lands: the tables read from the C source of a checkout (temporary).
-_FALLBACK = []
-
-
-def _fallback_tables():
-    if not _FALLBACK:
-        import os
-        import re
-        here = os.path.dirname(os.path.abspath(__file__))
-        src = os.path.join(here, "..", "..", "..", "..", "core_c", "src", "text", "unicode_tables.c")
-        t = open(src, encoding="utf-8").read()
-        a = t.index("st_ucd_script_names[")
-        names = re.findall(r'"([^"]*)"', t[a:t.index("};", a)])
-        a = t.index("st_ucd_script_aliases[")
-        aliases = [(n.encode(), int(k)) for n, k in re.findall(r'\{"([^"]*)", (\d+)\}', t[a:t.index("};", a)])]
-        _FALLBACK.extend(([n.encode() for n in names], aliases))
-    return _FALLBACK
-
-
-def _fallback_from_name(name):
-    if b"\0" in name:
-        return -1
-    key = bytes(c - 32 if 0x61 <= c <= 0x7A else c for c in name if c not in b"_- ")
-    for alias, k in _fallback_tables()[1]:
-        if alias.replace(b"_", b"") == key:
-            return k
-    return -1
+    """st_script_name: bytes, or None."""
+    from ..text.unicode import st_script_name
+    r = st_script_name(script)
+    return None if r is None else (r.encode("ascii") if isinstance(r, str) else bytes(r))
 
 
 # ---- the model -------------------------------------------------------------------------------
@@ -1078,14 +969,14 @@ def check_token_bytes(m, e):
         return ST_OK
     n_ord = (512 if m.alphabet == ST_ALPHABET_UBE else 256) + m.merges.n + m.supermerges.n
     length = np.zeros(n_ord, np.int64)
-    out = np.zeros(6, np.int64)
-    st = rules_token_lengths(m.alphabet, m.merges.pairs, m.merges.n, m.supermerges.pairs, m.supermerges.n, length,
-                             out)
-    if st != ST_OK:
-        msg = "the tokens reach %d bytes here, over the limit %d (16 MiB + 256 bytes a rule)" % (int(out[2]),
-                                                                                             int(out[3]))
-        rule_error(m, e, int(out[1]), int(out[4]), msg.encode()[:MESSAGE_SIZE - 1])
-        return st
+    out = np.zeros(4, np.int64)
+    ok, _ = rules_token_lengths(m.alphabet, m.merges.pairs, m.merges.n, m.supermerges.pairs, m.supermerges.n,
+                                length, out)
+    if not ok:
+        msg = "the tokens reach %d bytes here, over the limit %d (16 MiB + 256 bytes a rule)" % (int(out[1]),
+                                                                                             int(out[2]))
+        rule_error(m, e, int(out[0]), int(out[3]), msg.encode()[:MESSAGE_SIZE - 1])
+        return ST_ERR_MALFORMED_MODEL
     sp = m.specials
     if not np.any(sp.id < n_ord):
         return ST_OK

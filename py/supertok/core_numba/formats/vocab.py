@@ -56,7 +56,7 @@ _NL, _CR, _SP = 10, 13, 32
 # ---- vocab.h's inline lookups ----------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def span_raw(offsets, bytes_len, n_ids, id):
     if id < 0 or id >= n_ids:
         return False, 0, 0
@@ -67,7 +67,7 @@ def span_raw(offsets, bytes_len, n_ids, id):
     return True, a, b - a
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def vocab_span(v, id):
     """st__vocab_span: (ok, start, len) of token id in v.bytes, checked."""
     return span_raw(v.offsets, v.bytes_len, v.n_ids, id)
@@ -93,7 +93,7 @@ def vocab_special_string(v, k):
     return True, x0, x1, x2
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def vocab_n_strings(v):
     return v.n_special + v.n_extra
 
@@ -139,13 +139,13 @@ def probe_raw(offsets, byts, bytes_len, table, mask, n_ids, p, pi, n, h):
     return np.int64(ST_NO_TOKEN)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def vocab_probe(v, p, pi, n, h):
     """st__vocab_probe: the id of p[pi..pi+n) (n 1..16, padded) whose hash is h, or ST_NO_TOKEN."""
     return probe_raw(v.offsets, v.bytes, v.bytes_len, v.table, v.table_mask, v.n_ids, p, pi, n, h)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def vocab_lookup_short(v, p, pi, n):
     """st__vocab_lookup_short: a key of 1..8 bytes whose 8 bytes at p[pi] may be read."""
     if n == 2:
@@ -177,19 +177,19 @@ def find_raw(offsets, byts, bytes_len, table, mask, n_ids, p, pi, n, h):
     return np.int64(ST_NO_TOKEN)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def vocab_find(v, p, pi, n, h):
     """st__vocab_find: id of the ordinary token with bytes p[pi..pi+n) whose hash is h."""
     return find_raw(v.offsets, v.bytes, v.bytes_len, v.table, v.table_mask, v.n_ids, p, pi, n, h)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def vocab_lookup(v, p, pi, n):
     """st__vocab_lookup: id of the ordinary token with exactly these bytes, or ST_NO_TOKEN."""
     return vocab_find(v, p, pi, n, hash_bytes(p, pi, n))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def is_special_raw(special_ids, n_special, id):
     lo = 0
     hi = n_special
@@ -202,7 +202,7 @@ def is_special_raw(special_ids, n_special, id):
     return lo < n_special and np.int64(special_ids[lo]) == id
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def vocab_is_special(v, id):
     return is_special_raw(v.special_ids, v.n_special, id)
 
@@ -218,13 +218,13 @@ def vocab_ordinary(v, rules, id):
     return (not vocab_is_special(v, id)) and ok and ln > 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def bit(bits, id):
     """st__bit."""
     return np.int64((bits[id >> 6] >> U64(id & 63)) & U64(1))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def supers_parts(s, id):
     """st__supers_parts: ST_SUPER_LEFT | ST_SUPER_RIGHT of ordinary id."""
     return np.int64((s.parts[id >> 5] >> U64(2 * (id & 31))) & U64(3))
@@ -233,7 +233,7 @@ def supers_parts(s, id):
 _FIB = U64(0x9E3779B97F4A7C15)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def supers_hash(key):
     return U64(key) * _FIB
 
@@ -256,7 +256,7 @@ def supers_find_raw(slots, mask, shift, filt, left, right):
     return np.int64(ST_NO_TOKEN)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def supers_find(s, left, right):
     """st__supers_find: the supermerge joining left and right, or ST_NO_TOKEN."""
     return supers_find_raw(s.rules.slots, s.rules.mask, s.shift, s.filter, left, right)
@@ -393,25 +393,6 @@ def _scan_error(info, r, bad, why, kind, inp):
 
 
 @njit(cache=True, nogil=True)
-def _empty_block():
-    return (np.zeros(1, np.uint32), np.zeros(16, np.uint8), np.zeros(1, np.uint64), np.zeros(0, np.uint32),
-            np.zeros(0, np.uint32), np.zeros(0, np.uint32), np.zeros(256, np.uint32))
-
-
-@njit(cache=True, nogil=True)
-def _alloc(n_ids, n_ordinary, n_lines, nbytes):
-    """vocab_alloc: offsets, bytes, table, special_ids, extra, pair_ids, byte_ids (zeroed, pair_ids
-    all ST_NO_TOKEN)."""
-    cap = 1
-    while cap < 2 * n_ordinary:
-        cap <<= 1
-    pair = np.empty(65536, np.uint32)
-    pair[:] = ST_NO_TOKEN
-    return (np.zeros(n_ids + 1, np.uint32), np.zeros(nbytes + 16, np.uint8), np.zeros(cap, np.uint64),
-            np.zeros(n_lines, np.uint32), np.zeros(3 * n_lines, np.uint32), pair, np.zeros(256, np.uint32))
-
-
-@njit(cache=True, nogil=True)
 def _special_lengths(ss, sn, offsets, n_ids, extra, info):
     """fill_special_lengths: returns n_extra, or -1 (info set)."""
     seen = np.zeros(n_ids, np.bool_)
@@ -509,83 +490,128 @@ def _fill_byte_ids(offsets, byts, bytes_len, table, mask, n_ids, byte_ids):
 
 
 @njit(cache=True, nogil=True)
-def _parse_tiktoken(rs, rn, ss, sn, info):
-    r, rcount, rbytes, rmax, rmax_line, bad, why, kind = scan_file(rs, rn)
-    if r < 0:
-        _scan_error(info, r, bad, why, kind, 0)
-        return _empty_block()
-    if rcount == 0:
-        _set(info, E_EMPTY_FILE, 0, 0, 0, ST_KIND_NONE)
-        return _empty_block()
-    scount = sbytes = smax = smax_line = 0
-    if sn:
-        r, scount, sbytes, smax, smax_line, bad, why, kind = scan_file(ss, sn)
-        if r < 0:
-            _scan_error(info, r, bad, why, kind, 1)
-            return _empty_block()
-    max_id = rmax if rmax > smax else smax
-    entries = rcount + scount
-    if max_id + 1 > 2 * entries + 65536:
-        in_spec = scount > 0 and smax > rmax
-        _set(info, E_SPARSE, smax_line if in_spec else rmax_line, 1 if in_spec else 0, max_id, ST_KIND_NONE)
-        return _empty_block()
-    if rbytes + sbytes > 0xFFFFFFFF:
-        _set(info, E_4GB, 0, 0, 0, ST_KIND_NONE)
-        return _empty_block()
-    n_ids = max_id + 1
-    nbytes = rbytes + sbytes
-    offsets, byts, table, special_ids, extra, pair_ids, byte_ids = _alloc(n_ids, rcount, scount, nbytes)
-    mask = np.int64(table.shape[0]) - 1
-    # fill_lengths
+def _fill_lengths(s, n, offsets, info):
+    """fill_lengths: each id's length in offsets[id + 1]; a repeated id is an error (False)."""
     pos = 0
     while True:
-        r, pos, start, bl, tid, blen, why, kind = next_line(rs, rn, pos, False)
+        r, pos, start, bl, tid, blen, why, kind = next_line(s, n, pos, False)
         if r <= 0:
-            break
+            return True
         if offsets[tid + 1]:
             _set(info, E_ID, start, 0, tid, ST_KIND_ID_REPEATED)
-            return _empty_block()
+            return False
         offsets[tid + 1] = blen
-    n_extra = 0
-    n_special = 0
-    if sn:
-        n_extra = _special_lengths(ss, sn, offsets, n_ids, extra, info)
-        if n_extra < 0:
-            return _empty_block()
-        n_special = _sorted_special_ids(ss, sn, special_ids)
-    acc = np.int64(0)
-    for i in range(n_ids):
-        acc += offsets[i + 1]
-        offsets[i + 1] = acc
-    # fill_bytes
+
+
+@njit(cache=True, nogil=True)
+def _fill_bytes(s, n, offsets, byts):
     pos = 0
     while True:
-        r, pos, start, bl, tid, blen, why, kind = next_line(rs, rn, pos, False)
+        r, pos, start, bl, tid, blen, why, kind = next_line(s, n, pos, False)
         if r <= 0:
-            break
-        base64_decode(rs, start, bl, byts, np.int64(offsets[tid]), True)
-    if sn:
-        if _fill_specials(ss, sn, offsets, n_ids, byts, extra, n_extra, 0, info) < 0:
-            return offsets, byts, table, special_ids, extra, pair_ids, byte_ids
+            return
+        base64_decode(s, start, bl, byts, np.int64(offsets[tid]), True)
+
+
+@njit(cache=True, nogil=True)
+def _index_lines(s, n, offsets, byts, nbytes, table, n_ids, pair_ids, info):
+    """The table from the rank file's lines (index_token each); False at a repeated token."""
+    mask = np.int64(table.shape[0]) - 1
     pos = 0
     while True:
-        r, pos, start, bl, tid, blen, why, kind = next_line(rs, rn, pos, False)
+        r, pos, start, bl, tid, blen, why, kind = next_line(s, n, pos, False)
         if r <= 0:
-            break
+            return True
         earlier = _index_token(offsets, byts, nbytes, table, mask, n_ids, pair_ids, tid)
         if earlier != ST_NO_TOKEN:
             _set(info, E_DUP, start, 0, earlier, ST_KIND_NONE)
             info[I_QA] = offsets[tid]
             info[I_QL] = offsets[tid + 1] - offsets[tid]
-            return offsets, byts, table, special_ids, extra, pair_ids, byte_ids
-    _fill_byte_ids(offsets, byts, nbytes, table, mask, n_ids, byte_ids)
-    info[I_NIDS] = n_ids
-    info[I_NORD] = rcount
-    info[I_NSPEC] = n_special
-    info[I_NEXTRA] = n_extra
-    info[I_BYTES] = nbytes
-    info[I_MASK] = mask
-    return offsets, byts, table, special_ids, extra[:3 * n_extra].copy(), pair_ids, byte_ids
+            return False
+
+
+def _scan(s, n, info, inp):
+    """scan_file: (count, bytes, max_id, max_id_line), or None with info set."""
+    r, count, nbytes, max_id, max_line, bad, why, kind = scan_file(s, n)
+    if r < 0:
+        info[[I_CODE, I_POS, I_INPUT, I_NUM, I_KIND]] = (E_SCAN, bad, inp, why, kind)
+        return None
+    return count, nbytes, max_id, max_line
+
+
+def _new_block(n_ids, n_ordinary, n_lines, nbytes):
+    """vocab_alloc (numpy: zeroed, pair_ids all ST_NO_TOKEN)."""
+    cap = 1
+    while cap < 2 * n_ordinary:
+        cap <<= 1
+    return [np.zeros(n_ids + 1, np.uint32), np.zeros(nbytes + 16, np.uint8), np.zeros(cap, np.uint64),
+            np.zeros(n_lines, np.uint32), np.zeros(3 * n_lines, np.uint32), np.full(65536, ST_NO_TOKEN, np.uint32),
+            np.zeros(256, np.uint32)]
+
+
+def _prefix(offsets):
+    offsets[1:] = np.cumsum(offsets[1:], dtype=np.uint64).astype(np.uint32)
+
+
+def _specials_into(b, ss, sn, n_ids, info):
+    """special_lengths, sorted_special_ids: (n_special, n_extra), or None (info set)."""
+    if not sn:
+        return 0, 0
+    n_extra = _special_lengths(ss, sn, b[0], n_ids, b[4], info)
+    if n_extra < 0:
+        return None
+    return _sorted_special_ids(ss, sn, b[3]), n_extra
+
+
+def _finish(b, info, n_ids, n_ord, n_special, n_extra, nbytes):
+    _fill_byte_ids(b[0], b[1], nbytes, b[2], b[2].shape[0] - 1, n_ids, b[6])
+    info[[I_NIDS, I_NORD, I_NSPEC, I_NEXTRA, I_BYTES, I_MASK]] = (n_ids, n_ord, n_special, n_extra, nbytes,
+                                                                  b[2].shape[0] - 1)
+    b[4] = b[4][:3 * n_extra].copy()
+    return tuple(b)
+
+
+_NO_BLOCK = None
+
+
+def _parse_tiktoken(rs, rn, ss, sn, info):
+    """st__vocab_parse_tiktoken's passes (each a kernel): the block, or its partial state with
+    info set."""
+    tr = _scan(rs, rn, info, 0)
+    if tr is None:
+        return _NO_BLOCK
+    rcount, rbytes, rmax, rmax_line = tr
+    if rcount == 0:
+        info[I_CODE] = E_EMPTY_FILE
+        return _NO_BLOCK
+    ts = (0, 0, 0, 0)
+    if sn:
+        ts = _scan(ss, sn, info, 1)
+        if ts is None:
+            return _NO_BLOCK
+    scount, sbytes, smax, smax_line = ts
+    max_id = max(rmax, smax)
+    if max_id + 1 > 2 * (rcount + scount) + 65536:
+        in_spec = scount > 0 and smax > rmax
+        info[[I_CODE, I_POS, I_INPUT, I_NUM]] = (E_SPARSE, smax_line if in_spec else rmax_line, int(in_spec), max_id)
+        return _NO_BLOCK
+    if rbytes + sbytes > 0xFFFFFFFF:
+        info[I_CODE] = E_4GB
+        return _NO_BLOCK
+    n_ids, nbytes = max_id + 1, rbytes + sbytes
+    b = _new_block(n_ids, rcount, scount, nbytes)
+    if not _fill_lengths(rs, rn, b[0], info):
+        return _NO_BLOCK
+    sp = _specials_into(b, ss, sn, n_ids, info)
+    if sp is None:
+        return _NO_BLOCK
+    _prefix(b[0])
+    _fill_bytes(rs, rn, b[0], b[1])
+    if sn and _fill_specials(ss, sn, b[0], n_ids, b[1], b[4], sp[1], 0, info) < 0:
+        return tuple(b)
+    if not _index_lines(rs, rn, b[0], b[1], nbytes, b[2], n_ids, b[5], info):
+        return tuple(b)
+    return _finish(b, info, n_ids, rcount, sp[0], sp[1], nbytes)
 
 
 def _line_of(s, pos):
@@ -601,7 +627,7 @@ def _report(err, info, rs, ss, blocks):
     """The Err of a builder kernel's info (rank file rs, specials ss, the block it built)."""
     code, pos, inp, num, num2, kind = (int(info[k]) for k in (I_CODE, I_POS, I_INPUT, I_NUM, I_NUM2, I_KIND))
     text = ss if inp == 1 else rs
-    byts = blocks[1]
+    byts = blocks[1] if blocks is not None else None
     q = lambda: quoted(byts[int(info[I_QA]):int(info[I_QA]) + int(info[I_QL])][:160])  # noqa: E731
     if code == E_SCAN:
         why = WHY[num]
@@ -864,18 +890,20 @@ def _cerr(info, at, what):
 
 
 @njit(cache=True, nogil=True)
-def _parse_compact(img, n, ss, sn, info):
+def _compact_check(img, n, info):
+    """The compact image's header and lengths: (n_lens, count, max_ord, total, end of lengths),
+    n_lens 0 with info set when malformed."""
     if n < CVC_HEADER or img[0] != 83 or img[1] != 84 or img[2] != 86 or img[3] != 67:
         _cerr(info, 0, 0)
-        return _empty_block()
+        return 0, 0, 0, 0, 0
     if _get32(img, 4) != CVC_FORMAT:
         _cerr(info, 4, 1)
-        return _empty_block()
+        return 0, 0, 0, 0, 0
     n_lens = _get32(img, 8)
     bytes_len = _get32(img, 12)
     if n_lens == 0 or n_lens > n - CVC_HEADER:
         _cerr(info, 8, 2)
-        return _empty_block()
+        return 0, 0, 0, 0, 0
     pos = CVC_HEADER
     total = 0
     count = 0
@@ -885,63 +913,39 @@ def _parse_compact(img, n, ss, sn, info):
         ok, pos, ln = _read_leb(img, n, pos)
         if not ok:
             _cerr(info, at, 3)
-            return _empty_block()
+            return 0, 0, 0, 0, 0
         total += ln
         if ln:
             count += 1
             max_ord = tid
     if count == 0:
         _cerr(info, CVC_HEADER, 4)
-        return _empty_block()
+        return 0, 0, 0, 0, 0
     if max_ord != n_lens - 1:
         _cerr(info, 8, 5)
-        return _empty_block()
+        return 0, 0, 0, 0, 0
     if total != bytes_len:
         _cerr(info, 12, 6)
-        return _empty_block()
+        return 0, 0, 0, 0, 0
     if n - pos != total:
         _cerr(info, n, 7)
-        return _empty_block()
-    scount = sbytes = smax = smax_line = 0
-    if sn:
-        r, scount, sbytes, smax, smax_line, bad, why, kind = scan_file(ss, sn)
-        if r < 0:
-            _scan_error(info, r, bad, why, kind, 1)
-            return _empty_block()
-    max_id = max_ord if max_ord > smax else smax
-    if max_id + 1 > 2 * (count + scount) + 65536:
-        if scount and smax > max_ord:
-            _set(info, E_SPARSE_C, smax_line, 1, max_id, ST_KIND_NONE)
-            return _empty_block()
-        _cerr(info, 8, 8)
-        return _empty_block()
-    if total + sbytes > 0xFFFFFFFF:
-        _cerr(info, 12, 9)
-        return _empty_block()
-    n_ids = max_id + 1
-    nbytes = total + sbytes
-    offsets, byts, table, special_ids, extra, pair_ids, byte_ids = _alloc(n_ids, count, scount, nbytes)
-    mask = np.int64(table.shape[0]) - 1
+        return 0, 0, 0, 0, 0
+    return n_lens, count, max_ord, total, pos
+
+
+@njit(cache=True, nogil=True)
+def _compact_lengths(img, n, n_lens, offsets):
     pos = CVC_HEADER
     for tid in range(n_lens):
         ok, pos, ln = _read_leb(img, n, pos)
         offsets[tid + 1] = ln
-    n_special = 0
-    n_extra = 0
-    if sn:
-        n_extra = _special_lengths(ss, sn, offsets, n_ids, extra, info)
-        if n_extra < 0:
-            return _empty_block()
-        n_special = _sorted_special_ids(ss, sn, special_ids)
-    acc = np.int64(0)
-    for i in range(n_ids):
-        acc += offsets[i + 1]
-        offsets[i + 1] = acc
-    if sn:
-        if _fill_specials(ss, sn, offsets, n_ids, byts, extra, n_extra, 0, info) < 0:
-            return offsets, byts, table, special_ids, extra, pair_ids, byte_ids
+
+
+@njit(cache=True, nogil=True)
+def _compact_index(img, n, n_lens, bp, offsets, byts, nbytes, table, n_ids, pair_ids, info):
+    """The ordinary tokens' bytes, in id order, each put in the table as it comes."""
+    mask = np.int64(table.shape[0]) - 1
     lp = CVC_HEADER
-    bp = pos
     for tid in range(n_lens):
         ok, lp, ln = _read_leb(img, n, lp)
         if not ln:
@@ -954,16 +958,44 @@ def _parse_compact(img, n, ss, sn, info):
             info[I_NUM2] = earlier
             info[I_QA] = a
             info[I_QL] = ln
-            return offsets, byts, table, special_ids, extra, pair_ids, byte_ids
+            return False
         bp += ln
-    _fill_byte_ids(offsets, byts, nbytes, table, mask, n_ids, byte_ids)
-    info[I_NIDS] = n_ids
-    info[I_NORD] = count
-    info[I_NSPEC] = n_special
-    info[I_NEXTRA] = n_extra
-    info[I_BYTES] = nbytes
-    info[I_MASK] = mask
-    return offsets, byts, table, special_ids, extra[:3 * n_extra].copy(), pair_ids, byte_ids
+    return True
+
+
+def _parse_compact(img, n, ss, sn, info):
+    """st__vocab_parse_compact's passes: the block, or its partial state with info set."""
+    n_lens, count, max_ord, total, pos = _compact_check(img, n, info)
+    if n_lens == 0:
+        return _NO_BLOCK
+    ts = (0, 0, 0, 0)
+    if sn:
+        ts = _scan(ss, sn, info, 1)
+        if ts is None:
+            return _NO_BLOCK
+    scount, sbytes, smax, smax_line = ts
+    max_id = max(max_ord, smax)
+    if max_id + 1 > 2 * (count + scount) + 65536:
+        if scount and smax > max_ord:
+            info[[I_CODE, I_POS, I_INPUT, I_NUM]] = (E_SPARSE_C, smax_line, 1, max_id)
+            return _NO_BLOCK
+        info[[I_CODE, I_POS, I_NUM]] = (E_COMPACT, 8, 8)
+        return _NO_BLOCK
+    if total + sbytes > 0xFFFFFFFF:
+        info[[I_CODE, I_POS, I_NUM]] = (E_COMPACT, 12, 9)
+        return _NO_BLOCK
+    n_ids, nbytes = max_id + 1, total + sbytes
+    b = _new_block(n_ids, count, scount, nbytes)
+    _compact_lengths(img, n, n_lens, b[0])
+    sp = _specials_into(b, ss, sn, n_ids, info)
+    if sp is None:
+        return _NO_BLOCK
+    _prefix(b[0])
+    if sn and _fill_specials(ss, sn, b[0], n_ids, b[1], b[4], sp[1], 0, info) < 0:
+        return tuple(b)
+    if not _compact_index(img, n, n_lens, pos, b[0], b[1], nbytes, b[2], n_ids, b[5], info):
+        return tuple(b)
+    return _finish(b, info, n_ids, count, sp[0], sp[1], nbytes)
 
 
 def vocab_parse_compact(img, length, ss, sn, err):

@@ -25,9 +25,10 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .. import export
-from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_INVALID_UTF8, ST_ERR_BUFFER_TOO_SMALL,
+from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_BUFFER_TOO_SMALL,
                            ST_ERR_UNKNOWN_PATTERN, ST_ERR_UNKNOWN_SCRIPT, ST_ERR_UNSUPPORTED_PATTERN,
                            ST_UNIT_NONE, ST_UNIT_BYTE, ST_KIND_NONE, quoted, clear, fail)
+from .utf8 import st_utf8_validate as utf8_validate  # st_utf8_validate, as pretokenize.c calls it
 from .unicode import (UCD_BMP_CLASS, UCD_BMP_SCRIPT, UCD_ASTRAL_CLASS, UCD_ASTRAL_SCRIPT, ucd_astral_find,
                       script_from_name, ST_SCRIPT_UNKNOWN, ST_SCRIPT_COMMON, ST_SCRIPT_INHERITED)
 
@@ -71,10 +72,25 @@ PREDS_OF_CLASS = np.array([_pred(c) for c in range(16)], np.uint8)
 PREDS_BMP = PREDS_OF_CLASS[UCD_BMP_CLASS]
 
 
+# The scanners' kernels are @njit(cache=True, nogil=True) with two additions, for speed (the
+# pre-tokenizer is on the encoder's hot path):
+# - _nrt=False: no reference counting. Every call that passes the text array otherwise costs an
+#   atomic increment and decrement of its count, which took two thirds of the time on English
+#   (50 ns a piece instead of 8-15). These kernels allocate nothing, so they need no runtime;
+#   kernels that do (scan_all, join_pieces, the encoder's) call them as any other.
+# - inline="always" (numba-level inlining) for the small helpers of the ASCII word paths, which
+#   LLVM left as calls. Not for char_at, run_of or contraction: inlined at their dozens of call
+#   sites they tripled the compile time for little gain.
+_kernel = njit(cache=True, nogil=True, _nrt=False)
+_inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
+
+
 # ---- decoding -----------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@_kernel
 def utf8_decode(s, i):
-    """st__utf8_decode (utf8.h): (code point, length) of the valid UTF-8 at s[i]."""
+    """st__utf8_decode (utf8.h's inline function, which pretokenize.c inlines): (code point,
+    length) of the valid UTF-8 at s[i]. A copy of text/utf8.py's, compiled without reference
+    counting as the scanners are."""
     b0 = np.int64(s[i])
     if b0 < 0x80:
         return b0, 1
@@ -86,7 +102,7 @@ def utf8_decode(s, i):
             (np.int64(s[i + 3]) & 0x3F)), 4
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def preds_of(cp):
     """preds_of_class[st_ucd_class(cp)]"""
     if cp < 0x10000:
@@ -95,7 +111,7 @@ def preds_of(cp):
     return np.int64(PREDS_OF_CLASS[UCD_ASTRAL_CLASS[r]]) if r >= 0 else np.int64(PREDS_OF_CLASS[0])
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def char_at(s, end, i):
     """One decoded character: (code point, byte length, predicate bits); (0, 0, 0) at the end."""
     if i >= end:
@@ -107,7 +123,7 @@ def char_at(s, end, i):
     return cp, np.int64(n), preds_of(cp)
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def run_of(s, end, i, mask):
     """End of the maximal run of characters having any of mask, starting at i."""
     while i < end:
@@ -124,7 +140,7 @@ def run_of(s, end, i, mask):
     return i
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def run_crlf(s, end, i, slash):
     """End of a run of [\\r\\n] (or [\\r\\n/] with slash) starting at i."""
     while i < end and (s[i] == 13 or s[i] == 10 or (slash and s[i] == 47)):
@@ -132,7 +148,7 @@ def run_crlf(s, end, i, slash):
     return i
 
 
-@njit(cache=True, nogil=True)
+@_inline
 def fold_eq(cp, lower):
     """(?i:x) for the contraction letters: only 's' has a non-ASCII match (U+017F)."""
     if cp < 0x80:
@@ -141,7 +157,7 @@ def fold_eq(cp, lower):
     return lower == 115 and cp == 0x17F
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def contraction(s, end, i, fold):
     """The contraction after an apostrophe at i: its end, or 0 if none.
     gpt2: '(?:[sdmt]|ll|ve|re) case-sensitive; other: (?i:'s|'t|'re|'ve|'m|'ll|'d)."""
@@ -170,7 +186,7 @@ def contraction(s, end, i, fold):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def scan_ws(s, end, i):
     """The run of \\s from i: (j its end, last where its last character starts, crlf_end just past
     its last CR or LF, 0 if none)."""
@@ -188,7 +204,7 @@ def scan_ws(s, end, i):
     return k, last, crlf_end
 
 
-@njit(cache=True, nogil=True)
+@_inline
 def ws_tail(j, last, i, end):
     """\\s+(?!\\S) then \\s."""
     if j == end:
@@ -212,7 +228,7 @@ _LO_HI = np.uint64(0x0101010101010101 * (0x7F - 122))
 RUN_UPPER, RUN_LOWER, RUN_LETTER = 0, 1, 2
 
 
-@njit(cache=True, nogil=True)
+@_inline
 def load8(s, p):
     """The eight bytes at s[p] as a little-endian word."""
     return (np.uint64(s[p]) | (np.uint64(s[p + 1]) << np.uint64(8)) | (np.uint64(s[p + 2]) << np.uint64(16)) |
@@ -221,20 +237,20 @@ def load8(s, p):
             (np.uint64(s[p + 7]) << np.uint64(56)))
 
 
-@njit(cache=True, nogil=True)
+@_inline
 def bytes_in(w, lo_c, hi_c):
     """Bytes of w in [lo, hi] (lo_c = ST_BYTES(0x80 - lo), hi_c = ST_BYTES(0x7F - hi)): bit 7 set."""
     x = w & _B7F
     return (x + lo_c) & ~(x + hi_c) & ~w & _H
 
 
-@njit(cache=True, nogil=True)
+@_inline
 def first_byte(m):
     """Index of the first byte whose bit 7 is set in m (m != 0)."""
     return np.int64(trailing_zeros(m)) >> 3
 
 
-@njit(cache=True, nogil=True)
+@_inline
 def run_mask(w, kind):
     if kind == RUN_UPPER:
         return bytes_in(w, _UP_LO, _UP_HI)
@@ -243,7 +259,7 @@ def run_mask(w, kind):
     return bytes_in(w | _B20, _LO_LO, _LO_HI)  # |0x20 maps A-Z onto a-z and no other byte
 
 
-@njit(cache=True, nogil=True)
+@_inline
 def ascii_run(s, end, a, kind):
     """End of the maximal run of ASCII bytes of one kind from a."""
     while end - a >= 8:
@@ -265,7 +281,7 @@ def ascii_run(s, end, a, kind):
     return a
 
 
-@njit(cache=True, nogil=True)
+@_inline
 def ascii_stop(s, end, e):
     """The byte at e ends an ASCII word: the text ends there or goes on in ASCII."""
     return e == end or s[e] < 0x80
@@ -274,12 +290,12 @@ def ascii_stop(s, end, e):
 NO_WORD = -1
 
 
-@njit(cache=True, nogil=True)
+@_inline
 def is_ascii_letter(b):
     return 97 <= (np.int64(b) | 0x20) <= 122
 
 
-@njit(cache=True, nogil=True)
+@_inline
 def ascii_word_start(s, end, i):
     """The start of an ASCII word after an optional [^\\r\\n\\p{L}\\p{N}] (o200k, cl100k), or NO_WORD."""
     b = s[i]
@@ -293,7 +309,7 @@ def ascii_word_start(s, end, i):
     return i + 1
 
 
-@njit(cache=True, nogil=True)
+@_inline
 def o200k_ascii_word(s, end, w):
     """o200k's [A-Z]*[a-z]* from w (s[w] an ASCII letter) when an ASCII byte or the end follows
     it: its end; else 0."""
@@ -310,7 +326,7 @@ def o200k_ascii_word(s, end, w):
     return e if ascii_stop(s, end, e) else 0
 
 
-@njit(cache=True, nogil=True)
+@_inline
 def ascii_letters(s, end, w):
     """cl100k's and gpt2's [A-Za-z]+ from w (s[w] an ASCII letter) when an ASCII byte or the end
     follows it: its end; else 0."""
@@ -324,7 +340,7 @@ def ascii_letters(s, end, w):
     return e if ascii_stop(s, end, e) else 0
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def digits_1_3(s, end, i, n0):
     """\\p{N}{1,3} from i, whose first character (a digit) is n0 bytes long."""
     e = i + n0
@@ -338,7 +354,7 @@ def digits_1_3(s, end, i, n0):
 
 # ---- gpt2 (r50k_base, p50k_base) -----------------------------------------------------------
 # '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
-@njit(cache=True, nogil=True)
+@_kernel
 def piece_gpt2(s, end, i):
     w = i + (1 if s[i] == 32 else 0)
     if w < end and is_ascii_letter(s[w]):
@@ -370,7 +386,7 @@ def piece_gpt2(s, end, i):
 # ---- cl100k --------------------------------------------------------------------------------
 # '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|
 # \s++$|\s*[\r\n]|\s+(?!\S)|\s
-@njit(cache=True, nogil=True)
+@_kernel
 def piece_cl100k(s, end, i):
     w = i + (1 if s[i] == 32 else 0)
     if w < end and is_ascii_letter(s[w]):
@@ -406,7 +422,7 @@ def piece_cl100k(s, end, i):
 
 # ---- o200k ---------------------------------------------------------------------------------
 # U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}]; nothing is possessive.
-@njit(cache=True, nogil=True)
+@_kernel
 def o200k_upper_lower(s, end, k):
     """U*W+ from k: its end, or 0."""
     a = k
@@ -429,7 +445,7 @@ def o200k_upper_lower(s, end, k):
             last_w_end = a
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def o200k_upper_then_lower(s, end, k):
     """U+W* from k: its end, or 0."""
     cp, n, p = char_at(s, end, k)
@@ -439,13 +455,15 @@ def o200k_upper_then_lower(s, end, k):
     return run_of(s, end, a, P_W)
 
 
-@njit(cache=True, nogil=True)
+@_inline
 def with_contraction(s, end, e):
+    if e >= end or s[e] != 39:  # contraction's first test, here to spare the call
+        return e
     c = contraction(s, end, e, True)
     return c if c else e
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def piece_o200k(s, end, i):
     w = ascii_word_start(s, end, i)
     if w != NO_WORD:
@@ -488,7 +506,7 @@ def piece_o200k(s, end, i):
 
 # ---- script-specific variant (Faster Superword paper, Appendix A) --------------------------
 #  ?\p{L}\p{M}*|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
-@njit(cache=True, nogil=True)
+@_kernel
 def scan_single_letter(s, end, i):
     c_cp, c_len, c_p = char_at(s, end, i)
     if c_cp == 32:
@@ -509,7 +527,7 @@ def scan_single_letter(s, end, i):
     return ws_tail(j, last, i, end)
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def piece(scan, s, end, i):
     """The scanner scan (SCAN_*) at i: the C file's it->scan(s, end, i)."""
     if scan == SCAN_O200K:
@@ -522,7 +540,7 @@ def piece(scan, s, end, i):
 
 
 # ---- script chunking (docs/design.md §5) ---------------------------------------------------
-@njit(cache=True, nogil=True)
+@_kernel
 def next_chunk(s, end, i):
     """(the end of the chunk starting at i, its script: Common if it has none)."""
     cur = -1
@@ -558,7 +576,7 @@ def next_chunk(s, end, i):
 
 
 # ---- the piece iterator ----------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@_kernel
 def pieces_init(pt, s, length, it):
     """st__pieces_init"""
     it[IT_LEN] = length
@@ -569,7 +587,7 @@ def pieces_init(pt, s, length, it):
         it[IT_CHUNK_END] = length  # one chunk: the text
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def pieces_next(pt, s, length, it):
     """st__pieces_next: the end of the next piece (call while it[IT_I] < length)."""
     i = it[IT_I]
@@ -583,7 +601,7 @@ def pieces_next(pt, s, length, it):
     return e
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def pieces_fill(pt, s, length, it, ends, cap):
     """st__pieces_fill: the ends of up to cap next pieces in ends[0..); their number (0 only at
     the end of the text)."""
@@ -636,7 +654,7 @@ def scan_all(pt, s, length, ends, cap):
     return n
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def ends_to_codepoints(s, ends, n):
     """Rewrite byte ends as code point ends: one pass counting the bytes that start a character."""
     pos = 0
@@ -667,66 +685,6 @@ def join_pieces(pt, s, length, sep, out, cap):
         n += e - start + 1
         start = e
     return n
-
-
-# ---- UTF-8 validation (utf8.c's st_utf8_validate, the port's text/utf8.py) -------------------
-try:
-    from .utf8 import st_utf8_validate as _utf8_validate
-except ImportError:  # text/utf8.py not there yet: the same checks, byte by byte
-    _utf8_validate = None
-
-
-@njit(cache=True, nogil=True)
-def _utf8_check(s, length):
-    """(status, offset, truncated) of st_utf8_validate's checks without its fast paths."""
-    i = 0
-    while i < length:
-        b = np.int64(s[i])
-        if b < 0x80:
-            i += 1
-            continue
-        lo = 0x80
-        hi = 0xBF
-        if 0xC2 <= b <= 0xDF:
-            need = 1
-        elif 0xE0 <= b <= 0xEF:
-            need = 2
-            if b == 0xE0:
-                lo = 0xA0
-            elif b == 0xED:
-                hi = 0x9F
-        elif 0xF0 <= b <= 0xF4:
-            need = 3
-            if b == 0xF0:
-                lo = 0x90
-            elif b == 0xF4:
-                hi = 0x8F
-        else:
-            return ST_ERR_INVALID_UTF8, i, False
-        if length - i <= need:
-            return ST_ERR_INVALID_UTF8, i, True
-        if s[i + 1] < lo or s[i + 1] > hi:
-            return ST_ERR_INVALID_UTF8, i, False
-        for k in range(2, need + 1):
-            if (s[i + k] & 0xC0) != 0x80:
-                return ST_ERR_INVALID_UTF8, i, False
-        i += need + 1
-    return ST_OK, 0, False
-
-
-def utf8_validate(text, length, err):
-    """st_utf8_validate(text, len, err)."""
-    if _utf8_validate is not None:
-        return _utf8_validate(text, length, err)
-    clear(err)
-    if text is None and length:
-        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "text is NULL")
-    if not length:
-        return ST_OK
-    st, off, truncated = _utf8_check(text, length)
-    if st != ST_OK:
-        return fail(err, st, ST_UNIT_BYTE, off, "truncated sequence" if truncated else "")
-    return ST_OK
 
 
 # ---- the handle ----------------------------------------------------------------------------

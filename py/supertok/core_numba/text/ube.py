@@ -11,10 +11,11 @@ gives, in the C layout: byte 0 alphabet, byte 1 n_pending, bytes 2-5 pending, by
 run_start, bytes 16-23 base (little-endian). The kernels work on it unpacked into an int64
 array of STREAM_FIELDS (S_ALPHABET, S_N_PENDING, S_PENDING + 0..3, S_RUN_START, S_BASE), which
 the decoder (encode/decoder.py) keeps at the head of its own state array. The dec_ctx of a call
-is an int64 array of CTX_FIELDS (output length, strict, failed, fail_at, pos); the output is a
+is an int64 array of CTX_FIELDS (output length, strict, failed, fail_at); the output is a
 uint8 array written up to cap and counted past it.
 
-Kernels (njit): stream_feed_one (feed: one symbol), stream_flush (flush), stream_check
+Kernels (njit): feed_symbols (feed, utf8_byte, utf16_byte, utf16_unit and bad in one loop over
+the state in locals), stream_flush (flush), stream_check
 (check_state: 0 or the index of the message in CHECK_MESSAGES), stream_feed (the body of
 st_ube_stream_feed over an unpacked state), ube_encode (st_ube_encode_symbols' loop).
 """
@@ -24,7 +25,7 @@ from numba import njit
 from .. import export
 from ..base.common import (ST_ERR_BUFFER_TOO_SMALL, ST_ERR_INVALID_ARGUMENT, ST_ERR_INVALID_TOKEN,
                            ST_ERR_INVALID_UTF8, ST_OK, ST_UNIT_INDEX, clear, fail)
-from .utf8 import ube_char_symbols, utf8_decode, validate
+from .utf8 import ube_char_symbols, validate
 
 ST_UBE_UTF8, ST_UBE_UTF16 = 0, 1
 ST_UBE_FINAL, ST_UBE_STRICT = 1, 2
@@ -32,8 +33,8 @@ STREAM_SIZE = 24  # sizeof(st_ube_stream)
 
 S_ALPHABET, S_N_PENDING, S_PENDING, S_RUN_START, S_BASE = 0, 1, 2, 6, 7
 STREAM_FIELDS = 8
-C_N, C_STRICT, C_FAILED, C_FAIL_AT, C_POS = 0, 1, 2, 3, 4
-CTX_FIELDS = 5
+C_N, C_STRICT, C_FAILED, C_FAIL_AT = 0, 1, 2, 3
+CTX_FIELDS = 4
 
 CHECK_MESSAGES = ("", "alphabet is neither 0 (UTF-8) nor 1 (UTF-16)", "n_pending is above 3",
                   "run_start is not base - n_pending", "pending holds no incomplete UTF-8 sequence",
@@ -41,40 +42,31 @@ CHECK_MESSAGES = ("", "alphabet is neither 0 (UTF-8) nor 1 (UTF-16)", "n_pending
 
 
 # -- output --
-@njit(cache=True, nogil=True, inline="always")
-def put_byte(c, out, cap, b):
-    n = c[C_N]
-    if n < cap:
-        out[n] = b
-    c[C_N] = n + 1
-
-
 @njit(cache=True, nogil=True)
-def put_cp(c, out, cap, cp):
-    """cp as UTF-8 into out[0..cap), counting past cap."""
+def put_cp(out, cap, o, cp):
+    """cp as UTF-8 into out[0..cap) at o, counting past cap: the new length."""
     if cp < 0x80:
-        put_byte(c, out, cap, cp)
-    elif cp < 0x800:
-        put_byte(c, out, cap, 0xC0 | (cp >> 6))
-        put_byte(c, out, cap, 0x80 | (cp & 0x3F))
+        if o < cap:
+            out[o] = cp
+        return o + 1
+    if cp < 0x800:
+        l = 2
+        b0 = 0xC0 | (cp >> 6)
     elif cp < 0x10000:
-        put_byte(c, out, cap, 0xE0 | (cp >> 12))
-        put_byte(c, out, cap, 0x80 | ((cp >> 6) & 0x3F))
-        put_byte(c, out, cap, 0x80 | (cp & 0x3F))
+        l = 3
+        b0 = 0xE0 | (cp >> 12)
     else:
-        put_byte(c, out, cap, 0xF0 | (cp >> 18))
-        put_byte(c, out, cap, 0x80 | ((cp >> 12) & 0x3F))
-        put_byte(c, out, cap, 0x80 | ((cp >> 6) & 0x3F))
-        put_byte(c, out, cap, 0x80 | (cp & 0x3F))
-
-
-@njit(cache=True, nogil=True)
-def bad(c, s, out, cap):
-    """A malformed run: U+FFFD, and under strict the first failure noted."""
-    if c[C_STRICT] != 0 and c[C_FAILED] == 0:
-        c[C_FAILED] = 1
-        c[C_FAIL_AT] = s[S_RUN_START]
-    put_cp(c, out, cap, 0xFFFD)
+        l = 4
+        b0 = 0xF0 | (cp >> 18)
+    if o + l <= cap:
+        out[o] = b0
+        for k in range(1, l):
+            out[o + k] = 0x80 | ((cp >> (6 * (l - 1 - k))) & 0x3F)
+        return o + l
+    for k in range(l):  # near cap: the bytes that fit are written, as C's put_cp does
+        if o + k < cap:
+            out[o + k] = b0 if k == 0 else 0x80 | ((cp >> (6 * (l - 1 - k))) & 0x3F)
+    return o + l
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -89,102 +81,166 @@ def utf8_need(lead):
     return 0, 0x80, 0xBF
 
 
-@njit(cache=True, nogil=True)
-def utf8_byte(c, s, out, cap, b):
-    while True:
-        np_ = s[S_N_PENDING]
-        if np_ == 0:
-            s[S_RUN_START] = c[C_POS]
-            if b < 0x80:
-                put_byte(c, out, cap, b)
-                return
-            need, lo, hi = utf8_need(b)
-            if need == 0:
-                bad(c, s, out, cap)
-                return
-            s[S_PENDING] = b
-            s[S_N_PENDING] = 1
-            return
-        need, lo, hi = utf8_need(s[S_PENDING])
-        if np_ > 1:
-            lo = 0x80
-            hi = 0xBF
-        if lo <= b <= hi:
-            s[S_PENDING + np_] = b
-            np_ += 1
-            s[S_N_PENDING] = np_
-            if np_ == need:
-                b0 = s[S_PENDING]
-                if need == 2:
-                    cp = ((b0 & 0x1F) << 6) | (s[S_PENDING + 1] & 0x3F)
-                elif need == 3:
-                    cp = ((b0 & 0x0F) << 12) | ((s[S_PENDING + 1] & 0x3F) << 6) | (s[S_PENDING + 2] & 0x3F)
-                else:
-                    cp = (((b0 & 0x07) << 18) | ((s[S_PENDING + 1] & 0x3F) << 12)
-                          | ((s[S_PENDING + 2] & 0x3F) << 6) | (s[S_PENDING + 3] & 0x3F))
-                s[S_N_PENDING] = 0
-                put_cp(c, out, cap, cp)
-            return
-        # the valid prefix ends here: one U+FFFD for it, then b starts afresh
-        bad(c, s, out, cap)
-        s[S_N_PENDING] = 0
+MODE_BYTES, MODE_PAIRS, MODE_SYMBOLS = 0, 1, 2
 
 
 @njit(cache=True, nogil=True)
-def utf16_unit(c, s, out, cap, u):
-    if 0xD800 <= u <= 0xDBFF:  # wait for its low surrogate
-        s[S_PENDING] = u & 0xFF
-        s[S_PENDING + 1] = u >> 8
-        s[S_N_PENDING] = 2
-    elif 0xDC00 <= u <= 0xDFFF:
-        bad(c, s, out, cap)
-    else:
-        put_cp(c, out, cap, u)
-
-
-@njit(cache=True, nogil=True)
-def utf16_byte(c, s, out, cap, b):
-    np_ = s[S_N_PENDING]
-    if np_ == 0:
-        s[S_RUN_START] = c[C_POS]
-    s[S_PENDING + np_] = b
-    np_ += 1
-    s[S_N_PENDING] = np_
-    if np_ == 2:
-        u = s[S_PENDING] | (s[S_PENDING + 1] << 8)
-        s[S_N_PENDING] = 0
-        utf16_unit(c, s, out, cap, u)
-    elif np_ == 4:
-        hi = s[S_PENDING] | (s[S_PENDING + 1] << 8)
-        u = s[S_PENDING + 2] | (s[S_PENDING + 3] << 8)
-        s[S_N_PENDING] = 0
-        if 0xDC00 <= u <= 0xDFFF:
-            put_cp(c, out, cap, 0x10000 + ((hi - 0xD800) << 10) + (u - 0xDC00))
+def feed_symbols(c, s, out, cap, src, a, count, mode):
+    """ube.c's feed (with utf8_byte, utf16_byte, utf16_unit and bad) over count symbols (0-511)
+    at stream indexes s[S_BASE].., from src at a: MODE_BYTES src[a + j] (a byte-level token's
+    bytes), MODE_PAIRS src[a + 2j] | src[a + 2j + 1] << 8 (a UBE token's symbols), MODE_SYMBOLS
+    src[a + j] (uint16 symbols). The state lives in locals for the loop. Advances s[S_BASE] by
+    count. Under strict it stops at the first malformed run (c[C_FAILED], c[C_FAIL_AT])."""
+    alpha = s[S_ALPHABET]
+    npn = s[S_N_PENDING]
+    p0 = s[S_PENDING]
+    p1 = s[S_PENDING + 1]
+    p2 = s[S_PENDING + 2]
+    p3 = s[S_PENDING + 3]
+    rs = s[S_RUN_START]
+    base = s[S_BASE]
+    o = c[C_N]
+    strict = c[C_STRICT] != 0
+    failed = c[C_FAILED] != 0
+    fail_at = c[C_FAIL_AT]
+    for j in range(count):
+        pos = base + j
+        if mode == MODE_PAIRS:
+            sym = np.int64(src[a + 2 * j]) | (np.int64(src[a + 2 * j + 1]) << 8)
         else:
-            bad(c, s, out, cap)  # the high surrogate had no low one after it
-            s[S_RUN_START] = c[C_POS] - 1
-            utf16_unit(c, s, out, cap, u)
+            sym = np.int64(src[a + j])
+        if sym < 256:
+            if alpha != ST_UBE_UTF8:  # a change of alphabet flushes the run
+                if npn != 0:
+                    if strict and not failed:
+                        failed = True
+                        fail_at = rs
+                    o = put_cp(out, cap, o, 0xFFFD)
+                npn = 0
+                alpha = ST_UBE_UTF8
+            b = sym
+            # utf8_byte
+            while True:
+                if npn == 0:
+                    rs = pos
+                    if b < 0x80:
+                        if o < cap:
+                            out[o] = b
+                        o += 1
+                        break
+                    need, lo, hi = utf8_need(b)
+                    if need == 0:
+                        if strict and not failed:
+                            failed = True
+                            fail_at = rs
+                        o = put_cp(out, cap, o, 0xFFFD)
+                        break
+                    p0 = b
+                    npn = 1
+                    break
+                need, lo, hi = utf8_need(p0)
+                if npn > 1:
+                    lo = 0x80
+                    hi = 0xBF
+                if lo <= b <= hi:
+                    if npn == 1:
+                        p1 = b
+                    elif npn == 2:
+                        p2 = b
+                    else:
+                        p3 = b
+                    npn += 1
+                    if npn == need:
+                        if need == 2:
+                            cp = ((p0 & 0x1F) << 6) | (p1 & 0x3F)
+                        elif need == 3:
+                            cp = ((p0 & 0x0F) << 12) | ((p1 & 0x3F) << 6) | (p2 & 0x3F)
+                        else:
+                            cp = ((p0 & 0x07) << 18) | ((p1 & 0x3F) << 12) | ((p2 & 0x3F) << 6) | (p3 & 0x3F)
+                        npn = 0
+                        o = put_cp(out, cap, o, cp)
+                    break
+                # the valid prefix ends here: one U+FFFD for it, then b starts afresh
+                if strict and not failed:
+                    failed = True
+                    fail_at = rs
+                o = put_cp(out, cap, o, 0xFFFD)
+                npn = 0
+        else:
+            if alpha != ST_UBE_UTF16:
+                if npn != 0:
+                    if strict and not failed:
+                        failed = True
+                        fail_at = rs
+                    o = put_cp(out, cap, o, 0xFFFD)
+                npn = 0
+                alpha = ST_UBE_UTF16
+            b = sym - 256
+            # utf16_byte
+            if npn == 0:
+                rs = pos
+                p0 = b
+            elif npn == 1:
+                p1 = b
+            elif npn == 2:
+                p2 = b
+            else:
+                p3 = b
+            npn += 1
+            u = -1
+            if npn == 2:
+                u = p0 | (p1 << 8)
+                npn = 0
+            elif npn == 4:
+                hi16 = p0 | (p1 << 8)
+                u = p2 | (p3 << 8)
+                npn = 0
+                if 0xDC00 <= u <= 0xDFFF:
+                    o = put_cp(out, cap, o, 0x10000 + ((hi16 - 0xD800) << 10) + (u - 0xDC00))
+                    u = -1
+                else:
+                    if strict and not failed:  # the high surrogate had no low one after it
+                        failed = True
+                        fail_at = rs
+                    o = put_cp(out, cap, o, 0xFFFD)
+                    rs = pos - 1
+            if u >= 0:  # utf16_unit
+                if 0xD800 <= u <= 0xDBFF:  # wait for its low surrogate
+                    p0 = u & 0xFF
+                    p1 = u >> 8
+                    npn = 2
+                elif 0xDC00 <= u <= 0xDFFF:
+                    if strict and not failed:
+                        failed = True
+                        fail_at = rs
+                    o = put_cp(out, cap, o, 0xFFFD)
+                else:
+                    o = put_cp(out, cap, o, u)
+        if failed:
+            break
+    s[S_ALPHABET] = alpha
+    s[S_N_PENDING] = npn
+    s[S_PENDING] = p0
+    s[S_PENDING + 1] = p1
+    s[S_PENDING + 2] = p2
+    s[S_PENDING + 3] = p3
+    s[S_RUN_START] = rs
+    s[S_BASE] = base + count
+    c[C_N] = o
+    c[C_FAILED] = 1 if failed else 0
+    c[C_FAIL_AT] = fail_at
 
 
 @njit(cache=True, nogil=True)
 def stream_flush(c, s, out, cap):
-    """End of a same-alphabet run: whatever is pending is one malformed run."""
+    """flush: the end of a same-alphabet run (whatever is pending is one malformed run), at
+    stream index s[S_BASE]."""
     if s[S_N_PENDING] != 0:
-        bad(c, s, out, cap)
+        if c[C_STRICT] != 0 and c[C_FAILED] == 0:
+            c[C_FAILED] = 1
+            c[C_FAIL_AT] = s[S_RUN_START]
+        c[C_N] = put_cp(out, cap, c[C_N], 0xFFFD)
     s[S_N_PENDING] = 0
-
-
-@njit(cache=True, nogil=True)
-def stream_feed_one(c, s, out, cap, sym):
-    """feed: one symbol (0-511) at stream index c[C_POS]."""
-    alpha = ST_UBE_UTF16 if sym >= 256 else ST_UBE_UTF8
-    if alpha != s[S_ALPHABET]:
-        stream_flush(c, s, out, cap)
-        s[S_ALPHABET] = alpha
-    if alpha == ST_UBE_UTF8:
-        utf8_byte(c, s, out, cap, np.int64(sym))
-    else:
-        utf16_byte(c, s, out, cap, np.int64(sym) - 256)
 
 
 @njit(cache=True, nogil=True)
@@ -230,13 +286,8 @@ def stream_feed(s, symbols, n, flags, out, cap, r):
     c = np.zeros(CTX_FIELDS, np.int64)
     c[C_STRICT] = 1 if (flags & ST_UBE_STRICT) != 0 else 0
     saved = s.copy()
-    base = s[S_BASE]
-    for k in range(n):
-        c[C_POS] = base + k
-        stream_feed_one(c, s, out, cap, symbols[k])
-    s[S_BASE] = base + n
-    if (flags & ST_UBE_FINAL) != 0:
-        c[C_POS] = s[S_BASE]
+    feed_symbols(c, s, out, cap, symbols, 0, n, MODE_SYMBOLS)
+    if (flags & ST_UBE_FINAL) != 0 and c[C_FAILED] == 0:
         stream_flush(c, s, out, cap)
     if c[C_FAILED] != 0:
         s[:] = saved

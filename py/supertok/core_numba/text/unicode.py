@@ -8,8 +8,12 @@ compares both. This module reads the .bin once at import with numpy.
 
 Kernels (njit): ucd_astral_find (st_ucd_astral_find: an index into the ASTRAL_* arrays, or -1),
 ucd_class, ucd_script (unicode.h's inline lookups). The tables are module globals, which numba
-freezes into the kernels that read them.
+freezes into the kernels that read them, and so into its cache: a cache compiled from another
+unicode_tables.bin would answer with the old tables, as numba keys its cache on the source file
+alone. So the digest of the .bin the cache was made with is kept beside it, and when the .bin
+differs the port's cached kernels are deleted before any loads (_cache_guard).
 """
+import hashlib
 import os
 
 import numpy as np
@@ -28,10 +32,8 @@ BIN_MAGIC = b"STUCD\0\0\1"
 HEADER_SIZE = 32
 
 
-def _load(path):
-    """The sections of unicode_tables.bin as numpy arrays (read-only views of one buffer)."""
-    with open(path, "rb") as f:
-        raw = f.read()
+def _load(raw, path):
+    """The sections of unicode_tables.bin (its bytes raw) as numpy arrays."""
     if len(raw) < HEADER_SIZE or raw[:8] != BIN_MAGIC:
         raise ImportError("%s: not a unicode_tables.bin of format 1" % path)
     buf = np.frombuffer(raw, np.uint8)
@@ -62,7 +64,9 @@ def _load(path):
     return version, out, strings
 
 
-_VERSION, _T, _STRINGS = _load(TABLES_PATH)
+with open(TABLES_PATH, "rb") as _f:
+    _RAW = _f.read()
+_VERSION, _T, _STRINGS = _load(_RAW, TABLES_PATH)
 
 # st_ucd_* as numpy arrays
 UCD_BMP_CLASS = _T["bmp_class"]
@@ -113,6 +117,57 @@ def ucd_script(cp):
         return np.int64(UCD_BMP_SCRIPT[cp])
     r = ucd_astral_find(cp)
     return np.int64(UCD_ASTRAL_SCRIPT[r]) if r >= 0 else np.int64(ST_SCRIPT_UNKNOWN)
+
+
+def _cache_guard():
+    """Delete the port's numba cache files when they were compiled from another
+    unicode_tables.bin (or the digest it was made with is not known): the tables are frozen into
+    them. The digest lives in this module's cache folder; the port's folders are found by
+    numba's own cache locator, asked for every source file of core_numba."""
+    try:
+        locator = ucd_astral_find._cache._impl.locator
+        path = locator.get_cache_path()
+    except AttributeError:  # numba's cache is off or its layout unknown
+        return
+    digest = hashlib.sha256(_RAW).hexdigest()
+    marker = os.path.join(path, "unicode_tables.sha256")
+    try:
+        with open(marker, encoding="ascii") as f:
+            if f.read().strip() == digest:
+                return
+    except OSError:
+        pass
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # core_numba
+    folders = {path}
+    for folder, _, files in os.walk(package):
+        for name in files:
+            if name.endswith(".py"):
+                try:
+                    loc = type(locator).from_function(ucd_astral_find.py_func, os.path.join(folder, name))
+                    if loc is not None:
+                        folders.add(loc.get_cache_path())
+                except Exception:  # noqa: BLE001 -- a folder numba would not cache in
+                    pass
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith((".nbi", ".nbc")):
+                try:
+                    os.remove(os.path.join(folder, name))
+                except OSError:
+                    pass
+    try:
+        os.makedirs(path, exist_ok=True)
+        with open(marker, "w", encoding="ascii") as f:
+            f.write(digest + "\n")
+    except OSError:
+        pass
+
+
+_cache_guard()
 
 
 # -- the exports --

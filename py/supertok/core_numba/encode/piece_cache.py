@@ -1,0 +1,373 @@
+"""Mirrors core_c/src/encode/piece_cache.c and piece_cache.h: the piece cache (pretoken bytes ->
+its tokens, kept across calls), its memory under the host's limit, and
+st_encoding_set_cache_size / st_encoding_cache_info.
+
+The C scratch block (st__scratch) is a Scratch (Python object kept in enc.lazy.scratch; calls
+take turns, so a lone caller's slot 0 is the only block: it gets half the limit, as C's lone
+caller does). Its tables are flat arrays with C's layout: the short table `lines` (uint8,
+64-byte lines: hash u32, len, ntok, joins, unused, then 56 data bytes; `lines32` the same bytes
+as uint32), the sets' tags fp and meta (uint8, SET_LINES a set), and the long table (lhash
+uint64, lmeta uint16 (len, ntok), lbytes, ltok, lrel). A kernel sees them as a PC namedtuple;
+the call's hits, misses and whether the long table was first used are in PC.st (int64[3]).
+"""
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .. import export
+from ..base.common import ST_OK, ST_ERR_INVALID_ARGUMENT
+from ..base.hash import hash_bytes
+from .merge import new_pair_cache
+
+ST_CACHE_PIECE = 56
+SET_LINES = 8
+ST_CACHE_LONG_PIECE = 240
+ST_CACHE_LONG_TOKENS = 40
+ST_CACHE_ID_BITS = 26
+ST_CACHE_MIN_TEXT = 8192
+ST_SCRATCH_SLOTS = 4
+LINE_EMPTY, LINE_SMALL, LINE_PAIR, LINE_PAIR2 = 0, 1, 2, 3
+LINE_DATA = 56
+PAIR_DATA = LINE_DATA + 64
+LINE_SIZE = 64
+TAGS_SIZE = 2 * SET_LINES
+LONG_SIZE = 512
+META_KIND, META_USE, META_USE1 = 3, 12, 4
+ST_BT_MEMO_SLOTS = 1 << 14
+PC_HITS, PC_MISSES, PC_LONG_USED = 0, 1, 2
+
+PC = namedtuple("PC", "lines lines32 fp meta sets lhash lmeta lbytes ltok lrel long_slots st")
+
+_E8 = np.zeros(64, np.uint8)
+_E32 = np.zeros(16, np.uint32)
+_E64 = np.zeros(1, np.uint64)
+_E16 = np.zeros(2, np.uint16)
+
+
+def no_pc():
+    return PC(_E8, _E32, _E8, _E8, 0, _E64, _E16, _E8, _E32, _E16, 0, np.zeros(3, np.int64))
+
+
+class Scratch:
+    """st__scratch: the call's block of caches."""
+    __slots__ = ("cache_slots", "lines", "lines32", "fp", "meta", "sets", "long_slots", "long_made", "lhash",
+                 "lmeta", "lbytes", "ltok", "lrel", "pairs", "memo", "seen")
+
+    def __init__(self):
+        self.cache_slots = self.sets = self.long_slots = self.seen = 0
+        self.long_made = False
+        self.lines = self.lines32 = self.fp = self.meta = None
+        self.lhash = self.lmeta = self.lbytes = self.ltok = self.lrel = None
+        self.pairs = new_pair_cache()
+        self.memo = None
+
+
+def pow2_floor(x):
+    if not x:
+        return 0
+    p = 1
+    while p <= x // 2:
+        p *= 2
+    return p
+
+
+def share_of(limit, k):
+    if k < 0:
+        return limit // ST_SCRATCH_SLOTS
+    return limit >> (k + 1 if k < ST_SCRATCH_SLOTS - 1 else ST_SCRATCH_SLOTS - 1)
+
+
+def cache_slots_for(share):
+    lines = pow2_floor(share // 3 * 2 // LINE_SIZE)
+    return lines if lines >= 2 * SET_LINES else 0
+
+
+def long_slots_for(share):
+    return pow2_floor(share // 3 // LONG_SIZE)
+
+
+def cache_drop(lz, s):
+    if s.lines is not None:
+        lz.cache_held -= s.cache_slots * LINE_SIZE
+    if s.long_made:
+        lz.cache_held -= s.long_slots * LONG_SIZE
+    s.lines = s.lines32 = s.fp = s.meta = None
+    s.lhash = s.lmeta = s.lbytes = s.ltok = s.lrel = None
+    s.long_made = False
+    s.cache_slots = s.sets = s.long_slots = 0
+
+
+def cache_slots_want(share, seen):
+    most = cache_slots_for(share)
+    want = 512
+    while want < most and want <= seen // 32:
+        want *= 2
+    return want if want < most else most
+
+
+def cache_fit(lz, s, share, seen):
+    most = cache_slots_for(share)
+    slots = cache_slots_want(share, seen)
+    if s.lines is not None and most >= s.cache_slots >= slots:
+        return
+    if s.lines is None and not slots:
+        return
+    cache_drop(lz, s)
+    if not slots:
+        return
+    size = slots * LINE_SIZE
+    s.cache_slots = slots
+    s.sets = size // (SET_LINES * LINE_SIZE + TAGS_SIZE)
+    s.lines = np.empty(s.sets * SET_LINES * LINE_SIZE + 16, np.uint8)  # the lines need no clearing
+    s.lines32 = s.lines[:s.sets * SET_LINES * LINE_SIZE].view(np.uint32)
+    s.fp = np.zeros(s.sets * SET_LINES, np.uint8)
+    s.meta = np.zeros(s.sets * SET_LINES, np.uint8)
+    lmost = long_slots_for(share)
+    lwant = max(slots // 16, 16)
+    s.long_slots = min(lwant, lmost)
+    lz.cache_held += size
+
+
+def long_table(lz, s):
+    """st__cache_long_table: the arrays of the long table (made empty when first wanted; the
+    kernel marks their first use, and the figure counts them from then)."""
+    if s.lhash is None and s.long_slots:
+        ls = s.long_slots
+        s.lhash = np.zeros(ls, np.uint64)
+        s.lmeta = np.zeros(2 * ls, np.uint16)
+        s.lbytes = np.zeros(ls * ST_CACHE_LONG_PIECE + 16, np.uint8)
+        s.ltok = np.zeros(ls * ST_CACHE_LONG_TOKENS, np.uint32)
+        s.lrel = np.zeros(ls * ST_CACHE_LONG_TOKENS, np.uint16)
+
+
+def piece_cache_open(enc, length):
+    """st__piece_cache_open: (scratch or None, PC) for a call on a text of length bytes."""
+    lz = enc.lazy
+    limit = lz.cache_limit
+    if not cache_slots_for(share_of(limit, 0)) and length < ST_CACHE_MIN_TEXT:
+        return None, no_pc()
+    s = lz.scratch
+    if s is None:
+        s = lz.scratch = Scratch()
+    s.seen += length
+    cache_fit(lz, s, share_of(limit, 0), s.seen)
+    if not s.sets:
+        return s, no_pc()
+    long_table(lz, s)
+    if s.lhash is None:
+        return s, PC(s.lines, s.lines32, s.fp, s.meta, s.sets, _E64, _E16, _E8, _E32, _E16, 0, np.zeros(3, np.int64))
+    return s, PC(s.lines, s.lines32, s.fp, s.meta, s.sets, s.lhash, s.lmeta, s.lbytes, s.ltok, s.lrel, s.long_slots,
+                 np.zeros(3, np.int64))
+
+
+def piece_cache_close(enc, s, pc):
+    """st__piece_cache_close: the call's figures added to the handle's; a block over the limit
+    gives its memory back."""
+    lz = enc.lazy
+    st = pc.st
+    lz.cache_hits += int(st[PC_HITS])
+    lz.cache_misses += int(st[PC_MISSES])
+    if s is None:
+        return
+    if st[PC_LONG_USED] and not s.long_made and s.lhash is not None:
+        s.long_made = True
+        lz.cache_held += s.long_slots * LONG_SIZE
+    share = share_of(lz.cache_limit, 0)
+    if s.cache_slots > cache_slots_for(share) or s.long_slots > long_slots_for(share):
+        cache_drop(lz, s)
+
+
+@export
+def st_encoding_set_cache_size(enc, size):
+    if enc is None:
+        return ST_ERR_INVALID_ARGUMENT
+    lz = enc.lazy
+    lz.cache_limit = int(size)
+    if lz.scratch is not None:
+        cache_drop(lz, lz.scratch)
+    return ST_OK
+
+
+@export
+def st_encoding_cache_info(enc, info):
+    if enc is None or info is None:
+        return ST_ERR_INVALID_ARGUMENT
+    lz = enc.lazy
+    info[0] = lz.cache_limit
+    info[1] = lz.cache_held
+    info[2] = lz.cache_hits
+    info[3] = lz.cache_misses
+    info[4] = ST_CACHE_LONG_PIECE
+    return ST_OK
+
+
+# ---- the lookup, fill and replacement (piece_cache.h), run once a piece that is not one token ----
+
+_U1 = np.uint64(1)
+_U32 = np.uint64(32)
+_U24 = np.uint64(24)
+_U20 = np.uint64(20)
+_FF = np.uint64(0xFF)
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+@njit(cache=True, nogil=True)
+def cache_find(pc, s, a, n, h):
+    """Look s[a .. a + n) up (h its hash_bytes if known, else 0): (hit, where, rh), where is the
+    hit's first line (short), the set to fill (short miss) or the long entry; -1 when the cache
+    is off or the piece too long (then nothing is counted)."""
+    if pc.sets == 0 or n > ST_CACHE_LONG_PIECE:
+        return False, -1, np.uint64(0)
+    rh = (h if h != 0 else hash_bytes(s, a, n)) | _U1
+    st = pc.st
+    if n <= ST_CACHE_PIECE:
+        st_set = np.int64(((rh >> _U32) * np.uint64(pc.sets)) >> _U32)
+        h32 = np.uint32(rh & _LOW32)
+        f = np.uint8((rh >> _U24) & _FF)
+        base = SET_LINES * st_set
+        lines = pc.lines
+        for k in range(SET_LINES):
+            m = pc.meta[base + k]
+            kind = m & META_KIND
+            if pc.fp[base + k] == f and (kind == LINE_SMALL or kind == LINE_PAIR):
+                ln = base + k
+                if pc.lines32[ln * 16] == h32 and lines[ln * 64 + 4] == n:
+                    o = ln * 64 + 8
+                    same = True
+                    for j in range(n):
+                        if lines[o + j] != s[a + j]:
+                            same = False
+                            break
+                    if same:
+                        if (m & META_USE) != META_USE:
+                            pc.meta[base + k] = m + META_USE1
+                        st[PC_HITS] += 1
+                        return True, ln, rh
+        st[PC_MISSES] += 1
+        return False, st_set, rh
+    if pc.long_slots == 0:
+        return False, -1, np.uint64(0)
+    st[PC_LONG_USED] = 1
+    le = np.int64((rh >> _U20) & np.uint64(pc.long_slots - 1))
+    hit = pc.lhash[le] == rh and pc.lmeta[2 * le] == n
+    if hit:
+        o = le * ST_CACHE_LONG_PIECE
+        for j in range(n):
+            if pc.lbytes[o + j] != s[a + j]:
+                hit = False
+                break
+    if hit:
+        st[PC_HITS] += 1
+    else:
+        st[PC_MISSES] += 1
+    return hit, le, rh
+
+
+@njit(cache=True, nogil=True, inline="always")
+def hand_of(meta, base):
+    return (meta[base] >> 4) & (SET_LINES - 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def hand_set(meta, base, k):
+    meta[base] = (meta[base] & 0x0F) | ((k & (SET_LINES - 1)) << 4)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def kind_at(meta, base, k):
+    return meta[base + k] & META_KIND
+
+
+@njit(cache=True, nogil=True, inline="always")
+def meta_set(meta, base, k, kind, use):
+    meta[base + k] = (meta[base + k] & 0xF0) | kind | (use * META_USE1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def use_spent(meta, base, k):
+    if not (meta[base + k] & META_USE):
+        return True
+    meta[base + k] = meta[base + k] - META_USE1
+    return False
+
+
+@njit(cache=True, nogil=True)
+def cache_small_victim(meta, base):
+    for k in range(SET_LINES):
+        if kind_at(meta, base, k) == LINE_EMPTY:
+            return k
+    k = hand_of(meta, base)
+    if kind_at(meta, base, k) == LINE_PAIR2:
+        k = (k + 1) & (SET_LINES - 1)
+    while True:
+        pair = kind_at(meta, base, k) == LINE_PAIR
+        if use_spent(meta, base, k):
+            if pair:
+                meta_set(meta, base, k + 1, LINE_EMPTY, 0)
+            return k
+        k = (k + (2 if pair else 1)) & (SET_LINES - 1)
+
+
+@njit(cache=True, nogil=True)
+def cache_pair_victim(meta, base):
+    for k in range(0, SET_LINES, 2):
+        if kind_at(meta, base, k) == LINE_EMPTY and kind_at(meta, base, k + 1) == LINE_EMPTY:
+            return k
+    k = hand_of(meta, base) & ~1
+    while True:
+        a = kind_at(meta, base, k) == LINE_EMPTY or use_spent(meta, base, k)
+        b = kind_at(meta, base, k) == LINE_PAIR or kind_at(meta, base, k + 1) == LINE_EMPTY or \
+            use_spent(meta, base, k + 1)
+        if a and b:
+            return k
+        k = (k + 2) & (SET_LINES - 1)
+
+
+@njit(cache=True, nogil=True)
+def cache_fill(pc, where, rh, s, a, n, m, tok, rel, mp, use_map, joins):
+    """Remember the m tokens (starts rel[k] in the piece, through mp when use_map) of the piece
+    s[a .. a + n) at the place cache_find gave (a miss)."""
+    if where < 0:
+        return
+    if n <= ST_CACHE_PIECE:
+        need = ((n + 3) & ~3) + 4 * m
+        if need > PAIR_DATA:
+            return
+        for k in range(m):
+            if tok[k] >> ST_CACHE_ID_BITS:
+                return
+        base = SET_LINES * where
+        meta = pc.meta
+        pair = need > LINE_DATA
+        vk = cache_pair_victim(meta, base) if pair else cache_small_victim(meta, base)
+        ln = base + vk
+        lines = pc.lines
+        pc.lines32[ln * 16] = np.uint32(rh & _LOW32)
+        o = ln * 64
+        lines[o + 4] = n
+        lines[o + 5] = m
+        lines[o + 6] = joins
+        pc.fp[ln] = np.uint8((rh >> _U24) & _FF)
+        meta_set(meta, base, vk, LINE_PAIR if pair else LINE_SMALL, 1)
+        if pair:
+            meta_set(meta, base, vk + 1, LINE_PAIR2, 0)
+        hand_set(meta, base, vk + (2 if pair else 1))
+        for j in range(n):
+            lines[o + 8 + j] = s[a + j]
+        w = (o + 8 + ((n + 3) & ~3)) >> 2
+        for k in range(m):
+            r = mp[rel[k]] if use_map else rel[k]
+            pc.lines32[w + k] = np.uint32(tok[k]) | (np.uint32(r) << np.uint32(ST_CACHE_ID_BITS))
+    elif m <= ST_CACHE_LONG_TOKENS:
+        le = where
+        pc.lhash[le] = rh
+        pc.lmeta[2 * le] = n
+        pc.lmeta[2 * le + 1] = m
+        o = le * ST_CACHE_LONG_PIECE
+        for j in range(n):
+            pc.lbytes[o + j] = s[a + j]
+        o = le * ST_CACHE_LONG_TOKENS
+        for k in range(m):
+            pc.ltok[o + k] = tok[k]
+            pc.lrel[o + k] = mp[rel[k]] if use_map else rel[k]

@@ -1,0 +1,725 @@
+"""Mirrors core_c/src/encode/pipeline.c: the encode pipeline (docs/design.md §7), special tokens
+-> pieces -> per-piece merge -> sink.
+
+  1. the special-token policy (special_policy.py): refuse a disallowed special anywhere in the
+     text, then cut the text at the allowed specials it holds (encode_all);
+  2. the pre-tokenizer splits each stretch between them into pieces (encode_ordinary);
+  3. each piece becomes tokens by its kind (encode_piece): for a rank vocabulary, the whole
+     piece if it is a token, else backtracking or the merge loops (merge.py); for a rule model,
+     the merge of its base symbols by rule, and for a superword model the superword pass over
+     the pieces' tokens (superword_pass.py);
+  4. the sink (sink.py) writes ids and start offsets, in the unit the caller asked for.
+Pieces seen before are replayed from the piece cache (piece_cache.py).
+
+The exports check their arguments, resolve the policy and validate the text in Python, then make
+ONE kernel call that walks the whole text (encode_text: pre-tokenizer iterator, specials, merge,
+cache, superword run, sink). The kernels take the encoding unpacked: kind, vocab (Vocab), rules
+(Rules), sup (Supers), has_sup, pt (Pretokenizer), and a Work namedtuple of scratch arrays the
+handle keeps in enc.lazy.extra (reused by every call).
+
+The backtracking encoder (backtrack.py) is used when its tables are built; the call site is
+bt_encode below. Until they are, or for a vocabulary they do not suit, the merge loops give the
+same ids.
+"""
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .. import export
+from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_OUT_OF_MEMORY, ST_ERR_NOT_ENCODABLE,
+                           ST_ERR_BUFFER_TOO_SMALL, ST_UNIT_NONE, ST_UNIT_BYTE, ST_UNIT_INDEX, ST_NO_TOKEN,
+                           R_OFFSET, Err, new_report, report_set, clear, fail)
+from ..base.hash import hash_short, hash_mid, hash_bytes
+from ..formats.vocab import vocab_lookup_short, vocab_probe, vocab_find
+from ..text.pretokenize import pieces_init, pieces_fill, ITER_FIELDS
+from .encoding import ST__KIND_RANKS, ST__KIND_RULES, BT_NOT_BUILT, BT_READY, BT_UNAVAILABLE
+from .backtrack import backtrack_encode, new_memo, NO_MEMO, _unsuitable
+from .merge import merge_short, merge_heap, ST_LINEAR_PIECE, ST_MERGE_MAX_PARTS, MODE_RANKS, MODE_RULES
+from .piece_cache import (cache_find, cache_fill, piece_cache_open, piece_cache_close, no_pc, ST_CACHE_ID_BITS,
+                          ST_CACHE_LONG_TOKENS)
+from .sink import put, new_sink, O_N, O_CAP, SINK_FIELDS, ST_OFFSETS_UTF16, ST_OFFSETS_BYTES
+from .special_policy import policy_resolve, check_disallowed, check_disallowed_kernel, special_at, \
+    special_first_bytes
+from .superword_pass import run_put, run_flush, piece_to_run, new_run, NO_RUN
+
+ST_STACK_PIECE = 256
+ST_PIECE_BATCH = 128
+BT_COST_PER_VOCAB_BYTE = 200
+ST_ALPHABET_BYTES, ST_ALPHABET_UBE = 0, 1
+NEED_TABLES = 1000  # a kernel's status: the backtracking tables are due (see tables_for)
+
+_NO = np.uint32(ST_NO_TOKEN)
+_ID_MASK = np.uint32((1 << ST_CACHE_ID_BITS) - 1)
+_ID_SHIFT = np.uint32(ST_CACHE_ID_BITS)
+
+# The scratch a call reuses (C: stack arrays and the scratch block). lz: int64 [bt_state,
+# bt_debt, budget, all_bytes]; flags of the call: int64 [merge_only].
+Work = namedtuple("Work", "tok start rank10 heap nxt prv rank tk ends first sym off it lz opn")
+# The handle as the kernels see it, and a call's state (C: the encoder struct).
+Enc = namedtuple("Enc", "kind v rules sup has_sup pt bt memo")
+Call = namedtuple("Call", "w pairs pc run o ids starts report")
+
+
+def new_work():
+    n = ST_STACK_PIECE
+    return Work(np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(ST_LINEAR_PIECE, np.uint32),
+                np.empty(3 * n + 1, np.uint64), np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32),
+                np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(ST_PIECE_BATCH, np.uint64),
+                np.zeros(256, np.uint8), np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32),
+                np.zeros(ITER_FIELDS, np.int64), np.zeros(4, np.int64), np.empty(n // 64 + 1, np.uint64))
+
+
+LZ_STATE, LZ_DEBT, LZ_BUDGET, LZ_ALL_BYTES = 0, 1, 2, 3
+_SIZE_MAX = (1 << 64) - 1
+
+
+# ---- the backtracking tables, built when they pay ----
+
+@njit(cache=True, nogil=True)
+def merge_excess(s, a, n):
+    if n > 64:
+        bits = 0
+        k = n
+        while k:
+            bits += 1
+            k >>= 1
+        return n * bits * 32
+    k = n - 1
+    while k > 0 and (s[a + k] & 0xC0) == 0x80:
+        k -= 1
+    return n * (512 if s[a + k] >= 0xE0 else 64)
+
+
+@njit(cache=True, nogil=True)
+def tables_for(lz, s, a, n):
+    """The tables for a piece that wants them: 1 ready, 0 none, 2 due now (the debt says so:
+    the kernel returns NEED_TABLES and the export builds them)."""
+    state = lz[LZ_STATE]
+    if state == BT_READY:
+        return 1
+    if state != BT_NOT_BUILT:
+        return 0
+    budget = lz[LZ_BUDGET]
+    debt = lz[LZ_DEBT]
+    cost = merge_excess(s, a, n)
+    if debt < budget and cost < budget - debt:
+        return 0
+    return 2
+
+
+@njit(cache=True, nogil=True)
+def debt_add(lz, s, a, n):
+    if lz[LZ_STATE] != BT_NOT_BUILT:
+        return
+    lz[LZ_DEBT] += merge_excess(s, a, n)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def wants_backtrack(s, a, n):
+    return n > 6 and (s[a + n - 1] >= 0x80 or n > 64)
+
+
+@njit(cache=True, nogil=True)
+def bt_encode(bt, v, s, a, n, tok, start, opn, memo):
+    """st__backtrack_encode on the piece s[a .. a + n): m tokens, 0 if the tables cannot encode
+    it (the caller then uses the merge loops). opn: scratch of n // 64 + 1 words."""
+    return backtrack_encode(bt, v, s[a:], n, tok, start, opn, memo)
+
+
+# ---- per piece ----
+
+@njit(cache=True, nogil=True)
+def replay_short(pc, ln, a, has_sup, run, v, rules, sup, pairs, o, ids, starts, s):
+    lines = pc.lines
+    n = np.int64(lines[ln * 64 + 4])
+    m = np.int64(lines[ln * 64 + 5])
+    w = (ln * 64 + 8 + ((n + 3) & ~3)) >> 2
+    if has_sup:
+        if lines[ln * 64 + 6]:
+            run_put(run, pc.lines32[w] & _ID_MASK, a)
+            return
+        if run.rs[0]:
+            run_flush(run, v, rules, sup, pairs, o, ids, starts, s)
+    for k in range(m):
+        x = pc.lines32[w + k]
+        put(o, ids, starts, s, x & _ID_MASK, a + np.int64(x >> _ID_SHIFT))
+
+
+@njit(cache=True, nogil=True)
+def replay_long(pc, le, a, has_sup, run, v, rules, sup, pairs, o, ids, starts, s):
+    m = np.int64(pc.lmeta[2 * le + 1])
+    t0 = le * ST_CACHE_LONG_TOKENS
+    if has_sup:
+        if piece_to_run(run, v, rules, sup, pairs, o, ids, starts, s, pc.ltok, t0, m, a):
+            return
+    for k in range(m):
+        put(o, ids, starts, s, pc.ltok[t0 + k], a + np.int64(pc.lrel[t0 + k]))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def replay(pc, where, n, a, has_sup, run, v, rules, sup, pairs, o, ids, starts, s):
+    if n <= 56:
+        replay_short(pc, where, a, has_sup, run, v, rules, sup, pairs, o, ids, starts, s)
+    else:
+        replay_long(pc, where, a, has_sup, run, v, rules, sup, pairs, o, ids, starts, s)
+
+
+@njit(cache=True, nogil=True)
+def piece_symbols(alphabet, s, a, n, sym, off):
+    """The base symbols of the piece s[a .. a + n) and each one's byte offset in the piece."""
+    if alphabet == ST_ALPHABET_BYTES:
+        for i in range(n):
+            sym[i] = s[a + i]
+            off[i] = i
+        return n
+    ns = 0
+    i = 0
+    while i < n:
+        c = np.int64(s[a + i])
+        if c < 0x80:
+            sym[ns] = c
+            off[ns] = i
+            ns += 1
+            i += 1
+            continue
+        if c < 0xE0:
+            ln = 2
+            cp = ((c & 0x1F) << 6) | (np.int64(s[a + i + 1]) & 0x3F)
+        elif c < 0xF0:
+            ln = 3
+            cp = ((c & 0x0F) << 12) | ((np.int64(s[a + i + 1]) & 0x3F) << 6) | (np.int64(s[a + i + 2]) & 0x3F)
+        else:
+            ln = 4
+            cp = ((c & 0x07) << 18) | ((np.int64(s[a + i + 1]) & 0x3F) << 12) | \
+                 ((np.int64(s[a + i + 2]) & 0x3F) << 6) | (np.int64(s[a + i + 3]) & 0x3F)
+        if cp < 0x800:
+            for j in range(ln):
+                sym[ns] = s[a + i + j]
+                off[ns] = i + j
+                ns += 1
+        elif cp < 0x10000:
+            sym[ns] = 256 + (cp & 0xFF)
+            off[ns] = i
+            sym[ns + 1] = 256 + (cp >> 8)
+            off[ns + 1] = i + 1
+            ns += 2
+        else:
+            x = cp - 0x10000
+            hi = 0xD800 + (x >> 10)
+            lo = 0xDC00 + (x & 0x3FF)
+            sym[ns] = 256 + (hi & 0xFF)
+            sym[ns + 1] = 256 + (hi >> 8)
+            sym[ns + 2] = 256 + (lo & 0xFF)
+            sym[ns + 3] = 256 + (lo >> 8)
+            for j in range(4):
+                off[ns + j] = i + j
+            ns += 4
+        i += ln
+    return ns
+
+
+@njit(cache=True, nogil=True)
+def encode_piece_rules(e, c, s, a, b):
+    """A rule model's piece: its base symbols merged by rule (a piece that spells a token is not
+    taken whole: the rules decide)."""
+    v, rules, sup, has_sup, w, pairs, pc, run = e.v, e.rules, e.sup, e.has_sup, c.w, c.pairs, c.pc, c.run
+    o, ids, starts = c.o, c.ids, c.starts
+    n = b - a
+    hit, where, rh = cache_find(pc, s, a, n, np.uint64(0))
+    if hit:
+        replay(pc, where, n, a, has_sup, run, v, rules, sup, pairs, o, ids, starts, s)
+        return ST_OK
+    if n > ST_MERGE_MAX_PARTS:
+        return ST_ERR_OUT_OF_MEMORY
+    if n <= ST_STACK_PIECE:
+        sym, off, tok, start = w.sym, w.off, w.tok, w.start
+        heap, nxt, prv, rank, tk = w.heap, w.nxt, w.prv, w.rank, w.tk
+    else:
+        sym = np.empty(n + 1, np.uint32)
+        off = np.empty(n + 1, np.uint32)
+        tok = np.empty(n + 1, np.uint32)
+        start = np.empty(n + 1, np.uint32)
+        heap = np.empty(3 * n + 1, np.uint64)
+        nxt = np.empty(n + 1, np.uint32)
+        prv = np.empty(n + 1, np.uint32)
+        rank = np.empty(n + 1, np.uint32)
+        tk = np.empty(n + 1, np.uint32)
+    ns = piece_symbols(v.alphabet, s, a, n, sym, off)
+    m = merge_heap(MODE_RULES, v, rules, sup, pairs, s, a, sym, ns, tok, start, heap, nxt, prv, rank, tk)
+    if not has_sup or not piece_to_run(run, v, rules, sup, pairs, o, ids, starts, s, tok, 0, m, a):
+        for k in range(m):
+            put(o, ids, starts, s, tok[k], a + np.int64(off[start[k]]))
+    joins = 0
+    if has_sup and m == 1 and (sup.eligible[tok[0] >> 6] >> np.uint64(tok[0] & 63)) & np.uint64(1):
+        joins = 1
+    cache_fill(pc, where, rh, s, a, n, m, tok, start, off, True, joins)
+    return ST_OK
+
+
+@njit(cache=True, nogil=True)
+def encode_piece_ranks(e, c, s, a, b, looked, h, merge_only):
+    """A rank vocabulary's piece: one token if it is one; else backtracking (long or non-ASCII
+    pieces, when the tables exist) or the merge loops. looked: the caller found the whole piece
+    is no token; h: the piece's hash_bytes if the caller has it, else 0."""
+    v, rules, sup, w, pairs, pc, run = e.v, e.rules, e.sup, c.w, c.pairs, c.pc, c.run
+    o, ids, starts = c.o, c.ids, c.starts
+    n = b - a
+    lz = w.lz
+    wants = not merge_only and wants_backtrack(s, a, n)
+    use_bt = 0
+    if wants:
+        use_bt = tables_for(lz, s, a, n)
+        if use_bt == 2:
+            return NEED_TABLES
+    if use_bt == 0 and not looked:
+        if n <= 8:
+            tid = np.uint32(vocab_lookup_short(v, s, a, n))
+        else:
+            h = hash_bytes(s, a, n)
+            tid = np.uint32(vocab_find(v, s, a, n, h))
+        if tid != _NO:
+            put(o, ids, starts, s, tid, a)
+            return ST_OK
+    hit, where, rh = cache_find(pc, s, a, n, h)
+    if hit:
+        replay(pc, where, n, a, False, run, v, rules, sup, pairs, o, ids, starts, s)
+        return ST_OK
+    if lz[LZ_ALL_BYTES] == 0:
+        lz[LZ_ALL_BYTES] = 1
+        for k in range(256):
+            if v.byte_ids[k] == _NO:
+                lz[LZ_ALL_BYTES] = -1
+    if lz[LZ_ALL_BYTES] < 0:
+        for k in range(n):
+            if v.byte_ids[s[a + k]] == _NO:
+                report_set(c.report, ST_ERR_NOT_ENCODABLE, ST_UNIT_BYTE, a + k)
+                return ST_ERR_NOT_ENCODABLE
+    if n <= ST_STACK_PIECE:
+        tok, start = w.tok, w.start
+        m = bt_encode(e.bt, v, s, a, n, tok, start, w.opn, e.memo) if use_bt == 1 else 0
+        if not m:
+            if n <= ST_LINEAR_PIECE:
+                m = merge_short(v, pairs, s, a, n, tok, start, w.rank10)
+            else:
+                m = merge_heap(MODE_RANKS, v, rules, sup, pairs, s, a, tok, n, tok, start, w.heap, w.nxt, w.prv,
+                               w.rank, w.tk)
+        if wants and use_bt == 0:
+            debt_add(lz, s, a, n)
+        for k in range(m):
+            put(o, ids, starts, s, tok[k], a + np.int64(start[k]))
+        cache_fill(pc, where, rh, s, a, n, m, tok, start, start, False, 0)
+        return ST_OK
+    if n > ST_MERGE_MAX_PARTS:
+        return ST_ERR_OUT_OF_MEMORY
+    tok = np.empty(n + 1, np.uint32)
+    start = np.empty(n + 1, np.uint32)
+    if use_bt == 1:
+        m = bt_encode(e.bt, v, s, a, n, tok, start, np.empty(n // 64 + 1, np.uint64), e.memo)
+        if m:
+            for k in range(m):
+                put(o, ids, starts, s, tok[k], a + np.int64(start[k]))
+            return ST_OK
+    m = merge_heap(MODE_RANKS, v, rules, sup, pairs, s, a, tok, n, tok, start, np.empty(3 * n + 1, np.uint64),
+                   np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32),
+                   np.empty(n + 1, np.uint32))
+    if wants and use_bt == 0:
+        debt_add(lz, s, a, n)
+    for k in range(m):
+        put(o, ids, starts, s, tok[k], a + np.int64(start[k]))
+    return ST_OK
+
+
+# ---- the pieces of a stretch of text ----
+
+@njit(cache=True, nogil=True)
+def encode_ordinary(e, c, s, frm, to):
+    """The pieces of s[frm .. to), a batch of ends at a time from the pre-tokenizer: for a rank
+    vocabulary the whole-piece lookup inline (nearly every piece of real text is one token), one
+    call per piece that is not."""
+    sub = s[frm:]
+    sub_len = to - frm
+    pt = e.pt
+    v = e.v
+    it = c.w.it
+    ends = c.w.ends
+    pieces_init(pt, sub, sub_len, it)
+    a = frm
+    byte_ids = v.byte_ids
+    pair_ids = v.pair_ids
+    ranks = e.kind == ST__KIND_RANKS
+    while True:
+        m = pieces_fill(pt, sub, sub_len, it, ends, ST_PIECE_BATCH)
+        if m == 0:
+            break
+        for k in range(m):
+            b = frm + np.int64(ends[k])
+            n = b - a
+            if ranks:
+                h = np.uint64(0)
+                looked = True
+                if n == 1:
+                    tid = byte_ids[s[a]]
+                elif n == 2:
+                    tid = pair_ids[(np.int64(s[a]) << 8) | np.int64(s[a + 1])]
+                elif n <= 16:
+                    h = hash_short(s, a, n) if n <= 8 else hash_mid(s, a, n)
+                    tid = np.uint32(vocab_probe(v, s, a, n, h))
+                else:
+                    tid = _NO
+                    looked = False
+                if tid != _NO:
+                    put(c.o, c.ids, c.starts, s, tid, a)
+                else:
+                    st = encode_piece_ranks(e, c, s, a, b, looked, h, False)
+                    if st != ST_OK:
+                        return st
+            else:
+                st = encode_piece_rules(e, c, s, a, b)
+                if st != ST_OK:
+                    return st
+            a = b
+    return ST_OK
+
+
+@njit(cache=True, nogil=True)
+def flush_run(e, c, s):
+    if e.has_sup and c.run.rs[0]:
+        run_flush(c.run, e.v, e.rules, e.sup, c.pairs, c.o, c.ids, c.starts, s)
+
+
+@njit(cache=True, nogil=True)
+def encode_all(e, c, s, length, pl):
+    """The text: the allowed specials cut it, the pre-tokenizer splits the rest; then the last
+    run (a run never crosses a special token or the end of the text)."""
+    c.run.rs[0] = 0
+    if not pl.any_allowed:
+        st = encode_ordinary(e, c, s, 0, length)
+    else:
+        v = e.v
+        first = c.w.first
+        special_first_bytes(v, pl.allowed, first)
+        seg = 0
+        i = 0
+        st = ST_OK
+        while i < length:
+            ch = s[i]
+            if not first[ch] or (ch & 0xC0) == 0x80:
+                i += 1
+                continue
+            tid, ml = special_at(v, pl.allowed, s, i, length)
+            if tid == ST_NO_TOKEN or (i + ml < length and (s[i + ml] & 0xC0) == 0x80):
+                i += 1
+                continue
+            st = encode_ordinary(e, c, s, seg, i)
+            if st != ST_OK:
+                return st
+            flush_run(e, c, s)
+            put(c.o, c.ids, c.starts, s, np.uint32(tid), i)
+            i += ml
+            seg = i
+        st = encode_ordinary(e, c, s, seg, length)
+    if st == ST_OK:
+        flush_run(e, c, s)
+    return st
+
+
+@njit(cache=True, nogil=True)
+def encode_many_kernel(e, c0, s, offsets, n_texts, pl, cap, counts):
+    """st_encode_many's texts after the checks: each refused if it holds a disallowed string,
+    else encoded into ids past the texts before it. (status (-1: text k holds a disallowed
+    string), k or the total)."""
+    total = 0
+    ids = c0.ids
+    for k in range(n_texts):
+        a = np.int64(offsets[k])
+        n = np.int64(offsets[k + 1]) - a
+        t = s[a:]
+        found, at, src, fa, fl, fid = check_disallowed_kernel(e.v, pl, t, n)
+        if found:
+            return -1, k
+        room = cap - total if total < cap else 0
+        o = np.zeros(SINK_FIELDS, np.int64)
+        o[O_CAP] = room
+        c = Call(c0.w, c0.pairs, c0.pc, c0.run, o, ids[total:] if room else ids[:0], c0.starts, c0.report)
+        st = encode_all(e, c, t, n, pl)
+        if st != ST_OK:
+            return st, k
+        counts[k] = o[O_N]
+        total += o[O_N]
+    return ST_OK, total
+
+
+@njit(cache=True, nogil=True)
+def encode_piece_kernel(e, c, s, length):
+    """st_encode_piece: one piece through the same merge code as st_encode's pieces (the merge
+    loops alone: no pre-tokenizer, no specials, no piece cache, no superword pass)."""
+    if e.kind == ST__KIND_RANKS:
+        return encode_piece_ranks(e, c, s, 0, length, False, np.uint64(0), True)
+    if e.kind == ST__KIND_RULES:
+        return encode_piece_rules(e, c, s, 0, length)
+    return ST_ERR_INVALID_ARGUMENT
+
+
+# ---- the calls ----
+
+_EMPTY_TEXT = np.zeros(16, np.uint8)
+_EMPTY_PAIRS = np.zeros(0, np.uint32)
+_NO_STARTS = np.zeros(0, np.uint64)
+_NO_IDS = np.zeros(1, np.uint32)
+_NO_BT = None
+_utf8_validate = None
+
+
+def utf8_validate(text, length, err):
+    global _utf8_validate
+    if _utf8_validate is None:
+        from .. import lookup
+        _utf8_validate = lookup("st_utf8_validate")
+        if _utf8_validate is None:
+            raise NotImplementedError("the numba backend has no st_utf8_validate yet")
+    return _utf8_validate(text, length, err)
+
+
+def work_of(enc):
+    """The handle's reusable scratch (C: the stack arrays of a call)."""
+    lz = enc.lazy
+    w = lz.extra.get("work")
+    if w is None:
+        w = lz.extra["work"] = new_work()
+        v = enc.vocab
+        vb = int(v.offsets[v.n_ids])
+        w.lz[LZ_BUDGET] = min(vb * BT_COST_PER_VOCAB_BYTE, (1 << 62))
+    return w
+
+
+def _enc_of(enc, scratch, merge_only=False):
+    """The kernels' view of the handle (E): the backtracking tables if built, the memo of the
+    call's scratch block."""
+    global _NO_BT
+    lz = enc.lazy
+    w = work_of(enc)
+    w.lz[LZ_STATE] = lz.bt_state
+    w.lz[LZ_DEBT] = lz.bt_debt
+    if _NO_BT is None:
+        _NO_BT = _unsuitable()
+    bt = lz.bt if lz.bt_state == BT_READY and lz.bt is not None else _NO_BT
+    memo = NO_MEMO
+    if bt is not _NO_BT and scratch is not None:
+        if scratch.memo is None:
+            scratch.memo = new_memo()
+        memo = scratch.memo
+    has_sup = enc.kind == ST__KIND_RULES and enc.supers.n > 0
+    return Enc(enc.kind, enc.vocab, enc.rules, enc.supers, has_sup, enc.pt, bt, memo), w
+
+
+def _after(enc, w):
+    enc.lazy.bt_debt = int(w.lz[LZ_DEBT])
+
+
+def _build_tables(enc):
+    from .encoding import backtrack_tables
+    backtrack_tables(enc)
+    if enc.lazy.bt_state == BT_NOT_BUILT:  # no builder: never due again
+        enc.lazy.bt_state = BT_UNAVAILABLE
+
+
+def _finish(err, st, report, text):
+    """A kernel's failure in err (the status alone where the kernel set no report)."""
+    if st == ST_ERR_NOT_ENCODABLE and err is not None:
+        off = int(report[R_OFFSET])
+        return err.take(report, "byte %d is no token" % int(text[off]))
+    if err is not None and err.status == ST_OK:
+        err.fail(st)
+    return st
+
+
+@export
+def st_encode(enc, text, length, specials, flags, ids, starts, cap, n_ids, err):
+    clear(err)
+    if enc is None or n_ids is None or (text is None and length) or (ids is None and cap):
+        return fail(err, ST_ERR_INVALID_ARGUMENT)
+    if flags > ST_OFFSETS_UTF16:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown flags")
+    n_ids.v = 0
+    if text is None:
+        text = _EMPTY_TEXT
+    st = utf8_validate(text, length, err)
+    if st != ST_OK:
+        return st
+    v = enc.vocab
+    st, pl = policy_resolve(v, specials, err)
+    if st == ST_OK:
+        st = check_disallowed(v, pl, text, length, err)
+    if st != ST_OK:
+        return st
+    scratch, pc = piece_cache_open(enc, length)
+    pairs = scratch.pairs if scratch is not None else _EMPTY_PAIRS
+    run = new_run(length + 1) if enc.kind == ST__KIND_RULES and enc.supers.n > 0 else NO_RUN
+    ids_a = ids if ids is not None else _NO_IDS
+    starts_a = starts if starts is not None else _NO_STARTS
+    while True:
+        e, w = _enc_of(enc, scratch)
+        o = new_sink(cap, flags, starts is not None)
+        report = new_report()
+        st = encode_all(e, Call(w, pairs, pc, run, o, ids_a, starts_a, report), text, length, pl)
+        _after(enc, w)
+        if st != NEED_TABLES:
+            break
+        _build_tables(enc)  # then the call again, with them (or without, never due again)
+    piece_cache_close(enc, scratch, pc)
+    n = int(o[O_N])
+    n_ids.v = n
+    if st != ST_OK:
+        return _finish(err, st, report, text)
+    if n > cap:
+        if err is not None:
+            err.status = ST_ERR_BUFFER_TOO_SMALL
+        return ST_ERR_BUFFER_TOO_SMALL
+    return ST_OK
+
+
+@export
+def st_encode_piece(enc, data, length, ids, cap, n_ids, err):
+    clear(err)
+    if enc is None or n_ids is None or (data is None and length) or (ids is None and cap):
+        return fail(err, ST_ERR_INVALID_ARGUMENT)
+    n_ids.v = 0
+    if data is None:
+        data = _EMPTY_TEXT
+    if enc.kind == ST__KIND_RULES and enc.vocab.alphabet == ST_ALPHABET_UBE:
+        st = utf8_validate(data, length, err)
+        if st != ST_OK:
+            return st
+    if not length:
+        return ST_OK
+    e, w = _enc_of(enc, None)
+    o = new_sink(cap, ST_OFFSETS_BYTES, False)
+    report = new_report()
+    st = encode_piece_kernel(e, Call(w, _EMPTY_PAIRS, no_pc(), NO_RUN, o, ids if ids is not None else _NO_IDS,
+                                     _NO_STARTS, report), data, length)
+    n = int(o[O_N])
+    n_ids.v = n
+    if st != ST_OK:
+        return _finish(err, st, report, data)
+    if n > cap:
+        if err is not None:
+            err.status = ST_ERR_BUFFER_TOO_SMALL
+        return ST_ERR_BUFFER_TOO_SMALL
+    return ST_OK
+
+
+@export
+def st_encode_many(enc, texts, offsets, n_texts, specials, ids, cap, counts, n_ids, err):
+    clear(err)
+    if enc is None or n_ids is None or offsets is None or (counts is None and n_texts) or (ids is None and cap):
+        return fail(err, ST_ERR_INVALID_ARGUMENT)
+    n_ids.v = 0
+    offs = [int(x) for x in offsets[:n_texts + 1]] if n_texts else []
+    # the checks st_encode makes of each text, in C's order: its offsets, its UTF-8, the policy
+    # (the same for every text: resolved once); the texts before the first that fails them are
+    # encoded (one of them may fail first: its disallowed specials, a byte with no token)
+    pl = None
+    whole_valid = None
+    kf, pre = n_texts, None
+    for k in range(n_texts):
+        a, b = offs[k], offs[k + 1]
+        if b < a or (texts is None and b > a):
+            kf, pre = k, Err()
+            pre.fail(ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, k + 1, "offsets out of order, or texts NULL")
+            break
+        if whole_valid is None:
+            whole_valid = _texts_valid(texts, offs, n_texts)
+        if not whole_valid:
+            e = Err()
+            if utf8_validate(texts[a:] if texts is not None else _EMPTY_TEXT, b - a, e) != ST_OK:
+                if e.unit == ST_UNIT_BYTE:
+                    e.offset += a
+                kf, pre = k, e
+                break
+        if pl is None:
+            e = Err()
+            st, pl = policy_resolve(enc.vocab, specials, e)
+            if st != ST_OK:
+                kf, pre = k, e
+                break
+    if kf:
+        st = _encode_many_run(enc, texts, offs, kf, pl, offsets, ids, cap, counts, n_ids, err)
+        if st is not None:
+            return st
+    if pre is not None:
+        if err is not None:
+            for f in Err.__slots__:
+                setattr(err, f, getattr(pre, f))
+        return pre.status
+    clear(err)
+    return ST_OK
+
+
+def _encode_many_run(enc, texts, offs, n_texts, pl, offsets, ids, cap, counts, n_ids, err):
+    """The kernel over texts [0, n_texts): a status if one fails or all are done, else None."""
+    if texts is None:
+        texts = _EMPTY_TEXT
+    v = enc.vocab
+    scratch, pc = piece_cache_open(enc, offs[n_texts] - offs[0])
+    pairs = scratch.pairs if scratch is not None else _EMPTY_PAIRS
+    has_sup = enc.kind == ST__KIND_RULES and enc.supers.n > 0
+    run = new_run(max(offs[k + 1] - offs[k] for k in range(n_texts)) + 1) if has_sup else NO_RUN
+    offsets_arr = np.ascontiguousarray(offsets, np.uint64)
+    while True:
+        e, w = _enc_of(enc, scratch)
+        report = new_report()
+        st, k = encode_many_kernel(e, Call(w, pairs, pc, run, new_sink(0, 0, False), ids if ids is not None else _NO_IDS,
+                                           _NO_STARTS, report), texts, offsets_arr, n_texts, pl, cap, counts)
+        _after(enc, w)
+        if st != NEED_TABLES:
+            break
+        _build_tables(enc)
+    piece_cache_close(enc, scratch, pc)
+    if st == -1:  # text k holds a disallowed string: st_encode's report, from the start of texts
+        a = offs[k]
+        st = check_disallowed(v, pl, texts[a:], offs[k + 1] - a, err)
+        if err is not None:
+            err.offset += a
+        return st
+    if st != ST_OK:
+        a = offs[k]
+        st = _finish(err, st, report, texts[a:])
+        if err is not None and err.unit == ST_UNIT_BYTE:
+            err.offset += a
+        return st
+    total = k
+    if n_texts < len(offs) - 1:
+        return None
+    n_ids.v = total
+    clear(err)
+    if total > cap:
+        if err is not None:
+            err.status = ST_ERR_BUFFER_TOO_SMALL
+        return ST_ERR_BUFFER_TOO_SMALL
+    return ST_OK
+
+
+def _texts_valid(texts, offs, n_texts):
+    """Every text valid UTF-8: the whole buffer is, and every text starts on a character."""
+    if texts is None:
+        return True
+    if any(offs[k + 1] < offs[k] for k in range(n_texts)):
+        return False
+    a, b = offs[0], offs[n_texts]
+    if utf8_validate(texts[a:], b - a, None) != ST_OK:
+        return False
+    for k in range(n_texts + 1):
+        x = offs[k]
+        if x < b and (texts[x] & 0xC0) == 0x80:
+            return False
+    return True
+
+
+@export
+def st_encode_count(enc, text, length, specials, n_tokens, err):
+    st = st_encode(enc, text, length, specials, 0, None, None, 0, n_tokens, err)
+    if st == ST_ERR_BUFFER_TOO_SMALL:
+        clear(err)
+        return ST_OK
+    return st

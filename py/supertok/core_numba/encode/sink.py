@@ -1,0 +1,57 @@
+"""Mirrors core_c/src/encode/sink.h: the encoder's output sink, the ids of a call and their
+start offsets in the unit the caller asked for (bytes, code points or UTF-16 units), written up
+to the caller's capacity and counted past it.
+
+A sink is three arrays: ids (uint32), starts (uint64; length 0 for NULL) and its state o, an
+int64 array of SINK_FIELDS: O_CAP, O_N, O_UNIT (ST_OFFSETS_*), O_POS, O_UNITS, O_LAST (for code
+point and UTF-16 starts: text[0 .. pos) holds `units` units, and the last character that began
+there began at unit offset `last`). The text s is the call's (padded) byte array.
+"""
+import numpy as np
+from numba import njit
+
+ST_OFFSETS_BYTES, ST_OFFSETS_CODEPOINTS, ST_OFFSETS_UTF16 = 0, 1, 2
+O_CAP, O_N, O_UNIT, O_POS, O_UNITS, O_LAST, O_STARTS = 0, 1, 2, 3, 4, 5, 6
+SINK_FIELDS = 7
+
+
+def new_sink(cap, unit, with_starts):
+    o = np.zeros(SINK_FIELDS, np.int64)
+    o[O_CAP] = cap
+    o[O_UNIT] = unit
+    o[O_STARTS] = 1 if with_starts else 0
+    return o
+
+
+@njit(cache=True, nogil=True)
+def start_offset(o, s, b):
+    """The offset of a token starting at byte b, in the sink's unit; a token that starts inside a
+    character gets the offset of that character."""
+    if o[O_UNIT] == ST_OFFSETS_BYTES:
+        while b > 0 and (s[b] & 0xC0) == 0x80:
+            b -= 1
+        return b
+    wide = 0xF0 if o[O_UNIT] == ST_OFFSETS_UTF16 else 0x100
+    pos = o[O_POS]
+    units = o[O_UNITS]
+    last = o[O_LAST]
+    while pos < b:
+        c = s[pos]
+        if (c & 0xC0) != 0x80:
+            last = units
+            units += 2 if c >= wide else 1
+        pos += 1
+    o[O_POS] = pos
+    o[O_UNITS] = units
+    o[O_LAST] = last
+    return last if (s[b] & 0xC0) == 0x80 else units
+
+
+@njit(cache=True, nogil=True, inline="always")
+def put(o, ids, starts, s, tid, byte_start):
+    n = o[O_N]
+    if n < o[O_CAP]:
+        ids[n] = tid
+        if o[O_STARTS]:
+            starts[n] = start_offset(o, s, byte_start)
+    o[O_N] = n + 1

@@ -1,0 +1,366 @@
+"""Mirrors core_c/src/encode/special_policy.c and special_policy.h: the special-token policy
+resolved against an encoding once a call (policy_resolve, in Python: it runs once a call over the
+few special strings), the refusal of a text holding a disallowed special anywhere
+(check_disallowed, a kernel: it scans the whole text), and the match of an allowed special where
+the pipeline cuts the text (special_first_bytes, special_at: kernels the pipeline calls).
+
+The resolved policy (st__policy) is a PL namedtuple: allowed, disallowed (uint64 bit arrays of
+n_strings bits; length 0 where C has NULL), any_allowed, any_disallowed, strings (uint8, padded),
+ends (uint64): the ST_SPECIAL_BY_TEXT strings, first_disallowed, end_disallowed, n_unknown,
+empty_unknown.
+"""
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_DISALLOWED_SPECIAL, ST_UNIT_NONE, ST_UNIT_BYTE,
+                           ST_UNIT_INDEX, ST_KIND_DISALLOWED_SPECIAL, ST_NO_TOKEN, MESSAGE_SIZE, fail)
+
+ST_SPECIAL_ALLOW_ALL, ST_SPECIAL_DISALLOW_REST, ST_SPECIAL_BY_STRING, ST_SPECIAL_BY_TEXT = 1, 2, 4, 8
+
+PL = namedtuple("PL", "allowed disallowed any_allowed any_disallowed strings ends first_disallowed end_disallowed "
+                      "n_unknown empty_unknown")
+
+_EMPTY_BITS = np.zeros(0, np.uint64)
+_EMPTY_STR = np.zeros(16, np.uint8)
+_EMPTY_ENDS = np.zeros(0, np.uint64)
+NO_POLICY = PL(_EMPTY_BITS, _EMPTY_BITS, 0, 0, _EMPTY_STR, _EMPTY_ENDS, 0, 0, 0, 0)
+
+
+# ---- the vocabulary's special strings (vocab.h's checked accessors) ----
+
+@njit(cache=True, nogil=True)
+def span(v, tid):
+    """st__vocab_span: (ok, start, len)."""
+    if tid >= v.n_ids:
+        return False, 0, 0
+    a = np.int64(v.offsets[tid])
+    b = np.int64(v.offsets[tid + 1])
+    if a >= b or b > v.bytes_len:
+        return False, 0, 0
+    return True, a, b - a
+
+
+@njit(cache=True, nogil=True)
+def special_string(v, k):
+    """st__vocab_special_string: (ok, id, start, len) of special string k."""
+    if k < v.n_special:
+        tid = np.int64(v.special_ids[k])
+        ok, a, tl = span(v, tid)
+        return ok, tid, a, tl
+    k -= v.n_special
+    if k >= v.n_extra:
+        return False, 0, 0, 0
+    x0 = np.int64(v.extra[3 * k])
+    x1 = np.int64(v.extra[3 * k + 1])
+    x2 = np.int64(v.extra[3 * k + 2])
+    if x2 == 0 or x1 > v.bytes_len or x2 > v.bytes_len - x1:
+        return False, 0, 0, 0
+    return True, x0, x1, x2
+
+
+def n_strings(v):
+    return v.n_special + v.n_extra
+
+
+@njit(cache=True, nogil=True)
+def special_string_number(v, p, a, n):
+    """The number of the special string whose bytes are p[a .. a + n), or -1."""
+    for k in range(v.n_special + v.n_extra):
+        ok, tid, b, tl = special_string(v, k)
+        if ok and tl == n:
+            same = True
+            for j in range(n):
+                if v.bytes[b + j] != p[a + j]:
+                    same = False
+                    break
+            if same:
+                return k
+    return -1
+
+
+def _special_index(v, tid):
+    ids = v.special_ids
+    lo = int(np.searchsorted(ids[:v.n_special], tid)) if v.n_special else 0
+    return lo if lo < v.n_special and int(ids[lo]) == tid else -1
+
+
+def _bit_put(bits, k, on):
+    if on:
+        bits[k >> 6] |= np.uint64(1 << (k & 63))
+    else:
+        bits[k >> 6] &= np.uint64(~(1 << (k & 63)) & 0xFFFFFFFFFFFFFFFF)
+
+
+def _mark(v, lst, n, by_string, bits, on, input_, err):
+    n_str = n_strings(v)
+    for k in range(n):
+        x = int(lst[k])
+        if by_string:
+            ok = x < n_str and special_string(v, x)[0]
+            if ok and bits is not None:
+                _bit_put(bits, x, on)
+        else:
+            i = _special_index(v, x) if 0 <= x < (1 << 32) else -1
+            ok = i >= 0 and span(v, x)[0]
+            if ok and bits is not None:
+                _bit_put(bits, i, on)
+                for j in range(v.n_extra):
+                    if int(v.extra[3 * j]) == x:
+                        _bit_put(bits, v.n_special + j, on)
+        if not ok:
+            if err is not None:
+                err.fail(ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, k,
+                         "%s%s%d is not a special token of the encoding" % (
+                             "allowed" if input_ == 1 else "disallowed", " special string " if by_string else " id ", x),
+                         line=0, input=input_, token=None if by_string else x)
+            return ST_ERR_INVALID_ARGUMENT
+    return ST_OK
+
+
+def _text_string(sp, k):
+    a = int(sp.ends[k - 1]) if k else 0
+    return a, int(sp.ends[k]) - a
+
+
+def _mark_text(v, sp, frm, to, bits):
+    unknown = 0
+    for k in range(frm, to):
+        a, n = _text_string(sp, k)
+        i = special_string_number(v, sp.strings, a, n)
+        if i < 0:
+            unknown += 1
+        elif bits is not None:
+            _bit_put(bits, i, True)
+    return unknown
+
+
+def _text_form_ok(sp):
+    n = sp.n_allowed + sp.n_disallowed
+    if sp.allowed is not None or sp.disallowed is not None or (sp.flags & ST_SPECIAL_BY_STRING):
+        return False
+    if not n:
+        return True
+    if sp.ends is None:
+        return False
+    for k in range(1, n):
+        if sp.ends[k] < sp.ends[k - 1]:
+            return False
+    return sp.strings is not None or int(sp.ends[n - 1]) == 0
+
+
+def policy_resolve(v, sp, err):
+    """st__policy_resolve: (status, PL)."""
+    if sp is None:
+        return ST_OK, NO_POLICY
+    flags = sp.flags
+    by_text = (flags & ST_SPECIAL_BY_TEXT) != 0
+    if (flags & ~(ST_SPECIAL_ALLOW_ALL | ST_SPECIAL_DISALLOW_REST | ST_SPECIAL_BY_STRING | ST_SPECIAL_BY_TEXT)) or (
+            not _text_form_ok(sp) if by_text else
+            ((sp.allowed is None and sp.n_allowed) or (sp.disallowed is None and sp.n_disallowed))):
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "special-token policy"), NO_POLICY
+    allow_all = (flags & ST_SPECIAL_ALLOW_ALL) != 0
+    by_string = (flags & ST_SPECIAL_BY_STRING) != 0
+    strings, ends = _EMPTY_STR, _EMPTY_ENDS
+    first_dis = end_dis = n_unknown = 0
+    empty_unknown = 0
+    any_disallowed = 0
+    if by_text:
+        if sp.strings is not None:
+            strings = sp.strings
+        if sp.ends is not None:
+            ends = np.ascontiguousarray(sp.ends, np.uint64)
+        first_dis = sp.n_allowed
+        end_dis = sp.n_allowed + sp.n_disallowed
+        n_unknown = _mark_text(v, sp, first_dis, end_dis, None)
+        for k in range(first_dis, end_dis):
+            if int(sp.ends[k]) == (int(sp.ends[k - 1]) if k else 0):
+                empty_unknown = 1
+                break
+        any_disallowed = 1 if n_unknown > 0 else 0
+    else:
+        st = ST_OK if allow_all else _mark(v, sp.allowed, sp.n_allowed, by_string, None, True, 1, err)
+        if st == ST_OK:
+            st = _mark(v, sp.disallowed, sp.n_disallowed, by_string, None, True, 2, err)
+        if st != ST_OK:
+            return st, NO_POLICY
+    n_str = n_strings(v)
+    words = (n_str + 63) // 64
+    if not words:
+        return ST_OK, PL(_EMPTY_BITS, _EMPTY_BITS, 0, any_disallowed, strings, ends, first_dis, end_dis, n_unknown,
+                         empty_unknown)
+    rest = (flags & ST_SPECIAL_DISALLOW_REST) and not allow_all
+    allowed = np.full(words, 0xFFFFFFFFFFFFFFFF if allow_all else 0, np.uint64)
+    if allow_all and (n_str & 63):
+        allowed[words - 1] = np.uint64((1 << (n_str & 63)) - 1)
+    if allow_all:
+        pass
+    elif by_text:
+        _mark_text(v, sp, 0, sp.n_allowed, allowed)
+    else:
+        _mark(v, sp.allowed, sp.n_allowed, by_string, allowed, True, 1, None)
+    disallowed = ~allowed if rest else np.zeros(words, np.uint64)
+    if rest and (n_str & 63):
+        disallowed[words - 1] &= np.uint64((1 << (n_str & 63)) - 1)
+    if by_text:
+        _mark_text(v, sp, first_dis, end_dis, disallowed)
+    else:
+        _mark(v, sp.disallowed, sp.n_disallowed, by_string, disallowed, True, 2, None)
+    any_allowed = 1 if allowed.any() else 0
+    any_disallowed = 1 if (n_unknown > 0 or disallowed.any()) else 0
+    return ST_OK, PL(allowed, disallowed, any_allowed, any_disallowed, strings, ends, first_dis, end_dis, n_unknown,
+                     empty_unknown)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def bit_get(bits, k):
+    return (bits[k >> 6] >> np.uint64(k & 63)) & np.uint64(1)
+
+
+@njit(cache=True, nogil=True)
+def _eq(s, i, q, b, n):
+    for j in range(n):
+        if s[i + j] != q[b + j]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def disallowed_at(v, pl, s, i, length):
+    """The longest disallowed string at s[i..]: (any, src (0: vocab bytes, 1: the policy's
+    strings), start, length, id)."""
+    any_ = False
+    src = 0
+    f_a = 0
+    f_len = 0
+    f_id = ST_NO_TOKEN
+    n_str = v.n_special + v.n_extra if pl.disallowed.shape[0] else 0
+    for k in range(n_str):
+        if not bit_get(pl.disallowed, k):
+            continue
+        ok, tid, a, tl = special_string(v, k)
+        if not ok:
+            continue
+        if (not any_ or tl > f_len) and tl <= length - i and _eq(s, i, v.bytes, a, tl):
+            any_ = True
+            src = 0
+            f_a = a
+            f_len = tl
+            f_id = tid
+    if pl.n_unknown:
+        for k in range(pl.first_disallowed, pl.end_disallowed):
+            a = np.int64(pl.ends[k - 1]) if k else 0
+            tl = np.int64(pl.ends[k]) - a
+            if (not any_ or tl > f_len) and tl <= length - i and tl <= 0xFFFFFFFF and (
+                    tl == 0 or _eq(s, i, pl.strings, a, tl)) and special_string_number(v, pl.strings, a, tl) < 0:
+                any_ = True
+                src = 1
+                f_a = a
+                f_len = tl
+                f_id = ST_NO_TOKEN
+    return any_, src, f_a, f_len, f_id
+
+
+@njit(cache=True, nogil=True)
+def find_byte(s, i, length, c):
+    while i < length and s[i] != c:
+        i += 1
+    return i
+
+
+@njit(cache=True, nogil=True)
+def check_disallowed_kernel(v, pl, s, length):
+    """The first disallowed string in s[0 .. length): (found, at, src, start, len, id)."""
+    if not pl.any_disallowed:
+        return False, 0, 0, 0, 0, ST_NO_TOKEN
+    n_str = v.n_special + v.n_extra if pl.disallowed.shape[0] else 0
+    first = np.zeros(256, np.uint8)
+    distinct = 0
+    only = 0
+    for k in range(n_str):
+        if not bit_get(pl.disallowed, k):
+            continue
+        ok, tid, a, tl = special_string(v, k)
+        if not ok:
+            continue
+        c = v.bytes[a]
+        if not first[c]:
+            first[c] = 1
+            distinct += 1
+            only = c
+    if pl.n_unknown:
+        for k in range(pl.first_disallowed, pl.end_disallowed):
+            a = np.int64(pl.ends[k - 1]) if k else 0
+            c = pl.strings[a]
+            if np.int64(pl.ends[k]) > a and not first[c]:
+                first[c] = 1
+                distinct += 1
+                only = c
+    any_ = False
+    src = 0
+    f_a = 0
+    f_len = 0
+    f_id = ST_NO_TOKEN
+    at = 0
+    if pl.empty_unknown:
+        any_, src, f_a, f_len, f_id = disallowed_at(v, pl, s, 0, length)
+    i = 0
+    while not any_ and distinct and i < length:
+        if distinct == 1:
+            i = find_byte(s, i, length, only)
+            if i >= length:
+                break
+        elif not first[s[i]]:
+            i += 1
+            continue
+        any_, src, f_a, f_len, f_id = disallowed_at(v, pl, s, i, length)
+        at = i
+        i += 1
+    return any_, at, src, f_a, f_len, f_id
+
+
+def check_disallowed(v, pl, s, length, err):
+    """st__check_disallowed: ST_ERR_DISALLOWED_SPECIAL for the first disallowed string in the
+    text (the earliest; at one position the longest), else ST_OK."""
+    if not pl.any_disallowed:
+        return ST_OK
+    found, at, src, a, n_found, tid = check_disallowed_kernel(v, pl, s, length)
+    if not found:
+        return ST_OK
+    if err is not None:
+        q = v.bytes if src == 0 else pl.strings
+        n = min(n_found, MESSAGE_SIZE - 1)
+        while n < n_found and n > 0 and (q[a + n] & 0xC0) == 0x80:
+            n -= 1
+        err.fail(ST_ERR_DISALLOWED_SPECIAL, ST_UNIT_BYTE, at, q[a:a + n].tobytes(), token=tid,
+                 kind=ST_KIND_DISALLOWED_SPECIAL, length=n_found)
+    return ST_ERR_DISALLOWED_SPECIAL
+
+
+@njit(cache=True, nogil=True)
+def special_at(v, allowed, s, i, length):
+    """The allowed special string matching at s[i..], longest first: (id or ST_NO_TOKEN, its
+    length)."""
+    best = ST_NO_TOKEN
+    best_len = 0
+    for k in range(v.n_special + v.n_extra):
+        if not bit_get(allowed, k):
+            continue
+        ok, tid, a, tl = special_string(v, k)
+        if not ok:
+            continue
+        if tl > best_len and tl <= length - i and _eq(s, i, v.bytes, a, tl):
+            best = tid
+            best_len = tl
+    return best, best_len
+
+
+@njit(cache=True, nogil=True)
+def special_first_bytes(v, allowed, first):
+    first[:] = 0
+    for k in range(v.n_special + v.n_extra):
+        if bit_get(allowed, k):
+            ok, tid, a, tl = special_string(v, k)
+            if ok:
+                first[v.bytes[a]] = 1
