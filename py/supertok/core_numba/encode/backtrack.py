@@ -11,6 +11,9 @@ NULL).
 
 Differences from the C file that change no result:
  - the tables are separate arrays (C packs them in one block; owned/owned_size are not kept);
+ - the helpers take the arrays they read, the three hash tables as Table tuples (slots, cap,
+   filter, mask), where C's take the st_backtrack: numba copies a namedtuple of 19 fields at
+   every call that takes it, which made the walk five times slower;
  - ordinary_in_byte_order sorts the 8-byte keys with numpy's stable argsort where C runs its
    own LSD radix passes (the same stable order), then each run of equal keys by its bytes, as C;
  - step 2 looks the rest of a token up by walking the trie (trie_lookup) where C probes the
