@@ -4,13 +4,17 @@ merge loops alone, gives the ids tiktoken's merging gives.
 
 - every token of o200k_base and cl100k_base encodes as the merge loop encodes its bytes (itself,
   reachable or not: the whole-piece check);
-- every distinct pre-tokenizer piece of the first bytes of each real-text corpus (skipped with a
-  message when the shared corpora are absent), with and without the compatibility memo;
+- every distinct pre-tokenizer piece of the first bytes of each real-text corpus and of the whole
+  UDHR corpus (skipped with a message when the shared corpora are absent), with and without the
+  compatibility memo;
 - adversarial pieces: runs of one character, of spaces, of random tokens joined, of characters of
   2, 3 and 4 bytes, digits, mixed scripts;
 - 1 MB runs stay linear (the encoder's time for 1 MiB within a few times 4 times its time for
   256 KiB) and equal the merge loop;
-- vocabularies the tables do not suit (a byte with no token, the same bytes twice) give ready 0.
+- vocabularies the tables do not suit (a byte with no token, the same bytes twice) give ready 0;
+- the Vocab of the port's own rank-file constructor gives the same tables;
+- cut.py's st_encoding_cut equals native's (every pattern, plain and script-aware), and
+  unstable.py's st_unstable_* equal native's through the host layer (encode_with_unstable).
 
 Needs numba and the native backend; runs on neither pywasm nor wasmtime (the port is tested
 against native).
@@ -171,6 +175,26 @@ def test_corpora_pieces(setup):
             setup.check(piece, memo=len(seen) % 2 == 0)
         total += len(seen)
     assert total > 1000
+
+
+def test_udhr_pieces(setup):
+    """Every distinct piece of the UDHR's 532 translations (448 languages, 40 scripts)."""
+    path = os.path.join(CORPORA, "udhr.jsonl.xz")
+    if not os.path.exists(path):
+        pytest.skip("no UDHR corpus at %s (SUPERTOK_CORPORA)" % path)
+    import json
+    seen = set()
+    with lzma.open(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            data = json.loads(line)["text"].encode("utf-8")
+            at = 0
+            for e in NATIVE.pretokenize_ends(setup.pt, data, False):
+                piece = data[at:e]
+                at = e
+                if piece not in seen:
+                    seen.add(piece)
+                    setup.check(piece)
+    assert len(seen) > 100_000
 
 
 def _adversarial(v, rng):
