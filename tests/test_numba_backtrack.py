@@ -85,7 +85,7 @@ class Setup:
         self.pt = NATIVE.pretokenizer(PATTERNS[name], 0, None)
         self.vocab = _vocab_of_ranks(ranks)
         t0 = time.perf_counter()
-        self.bt = B.backtrack_build(self.vocab)
+        self.bt = B.backtrack_build(self.vocab)[1]
         self.build_seconds = time.perf_counter() - t0
         assert self.bt.ready == 1
         self.memo = B.new_memo()
@@ -254,7 +254,7 @@ def test_one_mb_runs_are_linear(setup, unit):
 
 
 def test_build_is_quick(setup):
-    setup.bt = B.backtrack_build(setup.vocab)  # warm: the kernels are compiled
+    setup.bt = B.backtrack_build(setup.vocab)[1]  # warm: the kernels are compiled
     t0 = time.perf_counter()
     B.backtrack_build(setup.vocab)
     assert time.perf_counter() - t0 < 10
@@ -264,13 +264,14 @@ def test_unsuitable_vocabularies():
     ranks = _read_ranks("cl100k_base")
     v = _vocab_of_ranks(ranks)
     no_byte = v._replace(byte_ids=np.where(np.arange(256) == 7, np.uint32(0xFFFFFFFF), v.byte_ids).astype(np.uint32))
-    assert B.backtrack_build(no_byte).ready == 0
+    st, bt = B.backtrack_build(no_byte)
+    assert st == 0 and bt.ready == 0
     # the same bytes twice: token 300 spelled as token 301
     toks = [v.bytes[v.offsets[i]:v.offsets[i + 1]].tobytes() for i in range(v.n_ids)]
     toks[300] = toks[301]
     lines = b"".join(base64.b64encode(t) + b" %d\n" % i for i, t in enumerate(toks))
-    assert B.backtrack_build(_vocab_of_ranks(lines)).ready == 0
-    assert B.backtrack_build(v).ready == 1
+    assert B.backtrack_build(_vocab_of_ranks(lines))[1].ready == 0
+    assert B.backtrack_build(v)[1].ready == 1
 
 
 def test_tables_of_the_ports_rank_file_vocabulary():
@@ -287,8 +288,8 @@ def test_tables_of_the_ports_rank_file_vocabulary():
     pt, out, err = Cell(None), Cell(None), Err()
     assert new_pt(2, 0, None, 0, None, pt, err) == 0
     assert new(padded(ranks), len(ranks), padded(specials), len(specials), pt.v, None, out, err) == 0, err.message
-    theirs = B.backtrack_build(out.v.vocab)
-    ours = B.backtrack_build(_vocab_of_ranks(ranks, [(b"<|endoftext|>", 100257)]))
+    theirs = B.backtrack_build(out.v.vocab)[1]
+    ours = B.backtrack_build(_vocab_of_ranks(ranks, [(b"<|endoftext|>", 100257)]))[1]
     for f in B.Backtrack._fields:
         a, b = getattr(theirs, f), getattr(ours, f)
         assert (np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b), f
