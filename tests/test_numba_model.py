@@ -145,6 +145,14 @@ def _edited():
         _rules_model(counts=True).replace(b" 1000\n", b" 18446744073709551615\n"),
         _rules_model(counts=True).replace(b" 1000\n", b" 0\n"),
         _rules_model(counts=True).replace(b" 1000\n", b" 18446744073709551616\n"),
+        r.replace(b"merges 6\n", b"merges 2096894\n"),
+        r.replace(b"merges 6\n", b"merges 2096895\n"),
+        _rules_model(supermerges=[(256, 257)]).replace(b"supermerges 1\n", b"supermerges 2096888\n"),
+        _rules_model(supermerges=[(256, 257)]).replace(b"supermerges 1\n", b"supermerges 2096889\n"),
+        r.replace(b"specials 0\n", b"specials 2097151\n"),
+        r.replace(b"specials 0\n", b"specials 2097152\n"),
+        k.replace(b"tokens 260\n", b"tokens 2147483647\n"),
+        k.replace(b"tokens 260\n", b"tokens 2147483648\n"),
         k.replace(b"tokens 260\n", b"tokens 0\n"),
         k.replace(b"alphabet bytes", b"alphabet ube"),
         k.replace(b"specials 1\n", b"supermerges 1\n1 2\nspecials 1\n"),
@@ -486,21 +494,7 @@ def test_writer_buffer_and_nulls_same_as_native(k):
     assert _write_calls(NUMBA, data) == _write_calls(NATIVE, data)
 
 
-# ---- encodings from models, and their exports (need the port's encoding constructors) -------------
-
-def _have_constructors():
-    from supertok import core_numba
-    try:
-        from supertok.core_numba.encode.encoding import encoding_new_rules  # noqa: F401
-    except ImportError:
-        return False
-    return all(core_numba.lookup(n) is not None for n in ("st_pretokenizer_new", "st_encoding_new_tiktoken",
-                                                         "st_encoding_free"))
-
-
-needs_constructors = pytest.mark.skipif(not _have_constructors(),
-                                        reason="the port's encoding constructors have not landed")
-
+# ---- encodings from models, and their exports --------------------------------------------------------
 
 def encoding_report(b, data, exports=True):
     """st_encoding_new_model's status and report; for an encoding made, its exports (tiktoken,
@@ -539,12 +533,12 @@ def export_models():
                                  (304, "nl\\nx"), (305, "\\x00\\x1F\\x7F"), (306, "\\x08\\x0C\\r"), (307, "é中😀"),
                                  (308, "\u2028"), (309, "\\x20lead")])
     shared = _rules_model(specials=[(65, "A"), (256, "ab"), (262, "<|e|>")])
-    out = [dup, shared, dup.replace(b"pattern o200k", b"pattern gpt2"), dup.replace(b"pattern o200k", b"pattern cl100k")]
-    out += [m for m in all_models() if check_same(m)[0] == 0]
+    out = [dup, shared, dup.replace(b"pattern o200k", b"pattern gpt2"),
+           dup.replace(b"pattern o200k", b"pattern cl100k")]
+    out += [m for m in all_models() if parse_report(NATIVE, m)[0] == 0]
     return out
 
 
-@needs_constructors
 @pytest.mark.parametrize("k", range(len(export_models())))
 def test_model_encodings_and_exports_same_as_native(k):
     check_encoding_same(export_models()[k])
@@ -566,13 +560,11 @@ def constructor_refusals():
     ]
 
 
-@needs_constructors
 @pytest.mark.parametrize("k", range(len(constructor_refusals())))
 def test_constructor_reports_on_the_file_same_as_native(k):
     check_encoding_same(constructor_refusals()[k])
 
 
-@needs_constructors
 @pytest.mark.parametrize("k", range(0, len(_fuzz_bases()), 3))
 def test_hostile_models_encodings_same_as_native(k):
     data = _fuzz_bases()[k]
@@ -591,7 +583,6 @@ def _udhr_text():
             "à la liberté et à la sûreté de sa personne. 人人生而自由，在尊严和权利上一律平等。") * 50
 
 
-@needs_constructors
 @pytest.mark.parametrize("kw", [dict(), dict(alphabet="ube"), dict(pattern="cl100k"), dict(script_aware=True),
                                 dict(algorithm="superbpe", supermerges=20)], ids=str)
 def test_trained_model_exports_same_as_native(kw):
@@ -608,3 +599,45 @@ def test_trained_model_exports_same_as_native(kw):
     data = bytes(enc._model_data)
     check_same(data)
     check_encoding_same(data)
+
+
+def _builtin(b, name):
+    import supertok
+    prev = supertok._set_backend(b)
+    try:
+        return supertok.get_encoding(name)
+    finally:
+        supertok._set_backend(prev)
+
+
+@pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base"])
+def test_builtin_encodings_exports_same_as_native(name):
+    """The exports of the large rank vocabularies (loaded as the port loads them: from images)."""
+    a, n = _builtin(NUMBA, name), _builtin(NATIVE, name)
+    for fmt in (1, 2):
+        def run(enc):
+            try:
+                return enc._backend.encoding_export(enc._handle, fmt)
+            except Exception as exc:
+                return (type(exc).__name__, str(exc), getattr(exc, "kind", None))
+        assert run(a) == run(n)
+    assert a._backend.duplicate_tokens(a._handle) == n._backend.duplicate_tokens(n._handle)
+
+
+def test_big_ranks_model_parses_fast():
+    """o200k_base's rank file as a ranks model (200k token lines through read_tokens_kernel)."""
+    path = os.path.join(ROOT, "py", "supertok", "vocab", "o200k_base.tiktoken")
+    if not os.path.exists(path):
+        pytest.skip("no o200k_base.tiktoken here")
+    with open(path, "rb") as fh:
+        ranks = fh.read()
+    n = ranks.count(b"\n")
+    data = (b"supertok-model 1\nname o200k\nkind ranks\nalphabet bytes\npattern o200k\nscript-aware no\n"
+            b"tokens %d\n" % n + ranks + b"specials 2\n199999 <|endoftext|>\n200018 <|endofprompt|>\nend\n")
+    check_same(_ranks_model())  # compiled (or loaded) first
+    t = time.perf_counter()
+    m = NUMBA._model_parse(data)
+    took = time.perf_counter() - t
+    NUMBA._model_free(m)
+    assert took < 1.0, took
+    assert check_same(data)[0] == 0

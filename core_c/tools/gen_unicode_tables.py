@@ -24,8 +24,9 @@ Layout of the generated data (see unicode_tables.h):
   * st_ucd_script_names[]      canonical Script names by id; st_ucd_script_aliases[]: every alias
                                regex accepts, upper-cased, with its id, sorted by the alias.
 
-BINARY FORMAT of unicode_tables.bin (all integers little-endian; every section starts at a
-multiple of 4 bytes, zero-padded):
+BINARY FORMAT of unicode_tables.bin, a GENERATED FILE like unicode_tables.c (never edit it:
+rerun this script; CI runs --check, which compares both outputs byte for byte). All integers
+little-endian; every section starts at a multiple of 4 bytes, zero-padded:
   header, 32 bytes:
     0   char[8]    magic "STUCD\0\0\1" (the last byte is the format version, 1)
     8   char[8]    Unicode version, NUL-padded ("16.0")

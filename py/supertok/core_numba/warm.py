@@ -30,7 +30,7 @@ def workload():
         enc = supertok.get_encoding(name)
         ids = enc.encode(text, allowed_special="all")
         enc.encode_ordinary(text)
-        enc.encode_batch([text, text[:5]])
+        enc.encode_batch([text, text[:5]], allowed_special="all")
         enc.decode(ids)
         enc.decode_bytes(ids)
         enc.decode_with_offsets(ids)
@@ -49,8 +49,15 @@ def workload():
         path = os.path.join(models, f)
         if os.path.exists(path):
             m = supertok.load_model(path)
-            m.decode(m.encode(text))
-            m.decode_with_offsets(m.encode(text))
+            ids = m.encode(text, allowed_special="all")
+            m.decode(ids)
+            if m.alphabet == "bytes":
+                m.decode_with_offsets(ids)
+            else:
+                m.token_symbols(ids[0])
+    rules = supertok.Encoding("warm_rules", pat_str=small._pat_str, special_tokens={},
+                              merges=[(97, 98)])
+    rules.decode(rules.encode("abab"))
 
 
 def main(argv=None):

@@ -5,12 +5,17 @@ the encoding builder (encode/model_encoding.py) takes from a parsed model.
 The header lines, the specials and the messages are plain Python (a few lines, worded as the
 C's appenders word them); the counted sections of merges, supermerges and rank tokens, which
 may hold millions of lines, are read by kernels (read_pairs_kernel, read_tokens_kernel) that
-report a failure as a code and its figures in an int64 array, worded here afterwards. The
-token-bytes limit and the shared specials' walk (check_token_bytes) are kernels too.
+report a failure as a code and its figures in an int64 array, worded here afterwards; the
+merges' lines are written by a kernel too (pairs_lines). The token-bytes limit is
+formats/vocab.py's rules_token_lengths (st__rules_token_lengths), the shared specials' walk a
+kernel here; base64_canonical is formats/base64.py's, mix64 base/hash.py's, the script names
+text/unicode.py's, as the C includes them. UTF-8 validity (comments, specials) is Python's
+strict decoder, which accepts exactly what st_utf8_validate accepts.
 
 A parsed model is a Model (the C's struct st_model, its fields by name; merges and
 supermerges are ModelPairs, the specials a ModelSpecials of arrays). It never changes after
-st_model_parse, so st_model_free has nothing to do.
+st_model_parse, so st_model_free has nothing to do; st_model_write keeps the last text it
+wrote (the host calls it twice: the size, then the text).
 """
 from collections import namedtuple
 
@@ -18,9 +23,8 @@ import numpy as np
 from numba import njit
 
 from .. import export
-from ..base.common import (Err, ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_OUT_OF_MEMORY, ST_ERR_BUFFER_TOO_SMALL,
-                           ST_ERR_MALFORMED_MODEL, ST_ERR_UNKNOWN_PATTERN, ST_UNIT_NONE, ST_UNIT_BYTE,
-                           ST_UNIT_INDEX, ST_NO_TOKEN, MESSAGE_SIZE, SIZE_MAX)
+from ..base.common import (Err, ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_BUFFER_TOO_SMALL, ST_ERR_MALFORMED_MODEL,
+                           ST_ERR_UNKNOWN_PATTERN, ST_UNIT_NONE, ST_UNIT_BYTE, ST_UNIT_INDEX, MESSAGE_SIZE, SIZE_MAX)
 from ..base.hash import mix64
 from .base64 import base64_canonical
 from .vocab import ST_RULES_MAX_IDS, rules_token_lengths

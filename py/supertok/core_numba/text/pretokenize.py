@@ -78,9 +78,10 @@ PREDS_BMP = PREDS_OF_CLASS[UCD_BMP_CLASS]
 #   atomic increment and decrement of its count, which took two thirds of the time on English
 #   (50 ns a piece instead of 8-15). These kernels allocate nothing, so they need no runtime;
 #   kernels that do (scan_all, join_pieces, the encoder's) call them as any other.
-# - inline="always" (numba-level inlining) for the small helpers of the ASCII word paths, which
-#   LLVM left as calls. Not for char_at, run_of or contraction: inlined at their dozens of call
-#   sites they tripled the compile time for little gain.
+# - inline="always" (numba-level inlining) for the small helpers of the ASCII paths, which LLVM
+#   left as calls, for char_at's ASCII test (its decoding, char_decoded, stays a call) and for
+#   o200k's two word alternatives (each called twice). Not for run_of, scan_ws or contraction:
+#   inlined at their dozens of call sites they tripled the compile time for little gain.
 _kernel = njit(cache=True, nogil=True, _nrt=False)
 _inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
 
@@ -112,6 +113,13 @@ def preds_of(cp):
 
 
 @_kernel
+def char_decoded(s, i):
+    """char_at past the end and ASCII tests: a character of two to four bytes."""
+    cp, n = utf8_decode(s, i)
+    return cp, np.int64(n), preds_of(cp)
+
+
+@_inline
 def char_at(s, end, i):
     """One decoded character: (code point, byte length, predicate bits); (0, 0, 0) at the end."""
     if i >= end:
@@ -119,8 +127,7 @@ def char_at(s, end, i):
     b = np.int64(s[i])
     if b < 0x80:
         return b, np.int64(1), np.int64(PREDS_BMP[b])
-    cp, n = utf8_decode(s, i)
-    return cp, np.int64(n), preds_of(cp)
+    return char_decoded(s, i)
 
 
 @_kernel
@@ -140,7 +147,7 @@ def run_of(s, end, i, mask):
     return i
 
 
-@_kernel
+@_inline
 def run_crlf(s, end, i, slash):
     """End of a run of [\\r\\n] (or [\\r\\n/] with slash) starting at i."""
     while i < end and (s[i] == 13 or s[i] == 10 or (slash and s[i] == 47)):
@@ -340,7 +347,7 @@ def ascii_letters(s, end, w):
     return e if ascii_stop(s, end, e) else 0
 
 
-@_kernel
+@_inline
 def digits_1_3(s, end, i, n0):
     """\\p{N}{1,3} from i, whose first character (a digit) is n0 bytes long."""
     e = i + n0
@@ -422,7 +429,7 @@ def piece_cl100k(s, end, i):
 
 # ---- o200k ---------------------------------------------------------------------------------
 # U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}]; nothing is possessive.
-@_kernel
+@_inline
 def o200k_upper_lower(s, end, k):
     """U*W+ from k: its end, or 0."""
     a = k
@@ -445,7 +452,7 @@ def o200k_upper_lower(s, end, k):
             last_w_end = a
 
 
-@_kernel
+@_inline
 def o200k_upper_then_lower(s, end, k):
     """U+W* from k: its end, or 0."""
     cp, n, p = char_at(s, end, k)
