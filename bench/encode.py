@@ -7,7 +7,7 @@
     python bench/encode.py --quick              # a smoke run (tests use it; no peer needed)
 
 Tools (a column each; tiktoken is the ratio base and always runs): tiktoken, supertok (native
-backend), supertok-wasmtime, quicktok-v1, toktok-rs, fastokens, bpe-openai, rs-bpe, kitoken,
+backend), supertok-wasmtime, supertok-numba, quicktok-v1, toktok-rs, fastokens, bpe-openai, rs-bpe, kitoken,
 tokie. A tool that is not installed is reported missing and skipped.
 
 Each tool runs in its own long-lived worker subprocess (a peer's crash or abort cannot take the
@@ -62,14 +62,15 @@ ROOT = os.path.dirname(HERE)
 CORPORA = os.environ.get("SUPERTOK_CORPORA") or os.path.join(ROOT, "..", "shared", "corpora")
 LANGS = ["en", "zh", "ja", "ar", "ru", "el", "hi", "code"]
 PATHOLOGICAL = ["one_letter", "random_lower", "spaces_then_x", "newlines", "random_cjk", "digits", "punctuation"]
-TOOLS = ["tiktoken", "supertok", "supertok-wasmtime", "quicktok-v1", "toktok-rs", "fastokens",
+TOOLS = ["tiktoken", "supertok", "supertok-wasmtime", "supertok-numba", "quicktok-v1", "toktok-rs", "fastokens",
          "bpe-openai", "rs-bpe", "kitoken", "tokie"]
 # what must import for a tool to count as installed
 MODULES = {"tiktoken": "tiktoken", "supertok": "supertok._native", "supertok-wasmtime": "wasmtime",
+           "supertok-numba": "numba",
            "quicktok-v1": "quicktok", "toktok-rs": "toktok", "fastokens": "fastokens",
            "bpe-openai": "bpe_openai", "rs-bpe": "rs_bpe", "kitoken": "kitoken", "tokie": "tokie",
            "_tamper": "tiktoken"}
-DISTS = {"tiktoken": "tiktoken", "supertok": "supertok", "supertok-wasmtime": "wasmtime",
+DISTS = {"tiktoken": "tiktoken", "supertok": "supertok", "supertok-wasmtime": "wasmtime", "supertok-numba": "numba",
          "quicktok-v1": "quicktok-v1", "toktok-rs": "toktok-rs", "fastokens": "fastokens",
          "bpe-openai": "bpe-openai", "rs-bpe": "rs-bpe", "kitoken": "kitoken", "tokie": "tokie",
          "_tamper": "tiktoken"}
@@ -241,8 +242,8 @@ def load_tool(tool, encoding):
         tiktoken_env()
         import tiktoken
         return tiktoken.get_encoding(encoding).encode_ordinary
-    if tool in ("supertok", "supertok-native", "supertok-wasmtime"):
-        os.environ["SUPERTOK_BACKEND"] = "wasmtime" if tool.endswith("wasmtime") else "native"
+    if tool in ("supertok", "supertok-native", "supertok-wasmtime", "supertok-numba"):
+        os.environ["SUPERTOK_BACKEND"] = tool.split("-")[1] if "-" in tool else "native"
         import supertok
         return supertok.get_encoding(encoding).encode_ordinary
     if tool == "_tamper":
@@ -603,7 +604,7 @@ def report_fresh_warm(args, tools, langs, settings, modes, results, nbytes, load
 
     # where supertok stands against the fastest exact peer, per language (CPU time)
     me = "supertok" if "supertok" in tools else None
-    peers = [t for t in tools if t not in ("tiktoken", "supertok", "supertok-wasmtime")]
+    peers = [t for t in tools if t not in ("tiktoken", "supertok", "supertok-wasmtime", "supertok-numba")]
     if me and peers:
         print("\n### supertok against the fastest exact peer (CPU time; ratios to tiktoken, same rounds)\n")
         print("| setting | mode | lang | supertok | fastest exact peer | supertok / peer |")
