@@ -64,12 +64,8 @@ class Scratch:
 
 
 def pow2_floor(x):
-    if not x:
-        return 0
-    p = 1
-    while p <= x // 2:
-        p *= 2
-    return p
+    """The largest power of two not above x (0 for 0)."""
+    return 1 << (x.bit_length() - 1) if x > 0 else 0
 
 
 def share_of(limit, k):

@@ -539,6 +539,33 @@ def _enc_of(enc, scratch, merge_only=False):
     return Enc(enc.kind, enc.vocab, enc.rules, enc.supers, has_sup, enc.pt, bt, memo), w
 
 
+def _host_array(a, dtype):
+    """a is what the numba runtime makes for a call (1-d, C-contiguous, writable, of dtype), so
+    the kernel's compiled entry point takes it as it took the first call's."""
+    return a.ndim == 1 and a.dtype == dtype and a.flags.c_contiguous and a.flags.writeable
+
+
+def _run(enc, kernel, args, host):
+    """kernel(*args) through its compiled entry point, kept per handle after the first call
+    (numba's dispatcher types every array of the nested namedtuples on every call: about 30 us
+    a call); host: the arguments the caller made, with their dtypes, checked cheaply each call
+    (anything unusual goes through the dispatcher)."""
+    for a, dt in host:
+        if not _host_array(a, dt):
+            return kernel(*args)
+    eps = enc.lazy.extra.setdefault("entry", {})
+    key = (kernel, enc.lazy.bt_state == BT_READY)
+    ep = eps.get(key)
+    if ep is not None:
+        return ep(*args)
+    out = kernel(*args)
+    sig = tuple(kernel.typeof_pyval(a) for a in args)
+    cres = kernel.overloads.get(sig)
+    if cres is not None:
+        eps[key] = cres.entry_point
+    return out
+
+
 def _after(enc, w):
     enc.lazy.bt_debt = int(w.lz[LZ_DEBT])
 
@@ -589,7 +616,9 @@ def st_encode(enc, text, length, specials, flags, ids, starts, cap, n_ids, err):
         e, w = _enc_of(enc, scratch)
         o = new_sink(cap, flags, starts is not None)
         report = new_report()
-        st = encode_all(e, Call(w, pairs, pc, run, o, ids_a, starts_a, report, big), text, length, pl)
+        st = _run(enc, encode_all, (e, Call(w, pairs, pc, run, o, ids_a, starts_a, report, big), text, length, pl),
+                  ((text, np.uint8), (ids_a, np.uint32), (starts_a, np.uint64), (pl.strings, np.uint8),
+                   (pl.ends, np.uint64)))
         _after(enc, w)
         if st != NEED_TABLES:
             break
