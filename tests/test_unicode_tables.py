@@ -2,11 +2,16 @@
 
 The generated file is parsed here independently of the generator, expanded to one class and one
 script per code point, and compared with what regex itself answers; the core's own lookup
-(st_script_of, BMP array + astral binary search) is compared with the same expansion.
+(st_script_of, BMP array + astral binary search) is compared with the same expansion. The
+generator's second output, the Numba port's unicode_tables.bin, is parsed here too (its format is
+in the generator's docstring) and must hold the same data as the C file, code point by code
+point and name by name; the port's lookups over it (core_numba/text/unicode.py) are compared
+with the expansion as well.
 """
 import importlib.metadata
 import os
 import re
+import struct
 import subprocess
 import sys
 
@@ -17,6 +22,7 @@ import supertok
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLES = os.path.join(ROOT, "core_c", "src", "text", "unicode_tables.c")
+TABLES_BIN = os.path.join(ROOT, "py", "supertok", "core_numba", "text", "unicode_tables.bin")
 NCP = 0x110000
 
 pytestmark = pytest.mark.skipif(importlib.metadata.version("regex") != "2024.11.6",
@@ -45,6 +51,38 @@ def parsed():
     names = re.search(r"st_ucd_script_names\[\d+\] = \{(.*?)\};", src, re.S).group(1)
     names = re.findall(r'"([^"]+)"', names)
     return cls, scr, names
+
+
+def _c_aliases(src):
+    body = re.search(r"st_ucd_script_aliases\[(\d+)\] = \{(.*?)\};", src, re.S)
+    rows = [(a, int(sid)) for a, sid in re.findall(r'\{"([^"]+)", (\d+)\}', body.group(2))]
+    assert len(rows) == int(body.group(1))
+    return rows
+
+
+def _parse_bin(raw):
+    """unicode_tables.bin read by its documented format, independently of core_numba."""
+    assert raw[:8] == b"STUCD\0\0\1", "magic and format version"
+    version = raw[8:16].rstrip(b"\0").decode("ascii")
+    n_astral, n_scripts, n_aliases, strings_len = struct.unpack_from("<4I", raw, 16)
+    at = 32
+
+    def take(fmt, count):
+        nonlocal at
+        vals = list(struct.unpack_from("<%d%s" % (count, fmt), raw, at))
+        size = struct.calcsize("<%d%s" % (count, fmt))
+        at += size + (-size % 4)
+        return vals
+
+    cls, scr = take("B", 0x10000), take("B", 0x10000)
+    first, last = take("I", n_astral), take("I", n_astral)
+    acls, ascr = take("B", n_astral), take("B", n_astral)
+    name_off, alias_off, alias_sid = take("I", n_scripts + 1), take("I", n_aliases + 1), take("I", n_aliases)
+    strings = raw[at:at + strings_len]
+    assert at + strings_len == len(raw), "nothing after the strings"
+    names = [strings[a:b].decode("ascii") for a, b in zip(name_off, name_off[1:])]
+    aliases = [(strings[a:b].decode("ascii"), sid) for a, b, sid in zip(alias_off, alias_off[1:], alias_sid)]
+    return version, cls, scr, list(zip(first, last, acls, ascr)), names, aliases
 
 
 @pytest.fixture(scope="module")
@@ -101,13 +139,62 @@ def test_scripts_match_regex(parsed, everything):
 def test_core_lookup_matches_table(parsed):
     """st_script_of (BMP array and astral binary search) on every code point."""
     scr = parsed[1]
-    b = supertok.backends.load("native") if "native" in supertok.backends.available() else None
-    if b is None:
+    try:
+        b = supertok.backends.load("native")
+    except supertok.backends.BackendUnavailable:
         pytest.skip("the native backend is not built")
     bad = [cp for cp in range(NCP) if b.script_of(cp) != scr[cp]]
     assert not bad, [hex(c) for c in bad[:10]]
     assert b.script_of(NCP) == -1
     assert b.script_names() == parsed[2]
+
+
+def test_binary_tables_match_c_tables(parsed):
+    """unicode_tables.bin holds what unicode_tables.c holds: every code point's class and script,
+    the script names and the aliases, and the Unicode version."""
+    with open(TABLES, encoding="utf-8") as f:
+        src = f.read()
+    with open(TABLES_BIN, "rb") as f:
+        version, cls, scr, ranges, names, aliases = _parse_bin(f.read())
+    assert version == re.search(r'st_ucd_unicode_version\[\] = "([^"]+)"', src).group(1) == "16.0"
+    cls += [0] * (NCP - 0x10000)
+    scr += [0] * (NCP - 0x10000)
+    prev_last = 0xFFFF
+    for a, b, c, sc in ranges:
+        assert prev_last < a <= b < NCP, "astral ranges must be sorted and disjoint"
+        prev_last = b
+        cls[a:b + 1] = [c] * (b - a + 1)
+        scr[a:b + 1] = [sc] * (b - a + 1)
+    bad = [cp for cp in range(NCP) if cls[cp] != parsed[0][cp] or scr[cp] != parsed[1][cp]]
+    assert not bad, "the binary differs from unicode_tables.c at %s" % [hex(c) for c in bad[:10]]
+    assert names == parsed[2]
+    assert aliases == _c_aliases(src)
+
+
+def test_numba_lookup_matches_table(parsed):
+    """core_numba/text/unicode.py (the .bin loaded, ucd_class, ucd_script, st_script_of) on every
+    code point."""
+    pytest.importorskip("numba", reason="numba is not installed (pip install 'supertok[numba]')")
+    import numpy as np
+    from numba import njit
+    from supertok.core_numba.text import unicode as U
+
+    @njit
+    def expand(n):
+        c = np.zeros(n, np.uint8)
+        s = np.zeros(n, np.uint8)
+        for cp in range(n):
+            c[cp] = U.ucd_class(cp)
+            s[cp] = U.ucd_script(cp)
+        return c, s
+
+    cls, scr = expand(NCP)
+    assert np.array_equal(cls, np.array(parsed[0], np.uint8)), "ucd_class"
+    assert np.array_equal(scr, np.array(parsed[1], np.uint8)), "ucd_script"
+    assert [n.decode() for n in U.UCD_SCRIPT_NAMES] == parsed[2]
+    assert [U.st_script_of(cp) for cp in (0x41, 0x1F600, 0x10FFFF, NCP)] == [parsed[1][0x41], parsed[1][0x1F600],
+                                                                            parsed[1][0x10FFFF], -1]
+    assert U.st_unicode_version() == b"16.0"
 
 
 @pytest.mark.parametrize("letter", list("sdmtlver"))
@@ -121,3 +208,33 @@ def test_generated_file_is_fresh():
     r = subprocess.run([sys.executable, os.path.join(ROOT, "core_c", "tools", "gen_unicode_tables.py"), "--check"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_numba_cache_follows_the_binary(tmp_path):
+    """numba freezes the tables into its cached kernels: a cache made from another
+    unicode_tables.bin is deleted at import (core_numba/text/unicode.py, _cache_guard)."""
+    pytest.importorskip("numba", reason="numba is not installed (pip install 'supertok[numba]')")
+    script = (
+        "import os, sys\n"
+        "from supertok.core_numba.text import unicode as U\n"
+        "p = U.ucd_astral_find._cache._cache_path\n"
+        "before = sorted(f for f in os.listdir(p) if f.endswith('.nbi'))\n"
+        "assert U.ucd_script(0x1F600) == 1 and U.ucd_class(0x10400) == 1\n"
+        "after = sorted(f for f in os.listdir(p) if f.endswith('.nbi'))\n"
+        "print(len(before), len(after), p)\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "py")] + sys.path))
+
+    def run():
+        r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        before, after, path = r.stdout.split()
+        return int(before), int(after), path
+
+    first = run()
+    assert first[1] > 0, "the kernels were cached"
+    assert run()[:2] == (first[1], first[1]), "the same binary: the cache is kept"
+    marker = os.path.join(first[2], "unicode_tables.sha256")
+    with open(marker, "w") as f:
+        f.write("0" * 64 + "\n")  # as if the cache had been made from another binary
+    assert run()[0] == 0, "another binary: the cache was deleted before any kernel loaded"

@@ -1,0 +1,103 @@
+"""Compile the numba backend's kernels into numba's cache, as a first use would, and say how
+long each module took.
+
+    python -m supertok.core_numba.warm               # compile (or load) and print the total
+    python -m supertok.core_numba.warm --per-module  # and each module's compile time
+
+The work below calls every part of the encoding protocol once through the public API, with the
+argument types real calls have (a kernel compiles once per type signature), so a later process
+finds every kernel it needs in the cache. .ci/run runs it before pytest, and the backend runs it
+on first use (backends/numba_runtime.py) when the cache is cold.
+"""
+import argparse
+import os
+import sys
+import time
+
+
+def workload():
+    """Every kind of call the encoding protocol makes, once (on the current backend)."""
+    import supertok
+    from supertok import ube
+
+    root = os.path.dirname(os.path.abspath(supertok.__file__))
+    text = "Hello, world! 123 héllo\u4e16\u754c  \n\t<|endoftext|> \U0001F600"
+    for pattern in ("gpt2", "cl100k", "o200k"):
+        supertok.pretokenize(text, pattern)
+        supertok.pretokenize_spans(text, pattern)
+        supertok.pretokenize_count(text, pattern, script_aware=True)
+    for name in ("o200k_base", "cl100k_base"):
+        enc = supertok.get_encoding(name)
+        ids = enc.encode(text, allowed_special="all")
+        enc.encode_ordinary(text)
+        enc.encode_batch([text, text[:5]], allowed_special="all")
+        enc.decode(ids)
+        enc.decode_bytes(ids)
+        enc.decode_with_offsets(ids)
+        enc.encode_single_token("hello")
+        enc.encode_with_unstable("hello wor")
+        enc.token_byte_values()[:1]
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks[b"ab"] = 256
+    small = supertok.Encoding("warm", pat_str=supertok.get_encoding("r50k_base")._pat_str, mergeable_ranks=ranks,
+                              special_tokens={"<|x|>": 257})
+    small.decode(small.encode("abab <|x|>", allowed_special="all"))
+    symbols = ube.ube_encode_symbols(text)
+    ube.ube_decode_symbols(symbols)
+    models = os.path.join(os.path.dirname(root), "..", "vectors", "models")
+    for f in ("bytes_small.stmodel", "ube_small.stmodel", "super_bytes_small.stmodel"):
+        path = os.path.join(models, f)
+        if os.path.exists(path):
+            m = supertok.load_model(path)
+            ids = m.encode(text, allowed_special="all")
+            m.decode(ids)
+            if m.alphabet == "bytes":
+                m.decode_with_offsets(ids)
+            else:
+                m.token_symbols(ids[0])
+    rules = supertok.Encoding("warm_rules", pat_str=small._pat_str, special_tokens={},
+                              merges=[(97, 98)])
+    rules.decode(rules.encode("abab"))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m supertok.core_numba.warm", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--per-module", action="store_true", help="print each module's compile time")
+    args = ap.parse_args(argv)
+    from numba.core import event
+
+    import supertok
+    from supertok import backends
+    from supertok.core_numba import jit
+
+    supertok._set_backend(backends.load("numba"))
+    warm0, total, where = jit.cache_state()
+    spent = {}  # module -> seconds compiling its own kernels (nested compiles excluded)
+    stack = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            stack.append([ev.data["dispatcher"].py_func.__module__, time.perf_counter(), 0.0])
+
+        def on_end(self, ev):
+            mod, t0, inner = stack.pop()
+            dt = time.perf_counter() - t0
+            spent[mod] = spent.get(mod, 0.0) + dt - inner
+            if stack:
+                stack[-1][2] += dt
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    with event.install_listener("numba:compile", Listener()):
+        workload()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    warm1, total, where = jit.cache_state()
+    print("numba backend: %d of %d kernels were in the cache before, %d after (%s); the work took %.1f s wall, "
+          "%.1f s CPU" % (warm0 or 0, total, warm1 or 0, where, wall, cpu))
+    if args.per_module:
+        for mod, dt in sorted(spent.items(), key=lambda kv: -kv[1]):
+            print("  %-45s %6.1f s compiling" % (mod, dt))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""Encode and decode inside your own @njit code (the numba backend's kernels, called directly).
+
+    import numpy as np, numba, supertok.numba as stn
+
+    enc = stn.encoder("o200k_base")          # or stn.encoder(an Encoding made on the numba backend)
+
+    @numba.njit
+    def total_tokens(texts_utf8):             # a numba.typed.List of uint8 arrays
+        n = 0
+        for t in texts_utf8:
+            n += stn.encode(enc, t).shape[0]
+        return n
+
+encode(encoder, utf8) -> int32 array: the ids of the text, as Encoding.encode_ordinary gives
+them (special tokens' text is ordinary text; a superword model's supermerges apply). utf8 is a
+uint8 array of UTF-8; invalid UTF-8 raises ValueError. decode(encoder, ids) -> uint8 array: the
+UTF-8 of the ids (UBE models: their text; a byte-level model's bytes, which may cut a character);
+an id that is no token raises ValueError.
+
+An Encoder is a tuple of arrays (numba passes it into jitted code by reference). It holds scratch
+that encode reuses, so one Encoder serves one thread at a time: give each thread of a parallel
+loop its own (encoder() again, or Encoder.copy()).
+"""
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .core_numba.base.common import ST_OK
+from .core_numba.encode import pipeline as _pl
+from .core_numba.encode.encoding import BT_READY, BT_UNAVAILABLE, ST__KIND_RULES, decode_kernel, decode_text_kernel
+from .core_numba.encode.merge import new_pair_cache
+from .core_numba.encode.piece_cache import no_pc
+from .core_numba.encode.sink import O_N, new_sink as _new_sink_py
+from .core_numba.encode.special_policy import NO_POLICY
+from .core_numba.encode.superword_pass import RunWork
+from .core_numba.formats.vocab import ST_ALPHABET_UBE
+from .core_numba.text.utf8 import utf8_validate
+
+__all__ = ["Encoder", "encoder", "encode", "decode"]
+
+_SINK_FIELDS = len(_new_sink_py(0, 0, False))
+
+
+class Encoder(namedtuple("Encoder", "e w pairs pl ube")):
+    """What encode and decode take: the encoding's tables (e), the scratch of a call (w), the
+    pair cache (pairs), the special-token policy (pl: none), and whether the model is UBE (ube)."""
+    __slots__ = ()
+
+    def copy(self):
+        """An Encoder over the same tables with scratch of its own (for another thread)."""
+        return Encoder(self.e, _pl.new_work()._replace(lz=self.w.lz.copy()), new_pair_cache(), self.pl, self.ube)
+
+
+def _numba_encoding(encoding):
+    import supertok
+    from . import backends
+    if isinstance(encoding, str):
+        b = backends.load("numba")
+        prev = supertok._set_backend(b)
+        try:
+            encoding = supertok.get_encoding(encoding)
+        finally:
+            supertok._set_backend(prev)
+    backend = getattr(encoding, "_backend", None)
+    if backend is None or backend.name != "numba":
+        raise ValueError("supertok.numba.encoder needs an encoding made on the numba backend (%s is on %s): pass "
+                         "its name, or make it with SUPERTOK_BACKEND=numba"
+                         % (getattr(encoding, "name", encoding), getattr(backend, "name", "no backend")))
+    return encoding
+
+
+def encoder(encoding):
+    """The Encoder of encoding: an encoding name ("o200k_base"), or an Encoding (a model too)
+    made on the numba backend. Builds the backtracking tables now (a rank vocabulary), so no
+    call inside jitted code waits for them."""
+    encoding = _numba_encoding(encoding)
+    enc = encoding._handle.ptr
+    if enc.kind != ST__KIND_RULES:
+        from .core_numba.encode.encoding import backtrack_tables
+        backtrack_tables(enc)
+    w = _pl.new_work()
+    w.lz[_pl.LZ_STATE] = BT_READY if enc.lazy.bt_state == BT_READY else BT_UNAVAILABLE
+    e, _ = _pl._enc_of(enc, None)
+    memo = _pl.new_memo() if e.bt is not None and enc.lazy.bt_state == BT_READY else e.memo
+    e = e._replace(memo=memo)
+    return Encoder(e, w, new_pair_cache(), NO_POLICY, enc.vocab.alphabet == ST_ALPHABET_UBE)
+
+
+@njit(cache=True, nogil=True)
+def _new_run(cap):
+    cap = max(cap, 4)
+    return RunWork(np.empty(cap, np.uint32), np.empty(cap, np.int64), np.zeros(1, np.int64),
+                   np.empty(3 * cap + 1, np.uint64), np.empty(cap + 1, np.uint32), np.empty(cap + 1, np.uint32),
+                   np.empty(cap + 1, np.uint32), np.empty(cap + 1, np.uint32), np.empty(cap, np.uint32),
+                   np.empty(cap, np.uint32))
+
+
+@njit(cache=True, nogil=True)
+def encode(encoder, utf8):
+    """The ids of the UTF-8 text utf8 (a uint8 array), as Encoding.encode_ordinary."""
+    n = utf8.shape[0]
+    s = np.zeros(n + 16, np.uint8)
+    s[:n] = utf8
+    bad, _ = utf8_validate(s, n)
+    if bad >= 0:
+        raise ValueError("supertok.numba.encode: the text is not valid UTF-8")
+    ids = np.empty(max(n, 1), np.uint32)
+    o = np.zeros(_SINK_FIELDS, np.int64)
+    o[1] = n  # O_CAP
+    e = encoder.e
+    run = _new_run(n + 1 if e.has_sup else 4)
+    c = _pl.Call(encoder.w, encoder.pairs, no_pc(), run, o, ids, np.zeros(0, np.uint64), new_report_jit())
+    st = _pl.encode_all(e, c, s, n, encoder.pl)
+    if st != ST_OK:
+        raise ValueError("supertok.numba.encode: a byte of the text has no token in this vocabulary")
+    return ids[:o[O_N]].astype(np.int32)
+
+
+@njit(cache=True, nogil=True)
+def new_report_jit():
+    r = np.zeros(8, np.int64)
+    r[4] = 0xFFFFFFFF
+    return r
+
+
+@njit(cache=True, nogil=True)
+def decode(encoder, ids):
+    """The UTF-8 of the ids (an integer array) as a uint8 array."""
+    v = encoder.e.v
+    n = ids.shape[0]
+    u = ids.astype(np.uint32)
+    for k in range(n):
+        if ids[k] < 0 or ids[k] >= v.n_ids:
+            raise ValueError("supertok.numba.decode: an id is no token of this encoding")
+    if encoder.ube:
+        r = np.zeros(3, np.int64)
+        total = decode_text_kernel(v, u, n, 0, np.zeros(0, np.uint8), 0, r)
+        out = np.empty(total, np.uint8)
+        r[:] = 0
+        decode_text_kernel(v, u, n, 0, out, total, r)
+        if r[0] != 0:
+            raise ValueError("supertok.numba.decode: an id is no token of this encoding")
+        return out
+    total, bad = decode_kernel(v, u, n, np.zeros(0, np.uint8), 0)
+    if bad >= 0:
+        raise ValueError("supertok.numba.decode: an id is no token of this encoding")
+    out = np.empty(total, np.uint8)
+    decode_kernel(v, u, n, out, total)
+    return out
