@@ -31,7 +31,7 @@ from .core_numba.encode import pipeline as _pl
 from .core_numba.encode.encoding import BT_READY, BT_UNAVAILABLE, ST__KIND_RULES, decode_kernel, decode_text_kernel
 from .core_numba.encode.merge import new_pair_cache
 from .core_numba.encode.piece_cache import no_pc
-from .core_numba.encode.sink import O_N, new_sink as _new_sink_py
+from .core_numba.encode.sink import O_CAP, O_N, new_sink as _new_sink_py
 from .core_numba.encode.special_policy import NO_POLICY
 from .core_numba.encode.superword_pass import RunWork
 from .core_numba.formats.vocab import ST_ALPHABET_UBE
@@ -97,6 +97,15 @@ def _new_run(cap):
 
 
 @njit(cache=True, nogil=True)
+def _new_big(n):
+    """pipeline.Big: the scratch of pieces past ST_STACK_PIECE bytes, sized by the text."""
+    return _pl.Big(np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(3 * n + 1, np.uint64),
+                   np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32),
+                   np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32),
+                   np.empty(n // 64 + 1, np.uint64))
+
+
+@njit(cache=True, nogil=True)
 def encode(encoder, utf8):
     """The ids of the UTF-8 text utf8 (a uint8 array), as Encoding.encode_ordinary."""
     n = utf8.shape[0]
@@ -107,10 +116,11 @@ def encode(encoder, utf8):
         raise ValueError("supertok.numba.encode: the text is not valid UTF-8")
     ids = np.empty(max(n, 1), np.uint32)
     o = np.zeros(_SINK_FIELDS, np.int64)
-    o[1] = n  # O_CAP
+    o[O_CAP] = n
     e = encoder.e
     run = _new_run(n + 1 if e.has_sup else 4)
-    c = _pl.Call(encoder.w, encoder.pairs, no_pc(), run, o, ids, np.zeros(0, np.uint64), new_report_jit())
+    c = _pl.Call(encoder.w, encoder.pairs, no_pc(), run, o, ids, np.zeros(0, np.uint64), new_report_jit(),
+                 _new_big(n if n > _pl.ST_STACK_PIECE else 1))
     st = _pl.encode_all(e, c, s, n, encoder.pl)
     if st != ST_OK:
         raise ValueError("supertok.numba.encode: a byte of the text has no token in this vocabulary")
