@@ -374,6 +374,30 @@ def test_decode_corpora(nat, nb, encodings):
         supertok._set_backend(prev)
 
 
+def test_decode_corpora_ube_model(nat, nb, encodings):
+    """A UBE model's ids of real text, fed in random splits: native's text, call by call."""
+    texts = corpus_texts()
+    prev = supertok._set_backend(nat)
+    try:
+        enc = supertok.load_model(os.path.join(ROOT, "vectors", "models", "ube_small.stmodel"))
+        rng = random.Random(2)
+        hn, hbs = encodings["ube_small"]
+        for fname, data in texts:
+            text = data[:4_000].decode("utf-8", "ignore")
+            ids = enc.encode_ordinary(text) + [rng.choice(nat.special_ids(hn))] + enc.encode_ordinary(text[:500])
+            for hb in hbs:
+                for strict in (False, True):
+                    dn, db = nat.decoder_new(hn, strict), nb.decoder_new(hb, strict)
+                    k = 0
+                    while k < len(ids):
+                        c = rng.randrange(1, 9)
+                        assert nb.decoder_feed(db, ids[k:k + c]) == nat.decoder_feed(dn, ids[k:k + c]), (fname, k)
+                        k += c
+                    assert nb.decoder_feed(db, [], True) == nat.decoder_feed(dn, [], True)
+    finally:
+        supertok._set_backend(prev)
+
+
 # ---- linear time on 1 MB inputs ----
 
 def _timed(fn, *args):

@@ -107,8 +107,6 @@ def special_strings(be, e):
     out = []
     with be._frame() as f:
         fn = be._fn("st_encoding_special_string")
-        for k in range(fn.__self__ if False else 0, 0):
-            pass
         n = be._fn("st_encoding_n_special_strings")(e.ptr)
         for k in range(n + 2):
             tid, ptr, ln = f.cell("uint32_t"), f.cell("const uint8_t *"), f.cell("size_t")
@@ -270,8 +268,6 @@ def test_decode(pair):
 def test_token_errors(pair):
     nat, nb = pair
     e1, e2 = nat.encoding_new(SMALL, b"PHx4fD4= 258\n", 3), nb.encoding_new(SMALL, b"PHx4fD4= 258\n", 3)
-    for be_pair in ((nat, e1), (nb, e2)):
-        pass
     for i in (0, 257, 258, 259, 0xFFFFFFFF):
         got = []
         for be, e in ((nat, e1), (nb, e2)):
@@ -409,3 +405,59 @@ def test_rules_with_supermerges(pair):
         st = encoding_new_rules(0, np.array(merges, np.uint32), 300, np.array(bad, np.uint32), 101, None, 0, pt,
                                 None, Cell(None), err)
         assert st == 7 and err.message.decode() == want and err.input == 2 and err.offset == 100
+
+
+def _hash_ref(b):
+    """st__hash_bytes in Python integers (hash.c)."""
+    m = (1 << 64) - 1
+
+    def mix(x):
+        x ^= x >> 30
+        x = (x * 0xBF58476D1CE4E5B9) & m
+        x ^= x >> 27
+        x = (x * 0x94D049BB133111EB) & m
+        return x ^ (x >> 31)
+
+    n, p = len(b), 0
+    h = 0x9E3779B97F4A7C15 ^ ((n * 0xD6E8FEB86659FD93) & m)
+    if n == 8:
+        return mix(h ^ int.from_bytes(b, "little"))
+    while n >= 8:
+        h = ((h ^ int.from_bytes(b[p:p + 8], "little")) * 0xFF51AFD7ED558CCD) & m
+        h ^= h >> 32
+        p, n = p + 8, n - 8
+    return mix(h ^ int.from_bytes(b[p:], "little"))
+
+
+def test_hash_and_base64():
+    """base/hash.py's three forms agree with hash.c's definition (the images' tables, compared
+    byte for byte above, check them against the C itself); base64.py against the standard."""
+    from supertok.core_numba.base.hash import hash_bytes, hash_short, hash_mid
+    from supertok.core_numba.formats.base64 import (base64_decode, base64_canonical, base64_encode,
+                                                     base64_encoded_len, base64_decoded_length)
+    rng = random.Random(2)
+    for n in range(0, 41):
+        for _ in range(20):
+            b = bytes(rng.randrange(256) for _ in range(n))
+            a = np.zeros(n + 16, np.uint8)
+            a[:n] = np.frombuffer(b, np.uint8)
+            want = _hash_ref(b)
+            assert hash_bytes(a, 0, n) == want
+            if 1 <= n <= 8:
+                assert hash_short(a, 0, n) == want
+            if 9 <= n <= 16:
+                assert hash_mid(a, 0, n) == want
+            if n:
+                e = base64.b64encode(b)
+                s = np.zeros(len(e) + 16, np.uint8)
+                s[:len(e)] = np.frombuffer(e, np.uint8)
+                out = np.zeros(n + 16, np.uint8)
+                assert base64_decode(s, 0, len(e), out, 0, True) == n and out[:n].tobytes() == b
+                assert base64_decoded_length(s, 0, len(e)) == n and base64_canonical(s, 0, len(e)) == 1
+                o = np.zeros(base64_encoded_len(n), np.uint8)
+                base64_encode(a, 0, n, o, 0)
+                assert o.tobytes() == e
+    for bad in (b"YR==", b"YWI=x", b"Y===", b"YW=I", b"YW!="):
+        s = np.zeros(len(bad) + 16, np.uint8)
+        s[:len(bad)] = np.frombuffer(bad, np.uint8)
+        assert base64_canonical(s, 0, len(bad)) == 0

@@ -210,31 +210,21 @@ def test_generated_file_is_fresh():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def test_numba_cache_follows_the_binary(tmp_path):
-    """numba freezes the tables into its cached kernels: a cache made from another
-    unicode_tables.bin is deleted at import (core_numba/text/unicode.py, _cache_guard)."""
+def test_numba_cache_follows_the_binary(tmp_path, monkeypatch):
+    """numba freezes the tables into its cached kernels, and keys a kernel on its own source file
+    only: the port caches every kernel in a folder named by the digest of all its sources and of
+    unicode_tables.bin (core_numba/__init__.py), so another binary makes another folder."""
     pytest.importorskip("numba", reason="numba is not installed (pip install 'supertok[numba]')")
-    script = (
-        "import os, sys\n"
-        "from supertok.core_numba.text import unicode as U\n"
-        "p = U.ucd_astral_find._cache._cache_path\n"
-        "before = sorted(f for f in os.listdir(p) if f.endswith('.nbi'))\n"
-        "assert U.ucd_script(0x1F600) == 1 and U.ucd_class(0x10400) == 1\n"
-        "after = sorted(f for f in os.listdir(p) if f.endswith('.nbi'))\n"
-        "print(len(before), len(after), p)\n")
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path),
-               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "py")] + sys.path))
+    import shutil
 
-    def run():
-        r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
-        assert r.returncode == 0, r.stdout + r.stderr
-        before, after, path = r.stdout.split()
-        return int(before), int(after), path
-
-    first = run()
-    assert first[1] > 0, "the kernels were cached"
-    assert run()[:2] == (first[1], first[1]), "the same binary: the cache is kept"
-    marker = os.path.join(first[2], "unicode_tables.sha256")
-    with open(marker, "w") as f:
-        f.write("0" * 64 + "\n")  # as if the cache had been made from another binary
-    assert run()[0] == 0, "another binary: the cache was deleted before any kernel loaded"
+    import supertok.core_numba as port
+    from supertok.core_numba.text import unicode as U
+    assert U.ucd_astral_find._cache._cache_path.split(os.sep)[-2] == "numba-" + port.DIGEST
+    copy = tmp_path / "core_numba"
+    shutil.copytree(port._HERE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(port, "_HERE", str(copy))
+    assert port._digest() == port.DIGEST, "the same sources and data: the same folder"
+    data = bytearray((copy / "text" / "unicode_tables.bin").read_bytes())
+    data[-1] ^= 1
+    (copy / "text" / "unicode_tables.bin").write_bytes(bytes(data))
+    assert port._digest() != port.DIGEST, "another binary: another folder"

@@ -11,6 +11,7 @@ Calls take turns (a lock in the frame): the port's encodings keep mutable scratc
 lazily built tables) that the C core guards with atomics, and a turn per call is the simple
 rule that keeps them whole. Kernels release the GIL, so other Python threads run meanwhile.
 """
+import operator
 import threading
 import weakref
 
@@ -87,6 +88,8 @@ class _Frame:
 
     @staticmethod
     def array(ctype, values):
+        if not all(type(v) is int for v in values):  # as cffi: ints (and what has __index__) only
+            values = [operator.index(v) for v in values]
         return np.array(values, dtype=_DTYPES[ctype])
 
     @staticmethod
@@ -159,7 +162,7 @@ def _free(free, ptr):
 class NumbaRuntime:
     name = "numba"
     parallel = False  # calls take turns (see the module's docstring)
-    prefers_image = True  # an image loads as arrays, with no parsing
+    prefers_image = False  # as native: a rank file's encoding builds the backtracking tables, an image's never
     size_max = SIZE_MAX_NATIVE
     NULL = None
 

@@ -19,7 +19,9 @@ two together. Conventions every module follows:
   Cell (a namedtuple or a small class). They return the st_status as an int, or the C result.
   The host layer (backends/c_api.py) calls them exactly as it calls the C functions.
 """
+import hashlib
 import importlib
+import os
 
 EXPORTS = {}  # "st_name" -> the Python function implementing it
 
@@ -31,6 +33,86 @@ MODULES = (
     "encode.encoding", "encode.model_encoding", "encode.pipeline", "encode.cut", "encode.decoder",
     "encode.unstable",
 )
+
+
+# ---- numba's cache for the port ------------------------------------------------------------------
+# numba keys a cached kernel on its own source file only, but a kernel has the kernels it calls
+# (from other files) and the Unicode tables (unicode_tables.bin) compiled into it: a change to any
+# of them would leave it stale. So every kernel of the port is cached in one folder named by the
+# digest of all the port's sources and data (the source stamp too): any change makes a new folder.
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_USER_API = os.path.join(os.path.dirname(_HERE), "numba.py")  # supertok.numba: kernels of its own
+
+
+def _digest():
+    h = hashlib.sha256()
+    files = [("../numba.py", _USER_API)]
+    for folder, dirs, names in os.walk(_HERE):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        files += [(os.path.relpath(os.path.join(folder, n), _HERE), os.path.join(folder, n))
+                  for n in sorted(names) if n.endswith((".py", ".bin"))]
+    for name, f in files:
+        h.update(name.replace(os.sep, "/").encode() + b"\0")
+        with open(f, "rb") as fh:
+            h.update(fh.read())
+    return h.hexdigest()[:20]
+
+
+DIGEST = _digest()
+
+
+def cache_roots():
+    """Where the port's kernels may be cached, first choice first: NUMBA_CACHE_DIR when set; the
+    package's own __pycache__; the user's cache folder (an installed package may be read-only)."""
+    from numba.core import config
+    roots = [config.CACHE_DIR] if config.CACHE_DIR else []
+    roots.append(os.path.join(_HERE, "__pycache__"))
+    roots.append(os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+                              "supertok"))
+    return roots
+
+
+def _install_locator():
+    from numba.core import caching
+
+    class PortLocator(caching._CacheLocator):
+        def __init__(self, py_func, py_file, root):
+            self._lineno = py_func.__code__.co_firstlineno
+            rel = os.path.splitext(os.path.relpath(py_file, os.path.dirname(_HERE)))[0]
+            self._cache_path = os.path.join(root, "numba-" + DIGEST, rel.replace(os.sep, "."))
+
+        def get_cache_path(self):
+            return self._cache_path
+
+        def get_source_stamp(self):
+            return DIGEST
+
+        def get_disambiguator(self):
+            return str(self._lineno)
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            f = os.path.abspath(py_file)
+            if not (f.startswith(_HERE + os.sep) or f == _USER_API):
+                return None
+            for root in cache_roots():
+                self = cls(py_func, f, root)
+                try:
+                    self.ensure_cache_path()
+                except OSError:
+                    continue
+                return self
+            return None
+
+    if not any(c.__name__ == "PortLocator" for c in caching.CacheImpl._locator_classes):
+        caching.CacheImpl._locator_classes.insert(0, PortLocator)
+
+
+try:
+    _install_locator()
+except ImportError:  # numba is not installed: the runtime says so when asked for
+    pass
 
 
 def export(fn):

@@ -8,6 +8,11 @@ byte-level call waits for the next (truncated_surrogate_at_end). A small ring of
 ids' symbols started maps a strict failure's symbol index back to an id. On any error the state
 is restored from a copy taken at entry.
 
+One shortcut decoder.c does not take: an ordinary token whose base symbols are whole valid
+characters, met with nothing pending, is written straight to the output (its bytes, or its UBE
+symbols' text) and the stream state advanced as the stream would (alphabet, run_start, base):
+the stream gives that text for such symbols, and a call into it per id costs more than the id.
+
 The decoder handle is a Decoder (enc, strict, ube, n_special, min_special, max_special, st); st
 is an int64 array of D_FIELDS: the stream's fields (text/ube.py S_*), then ids, ring_n, n_held,
 held, held_tok, held_id, and the ring's RING slots of (symbol index, stream index, id).
@@ -22,7 +27,7 @@ from .. import export
 from ..base.common import (ST_ERR_BUFFER_TOO_SMALL, ST_ERR_INVALID_ARGUMENT, ST_ERR_INVALID_TOKEN,
                            ST_ERR_INVALID_UTF8, ST_NO_TOKEN, ST_OK, ST_UNIT_CODEPOINT, ST_UNIT_INDEX, ST_UNIT_UTF16,
                            clear, fail)
-from ..text.ube import (C_FAIL_AT, C_FAILED, C_N, C_STRICT, CTX_FIELDS, MODE_BYTES, MODE_PAIRS, S_ALPHABET, S_BASE,
+from ..text.ube import (C_FAIL_AT, C_FAILED, C_N, C_STRICT, CTX_FIELDS, S_ALPHABET, S_BASE,
                         S_N_PENDING, S_PENDING, S_RUN_START, ST_UBE_FINAL, ST_UBE_STRICT, STREAM_FIELDS, feed_symbols,
                         stream_flush)
 
@@ -68,7 +73,7 @@ def token_span(offsets, bytes_len, n_ids, id_):
     return a, b - a
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def is_special(special_ids, n_special, id_):
     lo = 0
     hi = n_special
@@ -126,23 +131,26 @@ def ring_token(st, at):
     return _NO_TOKEN
 
 
-@njit(cache=True, nogil=True)
-def stream_symbols(c, st, out, cap, p, a, count, ube):
+@njit(cache=True, nogil=True, inline="always")
+def stream_symbols(c, st, out, cap, p, a, count, ube, sym):
     """Feed count base symbols from p[a..] (a UBE token's, two little-endian bytes each, or a
-    byte-level token's bytes) to the stream, as decoder.c's stream() does in calls of CHUNK
-    symbols (a UBE symbol above 511 fails its chunk before any of it is fed). Returns the
-    status (a strict failure: at the first malformed run, C_FAIL_AT)."""
-    if not ube:
-        feed_symbols(c, st, out, cap, p, a, count, MODE_BYTES)
-        return ST_ERR_INVALID_UTF8 if c[C_FAILED] != 0 else ST_OK
+    byte-level token's bytes) to the stream in chunks of CHUNK through sym (uint16[CHUNK]), as
+    decoder.c's feed_token and stream() do (a symbol above 511 fails its chunk before any of it
+    is fed). Returns the status (a strict failure: at the first malformed run, C_FAIL_AT)."""
     done = 0
     while done < count:
         n = count - done if count - done < CHUNK else CHUNK
-        for j in range(n):
-            q = a + 2 * (done + j)
-            if (np.int64(p[q]) | (np.int64(p[q + 1]) << 8)) > 511:
-                return ST_ERR_INVALID_TOKEN
-        feed_symbols(c, st, out, cap, p, a + 2 * done, n, MODE_PAIRS)
+        if ube:
+            for j in range(n):
+                q = a + 2 * (done + j)
+                sym[j] = np.int64(p[q]) | (np.int64(p[q + 1]) << 8)
+            for j in range(n):
+                if sym[j] > 511:
+                    return ST_ERR_INVALID_TOKEN
+        else:
+            for j in range(n):
+                sym[j] = p[a + done + j]
+        feed_symbols(c, st, out, cap, sym, 0, n)
         if c[C_FAILED] != 0:
             return ST_ERR_INVALID_UTF8
         done += n
@@ -196,14 +204,119 @@ def whole_characters(p, a, count):
     return last
 
 
+@njit(cache=True, nogil=True, inline="always")
+def ube_sym(p, a, j):
+    return np.int64(p[a + 2 * j]) | (np.int64(p[a + 2 * j + 1]) << 8)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ube_whole_characters(p, a, count):
+    """whole_characters for a UBE token's symbols (count pairs at p[a..]): where the last
+    character starts (a symbol index), or -1 if the symbols are not whole valid characters of
+    either path, each path's bytes complete (a symbol above 511: -1, the stream reports it)."""
+    j = 0
+    last = -1
+    while j < count:
+        b = ube_sym(p, a, j)
+        if b < 0x80:
+            last = j
+            j += 1
+            continue
+        if b >= 256:
+            if b > 511 or j + 2 > count:
+                return -1
+            b1 = ube_sym(p, a, j + 1)
+            if b1 < 256 or b1 > 511:
+                return -1
+            u = (b - 256) | ((b1 - 256) << 8)
+            if 0xDC00 <= u <= 0xDFFF:
+                return -1
+            if 0xD800 <= u <= 0xDBFF:
+                if j + 4 > count:
+                    return -1
+                b2 = ube_sym(p, a, j + 2)
+                b3 = ube_sym(p, a, j + 3)
+                if b2 < 256 or b2 > 511 or b3 < 256 or b3 > 511:
+                    return -1
+                u2 = (b2 - 256) | ((b3 - 256) << 8)
+                if u2 < 0xDC00 or u2 > 0xDFFF:
+                    return -1
+                last = j
+                j += 4
+                continue
+            last = j
+            j += 2
+            continue
+        if 0xC2 <= b <= 0xDF:
+            need, lo, hi = 2, 0x80, 0xBF
+        elif 0xE0 <= b <= 0xEF:
+            need, lo, hi = 3, (0xA0 if b == 0xE0 else 0x80), (0x9F if b == 0xED else 0xBF)
+        elif 0xF0 <= b <= 0xF4:
+            need, lo, hi = 4, (0x90 if b == 0xF0 else 0x80), (0x8F if b == 0xF4 else 0xBF)
+        else:
+            return -1
+        if j + need > count:
+            return -1
+        b1 = ube_sym(p, a, j + 1)
+        if b1 < lo or b1 > hi:
+            return -1
+        for q in range(2, need):
+            if (ube_sym(p, a, j + q) & 0xC0) != 0x80 or ube_sym(p, a, j + q) > 0xFF:
+                return -1
+        last = j
+        j += need
+    return last
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ube_put_whole(p, a, count, out, o, cap):
+    """The text of count UBE symbols that ube_whole_characters accepted, at out[o..]: the new o."""
+    j = 0
+    while j < count:
+        b = ube_sym(p, a, j)
+        if b < 256:
+            if o < cap:
+                out[o] = b
+            o += 1
+            j += 1
+            continue
+        u = (b - 256) | ((ube_sym(p, a, j + 1) - 256) << 8)
+        j += 2
+        if 0xD800 <= u <= 0xDBFF:
+            u2 = (ube_sym(p, a, j) - 256) | ((ube_sym(p, a, j + 1) - 256) << 8)
+            j += 2
+            cp = 0x10000 + ((u - 0xD800) << 10) + (u2 - 0xDC00)
+            if o + 4 <= cap:
+                out[o] = 0xF0 | (cp >> 18)
+                out[o + 1] = 0x80 | ((cp >> 12) & 0x3F)
+                out[o + 2] = 0x80 | ((cp >> 6) & 0x3F)
+                out[o + 3] = 0x80 | (cp & 0x3F)
+            else:
+                for k in range(4):
+                    if o + k < cap:
+                        out[o + k] = (0xF0 | (cp >> 18)) if k == 0 else 0x80 | ((cp >> (6 * (3 - k))) & 0x3F)
+            o += 4
+        else:
+            if o + 3 <= cap:
+                out[o] = 0xE0 | (u >> 12)
+                out[o + 1] = 0x80 | ((u >> 6) & 0x3F)
+                out[o + 2] = 0x80 | (u & 0x3F)
+            else:
+                for k in range(3):
+                    if o + k < cap:
+                        out[o + k] = (0xE0 | (u >> 12)) if k == 0 else 0x80 | ((u >> (6 * (2 - k))) & 0x3F)
+            o += 3
+    return o
+
+
 @njit(cache=True, nogil=True)
-def feed_token(c, st, out, cap, p, a, count, at, id_, ube):
+def feed_token(c, st, out, cap, p, a, count, at, id_, ube, sym):
     """Feed count base symbols of token id_ (stream index at), noting where they start in the
     ring."""
     if count == 0:
         return ST_OK
     ring_note(st, at, id_)
-    return stream_symbols(c, st, out, cap, p, a, count, ube)
+    return stream_symbols(c, st, out, cap, p, a, count, ube, sym)
 
 
 @njit(cache=True, nogil=True)
@@ -244,6 +357,7 @@ def decoder_feed(st, strict, ube, n_special, min_special, max_special, special_i
     saved = st.copy()
     c = np.zeros(CTX_FIELDS, np.int64)
     c[C_STRICT] = 1 if strict != 0 else 0
+    sym = np.empty(CHUNK, np.uint16)
     status = ST_OK
     if st[D_N_HELD] != 0 and n == 0 and not final:
         r[R_TOTAL] = 0
@@ -254,7 +368,7 @@ def decoder_feed(st, strict, ube, n_special, min_special, max_special, special_i
         st[D_N_HELD] = 0
         held = np.empty(1, np.uint8)
         held[0] = st[D_HELD]
-        status = feed_token(c, st, out, cap, held, 0, 1, st[D_HELD_ID], st[D_HELD_TOK], False)
+        status = feed_token(c, st, out, cap, held, 0, 1, st[D_HELD_ID], st[D_HELD_TOK], False, sym)
     if status == ST_OK:
         for k in range(n):
             id_ = np.int64(ids[k])
@@ -275,20 +389,29 @@ def decoder_feed(st, strict, ube, n_special, min_special, max_special, special_i
                 last_waits = 1 if hold and k + 1 == n else 0  # the last byte waits for the next call
                 cnt = count - last_waits
                 last = -1
-                if not ube and cnt > 0 and st[S_N_PENDING] == 0 and st[S_ALPHABET] == 0:
-                    last = whole_characters(vbytes, a, cnt)
-                if last >= 0:  # the stream's result without the stream: the bytes themselves
+                if cnt > 0 and st[S_N_PENDING] == 0:
+                    if not ube:
+                        if st[S_ALPHABET] == 0:
+                            last = whole_characters(vbytes, a, cnt)
+                    else:
+                        last = ube_whole_characters(vbytes, a, cnt)
+                if last >= 0:  # the stream's result without the stream (a call per id costs more than the id)
                     ring_note(st, st[D_IDS], id_)
                     o = c[C_N]
-                    for j in range(cnt):
-                        if o + j < cap:
-                            out[o + j] = vbytes[a + j]
-                    c[C_N] = o + cnt
+                    if ube:
+                        c[C_N] = ube_put_whole(vbytes, a, cnt, out, o, cap)
+                        st[S_ALPHABET] = 1 if ube_sym(vbytes, a, cnt - 1) >= 256 else 0
+                    else:
+                        for j in range(cnt):
+                            if o + j < cap:
+                                out[o + j] = vbytes[a + j]
+                        c[C_N] = o + cnt
                     base = st[S_BASE]
                     st[S_RUN_START] = base + last
                     st[S_BASE] = base + cnt
-                else:
-                    status = feed_token(c, st, out, cap, vbytes, a, cnt, st[D_IDS], id_, ube)
+                elif cnt > 0:  # feed_token, its stream() calls inlined (a call per id costs more than the id)
+                    ring_note(st, st[D_IDS], id_)
+                    status = stream_symbols(c, st, out, cap, vbytes, a, cnt, ube, sym)
                     if status != ST_OK:
                         break
                 if last_waits:

@@ -19,7 +19,7 @@ from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_OUT_OF_MEMORY,
                            ST_ERR_BUFFER_TOO_SMALL, ST_ERR_MALFORMED_MODEL, ST_ERR_INVALID_UTF8, ST_UNIT_NONE,
                            ST_UNIT_BYTE, ST_UNIT_INDEX, clear, fail, quoted)
 from ..formats import vocab as V
-from ..formats.vocab import Rules, Supers, ST_ALPHABET_BYTES, ST_ALPHABET_UBE, ST_NO_TOKEN
+from ..formats.vocab import ST_ALPHABET_BYTES, ST_ALPHABET_UBE, ST_NO_TOKEN
 
 ST__KIND_RANKS, ST__KIND_RULES = 0, 1
 BT_NOT_BUILT, BT_BUILDING, BT_READY, BT_UNAVAILABLE = 0, 1, 2, 3
@@ -79,7 +79,7 @@ def st_encoding_new_tiktoken(ranks, ranks_len, specials, specials_len, pt, alloc
     enc.lazy.bt_state = BT_NOT_BUILT
     if ranks is None:
         ranks = np.zeros(16, np.uint8)
-    st, v = V.vocab_parse_tiktoken(ranks, ranks_len, specials, specials_len, err)
+    st, v = V.vocab_parse_tiktoken(ranks, int(ranks_len), specials, int(specials_len), err)
     if st != ST_OK:
         return st
     enc.vocab = v
@@ -95,7 +95,7 @@ def st_encoding_new_compact(image, length, specials, specials_len, pt, alloc, ou
     out.v = None
     enc = encoding_start(pt, ST__KIND_RANKS)
     enc.lazy.bt_state = BT_NOT_BUILT
-    st, v = V.vocab_parse_compact(image, length, specials, specials_len, err)
+    st, v = V.vocab_parse_compact(image, int(length), specials, int(specials_len), err)
     if st != ST_OK:
         return st
     enc.vocab = v
@@ -126,8 +126,8 @@ def st_encoding_new_merges(alphabet, merges, n_merges, specials, specials_len, p
 
 @export
 def st_encoding_free(enc):
+    """The arrays go with the last reference (a decoder made from the handle may hold one)."""
     if enc is not None:
-        enc.vocab = None
         enc.lazy.bt = None
         enc.lazy.scratch = None
 
@@ -150,7 +150,10 @@ def backtrack_tables(enc):
     except MemoryError:
         got = None
         lz.bt_failed = 1
-    st, bt = got if isinstance(got, tuple) else (ST_OK if got is not None else ST_ERR_OUT_OF_MEMORY, got)
+    if type(got) is tuple:  # (status, tables)
+        st, bt = got
+    else:  # the tables (a Backtrack, ready 0 when the vocabulary does not suit them), None out of memory
+        st, bt = (ST_OK if got is not None else ST_ERR_OUT_OF_MEMORY), got
     ready = st == ST_OK and bt is not None and bool(getattr(bt, "ready", True))
     lz.bt_failed = lz.bt_failed or st == ST_ERR_OUT_OF_MEMORY
     if ready:
@@ -227,7 +230,7 @@ def st_encoding_from_image(image, length, alloc, out, err):
         return fail(err, ST_ERR_INVALID_ARGUMENT)
     out.v = None
     enc = encoding_start(None, ST__KIND_RANKS)
-    st, v, pattern = V.vocab_image_borrow(image, length, err)
+    st, v, pattern = V.vocab_image_borrow(image, int(length), err)
     if st != ST_OK:
         return st
     pst, pt = _pretokenizer_init(pattern)
@@ -262,7 +265,7 @@ def st_encoding_special_id(enc, i):
 
 @export
 def st_token_is_ordinary(enc, tid):
-    return int(V.vocab_ordinary(enc.vocab, enc.kind == ST__KIND_RULES, tid)) if enc is not None else 0
+    return int(V.vocab_ordinary(enc.vocab, enc.kind == ST__KIND_RULES, int(tid))) if enc is not None else 0
 
 
 @export
@@ -291,6 +294,7 @@ def invalid_token(err, tid, unit, k):
 
 @export
 def st_token_bytes(enc, tid, ptr, length, err):
+    tid = int(tid)  # a uint32_t in C: a bool or a numpy integer arrives as its value
     clear(err)
     if enc is None or ptr is None or length is None:
         return fail(err, ST_ERR_INVALID_ARGUMENT)
@@ -340,6 +344,7 @@ def st_token_id(enc, data, length, tid, err):
 
 @export
 def st_token_symbols(enc, tid, out, cap, n, err):
+    tid = int(tid)
     clear(err)
     if enc is None or n is None or (out is None and cap):
         return fail(err, ST_ERR_INVALID_ARGUMENT)

@@ -465,19 +465,33 @@ def _fill_specials(ss, sn, offsets, n_ids, byts, extra, n_extra, shared_below, i
 
 @njit(cache=True, nogil=True)
 def _index_token(offsets, byts, bytes_len, table, mask, n_ids, pair_ids, tid):
-    """index_token: ST_NO_TOKEN, or the earlier id with the same bytes (nothing inserted)."""
+    """index_token: ST_NO_TOKEN, or the earlier id with the same bytes (nothing inserted). The
+    C looks the bytes up, then probes again for an empty slot from the same start: one walk
+    here (the first empty slot ends the lookup and is where the insert goes)."""
     a = np.int64(offsets[tid])
     n = np.int64(offsets[tid + 1]) - a
     h = hash_bytes(byts, a, n)
-    earlier = find_raw(offsets, byts, bytes_len, table, mask, n_ids, byts, a, n, h)
-    if earlier != ST_NO_TOKEN:
-        return earlier
+    tag = h & _HI
+    i = np.int64(h & _LO) & mask
+    for _ in range(mask + 1):
+        slot = table[i]
+        if slot == 0:
+            break
+        if (slot & _HI) == tag:
+            e = np.int64(slot & _LO) - 1
+            ok, ea, ln = span_raw(offsets, bytes_len, n_ids, e)
+            if ok and ln == n:
+                same = True
+                for k in range(n):
+                    if byts[ea + k] != byts[a + k]:
+                        same = False
+                        break
+                if same:
+                    return e
+        i = (i + 1) & mask
     if n == 2:
         pair_ids[(np.int64(byts[a]) << 8) | np.int64(byts[a + 1])] = tid
-    i = np.int64(h & _LO) & mask
-    while table[i]:
-        i = (i + 1) & mask
-    table[i] = (h & _HI) | U64(tid + 1)
+    table[i] = tag | U64(tid + 1)
     return np.int64(ST_NO_TOKEN)
 
 
@@ -1217,109 +1231,55 @@ def _eligible_bits(offsets, byts, n_reg, unit, elig):
 
 
 @njit(cache=True, nogil=True)
-def _from_merges(alphabet, merges, n_merges, supers, n_super, ss, sn, info, ln):
-    """st__vocab_from_merges from the parts check on (the argument checks are the caller's)."""
-    base = 512 if alphabet == ST_ALPHABET_UBE else 256
-    unit = 2 if alphabet == ST_ALPHABET_UBE else 1
-    n_reg = base + n_merges
-    n_ord = n_reg + n_super
-    e64 = np.zeros(1, np.uint64)
-    empty = (np.zeros(1, np.uint32), np.zeros(16, np.uint8), e64, np.zeros(0, np.uint32), e64, e64, e64, e64, e64)
-    if not _check_parts(merges, n_merges, base, info):
-        info[I_INPUT] = 0
-        return empty
-    if not _check_parts(supers, n_super, n_reg, info):
-        info[I_INPUT] = 2
-        return empty
-    scount = sbytes = smax = smax_line = 0
-    if sn:
-        r, scount, sbytes, smax, smax_line, bad, why, kind = scan_file(ss, sn)
-        if r < 0:
-            _scan_error(info, r, bad, why, kind, 1)
-            return empty
-        pos = 0
-        while True:
-            r, pos, start, bl, tid, blen, why, kind = next_line(ss, sn, pos, False)
-            if r <= 0:
-                break
-            if (tid < n_ord and unit == 2) or tid >= ST_RULES_MAX_IDS:
-                _set(info, E_SPECIAL_ID_RULE, start, 1, tid, ST_KIND_NONE)
-                info[I_NUM2] = 1 if tid < n_ord else 0
-                return empty
-    n_ids = smax + 1 if scount and smax >= n_ord else n_ord
-    if n_ids > n_ord + 2 * scount + 65536:
-        _set(info, E_SPARSE_RULES, smax_line, 1, smax, ST_KIND_NONE)
-        return empty
-    cap = 1
-    rcap = 1
-    scap = 1
-    while cap < 2 * n_ord:
-        cap <<= 1
-    while rcap < 2 * n_merges + 2:
-        rcap <<= 1
-    while scap < 2 * n_super + 2:
-        scap <<= 1
-    sbits = 0
-    while (1 << sbits) < scap:
-        sbits += 1
-    filter_words = max(8, scap // 2) // 8
-    out = np.zeros(4, np.int64)
-    ok, ord_bytes = rules_token_lengths(alphabet, merges, n_merges, supers, n_super, ln, out)
-    if not ok:
-        info[I_CODE] = E_LIMIT
-        info[I_POS] = out[0]
-        info[I_NUM] = out[1]
-        info[I_NUM2] = out[2]
-        info[I_INPUT] = out[3]
-        return empty
-    if ord_bytes + sbytes > 0xFFFFFFF0:
-        info[I_CODE] = E_4GB_RULES
-        info[I_POS] = n_merges
-        return empty
-    nbytes = ord_bytes + sbytes
-    offsets = np.zeros(n_ids + 1, np.uint32)
-    table = np.zeros(cap, np.uint64)
-    special_ids = np.zeros(scount, np.uint32)
-    rules = np.zeros(rcap, np.uint64)
-    if n_super:
-        super_slots = np.zeros(scap, np.uint64)
-        filt = np.zeros(filter_words, np.uint64)
-        elig = np.zeros((n_ord + 63) // 64, np.uint64)
-        parts = np.zeros((n_ord + 31) // 32, np.uint64)
-    else:
-        super_slots = filt = elig = parts = e64
-    byts = np.zeros(nbytes + 16, np.uint8)
-    for tid in range(n_ord):
-        offsets[tid + 1] = ln[tid] * unit
-    if sn:
-        pos = 0
-        while True:  # fill_lengths_from
-            r, pos, start, bl, tid, blen, why, kind = next_line(ss, sn, pos, False)
-            if r <= 0:
-                break
-            if tid < n_ord:
-                continue
-            if offsets[tid + 1]:
-                _set(info, E_ID, start, 1, tid, ST_KIND_ID_REPEATED)
-                return empty
-            offsets[tid + 1] = blen
-        if _sorted_special_ids(ss, sn, special_ids) != scount:  # repeated_special_id
-            seen = np.zeros(n_ids, np.bool_)
-            pos = 0
-            while True:
-                r, pos, start, bl, tid, blen, why, kind = next_line(ss, sn, pos, False)
-                if r <= 0:
-                    break
-                if seen[tid]:
-                    _set(info, E_ID, start, 1, tid, ST_KIND_ID_REPEATED)
-                    break
-                seen[tid] = True
-            info[I_CODE] = E_ID
-            return empty
-    acc = np.int64(0)
-    for i in range(n_ids):
-        acc += offsets[i + 1]
-        offsets[i + 1] = acc
+def _special_ids_check(ss, sn, n_ord, unit, info):
+    """A special may have a byte token's or a rule's id only to share that token (never in a UBE
+    model, whose tokens are symbols), and no id above 2^21 - 1."""
+    pos = 0
+    while True:
+        r, pos, start, bl, tid, blen, why, kind = next_line(ss, sn, pos, False)
+        if r <= 0:
+            return True
+        if (tid < n_ord and unit == 2) or tid >= ST_RULES_MAX_IDS:
+            _set(info, E_SPECIAL_ID_RULE, start, 1, tid, ST_KIND_NONE)
+            info[I_NUM2] = 1 if tid < n_ord else 0
+            return False
+
+
+@njit(cache=True, nogil=True)
+def _fill_lengths_from(ss, sn, offsets, n_ord, info):
+    """fill_lengths_from: an id below n_ord shares an ordinary token and keeps its length."""
+    pos = 0
+    while True:
+        r, pos, start, bl, tid, blen, why, kind = next_line(ss, sn, pos, False)
+        if r <= 0:
+            return True
+        if tid < n_ord:
+            continue
+        if offsets[tid + 1]:
+            _set(info, E_ID, start, 1, tid, ST_KIND_ID_REPEATED)
+            return False
+        offsets[tid + 1] = blen
+
+
+@njit(cache=True, nogil=True)
+def _repeated_special_id(ss, sn, n_ids, info):
+    """repeated_special_id: the first line giving an id an earlier line gives too."""
+    seen = np.zeros(n_ids, np.bool_)
+    pos = 0
+    info[I_CODE] = E_ID
+    while True:
+        r, pos, start, bl, tid, blen, why, kind = next_line(ss, sn, pos, False)
+        if r <= 0:
+            return
+        if seen[tid]:
+            _set(info, E_ID, start, 1, tid, ST_KIND_ID_REPEATED)
+            return
+        seen[tid] = True
+
+
+@njit(cache=True, nogil=True)
+def _rule_bytes(offsets, byts, base, unit, merges, n_merges, supers, n_super):
+    """The symbols themselves, then each rule: its two parts, already written."""
     for tid in range(base):
         byts[offsets[tid]] = tid & 0xFF
         if unit == 2:
@@ -1330,38 +1290,46 @@ def _from_merges(alphabet, merges, n_merges, supers, n_super, ss, sn, info, ln):
         else:
             a, b = np.int64(supers[2 * (i - n_merges)]), np.int64(supers[2 * (i - n_merges) + 1])
         at = np.int64(offsets[base + i])
-        la = np.int64(offsets[a + 1]) - np.int64(offsets[a])
-        lb = np.int64(offsets[b + 1]) - np.int64(offsets[b])
-        byts[at:at + la] = byts[offsets[a]:offsets[a] + la]
-        byts[at + la:at + la + lb] = byts[offsets[b]:offsets[b] + lb]
-    if sn:
-        if _fill_specials(ss, sn, offsets, n_ids, byts, special_ids, 0, n_ord, info) < 0:
-            return offsets, byts, table, special_ids, rules, super_slots, filt, elig, parts
-        # check_shared
-        scratch = np.zeros(sbytes + 16, np.uint8)
-        pos = 0
-        while True:
-            r, pos, start, bl, tid, blen, why, kind = next_line(ss, sn, pos, False)
-            if r <= 0:
-                break
-            if tid >= n_ord:
-                continue
-            base64_decode(ss, start, bl, scratch, 0, True)
-            ta = np.int64(offsets[tid])
-            tl = np.int64(offsets[tid + 1]) - ta
-            same = tl == blen
-            if same:
-                for j in range(tl):
-                    if byts[ta + j] != scratch[j]:
-                        same = False
-                        break
-            if same and utf8_ok(scratch, 0, tl):
-                continue
-            _set(info, E_SHARED_UTF8 if same else E_SHARED_BYTES, start, 1, tid, ST_KIND_NONE)
-            info[I_QL] = blen
-            byts[:0] = 0
-            return offsets, scratch, table, special_ids, rules, super_slots, filt, elig, parts
-    mask = cap - 1
+        sa = np.int64(offsets[a])
+        sb = np.int64(offsets[b])
+        la = np.int64(offsets[a + 1]) - sa
+        lb = np.int64(offsets[b + 1]) - sb
+        byts[at:at + la] = byts[sa:sa + la]
+        byts[at + la:at + la + lb] = byts[sb:sb + lb]
+
+
+@njit(cache=True, nogil=True)
+def _check_shared(ss, sn, offsets, n_ord, byts, scratch, info):
+    """check_shared: a special with an ordinary token's id spells exactly that token's bytes
+    (valid UTF-8); decoded into scratch, where the message quotes it from."""
+    pos = 0
+    while True:
+        r, pos, start, bl, tid, blen, why, kind = next_line(ss, sn, pos, False)
+        if r <= 0:
+            return True
+        if tid >= n_ord:
+            continue
+        base64_decode(ss, start, bl, scratch, 0, True)
+        ta = np.int64(offsets[tid])
+        tl = np.int64(offsets[tid + 1]) - ta
+        same = tl == blen
+        if same:
+            for j in range(tl):
+                if byts[ta + j] != scratch[j]:
+                    same = False
+                    break
+        if same and utf8_ok(scratch, 0, tl):
+            continue
+        _set(info, E_SHARED_UTF8 if same else E_SHARED_BYTES, start, 1, tid, ST_KIND_NONE)
+        info[I_QA] = 0
+        info[I_QL] = blen
+        return False
+
+
+@njit(cache=True, nogil=True)
+def _index_ordinary(offsets, byts, nbytes, table, n_ids, n_ord):
+    """bytes -> id: the first token with given bytes (two rules may spell the same bytes)."""
+    mask = np.int64(table.shape[0]) - 1
     for tid in range(n_ord):
         a = np.int64(offsets[tid])
         n = np.int64(offsets[tid + 1]) - a
@@ -1372,26 +1340,99 @@ def _from_merges(alphabet, merges, n_merges, supers, n_super, ss, sn, info, ln):
         while table[i]:
             i = (i + 1) & mask
         table[i] = (h & _HI) | U64(tid + 1)
+
+
+@njit(cache=True, nogil=True)
+def _parts_bits(supers, n_super, parts):
+    for j in range(n_super):
+        a, b = np.int64(supers[2 * j]), np.int64(supers[2 * j + 1])
+        parts[a >> 5] |= U64(ST_SUPER_LEFT) << U64(2 * (a & 31))
+        parts[b >> 5] |= U64(ST_SUPER_RIGHT) << U64(2 * (b & 31))
+
+
+def _pow2_at_least(x):
+    c = 1
+    while c < x:
+        c <<= 1
+    return c
+
+
+def _from_merges(alphabet, merges, n_merges, supers, n_super, ss, sn, info, ln):
+    """st__vocab_from_merges from the parts check on (the argument checks are the caller's),
+    pass by pass: (offsets, bytes, table, special_ids, rules, super slots, filter, eligible,
+    parts, super shift), or None with info set (or, for a quoted special, the array quoted as
+    bytes)."""
+    base = 512 if alphabet == ST_ALPHABET_UBE else 256
+    unit = 2 if alphabet == ST_ALPHABET_UBE else 1
+    n_reg = base + n_merges
+    n_ord = n_reg + n_super
+    if not _check_parts(merges, n_merges, base, info):
+        info[I_INPUT] = 0
+        return None
+    if not _check_parts(supers, n_super, n_reg, info):
+        info[I_INPUT] = 2
+        return None
+    ts = (0, 0, 0, 0)
+    if sn:
+        ts = _scan(ss, sn, info, 1)
+        if ts is None or not _special_ids_check(ss, sn, n_ord, unit, info):
+            return None
+    scount, sbytes, smax, smax_line = ts
+    n_ids = smax + 1 if scount and smax >= n_ord else n_ord
+    if n_ids > n_ord + 2 * scount + 65536:
+        info[[I_CODE, I_POS, I_INPUT, I_NUM]] = (E_SPARSE_RULES, smax_line, 1, smax)
+        return None
+    cap, rcap, scap = _pow2_at_least(2 * n_ord), _pow2_at_least(2 * n_merges + 2), _pow2_at_least(2 * n_super + 2)
+    sbits = scap.bit_length() - 1
+    out = np.zeros(4, np.int64)
+    ok, ord_bytes = rules_token_lengths(alphabet, merges, n_merges, supers, n_super, ln, out)
+    if not ok:
+        info[[I_CODE, I_POS, I_NUM, I_NUM2, I_INPUT]] = (E_LIMIT, out[0], out[1], out[2], out[3])
+        return None
+    if ord_bytes + sbytes > 0xFFFFFFF0:
+        info[[I_CODE, I_POS]] = (E_4GB_RULES, n_merges)
+        return None
+    nbytes = ord_bytes + sbytes
+    offsets = np.zeros(n_ids + 1, np.uint32)
+    table = np.zeros(cap, np.uint64)
+    special_ids = np.zeros(scount, np.uint32)
+    rules = np.zeros(rcap, np.uint64)
+    e64 = np.zeros(1, np.uint64)
+    if n_super:
+        super_slots = np.zeros(scap, np.uint64)
+        filt = np.zeros(max(8, scap // 2) // 8, np.uint64)  # 4 bits per slot, whole words
+        elig = np.zeros((n_ord + 63) // 64, np.uint64)
+        parts = np.zeros((n_ord + 31) // 32, np.uint64)
+    else:
+        super_slots = filt = elig = parts = e64
+    byts = np.zeros(nbytes + 16, np.uint8)
+    offsets[1:n_ord + 1] = ln[:n_ord] * unit
+    if sn:
+        if not _fill_lengths_from(ss, sn, offsets, n_ord, info):
+            return None
+        if _sorted_special_ids(ss, sn, special_ids) != scount:
+            _repeated_special_id(ss, sn, n_ids, info)
+            return None
+    _prefix(offsets)
+    _rule_bytes(offsets, byts, base, unit, merges, n_merges, supers, n_super)
+    if sn:
+        if _fill_specials(ss, sn, offsets, n_ids, byts, special_ids, 0, n_ord, info) < 0:
+            return byts
+        scratch = np.zeros(sbytes + 16, np.uint8)
+        if not _check_shared(ss, sn, offsets, n_ord, byts, scratch, info):
+            return scratch
+    _index_ordinary(offsets, byts, nbytes, table, n_ids, n_ord)
     if not _insert_rules(rules, rcap - 1, merges, n_merges, base, False, 0, e64, e64, -1, 0, info):
         info[I_INPUT] = 0
-        return empty
+        return None
     if n_super:
         if not _insert_rules(super_slots, scap - 1, supers, n_super, n_reg, True, 64 - sbits, filt, rules, rcap - 1,
                              base, info):
             info[I_INPUT] = 2
-            return empty
-        for j in range(n_super):
-            a, b = np.int64(supers[2 * j]), np.int64(supers[2 * j + 1])
-            parts[a >> 5] |= U64(ST_SUPER_LEFT) << U64(2 * (a & 31))
-            parts[b >> 5] |= U64(ST_SUPER_RIGHT) << U64(2 * (b & 31))
-    info[I_NIDS] = n_ids
-    info[I_NORD] = n_ord
-    info[I_NSPEC] = scount
-    info[I_BYTES] = nbytes
-    info[I_MASK] = mask
-    info[I_NUM] = rcap - 1
-    info[I_NUM2] = scap - 1
-    info[I_QA] = 64 - sbits
+            return None
+        _parts_bits(supers, n_super, parts)
+    info[[I_NIDS, I_NORD, I_NSPEC, I_BYTES, I_MASK, I_NUM, I_NUM2, I_QA]] = (
+        n_ids, n_ord, scount, nbytes, cap - 1, rcap - 1, scap - 1, 64 - sbits)
     return offsets, byts, table, special_ids, rules, super_slots, filt, elig, parts
 
 
@@ -1402,6 +1443,7 @@ def vocab_from_merges(alphabet, merges, n_merges, supers, n_super, ss, sn, err):
     """st__vocab_from_merges: (status, Vocab, Rules, Supers), None for each on failure. merges,
     supers: uint32 arrays of pairs (None for none); ss the padded specials."""
     none = (None, None, None)
+    alphabet, n_merges, n_super, sn = int(alphabet), int(n_merges), int(n_super), int(sn)  # one kernel type
     if alphabet != ST_ALPHABET_BYTES and alphabet != ST_ALPHABET_UBE:
         return (fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown alphabet"),) + none
     base = 512 if alphabet == ST_ALPHABET_UBE else 256
@@ -1433,9 +1475,7 @@ def vocab_from_merges(alphabet, merges, n_merges, supers, n_super, ss, sn, err):
         elif code == E_4GB_RULES:
             st = fail(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, pos, "the tokens hold 4 GB or more")
         else:
-            if code in (E_SHARED_UTF8, E_SHARED_BYTES):
-                info[I_QA] = 0
-            st = _report(err, info, ss, ss, (None, got[1]))
+            st = _report(err, info, ss, ss, (None, got))
         return (st,) + none
     offsets, byts, table, special_ids, rules, super_slots, filt, elig, parts = got
     unit = 2 if alphabet == ST_ALPHABET_UBE else 1

@@ -81,16 +81,12 @@ def utf8_need(lead):
     return 0, 0x80, 0xBF
 
 
-MODE_BYTES, MODE_PAIRS, MODE_SYMBOLS = 0, 1, 2
-
-
 @njit(cache=True, nogil=True)
-def feed_symbols(c, s, out, cap, src, a, count, mode):
-    """ube.c's feed (with utf8_byte, utf16_byte, utf16_unit and bad) over count symbols (0-511)
-    at stream indexes s[S_BASE].., from src at a: MODE_BYTES src[a + j] (a byte-level token's
-    bytes), MODE_PAIRS src[a + 2j] | src[a + 2j + 1] << 8 (a UBE token's symbols), MODE_SYMBOLS
-    src[a + j] (uint16 symbols). The state lives in locals for the loop. Advances s[S_BASE] by
-    count. Under strict it stops at the first malformed run (c[C_FAILED], c[C_FAIL_AT])."""
+def feed_symbols(c, s, out, cap, src, a, count):
+    """ube.c's feed (with utf8_byte, utf16_byte, utf16_unit and bad) over the count symbols
+    (0-511, uint16) src[a..], at stream indexes s[S_BASE].., the state in locals for the loop.
+    Advances s[S_BASE] by count. Under strict it stops at the first malformed run (c[C_FAILED],
+    c[C_FAIL_AT]): the caller fails then, with the state it saved."""
     alpha = s[S_ALPHABET]
     npn = s[S_N_PENDING]
     p0 = s[S_PENDING]
@@ -105,10 +101,7 @@ def feed_symbols(c, s, out, cap, src, a, count, mode):
     fail_at = c[C_FAIL_AT]
     for j in range(count):
         pos = base + j
-        if mode == MODE_PAIRS:
-            sym = np.int64(src[a + 2 * j]) | (np.int64(src[a + 2 * j + 1]) << 8)
-        else:
-            sym = np.int64(src[a + j])
+        sym = np.int64(src[a + j])
         if sym < 256:
             if alpha != ST_UBE_UTF8:  # a change of alphabet flushes the run
                 if npn != 0:
@@ -286,7 +279,7 @@ def stream_feed(s, symbols, n, flags, out, cap, r):
     c = np.zeros(CTX_FIELDS, np.int64)
     c[C_STRICT] = 1 if (flags & ST_UBE_STRICT) != 0 else 0
     saved = s.copy()
-    feed_symbols(c, s, out, cap, symbols, 0, n, MODE_SYMBOLS)
+    feed_symbols(c, s, out, cap, symbols, 0, n)
     if (flags & ST_UBE_FINAL) != 0 and c[C_FAILED] == 0:
         stream_flush(c, s, out, cap)
     if c[C_FAILED] != 0:

@@ -119,55 +119,6 @@ def ucd_script(cp):
     return np.int64(UCD_ASTRAL_SCRIPT[r]) if r >= 0 else np.int64(ST_SCRIPT_UNKNOWN)
 
 
-def _cache_guard():
-    """Delete the port's numba cache files when they were compiled from another
-    unicode_tables.bin (or the digest it was made with is not known): the tables are frozen into
-    them. The digest lives in this module's cache folder; the port's folders are found by
-    numba's own cache locator, asked for every source file of core_numba."""
-    try:
-        locator = ucd_astral_find._cache._impl.locator
-        path = locator.get_cache_path()
-    except AttributeError:  # numba's cache is off or its layout unknown
-        return
-    digest = hashlib.sha256(_RAW).hexdigest()
-    marker = os.path.join(path, "unicode_tables.sha256")
-    try:
-        with open(marker, encoding="ascii") as f:
-            if f.read().strip() == digest:
-                return
-    except OSError:
-        pass
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # core_numba
-    folders = {path}
-    for folder, _, files in os.walk(package):
-        for name in files:
-            if name.endswith(".py"):
-                try:
-                    loc = type(locator).from_function(ucd_astral_find.py_func, os.path.join(folder, name))
-                    if loc is not None:
-                        folders.add(loc.get_cache_path())
-                except Exception:  # noqa: BLE001 -- a folder numba would not cache in
-                    pass
-    for folder in folders:
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            if name.endswith((".nbi", ".nbc")):
-                try:
-                    os.remove(os.path.join(folder, name))
-                except OSError:
-                    pass
-    try:
-        os.makedirs(path, exist_ok=True)
-        with open(marker, "w", encoding="ascii") as f:
-            f.write(digest + "\n")
-    except OSError:
-        pass
-
-
-_cache_guard()
 
 
 # -- the exports --
