@@ -652,8 +652,10 @@ def st_encode_piece(enc, data, length, ids, cap, n_ids, err):
     e, w = _enc_of(enc, None)
     o = new_sink(cap, ST_OFFSETS_BYTES, False)
     report = new_report()
-    st = encode_piece_kernel(e, Call(w, _EMPTY_PAIRS, no_pc(), NO_RUN, o, ids if ids is not None else _NO_IDS,
-                                     _NO_STARTS, report, big_for(length)), data, length)
+    ids_a = ids if ids is not None else _NO_IDS
+    st = _run(enc, encode_piece_kernel, (e, Call(w, _EMPTY_PAIRS, no_pc(), NO_RUN, o, ids_a, _NO_STARTS, report,
+                                                 big_for(length)), data, length),
+              ((data, np.uint8), (ids_a, np.uint32)))
     n = int(o[O_N])
     n_ids.v = n
     if st != ST_OK:
@@ -726,8 +728,12 @@ def _encode_many_run(enc, texts, offs, n_texts, pl, offsets, ids, cap, counts, n
     while True:
         e, w = _enc_of(enc, scratch)
         report = new_report()
-        st, k = encode_many_kernel(e, Call(w, pairs, pc, run, new_sink(0, 0, False), ids if ids is not None else _NO_IDS,
-                                           _NO_STARTS, report, big), texts, offsets_arr, n_texts, pl, cap, counts)
+        ids_a = ids if ids is not None else _NO_IDS
+        st, k = _run(enc, encode_many_kernel,
+                     (e, Call(w, pairs, pc, run, new_sink(0, 0, False), ids_a, _NO_STARTS, report, big), texts,
+                      offsets_arr, n_texts, pl, cap, counts),
+                     ((texts, np.uint8), (ids_a, np.uint32), (counts, np.uint64), (offsets_arr, np.uint64),
+                      (pl.strings, np.uint8), (pl.ends, np.uint64)))
         _after(enc, w)
         if st != NEED_TABLES:
             break
