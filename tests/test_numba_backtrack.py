@@ -4,13 +4,17 @@ merge loops alone, gives the ids tiktoken's merging gives.
 
 - every token of o200k_base and cl100k_base encodes as the merge loop encodes its bytes (itself,
   reachable or not: the whole-piece check);
-- every distinct pre-tokenizer piece of the first bytes of each real-text corpus (skipped with a
-  message when the shared corpora are absent), with and without the compatibility memo;
+- every distinct pre-tokenizer piece of the first bytes of each real-text corpus and of the whole
+  UDHR corpus (skipped with a message when the shared corpora are absent), with and without the
+  compatibility memo;
 - adversarial pieces: runs of one character, of spaces, of random tokens joined, of characters of
   2, 3 and 4 bytes, digits, mixed scripts;
 - 1 MB runs stay linear (the encoder's time for 1 MiB within a few times 4 times its time for
   256 KiB) and equal the merge loop;
-- vocabularies the tables do not suit (a byte with no token, the same bytes twice) give ready 0.
+- vocabularies the tables do not suit (a byte with no token, the same bytes twice) give ready 0;
+- the Vocab of the port's own rank-file constructor gives the same tables;
+- cut.py's st_encoding_cut equals native's (every pattern, plain and script-aware), and
+  unstable.py's st_unstable_* equal native's through the host layer (encode_with_unstable).
 
 Needs numba and the native backend; runs on neither pywasm nor wasmtime (the port is tested
 against native).
@@ -81,7 +85,7 @@ class Setup:
         self.pt = NATIVE.pretokenizer(PATTERNS[name], 0, None)
         self.vocab = _vocab_of_ranks(ranks)
         t0 = time.perf_counter()
-        self.bt = B.backtrack_build(self.vocab)
+        self.bt = B.backtrack_build(self.vocab)[1]
         self.build_seconds = time.perf_counter() - t0
         assert self.bt.ready == 1
         self.memo = B.new_memo()
@@ -173,6 +177,26 @@ def test_corpora_pieces(setup):
     assert total > 1000
 
 
+def test_udhr_pieces(setup):
+    """Every distinct piece of the UDHR's 532 translations (448 languages, 40 scripts)."""
+    path = os.path.join(CORPORA, "udhr.jsonl.xz")
+    if not os.path.exists(path):
+        pytest.skip("no UDHR corpus at %s (SUPERTOK_CORPORA)" % path)
+    import json
+    seen = set()
+    with lzma.open(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            data = json.loads(line)["text"].encode("utf-8")
+            at = 0
+            for e in NATIVE.pretokenize_ends(setup.pt, data, False):
+                piece = data[at:e]
+                at = e
+                if piece not in seen:
+                    seen.add(piece)
+                    setup.check(piece)
+    assert len(seen) > 100_000
+
+
 def _adversarial(v, rng):
     out = [b" " * k for k in (1, 2, 3, 7, 8, 9, 31, 64, 65, 127, 128, 1000, 4097)]
     out += [c * k for c in (b"a", b"0", b"\n", b"\t", "é".encode(), "日".encode(), "😀".encode(), b"=", b"-")
@@ -230,7 +254,7 @@ def test_one_mb_runs_are_linear(setup, unit):
 
 
 def test_build_is_quick(setup):
-    setup.bt = B.backtrack_build(setup.vocab)  # warm: the kernels are compiled
+    setup.bt = B.backtrack_build(setup.vocab)[1]  # warm: the kernels are compiled
     t0 = time.perf_counter()
     B.backtrack_build(setup.vocab)
     assert time.perf_counter() - t0 < 10
@@ -240,10 +264,113 @@ def test_unsuitable_vocabularies():
     ranks = _read_ranks("cl100k_base")
     v = _vocab_of_ranks(ranks)
     no_byte = v._replace(byte_ids=np.where(np.arange(256) == 7, np.uint32(0xFFFFFFFF), v.byte_ids).astype(np.uint32))
-    assert B.backtrack_build(no_byte).ready == 0
+    st, bt = B.backtrack_build(no_byte)
+    assert st == 0 and bt.ready == 0
     # the same bytes twice: token 300 spelled as token 301
     toks = [v.bytes[v.offsets[i]:v.offsets[i + 1]].tobytes() for i in range(v.n_ids)]
     toks[300] = toks[301]
     lines = b"".join(base64.b64encode(t) + b" %d\n" % i for i, t in enumerate(toks))
-    assert B.backtrack_build(_vocab_of_ranks(lines)).ready == 0
-    assert B.backtrack_build(v).ready == 1
+    assert B.backtrack_build(_vocab_of_ranks(lines))[1].ready == 0
+    assert B.backtrack_build(v)[1].ready == 1
+
+
+def test_tables_of_the_ports_rank_file_vocabulary():
+    """The Vocab the port's own rank-file constructor makes (st_encoding_new_tiktoken) gives the
+    same tables as the one made here."""
+    from supertok.core_numba import lookup
+    from supertok.core_numba.base.common import Err
+    from supertok.backends.numba_runtime import Cell, padded
+    new, new_pt = lookup("st_encoding_new_tiktoken"), lookup("st_pretokenizer_new")
+    if new is None or new_pt is None:
+        pytest.skip("the port has no rank-file constructor yet")
+    ranks = _read_ranks("cl100k_base")
+    specials = base64.b64encode(b"<|endoftext|>") + b" 100257\n"
+    pt, out, err = Cell(None), Cell(None), Err()
+    assert new_pt(2, 0, None, 0, None, pt, err) == 0
+    assert new(padded(ranks), len(ranks), padded(specials), len(specials), pt.v, None, out, err) == 0, err.message
+    theirs = B.backtrack_build(out.v.vocab)[1]
+    ours = B.backtrack_build(_vocab_of_ranks(ranks, [(b"<|endoftext|>", 100257)]))[1]
+    for f in B.Backtrack._fields:
+        a, b = getattr(theirs, f), getattr(ours, f)
+        assert (np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b), f
+
+
+# ---- cut.py: st_encoding_cut against native's, on the corpora and generated text ----
+
+def _cut_texts():
+    rng = random.Random(7)
+    atoms = list("aZéßжΩ中文のカกعह ") + [" ", "\n", "\r\n", "\t", "\u3000", "'s", "0", "😀", "<|endoftext|>"]
+    texts = ["".join(rng.choice(atoms) for _ in range(600)).encode() for _ in range(4)]
+    for f in _corpora()[:8]:
+        with lzma.open(os.path.join(CORPORA, f), "rb") as fh:
+            texts.append(fh.read(6000))
+    return texts
+
+
+@pytest.mark.parametrize("pattern", [1, 2, 3])
+@pytest.mark.parametrize("flags", [0, 1])
+def test_cut_matches_native(pattern, flags):
+    from supertok.core_numba.encode import cut as C
+    from supertok.core_numba.encode.encoding import Encoding, Lazy
+    from supertok.core_numba.text.pretokenize import pretokenizer_init
+    from supertok.core_numba.base.common import Err
+    from supertok.backends.numba_runtime import Cell, padded
+    ranks = _read_ranks("o200k_base")
+    specials = base64.b64encode(b"<|endoftext|>") + b" 199999\n"
+    nat = NATIVE.encoding_new(ranks, specials, pattern, flags, None)
+    st, pt = pretokenizer_init(pattern, flags)
+    assert st == 0
+    enc = Encoding(0, _vocab_of_ranks(ranks, [(b"<|endoftext|>", 199999)]), None, None, pt, Lazy(0))
+    rng = random.Random(pattern * 2 + flags)
+    for t in _cut_texts():
+        buf = padded(t)
+        for frm in list(range(0, min(len(t), 200))) + rng.sample(range(len(t)), min(len(t), 200)) + [len(t), 1 << 63]:
+            at, err = Cell(), Err()
+            assert C.st_encoding_cut(enc, buf, len(t), frm, at, err) == 0
+            assert at.v == NATIVE.cut(nat, t, frm), (frm, t[max(0, frm - 20):frm + 20])
+
+
+# ---- unstable.py: the st_unstable_* exports against native's (needs the port's st_encode) ----
+
+def test_unstable_matches_native():
+    from supertok.core_numba import lookup
+    if lookup("st_encode") is None or lookup("st_encoding_new_tiktoken") is None:
+        pytest.skip("the port's encode pipeline (encode/pipeline.py) is not there yet")
+    nb = backends.load("numba")
+    ranks = _read_ranks("cl100k_base")
+    specials = base64.b64encode(b"<|endoftext|>") + b" 100257\n"
+    a = NATIVE.encoding_new(ranks, specials, 2)
+    b = nb.encoding_new(ranks, specials, 2)
+    texts = ["hello wor", "hello world  ", "日本語のテ", "x\n\t ", "a <|endoftext|> b", "a <|endoftext|>", "", " ",
+             "multiple   spaces\n\n", "é", "caf", "Ελληνικ"]
+    for t in texts:
+        for allowed in ([], [b"<|endoftext|>"]):
+            d = t.encode()
+            try:
+                want = NATIVE.encode_with_unstable(a, d, allowed)
+            except Exception as exc:  # noqa: BLE001
+                with pytest.raises(type(exc)):
+                    nb.encode_with_unstable(b, d, allowed)
+                continue
+            assert nb.encode_with_unstable(b, d, allowed) == want, (t, allowed)
+
+
+def test_pipeline_with_the_tables_built():
+    """The port's encode (pipeline.py) with the tables built (st_encoding_prepare) gives native's
+    ids on the corpora and on long runs."""
+    from supertok.core_numba import lookup
+    if lookup("st_encode") is None or lookup("st_encoding_new_tiktoken") is None:
+        pytest.skip("the port's encode pipeline (encode/pipeline.py) is not there yet")
+    from supertok.core_numba.encode.encoding import BT_READY
+    nb = backends.load("numba")
+    ranks = _read_ranks("o200k_base")
+    a = NATIVE.encoding_new(ranks, b"", 3)
+    b = nb.encoding_new(ranks, b"", 3)
+    assert nb.prepare(b) and b.ptr.lazy.bt_state == BT_READY
+    texts = [(u * 100_000).encode() for u in (" ", "日本", "😀", "ab", "\n\n")]
+    for f in _corpora()[:10]:
+        with lzma.open(os.path.join(CORPORA, f), "rb") as fh:
+            d = fh.read(200_000)
+        texts.append(d[:len(d.decode("utf-8", "ignore").encode("utf-8"))])
+    for d in texts:
+        assert nb.encode(b, d, []) == NATIVE.encode(a, d, []), d[:40]

@@ -819,6 +819,25 @@ def _pattern_encoding(enc):
     return next((n for n in ("r50k_base", "cl100k_base", "o200k_base") if supertok.PATTERNS[n] == pid), enc.name)
 
 
+def _numba_info(md):
+    """numba's version and whether the numba backend's compile cache is warm."""
+    try:
+        version = md.version("numba")
+    except md.PackageNotFoundError:
+        return "not installed (pip install 'supertok[numba]' for the numba backend)"
+    try:
+        from .core_numba import jit
+        warm, total, where = jit.cache_state()
+    except Exception as exc:  # noqa: BLE001 -- a numba that does not import here: say why
+        return "%s, does not load here (%s: %s)" % (version, type(exc).__name__, exc)
+    if warm is None:
+        return "%s, %d kernels (this numba's cache layout is unknown: cache state not shown)" % (version, total)
+    if warm == 0:
+        return "%s, compile cache cold: the first use compiles (about a minute or two), %s" % (version, where)
+    return ("%s, compile cache warm: %d of %d kernels cached (the rest are inlined, or compile when first used), %s"
+            % (version, warm, total, where))
+
+
 def cmd_info(args):
     import importlib.metadata as md
     import platform
@@ -836,6 +855,7 @@ def cmd_info(args):
             rows.append((dist, md.version(dist)))
         except md.PackageNotFoundError:
             rows.append((dist, "not installed"))
+    rows.append(("numba", _numba_info(md)))
     rows.append(("forced", os.environ.get("SUPERTOK_BACKEND") or "no (SUPERTOK_BACKEND unset)"))
     rows.append(("available", ", ".join(backends.available()) or "none"))
     from .backends import wasm_runtime  # where the wasm runtimes load the module from

@@ -5,11 +5,16 @@
     enc = stn.encoder("o200k_base")          # or stn.encoder(an Encoding made on the numba backend)
 
     @numba.njit
-    def total_tokens(texts_utf8):             # a numba.typed.List of uint8 arrays
+    def total_tokens(enc, texts_utf8):        # texts: a numba.typed.List of uint8 arrays
         n = 0
         for t in texts_utf8:
             n += stn.encode(enc, t).shape[0]
         return n
+
+    total_tokens(enc, numba.typed.List([np.frombuffer("hello world".encode(), np.uint8)]))
+
+Pass the Encoder to your jitted function as an argument: numba would freeze a global one into
+the compiled code as constants (megabytes of tables), which it does not do safely.
 
 encode(encoder, utf8) -> int32 array: the ids of the text, as Encoding.encode_ordinary gives
 them (special tokens' text is ordinary text; a superword model's supermerges apply). utf8 is a
@@ -28,10 +33,11 @@ from numba import njit
 
 from .core_numba.base.common import ST_OK
 from .core_numba.encode import pipeline as _pl
+from .core_numba.encode.pipeline import Call, encode_all
 from .core_numba.encode.encoding import BT_READY, BT_UNAVAILABLE, ST__KIND_RULES, decode_kernel, decode_text_kernel
 from .core_numba.encode.merge import new_pair_cache
 from .core_numba.encode.piece_cache import no_pc
-from .core_numba.encode.sink import O_CAP, O_N, new_sink as _new_sink_py
+from .core_numba.encode.sink import O_CAP, O_N, SINK_FIELDS
 from .core_numba.encode.special_policy import NO_POLICY
 from .core_numba.encode.superword_pass import RunWork
 from .core_numba.formats.vocab import ST_ALPHABET_UBE
@@ -39,17 +45,14 @@ from .core_numba.text.utf8 import utf8_validate
 
 __all__ = ["Encoder", "encoder", "encode", "decode"]
 
-_SINK_FIELDS = len(_new_sink_py(0, 0, False))
-
-
-class Encoder(namedtuple("Encoder", "e w pairs pl ube")):
+class Encoder(namedtuple("Encoder", "e w pairs pc pl ube")):
     """What encode and decode take: the encoding's tables (e), the scratch of a call (w), the
-    pair cache (pairs), the special-token policy (pl: none), and whether the model is UBE (ube)."""
+    pair cache (pairs), the piece cache (pc: none), the special-token policy (pl: none), and whether the model is UBE (ube)."""
     __slots__ = ()
 
     def copy(self):
         """An Encoder over the same tables with scratch of its own (for another thread)."""
-        return Encoder(self.e, _pl.new_work()._replace(lz=self.w.lz.copy()), new_pair_cache(), self.pl, self.ube)
+        return Encoder(self.e, _pl.new_work()._replace(lz=self.w.lz.copy()), new_pair_cache(), self.pc, self.pl, self.ube)
 
 
 def _numba_encoding(encoding):
@@ -84,7 +87,7 @@ def encoder(encoding):
     e, _ = _pl._enc_of(enc, None)
     memo = _pl.new_memo() if e.bt is not None and enc.lazy.bt_state == BT_READY else e.memo
     e = e._replace(memo=memo)
-    return Encoder(e, w, new_pair_cache(), NO_POLICY, enc.vocab.alphabet == ST_ALPHABET_UBE)
+    return Encoder(e, w, new_pair_cache(), no_pc(), NO_POLICY, enc.vocab.alphabet == ST_ALPHABET_UBE)
 
 
 @njit(cache=True, nogil=True)
@@ -115,13 +118,13 @@ def encode(encoder, utf8):
     if bad >= 0:
         raise ValueError("supertok.numba.encode: the text is not valid UTF-8")
     ids = np.empty(max(n, 1), np.uint32)
-    o = np.zeros(_SINK_FIELDS, np.int64)
+    o = np.zeros(SINK_FIELDS, np.int64)
     o[O_CAP] = n
     e = encoder.e
     run = _new_run(n + 1 if e.has_sup else 4)
-    c = _pl.Call(encoder.w, encoder.pairs, no_pc(), run, o, ids, np.zeros(0, np.uint64), new_report_jit(),
-                 _new_big(n if n > _pl.ST_STACK_PIECE else 1))
-    st = _pl.encode_all(e, c, s, n, encoder.pl)
+    c = Call(encoder.w, encoder.pairs, encoder.pc, run, o, ids, np.zeros(0, np.uint64), new_report_jit(),
+             _new_big(n if n > _pl.ST_STACK_PIECE else 1))
+    st = encode_all(e, c, s, n, encoder.pl)
     if st != ST_OK:
         raise ValueError("supertok.numba.encode: a byte of the text has no token in this vocabulary")
     return ids[:o[O_N]].astype(np.int32)

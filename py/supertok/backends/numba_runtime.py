@@ -172,7 +172,9 @@ class NumbaRuntime:
         except ImportError as exc:
             raise BackendUnavailable("numba is not installed (pip install 'supertok[numba]'): %s" % exc) from None
         from .. import core_numba
+        from ..core_numba import jit
         self._core = core_numba
+        jit.show_progress()  # the first use compiles the kernels (a minute or two): say so on a terminal
         self._lock = threading.Lock()
         self._local = threading.local()
         register_fork_state(self)

@@ -29,7 +29,7 @@ def kernels():
 
 
 def cache_state():
-    """(kernels with an entry in numba's cache, kernels, the cache folder of the first)."""
+    """(kernels with an entry in numba's cache, kernels, the port's cache folder)."""
     ks = kernels()
     warm, where = 0, None
     for k in ks:
@@ -37,51 +37,80 @@ def cache_state():
             path = k._cache._cache_file._index_path
         except AttributeError:  # numba changed its internals: say nothing rather than guess
             return None, len(ks), None
-        where = where or os.path.dirname(path)
+        where = where or os.path.dirname(os.path.dirname(path))  # numba-<digest>/<module>/
         warm += os.path.exists(path)
     return warm, len(ks), where
 
 
-class compiling:
-    """A context for work that may compile kernels: on a terminal (standard error), when it takes
-    more than a second, a line says so and counts the kernels compiled, until it ends."""
+class _Progress:
+    """numba's compile events for the port's kernels: while a burst of compiling (a first call
+    compiles the kernels it reaches, nested) has lasted more than a second, a line on the
+    terminal counts the kernels compiled and the seconds, and says when the burst ends."""
 
-    def __init__(self, what="the numba backend", stream=None):
-        self.what = what
-        self.stream = stream or sys.stderr
-        self._done = threading.Event()
-        self._thread = None
+    def __init__(self, stream):
+        self.stream = stream
+        self.depth = 0
+        self.lock = threading.Lock()
+        self.burst = None  # [start, kernels compiled, shown]
 
-    def __enter__(self):
-        isatty = getattr(self.stream, "isatty", None)
-        if isatty is not None and isatty() and not os.environ.get("SUPERTOK_QUIET"):
-            self._t0 = time.monotonic()
-            self._thread = threading.Thread(target=self._draw, daemon=True)
-            self._thread.start()
-        return self
+    def start(self, dispatcher):
+        with self.lock:
+            self.depth += 1
+            if self.depth == 1 and self.burst is None:
+                self.burst = [time.monotonic(), 0, False]
+                threading.Thread(target=self._draw, args=(self.burst,), daemon=True).start()
 
-    def _count(self):
-        ks = kernels()
-        return sum(1 for k in ks if k.signatures), len(ks)
+    def end(self):
+        with self.lock:
+            self.depth -= 1
+            burst = self.burst
+            if burst is not None:
+                burst[1] += 1
+            if self.depth == 0 and burst is not None:
+                self.burst = None
+                if burst[2]:
+                    self.stream.write("\rsupertok: compiled %d numba kernels in %.1f s (cached for later runs)%s\n"
+                                      % (burst[1], time.monotonic() - burst[0], " " * 20))
+                    self.stream.flush()
 
-    def _draw(self):
-        shown = False
-        while not self._done.wait(0.25):
-            t = time.monotonic() - self._t0
-            if t < 1.0:
-                continue
-            made, total = self._count()
-            self.stream.write("\rsupertok: compiling %s (first use; cached for later runs): %d of %d kernels, %.0f s "
-                              % (self.what, made, total, t))
-            self.stream.flush()
-            shown = True
-        if shown:
-            self.stream.write("\rsupertok: compiled %s in %.1f s%s\n"
-                              % (self.what, time.monotonic() - self._t0, " " * 40))
-            self.stream.flush()
+    def _draw(self, burst):
+        while True:
+            time.sleep(0.25)
+            with self.lock:
+                if self.burst is not burst:
+                    return
+                t = time.monotonic() - burst[0]
+                if t >= 1.0:
+                    burst[2] = True
+                    self.stream.write("\rsupertok: compiling the numba backend (its first use here): %d kernels, "
+                                      "%.0f s " % (burst[1], t))
+                    self.stream.flush()
 
-    def __exit__(self, *exc):
-        self._done.set()
-        if self._thread is not None:
-            self._thread.join()
-        return None
+
+_progress_installed = False
+
+
+def show_progress(stream=None):
+    """On a terminal (stream: standard error), show the port's compiling as it happens
+    (once per process; SUPERTOK_QUIET=1 turns it off)."""
+    global _progress_installed
+    stream = stream or sys.stderr
+    isatty = getattr(stream, "isatty", None)
+    if _progress_installed or isatty is None or not isatty() or os.environ.get("SUPERTOK_QUIET"):
+        return
+    from numba.core import event
+
+    progress = _Progress(stream)
+    here = __package__ + "."
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            if ev.data["dispatcher"].py_func.__module__.startswith(here):
+                progress.start(ev.data["dispatcher"])
+
+        def on_end(self, ev):
+            if ev.data["dispatcher"].py_func.__module__.startswith(here):
+                progress.end()
+
+    event.register("numba:compile", Listener())
+    _progress_installed = True

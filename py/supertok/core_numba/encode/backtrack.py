@@ -2,7 +2,9 @@
 vocabularies, backtracking over longest matches (docs/design.md §7; backtrack.h explains the
 method and the tables).
 
-backtrack_build(vocab) -> Backtrack (ready 0: the vocabulary does not suit, use the merge loop);
+backtrack_build(vocab) -> (status, Backtrack), as st__backtrack_build returns a status and fills
+the struct: ST_OK with ready 0 when the vocabulary does not suit (use the merge loop); running out
+of memory raises MemoryError (numpy's), where C returns ST_ERR_OUT_OF_MEMORY;
 backtrack_encode(bt, vocab, p, n, tok, start, scratch, memo) -> m (0: use the merge loop), a
 kernel: p a uint8 array holding the piece at p[0..n), tok and start uint32 arrays of n entries,
 scratch a uint64 array of at least backtrack_scratch_size(n) // 8 words, memo a uint64 array of
@@ -11,6 +13,9 @@ NULL).
 
 Differences from the C file that change no result:
  - the tables are separate arrays (C packs them in one block; owned/owned_size are not kept);
+ - the helpers take the arrays they read, the three hash tables as Table tuples (slots, cap,
+   filter, mask), where C's take the st_backtrack: numba copies a namedtuple of 19 fields at
+   every call that takes it, which made the walk five times slower;
  - ordinary_in_byte_order sorts the 8-byte keys with numpy's stable argsort where C runs its
    own LSD radix passes (the same stable order), then each run of equal keys by its bytes, as C;
  - step 2 looks the rest of a token up by walking the trie (trie_lookup) where C probes the
@@ -22,6 +27,8 @@ from collections import namedtuple
 
 import numpy as np
 from numba import njit
+
+from ..base.common import ST_OK
 
 ST_NO_TOKEN = 0xFFFFFFFF
 BT_ID_MASK = (1 << 21) - 1     # pair slots pack three ids of 21 bits each
@@ -596,9 +603,10 @@ def backtrack_build_kernel(n, offsets, vb, special_ids, byte_ids):
 
 
 def backtrack_build(vocab):
-    """st__backtrack_build: the tables for vocab (a Vocab), ready 0 when it does not suit."""
-    return backtrack_build_kernel(int(vocab.n_ids), vocab.offsets, vocab.bytes, vocab.special_ids,
-                                  np.asarray(vocab.byte_ids, np.uint32))
+    """st__backtrack_build: (ST_OK, the tables for vocab, a Vocab), ready 0 when it does not
+    suit."""
+    return ST_OK, backtrack_build_kernel(int(vocab.n_ids), vocab.offsets, vocab.bytes, vocab.special_ids,
+                                         np.asarray(vocab.byte_ids, np.uint32))
 
 
 # ---- encoding ------------------------------------------------------------------------------

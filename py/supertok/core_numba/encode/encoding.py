@@ -20,6 +20,7 @@ from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_OUT_OF_MEMORY,
                            ST_UNIT_BYTE, ST_UNIT_INDEX, clear, fail, quoted)
 from ..formats import vocab as V
 from ..formats.vocab import ST_ALPHABET_BYTES, ST_ALPHABET_UBE, ST_NO_TOKEN
+from ..text.ube import STREAM_FIELDS, stream_feed
 
 ST__KIND_RANKS, ST__KIND_RULES = 0, 1
 BT_NOT_BUILT, BT_BUILDING, BT_READY, BT_UNAVAILABLE = 0, 1, 2, 3
@@ -412,70 +413,61 @@ def st_decode(enc, ids, n, out, cap, out_len, err):
     return ST_OK
 
 
-def _make_decode_text_kernel():
-    """st_decode_text's loop over the UBE helper's stream decoder (text/ube.py's stream_feed on
-    an unpacked state); made on first use (that module may land after this one)."""
-    from ..text.ube import STREAM_FIELDS, stream_feed
+@njit(cache=True, nogil=True)
+def _put(out, cap, total, data, a, n):
+    if total < cap:
+        m = n if n <= cap - total else cap - total
+        out[total:total + m] = data[a:a + m]
+    return total + n
 
-    @njit(nogil=True)
-    def put(out, cap, total, data, a, n):
-        if total < cap:
-            m = n if n <= cap - total else cap - total
-            out[total:total + m] = data[a:a + m]
-        return total + n
-
-    @njit(nogil=True)
-    def kernel(v, ids, n, strict, out, cap, r):
-        """(total); r = [0 ok / 1 invalid id at r[1] / 2 stream failure: status r[1], its r[2]]."""
-        s = np.zeros(STREAM_FIELDS, np.int64)
-        sym = np.zeros(160, np.uint16)
-        buf = np.zeros(3 * 160 + 3, np.uint8)
-        rr = np.zeros(2, np.int64)
-        ube = v.alphabet == ST_ALPHABET_UBE
-        total = 0
-        for k in range(n):
-            tid = np.int64(ids[k])
-            ok, a, ln = V.vocab_span(v, tid)
-            if not ok:
-                r[0] = 1
-                r[1] = k
-                return total
-            if V.vocab_is_special(v, tid):
-                st = stream_feed(s, sym, 0, ST_UBE_FINAL | strict, buf, buf.shape[0], rr)
-                if st != ST_OK:
-                    r[0], r[1], r[2] = 2, st, rr[0]
-                    return total
-                total = put(out, cap, total, buf, 0, rr[0])
-                total = put(out, cap, total, v.bytes, a, ln)
-                continue
-            count = ln // 2 if ube else ln
-            done = 0
-            while done < count:
-                c = count - done if count - done < 160 else 160
-                for j in range(c):
-                    if ube:
-                        at = a + 2 * (done + j)
-                        sym[j] = np.uint16(v.bytes[at]) | (np.uint16(v.bytes[at + 1]) << np.uint16(8))
-                    else:
-                        sym[j] = v.bytes[a + done + j]
-                st = stream_feed(s, sym, c, strict, buf, buf.shape[0], rr)
-                if st != ST_OK:
-                    r[0], r[1], r[2] = 2, st, rr[0]
-                    return total
-                total = put(out, cap, total, buf, 0, rr[0])
-                done += c
-        st = stream_feed(s, sym, 0, ST_UBE_FINAL | strict, buf, buf.shape[0], rr)
-        if st != ST_OK:
-            r[0], r[1], r[2] = 2, st, rr[0]
+@njit(cache=True, nogil=True)
+def decode_text_kernel(v, ids, n, strict, out, cap, r):
+    """st_decode_text's loop over the stream decoder (text/ube.py's stream_feed on an unpacked
+    state): (total); r = [0 ok / 1 invalid id at r[1] / 2 stream failure: status r[1], its r[2]]."""
+    s = np.zeros(STREAM_FIELDS, np.int64)
+    sym = np.zeros(160, np.uint16)
+    buf = np.zeros(3 * 160 + 3, np.uint8)
+    rr = np.zeros(2, np.int64)
+    ube = v.alphabet == ST_ALPHABET_UBE
+    total = 0
+    for k in range(n):
+        tid = np.int64(ids[k])
+        ok, a, ln = V.vocab_span(v, tid)
+        if not ok:
+            r[0] = 1
+            r[1] = k
             return total
-        total = put(out, cap, total, buf, 0, rr[0])
-        r[0] = 0
+        if V.vocab_is_special(v, tid):
+            st = stream_feed(s, sym, 0, ST_UBE_FINAL | strict, buf, buf.shape[0], rr)
+            if st != ST_OK:
+                r[0], r[1], r[2] = 2, st, rr[0]
+                return total
+            total = _put(out, cap, total, buf, 0, rr[0])
+            total = _put(out, cap, total, v.bytes, a, ln)
+            continue
+        count = ln // 2 if ube else ln
+        done = 0
+        while done < count:
+            c = count - done if count - done < 160 else 160
+            for j in range(c):
+                if ube:
+                    at = a + 2 * (done + j)
+                    sym[j] = np.uint16(v.bytes[at]) | (np.uint16(v.bytes[at + 1]) << np.uint16(8))
+                else:
+                    sym[j] = v.bytes[a + done + j]
+            st = stream_feed(s, sym, c, strict, buf, buf.shape[0], rr)
+            if st != ST_OK:
+                r[0], r[1], r[2] = 2, st, rr[0]
+                return total
+            total = _put(out, cap, total, buf, 0, rr[0])
+            done += c
+    st = stream_feed(s, sym, 0, ST_UBE_FINAL | strict, buf, buf.shape[0], rr)
+    if st != ST_OK:
+        r[0], r[1], r[2] = 2, st, rr[0]
         return total
-
-    return kernel
-
-
-_decode_text_kernel = None
+    total = _put(out, cap, total, buf, 0, rr[0])
+    r[0] = 0
+    return total
 
 
 def _id_of_symbol(v, ids, n, sym):
@@ -494,17 +486,14 @@ def _id_of_symbol(v, ids, n, sym):
 
 @export
 def st_decode_text(enc, ids, n, flags, out, cap, out_len, err):
-    global _decode_text_kernel
     clear(err)
     if enc is None or out_len is None or (ids is None and n) or (out is None and cap):
         return fail(err, ST_ERR_INVALID_ARGUMENT)
-    if _decode_text_kernel is None:
-        _decode_text_kernel = _make_decode_text_kernel()
     v = enc.vocab
     out_len.v = 0
     r = np.zeros(3, np.int64)
     ids = ids if ids is not None else _EMPTY_U32
-    total = _decode_text_kernel(v, ids, n, flags & ST_UBE_STRICT, out if out is not None else _EMPTY_U8, cap, r)
+    total = decode_text_kernel(v, ids, n, flags & ST_UBE_STRICT, out if out is not None else _EMPTY_U8, cap, r)
     if r[0] == 1:
         k = int(r[1])
         return invalid_token(err, int(ids[k]), ST_UNIT_INDEX, k)

@@ -618,7 +618,6 @@ class _Parser:
         text = bytearray()
         by_text = {}
         ranks = m.get("ranks")
-        s = self.s
         m["specials"] = (ids, offs, lens)
         m["special_text"] = text
         for i in range(count):

@@ -1024,10 +1024,7 @@ def vocab_parse_compact(img, length, ss, sn, err):
 
 
 # ---- merge-rules models ------------------------------------------------------------------------
-try:  # the text helper's port of text/unicode.c
-    from ..text.unicode import ucd_class as _ucd_class
-except ImportError:  # pragma: no cover - until it lands
-    _ucd_class = None
+from ..text.unicode import ucd_class as _ucd_class  # noqa: E402 (text/unicode.c, as vocab.c includes it)
 ST_UCD_LU, ST_UCD_LO, ST_UCD_CLASS_MASK = 1, 5, 7
 
 
@@ -1132,102 +1129,90 @@ def _utf8_decode(p, i):
                (np.int64(p[i + 3]) & 0x3F))
 
 
-def _make_letter_kernel(ucd_class):
-    @njit(nogil=True)
-    def is_letter(cp):
-        c = ucd_class(cp) & ST_UCD_CLASS_MASK
-        return c >= ST_UCD_LU and c <= ST_UCD_LO
+@njit(cache=True, nogil=True)
+def is_letter(cp):
+    c = _ucd_class(cp) & ST_UCD_CLASS_MASK
+    return c >= ST_UCD_LU and c <= ST_UCD_LO
 
-    @njit(nogil=True)
-    def token_has_letter(p, a, n, unit):
-        """token_has_letter: the text of the token (bytes, or what its UBE symbols spell) holds
-        a letter; 0 for text that is not valid."""
-        letter = False
-        if unit == 1:
-            if not utf8_ok(p, a, n):
-                return False
-            i = 0
-            while i < n and not letter:
-                ln, cp = _utf8_decode(p, a + i)
-                i += ln
-                letter = is_letter(cp)
-            return letter
-        count = n // 2
-        b = np.zeros(8, np.uint8)
-        k = 0
-        while k < count:
-            s = np.int64(p[a + 2 * k]) | (np.int64(p[a + 2 * k + 1]) << 8)
-            if s < 256:
-                if s < 0x80:
-                    ln = 1
-                elif (s & 0xE0) == 0xC0:
-                    ln = 2
-                elif (s & 0xF0) == 0xE0:
-                    ln = 3
-                elif (s & 0xF8) == 0xF0:
-                    ln = 4
-                else:
-                    ln = 0
-                if ln == 0 or k + ln > count:
-                    return False
-                for j in range(ln):
-                    t = np.int64(p[a + 2 * (k + j)]) | (np.int64(p[a + 2 * (k + j) + 1]) << 8)
-                    if t >= 256:
-                        return False
-                    b[j] = t
-                if not utf8_ok(b, 0, ln):
-                    return False
-                _, cp = _utf8_decode(b, 0)
-                k += ln
+@njit(cache=True, nogil=True)
+def token_has_letter(p, a, n, unit):
+    """token_has_letter: the text of the token (bytes, or what its UBE symbols spell) holds
+    a letter; 0 for text that is not valid."""
+    letter = False
+    if unit == 1:
+        if not utf8_ok(p, a, n):
+            return False
+        i = 0
+        while i < n and not letter:
+            ln, cp = _utf8_decode(p, a + i)
+            i += ln
+            letter = is_letter(cp)
+        return letter
+    count = n // 2
+    b = np.zeros(8, np.uint8)
+    k = 0
+    while k < count:
+        s = np.int64(p[a + 2 * k]) | (np.int64(p[a + 2 * k + 1]) << 8)
+        if s < 256:
+            if s < 0x80:
+                ln = 1
+            elif (s & 0xE0) == 0xC0:
+                ln = 2
+            elif (s & 0xF0) == 0xE0:
+                ln = 3
+            elif (s & 0xF8) == 0xF0:
+                ln = 4
             else:
+                ln = 0
+            if ln == 0 or k + ln > count:
+                return False
+            for j in range(ln):
+                t = np.int64(p[a + 2 * (k + j)]) | (np.int64(p[a + 2 * (k + j) + 1]) << 8)
+                if t >= 256:
+                    return False
+                b[j] = t
+            if not utf8_ok(b, 0, ln):
+                return False
+            _, cp = _utf8_decode(b, 0)
+            k += ln
+        else:
+            if k + 2 > count:
+                return False
+            s1 = np.int64(p[a + 2 * (k + 1)]) | (np.int64(p[a + 2 * (k + 1) + 1]) << 8)
+            if s1 < 256:
+                return False
+            u = (s - 256) | ((s1 - 256) << 8)
+            k += 2
+            if u >= 0xDC00 and u <= 0xDFFF:
+                return False
+            if u >= 0xD800 and u <= 0xDBFF:
                 if k + 2 > count:
                     return False
-                s1 = np.int64(p[a + 2 * (k + 1)]) | (np.int64(p[a + 2 * (k + 1) + 1]) << 8)
-                if s1 < 256:
+                s2 = np.int64(p[a + 2 * k]) | (np.int64(p[a + 2 * k + 1]) << 8)
+                s3 = np.int64(p[a + 2 * (k + 1)]) | (np.int64(p[a + 2 * (k + 1) + 1]) << 8)
+                if s2 < 256 or s3 < 256:
                     return False
-                u = (s - 256) | ((s1 - 256) << 8)
+                lo = (s2 - 256) | ((s3 - 256) << 8)
+                if lo < 0xDC00 or lo > 0xDFFF:
+                    return False
                 k += 2
-                if u >= 0xDC00 and u <= 0xDFFF:
-                    return False
-                if u >= 0xD800 and u <= 0xDBFF:
-                    if k + 2 > count:
-                        return False
-                    s2 = np.int64(p[a + 2 * k]) | (np.int64(p[a + 2 * k + 1]) << 8)
-                    s3 = np.int64(p[a + 2 * (k + 1)]) | (np.int64(p[a + 2 * (k + 1) + 1]) << 8)
-                    if s2 < 256 or s3 < 256:
-                        return False
-                    lo = (s2 - 256) | ((s3 - 256) << 8)
-                    if lo < 0xDC00 or lo > 0xDFFF:
-                        return False
-                    k += 2
-                    cp = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00)
-                else:
-                    cp = u
-            if is_letter(cp):
-                letter = True
-        return letter
+                cp = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00)
+            else:
+                cp = u
+        if is_letter(cp):
+            letter = True
+    return letter
 
-    @njit(nogil=True)
-    def eligible(offsets, byts, n_reg, unit, elig):
-        for tid in range(n_reg):
-            a = np.int64(offsets[tid])
-            if token_has_letter(byts, a, np.int64(offsets[tid + 1]) - a, unit):
-                elig[tid >> 6] |= U64(1) << U64(tid & 63)
-
-    return eligible
-
-
-_eligible = None
+@njit(cache=True, nogil=True)
+def eligible(offsets, byts, n_reg, unit, elig):
+    for tid in range(n_reg):
+        a = np.int64(offsets[tid])
+        if token_has_letter(byts, a, np.int64(offsets[tid + 1]) - a, unit):
+            elig[tid >> 6] |= U64(1) << U64(tid & 63)
 
 
 def _eligible_bits(offsets, byts, n_reg, unit, elig):
-    global _eligible
-    if _eligible is None:
-        ucd = _ucd_class
-        if ucd is None:
-            from ..text.unicode import ucd_class as ucd  # raises until the text helper's module lands
-        _eligible = _make_letter_kernel(ucd)
-    _eligible(offsets, byts, n_reg, unit, elig)
+    eligible(offsets, byts, n_reg, unit, elig)
 
 
 @njit(cache=True, nogil=True)

@@ -10,10 +10,8 @@ Kernels (njit): ucd_astral_find (st_ucd_astral_find: an index into the ASTRAL_* 
 ucd_class, ucd_script (unicode.h's inline lookups). The tables are module globals, which numba
 freezes into the kernels that read them, and so into its cache: a cache compiled from another
 unicode_tables.bin would answer with the old tables, as numba keys its cache on the source file
-alone. So the digest of the .bin the cache was made with is kept beside it, and when the .bin
-differs the port's cached kernels are deleted before any loads (_cache_guard).
+alone. So the port's cache folder is named by a digest that covers the .bin (core_numba/__init__.py).
 """
-import hashlib
 import os
 
 import numpy as np
