@@ -100,6 +100,15 @@ def _new_run(cap):
 
 
 @njit(cache=True, nogil=True)
+def _new_big(n):
+    """pipeline.Big: the scratch of pieces past ST_STACK_PIECE bytes, sized by the text."""
+    return _pl.Big(np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(3 * n + 1, np.uint64),
+                   np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32),
+                   np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32),
+                   np.empty(n // 64 + 1, np.uint64))
+
+
+@njit(cache=True, nogil=True)
 def encode(encoder, utf8):
     """The ids of the UTF-8 text utf8 (a uint8 array), as Encoding.encode_ordinary."""
     n = utf8.shape[0]
@@ -113,7 +122,8 @@ def encode(encoder, utf8):
     o[O_CAP] = n
     e = encoder.e
     run = _new_run(n + 1 if e.has_sup else 4)
-    c = Call(encoder.w, encoder.pairs, encoder.pc, run, o, ids, np.zeros(0, np.uint64), new_report_jit())
+    c = Call(encoder.w, encoder.pairs, encoder.pc, run, o, ids, np.zeros(0, np.uint64), new_report_jit(),
+             _new_big(n if n > _pl.ST_STACK_PIECE else 1))
     st = encode_all(e, c, s, n, encoder.pl)
     if st != ST_OK:
         raise ValueError("supertok.numba.encode: a byte of the text has no token in this vocabulary")

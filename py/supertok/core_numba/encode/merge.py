@@ -38,7 +38,7 @@ def new_pair_cache():
     return np.full(4 * PAIR_CACHE_SLOTS, ST_NO_TOKEN, np.uint32)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def rank_of(v, p, a, n):
     """The id of the token p[a .. a + n), ST_NO_TOKEN if none."""
     if n <= 8:
@@ -46,7 +46,7 @@ def rank_of(v, p, a, n):
     return np.uint32(vocab_lookup(v, p, a, n))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def join_rank(v, pairs, left, right, p, a, n):
     if pairs.shape[0] == 0:
         return rank_of(v, p, a, n)
@@ -61,7 +61,7 @@ def join_rank(v, pairs, left, right, p, a, n):
     return r
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def merge_pair_rank(mode, v, rules, sup, pairs, left, right, p, a, b):
     """st__merge_pair_rank: the parts [a, at) and [at, b) of p (offsets from p's index 0)."""
     if mode == MODE_SUPERS:
@@ -71,7 +71,7 @@ def merge_pair_rank(mode, v, rules, sup, pairs, left, right, p, a, b):
     return join_rank(v, pairs, left, right, p, a, b - a)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def merge_short(v, pairs, p, a, n, tok, start, rank):
     """tiktoken's merge of p[a .. a + n) (n <= ST_LINEAR_PIECE; rank vocabularies). Writes the
     final parts' tokens to tok and their starts (relative to a) to start (n + 1 entries each);
@@ -115,7 +115,7 @@ def merge_short(v, pairs, p, a, n, tok, start, rank):
     return m
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def heap_push(h, hl, key):
     i = hl
     while i > 0:
@@ -128,7 +128,7 @@ def heap_push(h, hl, key):
     return hl + 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def sift_down(h, n, i, key):
     while True:
         c = 2 * i + 1
@@ -143,7 +143,7 @@ def sift_down(h, n, i, key):
     h[i] = key
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def heap_pop(h, hl):
     hl -= 1
     last = h[hl]
@@ -158,7 +158,7 @@ def heap_scratch(n):
             np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def merge_heap(mode, v, rules, sup, pairs, p, a, sym, n, tok_out, start_out, heap, nxt, prv, rank, tk):
     """The heap merge of n parts: for MODE_RANKS the bytes p[a .. a + n) (sym unused), else the
     symbols sym[0 .. n) (p unused); starts are then symbol indexes (else offsets from a). Writes

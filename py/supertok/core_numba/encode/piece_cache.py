@@ -64,12 +64,8 @@ class Scratch:
 
 
 def pow2_floor(x):
-    if not x:
-        return 0
-    p = 1
-    while p <= x // 2:
-        p *= 2
-    return p
+    """The largest power of two not above x (0 for 0)."""
+    return 1 << (x.bit_length() - 1) if x > 0 else 0
 
 
 def share_of(limit, k):
@@ -212,7 +208,7 @@ _FF = np.uint64(0xFF)
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def cache_find(pc, s, a, n, h):
     """Look s[a .. a + n) up (h its hash_bytes if known, else 0): (hit, where, rh), where is the
     hit's first line (short), the set to fill (short miss) or the long entry; -1 when the cache
@@ -264,27 +260,27 @@ def cache_find(pc, s, a, n, h):
     return hit, le, rh
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def hand_of(meta, base):
     return (meta[base] >> 4) & (SET_LINES - 1)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def hand_set(meta, base, k):
     meta[base] = (meta[base] & 0x0F) | ((k & (SET_LINES - 1)) << 4)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def kind_at(meta, base, k):
     return meta[base + k] & META_KIND
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def meta_set(meta, base, k, kind, use):
     meta[base + k] = (meta[base + k] & 0xF0) | kind | (use * META_USE1)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def use_spent(meta, base, k):
     if not (meta[base + k] & META_USE):
         return True
@@ -292,7 +288,7 @@ def use_spent(meta, base, k):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def cache_small_victim(meta, base):
     for k in range(SET_LINES):
         if kind_at(meta, base, k) == LINE_EMPTY:
@@ -309,7 +305,7 @@ def cache_small_victim(meta, base):
         k = (k + (2 if pair else 1)) & (SET_LINES - 1)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def cache_pair_victim(meta, base):
     for k in range(0, SET_LINES, 2):
         if kind_at(meta, base, k) == LINE_EMPTY and kind_at(meta, base, k + 1) == LINE_EMPTY:
@@ -324,7 +320,7 @@ def cache_pair_victim(meta, base):
         k = (k + 2) & (SET_LINES - 1)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def cache_fill(pc, where, rh, s, a, n, m, tok, rel, mp, use_map, joins):
     """Remember the m tokens (starts rel[k] in the piece, through mp when use_map) of the piece
     s[a .. a + n) at the place cache_find gave (a miss)."""

@@ -58,7 +58,26 @@ _ID_SHIFT = np.uint32(ST_CACHE_ID_BITS)
 Work = namedtuple("Work", "tok start rank10 heap nxt prv rank tk ends first sym off it lz opn")
 # The handle as the kernels see it, and a call's state (C: the encoder struct).
 Enc = namedtuple("Enc", "kind v rules sup has_sup pt bt memo")
-Call = namedtuple("Call", "w pairs pc run o ids starts report")
+Call = namedtuple("Call", "w pairs pc run o ids starts report big")
+# A call's scratch for pieces past ST_STACK_PIECE bytes (C allocates it per piece; a kernel
+# without reference counting cannot): sized by the text, allocated per call (np.empty: pages
+# never touched cost nothing).
+Big = namedtuple("Big", "tok start heap nxt prv rank tk sym off opn")
+
+
+def new_big(n):
+    n = max(n, 1)
+    return Big(np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(3 * n + 1, np.uint64),
+               np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32),
+               np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32),
+               np.empty(n // 64 + 1, np.uint64))
+
+
+NO_BIG = new_big(1)
+
+
+def big_for(length):
+    return new_big(length) if length > ST_STACK_PIECE else NO_BIG
 
 
 def new_work():
@@ -76,7 +95,7 @@ _SIZE_MAX = (1 << 64) - 1
 
 # ---- the backtracking tables, built when they pay ----
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def merge_excess(s, a, n):
     if n > 64:
         bits = 0
@@ -91,7 +110,7 @@ def merge_excess(s, a, n):
     return n * (512 if s[a + k] >= 0xE0 else 64)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def tables_for(lz, s, a, n):
     """The tables for a piece that wants them: 1 ready, 0 none, 2 due now (the debt says so:
     the kernel returns NEED_TABLES and the export builds them)."""
@@ -108,19 +127,19 @@ def tables_for(lz, s, a, n):
     return 2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def debt_add(lz, s, a, n):
     if lz[LZ_STATE] != BT_NOT_BUILT:
         return
     lz[LZ_DEBT] += merge_excess(s, a, n)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def wants_backtrack(s, a, n):
     return n > 6 and (s[a + n - 1] >= 0x80 or n > 64)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def bt_encode(bt, v, s, a, n, tok, start, opn, memo):
     """st__backtrack_encode on the piece s[a .. a + n): m tokens, 0 if the tables cannot encode
     it (the caller then uses the merge loops). opn: scratch of n // 64 + 1 words."""
@@ -129,7 +148,7 @@ def bt_encode(bt, v, s, a, n, tok, start, opn, memo):
 
 # ---- per piece ----
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def replay_short(pc, ln, a, has_sup, run, v, rules, sup, pairs, o, ids, starts, s):
     lines = pc.lines
     n = np.int64(lines[ln * 64 + 4])
@@ -146,7 +165,7 @@ def replay_short(pc, ln, a, has_sup, run, v, rules, sup, pairs, o, ids, starts, 
         put(o, ids, starts, s, x & _ID_MASK, a + np.int64(x >> _ID_SHIFT))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def replay_long(pc, le, a, has_sup, run, v, rules, sup, pairs, o, ids, starts, s):
     m = np.int64(pc.lmeta[2 * le + 1])
     t0 = le * ST_CACHE_LONG_TOKENS
@@ -157,7 +176,7 @@ def replay_long(pc, le, a, has_sup, run, v, rules, sup, pairs, o, ids, starts, s
         put(o, ids, starts, s, pc.ltok[t0 + k], a + np.int64(pc.lrel[t0 + k]))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def replay(pc, where, n, a, has_sup, run, v, rules, sup, pairs, o, ids, starts, s):
     if n <= 56:
         replay_short(pc, where, a, has_sup, run, v, rules, sup, pairs, o, ids, starts, s)
@@ -165,7 +184,7 @@ def replay(pc, where, n, a, has_sup, run, v, rules, sup, pairs, o, ids, starts, 
         replay_long(pc, where, a, has_sup, run, v, rules, sup, pairs, o, ids, starts, s)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def piece_symbols(alphabet, s, a, n, sym, off):
     """The base symbols of the piece s[a .. a + n) and each one's byte offset in the piece."""
     if alphabet == ST_ALPHABET_BYTES:
@@ -219,32 +238,30 @@ def piece_symbols(alphabet, s, a, n, sym, off):
     return ns
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def encode_piece_rules(e, c, s, a, b):
     """A rule model's piece: its base symbols merged by rule (a piece that spells a token is not
     taken whole: the rules decide)."""
-    v, rules, sup, has_sup, w, pairs, pc, run = e.v, e.rules, e.sup, e.has_sup, c.w, c.pairs, c.pc, c.run
-    o, ids, starts = c.o, c.ids, c.starts
     n = b - a
-    hit, where, rh = cache_find(pc, s, a, n, np.uint64(0))
+    hit, where, rh = cache_find(c.pc, s, a, n, np.uint64(0))
     if hit:
-        replay(pc, where, n, a, has_sup, run, v, rules, sup, pairs, o, ids, starts, s)
+        replay(c.pc, where, n, a, e.has_sup, c.run, e.v, e.rules, e.sup, c.pairs, c.o, c.ids, c.starts, s)
         return ST_OK
     if n > ST_MERGE_MAX_PARTS:
         return ST_ERR_OUT_OF_MEMORY
     if n <= ST_STACK_PIECE:
-        sym, off, tok, start = w.sym, w.off, w.tok, w.start
-        heap, nxt, prv, rank, tk = w.heap, w.nxt, w.prv, w.rank, w.tk
-    else:
-        sym = np.empty(n + 1, np.uint32)
-        off = np.empty(n + 1, np.uint32)
-        tok = np.empty(n + 1, np.uint32)
-        start = np.empty(n + 1, np.uint32)
-        heap = np.empty(3 * n + 1, np.uint64)
-        nxt = np.empty(n + 1, np.uint32)
-        prv = np.empty(n + 1, np.uint32)
-        rank = np.empty(n + 1, np.uint32)
-        tk = np.empty(n + 1, np.uint32)
+        w = c.w
+        rules_core(e, c, s, a, n, where, rh, w.sym, w.off, w.tok, w.start, w.heap, w.nxt, w.prv, w.rank, w.tk)
+    else:  # C: allocated past ST_STACK_PIECE bytes
+        g = c.big
+        rules_core(e, c, s, a, n, where, rh, g.sym, g.off, g.tok, g.start, g.heap, g.nxt, g.prv, g.rank, g.tk)
+    return ST_OK
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def rules_core(e, c, s, a, n, where, rh, sym, off, tok, start, heap, nxt, prv, rank, tk):
+    v, rules, sup, has_sup, pairs, pc, run = e.v, e.rules, e.sup, e.has_sup, c.pairs, c.pc, c.run
+    o, ids, starts = c.o, c.ids, c.starts
     ns = piece_symbols(v.alphabet, s, a, n, sym, off)
     m = merge_heap(MODE_RULES, v, rules, sup, pairs, s, a, sym, ns, tok, start, heap, nxt, prv, rank, tk)
     if not has_sup or not piece_to_run(run, v, rules, sup, pairs, o, ids, starts, s, tok, 0, m, a):
@@ -254,10 +271,9 @@ def encode_piece_rules(e, c, s, a, b):
     if has_sup and m == 1 and (sup.eligible[tok[0] >> 6] >> np.uint64(tok[0] & 63)) & np.uint64(1):
         joins = 1
     cache_fill(pc, where, rh, s, a, n, m, tok, start, off, True, joins)
-    return ST_OK
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def encode_piece_ranks(e, c, s, a, b, looked, h, merge_only):
     """A rank vocabulary's piece: one token if it is one; else backtracking (long or non-ASCII
     pieces, when the tables exist) or the merge loops. looked: the caller found the whole piece
@@ -312,27 +328,35 @@ def encode_piece_ranks(e, c, s, a, b, looked, h, merge_only):
         return ST_OK
     if n > ST_MERGE_MAX_PARTS:
         return ST_ERR_OUT_OF_MEMORY
-    tok = np.empty(n + 1, np.uint32)
-    start = np.empty(n + 1, np.uint32)
+    ranks_long(e, c, s, a, n, use_bt, wants)
+    return ST_OK
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def ranks_long(e, c, s, a, n, use_bt, wants):
+    """A piece past ST_STACK_PIECE bytes, in the call's scratch for long pieces (c.big, sized by
+    the text: C allocates it per piece): backtracking or the heap merge (never cached: longer
+    than the cache's pieces)."""
+    v, rules, sup, pairs, o, ids, starts, big = e.v, e.rules, e.sup, c.pairs, c.o, c.ids, c.starts, c.big
+    tok = big.tok
+    start = big.start
     if use_bt == 1:
-        m = bt_encode(e.bt, v, s, a, n, tok, start, np.empty(n // 64 + 1, np.uint64), e.memo)
+        m = bt_encode(e.bt, v, s, a, n, tok, start, big.opn, e.memo)
         if m:
             for k in range(m):
                 put(o, ids, starts, s, tok[k], a + np.int64(start[k]))
-            return ST_OK
-    m = merge_heap(MODE_RANKS, v, rules, sup, pairs, s, a, tok, n, tok, start, np.empty(3 * n + 1, np.uint64),
-                   np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32),
-                   np.empty(n + 1, np.uint32))
+            return
+    m = merge_heap(MODE_RANKS, v, rules, sup, pairs, s, a, tok, n, tok, start, big.heap, big.nxt, big.prv, big.rank,
+                   big.tk)
     if wants and use_bt == 0:
-        debt_add(lz, s, a, n)
+        debt_add(c.w.lz, s, a, n)
     for k in range(m):
         put(o, ids, starts, s, tok[k], a + np.int64(start[k]))
-    return ST_OK
 
 
 # ---- the pieces of a stretch of text ----
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def encode_ordinary(e, c, s, frm, to):
     """The pieces of s[frm .. to), a batch of ends at a time from the pre-tokenizer: for a rank
     vocabulary the whole-piece lookup inline (nearly every piece of real text is one token), one
@@ -348,6 +372,7 @@ def encode_ordinary(e, c, s, frm, to):
     byte_ids = v.byte_ids
     pair_ids = v.pair_ids
     ranks = e.kind == ST__KIND_RANKS
+    o, ids, starts = c.o, c.ids, c.starts
     while True:
         m = pieces_fill(pt, sub, sub_len, it, ends, ST_PIECE_BATCH)
         if m == 0:
@@ -369,7 +394,7 @@ def encode_ordinary(e, c, s, frm, to):
                     tid = _NO
                     looked = False
                 if tid != _NO:
-                    put(c.o, c.ids, c.starts, s, tid, a)
+                    put(o, ids, starts, s, tid, a)
                 else:
                     st = encode_piece_ranks(e, c, s, a, b, looked, h, False)
                     if st != ST_OK:
@@ -382,13 +407,13 @@ def encode_ordinary(e, c, s, frm, to):
     return ST_OK
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def flush_run(e, c, s):
     if e.has_sup and c.run.rs[0]:
         run_flush(c.run, e.v, e.rules, e.sup, c.pairs, c.o, c.ids, c.starts, s)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def encode_all(e, c, s, length, pl):
     """The text: the allowed specials cut it, the pre-tokenizer splits the rest; then the last
     run (a run never crosses a special token or the end of the text)."""
@@ -424,7 +449,7 @@ def encode_all(e, c, s, length, pl):
     return st
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def encode_many_kernel(e, c0, s, offsets, n_texts, pl, cap, counts):
     """st_encode_many's texts after the checks: each refused if it holds a disallowed string,
     else encoded into ids past the texts before it. (status (-1: text k holds a disallowed
@@ -435,13 +460,14 @@ def encode_many_kernel(e, c0, s, offsets, n_texts, pl, cap, counts):
         a = np.int64(offsets[k])
         n = np.int64(offsets[k + 1]) - a
         t = s[a:]
-        found, at, src, fa, fl, fid = check_disallowed_kernel(e.v, pl, t, n)
+        found, at, src, fa, fl, fid = check_disallowed_kernel(e.v, pl, t, n, c0.w.first)
         if found:
             return -1, k
         room = cap - total if total < cap else 0
-        o = np.zeros(SINK_FIELDS, np.int64)
+        o = c0.o
+        o[:] = 0
         o[O_CAP] = room
-        c = Call(c0.w, c0.pairs, c0.pc, c0.run, o, ids[total:] if room else ids[:0], c0.starts, c0.report)
+        c = Call(c0.w, c0.pairs, c0.pc, c0.run, o, ids[total:] if room else ids[:0], c0.starts, c0.report, c0.big)
         st = encode_all(e, c, t, n, pl)
         if st != ST_OK:
             return st, k
@@ -450,7 +476,7 @@ def encode_many_kernel(e, c0, s, offsets, n_texts, pl, cap, counts):
     return ST_OK, total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def encode_piece_kernel(e, c, s, length):
     """st_encode_piece: one piece through the same merge code as st_encode's pieces (the merge
     loops alone: no pre-tokenizer, no specials, no piece cache, no superword pass)."""
@@ -513,6 +539,33 @@ def _enc_of(enc, scratch, merge_only=False):
     return Enc(enc.kind, enc.vocab, enc.rules, enc.supers, has_sup, enc.pt, bt, memo), w
 
 
+def _host_array(a, dtype):
+    """a is what the numba runtime makes for a call (1-d, C-contiguous, writable, of dtype), so
+    the kernel's compiled entry point takes it as it took the first call's."""
+    return a.ndim == 1 and a.dtype == dtype and a.flags.c_contiguous and a.flags.writeable
+
+
+def _run(enc, kernel, args, host):
+    """kernel(*args) through its compiled entry point, kept per handle after the first call
+    (numba's dispatcher types every array of the nested namedtuples on every call: about 30 us
+    a call); host: the arguments the caller made, with their dtypes, checked cheaply each call
+    (anything unusual goes through the dispatcher)."""
+    for a, dt in host:
+        if not _host_array(a, dt):
+            return kernel(*args)
+    eps = enc.lazy.extra.setdefault("entry", {})
+    key = (kernel, enc.lazy.bt_state == BT_READY)
+    ep = eps.get(key)
+    if ep is not None:
+        return ep(*args)
+    out = kernel(*args)
+    sig = tuple(kernel.typeof_pyval(a) for a in args)
+    cres = kernel.overloads.get(sig)
+    if cres is not None:
+        eps[key] = cres.entry_point
+    return out
+
+
 def _after(enc, w):
     enc.lazy.bt_debt = int(w.lz[LZ_DEBT])
 
@@ -558,11 +611,14 @@ def st_encode(enc, text, length, specials, flags, ids, starts, cap, n_ids, err):
     run = new_run(length + 1) if enc.kind == ST__KIND_RULES and enc.supers.n > 0 else NO_RUN
     ids_a = ids if ids is not None else _NO_IDS
     starts_a = starts if starts is not None else _NO_STARTS
+    big = big_for(length)
     while True:
         e, w = _enc_of(enc, scratch)
         o = new_sink(cap, flags, starts is not None)
         report = new_report()
-        st = encode_all(e, Call(w, pairs, pc, run, o, ids_a, starts_a, report), text, length, pl)
+        st = _run(enc, encode_all, (e, Call(w, pairs, pc, run, o, ids_a, starts_a, report, big), text, length, pl),
+                  ((text, np.uint8), (ids_a, np.uint32), (starts_a, np.uint64), (pl.strings, np.uint8),
+                   (pl.ends, np.uint64)))
         _after(enc, w)
         if st != NEED_TABLES:
             break
@@ -596,8 +652,10 @@ def st_encode_piece(enc, data, length, ids, cap, n_ids, err):
     e, w = _enc_of(enc, None)
     o = new_sink(cap, ST_OFFSETS_BYTES, False)
     report = new_report()
-    st = encode_piece_kernel(e, Call(w, _EMPTY_PAIRS, no_pc(), NO_RUN, o, ids if ids is not None else _NO_IDS,
-                                     _NO_STARTS, report), data, length)
+    ids_a = ids if ids is not None else _NO_IDS
+    st = _run(enc, encode_piece_kernel, (e, Call(w, _EMPTY_PAIRS, no_pc(), NO_RUN, o, ids_a, _NO_STARTS, report,
+                                                 big_for(length)), data, length),
+              ((data, np.uint8), (ids_a, np.uint32)))
     n = int(o[O_N])
     n_ids.v = n
     if st != ST_OK:
@@ -666,11 +724,16 @@ def _encode_many_run(enc, texts, offs, n_texts, pl, offsets, ids, cap, counts, n
     has_sup = enc.kind == ST__KIND_RULES and enc.supers.n > 0
     run = new_run(max(offs[k + 1] - offs[k] for k in range(n_texts)) + 1) if has_sup else NO_RUN
     offsets_arr = np.ascontiguousarray(offsets, np.uint64)
+    big = big_for(max(offs[k + 1] - offs[k] for k in range(n_texts)))
     while True:
         e, w = _enc_of(enc, scratch)
         report = new_report()
-        st, k = encode_many_kernel(e, Call(w, pairs, pc, run, new_sink(0, 0, False), ids if ids is not None else _NO_IDS,
-                                           _NO_STARTS, report), texts, offsets_arr, n_texts, pl, cap, counts)
+        ids_a = ids if ids is not None else _NO_IDS
+        st, k = _run(enc, encode_many_kernel,
+                     (e, Call(w, pairs, pc, run, new_sink(0, 0, False), ids_a, _NO_STARTS, report, big), texts,
+                      offsets_arr, n_texts, pl, cap, counts),
+                     ((texts, np.uint8), (ids_a, np.uint32), (counts, np.uint64), (offsets_arr, np.uint64),
+                      (pl.strings, np.uint8), (pl.ends, np.uint64)))
         _after(enc, w)
         if st != NEED_TABLES:
             break

@@ -23,7 +23,7 @@ def new_sink(cap, unit, with_starts):
     return o
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def start_offset(o, s, b):
     """The offset of a token starting at byte b, in the sink's unit; a token that starts inside a
     character gets the offset of that character."""
@@ -47,7 +47,7 @@ def start_offset(o, s, b):
     return last if (s[b] & 0xC0) == 0x80 else units
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def put(o, ids, starts, s, tid, byte_start):
     n = o[O_N]
     if n < o[O_CAP]:

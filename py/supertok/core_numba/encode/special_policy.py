@@ -30,7 +30,7 @@ NO_POLICY = PL(_EMPTY_BITS, _EMPTY_BITS, 0, 0, _EMPTY_STR, _EMPTY_ENDS, 0, 0, 0,
 
 # ---- the vocabulary's special strings (vocab.h's checked accessors) ----
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def span(v, tid):
     """st__vocab_span: (ok, start, len)."""
     if tid >= v.n_ids:
@@ -42,7 +42,7 @@ def span(v, tid):
     return True, a, b - a
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def special_string(v, k):
     """st__vocab_special_string: (ok, id, start, len) of special string k."""
     if k < v.n_special:
@@ -64,7 +64,7 @@ def n_strings(v):
     return v.n_special + v.n_extra
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def special_string_number(v, p, a, n):
     """The number of the special string whose bytes are p[a .. a + n), or -1."""
     for k in range(v.n_special + v.n_extra):
@@ -213,12 +213,12 @@ def policy_resolve(v, sp, err):
                      empty_unknown)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def bit_get(bits, k):
     return (bits[k >> 6] >> np.uint64(k & 63)) & np.uint64(1)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _eq(s, i, q, b, n):
     for j in range(n):
         if s[i + j] != q[b + j]:
@@ -226,7 +226,7 @@ def _eq(s, i, q, b, n):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def disallowed_at(v, pl, s, i, length):
     """The longest disallowed string at s[i..]: (any, src (0: vocab bytes, 1: the policy's
     strings), start, length, id)."""
@@ -262,20 +262,20 @@ def disallowed_at(v, pl, s, i, length):
     return any_, src, f_a, f_len, f_id
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def find_byte(s, i, length, c):
     while i < length and s[i] != c:
         i += 1
     return i
 
 
-@njit(cache=True, nogil=True)
-def check_disallowed_kernel(v, pl, s, length):
+@njit(cache=True, nogil=True, _nrt=False)
+def check_disallowed_kernel(v, pl, s, length, first):
     """The first disallowed string in s[0 .. length): (found, at, src, start, len, id)."""
     if not pl.any_disallowed:
         return False, 0, 0, 0, 0, ST_NO_TOKEN
     n_str = v.n_special + v.n_extra if pl.disallowed.shape[0] else 0
-    first = np.zeros(256, np.uint8)
+    first[:] = 0
     distinct = 0
     only = 0
     for k in range(n_str):
@@ -325,7 +325,7 @@ def check_disallowed(v, pl, s, length, err):
     text (the earliest; at one position the longest), else ST_OK."""
     if not pl.any_disallowed:
         return ST_OK
-    found, at, src, a, n_found, tid = check_disallowed_kernel(v, pl, s, length)
+    found, at, src, a, n_found, tid = check_disallowed_kernel(v, pl, s, length, np.zeros(256, np.uint8))
     if not found:
         return ST_OK
     if err is not None:
@@ -338,7 +338,7 @@ def check_disallowed(v, pl, s, length, err):
     return ST_ERR_DISALLOWED_SPECIAL
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def special_at(v, allowed, s, i, length):
     """The allowed special string matching at s[i..], longest first: (id or ST_NO_TOKEN, its
     length)."""
@@ -356,7 +356,7 @@ def special_at(v, allowed, s, i, length):
     return best, best_len
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def special_first_bytes(v, allowed, first):
     first[:] = 0
     for k in range(v.n_special + v.n_extra):

@@ -35,12 +35,12 @@ def new_run(cap):
 NO_RUN = new_run(4)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def eligible(sup, t):
     return (sup.eligible[t >> 6] >> np.uint64(t & 63)) & np.uint64(1)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def run_put(r, t, a):
     n = r.rs[0]
     r.tok[n] = t
@@ -48,7 +48,7 @@ def run_put(r, t, a):
     r.rs[0] = n + 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def run_flush(r, v, rules, sup, pairs, o, ids, starts, s):
     """st__run_flush: merge the run by supermerges, put its tokens out; the run is then empty."""
     n = r.rs[0]
@@ -69,7 +69,7 @@ def run_flush(r, v, rules, sup, pairs, o, ids, starts, s):
         put(o, ids, starts, s, r.out[k], at[r.start[k]])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def piece_to_run(r, v, rules, sup, pairs, o, ids, starts, s, tok, t0, m, a):
     """A superword model's piece of m tokens (tok[t0 .. t0 + m)) at text offset a: one eligible
     token joins the run (True: the caller puts nothing); anything else ends the run, put out now
