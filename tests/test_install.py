@@ -86,7 +86,7 @@ def test_forced_backend_that_does_not_load_names_the_reason(selection):
 def test_report_gives_a_reason_for_each_backend_that_does_not_load(monkeypatch):
     monkeypatch.setattr(backends, "load", _fake_load({"wasmtime", "pywasm"}))
     assert backends.report() == [("native", "native refused by the test"),
-                                 ("wasmtime", None), ("pywasm", None)]
+                                 ("wasmtime", None), ("numba", "numba refused by the test"), ("pywasm", None)]
     assert backends.available() == ["wasmtime", "pywasm"]
 
 
@@ -103,9 +103,10 @@ def test_a_wasmtime_that_cannot_run_here_is_unavailable_not_a_crash(monkeypatch)
 
 
 def test_the_pywasm_warning_in_a_real_process():
-    """No native extension and no wasmtime importable: the process runs on pywasm and says so once
-    on stderr, naming both reasons."""
+    """No native extension, no wasmtime and no numba importable: the process runs on pywasm and says
+    so once on stderr, naming the reasons."""
     code = ("import sys; sys.modules['supertok._native'] = None; sys.modules['wasmtime'] = None\n"
+            "sys.modules['numba'] = None\n"
             "import supertok\n"
             "print(supertok.backend()); print(supertok.backend())\n")
     env = {k: v for k, v in os.environ.items() if k != "SUPERTOK_BACKEND"}
@@ -114,12 +115,14 @@ def test_the_pywasm_warning_in_a_real_process():
     assert r.stdout.split() == ["pywasm", "pywasm"]
     assert r.stderr.count("SlowBackendWarning") == 1, r.stderr
     assert "supertok._native is not built" in r.stderr and "wasmtime is not installed" in r.stderr, r.stderr
+    assert "numba is not installed" in r.stderr, r.stderr
 
 
 def test_the_pywasm_warning_comes_at_import():
     """With neither faster backend importable, `import supertok` itself warns (once), naming the
     user's line, before any call; a forced backend does not."""
     code = ("import sys, warnings; sys.modules['supertok._native'] = None; sys.modules['wasmtime'] = None\n"
+            "sys.modules['numba'] = None\n"
             "with warnings.catch_warnings(record=True) as w:\n"
             "    warnings.simplefilter('always')\n"
             "    import supertok\n"

@@ -196,21 +196,23 @@ def _warn_slow(reasons):
         "supertok is running on pywasm, a pure-Python WebAssembly interpreter thousands of times "
         "slower than the other backends, because none of them loads here (%s). For a fast "
         "backend: pip install wasmtime (wheels for Linux, macOS and Windows on x86-64 and ARM64), "
+        "or pip install numba (the numba backend), "
         "or install a C compiler (gcc or clang) and reinstall supertok for the native one. "
         "SUPERTOK_BACKEND=pywasm chooses pywasm and silences this warning." % why,
         SlowBackendWarning, stacklevel=_outside_package_stacklevel())
 
 
 def warn_at_import():
-    """At `import supertok`, with no backend forced: when neither faster backend can even be
-    imported (no native extension, no wasmtime package), the process will run on pywasm; say so
+    """At `import supertok`, with no backend forced: when no faster backend can even be
+    imported (no native extension, no wasmtime package, no numba), the process will run on pywasm; say so
     then, once, instead of at the first call (a cheap check: nothing is loaded)."""
     if os.environ.get("SUPERTOK_BACKEND", "").strip():
         return
     import importlib.util
     reasons = {}
     for name, module, why in (("native", "supertok._native", "the native extension supertok._native is not built"),
-                              ("wasmtime", "wasmtime", "wasmtime is not installed (pip install wasmtime)")):
+                              ("wasmtime", "wasmtime", "wasmtime is not installed (pip install wasmtime)"),
+                              ("numba", "numba", "numba is not installed (pip install 'supertok[numba]')")):
         try:
             found = importlib.util.find_spec(module) is not None
         except (ImportError, ValueError):
