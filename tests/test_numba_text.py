@@ -9,13 +9,12 @@ the encoder walks, and megabyte runs of one character, whose time must stay line
 """
 import lzma
 import json
-import os
 import time
 
 import numpy as np
 import pytest
 
-from conftest import CORPORA, corpus_path
+from conftest import corpus_path
 
 numba = pytest.importorskip("numba", reason="numba is not installed (pip install 'supertok[numba]')")
 

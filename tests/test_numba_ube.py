@@ -77,7 +77,8 @@ def outcome(fn, *args):
 def corpus_texts():
     files = sorted(glob.glob(os.path.join(CORPORA, "*.txt.xz")))
     if not files:
-        pytest.skip("no corpora at %s (set SUPERTOK_CORPORA)" % CORPORA)
+        pytest.skip("corpus %s is absent (../shared/corpora, or set SUPERTOK_CORPORA): the corpus-based "
+                    "tests need it; the vectors cover the spec without it" % "folder")
     out = []
     for path in files:
         with lzma.open(path, "rb") as fh:

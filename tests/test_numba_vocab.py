@@ -226,7 +226,6 @@ def test_hostile_images(pair):
     nat, nb = pair
     e = nat.encoding_new(SMALL, b"PHx4fD4= 258\nPHx5fD4= 258\n", 2)
     good = nat.save_image(e)
-    rng = random.Random(3)
     cases = [b"", good[:63], b"X" + good[1:], good[:-1]]
     for off in (8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60):
         for val in (0, 1, 2, 7, 0xFFFFFFFF, 0x40000001, 1 << 20):

@@ -650,6 +650,7 @@ def st_encode_piece(enc, data, length, ids, cap, n_ids, err):
     if not length:
         return ST_OK
     e, w = _enc_of(enc, None)
+    e = e._replace(has_sup=False)  # one piece: the supermerges, which join pretokens, do not apply
     o = new_sink(cap, ST_OFFSETS_BYTES, False)
     report = new_report()
     ids_a = ids if ids is not None else _NO_IDS
