@@ -11,6 +11,7 @@ from numba import njit
 
 from .. import export
 from ..base.common import ST_OK, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, clear, fail
+from ..formats.vocab import vocab_special_string
 from ..text.unicode import ucd_class, ucd_script, ST_UCD_CLASS_MASK, ST_UCD_WHITE_SPACE, ST_UCD_LU, ST_UCD_LO, \
     ST_SCRIPT_UNKNOWN, ST_SCRIPT_COMMON, ST_SCRIPT_INHERITED
 from ..text.pretokenize import ST_PATTERN_GPT2, ST_PRETOK_SCRIPT_AWARE
@@ -173,27 +174,7 @@ def rule_scripts(s, length, scripts, p):
     return True, p - la, p + lb
 
 
-@njit(cache=True, nogil=True)
-def special_string(v, k):
-    """st__vocab_special_string: (ok, id, start, len) of special string k, checked."""
-    if k < v.n_special:
-        sid = np.int64(v.special_ids[k])
-        if sid >= v.n_ids:
-            return False, 0, 0, 0
-        a = np.int64(v.offsets[sid])
-        b = np.int64(v.offsets[sid + 1])
-        if a >= b or b > v.bytes_len:
-            return False, 0, 0, 0
-        return True, sid, a, b - a
-    k -= v.n_special
-    if k >= v.n_extra:
-        return False, 0, 0, 0
-    x0 = np.int64(v.extra[3 * k])
-    x1 = np.int64(v.extra[3 * k + 1])
-    x2 = np.int64(v.extra[3 * k + 2])
-    if x2 == 0 or x1 > v.bytes_len or x2 > v.bytes_len - x1:
-        return False, 0, 0, 0
-    return True, x0, x1, x2
+special_string = vocab_special_string  # vocab.h's checked accessor (formats/vocab.py)
 
 
 @njit(cache=True, nogil=True)

@@ -38,7 +38,7 @@ from .backtrack import backtrack_encode, new_memo, NO_MEMO, _unsuitable
 from .merge import merge_short, merge_heap, ST_LINEAR_PIECE, ST_MERGE_MAX_PARTS, MODE_RANKS, MODE_RULES
 from .piece_cache import (cache_find, cache_fill, piece_cache_open, piece_cache_close, no_pc, ST_CACHE_ID_BITS,
                           ST_CACHE_LONG_TOKENS)
-from .sink import put, new_sink, O_N, O_CAP, SINK_FIELDS, ST_OFFSETS_UTF16, ST_OFFSETS_BYTES
+from .sink import put, new_sink, O_N, O_CAP, ST_OFFSETS_UTF16, ST_OFFSETS_BYTES
 from .special_policy import policy_resolve, check_disallowed, check_disallowed_kernel, special_at, \
     special_first_bytes
 from .superword_pass import run_put, run_flush, piece_to_run, new_run, NO_RUN

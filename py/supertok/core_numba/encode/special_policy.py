@@ -16,6 +16,7 @@ from numba import njit
 
 from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_DISALLOWED_SPECIAL, ST_UNIT_NONE, ST_UNIT_BYTE,
                            ST_UNIT_INDEX, ST_KIND_DISALLOWED_SPECIAL, ST_NO_TOKEN, MESSAGE_SIZE, fail)
+from ..formats.vocab import vocab_span, vocab_special_string
 
 ST_SPECIAL_ALLOW_ALL, ST_SPECIAL_DISALLOW_REST, ST_SPECIAL_BY_STRING, ST_SPECIAL_BY_TEXT = 1, 2, 4, 8
 
@@ -28,36 +29,8 @@ _EMPTY_ENDS = np.zeros(0, np.uint64)
 NO_POLICY = PL(_EMPTY_BITS, _EMPTY_BITS, 0, 0, _EMPTY_STR, _EMPTY_ENDS, 0, 0, 0, 0)
 
 
-# ---- the vocabulary's special strings (vocab.h's checked accessors) ----
-
-@njit(cache=True, nogil=True, _nrt=False)
-def span(v, tid):
-    """st__vocab_span: (ok, start, len)."""
-    if tid >= v.n_ids:
-        return False, 0, 0
-    a = np.int64(v.offsets[tid])
-    b = np.int64(v.offsets[tid + 1])
-    if a >= b or b > v.bytes_len:
-        return False, 0, 0
-    return True, a, b - a
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def special_string(v, k):
-    """st__vocab_special_string: (ok, id, start, len) of special string k."""
-    if k < v.n_special:
-        tid = np.int64(v.special_ids[k])
-        ok, a, tl = span(v, tid)
-        return ok, tid, a, tl
-    k -= v.n_special
-    if k >= v.n_extra:
-        return False, 0, 0, 0
-    x0 = np.int64(v.extra[3 * k])
-    x1 = np.int64(v.extra[3 * k + 1])
-    x2 = np.int64(v.extra[3 * k + 2])
-    if x2 == 0 or x1 > v.bytes_len or x2 > v.bytes_len - x1:
-        return False, 0, 0, 0
-    return True, x0, x1, x2
+# ---- the vocabulary's special strings: vocab.h's checked accessors (formats/vocab.py) ----
+span, special_string = vocab_span, vocab_special_string
 
 
 def n_strings(v):

@@ -35,6 +35,7 @@ from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_MALFORMED_MODE
                            ST_UNIT_INDEX, ST_KIND_NONE, ST_KIND_ID_REPEATED, ST_KIND_ID_TAKEN, ST_KIND_EMPTY_TOKEN,
                            ST_KIND_ID_TOO_LARGE, fail, quoted)
 from ..base.hash import hash_bytes, hash_short, load_le64, low_mask, mix64
+from ..text.utf8 import utf8_validate
 from .base64 import base64_decode, base64_decoded_length
 
 Vocab = namedtuple("Vocab", "n_ids n_ordinary n_special table_mask bytes_len offsets bytes table special_ids "
@@ -262,42 +263,12 @@ def supers_find(s, left, right):
     return supers_find_raw(s.rules.slots, s.rules.mask, s.shift, s.filter, left, right)
 
 
-# ---- UTF-8 validity (st_utf8_validate's verdict; text/utf8.py is the text helper's) ----------
+# ---- UTF-8 validity: st_utf8_validate's verdict on a token's bytes (text/utf8.c, as vocab.c calls it) ----
 
 @njit(cache=True, nogil=True)
 def utf8_ok(s, i, n):
-    end = i + n
-    while i < end:
-        b = s[i]
-        if b < 0x80:
-            i += 1
-            continue
-        lo, hi = 0x80, 0xBF
-        if 0xC2 <= b <= 0xDF:
-            need = 1
-        elif 0xE0 <= b <= 0xEF:
-            need = 2
-            if b == 0xE0:
-                lo = 0xA0
-            elif b == 0xED:
-                hi = 0x9F
-        elif 0xF0 <= b <= 0xF4:
-            need = 3
-            if b == 0xF0:
-                lo = 0x90
-            elif b == 0xF4:
-                hi = 0x8F
-        else:
-            return False
-        if end - i <= need:
-            return False
-        if s[i + 1] < lo or s[i + 1] > hi:
-            return False
-        for k in range(2, need + 1):
-            if (s[i + k] & 0xC0) != 0x80:
-                return False
-        i += need + 1
-    return True
+    bad, _ = utf8_validate(s[i:], n)
+    return bad < 0
 
 
 # ---- the rank-file format ----------------------------------------------------------------------
