@@ -135,7 +135,10 @@ def _make(name):
             raise BackendUnavailable("wasmtime is installed but does not run here (%s: %s)"
                                      % (type(exc).__name__, exc)) from None
     if name == "numba":
-        from .numba_runtime import NumbaRuntime
+        try:
+            from .numba_runtime import NumbaRuntime
+        except ImportError as exc:  # numpy (or numba) is not installed: the numba extra is not
+            raise BackendUnavailable("numba is not installed (pip install 'supertok[numba]'): %s" % exc) from None
         return CoreBackend(NumbaRuntime())
     if name == "pywasm":
         from .wasm_runtime import PywasmRunner, WasmRuntime
