@@ -106,6 +106,12 @@ class _Tee(io.TextIOBase):
     def flush(self):
         self.out.flush()
 
+    def reconfigure(self, **kw):
+        """The options go to the standard output underneath (encode.py asks for line buffering)."""
+        reconfigure = getattr(self.out, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(**kw)
+
 
 def run_and_record(main, name, argv=None, skip=("--quick", "--worker", "--serve", "-h", "--help")):
     """Run main() with standard output kept; then, unless argv holds --no-results or a flag of

@@ -99,3 +99,23 @@ def test_user_njit_errors():
     if native is not None:
         with pytest.raises(ValueError, match="numba backend"):
             stn.encoder(native)
+
+
+def test_the_docs_example_runs_as_written(capsys):
+    """docs/python.md's example of supertok.numba in a user's @njit code, run as written: it prints
+    what its comment says."""
+    with open(os.path.join(ROOT, "docs", "python.md"), encoding="utf-8") as f:
+        doc = f.read()
+    section = doc.split("### Encoding inside your own @njit code", 1)[1]
+    lines, started = [], False
+    for line in section.splitlines():
+        if line.startswith("    "):
+            started = True
+            lines.append(line[4:])
+        elif started and line.strip():
+            break
+    code = "\n".join(lines)
+    assert "stn.encode" in code and "print(" in code, code
+    want = code.rsplit("# ", 1)[1].strip()
+    exec(compile(code, "docs/python.md", "exec"), {})
+    assert capsys.readouterr().out.strip() == want
