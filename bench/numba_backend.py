@@ -80,7 +80,7 @@ def main():
     print("\n### Cold compile (a fresh NUMBA_CACHE_DIR; python -m supertok.core_numba.warm --per-module)\n")
     cpu, wall, out = timed([sys.executable, "-m", "supertok.core_numba.warm", "--per-module"], env_for("numba", cache))
     print("Whole process: %.1f s CPU, %.1f s wall.\n" % (cpu, wall))
-    print("| module | compile seconds |")
+    print("| module | compile seconds (wall, nested compiles counted once) |")
     print("|---|---:|")
     for line in out.splitlines()[1:]:
         parts = line.split()
