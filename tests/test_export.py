@@ -161,6 +161,7 @@ def export_dir(tmp_path_factory):
     return str(tmp_path_factory.mktemp("exports"))
 
 
+@pytest.mark.trains
 @pytest.mark.parametrize("name", CORPUS_FILES)
 @pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_corpus_hf_gives_our_ids(name, backend, export_dir):
@@ -177,6 +178,7 @@ def test_corpus_hf_gives_our_ids(name, backend, export_dir):
                 name, k, i, want[i:i + 5], got[i:i + 5], enc.decode(want[max(0, i - 3):i + 5])))
 
 
+@pytest.mark.trains
 @pytest.mark.parametrize("name", CORPUS_FILES)
 @pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_corpus_tiktoken_differences_are_reported(name, backend, export_dir):
