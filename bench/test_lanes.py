@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How long the test lanes take: the fast lane (`python -m pytest -m "not slow" -n 2`, what the
 README offers first) and, with --full, the whole suite (`python -m pytest -n 2`, as .ci/run runs
-it), on the backends of SUPERTOK_TEST_BACKENDS (default: native, wasmtime and pywasm, as .ci/run
+it), on the backends of SUPERTOK_TEST_BACKENDS (default: native, wasmtime, numba and pywasm, as .ci/run
 sets them). -n 2: two pytest-xdist workers (--serial: one process, no -n).
 
     python bench/test_lanes.py              # the fast lane, once
@@ -22,12 +22,13 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+BACKENDS = "native,wasmtime,numba,pywasm"  # .ci/run's SUPERTOK_TEST_BACKENDS
 
 
 def run_lane(args):
     """Wall seconds, CPU seconds (user + system of the child and its children) and the summary."""
     env = dict(os.environ)
-    env.setdefault("SUPERTOK_TEST_BACKENDS", "native,wasmtime,pywasm")
+    env.setdefault("SUPERTOK_TEST_BACKENDS", BACKENDS)
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"] + args, cwd=ROOT,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -46,7 +47,7 @@ def main():
     args = ap.parse_args()
     workers = [] if args.serial else ["-n", "2"]
     lanes = [("fast lane", ["-m", "not slow"] + workers)] + ([("whole suite", workers)] if args.full else [])
-    print("Backends: %s; %d cores.\n" % (os.environ.get("SUPERTOK_TEST_BACKENDS", "native,wasmtime,pywasm"),
+    print("Backends: %s; %d cores.\n" % (os.environ.get("SUPERTOK_TEST_BACKENDS", BACKENDS),
                                          os.cpu_count()))
     print("| lane | command | wall s | CPU s | load before, after | pytest |")
     print("|---|---|---|---|---|---|")
