@@ -519,7 +519,7 @@ def work_of(enc):
     return w
 
 
-def _enc_of(enc, scratch, merge_only=False):
+def _enc_of(enc, scratch, merge_only=False, supers=True):
     """The kernels' view of the handle (E): the backtracking tables if built, the memo of the
     call's scratch block."""
     global _NO_BT
@@ -535,7 +535,7 @@ def _enc_of(enc, scratch, merge_only=False):
         if scratch.memo is None:
             scratch.memo = new_memo()
         memo = scratch.memo
-    has_sup = enc.kind == ST__KIND_RULES and enc.supers.n > 0
+    has_sup = supers and enc.kind == ST__KIND_RULES and enc.supers.n > 0
     return Enc(enc.kind, enc.vocab, enc.rules, enc.supers, has_sup, enc.pt, bt, memo), w
 
 
@@ -575,6 +575,20 @@ def _build_tables(enc):
     backtrack_tables(enc)
     if enc.lazy.bt_state == BT_NOT_BUILT:  # no builder: never due again
         enc.lazy.bt_state = BT_UNAVAILABLE
+
+
+def _ids_out(err, st, report, text, o, cap, n_ids):
+    """The end of st_encode and st_encode_piece: the count in *n_ids, then the kernel's failure, or
+    ST_ERR_BUFFER_TOO_SMALL when the ids did not fit in cap."""
+    n = int(o[O_N])
+    n_ids.v = n
+    if st != ST_OK:
+        return _finish(err, st, report, text)
+    if n > cap:
+        if err is not None:
+            err.status = ST_ERR_BUFFER_TOO_SMALL
+        return ST_ERR_BUFFER_TOO_SMALL
+    return ST_OK
 
 
 def _finish(err, st, report, text):
@@ -624,15 +638,7 @@ def st_encode(enc, text, length, specials, flags, ids, starts, cap, n_ids, err):
             break
         _build_tables(enc)  # then the call again, with them (or without, never due again)
     piece_cache_close(enc, scratch, pc)
-    n = int(o[O_N])
-    n_ids.v = n
-    if st != ST_OK:
-        return _finish(err, st, report, text)
-    if n > cap:
-        if err is not None:
-            err.status = ST_ERR_BUFFER_TOO_SMALL
-        return ST_ERR_BUFFER_TOO_SMALL
-    return ST_OK
+    return _ids_out(err, st, report, text, o, cap, n_ids)
 
 
 @export
@@ -649,23 +655,14 @@ def st_encode_piece(enc, data, length, ids, cap, n_ids, err):
             return st
     if not length:
         return ST_OK
-    e, w = _enc_of(enc, None)
-    e = e._replace(has_sup=False)  # one piece: the supermerges, which join pretokens, do not apply
+    e, w = _enc_of(enc, None, supers=False)  # one piece: the supermerges, which join pretokens, do not apply
     o = new_sink(cap, ST_OFFSETS_BYTES, False)
     report = new_report()
     ids_a = ids if ids is not None else _NO_IDS
     st = _run(enc, encode_piece_kernel, (e, Call(w, _EMPTY_PAIRS, no_pc(), NO_RUN, o, ids_a, _NO_STARTS, report,
                                                  big_for(length)), data, length),
               ((data, np.uint8), (ids_a, np.uint32)))
-    n = int(o[O_N])
-    n_ids.v = n
-    if st != ST_OK:
-        return _finish(err, st, report, data)
-    if n > cap:
-        if err is not None:
-            err.status = ST_ERR_BUFFER_TOO_SMALL
-        return ST_ERR_BUFFER_TOO_SMALL
-    return ST_OK
+    return _ids_out(err, st, report, data, o, cap, n_ids)
 
 
 @export
