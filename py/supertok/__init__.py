@@ -15,7 +15,7 @@ from .backends import set_current as _set_backend  # noqa: F401
 __all__ = ["ube_encode_symbols", "ube_decode_symbols", "UbeStreamDecoder", "UbeDecodeError", "get_encoding", "load_model", "encoding_for_model", "encoding_name_for_model", "list_encoding_names", "Encoding",
            "pretokenize", "pretokenize_spans", "backend", "version", "unicode_version",
            "script_names", "PATTERNS", "DEFAULT_SCRIPTS", "SupertokError", "BackendUnavailable", "train",
-           "TrainProgress", "TrainWarning", "ExportError", "ExportWarning", "ExportResult"]
+           "TrainProgress", "TrainWarning", "ExportError", "ExportWarning", "ExportResult", "evaluate"]
 
 __version__ = "0.1.0"
 
@@ -26,6 +26,8 @@ from ._export import ExportError, ExportResult, ExportWarning  # noqa: E402
 from .ube import UbeDecodeError, UbeStreamDecoder, ube_decode_symbols, ube_encode_symbols  # noqa: E402
 # tiktoken's modules under the same names (tiktoken.core, .load, .model, .registry)
 from . import core, load, model, registry  # noqa: E402,F401
+# what a tokenizer costs each language (the UBE paper's premiums, Gini and tests): docs/evaluation.md
+from .evaluation import evaluate  # noqa: E402
 
 # Pattern names accepted by the pre-tokenizer, and the core's pattern ids for them; the scripts
 # split one letter per piece in script-aware mode unless told otherwise (docs/design.md §5).

@@ -253,6 +253,35 @@ def build_parser():
                         "text; repeat for more files (default: a built-in sample in many scripts)")
     x.add_argument("--no-check", action="store_true", help="write the file without checking it")
 
+    v = sub.add_parser("evaluate", formatter_class=FMT, help="what tokenizers cost each language: premiums, Gini, tests",
+                       description="Encode a corpus of many languages with each tokenizer and report the token "
+                                   "premium of every language against a reference, the Gini coefficient, variance "
+                                   "and Theil indices of the premiums, and for each pair of tokenizers ΔGini with a "
+                                   "paired bootstrap interval and a Wilcoxon signed-rank test (Holm and "
+                                   "Benjamini-Hochberg adjusted), with vocabulary use and a round-trip audit (the UBE "
+                                   "paper's measurements; docs/evaluation.md). Prints a summary table; -o writes "
+                                   "report.json, report.md, report.html and the plots (with matplotlib).")
+    v.add_argument("corpus", nargs="?", metavar="CORPUS",
+                   help="aligned JSON lines ({\"lang\",\"id\",\"text\"}), UDHR JSON lines ({\"code\",\"text\"}), "
+                        "or a FLORES-style folder ({lang}.{split} files); compressed .gz/.xz/.bz2 too (default: the "
+                        "shipped sample, the UDHR's 30 articles in 52 languages)")
+    v.add_argument("--tokenizer", "-t", action="append", dest="tokenizers", metavar="SPEC[:LABEL]",
+                   help="an encoding name, a model file, a tiktoken rank file (.tiktoken) or a tokenizer.json; "
+                        "repeat for several (default: cl100k_base and o200k_base)")
+    v.add_argument("--reference", default="eng", metavar="LANG", help="the language premiums are relative to")
+    v.add_argument("--bootstrap", type=_natural_int, default=10000, metavar="N",
+                   help="resamples for the ΔGini intervals (0: none)")
+    v.add_argument("--seed", type=_natural_int, default=0, metavar="S", help="the bootstrap's seed")
+    v.add_argument("--compare", action="append", metavar="A:B",
+                   help="compare tokenizer A with B (labels); repeat for more (default: every pair)")
+    v.add_argument("--split", metavar="SPLIT", help="the split of a FLORES folder that holds several")
+    v.add_argument("--pattern", metavar="NAME", help="the pre-tokenizer of tiktoken rank files (default o200k)")
+    v.add_argument("--threads", type=_positive_int, metavar="N", help="encoding threads (default: every core)")
+    v.add_argument("-o", "--output", metavar="DIR", help="the folder to write the report into (made if missing)")
+    v.add_argument("--json", action="store_true", help="print report.json on standard output instead of the table")
+    v.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
+                   help="progress per tokenizer and language on standard error (auto: on a terminal)")
+
     sub.add_parser("info", formatter_class=FMT, help="backend, versions and where the files are",
                    description="Print the backend in use, the versions, the backends that load here and where "
                                "the package, the wasm module and the vocabularies are.")
@@ -866,7 +895,52 @@ def cmd_info(args):
     return 0
 
 
-COMMANDS = {"encode": cmd_encode, "count": lambda a: cmd_encode(a, count=True), "decode": cmd_decode,
+def cmd_evaluate(args):
+    from supertok.evaluation import DEFAULT_TOKENIZERS, CorpusError, TokenizerError, evaluate
+    if args.output is not None and os.path.exists(args.output) and not os.path.isdir(args.output):
+        raise CliError(args.output, "is not a folder: -o names the folder to write the report into")
+    pairs = None
+    if args.compare:
+        pairs = []
+        for spec in args.compare:
+            a, colon, b = spec.partition(":")
+            if not colon or not a or not b:
+                raise CliError("--compare", "%r is not A:B (two tokenizer labels)" % spec)
+            pairs.append((a, b))
+    live = args.progress == "on" or (args.progress == "auto" and _isatty(sys.stderr))
+    progress = None
+    if args.progress != "off":
+        def progress(e):
+            if live:
+                sys.stderr.write("\rsupertok evaluate: %s: %d/%d languages (%s)\x1b[K"
+                                 % (e["label"], e["done"], e["languages"], e["lang"]))
+            if e["done"] == e["languages"]:
+                sys.stderr.write("%ssupertok evaluate: %s: encoded %d languages\n"
+                                 % ("\r\x1b[K" if live else "", e["label"], e["languages"]))
+            sys.stderr.flush()
+    try:
+        report = evaluate(args.corpus, args.tokenizers or DEFAULT_TOKENIZERS, reference=args.reference,
+                          bootstrap=args.bootstrap, seed=args.seed, threads=args.threads, comparisons=pairs,
+                          split=args.split, pattern=args.pattern, progress=progress)
+    except (CorpusError, TokenizerError) as exc:
+        raise CliError("", str(exc)) from None
+    except (ValueError, TypeError, KeyError) as exc:
+        raise CliError("evaluate", str(exc).strip("'\"")) from None
+    written = []
+    if args.output is not None:
+        try:
+            written = report.save(args.output)
+        except OSError as exc:
+            raise CliError(args.output, "cannot write: %s" % (exc.strerror or exc), EXIT_ENV) from None
+    _write_text(report.to_json() if args.json else report.summary() + "\n")
+    if written and args.progress != "off":
+        from supertok.evaluation import plots
+        sys.stderr.write("supertok evaluate: wrote %s (%d files%s)\n" % (
+            args.output, len(written), "" if plots.available() else "; " + plots.MISSING))
+    return 0
+
+
+COMMANDS = {"encode": cmd_encode, "evaluate": cmd_evaluate, "count": lambda a: cmd_encode(a, count=True), "decode": cmd_decode,
             "pretokenize": cmd_pretokenize, "train": cmd_train, "export": cmd_export, "info": cmd_info}
 
 
