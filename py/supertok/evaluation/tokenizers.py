@@ -76,9 +76,9 @@ class SupertokTokenizer(Measured):
             return super().round_trip(batch, raws, used, threads)
         flat = []
         for ids in batch:
+            used.update(ids)
             flat += ids
             flat.append(sep)
-        used.update(flat)
         if self.enc.decode_bytes(flat) == joined + b"\0":
             return []
         return [i for i, (ids, raw) in enumerate(zip(batch, raws)) if self.enc.decode_bytes(ids) != raw]
