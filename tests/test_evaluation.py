@@ -330,8 +330,17 @@ def test_cli_output_that_is_a_file(tmp_path):
     assert p.returncode == 2 and "is not a folder" in p.stderr and f.read_text() == "keep"
 
 
-@pytest.mark.skipif(not os.path.exists(os.path.join(CORPORA, "udhr.jsonl.xz")),
-                    reason="../shared/corpora is absent: the full UDHR run needs udhr.jsonl.xz")
+_NO_UDHR = "corpus udhr.jsonl.xz is absent (../shared/corpora, or set SUPERTOK_CORPORA)"
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(CORPORA, "udhr.jsonl.xz")), reason=_NO_UDHR)
+def test_the_shipped_sample_is_the_generators():
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "make_udhr_sample.py"), "--check", "--udhr",
+                        os.path.join(CORPORA, "udhr.jsonl.xz")], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "up to date" in p.stdout, p.stdout + p.stderr
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(CORPORA, "udhr.jsonl.xz")), reason=_NO_UDHR)
 def test_full_udhr_round_trips_and_matches_tiktoken(tks):
     ref = tks["cl100k_base"]
     path = os.path.join(CORPORA, "udhr.jsonl.xz")
