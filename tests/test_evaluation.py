@@ -5,13 +5,14 @@ import gzip
 import json
 import math
 import os
+import struct
 import subprocess
 import sys
 
 import pytest
 
 import supertok
-from supertok.evaluation import Corpus, CorpusError, Report, TokenizerError, evaluate, load_corpus
+from supertok.evaluation import CorpusError, Report, TokenizerError, evaluate, load_corpus
 from supertok.evaluation.tokenizers import Measured
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -125,6 +126,11 @@ def test_holm_and_bh_across_the_run():
     assert [c.p_bh for c in r.comparisons] == pytest.approx(bh)
 
 
+def test_one_tokenizer_has_no_comparison():
+    r = evaluate(_mapping(), [Fixed("a", COUNTS_A)], bootstrap=100)
+    assert r.comparisons == [] and r.gini["a"] > 0
+
+
 def test_round_trip_failures_are_listed():
     r = evaluate(_mapping(), [Fixed("a", COUNTS_A, broken="r")], bootstrap=0)
     rt = r.round_trip["a"]
@@ -192,6 +198,35 @@ def test_to_pandas():
     df = r.to_pandas()
     assert len(df) == 4 and set(df["lang"]) == {"eng", "fra", "rus", "cmn"}
     assert float(df[df["lang"] == "rus"]["premium"].iloc[0]) == pytest.approx(25 / 15)
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "ube"])
+def test_packed_ids_on_every_backend(backend, name):
+    """The evaluation's path (ids as packed bytes from the core, decoded from packed bytes)
+    gives the lists' ids and decode on every backend, bytes and UBE models."""
+    if name == "ube":
+        enc = supertok.load_model({"format": "supertok-merges", "version": 1, "name": "u", "alphabet": "ube",
+                                   "pattern": "o200k", "merges": [[104, 101], [512, 108], [228, 256]]})
+    else:
+        enc = supertok.get_encoding(name)
+    texts = ["hello world", "", "Добрый день", "人人生而自由,在尊严和权利上一律平等。", "a\u0000b", "🙂 ok"]
+    datas = [t.encode("utf-8") for t in texts]
+    packed, counts = enc._encode_ordinary_packed(datas, 2)
+    lists = enc.encode_ordinary_batch(texts)
+    assert counts == [len(ids) for ids in lists]
+    assert packed == b"".join(struct.pack("<%dI" % len(ids), *ids) for ids in lists)
+    assert enc._decode_packed(packed) == "".join(texts).encode("utf-8")
+    assert enc._decode_packed(b"") == b""
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(CORPORA, "udhr.jsonl.xz")),
+                    reason="corpus udhr.jsonl.xz is absent (../shared/corpora, or set SUPERTOK_CORPORA)")
+def test_fairness_bench_runs(tmp_path):
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "fairness.py"), "--quick", "--corpora", CORPORA],
+                       capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "py")))
+    assert p.returncode == 0, p.stderr
+    assert "| 1024 |" in p.stdout and "ΔGini" in p.stdout
 
 
 # ---- corpora ------------------------------------------------------------------------------

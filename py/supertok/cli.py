@@ -275,7 +275,7 @@ def build_parser():
     v.add_argument("--compare", action="append", metavar="A:B",
                    help="compare tokenizer A with B (labels); repeat for more (default: every pair)")
     v.add_argument("--split", metavar="SPLIT", help="the split of a FLORES folder that holds several")
-    v.add_argument("--pattern", metavar="NAME", help="the pre-tokenizer of tiktoken rank files (default o200k)")
+    v.add_argument("--pattern", metavar="NAME", default="o200k", help="tiktoken rank files' pre-tokenizer")
     v.add_argument("--threads", type=_positive_int, metavar="N", help="encoding threads (default: every core)")
     v.add_argument("-o", "--output", metavar="DIR", help="the folder to write the report into (made if missing)")
     v.add_argument("--json", action="store_true", help="print report.json on standard output instead of the table")

@@ -784,6 +784,33 @@ class Encoding:
         outs = [run(0)] + [f.result() for f in later]
         return [ids for out in outs for ids in self._backend.lists_of(out)]
 
+    def _encode_ordinary_packed(self, datas, num_threads):
+        """(the ids of every text, one after another, as bytes of little-endian uint32; each
+        text's count) for UTF-8 texts encoded as ordinary text: encode_ordinary_batch without an
+        int object per id, for callers that count millions of them (supertok.evaluate). Chunks
+        run on threads as in encode_batch."""
+        k = max(1, min(int(num_threads) if self._backend.parallel else 1, len(datas)))
+        size = -(-len(datas) // k) if datas else 0
+        raw = self._backend.encode_many_raw
+
+        def run(i):
+            return raw(self._handle, datas[i:i + size], [], (), 0, packed=True)
+        starts = list(range(0, len(datas), size)) if datas else []
+        if len(starts) <= 1:
+            outs = [run(i) for i in starts]
+        else:
+            pool = _shared_pool()
+            later = [pool.submit(run, i) for i in starts[1:]]
+            outs = [run(0)] + [f.result() for f in later]
+        return b"".join(o[0] for o in outs), [c for o in outs for c in o[1]]
+
+    def _decode_packed(self, packed):
+        """The UTF-8 bytes of ids packed as _encode_ordinary_packed packs them (a UBE model:
+        its text, malformed runs as U+FFFD)."""
+        if self.alphabet == "ube":
+            return self._backend.decode_text(self._handle, packed, 0)
+        return self._backend.decode_bytes(self._handle, packed)
+
     def _map(self, fn, items, num_threads):
         num_threads = _num_threads(num_threads)
         items = list(items)

@@ -387,10 +387,11 @@ class CoreBackend(Backend):
         """Lists of ids for several UTF-8 texts, in one core call (natively without the GIL)."""
         return self.lists_of(self.encode_many_raw(enc, datas, allowed, disallowed, special_flags))
 
-    def encode_many_raw(self, enc, datas, allowed, disallowed=(), special_flags=0):
+    def encode_many_raw(self, enc, datas, allowed, disallowed=(), special_flags=0, packed=False):
         """encode_many's core call and the copy of its results out of the core's buffers, no list
         of lists made (a thread running it natively holds the GIL only to join the texts):
-        (flat ids, counts); lists_of makes the lists."""
+        (flat ids, counts); lists_of makes the lists. packed: the flat ids as bytes (uint32,
+        little-endian), no int object made for any id (the evaluation counts millions)."""
         offsets = [0]
         for d in datas:
             offsets.append(offsets[-1] + len(d))
@@ -402,7 +403,8 @@ class CoreBackend(Backend):
             st = self._f_encode_many(enc.ptr, f.bytes(buf), f.array("size_t", offsets), len(datas),
                                      f.policy(allowed, disallowed, special_flags), ids, cap, counts, f.n, f.err)
             if st == OK:
-                return f.read("uint32_t", ids, f.get(f.n)), f.read("size_t", counts, len(datas))
+                flat = f.read_packed("uint32_t", ids, f.get(f.n)) if packed else f.read("uint32_t", ids, f.get(f.n))
+                return flat, f.read("size_t", counts, len(datas))
             err = f.error()
         self._raise_error(err, "text")
 
@@ -491,9 +493,10 @@ class CoreBackend(Backend):
         """st_decode / st_decode_text: at a first guess of the size (most decodes fit), else again
         at the size the core reports."""
         fn = self._fn(name)
-        n = len(ids)
+        packed = isinstance(ids, (bytes, bytearray))  # uint32 little-endian, as encode_many_raw packs them
+        n = len(ids) // 4 if packed else len(ids)
         with self._frame() as f:
-            ip = f.array("uint32_t", ids)
+            ip = f.packed("uint32_t", ids) if packed else f.array("uint32_t", ids)
             cap = 8 * n + 16
             op = f.out("uint8_t", cap)
             st = fn(enc.ptr, ip, n, *mid, op, cap, f.n, f.err)

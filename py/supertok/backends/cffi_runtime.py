@@ -84,6 +84,16 @@ class _Frame:
         return ffi.buffer(p, n)[:]
 
     @staticmethod
+    def read_packed(ctype, p, n):
+        """n values of ctype as their bytes (little-endian where the machine is: the hosts that
+        take them back, packed(), run on the same machine)."""
+        return ffi.buffer(p, ffi.sizeof(ctype) * n)[:]
+
+    @staticmethod
+    def packed(ctype, data):
+        return ffi.from_buffer(ctype + "[]", data) if data else ffi.NULL
+
+    @staticmethod
     def cstr(p):
         return ffi.string(p).decode("ascii")
 

@@ -112,6 +112,15 @@ class _Frame:
         return _unwrap(p)[:n].tolist()
 
     @staticmethod
+    def read_packed(ctype, p, n):
+        """n values of ctype as their little-endian bytes."""
+        return _unwrap(p)[:n].astype(np.dtype(_DTYPES[ctype]).newbyteorder("<"), copy=False).tobytes()
+
+    @staticmethod
+    def packed(ctype, data):
+        return np.frombuffer(data, np.dtype(_DTYPES[ctype]).newbyteorder("<")).astype(_DTYPES[ctype])
+
+    @staticmethod
     def read_bytes(p, n):
         p = _unwrap(p)
         return bytes(p[:n]) if isinstance(p, (bytes, bytearray)) else p[:n].tobytes()

@@ -462,6 +462,13 @@ class _WasmFrame:
     def read_bytes(self, p, n):
         return self._r.read(p, n)
 
+    def read_packed(self, ctype, p, n):
+        """n values of ctype as their little-endian bytes (wasm memory is little-endian)."""
+        return self._r.read(p, _width(ctype)[0] * n) if n else b""
+
+    def packed(self, ctype, data):
+        return self.bytes(data) if data else 0
+
     def cstr(self, p):
         out = bytearray()
         while True:

@@ -5,7 +5,6 @@ import json
 import os
 
 from . import plots as _plots
-from . import stats as _stats
 
 
 def _r(x, digits=4):

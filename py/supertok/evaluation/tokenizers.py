@@ -6,8 +6,11 @@ unless `pattern=` says otherwise), or a HuggingFace `tokenizer.json` (through th
 package when it is installed). "SPEC:LABEL" gives it a label; the label is otherwise the
 encoding's name or the file's stem. An Encoding object is taken as it is.
 """
+import array
 import json
 import os
+import sys
+import time
 
 from ..encoding import Encoding
 
@@ -21,6 +24,7 @@ class Measured:
     of its ordinary vocabulary, which tokens are merges and how deep."""
 
     label = source = kind = None
+    encode_wall = encode_cpu = 0.0  # seconds spent in encode_many / the core's encode, wall and CPU
 
     def encode_many(self, texts, threads):
         raise NotImplementedError
@@ -28,12 +32,16 @@ class Measured:
     def decode_many(self, batch, threads):
         raise NotImplementedError
 
-    def round_trip(self, batch, raws, used, threads):
-        """The indices of the units whose ids (batch[i]) do not decode to their UTF-8 bytes
-        (raws[i]); adds every id seen to the set `used`."""
-        for ids in batch:
-            used.update(ids)
-        return [i for i, (b, raw) in enumerate(zip(self.decode_many(batch, threads), raws)) if b != raw]
+    def measure(self, units, datas, threads, usage):
+        """(each unit's token count, the indices of the units whose ids do not decode back to
+        their UTF-8 bytes `datas[i]`); the ids go into `usage` (a measure.Usage)."""
+        t, c = time.perf_counter(), time.process_time()
+        batch = self.encode_many(units, threads)
+        self.encode_wall += time.perf_counter() - t
+        self.encode_cpu += time.process_time() - c
+        usage.add_lists(batch)
+        back = self.decode_many(batch, threads)
+        return [len(ids) for ids in batch], [i for i, (b, raw) in enumerate(zip(back, datas)) if b != raw]
 
     def vocabulary(self):
         """(ordinary token count, the ids of the merge tokens, {merge token id: depth} or None
@@ -42,6 +50,22 @@ class Measured:
 
     def describe(self):
         return {"label": self.label, "source": self.source, "kind": self.kind}
+
+
+class RankMerges:
+    """The merge tokens of a rank vocabulary (every token but the 256 single bytes), as a
+    collection: its size, and how many of a set of used ids are among them, without listing
+    the hundreds of thousands of ids."""
+
+    def __init__(self, ranks):
+        self.n = len(ranks)
+        self.bytes_ids = {ranks[bytes([b])] for b in range(256) if bytes([b]) in ranks}
+
+    def __len__(self):
+        return self.n - len(self.bytes_ids)
+
+    def unused(self, used):
+        return len(self) - len(used - self.bytes_ids)
 
 
 def merge_depths(pairs, first_id):
@@ -65,23 +89,29 @@ class SupertokTokenizer(Measured):
     def decode_many(self, batch, threads):
         return [self.enc.decode_bytes(ids) for ids in batch]
 
-    def round_trip(self, batch, raws, used, threads):
-        """One decode of all the units' ids with a NUL token between them, compared with the
-        units' bytes joined by NUL: equal means every unit decodes to itself when no unit holds
-        a NUL (a unit decoding wrong would need to make a NUL to stay aligned, and the count of
-        NULs would then differ). Otherwise, or when they differ, unit by unit."""
+    def measure(self, units, datas, threads, usage):
+        """The ids stay packed bytes from the core to the audit (no int object per id). The
+        audit is one decode of all the units' ids with a NUL token after each, compared with
+        the units' bytes each followed by NUL: equal means every unit decodes to itself, when no
+        unit holds a NUL (a unit decoding wrong would have to make a NUL to stay aligned, and the
+        count of NULs would then differ). Otherwise, or when they differ, unit by unit."""
+        t, c = time.perf_counter(), time.process_time()
+        packed, counts = self.enc._encode_ordinary_packed(datas, threads)
+        self.encode_wall += time.perf_counter() - t
+        self.encode_cpu += time.process_time() - c
+        usage.add_packed(packed)
         sep = self._nul()
-        joined = b"\0".join(raws)
-        if sep is None or b"\0" in joined:
-            return super().round_trip(batch, raws, used, threads)
-        flat = []
-        for ids in batch:
-            used.update(ids)
-            flat += ids
-            flat.append(sep)
-        if self.enc.decode_bytes(flat) == joined + b"\0":
-            return []
-        return [i for i, (ids, raw) in enumerate(zip(batch, raws)) if self.enc.decode_bytes(ids) != raw]
+        joined = b"\0".join(datas)
+        if sep is not None and joined.count(b"\0") == len(datas) - 1:  # no unit holds a NUL
+            if self.enc._decode_packed(_with_separator(packed, counts, sep)) == joined + b"\0":
+                return counts, []
+        ids = _unpack(packed)
+        bad, k = [], 0
+        for i, (c, raw) in enumerate(zip(counts, datas)):
+            if self.enc._decode_packed(ids[k:k + c].tobytes()) != raw:
+                bad.append(i)
+            k += c
+        return counts, bad
 
     def _nul(self):
         try:
@@ -95,7 +125,7 @@ class SupertokTokenizer(Measured):
         supers = [(a, b) for a, b, _ in enc.supermerges]
         if not merges and not supers:  # a rank vocabulary: every token longer than one byte was a merge
             ranks = enc._mergeable_ranks
-            return len(ranks), [r for b, r in ranks.items() if len(b) > 1], None
+            return len(ranks), RankMerges(ranks), None
         alphabet = 512 if enc.alphabet == "ube" else 256
         depth = merge_depths(merges + supers, alphabet)
         return alphabet + len(merges) + len(supers), list(depth), depth
@@ -228,3 +258,32 @@ def _rank_file(path, pattern):
     except ValueError as exc:
         raise TokenizerError("%s: not a tiktoken rank file: %s" % (path, exc)) from None
     return Encoding(_stem(path), pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+
+
+def _unpack(packed):
+    """An array('I') of packed little-endian uint32 ids."""
+    a = array.array("I")
+    a.frombytes(packed)
+    if sys.byteorder != "little":
+        a.byteswap()
+    return a
+
+
+def _with_separator(packed, counts, sep):
+    """The packed ids with the id `sep` after each text's (counts[i] ids each)."""
+    try:
+        import numpy as np
+    except ImportError:
+        np = None
+    if np is not None:
+        a = np.frombuffer(packed, "<u4")
+        ends = np.cumsum(np.asarray(counts, dtype=np.int64))
+        return np.insert(a, ends, np.uint32(sep)).astype("<u4").tobytes()
+    ids, out, k = _unpack(packed), array.array("I"), 0
+    for c in counts:
+        out.extend(ids[k:k + c])
+        out.append(sep)
+        k += c
+    if sys.byteorder != "little":
+        out.byteswap()
+    return out.tobytes()
