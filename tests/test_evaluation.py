@@ -139,6 +139,22 @@ def test_round_trip_failures_are_listed():
     assert rt["failures"][0]["byte"] == 1
 
 
+def test_the_audit_finds_a_unit_that_decodes_wrong(monkeypatch):
+    """The one-decode-per-chunk audit of supertok's tokenizers, with the decoder made to lose
+    every "x": exactly the units holding one fail, on one thread and on several."""
+    from supertok.encoding import Encoding
+    real = Encoding._decode_packed
+    monkeypatch.setattr(Encoding, "_decode_packed", lambda self, p: real(self, p).replace(b"x", b""))
+    corpus = {"eng": ["plain", "with x", "more", "x again", "end"], "deu": ["a", "b", "c", "d", "x"]}
+    for threads in (1, 2, 3):
+        r = evaluate(corpus, ["o200k_base"], bootstrap=0, threads=threads)
+        rt = r.round_trip["o200k_base"]
+        assert rt["failed"] == 3
+        assert [(f["lang"], f["unit"]) for f in rt["failures"]] == [("eng", 1), ("eng", 3), ("deu", 4)]
+        assert [(f["byte"], f["expected"], f["got"]) for f in rt["failures"]] == [
+            (5, "with x", "with "), (0, "x again", " again"), (0, "x", "")]
+
+
 def test_vocabulary_use_and_merge_depth():
     # rules: 256 = a+b, 257 = (ab)+c, 258 = d+e, 259 = (abc)+(abc)
     model = {"format": "supertok-merges", "version": 1, "name": "tiny", "alphabet": "bytes", "pattern": "o200k",

@@ -9,6 +9,7 @@ encoding's name or the file's stem. An Encoding object is taken as it is.
 import array
 import json
 import os
+import struct
 import sys
 import time
 
@@ -86,31 +87,47 @@ class SupertokTokenizer(Measured):
     def encode_many(self, texts, threads):
         return self.enc.encode_ordinary_batch(texts, num_threads=threads)
 
-    def decode_many(self, batch, threads):
-        return [self.enc.decode_bytes(ids) for ids in batch]
+    def decode_many(self, batch, threads):  # as the audit decodes: from packed ids
+        return [self.enc._decode_packed(struct.pack("<%dI" % len(ids), *ids)) for ids in batch]
 
     def measure(self, units, datas, threads, usage):
         """The ids stay packed bytes from the core to the audit (no int object per id). The
-        audit is one decode of all the units' ids with a NUL token after each, compared with
-        the units' bytes each followed by NUL: equal means every unit decodes to itself, when no
-        unit holds a NUL (a unit decoding wrong would have to make a NUL to stay aligned, and the
-        count of NULs would then differ). Otherwise, or when they differ, unit by unit."""
+        audit decodes the units in one call per thread: their ids with a NUL token after each,
+        compared with the units' bytes each followed by NUL. Equal means every unit decodes to
+        itself, when no unit holds a NUL (a unit decoding wrong would have to make a NUL to stay
+        aligned, and the count of NULs would then differ). Otherwise, or when they differ, unit
+        by unit."""
         t, c = time.perf_counter(), time.process_time()
         packed, counts = self.enc._encode_ordinary_packed(datas, threads)
         self.encode_wall += time.perf_counter() - t
         self.encode_cpu += time.process_time() - c
         usage.add_packed(packed)
         sep = self._nul()
-        joined = b"\0".join(datas)
-        if sep is not None and joined.count(b"\0") == len(datas) - 1:  # no unit holds a NUL
-            if self.enc._decode_packed(_with_separator(packed, counts, sep)) == joined + b"\0":
-                return counts, []
-        ids = _unpack(packed)
-        bad, k = [], 0
-        for i, (c, raw) in enumerate(zip(counts, datas)):
-            if self.enc._decode_packed(ids[k:k + c].tobytes()) != raw:
-                bad.append(i)
-            k += c
+        n = len(datas)
+        starts = [0]
+        for c in counts:
+            starts.append(starts[-1] + c)
+        k = max(1, min(int(threads) if self.enc._backend.parallel else 1, n))
+        size = -(-n // k) if n else 1
+        chunks = [(a, min(a + size, n)) for a in range(0, n, size)]
+
+        def check(chunk):  # the units a..b-1: the indices of those that do not come back
+            a, b = chunk
+            part = datas[a:b]
+            joined = b"\0".join(part)
+            if sep is not None and joined.count(b"\0") == b - a - 1:  # no unit holds a NUL
+                ids = packed[4 * starts[a]:4 * starts[b]]
+                if self.enc._decode_packed(_with_separator(ids, counts[a:b], sep)) == joined + b"\0":
+                    return []
+            return [i for i in range(a, b)
+                    if self.enc._decode_packed(packed[4 * starts[i]:4 * starts[i + 1]]) != datas[i]]
+        if len(chunks) <= 1:  # the chunks decode on the encoder's threads (the core drops the GIL)
+            return counts, [i for ch in chunks for i in check(ch)]
+        from ..encoding import _shared_pool
+        later = [_shared_pool().submit(check, ch) for ch in chunks[1:]]
+        bad = check(chunks[0])
+        for f in later:
+            bad += f.result()
         return counts, bad
 
     def _nul(self):
