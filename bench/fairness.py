@@ -170,6 +170,10 @@ def main(argv=None):
         report = supertok.evaluate(udhr, [(models[lab], lab) for lab in labels], reference="eng",
                                    bootstrap=bootstrap, seed=0, threads=threads, comparisons=comparisons)
         eval_wall = time.perf_counter() - t0
+        # the report goes into docs/: it names files as a reader can find them, not this machine's paths
+        report.data["corpus"]["source"] = "udhr.jsonl.xz (the shared test corpora)"
+        for t in report.data["tokenizers"]:
+            t["source"] = "%s, trained by bench/fairness.py" % t["label"]
         out_dir = os.path.join(tmp, "fairness") if args.quick else OUT_DIR
         out_doc = os.path.join(tmp, "fairness.md") if args.quick else OUT_DOC
         written = report.save(out_dir)
@@ -306,7 +310,7 @@ def write_doc(report, sizes, taken, mib_each, bootstrap, started, table_a, table
     P("## What was run")
     P("")
     P("- Training text: %g MiB of UTF-8 (whole lines) from the start of each of %d languages' files in "
-      "`../shared/corpora`: %s, written to one file so that both alphabets train on identical text."
+      "the shared test corpora (`--corpora`): %s, written to one file so that both alphabets train on identical text."
       % (mib_each, len(taken), ", ".join("%s (%s)" % (t[1], t[0]) for t in taken)))
     if topped:
         P("  %s: the main file is shorter, so it is topped up from %s."
