@@ -921,13 +921,28 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
     """Train a byte-level (or UBE) BPE tokenizer and return it as an Encoding that encodes at once.
 
     source: a path (str or os.PathLike) or a list or tuple of paths: `.txt` (or any other name) is
-    one document per line, its '\\n' kept, as HuggingFace's trainer reads files (read as bytes and
-    handed to the core whole; '\\r\\n' keeps its '\\r'; a last line without '\\n' is a document);
-    `.jsonl` is the string `text` field of each line (blank lines skipped); `.gz`, `.xz` and `.bz2`
-    of either are streamed through their codec, never read whole. Or any other iterable of str
-    documents (a generator, iter(list_of_str), a dataset column): a list is always a list of
-    paths. Errors name the file and the line (invalid UTF-8: the byte offset too) or the
-    document's index (a lone surrogate).
+    one document per line, its '\n' kept, as HuggingFace's trainer reads files (read as bytes and
+    handed to the core whole; '\r\n' keeps its '\r'; a last line without '\n' is a document);
+    `.jsonl` (or `.ndjson`) is the string `text_column` field of each line (blank lines skipped);
+    `.gz`, `.xz` and `.bz2` of either are streamed through their codec, never read whole.
+    `.parquet` and Arrow IPC files (`.arrow`, `.feather`, `.ipc`; the file or the stream format)
+    give one document a row, the `text_column` column (a string or large_string column; a null
+    is skipped), read a record batch at a time with pyarrow (an optional dependency: pip install
+    'supertok[arrow]'). A folder stands for its files, recursively, sorted by path: those named
+    .txt, .jsonl, .ndjson (maybe .gz, .xz or .bz2), .parquet, .arrow, .feather or .ipc, hidden
+    files and folders left out (a folder with none is an error). A path with glob characters
+    (*, ?, [) that is no existing file is a pattern (glob.glob, recursive=True: ** spans
+    folders), its matches sorted; one that matches nothing is an error. A list may mix files,
+    folders and patterns. Or any other iterable: of str documents (a generator, iter(list_of_str))
+    or of mappings, each giving its `text_column` value as the document (dicts, a
+    datasets.Dataset or IterableDataset, streaming included; its first item says which, and is
+    not lost); a list is always a list of paths. Errors name the file and the line (invalid
+    UTF-8: the byte offset too), the row of a .parquet or Arrow file (1-based across the file),
+    the missing column (listing the columns) or its type, or the document's index (a lone
+    surrogate, a mapping without the key or whose value is no str).
+
+    text_column: the column of .parquet and Arrow files, the field of .jsonl lines and the key of
+    mappings that holds the text ("text").
 
     vocab_size counts every id that can occur: the alphabet that can occur (243 bytes in paper mode,
     256 in hf mode, the reachable UBE symbols), the merges and the special tokens; so paper mode with
@@ -956,8 +971,8 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
     phase-1 merge, 15), n-grams of at most 30 pretokens) before phase 2.
 
     Superwords read the source twice (phase 1, then a pass counting the supermerge candidates). A
-    path to a regular file is read again; the documents of an iterable (a generator is fine: it is
-    consumed once), and a path that cannot be read twice (a named pipe), are spooled to an anonymous
+    path to a regular file (text, JSON lines, .parquet, Arrow) is read again; the documents of an
+    iterable, of str or of mappings (a generator is fine: it is consumed once), and a path that cannot be read twice (a named pipe), are spooled to an anonymous
     temporary file during the first pass, in batches, so memory stays bounded; the file takes about
     the size of their UTF-8 on disk and is deleted when training ends, fails or is interrupted.
 
