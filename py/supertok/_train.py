@@ -228,7 +228,7 @@ def _folder_files(folder):
 
 def _expand(where, p):
     """The files a path stands for: itself, a folder's files, or a glob pattern's matches (sorted;
-    a matched folder gives its files)."""
+    a matched folder gives its files; a matched file is read whatever its name; each file once)."""
     if os.path.isdir(p):
         files = _folder_files(p)
         if not files:
@@ -239,9 +239,12 @@ def _expand(where, p):
         matches = sorted(glob.glob(p, recursive=True))
         if not matches:
             raise FileNotFoundError("%s: no file matches the pattern %r" % (where, p))
-        out = []
-        for m in matches:
-            out += _folder_files(m) if os.path.isdir(m) else [m]
+        out, seen = [], set()
+        for m in matches:  # ** matches a folder and its files: each file once, where it first comes
+            for f in _folder_files(m) if os.path.isdir(m) else [m]:
+                if f not in seen:
+                    seen.add(f)
+                    out.append(f)
         if not out:
             raise SourceError("%s: the pattern %r matches only folders that hold no file to train on" % (where, p), p)
         return out
@@ -570,7 +573,7 @@ def _table_items(path, column, chunk):
     except (pa.ArrowException, OSError) as exc:
         if isinstance(exc, SourceError):
             raise
-        raise SourceError("%s: cannot read %s (row %d read): %s"
+        raise SourceError("%s: cannot read %s after row %d: %s"
                           % (path, "as Parquet" if _table_format(path) == "parquet" else "as Arrow IPC", row, exc),
                           path, None, None, None, row or None) from None
     if batch:
