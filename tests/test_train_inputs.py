@@ -314,3 +314,23 @@ def test_cli_trains_from_a_folder_and_a_parquet(be, tmp_path):
     (tmp_path / "empty").mkdir()
     r = _run(be, "train", str(tmp_path / "empty"), "--vocab-size", str(VOCAB), "-o", out)
     assert r.returncode == 2 and "holds no file" in r.stderr.decode()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_arrow_stream_from_a_pipe_is_spooled(oracle, tmp_path):
+    """An Arrow stream read from a named pipe (no seeking, no second read): boundless reads it back
+    from the spool."""
+    import threading
+    src = _write_arrow(tmp_path / "s.arrow", _table(DOCS), True)
+    fifo = str(tmp_path / "pipe.arrow")
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(src, "rb") as f, open(fifo, "wb") as w:
+            w.write(f.read())
+    t = threading.Thread(target=feed, daemon=True)
+    t.start()
+    try:
+        assert _train(fifo, algorithm="boundless") == oracle("boundless")
+    finally:
+        t.join(60)

@@ -523,11 +523,15 @@ def _table_batches(pa, path, column):
             f.close()
         return
     import pyarrow.ipc
-    with pa.memory_map(path, "r") if _is_regular(path) else pa.OSFile(path, "rb") as source:
+    regular = _is_regular(path)
+    with pa.memory_map(path, "r") if regular else open(path, "rb") as source:
         try:
+            if not regular:  # a pipe: only the stream format can be read from it
+                raise pa.ArrowInvalid("not seekable")
             reader = pa.ipc.open_file(source)
         except pa.ArrowInvalid:  # not the file format: the stream format
-            source.seek(0)
+            if regular:
+                source.seek(0)
             reader = pa.ipc.open_stream(source)
             i = _string_column(pa, path, reader.schema, column)
             for batch in reader:
