@@ -246,7 +246,8 @@ def _expand(where, p):
                     seen.add(f)
                     out.append(f)
         if not out:
-            raise SourceError("%s: the pattern %r matches only folders that hold no file to train on" % (where, p), p)
+            raise SourceError("%s: the pattern %r matches only folders that hold no file to train on"
+                              % (where, p), p)
         return out
     return [p]
 
@@ -522,7 +523,7 @@ def _table_batches(pa, path, column):
         finally:
             f.close()
         return
-    import pyarrow.ipc
+    import pyarrow.ipc  # noqa: F401 (pa.ipc)
     regular = _is_regular(path)
     with pa.memory_map(path, "r") if regular else open(path, "rb") as source:
         try:
@@ -690,8 +691,8 @@ def _source_error(exc, kind, data, where):
         return SourceError("source: document %d: invalid UTF-8 at byte %d" % (index[k], exc.offset or 0),
                            None, None, index[k], exc.offset)
     if where[2:] == ("row",):  # a .parquet or Arrow file: where = (path, [row, ...], "row")
-        return SourceError("%s: row %d: the text is not valid UTF-8 (at byte %d)" % (path, index[k], exc.offset or 0),
-                           path, None, None, exc.offset, index[k])
+        return SourceError("%s: row %d: the text is not valid UTF-8 (at byte %d)"
+                           % (path, index[k], exc.offset or 0), path, None, None, exc.offset, index[k])
     return SourceError("%s: line %d: invalid UTF-8 in the text at byte %d" % (path, index[k], exc.offset or 0),
                        path, index[k], None, exc.offset)
 
@@ -979,9 +980,10 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
 
     Superwords read the source twice (phase 1, then a pass counting the supermerge candidates). A
     path to a regular file (text, JSON lines, .parquet, Arrow) is read again; the documents of an
-    iterable, of str or of mappings (a generator is fine: it is consumed once), and a path that cannot be read twice (a named pipe), are spooled to an anonymous
-    temporary file during the first pass, in batches, so memory stays bounded; the file takes about
-    the size of their UTF-8 on disk and is deleted when training ends, fails or is interrupted.
+    iterable, of str or of mappings (a generator is fine: it is consumed once), and a path that
+    cannot be read twice (a named pipe), are spooled to an anonymous temporary file during the
+    first pass, in batches, so memory stays bounded; the file takes about the size of their UTF-8
+    on disk and is deleted when training ends, fails or is interrupted.
 
     threads: counting threads, natively (None: os.cpu_count()), in both passes; the counts, and so
     the model, are the same for any number. At most MAX_THREADS (1024; more is a ValueError): each
