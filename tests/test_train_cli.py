@@ -158,7 +158,8 @@ def test_bad_arguments(tmp_path, fast):
     fails(run(be, "train", str(src / "nope"), "--vocab-size", "300", "-o", out), "cannot read")
     fails(run(be, "train", str(tmp_path / "missing.txt"), "--vocab-size", "300", "-o", out), "missing.txt",
           "No such file")
-    fails(run(be, "train", str(tmp_path), "--vocab-size", "300", "-o", out), "is a directory")
+    (tmp_path / "empty").mkdir()  # a folder stands for its files: none is an error
+    fails(run(be, "train", str(tmp_path / "empty"), "--vocab-size", "300", "-o", out), "empty", "holds no file")
     fails(run(be, "train", str(src), "--vocab-size", "300", "-o", str(tmp_path / "no" / "m")), "does not exist")
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"fine\nab\xff\n")

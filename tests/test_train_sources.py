@@ -203,8 +203,9 @@ def test_bad_sources(backend, tmp_path):
     (tmp_path / "x.txt").write_text("a\n")
     with pytest.raises(FileNotFoundError, match=r"source\[1\].*iter\(documents\)"):
         _train([str(tmp_path / "x.txt"), "hello world"])  # a list holds paths, not documents
-    with pytest.raises(IsADirectoryError):
-        _train(str(tmp_path))
+    (tmp_path / "empty").mkdir()  # a folder stands for its files (tests/test_train_inputs.py): none is an error
+    with pytest.raises(SourceError, match="holds no file"):
+        _train(str(tmp_path / "empty"))
     with pytest.raises(TypeError, match="source"):
         _train(b"bytes are not a source")
     with pytest.raises(TypeError, match="source"):

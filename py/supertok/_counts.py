@@ -186,12 +186,13 @@ def _min_count(min_count):
 
 
 def count_pretokens(source, *, pattern="o200k", script_aware=False, scripts=None, min_count=1, threads=None,
-                    progress=None):
+                    progress=None, text_column="text"):
     """Count the pretokens of a source in the core, on every core: supertok.Counts.
 
-    source: what supertok.train reads (paths of text and JSON-lines files, compressed or not, or
-    an iterable of str documents). The pre-tokenizer: pattern, script_aware, scripts, as
-    supertok.train takes them. min_count=k drops the pretokens seen fewer than k times in this
+    source: what supertok.train reads (text, JSON-lines, Parquet and Arrow files, compressed or
+    not, folders and glob patterns of them, or an iterable of str documents or of mappings). The pre-tokenizer: pattern, script_aware, scripts, as
+    supertok.train takes them; text_column the field or column of JSON lines, Parquet and Arrow
+    files and of mappings. min_count=k drops the pretokens seen fewer than k times in this
     source before returning: the UBE paper's per-shard singleton filter (Appendix B.1). Counting
     shards with it and adding them is not training on the whole corpus: a pretoken frequent
     overall but rare in each shard is lost (docs/design.md §13). threads and progress as in
@@ -200,7 +201,7 @@ def count_pretokens(source, *, pattern="o200k", script_aware=False, scripts=None
     min_count = _min_count(min_count)
     backend = _current_backend()
     options = _pretokenizer.options(pattern, script_aware, scripts)
-    counter = _train.count_source(backend, source, options, threads, progress)
+    counter = _train.count_source(backend, source, options, threads, progress, text_column)
     try:
         if min_count > 1:
             backend.counter_prune(counter, min_count)

@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 import contextvars
+import glob
 import time
 import zlib
 
@@ -110,13 +111,14 @@ class TrainWarning(UserWarning):
 
 
 class SourceError(ValueError):
-    """A source that cannot be trained on: `path` (None for an iterable of str), `line` (1-based
-    line of the file, or None), `index` (the document's index in an iterable, or None) and
-    `offset` (the byte offset of invalid UTF-8 in the file's (decompressed) text, or None)."""
+    """A source that cannot be trained on: `path` (None for an iterable), `line` (1-based line of
+    the file, or None), `index` (the document's index in an iterable, or None), `offset` (the byte
+    offset of invalid UTF-8 in the file's (decompressed) text, or in the document or row, or None)
+    and `row` (1-based row of a .parquet or Arrow file, counted across the whole file, or None)."""
 
-    def __init__(self, message, path=None, line=None, index=None, offset=None):
+    def __init__(self, message, path=None, line=None, index=None, offset=None, row=None):
         super().__init__(message)
-        self.path, self.line, self.index, self.offset = path, line, index, offset
+        self.path, self.line, self.index, self.offset, self.row = path, line, index, offset, row
 
 
 # ---- arguments ---------------------------------------------------------------------------------
@@ -185,15 +187,91 @@ def _special_args(special_tokens):
     return out
 
 
-def _sources(source):
-    """[("file", path), ...] or [("documents", iterable)], checked before any reading: a missing
-    file is found before minutes of counting."""
+# The file names a folder (or a glob's folder) gives: text and JSON lines, maybe compressed, and
+# the columnar files pyarrow reads. A path named directly is read whatever its name (text unless
+# it says otherwise).
+_TEXT_EXTS = (".txt",) + _JSONL
+_TABLE_EXTS = {".parquet": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow"}
+_FOLDER_EXTS = tuple(sorted(set(_TEXT_EXTS + tuple(e + c for e in _TEXT_EXTS for c in (".gz", ".xz", ".bz2"))
+                                + tuple(_TABLE_EXTS))))
+_TABLE_ROWS = 1024                      # rows of a record batch turned into documents at a time
+_GLOB_MAGIC = ("*", "?", "[")
+_SOURCE_TYPES = ("a path (str or os.PathLike; a file, a folder or a glob pattern), a list of paths, or an "
+                 "iterable of str documents or of mappings (dicts, a datasets.Dataset)")
+
+
+class _Path(str):
+    """A file's path (a str, so it is used as one everywhere) that also carries the text_column its
+    .jsonl records, or .parquet/.arrow rows, are read by."""
+    __slots__ = ("column",)
+
+    def __new__(cls, path, column):
+        self = super().__new__(cls, path)
+        self.column = column
+        return self
+
+    def __reduce__(self):
+        return (_Path, (str(self), self.column))
+
+
+def _folder_files(folder):
+    """The files of a folder to train on, recursively, sorted by path: those whose names end in
+    _FOLDER_EXTS, hidden files and folders (starting with '.') left out."""
+    out = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for f in files:
+            if not f.startswith(".") and f.lower().endswith(_FOLDER_EXTS):
+                out.append(os.path.join(root, f))
+    return sorted(out)
+
+
+def _expand(where, p):
+    """The files a path stands for: itself, a folder's files, or a glob pattern's matches (sorted;
+    a matched folder gives its files; a matched file is read whatever its name; each file once)."""
+    if os.path.isdir(p):
+        files = _folder_files(p)
+        if not files:
+            raise SourceError("%s: the folder %r holds no file to train on (none named %s)"
+                              % (where, p, ", ".join(_FOLDER_EXTS)), p)
+        return files
+    if not os.path.exists(p) and any(m in p for m in _GLOB_MAGIC):
+        matches = sorted(glob.glob(p, recursive=True))
+        if not matches:
+            raise FileNotFoundError("%s: no file matches the pattern %r" % (where, p))
+        out, seen = [], set()
+        for m in matches:  # ** matches a folder and its files: each file once, where it first comes
+            for f in _folder_files(m) if os.path.isdir(m) else [m]:
+                if f not in seen:
+                    seen.add(f)
+                    out.append(f)
+        if not out:
+            raise SourceError("%s: the pattern %r matches only folders that hold no file to train on"
+                              % (where, p), p)
+        return out
+    return [p]
+
+
+def _text_column_arg(text_column):
+    if not isinstance(text_column, str):
+        raise argument_error("text_column", "text_column must be a str (the column or field holding the text), "
+                             "not %s" % type(text_column).__name__, TypeError)
+    if not text_column:
+        raise argument_error("text_column", "text_column must not be empty")
+    return text_column
+
+
+def _sources(source, text_column="text"):
+    """[("file", path), ...] or [("documents", iterable of str)], checked before any reading: a
+    missing file, an empty folder, a pattern that matches nothing or a missing pyarrow is found
+    before minutes of counting. Folders and glob patterns are expanded to their files; each path
+    is a _Path carrying text_column."""
+    column = _text_column_arg(text_column)
     if isinstance(source, (str, os.PathLike)):
         paths = [os.fspath(source)]
         where = ["source"]
     elif isinstance(source, (bytes, bytearray, memoryview)):
-        raise TypeError("source must be a path (str or os.PathLike), a list of paths or an iterable of str "
-                        "documents, not %s" % type(source).__name__)
+        raise TypeError("source must be %s, not %s" % (_SOURCE_TYPES, type(source).__name__))
     elif isinstance(source, (list, tuple)):
         paths, where = [], []
         for i, p in enumerate(source):
@@ -203,21 +281,58 @@ def _sources(source):
                                 % (i, type(p).__name__))
             paths.append(os.fspath(p))
             where.append("source[%d]" % i)
+    elif isinstance(source, collections.abc.Mapping):
+        # iterating a dict gives its keys: a datasets.DatasetDict gives "train", "test"...
+        raise TypeError("source is a mapping (%s): pass one of its values (a split of a DatasetDict, e.g. "
+                        "ds['train']), or an iterable of documents" % type(source).__name__)
     elif isinstance(source, collections.abc.Iterable):
-        return [("documents", source)]
+        names = getattr(source, "column_names", None)  # a datasets.Dataset says its columns up front
+        if isinstance(names, (list, tuple)) and names and all(isinstance(n, str) for n in names) \
+                and column not in names:
+            raise SourceError("source: the dataset has no column %r (its columns: %s); choose one with "
+                              "text_column" % (column, ", ".join(repr(n) for n in names)))
+        return [("documents", _document_texts(source, column))]
     else:
-        raise TypeError("source must be a path (str or os.PathLike), a list of paths or an iterable of str "
-                        "documents, not %s" % type(source).__name__)
+        raise TypeError("source must be %s, not %s" % (_SOURCE_TYPES, type(source).__name__))
+    files = []
     for w, p in zip(where, paths):
         if isinstance(p, bytes):
             p = os.fsdecode(p)
-        if os.path.isdir(p):
-            raise IsADirectoryError("%s: %r is a directory, not a file" % (w, p))
-        if not os.path.exists(p):
-            hint = (" (a list is a list of paths: to train on documents held in a list, pass iter(documents))"
-                    if isinstance(source, (list, tuple)) else "")
-            raise FileNotFoundError("%s: no such file: %r%s" % (w, p, hint))
-    return [("file", os.fsdecode(p) if isinstance(p, bytes) else p) for p in paths]
+        for f in _expand(w, p):
+            if not os.path.exists(f):
+                hint = (" (a list is a list of paths: to train on documents held in a list, pass iter(documents))"
+                        if isinstance(source, (list, tuple)) else "")
+                raise FileNotFoundError("%s: no such file: %r%s" % (w, f, hint))
+            if _table_format(f):
+                _pyarrow(f)  # a missing pyarrow is said before anything is read
+            files.append(("file", _Path(f, column)))
+    return files
+
+
+def _document_texts(docs, column):
+    """The documents of an iterable as str: its items when they are str, item[column] when they
+    are mappings (dicts, the rows of a datasets.Dataset or IterableDataset). The first item says
+    which; a later item of the other kind, a mapping without the column or whose value is no str
+    is an error naming the document's index."""
+    records = None
+    for k, doc in enumerate(docs):
+        if records is None:
+            records = isinstance(doc, collections.abc.Mapping)
+        if not records:
+            yield doc  # _document_items checks it is a str
+            continue
+        if not isinstance(doc, collections.abc.Mapping):
+            raise TypeError("source: document %d is %s, not a mapping like document 0" % (k, type(doc).__name__))
+        try:
+            text = doc[column]
+        except KeyError:
+            keys = ", ".join(repr(key) for key in list(doc)[:20])
+            raise SourceError("source: document %d has no %r key (its keys: %s); choose the text's key with "
+                              "text_column" % (k, column, keys or "none"), None, None, k) from None
+        if not isinstance(text, str):
+            raise SourceError("source: document %d: its %r value is %s, not a str"
+                              % (k, column, type(text).__name__), None, None, k)
+        yield text
 
 
 # ---- reading ---------------------------------------------------------------------------------
@@ -291,10 +406,10 @@ def _text_items(path, opener, chunk):
             yield ("lines", b"".join(rest), (path, line, offset))
 
 
-def _jsonl_items(path, opener, chunk):
-    """The `text` field of each line of a JSON-lines file, in batches of about chunk bytes. Blank
-    lines are skipped; a line that is not a JSON object with a string `text` is an error naming
-    the file and the line."""
+def _jsonl_items(path, opener, chunk, column="text"):
+    """The `column` field ("text" unless text_column says otherwise) of each line of a JSON-lines
+    file, in batches of about chunk bytes. Blank lines are skipped; a line that is not a JSON
+    object with a string `column` is an error naming the file and the line."""
     with _open(path, opener) as f:
         batch, lines, size, offset = [], [], 0, 0
         n = 0
@@ -317,10 +432,10 @@ def _jsonl_items(path, opener, chunk):
                                   start + exc.start) from None
             except ValueError as exc:
                 raise SourceError("%s: line %d: not JSON (%s)" % (path, n, exc), path, n) from None
-            text = record.get("text") if isinstance(record, dict) else None
+            text = record.get(column) if isinstance(record, dict) else None
             if not isinstance(text, str):
-                what = ("has no 'text' field" if isinstance(record, dict) and "text" not in record else
-                        "has a 'text' field that is %s, not a string" % type(text).__name__
+                what = ("has no %r field" % column if isinstance(record, dict) and column not in record else
+                        "has a %r field that is %s, not a string" % (column, type(text).__name__)
                         if isinstance(record, dict) else "is %s, not a JSON object" % type(record).__name__)
                 raise SourceError("%s: line %d: the record %s" % (path, n, what), path, n)
             try:
@@ -360,16 +475,131 @@ def _document_items(docs, chunk, batch_docs=4096):
         yield ("documents", batch, (None, index))
 
 
+# ---- .parquet and Arrow IPC files (pyarrow, an optional dependency) ------------------------------
+
+def _table_format(path):
+    """"parquet", "arrow" (an Arrow IPC file or stream: .arrow, .feather, .ipc) or None, by name."""
+    return _TABLE_EXTS.get(os.path.splitext(path)[1].lower())
+
+
+def _pyarrow(path):
+    """pyarrow, imported only when a .parquet or Arrow file is read."""
+    try:
+        import pyarrow
+        import pyarrow.ipc
+        import pyarrow.parquet
+    except ImportError:
+        ext = os.path.splitext(path)[1].lower()
+        raise ImportError("%s: reading %s needs pyarrow: pip install 'supertok[arrow]'" % (path, ext),
+                          name="pyarrow") from None
+    return pyarrow
+
+
+def _string_column(pa, path, schema, column):
+    """The index of the text column in the file's schema, checked to hold strings."""
+    names = list(schema.names)
+    if column not in names:
+        raise SourceError("%s: no column %r (its columns: %s); choose one with text_column"
+                          % (path, column, ", ".join(repr(n) for n in names) or "none"), path)
+    t = schema.field(column).type
+    value = t.value_type if pa.types.is_dictionary(t) else t
+    if not (pa.types.is_string(value) or pa.types.is_large_string(value)
+            or getattr(pa.types, "is_string_view", lambda _: False)(value)):
+        raise SourceError("%s: the column %r is of type %s, not strings (string or large_string)"
+                          % (path, column, t), path)
+    return names.index(column)
+
+
+def _table_batches(pa, path, column):
+    """The text column's arrays, a record batch at a time (never the whole file): row groups of a
+    .parquet file, the record batches of an Arrow IPC file (memory-mapped) or stream."""
+    if _table_format(path) == "parquet":
+        import pyarrow.parquet as pq
+        f = pq.ParquetFile(path)
+        try:
+            _string_column(pa, path, f.schema_arrow, column)
+            for batch in f.iter_batches(batch_size=_TABLE_ROWS, columns=[column]):
+                yield batch.column(0)
+        finally:
+            f.close()
+        return
+    import pyarrow.ipc  # noqa: F401 (pa.ipc)
+    regular = _is_regular(path)
+    with pa.memory_map(path, "r") if regular else open(path, "rb") as source:
+        try:
+            if not regular:  # a pipe: only the stream format can be read from it
+                raise pa.ArrowInvalid("not seekable")
+            reader = pa.ipc.open_file(source)
+        except pa.ArrowInvalid:  # not the file format: the stream format
+            if regular:
+                source.seek(0)
+            reader = pa.ipc.open_stream(source)
+            i = _string_column(pa, path, reader.schema, column)
+            for batch in reader:
+                yield batch.column(i)
+            return
+        i = _string_column(pa, path, reader.schema, column)
+        for k in range(reader.num_record_batches):
+            yield reader.get_batch(k).column(i)
+
+
+def _is_regular(path):
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _table_items(path, column, chunk):
+    """The text column of a .parquet or Arrow IPC file, one document a row, in batches of about
+    chunk bytes; a null is skipped (as a blank line of a .jsonl file). The strings are handed to
+    the core as their bytes, never decoded here (the core checks their UTF-8: an error names the
+    row, 1-based across the whole file)."""
+    pa = _pyarrow(path)
+    batch, rows, size, row = [], [], 0, 0
+    try:
+        for arr in _table_batches(pa, path, column):
+            if pa.types.is_dictionary(arr.type):
+                arr = arr.dictionary_decode()
+            if getattr(pa.types, "is_string_view", lambda _: False)(arr.type):
+                arr = arr.cast(pa.large_string())
+            binary = pa.large_binary() if pa.types.is_large_string(arr.type) else pa.binary()
+            for start in range(0, len(arr), _TABLE_ROWS):
+                for data in arr.slice(start, _TABLE_ROWS).view(binary).to_pylist():
+                    row += 1
+                    if data is None:
+                        continue
+                    batch.append(data)
+                    rows.append(row)
+                    size += len(data)
+                    if size >= chunk or len(batch) >= 4096:
+                        yield ("documents", batch, (path, rows, "row"))
+                        batch, rows, size = [], [], 0
+    except (pa.ArrowException, OSError) as exc:
+        if isinstance(exc, SourceError):
+            raise
+        raise SourceError("%s: cannot read %s after row %d: %s"
+                          % (path, "as Parquet" if _table_format(path) == "parquet" else "as Arrow IPC", row, exc),
+                          path, None, None, None, row or None) from None
+    if batch:
+        yield ("documents", batch, (path, rows, "row"))
+
+
 def _source_items(kind, src, chunk):
     if kind == "documents":
         return _document_items(src, chunk)
-    opener, jsonl = _kind(src)
-    return (_jsonl_items if jsonl else _text_items)(src, opener, chunk)
+    column = getattr(src, "column", "text")
+    path = str(src)
+    if _table_format(path):
+        return _table_items(path, column, chunk)
+    opener, jsonl = _kind(path)
+    return _jsonl_items(path, opener, chunk, column) if jsonl else _text_items(path, opener, chunk)
 
 
 def _readable_twice(kind, src):
-    """True for a regular file (read again for the second pass); an iterable of str, or a path that is
-    no regular file (a named pipe, /dev/stdin), goes through the spool."""
+    """True for a regular file (read again for the second pass: text, JSON lines, .parquet, Arrow); an
+    iterable of str or of mappings, or a path that is no regular file (a named pipe, /dev/stdin), goes
+    through the spool."""
     if kind == "documents":
         return False
     try:
@@ -455,11 +685,14 @@ def _source_error(exc, kind, data, where):
         return SourceError("%s: line %d: invalid UTF-8 at byte %d of the line (byte %d of the file%s)"
                            % (path, line, col, base + off, "'s text" if _kind(path)[0] is not open else ""),
                            path, line, None, base + off)
-    path, index = where
+    path, index = where[:2]
     k = exc.input if exc.input < len(index) else 0
     if path is None:
         return SourceError("source: document %d: invalid UTF-8 at byte %d" % (index[k], exc.offset or 0),
                            None, None, index[k], exc.offset)
+    if where[2:] == ("row",):  # a .parquet or Arrow file: where = (path, [row, ...], "row")
+        return SourceError("%s: row %d: the text is not valid UTF-8 (at byte %d)"
+                           % (path, index[k], exc.offset or 0), path, None, None, exc.offset, index[k])
     return SourceError("%s: line %d: invalid UTF-8 in the text at byte %d" % (path, index[k], exc.offset or 0),
                        path, index[k], None, exc.offset)
 
@@ -692,17 +925,32 @@ def _merged(backend, counters):
 
 def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k", script_aware=False,
           scripts=None, special_tokens=(), min_frequency=0, algorithm="bpe", supermerges=None, ngram_split=False,
-          threads=None, progress=None):
+          threads=None, progress=None, text_column="text"):
     """Train a byte-level (or UBE) BPE tokenizer and return it as an Encoding that encodes at once.
 
     source: a path (str or os.PathLike) or a list or tuple of paths: `.txt` (or any other name) is
-    one document per line, its '\\n' kept, as HuggingFace's trainer reads files (read as bytes and
-    handed to the core whole; '\\r\\n' keeps its '\\r'; a last line without '\\n' is a document);
-    `.jsonl` is the string `text` field of each line (blank lines skipped); `.gz`, `.xz` and `.bz2`
-    of either are streamed through their codec, never read whole. Or any other iterable of str
-    documents (a generator, iter(list_of_str), a dataset column): a list is always a list of
-    paths. Errors name the file and the line (invalid UTF-8: the byte offset too) or the
-    document's index (a lone surrogate).
+    one document per line, its '\n' kept, as HuggingFace's trainer reads files (read as bytes and
+    handed to the core whole; '\r\n' keeps its '\r'; a last line without '\n' is a document);
+    `.jsonl` (or `.ndjson`) is the string `text_column` field of each line (blank lines skipped);
+    `.gz`, `.xz` and `.bz2` of either are streamed through their codec, never read whole.
+    `.parquet` and Arrow IPC files (`.arrow`, `.feather`, `.ipc`; the file or the stream format)
+    give one document a row, the `text_column` column (a string or large_string column; a null
+    is skipped), read a record batch at a time with pyarrow (an optional dependency: pip install
+    'supertok[arrow]'). A folder stands for its files, recursively, sorted by path: those named
+    .txt, .jsonl, .ndjson (maybe .gz, .xz or .bz2), .parquet, .arrow, .feather or .ipc, hidden
+    files and folders left out (a folder with none is an error). A path with glob characters
+    (*, ?, [) that is no existing file is a pattern (glob.glob, recursive=True: ** spans
+    folders), its matches sorted; one that matches nothing is an error. A list may mix files,
+    folders and patterns. Or any other iterable: of str documents (a generator, iter(list_of_str))
+    or of mappings, each giving its `text_column` value as the document (dicts, a
+    datasets.Dataset or IterableDataset, streaming included; its first item says which, and is
+    not lost); a list is always a list of paths. Errors name the file and the line (invalid
+    UTF-8: the byte offset too), the row of a .parquet or Arrow file (1-based across the file),
+    the missing column (listing the columns) or its type, or the document's index (a lone
+    surrogate, a mapping without the key or whose value is no str).
+
+    text_column: the column of .parquet and Arrow files, the field of .jsonl lines and the key of
+    mappings that holds the text ("text").
 
     vocab_size counts every id that can occur: the alphabet that can occur (243 bytes in paper mode,
     256 in hf mode, the reachable UBE symbols), the merges and the special tokens; so paper mode with
@@ -731,10 +979,11 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
     phase-1 merge, 15), n-grams of at most 30 pretokens) before phase 2.
 
     Superwords read the source twice (phase 1, then a pass counting the supermerge candidates). A
-    path to a regular file is read again; the documents of an iterable (a generator is fine: it is
-    consumed once), and a path that cannot be read twice (a named pipe), are spooled to an anonymous
-    temporary file during the first pass, in batches, so memory stays bounded; the file takes about
-    the size of their UTF-8 on disk and is deleted when training ends, fails or is interrupted.
+    path to a regular file (text, JSON lines, .parquet, Arrow) is read again; the documents of an
+    iterable, of str or of mappings (a generator is fine: it is consumed once), and a path that
+    cannot be read twice (a named pipe), are spooled to an anonymous temporary file during the
+    first pass, in batches, so memory stays bounded; the file takes about the size of their UTF-8
+    on disk and is deleted when training ends, fails or is interrupted.
 
     threads: counting threads, natively (None: os.cpu_count()), in both passes; the counts, and so
     the model, are the same for any number. At most MAX_THREADS (1024; more is a ValueError): each
@@ -760,7 +1009,7 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
     return _train(source, vocab_size=vocab_size, mode=mode, alphabet=alphabet, pattern=pattern,
                   script_aware=script_aware, scripts=scripts, special_tokens=special_tokens,
                   min_frequency=min_frequency, algorithm=algorithm, supermerges=supermerges,
-                  ngram_split=ngram_split, threads=threads, progress=progress)
+                  ngram_split=ngram_split, threads=threads, progress=progress, text_column=text_column)
 
 
 def _check_threads(threads):
@@ -772,14 +1021,14 @@ def _check_threads(threads):
                                                             os.cpu_count() or "an unknown number of"))
 
 
-def count_source(backend, source, options, threads, progress):
+def count_source(backend, source, options, threads, progress, text_column="text"):
     """A counter holding the pretoken counts of source (the caller frees it), counted as train
     counts: on `threads` threads natively, progress records of phase "count"
     (supertok.count_pretokens)."""
     pid, flags, spec = options
     _check_threads(threads)
     report = _progress_fn(progress)
-    sources = _sources(source)
+    sources = _sources(source, text_column)
     n_threads = min(threads or os.cpu_count() or 1, MAX_THREADS) if backend.parallel else 1
     chunk = PYWASM_CHUNK if backend.name == "pywasm" else CHUNK
     counters = []
@@ -831,7 +1080,7 @@ def _train_as(option_names, source, **kw):
 
 def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k", script_aware=False, scripts=None,
            special_tokens=(), min_frequency=0, algorithm="bpe", supermerges=None, ngram_split=False, threads=None,
-           progress=None, name=None):
+           progress=None, name=None, text_column="text"):
     """train() with the model's name (the command line names it after its file); returns the
     Encoding (its model text is enc._model_data)."""
     backend = _current_backend()
@@ -861,7 +1110,7 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
         raise argument_error("name", "name must be 1 to 128 printable ASCII characters without spaces, not %r"
                              % (name,))
     report = _progress_fn(progress)
-    sources = _sources(source) if given is None else []
+    sources = _sources(source, text_column) if given is None else []
     s = supermerges or 0
 
     n_threads = min(threads or os.cpu_count() or 1, MAX_THREADS) if backend.parallel else 1

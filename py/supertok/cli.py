@@ -189,11 +189,18 @@ def build_parser():
                        description="Train a byte-level (or UBE) BPE tokenizer on text files (supertok.train) and "
                                    "write its model file, which --model and supertok.load_model load. A file is one "
                                    "document per line (its newline kept, as HuggingFace's trainer reads files); "
-                                   ".jsonl files give the 'text' field of each line; .gz, .xz and .bz2 files are "
-                                   "streamed. On a terminal a progress line is drawn on standard error; otherwise "
+                                   ".jsonl files give the --text-column field of each line; .gz, .xz and .bz2 files "
+                                   "are streamed; .parquet and Arrow (.arrow, .feather, .ipc) files give the "
+                                   "--text-column column of each row (needs pyarrow). A folder stands for its "
+                                   "files of those kinds (recursively, sorted); a quoted glob pattern for its "
+                                   "matches. On a terminal a progress line is drawn on standard error; otherwise "
                                    "one line per phase is written there. Ctrl-C stops cleanly and leaves no file.")
     t.add_argument("files", nargs="+", metavar="FILE",
-                   help="text (.txt) or JSON-lines (.jsonl) files, maybe compressed")
+                   help="text (.txt) or JSON-lines (.jsonl) files, maybe compressed, .parquet or Arrow files, "
+                        "folders of them, or glob patterns")
+    t.add_argument("--text-column", default="text", metavar="NAME",
+                   help="the column of .parquet and Arrow files, and the field of .jsonl lines, holding the text "
+                        "(default: text)")
     t.add_argument("-o", "--output", required=True, metavar="MODEL",
                    help="the model file to write (replaced only when training succeeds)")
     t.add_argument("--vocab-size", required=True, type=_positive_int, metavar="N",
@@ -758,15 +765,21 @@ def _model_name(args):
 
 def cmd_train(args):
     import warnings
-    from supertok._train import LiveProgress, SourceError, TrainWarning, _train_as
-    for f in args.files:
+    from supertok._train import LiveProgress, SourceError, TrainWarning, _expand, _train_as
+    files = []
+    for f in args.files:  # folders and glob patterns stand for their files
+        try:
+            files += _expand(f, f)
+        except (SourceError, OSError) as exc:
+            raise CliError("", str(exc)) from None
+    for f in files:
         if os.path.isdir(f):
             raise CliError(f, "is a directory, not a file")
         if not os.path.exists(f):
             raise CliError(f, "cannot read: No such file or directory")
         if not os.access(f, os.R_OK):
             raise CliError(f, "cannot read: Permission denied")
-    _check_output(args.output, args.files, "the model file")
+    _check_output(args.output, files, "the model file")
     if args.scripts is not None and not args.script_aware:
         raise CliError("--scripts", "applies only with --script-aware (add --script-aware, or drop --scripts)")
     scripts = None if args.scripts is None else [s.strip() for s in args.scripts.split(",") if s.strip()]
@@ -775,15 +788,16 @@ def cmd_train(args):
     options = {"vocab_size": "--vocab-size", "mode": "--mode", "alphabet": "--alphabet", "special_tokens":
                "--special-token", "scripts": "--scripts", "min_frequency": "--min-frequency",
                "threads": "--threads", "name": "--name", "algorithm": "--algorithm", "supermerges": "--supermerges",
-               "ngram_split": "--ngram-split"}
+               "ngram_split": "--ngram-split", "text_column": "--text-column"}
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TrainWarning)
-            enc = _train_as(options, args.files, vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet,
+            enc = _train_as(options, files, vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet,
                             pattern=args.pattern, script_aware=args.script_aware, scripts=scripts,
                             special_tokens=args.special_tokens, min_frequency=args.min_frequency,
                             algorithm=args.algorithm, supermerges=args.supermerges, ngram_split=args.ngram_split,
-                            threads=args.threads, progress=progress, name=_model_name(args))
+                            threads=args.threads, progress=progress, name=_model_name(args),
+                            text_column=args.text_column)
         for w in caught:  # a training that stopped short says why (the others are passed on)
             if issubclass(w.category, TrainWarning):
                 if args.progress != "off":  # off: nothing but errors (the model's comment says it)
@@ -793,12 +807,14 @@ def cmd_train(args):
         sys.stderr.flush()
     except SourceError as exc:
         raise CliError("", str(exc)) from None
+    except ImportError as exc:  # pyarrow, for .parquet and Arrow files
+        raise CliError("", str(exc), EXIT_ENV) from None
     except OSError as exc:
         raise CliError("", str(exc)) from None
     except (ValueError, TypeError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise CliError(options.get(getattr(exc, "argument", None), "train"), msg) from None
-    _write_output(args.output, enc._model_data, args.files)
+    _write_output(args.output, enc._model_data, files)
     if args.progress != "off":
         n_sp = len(enc.special_tokens_set)
         n_super = len(enc.supermerges)
