@@ -74,7 +74,7 @@ def corpus(tmp_path_factory):
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         with distributed.Client(cluster) as c:
             yield c
 
@@ -177,6 +177,16 @@ def test_error_names_the_file_and_its_line(client, tmp_path, corpus):
         sd.count_pretokens(str(badj), client=client, shard_bytes=7000)
     with pytest.raises(FileNotFoundError):
         sd.count_pretokens(str(tmp_path / "missing.txt"), client=client)
+
+
+def test_default_local_cluster(corpus, monkeypatch):
+    """client=None: a LocalCluster of os.cpu_count() processes, started and closed here."""
+    monkeypatch.setattr(sd.os, "cpu_count", lambda: 1)
+    before = set(distributed.client._global_clients) if hasattr(distributed.client, "_global_clients") else None
+    got = sd.count_pretokens(corpus[:2], shard_bytes=30000)
+    assert got.to_bytes() == supertok.count_pretokens(corpus[:2]).to_bytes()
+    if before is not None:  # its client is closed and gone
+        assert set(distributed.client._global_clients) <= before
 
 
 def test_globs(client, corpus):

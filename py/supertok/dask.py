@@ -252,7 +252,7 @@ def _source_error(exc):
 
 def _local_cluster(n_workers=None):
     return distributed.LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
-                                    processes=True, dashboard_address=None)
+                                    processes=True, dashboard_address=":0")
 
 
 class _Client:
