@@ -1,4 +1,4 @@
-"""supertok.dask: count pretokens on a Dask cluster, then train on the caller (issue 28).
+"""supertok.dask: count pretokens on a Dask cluster, then train on the caller (docs/dask.md).
 
 Counting is the part of training that grows with the text; it adds (docs/formats/train-format.md),
 so it spreads over Dask's distributed scheduler: one task per shard of the sources, each counting
