@@ -775,6 +775,12 @@ ST_API st_status st_counter_add_pretoken(st_counter *counter, const char *bytes,
                                          uint64_t count, st_error *err);
 /* into += from (from is unchanged). Different pre-tokenizers: ST_ERR_INVALID_ARGUMENT. */
 ST_API st_status st_counter_merge(st_counter *into, const st_counter *from, st_error *err);
+/* Drop every pretoken counted fewer than min_count times (0 and 1 keep all): the UBE paper's
+ * per-shard filter (Appendix B.1). PRETOKENS and UNIQUE shrink by what was dropped; DOCUMENTS and
+ * BYTES stay (the text was read). Filtering shards and adding them is not filtering their sum: a
+ * documented departure from whole-corpus BPE (docs/design.md §13). A candidates counter:
+ * ST_ERR_INVALID_ARGUMENT. Out of memory: the counter is as it was. */
+ST_API st_status st_counter_prune(st_counter *counter, uint64_t min_count, st_error *err);
 
 /* Statistics (ST_COUNTER_*). */
 #define ST_COUNTER_DOCUMENTS 0 /* documents counted */

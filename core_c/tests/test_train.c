@@ -591,6 +591,44 @@ static void test_counter(void) {
 /* Counting takes a cached path for short pieces once a counter has seen 64 KiB, and a direct one
  * before: a large text in one call must count what its pieces, added one by one through the
  * public pre-tokenizer, count. */
+/* st_counter_prune: the pretokens under min_count go, the others keep their counts; the result
+ * equals a counter that never saw the dropped ones (saved bytes compared, statistics but
+ * PRETOKENS and UNIQUE kept), lookups and further adds still work, and NULL is refused (a
+ * candidates counter's refusal: tests/test_train_counts.py). */
+static void test_counter_prune(void) {
+    const char *docs[] = {"the cat sat", "the cat ran", "the dog", "a cat", "zebra"};
+    st_counter *c = counter_of(ST_PATTERN_O200K, 0, docs, 5);
+    uint64_t before = st_counter_stat(c, ST_COUNTER_PRETOKENS);
+    st_error e;
+    CHECK(st_counter_prune(c, 1, &e) == ST_OK && st_counter_stat(c, ST_COUNTER_PRETOKENS) == before, "prune 1 keeps all");
+    CHECK(st_counter_prune(c, 2, &e) == ST_OK, "prune 2: %s", e.message);
+    /* kept: "the" 3, " cat" 3 ("a cat" counts " cat" too); dropped: " sat", " ran", " dog", "a", "zebra" */
+    CHECK(st_counter_stat(c, ST_COUNTER_UNIQUE) == 2, "unique %llu", (unsigned long long)st_counter_stat(c, ST_COUNTER_UNIQUE));
+    CHECK(st_counter_stat(c, ST_COUNTER_PRETOKENS) == 6, "pretokens %llu",
+          (unsigned long long)st_counter_stat(c, ST_COUNTER_PRETOKENS));
+    CHECK(st_counter_stat(c, ST_COUNTER_DOCUMENTS) == 5, "documents kept");
+    st_counter *want = NULL;
+    CHECK(st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &want, NULL) == ST_OK, "new");
+    CHECK(st_counter_add_pretoken(want, "the", 3, 3, NULL) == ST_OK, "add");
+    CHECK(st_counter_add_pretoken(want, " cat", 4, 3, NULL) == ST_OK, "add");
+    size_t na, nb;
+    uint8_t *a = save(c, &na), *b = save(want, &nb);
+    /* the header's documents and bytes differ (the pruned counter read the text): compare from the
+     * pretoken total on */
+    CHECK(a && b && na == nb && memcmp(a + 68, b + 68, na - 68) == 0, "pruned counts = the kept pretokens");
+    free(a);
+    free(b);
+    /* the table still finds what it holds after the move */
+    CHECK(st_counter_add(c, "the cat", 7, 0, NULL) == ST_OK, "add after prune");
+    CHECK(st_counter_stat(c, ST_COUNTER_UNIQUE) == 2 && st_counter_stat(c, ST_COUNTER_PRETOKENS) == 8, "found again");
+    CHECK(st_counter_prune(c, 100, &e) == ST_OK && st_counter_stat(c, ST_COUNTER_UNIQUE) == 0 &&
+          st_counter_stat(c, ST_COUNTER_PRETOKENS) == 0, "prune everything");
+    CHECK(st_counter_add(c, "the", 3, 0, NULL) == ST_OK && st_counter_stat(c, ST_COUNTER_UNIQUE) == 1, "add to emptied");
+    CHECK(st_counter_prune(NULL, 2, &e) == ST_ERR_INVALID_ARGUMENT, "NULL refused");
+    st_counter_free(c);
+    st_counter_free(want);
+}
+
 static void test_counter_cache_paths(void) {
     g_rng = 12345;
     size_t cap = 1 << 20, n = 0;
@@ -1704,6 +1742,7 @@ int main(int argc, char **argv) {
     const char *root = argc > 1 ? argv[1] : ".";
     int n = getenv("ST_TRAIN_SEEDS") ? atoi(getenv("ST_TRAIN_SEEDS")) : 300;
     test_counter();
+    test_counter_prune();
     test_counter_cache_paths();
     test_trainer_errors();
     for (int s = 0; s < n; s++) compare_with_reference((unsigned)s);

@@ -15,13 +15,15 @@ from .backends import set_current as _set_backend  # noqa: F401
 __all__ = ["ube_encode_symbols", "ube_decode_symbols", "UbeStreamDecoder", "UbeDecodeError", "get_encoding", "load_model", "encoding_for_model", "encoding_name_for_model", "list_encoding_names", "Encoding",
            "pretokenize", "pretokenize_spans", "backend", "version", "unicode_version",
            "script_names", "PATTERNS", "DEFAULT_SCRIPTS", "SupertokError", "BackendUnavailable", "train",
-           "TrainProgress", "TrainWarning", "ExportError", "ExportWarning", "ExportResult", "evaluate"]
+           "TrainProgress", "TrainWarning", "ExportError", "ExportWarning", "ExportResult", "evaluate",
+           "count_pretokens", "Counts"]
 
 __version__ = "0.1.0"
 
 from .encoding import (Encoding, encoding_for_model, encoding_name_for_model,  # noqa: E402
                        get_encoding, list_encoding_names, load_model)
 from ._train import TrainProgress, TrainWarning, train  # noqa: E402
+from ._counts import Counts, count_pretokens  # noqa: E402
 from ._export import ExportError, ExportResult, ExportWarning  # noqa: E402
 from .ube import UbeDecodeError, UbeStreamDecoder, ube_decode_symbols, ube_encode_symbols  # noqa: E402
 # tiktoken's modules under the same names (tiktoken.core, .load, .model, .registry)

@@ -763,6 +763,62 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
                   ngram_split=ngram_split, threads=threads, progress=progress)
 
 
+def _check_threads(threads):
+    if threads is not None:
+        _int_arg("threads", threads, 1)
+        if threads > MAX_THREADS:
+            raise argument_error("threads", "%s is more than the maximum, %d (one counter and one thread each; this "
+                                 "machine has %s cores)" % (_arg("threads", threads), MAX_THREADS,
+                                                            os.cpu_count() or "an unknown number of"))
+
+
+def count_source(backend, source, options, threads, progress):
+    """A counter holding the pretoken counts of source (the caller frees it), counted as train
+    counts: on `threads` threads natively, progress records of phase "count"
+    (supertok.count_pretokens)."""
+    pid, flags, spec = options
+    _check_threads(threads)
+    report = _progress_fn(progress)
+    sources = _sources(source)
+    n_threads = min(threads or os.cpu_count() or 1, MAX_THREADS) if backend.parallel else 1
+    chunk = PYWASM_CHUNK if backend.name == "pywasm" else CHUNK
+    counters = []
+    try:
+        for _ in range(n_threads):
+            counters.append(_new_counter(backend, pid, flags, spec))
+        t0 = time.monotonic()
+
+        def count_report(documents, nbytes, done=False):
+            report(TrainProgress("count", documents, nbytes, 0, None, time.monotonic() - t0, done))
+
+        _count(backend, _items(sources, chunk, None), counters, count_report)
+        total = _merged(backend, counters)
+        count_report(backend.counter_stat(total, _COUNTER_DOCUMENTS), backend.counter_stat(total, _COUNTER_BYTES), True)
+        del counters[:]
+        return total
+    finally:
+        for c in counters:
+            backend.counter_free(c)
+        if isinstance(report, LiveProgress):
+            report.close()
+
+
+def _counts_given(source):
+    """The supertok.Counts a training source is (one, or the sum of `.stcounts` paths), or None
+    when it is text."""
+    from ._counts import Counts
+    if isinstance(source, Counts):
+        return source
+    paths = [source] if isinstance(source, (str, os.PathLike)) else source if isinstance(source, (list, tuple)) else []
+    names = [os.fsdecode(os.fspath(p)) for p in paths if isinstance(p, (str, os.PathLike))]
+    if not names or not any(n.endswith(".stcounts") for n in names):
+        return None
+    if not all(n.endswith(".stcounts") for n in names) or len(names) != len(paths):
+        raise ValueError("source mixes counts files (.stcounts) with text: train on the counts of all of it (count "
+                         "the text with supertok.count_pretokens and add the Counts)")
+    return sum(Counts.load(n) for n in names)
+
+
 def _train_as(option_names, source, **kw):
     """_train with its messages naming the arguments by option_names ({"vocab_size":
     "--vocab-size", ...}: the command line's options); errors name theirs in `argument`."""
@@ -784,21 +840,28 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
     alphabet_id = _ALPHABETS[_choice("alphabet", alphabet, tuple(_ALPHABETS))]
     algorithm_id = _superword_args(algorithm, supermerges, ngram_split, mode)
     pid, flags, spec = _pretokenizer.options(pattern, script_aware, scripts)
+    given = _counts_given(source)
+    if given is not None:
+        if algorithm_id:
+            raise argument_error("algorithm", "algorithm=%r trains from the text: its supermerge candidates pass "
+                                 "reads the documents again with the phase-1 model, which counts do not hold; pass "
+                                 "the text files (or train algorithm='bpe' from counts)" % (algorithm,))
+        if (pid, flags, spec) != given._options:
+            if (pattern, script_aware, scripts) != ("o200k", False, None):
+                raise argument_error("pattern", "the counts were made with %s, not the pre-tokenizer asked for "
+                                     "(pattern=%r, script_aware=%r, scripts=%r): leave those out to train with the "
+                                     "counts' own" % (given._describe(), pattern, script_aware, scripts))
+            pid, flags, spec = given._options
     specials = _special_args(special_tokens)
     _int_arg("min_frequency", min_frequency, 0)
-    if threads is not None:
-        _int_arg("threads", threads, 1)
-        if threads > MAX_THREADS:
-            raise argument_error("threads", "%s is more than the maximum, %d (one counter and one thread each; this "
-                                 "machine has %s cores)" % (_arg("threads", threads), MAX_THREADS,
-                                                            os.cpu_count() or "an unknown number of"))
+    _check_threads(threads)
     if name is None:
         name = "supertok-%s-%s-%d" % (mode if algorithm == "bpe" else algorithm, alphabet, vocab_size)
     if not (isinstance(name, str) and 1 <= len(name) <= 128 and all("!" <= ch <= "~" for ch in name)):
         raise argument_error("name", "name must be 1 to 128 printable ASCII characters without spaces, not %r"
                              % (name,))
     report = _progress_fn(progress)
-    sources = _sources(source)
+    sources = _sources(source) if given is None else []
     s = supermerges or 0
 
     n_threads = min(threads or os.cpu_count() or 1, MAX_THREADS) if backend.parallel else 1
@@ -825,7 +888,10 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
         def count_report(documents, nbytes, done=False):
             report(TrainProgress("count", documents, nbytes, 0, target, time.monotonic() - t0, done))
 
-        _count(backend, _items(sources, chunk, spool), counters, count_report)
+        if given is None:
+            _count(backend, _items(sources, chunk, spool), counters, count_report)
+        else:  # the counts, loaded into the counter the options were checked with
+            backend.counter_load(counters[0], given.to_bytes())
         total = _merged(backend, counters)
         documents = backend.counter_stat(total, _COUNTER_DOCUMENTS)
         nbytes = backend.counter_stat(total, _COUNTER_BYTES)

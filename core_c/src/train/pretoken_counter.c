@@ -451,6 +451,50 @@ st_status st_counter_merge(st_counter *into, const st_counter *from, st_error *e
     return ST_OK;
 }
 
+st_status st_counter_prune(st_counter *c, uint64_t min_count, st_error *err) {
+    st__error_clear(err);
+    if (!c) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the counter is NULL");
+    if (c->cand)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "a candidates counter is not pruned: min_count applies to pretoken counts");
+    if (min_count <= 1 || !c->n) return ST_OK;
+    /* the new slot table first: failing there leaves the counter as it was */
+    size_t nslots = c->mask + 1;
+    uint64_t *s = (uint64_t *)st__alloc(&c->alloc, nslots * sizeof *s);
+    if (!s) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    st__memset(s, 0, nslots * sizeof *s);
+    /* entries are in arena order (each new one is appended to both), so the kept bytes move
+     * down in place */
+    size_t kept = 0;
+    uint64_t arena = 0, dropped = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        st__count_entry e = c->entries[i];
+        if (e.count < min_count) {
+            dropped += e.count;
+            continue;
+        }
+        if (e.off != arena) st__memmove(c->arena + arena, c->arena + e.off, e.len);
+        e.off = arena;
+        arena += e.len;
+        c->entries[kept++] = e;
+    }
+    for (size_t i = 0; i < kept; i++) {
+        const st__count_entry *e = &c->entries[i];
+        uint64_t h = st__hash_bytes(c->arena + e->off, e->len);
+        size_t k = (size_t)h & c->mask;
+        while (s[k]) k = (k + 1) & c->mask;
+        s[k] = (h & 0xFFFFFFFF00000000ull) | (uint64_t)(i + 1);
+    }
+    st__free(&c->alloc, c->slots, nslots * sizeof *c->slots);
+    c->slots = s;
+    c->n = kept;
+    c->arena_len = (size_t)arena;
+    if (c->hot) st__memset(c->hot, 0, sizeof(st__count_hot) << ST__HOT_BITS); /* it names entries */
+    c->stats[ST_COUNTER_PRETOKENS] -= dropped;
+    c->stats[ST_COUNTER_UNIQUE] = kept;
+    return ST_OK;
+}
+
 uint64_t st_counter_stat(const st_counter *c, int what) {
     if (c && what == ST_COUNTER_KIND) return c->cand ? ST_COUNTER_KIND_CANDIDATES : ST_COUNTER_KIND_PRETOKENS;
     if (!c || what < 0 || what > ST_COUNTER_UNIQUE) return 0;

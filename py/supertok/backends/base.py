@@ -438,6 +438,10 @@ class TrainingBackend(_CoreHost):
         different pre-tokenizers."""
 
     @abc.abstractmethod
+    def counter_prune(self, counter, min_count):
+        """Drop the pretokens counted fewer than min_count (a uint64) times (st_counter_prune)."""
+
+    @abc.abstractmethod
     def counter_stat(self, counter, what):
         """A statistic (ST_COUNTER_DOCUMENTS 0, _BYTES 1, _PRETOKENS 2, _UNIQUE 3, _KIND 4) as an int."""
 

@@ -770,6 +770,9 @@ class CoreBackend(Backend):
     def counter_merge(self, into, frm):
         self._status_call("st_counter_merge", "counts", into.ptr, frm.ptr)
 
+    def counter_prune(self, counter, min_count):
+        self._status_call("st_counter_prune", "counts", counter.ptr, self._u64("min_count", min_count))
+
     def counter_stat(self, counter, what):
         with self._frame():
             return self._fn("st_counter_stat")(counter.ptr, what)
