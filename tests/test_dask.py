@@ -177,6 +177,9 @@ def test_error_names_the_file_and_its_line(client, tmp_path, corpus):
         sd.count_pretokens(str(badj), client=client, shard_bytes=7000)
     with pytest.raises(FileNotFoundError):
         sd.count_pretokens(str(tmp_path / "missing.txt"), client=client)
+    supertok.count_pretokens(corpus[0]).save(str(tmp_path / "a.stcounts"))
+    with pytest.raises(ValueError, match=r"a\.stcounts' holds counts \(\.stcounts\), not text"):
+        sd.count_pretokens([corpus[0], str(tmp_path / "a.stcounts")], client=client)
 
 
 def test_default_local_cluster(corpus, monkeypatch):

@@ -139,6 +139,10 @@ def _paths(paths):
             out += found
         else:
             out.append(p)
+    counted = [p for p in out if p.endswith(".stcounts")]
+    if counted:
+        raise ValueError("%r holds counts (.stcounts), not text: add it to the result with supertok.Counts.load "
+                         "instead" % counted[0])
     return [src for _kind, src in _T._sources(out)]
 
 
@@ -203,9 +207,7 @@ def _count_shard(shard, pretokenizer, min_count):
                                  % (path, line, col, off), path, line, off) from None
             docs = _lines_docs(data)
         counts = supertok.count_pretokens(docs, threads=1, progress=False, **pretokenizer)
-    if min_count > 1:
-        counts = counts.filtered(min_count)
-    return counts
+    return counts.filtered(min_count) if min_count > 1 else counts
 
 
 def _shard_task(shard, pretokenizer, min_count):
