@@ -241,6 +241,13 @@ def build_parser():
                    help="auto: a live line on a terminal, one line per phase otherwise; on: the live line; "
                         "off: nothing but errors (why training stopped short of --vocab-size is still in the model's "
                         "comment)")
+    t.add_argument("--dask", default=None, metavar="ADDRESS",
+                   help="count the pretokens on a Dask cluster (supertok.dask; needs supertok[dask]), then train "
+                        "here: a scheduler's address (tcp://host:8786), or local (a LocalCluster of a process per "
+                        "core) or local:N (N processes). --threads does not apply to the counting then")
+    t.add_argument("--min-count", type=_positive_int, default=None, metavar="K",
+                   help="with --dask: drop from each shard's counts the pretokens seen fewer than K times in that "
+                        "shard (so the counts depend on the sharding; default: 1, keep all)")
 
     x = sub.add_parser("export", formatter_class=FMT, help="write a model as a tiktoken rank file or a tokenizer.json",
                        description="Write a byte-level model of merge rules (not UBE, no supermerges, not script-aware) "
@@ -763,6 +770,46 @@ def _model_name(args):
     return name or "model"
 
 
+def _train_dask(args, files, options, kw, train_as):
+    """cmd_train with --dask: the counting on the cluster (supertok.dask), the training here."""
+    try:
+        import distributed
+        import supertok.dask as sd
+    except ImportError as exc:
+        raise CliError("--dask", "needs Dask's distributed scheduler: pip install 'supertok[dask]' (%s)" % exc) from None
+    where = args.dask
+    n = None
+    if where == "local" or where.startswith("local:"):
+        if where != "local":
+            try:
+                n = int(where[6:])
+            except ValueError:
+                n = 0
+            if n < 1:
+                raise CliError("--dask", "local:N takes a number of processes of at least 1, not %r" % where[6:])
+    elif "://" not in where:
+        raise CliError("--dask", "is a scheduler's address (tcp://host:port), local or local:N, not %r" % where)
+    cluster = client = None
+    try:
+        try:
+            if n is not None or where == "local":
+                cluster = sd._local_cluster(n)
+                client = distributed.Client(cluster)
+            else:
+                client = distributed.Client(where, timeout=30)
+        except OSError as exc:
+            raise CliError("--dask", "cannot reach the scheduler at %s: %s" % (where, exc), EXIT_ENV) from None
+        count_progress = True if args.progress == "on" or (args.progress == "auto" and _isatty(sys.stderr)) else None
+        return sd._train(files, client=client, min_count=args.min_count or 1, shard_bytes=64 << 20,
+                         count_progress=count_progress,
+                         train_fn=lambda counts, **k: train_as(options, counts, **k), **kw)
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+
+
 def cmd_train(args):
     import warnings
     from supertok._train import LiveProgress, SourceError, TrainWarning, _expand, _train_as
@@ -788,16 +835,23 @@ def cmd_train(args):
     options = {"vocab_size": "--vocab-size", "mode": "--mode", "alphabet": "--alphabet", "special_tokens":
                "--special-token", "scripts": "--scripts", "min_frequency": "--min-frequency",
                "threads": "--threads", "name": "--name", "algorithm": "--algorithm", "supermerges": "--supermerges",
-               "ngram_split": "--ngram-split", "text_column": "--text-column"}
+               "ngram_split": "--ngram-split", "text_column": "--text-column", "min_count": "--min-count"}
+    if args.min_count is not None and args.dask is None:
+        raise CliError("--min-count", "applies only with --dask (each shard's counts are filtered)")
+    if args.dask is not None and args.algorithm != "bpe":
+        raise CliError("--dask", "trains BPE only (--algorithm bpe): superwords need a second pass over the text; "
+                                 "train --algorithm %s without --dask" % args.algorithm)
+    kw = dict(vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet, pattern=args.pattern,
+              script_aware=args.script_aware, scripts=scripts, special_tokens=args.special_tokens,
+              min_frequency=args.min_frequency, algorithm=args.algorithm, supermerges=args.supermerges,
+              ngram_split=args.ngram_split, threads=args.threads, progress=progress, name=_model_name(args))
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TrainWarning)
-            enc = _train_as(options, files, vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet,
-                            pattern=args.pattern, script_aware=args.script_aware, scripts=scripts,
-                            special_tokens=args.special_tokens, min_frequency=args.min_frequency,
-                            algorithm=args.algorithm, supermerges=args.supermerges, ngram_split=args.ngram_split,
-                            threads=args.threads, progress=progress, name=_model_name(args),
-                            text_column=args.text_column)
+            if args.dask is None:
+                enc = _train_as(options, files, text_column=args.text_column, **kw)
+            else:
+                enc = _train_dask(args, files, options, kw, _train_as)
         for w in caught:  # a training that stopped short says why (the others are passed on)
             if issubclass(w.category, TrainWarning):
                 if args.progress != "off":  # off: nothing but errors (the model's comment says it)
