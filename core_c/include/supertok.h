@@ -864,6 +864,15 @@ ST_API uint64_t st_trainer_stat(const st_trainer *trainer, int what);
 ST_API size_t st_trainer_merges(const st_trainer *trainer, const uint32_t **pairs,
                                 const uint64_t **counts);
 
+/* Change the vocabulary size of a phase-1 BPE trainer (no superwords set), before or between
+ * steps: a vocabulary sweep trains once, writing the model at each size in increasing order.
+ * Greedy merges do not depend on the size asked for, so the model written after stepping to
+ * vocab_size is the model a trainer made for vocab_size writes, byte for byte (the comment's size
+ * and stop reason included). A trainer done at its size goes on; one stopped for another reason
+ * stays done. A size below what is made: ST_ERR_INVALID_ARGUMENT; after superwords were set:
+ * ST_ERR_INVALID_ARGUMENT, kind ST_KIND_OUT_OF_ORDER. */
+ST_API st_status st_trainer_set_vocab_size(st_trainer *trainer, uint64_t vocab_size, st_error *err);
+
 /* The trained model as a model file (docs/formats/model-format.md, kind rules, merges with counts, the
  * counter's pre-tokenizer; after phase 2 the kept regular merges, the supermerges with counts
  * and the "training" line with the algorithm and its parameters) into out[0..cap): name (1-128 printable ASCII, no space) and the

@@ -629,6 +629,53 @@ static void test_counter_prune(void) {
     st_counter_free(want);
 }
 
+static char *model_of(const st_trainer *t, size_t *n) {
+    size_t need = 0;
+    st_status st = st_trainer_write_model(t, "m", 1, NULL, NULL, 0, NULL, 0, &need, NULL);
+    CHECK(st == ST_ERR_BUFFER_TOO_SMALL, "size query %d", st);
+    char *b = (char *)malloc(need);
+    CHECK(b && st_trainer_write_model(t, "m", 1, NULL, NULL, 0, b, need, n, NULL) == ST_OK, "write_model");
+    return b;
+}
+
+/* st_trainer_set_vocab_size: one trainer stepped to 300 then to 400 writes, at each size, the model
+ * a trainer made for that size writes (both modes); a size below what is made and a trainer with
+ * superwords are refused. */
+static void test_trainer_sweep(void) {
+    const char *docs[] = {"the cat sat on the mat with the hat", "a cat and a rat sat at the mat",
+                          "that hat is the best hat", "the rats ran and the cats sat"};
+    st_counter *c = counter_of(ST_PATTERN_O200K, 0, docs, 4);
+    for (int mode = 0; mode < 2; mode++) {
+        uint64_t lo = 262, hi = 290;
+        st_trainer *s = train(c, mode, ST_ALPHABET_BYTES, lo, 0, 0, 1000);
+        size_t n1, n2, m1, m2;
+        char *a = model_of(s, &n1);
+        st_trainer *t1 = train(c, mode, ST_ALPHABET_BYTES, lo, 0, 0, 1000);
+        char *b = model_of(t1, &m1);
+        CHECK(n1 == m1 && memcmp(a, b, n1) == 0, "mode %d: the first size", mode);
+        st_error e;
+        CHECK(st_trainer_set_vocab_size(s, lo - 1, &e) == ST_ERR_INVALID_ARGUMENT, "below what is made");
+        CHECK(st_trainer_set_vocab_size(s, hi, &e) == ST_OK, "set %s", e.message);
+        CHECK(st_trainer_stat(s, ST_TRAINER_DONE) == 0, "goes on");
+        size_t made = 0;
+        do CHECK(st_trainer_step(s, 1000, &made, &e) == ST_OK, "step"); while (made == 1000);
+        char *a2 = model_of(s, &n2);
+        st_trainer *t2 = train(c, mode, ST_ALPHABET_BYTES, hi, 0, 0, 1000);
+        char *b2 = model_of(t2, &m2);
+        CHECK(n2 == m2 && memcmp(a2, b2, n2) == 0, "mode %d: the second size", mode);
+        free(a); free(b); free(a2); free(b2);
+        st_trainer_free(s); st_trainer_free(t1); st_trainer_free(t2);
+    }
+    st_trainer *t = NULL;
+    CHECK(st_trainer_new(c, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 300, 0, 0, NULL, &t, NULL) == ST_OK, "new");
+    CHECK(st_trainer_set_superwords(t, ST_ALGORITHM_BOUNDLESS, 0, 0, NULL) == ST_OK, "superwords");
+    st_error e;
+    CHECK(st_trainer_set_vocab_size(t, 400, &e) == ST_ERR_INVALID_ARGUMENT && e.kind == ST_KIND_OUT_OF_ORDER,
+          "refused with superwords");
+    st_trainer_free(t);
+    st_counter_free(c);
+}
+
 static void test_counter_cache_paths(void) {
     g_rng = 12345;
     size_t cap = 1 << 20, n = 0;
@@ -1743,6 +1790,7 @@ int main(int argc, char **argv) {
     int n = getenv("ST_TRAIN_SEEDS") ? atoi(getenv("ST_TRAIN_SEEDS")) : 300;
     test_counter();
     test_counter_prune();
+    test_trainer_sweep();
     test_counter_cache_paths();
     test_trainer_errors();
     for (int s = 0; s < n; s++) compare_with_reference((unsigned)s);

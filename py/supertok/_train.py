@@ -1012,6 +1012,14 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
                   ngram_split=ngram_split, threads=threads, progress=progress, text_column=text_column)
 
 
+def _sweep_name(name, size, sizes):
+    """The model name for one size: "{vocab_size}" in the name becomes the size; a sweep's models
+    otherwise get "-SIZE" after it, so no two share a name."""
+    if "{vocab_size}" in name:
+        return name.replace("{vocab_size}", str(size))
+    return "%s-%d" % (name, size) if sizes else name
+
+
 def _check_threads(threads):
     if threads is not None:
         _int_arg("threads", threads, 1)
@@ -1084,6 +1092,20 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
     """train() with the model's name (the command line names it after its file); returns the
     Encoding (its model text is enc._model_data)."""
     backend = _current_backend()
+    sizes = asked = None
+    if isinstance(vocab_size, (list, tuple)):  # a sweep: count once, one model per size
+        if not vocab_size:
+            raise argument_error("vocab_size", "vocab_size is an int or a non-empty list of ints, not []")
+        for v in vocab_size:
+            _int_arg("vocab_size", v, 1)
+        if len(set(vocab_size)) != len(vocab_size):
+            raise argument_error("vocab_size", "vocab_size names a size twice: %r" % (list(vocab_size),))
+        if algorithm != "bpe":
+            raise argument_error("vocab_size", "a vocabulary sweep trains BPE (algorithm='bpe'): %s's phase 2 "
+                                 "depends on the size; train each size with its own call" % (algorithm,))
+        asked = list(vocab_size)
+        sizes = sorted(asked)
+        vocab_size = sizes[0]
     _int_arg("vocab_size", vocab_size, 1)
     mode_id = _MODES[_choice("mode", mode, tuple(_MODES))]
     alphabet_id = _ALPHABETS[_choice("alphabet", alphabet, tuple(_ALPHABETS))]
@@ -1105,8 +1127,9 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
     _int_arg("min_frequency", min_frequency, 0)
     _check_threads(threads)
     if name is None:
-        name = "supertok-%s-%s-%d" % (mode if algorithm == "bpe" else algorithm, alphabet, vocab_size)
-    if not (isinstance(name, str) and 1 <= len(name) <= 128 and all("!" <= ch <= "~" for ch in name)):
+        name = "supertok-%s-%s-{vocab_size}" % (mode if algorithm == "bpe" else algorithm, alphabet)
+    if not (isinstance(name, str) and 1 <= len(_sweep_name(name, vocab_size, sizes)) <= 128
+            and all("!" <= ch <= "~" for ch in _sweep_name(name, vocab_size, sizes))):
         raise argument_error("name", "name must be 1 to 128 printable ASCII characters without spaces, not %r"
                              % (name,))
     report = _progress_fn(progress)
@@ -1166,70 +1189,77 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
         def tstat(what):
             return backend.trainer_stat(trainer, what)
 
-        # the trainer's loop: each state is a phase of the progress records
-        while True:
-            state = tstat(_TRAINER_STATE)
-            t0 = time.monotonic()
-            if state == _MERGING:
-                report(TrainProgress("merge", documents, nbytes, 0, target, 0.0, False, kept=kept))
-                made = _steps(backend, trainer, lambda m: report(
-                    TrainProgress("merge", documents, nbytes, m, target, time.monotonic() - t0, False, kept=kept)))
-                report(TrainProgress("merge", documents, nbytes, made, target, time.monotonic() - t0, True,
-                                     kept=kept))
-            elif state == _CANDIDATES:
-                # the second pass: the texts again, into candidates counters the trainer gives (one
-                # per thread) and takes back
-                for _ in range(n_threads):
-                    counters.append(backend.trainer_candidates_new(trainer))
-
-                def candidates_report(docs, nb, done=False, unique=None):
-                    report(TrainProgress("candidates", docs, nb, made, target, time.monotonic() - t0, done, 0,
-                                         unique))
-
-                _count(backend, _items_again(sources, spool, chunk), counters, candidates_report)
-                if spool is not None:
-                    spool.close()
-                    spool = None
-                for c in counters:
-                    backend.trainer_candidates_add(trainer, c)
-                    backend.counter_free(c)
-                del counters[:]
-                unique = tstat(_TRAINER_CANDIDATES)
-                candidates_report(tstat(_TRAINER_PASS_DOCUMENTS), tstat(_TRAINER_PASS_BYTES), True, unique)
+        models = []
+        for size in (sizes or [vocab_size]):
+            if size != vocab_size:  # a sweep: the same trainer goes on to the next size
+                backend.trainer_set_vocab_size(trainer, size)
+                target = tstat(_TRAINER_TARGET)
+            # the trainer's loop: each state is a phase of the progress records
+            while True:
+                state = tstat(_TRAINER_STATE)
                 t0 = time.monotonic()
-                if ngram_split:
-                    report(TrainProgress("split", documents, nbytes, made, target, 0.0, False, 0, unique))
-                backend.trainer_step(trainer, 1)  # closes the pass: the n-gram split, phase 2 starts
-                unique = tstat(_TRAINER_CANDIDATES)
-                if ngram_split:
-                    report(TrainProgress("split", documents, nbytes, made, target, time.monotonic() - t0, True, 0,
-                                         unique))
-            elif state == _SUPERMERGING:
-                steps = tstat(_TRAINER_STEPS)
+                if state == _MERGING:
+                    before = tstat(_TRAINER_MERGES)  # a sweep's next size goes on from the last
+                    report(TrainProgress("merge", documents, nbytes, before, target, 0.0, False, kept=kept))
+                    made = before + _steps(backend, trainer, lambda m: report(
+                        TrainProgress("merge", documents, nbytes, before + m, target, time.monotonic() - t0, False,
+                                      kept=kept)))
+                    report(TrainProgress("merge", documents, nbytes, made, target, time.monotonic() - t0, True,
+                                         kept=kept))
+                elif state == _CANDIDATES:
+                    # the second pass: the texts again, into candidates counters the trainer gives (one
+                    # per thread) and takes back
+                    for _ in range(n_threads):
+                        counters.append(backend.trainer_candidates_new(trainer))
 
-                def phase2(m, done=False):
-                    report(TrainProgress("supermerge", documents, nbytes, m, steps, time.monotonic() - t0, done,
-                                         tstat(_TRAINER_SUPERMERGES), unique))
+                    def candidates_report(docs, nb, done=False, unique=None):
+                        report(TrainProgress("candidates", docs, nb, made, target, time.monotonic() - t0, done, 0,
+                                             unique))
 
-                phase2(0)
-                phase2(_steps(backend, trainer, phase2), True)
-            else:
-                break
-        # the phases that ended short of what was asked, as the core judges them: (reason, phase,
-        # made, wanted)
-        stops = []
-        if tstat(_TRAINER_PHASE1_SHORT):
-            stops.append((tstat(_TRAINER_STOP_PHASE1), "merge", tstat(_TRAINER_PHASE1_MADE),
-                          tstat(_TRAINER_PHASE1_WANTED)))
-        if tstat(_TRAINER_PHASE2_SHORT):
-            stops.append((tstat(_TRAINER_STOP), "supermerge", tstat(_TRAINER_PHASE2_MADE), tstat(_TRAINER_STEPS),
-                          "%d distinct candidates%s" % (tstat(_TRAINER_CANDIDATES),
-                                                       " after the n-gram split" if ngram_split else "")))
-        model = backend.trainer_write_model(trainer, name.encode("ascii"), specials)
+                    _count(backend, _items_again(sources, spool, chunk), counters, candidates_report)
+                    if spool is not None:
+                        spool.close()
+                        spool = None
+                    for c in counters:
+                        backend.trainer_candidates_add(trainer, c)
+                        backend.counter_free(c)
+                    del counters[:]
+                    unique = tstat(_TRAINER_CANDIDATES)
+                    candidates_report(tstat(_TRAINER_PASS_DOCUMENTS), tstat(_TRAINER_PASS_BYTES), True, unique)
+                    t0 = time.monotonic()
+                    if ngram_split:
+                        report(TrainProgress("split", documents, nbytes, made, target, 0.0, False, 0, unique))
+                    backend.trainer_step(trainer, 1)  # closes the pass: the n-gram split, phase 2 starts
+                    unique = tstat(_TRAINER_CANDIDATES)
+                    if ngram_split:
+                        report(TrainProgress("split", documents, nbytes, made, target, time.monotonic() - t0, True, 0,
+                                             unique))
+                elif state == _SUPERMERGING:
+                    steps = tstat(_TRAINER_STEPS)
+
+                    def phase2(m, done=False):
+                        report(TrainProgress("supermerge", documents, nbytes, m, steps, time.monotonic() - t0, done,
+                                             tstat(_TRAINER_SUPERMERGES), unique))
+
+                    phase2(0)
+                    phase2(_steps(backend, trainer, phase2), True)
+                else:
+                    break
+            # the phases that ended short of what was asked, as the core judges them: (reason, phase,
+            # made, wanted)
+            stops = []
+            if tstat(_TRAINER_PHASE1_SHORT):
+                stops.append((tstat(_TRAINER_STOP_PHASE1), "merge", tstat(_TRAINER_PHASE1_MADE),
+                              tstat(_TRAINER_PHASE1_WANTED)))
+            if tstat(_TRAINER_PHASE2_SHORT):
+                stops.append((tstat(_TRAINER_STOP), "supermerge", tstat(_TRAINER_PHASE2_MADE), tstat(_TRAINER_STEPS),
+                              "%d distinct candidates%s" % (tstat(_TRAINER_CANDIDATES),
+                                                           " after the n-gram split" if ngram_split else "")))
+            models.append(backend.trainer_write_model(trainer, _sweep_name(name, size, sizes).encode("ascii"), specials))
+            for stop in stops:
+                _warn_stop(stop, algorithm, size, min_frequency, supermerges)
         backend.trainer_free(trainer)
         trainer = None
-        for stop in stops:
-            _warn_stop(stop, algorithm, vocab_size, min_frequency, supermerges)
     finally:
         if spool is not None:
             spool.close()
@@ -1240,7 +1270,11 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
         if isinstance(report, LiveProgress):
             report.close()
     from .encoding import load_model
-    return load_model(model)
+    encodings = [load_model(m) for m in models]
+    if not sizes:
+        return encodings[0]
+    by_size = dict(zip(sizes, encodings))
+    return [by_size[v] for v in asked]  # in the order asked
 
 
 def _warn_stop(stop, algorithm, vocab_size, min_frequency, supermerges):

@@ -122,6 +122,13 @@ def _positive_int(s):
     return v
 
 
+def _vocab_sizes(s):
+    """N, or N,M,... for a sweep (a list)."""
+    parts = [p.strip() for p in s.split(",")]
+    sizes = [_positive_int(p) for p in parts]
+    return sizes if len(sizes) > 1 else sizes[0]
+
+
 def _natural_int(s):
     try:
         v = int(s)
@@ -203,9 +210,10 @@ def build_parser():
                         "(default: text)")
     t.add_argument("-o", "--output", required=True, metavar="MODEL",
                    help="the model file to write (replaced only when training succeeds)")
-    t.add_argument("--vocab-size", required=True, type=_positive_int, metavar="N",
+    t.add_argument("--vocab-size", required=True, type=_vocab_sizes, metavar="N[,N...]",
                    help="every id that can occur: the alphabet (243 bytes in paper mode, 256 in hf mode, the "
-                        "reachable UBE symbols), the merges and the special tokens")
+                        "reachable UBE symbols), the merges and the special tokens; several sizes (a sweep: "
+                        "counted once, one model each, BPE) write to -o with {vocab_size} in its name")
     t.add_argument("--mode", default="paper", choices=["paper", "hf"],
                    help="paper: the Faster Superword paper's reference BPE; hf: merge for merge HuggingFace "
                         "tokenizers' BpeTrainer (bytes alphabet only) (default: paper)")
@@ -826,7 +834,13 @@ def cmd_train(args):
             raise CliError(f, "cannot read: No such file or directory")
         if not os.access(f, os.R_OK):
             raise CliError(f, "cannot read: Permission denied")
-    _check_output(args.output, files, "the model file")
+    sweep = isinstance(args.vocab_size, list)
+    if sweep and "{vocab_size}" not in args.output:
+        raise CliError("-o", "several --vocab-size values write several models: put {vocab_size} in the output's "
+                             "name (e.g. -o 'model-{vocab_size}.stmodel')")
+    outputs = [args.output.replace("{vocab_size}", str(v)) for v in args.vocab_size] if sweep else [args.output]
+    for out in outputs:
+        _check_output(out, files, "the model file")
     if args.scripts is not None and not args.script_aware:
         raise CliError("--scripts", "applies only with --script-aware (add --script-aware, or drop --scripts)")
     scripts = None if args.scripts is None else [s.strip() for s in args.scripts.split(",") if s.strip()]
@@ -868,14 +882,15 @@ def cmd_train(args):
     except (ValueError, TypeError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise CliError(options.get(getattr(exc, "argument", None), "train"), msg) from None
-    _write_output(args.output, enc._model_data, files)
-    if args.progress != "off":
-        n_sp = len(enc.special_tokens_set)
-        n_super = len(enc.supermerges)
-        sys.stderr.write("supertok train: wrote %s (%d merges, %s%d special token%s, n_vocab %d)\n"
-                         % (args.output, len(enc.merges), "%d supermerges, " % n_super if args.algorithm != "bpe"
-                            else "", n_sp, "" if n_sp == 1 else "s", enc.n_vocab))
-        sys.stderr.flush()
+    for out, enc in zip(outputs, enc if sweep else [enc]):
+        _write_output(out, enc._model_data, files)
+        if args.progress != "off":
+            n_sp = len(enc.special_tokens_set)
+            n_super = len(enc.supermerges)
+            sys.stderr.write("supertok train: wrote %s (%d merges, %s%d special token%s, n_vocab %d)\n"
+                             % (out, len(enc.merges), "%d supermerges, " % n_super if args.algorithm != "bpe"
+                                else "", n_sp, "" if n_sp == 1 else "s", enc.n_vocab))
+            sys.stderr.flush()
     return 0
 
 

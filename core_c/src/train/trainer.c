@@ -1187,6 +1187,41 @@ static int state_of(const st_trainer *t) {
     return t->algorithm == ST_ALGORITHM_BPE ? ST_TRAINING_DONE : ST_TRAINING_CANDIDATES;
 }
 
+st_status st_trainer_set_vocab_size(st_trainer *t, uint64_t vocab_size, st_error *err) {
+    st__error_clear(err);
+    if (!t) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer is NULL");
+    if (t->algorithm != ST_ALGORITHM_BPE || t->phase != 1)
+        return out_of_order(err, "the vocabulary size changes in phase-1 BPE only (no superwords)");
+    if (vocab_size < t->alphabet_size || vocab_size - t->alphabet_size < t->n_specials) {
+        st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "vocab_size ");
+        st__error_append_u64(err, vocab_size);
+        st__error_append(err, " is below the alphabet (");
+        st__error_append_u64(err, t->alphabet_size);
+        st__error_append(err, ") plus the special tokens (");
+        st__error_append_u64(err, t->n_specials);
+        st__error_append(err, ")");
+        return ST_ERR_INVALID_ARGUMENT;
+    }
+    uint64_t target = vocab_size - t->alphabet_size - t->n_specials;
+    int capped = 0;
+    if (target > (1u << 21) - 2 - t->base - t->n_specials) {
+        target = (1u << 21) - 2 - t->base - t->n_specials > 0 ? (1u << 21) - 2 - t->base - t->n_specials : 0;
+        capped = 1;
+    }
+    /* what is made stays made: a smaller size than the merges (hf: the vocabulary) reached so far
+     * cannot be had from this trainer */
+    if (t->mode == ST_TRAIN_HF ? t->hf_vocab > vocab_size : t->distinct > target)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "vocab_size is below what this trainer has already made");
+    t->vocab_size = vocab_size;
+    t->target = target;
+    t->capped = capped;
+    /* a trainer that stopped at its size goes on; one that stopped for another reason (no pair, the
+     * minimum frequency, the token bytes limit) would stop there again at any size */
+    if (t->done && (t->stop == ST_STOP_VOCAB_SIZE || t->stop == ST_STOP_LIMIT)) t->done = 0;
+    return ST_OK;
+}
+
 st_status st_trainer_set_superwords(st_trainer *t, int algorithm, uint64_t supermerges, uint32_t flags,
                                     st_error *err) {
     st__error_clear(err);

@@ -461,6 +461,10 @@ class TrainingBackend(_CoreHost):
         ST_ERR_INVALID_ARGUMENT with the core's message for options it refuses."""
 
     @abc.abstractmethod
+    def trainer_set_vocab_size(self, trainer, vocab_size):
+        """Change a phase-1 BPE trainer's vocabulary size (st_trainer_set_vocab_size): a sweep."""
+
+    @abc.abstractmethod
     def trainer_set_specials(self, trainer, specials):
         """The special tokens' texts (a list of UTF-8 bytes, as many as the trainer's n_specials),
         once, before the first step: in hf mode a special whose text is a token's byte-level string

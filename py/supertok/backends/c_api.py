@@ -798,6 +798,10 @@ class CoreBackend(Backend):
     def trainer_free(self, trainer):
         self._rt.release(trainer)
 
+    def trainer_set_vocab_size(self, trainer, vocab_size):
+        self._status_call("st_trainer_set_vocab_size", "training options", trainer.ptr,
+                          self._u64("vocab_size", vocab_size))
+
     def trainer_set_specials(self, trainer, specials):
         self._texts_call("st_trainer_set_specials", trainer, specials, "special tokens")
 
