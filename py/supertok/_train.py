@@ -1167,7 +1167,8 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
         total = _merged(backend, counters)
         documents = backend.counter_stat(total, _COUNTER_DOCUMENTS)
         nbytes = backend.counter_stat(total, _COUNTER_BYTES)
-        count_report(documents, nbytes, True)
+        if given is None:  # counts given were counted elsewhere (their own progress said so)
+            count_report(documents, nbytes, True)
 
         t0 = time.monotonic()
         try:
