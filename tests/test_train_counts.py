@@ -1,6 +1,7 @@
 """supertok.count_pretokens and supertok.Counts: counts add exactly whatever the split, pickle,
 save and load byte for byte, filter by min_count as the core's st_counter_prune does, and train
 the same model as the text they were counted from."""
+import os
 import pickle
 import random
 
@@ -131,3 +132,59 @@ def test_a_candidates_counter_is_not_pruned(backend):
         b.trainer_free(trainer)
         b.counter_free(counter)
     assert enc.n_vocab > 256
+
+
+@pytest.mark.parametrize("alphabet", ["bytes", "ube"])
+def test_token_counts_are_the_encoders(alphabet):
+    """Counts.token_counts: how often each id occurs when the counted text is encoded, against
+    encoding every document with the model (the oracle: the encoder itself)."""
+    import collections
+    docs = _docs(300, 9)
+    counts = count_pretokens(iter(docs))
+    for enc in (supertok.train(counts, vocab_size=900 if alphabet == "ube" else 500, alphabet=alphabet),
+                supertok.get_encoding("o200k_base")):
+        if enc.alphabet != alphabet and enc.name == "o200k_base" and alphabet == "ube":
+            continue
+        tc = counts.token_counts(enc)
+        ref = collections.Counter(i for d in docs for i in enc.encode_ordinary(d))
+        assert len(tc) == enc.n_vocab and sum(tc) == sum(ref.values())
+        assert {i: n for i, n in enumerate(tc) if n} == dict(ref)
+
+
+def test_token_counts_refuse_superword_models(tmp_path):
+    docs = _docs(300, 10)
+    text = tmp_path / "t.txt"
+    text.write_text("".join(docs), encoding="utf-8")
+    enc = supertok.train(str(text), vocab_size=600, algorithm="superbpe", supermerges=20)
+    with pytest.raises(ValueError, match="supermerges join pretokens"):
+        count_pretokens(str(text)).token_counts(enc)
+
+
+def test_cli_token_counts_sidecar_and_evaluate(tmp_path):
+    import json
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.path.join(root, "py"))
+    text = tmp_path / "t.txt"
+    docs = _docs(300, 11)
+    text.write_text("".join(docs), encoding="utf-8")
+    out = str(tmp_path / "m-{vocab_size}.stmodel")
+    p = subprocess.run([sys.executable, "-m", "supertok", "train", str(text), "--vocab-size", "400,600", "-o", out,
+                        "--token-counts"], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    from supertok._counts import read_token_counts
+    counts = count_pretokens(str(text))
+    for v in (400, 600):
+        model = str(tmp_path / ("m-%d.stmodel" % v))
+        enc = supertok.load_model(model)
+        assert read_token_counts(model + ".token-counts.json") == counts.token_counts(enc)
+        assert json.loads(open(model + ".token-counts.json").read())["model"] == "m-%d" % v
+    r = supertok.evaluate({"eng": ["the cat"], "deu": ["über"]}, [str(tmp_path / "m-400.stmodel")], bootstrap=0)
+    tc = counts.token_counts(supertok.load_model(str(tmp_path / "m-400.stmodel")))
+    merges = range(256, supertok.load_model(str(tmp_path / "m-400.stmodel")).n_vocab)
+    assert r.vocabulary["m-400"]["training"]["dead_merges"] == sum(1 for i in merges if not tc[i])
+    p = subprocess.run([sys.executable, "-m", "supertok", "train", str(text), "--vocab-size", "600", "-o",
+                        str(tmp_path / "s.stmodel"), "--token-counts", "--algorithm", "boundless"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 2 and "--token-counts: applies to BPE models" in p.stderr

@@ -782,6 +782,14 @@ ST_API st_status st_counter_merge(st_counter *into, const st_counter *from, st_e
  * ST_ERR_INVALID_ARGUMENT. Out of memory: the counter is as it was. */
 ST_API st_status st_counter_prune(st_counter *counter, uint64_t min_count, st_error *err);
 
+/* How often each token of enc occurs in the counted text: every distinct pretoken encoded as one
+ * piece (st_encode_piece) and its ids counted as often as it occurs; counts[0..n) (n at least
+ * st_encoding_n_vocab, else ST_ERR_BUFFER_TOO_SMALL) is zeroed first. Special tokens never occur.
+ * A superword model (its supermerges join pretokens) or a candidates counter:
+ * ST_ERR_INVALID_ARGUMENT; a piece the encoding cannot encode: its error. */
+ST_API st_status st_counter_token_counts(const st_counter *counter, const st_encoding *enc, uint64_t *counts,
+                                         size_t n, st_error *err);
+
 /* Statistics (ST_COUNTER_*). */
 #define ST_COUNTER_DOCUMENTS 0 /* documents counted */
 #define ST_COUNTER_BYTES 1     /* bytes of text counted */

@@ -123,6 +123,22 @@ class Counts:
         min_count = _min_count(min_count)
         return self if min_count <= 1 else self._combine([], min_count)
 
+    def token_counts(self, encoding):
+        """How often each token id of `encoding` occurs in the counted text (a list, one int per
+        id): each distinct pretoken encoded once in the core and its ids counted as often as it
+        occurs; what the UBE paper's vocabulary diagnostics (active utilization, dead merges)
+        read. Not for superword models: their supermerges join pretokens."""
+        backend = _current_backend()
+        counter = _new_counter(backend, self._options)
+        try:
+            backend.counter_load(counter, self._data)
+            try:
+                return backend.counter_token_counts(counter, encoding._handle)
+            except SupertokError as exc:
+                raise ValueError("token counts of %s: %s" % (encoding.name, exc.detail or exc)) from None
+        finally:
+            backend.counter_free(counter)
+
     def _describe(self):
         return "pattern %s%s" % (self.pattern, ", script-aware (%s)" % ",".join(self.scripts or ["default scripts"])
                                  if self.script_aware else "")
@@ -215,3 +231,31 @@ def _saved(backend, counter):
     of the same pre-tokenizer compare equal however their scripts were named."""
     data = backend.counter_save(counter)
     return Counts._of(data, _header_options(data, "counts"), _stats(backend, counter))
+
+
+#: a model's token-count sidecar is its path with this after it (model.stmodel.token-counts.json)
+TOKEN_COUNTS_SUFFIX = ".token-counts.json"
+
+
+def token_counts_json(encoding, counts):
+    """The sidecar's bytes: {"format": "supertok-token-counts", "version": 1, "model": name,
+    "n_vocab": n, "counts": [one int per id]} (docs/training.md)."""
+    import json
+    return (json.dumps({"format": "supertok-token-counts", "version": 1, "model": encoding.name,
+                        "n_vocab": encoding.n_vocab, "counts": list(counts)}, separators=(",", ":")) + "\n").encode()
+
+
+def read_token_counts(path):
+    """The counts list of a sidecar file, checked (ValueError naming the file otherwise)."""
+    import json
+    where = os.fsdecode(os.fspath(path))
+    try:
+        with open(path, "rb") as f:
+            d = json.loads(f.read().decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError("%s: not a token-count file (%s)" % (where, exc)) from None
+    counts = d.get("counts") if isinstance(d, dict) else None
+    if (not isinstance(d, dict) or d.get("format") != "supertok-token-counts" or not isinstance(counts, list)
+            or not all(type(c) is int and c >= 0 for c in counts)):
+        raise ValueError("%s: not a supertok token-count file" % where)
+    return counts

@@ -253,6 +253,9 @@ def build_parser():
                    help="count the pretokens on a Dask cluster (supertok.dask; needs supertok[dask]), then train "
                         "here: a scheduler's address (tcp://host:8786), or local (a LocalCluster of a process per "
                         "core) or local:N (N processes). --threads does not apply to the counting then")
+    t.add_argument("--token-counts", action="store_true",
+                   help="also write OUT.token-counts.json beside each model: how often each token occurs when the "
+                        "training counts are encoded with it (what evaluate's vocabulary diagnostics read; BPE)")
     t.add_argument("--min-count", type=_positive_int, default=None, metavar="K",
                    help="with --dask: drop from each shard's counts the pretokens seen fewer than K times in that "
                         "shard (so the counts depend on the sharding; default: 1, keep all)")
@@ -778,7 +781,7 @@ def _model_name(args):
     return name or "model"
 
 
-def _train_dask(args, files, options, kw, train_as):
+def _train_dask(args, files, options, kw, train_as, train_on=None):
     """cmd_train with --dask: the counting on the cluster (supertok.dask), the training here."""
     try:
         import distributed
@@ -810,7 +813,7 @@ def _train_dask(args, files, options, kw, train_as):
         count_progress = True if args.progress == "on" or (args.progress == "auto" and _isatty(sys.stderr)) else None
         return sd._train(files, client=client, min_count=args.min_count or 1, shard_bytes=64 << 20,
                          count_progress=count_progress,
-                         train_fn=lambda counts, **k: train_as(options, counts, **k), **kw)
+                         train_fn=train_on or (lambda counts, **k: train_as(options, counts, **k)), **kw)
     finally:
         if client is not None:
             client.close()
@@ -841,6 +844,8 @@ def cmd_train(args):
     outputs = [args.output.replace("{vocab_size}", str(v)) for v in args.vocab_size] if sweep else [args.output]
     for out in outputs:
         _check_output(out, files, "the model file")
+        if args.token_counts:
+            _check_output(out + ".token-counts.json", files, "the token-count file")
     if args.scripts is not None and not args.script_aware:
         raise CliError("--scripts", "applies only with --script-aware (add --script-aware, or drop --scripts)")
     scripts = None if args.scripts is None else [s.strip() for s in args.scripts.split(",") if s.strip()]
@@ -852,6 +857,9 @@ def cmd_train(args):
                "ngram_split": "--ngram-split", "text_column": "--text-column", "min_count": "--min-count"}
     if args.min_count is not None and args.dask is None:
         raise CliError("--min-count", "applies only with --dask (each shard's counts are filtered)")
+    if args.token_counts and args.algorithm != "bpe":
+        raise CliError("--token-counts", "applies to BPE models (--algorithm bpe): a superword model's supermerges "
+                                         "join pretokens, so its token counts come from encoding the text")
     if args.dask is not None and args.algorithm != "bpe":
         raise CliError("--dask", "trains BPE only (--algorithm bpe): superwords need a second pass over the text; "
                                  "train --algorithm %s without --dask" % args.algorithm)
@@ -862,10 +870,21 @@ def cmd_train(args):
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TrainWarning)
-            if args.dask is None:
+            held = {}
+
+            def train_on(counts, **k):  # --token-counts: the models are trained from counts kept here
+                held["counts"] = counts
+                return _train_as(options, counts, **k)
+            if args.dask is None and not args.token_counts:
                 enc = _train_as(options, files, text_column=args.text_column, **kw)
+            elif args.dask is None:
+                from supertok import count_pretokens
+                counts = count_pretokens(files, pattern=kw.pop("pattern"), script_aware=kw.pop("script_aware"),
+                                         scripts=kw.pop("scripts"), threads=kw["threads"], progress=kw["progress"],
+                                         text_column=args.text_column)
+                enc = train_on(counts, **kw)
             else:
-                enc = _train_dask(args, files, options, kw, _train_as)
+                enc = _train_dask(args, files, options, kw, _train_as, train_on if args.token_counts else None)
         for w in caught:  # a training that stopped short says why (the others are passed on)
             if issubclass(w.category, TrainWarning):
                 if args.progress != "off":  # off: nothing but errors (the model's comment says it)
@@ -884,6 +903,9 @@ def cmd_train(args):
         raise CliError(options.get(getattr(exc, "argument", None), "train"), msg) from None
     for out, enc in zip(outputs, enc if sweep else [enc]):
         _write_output(out, enc._model_data, files)
+        if args.token_counts:
+            from supertok._counts import TOKEN_COUNTS_SUFFIX, token_counts_json
+            _write_output(out + TOKEN_COUNTS_SUFFIX, token_counts_json(enc, held["counts"].token_counts(enc)), files)
         if args.progress != "off":
             n_sp = len(enc.special_tokens_set)
             n_super = len(enc.supermerges)

@@ -442,6 +442,11 @@ class TrainingBackend(_CoreHost):
         """Drop the pretokens counted fewer than min_count (a uint64) times (st_counter_prune)."""
 
     @abc.abstractmethod
+    def counter_token_counts(self, counter, enc):
+        """How often each id of enc occurs in the counted text, a list of n_vocab ints
+        (st_counter_token_counts)."""
+
+    @abc.abstractmethod
     def counter_stat(self, counter, what):
         """A statistic (ST_COUNTER_DOCUMENTS 0, _BYTES 1, _PRETOKENS 2, _UNIQUE 3, _KIND 4) as an int."""
 

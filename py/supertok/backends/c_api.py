@@ -773,6 +773,16 @@ class CoreBackend(Backend):
     def counter_prune(self, counter, min_count):
         self._status_call("st_counter_prune", "counts", counter.ptr, self._u64("min_count", min_count))
 
+    def counter_token_counts(self, counter, enc):
+        n = self.n_vocab(enc)
+        with self._frame() as f:
+            out = f.out("uint64_t", n)
+            st = self._fn("st_counter_token_counts")(counter.ptr, enc.ptr, out, n, f.err)
+            if st == OK:
+                return f.read("uint64_t", out, n)
+            err = f.error()
+        self._raise_error(err, "counts")
+
     def counter_stat(self, counter, what):
         with self._frame():
             return self._fn("st_counter_stat")(counter.ptr, what)

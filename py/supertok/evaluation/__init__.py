@@ -86,9 +86,15 @@ def _vocabulary(tokenizer, counted):
     # every used id is an ordinary token (the units are encoded as ordinary text)
     dead = merge_ids.unused(used) if hasattr(merge_ids, "unused") else sum(1 for i in merge_ids if i not in used)
     hist = collections.Counter(depth[i] for i in merge_ids) if depth else {}
-    return {"ordinary": ordinary, "used": len(used), "active_utilization": len(used) / ordinary if ordinary else None,
-            "merges": len(merge_ids), "dead_merges": dead,
-            "depth_histogram": {str(k): v for k, v in sorted(hist.items())}}
+    out = {"ordinary": ordinary, "used": len(used), "active_utilization": len(used) / ordinary if ordinary else None,
+           "merges": len(merge_ids), "dead_merges": dead,
+           "depth_histogram": {str(k): v for k, v in sorted(hist.items())}}
+    if tokenizer.training_counts is not None:  # the UBE paper's diagnostics on the training text itself
+        tc = tokenizer.training_counts
+        seen = {i for i, n in enumerate(tc) if n}
+        out["training"] = {"used": len(seen), "active_utilization": len(seen) / ordinary if ordinary else None,
+                           "dead_merges": sum(1 for i in merge_ids if not (i < len(tc) and tc[i]))}
+    return out
 
 
 def _comparisons(pairs, results, languages, ref, bootstrap, seed):

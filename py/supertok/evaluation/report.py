@@ -205,10 +205,13 @@ def _tables(report):
     out.append(("Mean premium by script", ["script", "languages"] + labels,
                 [[s, str(d["results"][labels[0]]["groups"]["script"][s]["languages"])]
                  + [_r(d["results"][lab]["groups"]["script"][s]["mean_premium"], 3) for lab in labels] for s in scripts]))
-    out.append(("Vocabulary use on this corpus",
-                ["tokenizer", "ordinary tokens", "used", "active utilization", "merges", "dead merges", "merge depth (share)"],
+    out.append(("Vocabulary use on this corpus (and on the training text, where the model has its token counts)",
+                ["tokenizer", "ordinary tokens", "used", "active utilization", "merges", "dead merges",
+                 "training text: active utilization, dead merges", "merge depth (share)"],
                 [[lab, str(v["ordinary"]), str(v["used"]), "%.1f%%" % (100 * v["active_utilization"]),
-                  str(v["merges"]), str(v["dead_merges"]), _depths(v["depth_histogram"])]
+                  str(v["merges"]), str(v["dead_merges"]),
+                  "%.1f%%, %d" % (100 * v["training"]["active_utilization"], v["training"]["dead_merges"])
+                  if v.get("training") else "—", _depths(v["depth_histogram"])]
                  for lab, v in ((lab, d["results"][lab]["vocabulary"]) for lab in labels)]))
     langs = report.languages
     out.append(("Per language: mean tokens per unit (premium)",

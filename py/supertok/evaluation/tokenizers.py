@@ -25,6 +25,7 @@ class Measured:
     of its ordinary vocabulary, which tokens are merges and how deep."""
 
     label = source = kind = None
+    training_counts = None  # how often each id occurs in the training text, when a sidecar says
     encode_wall = encode_cpu = 0.0  # seconds spent in encode_many / the core's encode, wall and CPU
 
     def encode_many(self, texts, threads):
@@ -259,7 +260,14 @@ def resolve(spec, *, pattern=None):
     except ValueError as exc:
         msg = str(exc)
         raise TokenizerError(msg if msg.startswith(path) else "%s: %s" % (path, msg)) from None
-    return SupertokTokenizer(enc, label or _stem(path), path)
+    t = SupertokTokenizer(enc, label or _stem(path), path)
+    from .._counts import TOKEN_COUNTS_SUFFIX, read_token_counts
+    if os.path.exists(path + TOKEN_COUNTS_SUFFIX):  # the training text's token counts (train --token-counts)
+        t.training_counts = read_token_counts(path + TOKEN_COUNTS_SUFFIX)
+        if len(t.training_counts) != enc.n_vocab:
+            raise TokenizerError("%s%s: counts for %d ids, the model has %d" % (
+                path, TOKEN_COUNTS_SUFFIX, len(t.training_counts), enc.n_vocab))
+    return t
 
 
 def _rank_file(path, pattern):
