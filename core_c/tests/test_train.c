@@ -676,6 +676,36 @@ static void test_trainer_sweep(void) {
     st_counter_free(c);
 }
 
+/* st_counter_token_counts: the ids of every document encoded with st_encode, counted, equal
+ * what re-encoding the counter's pretokens gives; a short buffer and NULLs are refused. */
+static void test_token_counts(void) {
+    const char *docs[] = {"the cat sat on the mat", "the cat ran", "a cat", "that hat", "the the the"};
+    st_counter *c = counter_of(ST_PATTERN_O200K, 0, docs, 5);
+    st_pretokenizer *pt = NULL;
+    CHECK(st_pretokenizer_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, NULL) == ST_OK, "pretokenizer");
+    const uint32_t merges[] = {'t', 'h', 256, 'e', ' ', 257, 'a', 't', ' ', 'c', 260, 259};
+    st_encoding *enc = NULL;
+    CHECK(st_encoding_new_merges(ST_ALPHABET_BYTES, merges, 6, NULL, 0, pt, NULL, &enc, NULL) == ST_OK, "encoding");
+    uint32_t n = st_encoding_n_vocab(enc);
+    uint64_t *got = (uint64_t *)calloc(n, sizeof *got), *want = (uint64_t *)calloc(n, sizeof *want);
+    for (size_t d = 0; d < 5; d++) {
+        uint32_t ids[64];
+        size_t k = 0;
+        CHECK(st_encode(enc, docs[d], strlen(docs[d]), NULL, 0, ids, NULL, 64, &k, NULL) == ST_OK, "encode");
+        for (size_t j = 0; j < k; j++) want[ids[j]]++;
+    }
+    st_error e;
+    CHECK(st_counter_token_counts(c, enc, got, n, &e) == ST_OK, "token counts: %s", e.message);
+    CHECK(memcmp(got, want, n * sizeof *got) == 0, "token counts = encoding every document");
+    CHECK(st_counter_token_counts(c, enc, got, n - 1, &e) == ST_ERR_BUFFER_TOO_SMALL, "short buffer");
+    CHECK(st_counter_token_counts(NULL, enc, got, n, &e) == ST_ERR_INVALID_ARGUMENT, "NULL counter");
+    free(got);
+    free(want);
+    st_encoding_free(enc);
+    st_pretokenizer_free(pt);
+    st_counter_free(c);
+}
+
 static void test_counter_cache_paths(void) {
     g_rng = 12345;
     size_t cap = 1 << 20, n = 0;
@@ -1791,6 +1821,7 @@ int main(int argc, char **argv) {
     test_counter();
     test_counter_prune();
     test_trainer_sweep();
+    test_token_counts();
     test_counter_cache_paths();
     test_trainer_errors();
     for (int s = 0; s < n; s++) compare_with_reference((unsigned)s);
