@@ -1,0 +1,125 @@
+"""Counting at scale: supertok.count_pretokens in one process (one thread, every core) against
+supertok.dask on a LocalCluster of 1 and of 2 worker processes, on one large text file made by
+repeating the shared corpora; each run in a fresh process, so its peak memory is its own.
+
+    python bench/train_scale.py [--mib 1024] [--corpora DIR] [--quick]
+
+Prints one table (wall time, CPU time of the caller, MB/s, the caller's peak resident memory, and
+whether the counts are identical to the one-thread run's, by digest) into bench/RESULTS.md
+(bench/_results.py). --quick: 32 MiB, no entry written.
+"""
+import argparse
+import hashlib
+import json
+import lzma
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from _results import run_and_record  # noqa: E402
+
+DEFAULT_CORPORA = os.path.join(ROOT, "..", "shared", "corpora")
+LANGS = ["en", "de", "ru", "el", "ar", "he", "hi", "zh", "ja", "ko", "th", "code"]
+
+# one run, in a child process: the counts' digest, times and this process's peak memory
+CHILD = r"""
+import hashlib, json, os, sys, time
+sys.path.insert(0, os.environ["SUPERTOK_PY"])
+import supertok
+path, how = sys.argv[1], sys.argv[2]
+t0, c0 = time.perf_counter(), time.process_time()
+if how.startswith("dask-"):
+    import distributed, supertok.dask
+    n = int(how[5:])
+    with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0") as cl, \
+            distributed.Client(cl) as client:
+        t0, c0 = time.perf_counter(), time.process_time()  # the cluster's start is not counting
+        counts = supertok.dask.count_pretokens([path], client=client, shard_bytes=64 << 20)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+else:
+    counts = supertok.count_pretokens(path, threads=None if how == "all" else 1)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+peak = None
+with open("/proc/self/status") as f:
+    for ln in f:
+        if ln.startswith("VmHWM:"):
+            peak = int(ln.split()[1]) * 1024
+print(json.dumps({"wall": wall, "cpu": cpu, "peak": peak, "digest": hashlib.sha256(counts.to_bytes()).hexdigest(),
+                  "documents": counts.documents, "distinct": counts.distinct}))
+"""
+
+
+def make_text(path, mib, corpora):
+    """Lines of the shared corpora, language after language, repeated until mib MiB."""
+    want = mib << 20
+    parts = []
+    for lang in LANGS:
+        p = os.path.join(corpora, lang + ".txt.xz")
+        if os.path.exists(p):
+            with lzma.open(p, "rb") as f:
+                parts.append(f.read())
+    if not parts:
+        raise SystemExit("train_scale.py: no corpus files in %s" % corpora)
+    block = b"".join(parts)
+    with open(path, "wb") as f:
+        n = 0
+        while n < want:
+            take = block[:want - n]
+            f.write(take)
+            n += len(take)
+    return n
+
+
+def run(path, how):
+    env = dict(os.environ, SUPERTOK_PY=os.path.join(ROOT, "py"))
+    p = subprocess.run([sys.executable, "-c", CHILD, path, how], capture_output=True, text=True, env=env)
+    if p.returncode:
+        raise SystemExit("train_scale.py: the %s run failed:\n%s" % (how, p.stderr[-2000:]))
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mib", type=int, default=None, help="size of the text (default 1024; --quick 32)")
+    ap.add_argument("--corpora", default=DEFAULT_CORPORA)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(argv)
+    mib = args.mib or (32 if args.quick else 1024)
+    if not os.path.isdir(args.corpora):
+        print("train_scale.py: skipped: no corpora folder at %s (pass --corpora DIR)" % args.corpora, file=sys.stderr)
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "scale.txt")
+        size = make_text(path, mib, args.corpora)
+        print("train_scale.py: %d MiB of text in %s" % (size >> 20, path), file=sys.stderr)
+        rows = []
+        for how, label in (("one", "one process, 1 thread"), ("all", "one process, every core (%d)" % os.cpu_count()),
+                           ("dask-1", "Dask LocalCluster, 1 worker"), ("dask-2", "Dask LocalCluster, 2 workers")):
+            r = run(path, how)
+            rows.append((label, r))
+            print("train_scale.py: %s: %.1f s" % (label, r["wall"]), file=sys.stderr)
+    ref = rows[0][1]
+    print("Counting the pretokens (o200k) of %d MiB of text: the shared corpora's %s files, repeated; one run each, "
+          "in a fresh process; MB/s = 10^6 bytes of text per second of wall time; the caller's peak memory is its "
+          "VmHWM (Dask workers are other processes)." % (size >> 20, len(LANGS)))
+    print("")
+    print("| run | wall s | caller CPU s | MB/s | speedup on 1 thread / 1 worker | caller peak MiB | counts |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    base = {"one": rows[0][1]["wall"], "dask": rows[2][1]["wall"]}
+    for (label, r), how in zip(rows, ("one", "all", "dask-1", "dask-2")):
+        b = base["dask" if how.startswith("dask") else "one"]
+        print("| %s | %.2f | %.2f | %.1f | %.2fx | %.0f | %s |" % (
+            label, r["wall"], r["cpu"], size / r["wall"] / 1e6, b / r["wall"], (r["peak"] or 0) / (1 << 20),
+            "identical" if r["digest"] == ref["digest"] else "DIFFERENT"))
+    print("")
+    print("%d documents, %d distinct pretokens." % (ref["documents"], ref["distinct"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_and_record(main, "train_scale.py"))
