@@ -21,7 +21,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from _results import run_and_record  # noqa: E402
+import _results  # noqa: E402
 
 DEFAULT_CORPORA = os.path.join(ROOT, "..", "shared", "corpora")
 LANGS = ["en", "de", "ru", "el", "ar", "he", "hi", "zh", "ja", "ko", "th", "code"]
@@ -122,4 +122,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(run_and_record(main, "train_scale.py"))
+    sys.exit(_results.run_and_record(main, "train_scale.py"))
