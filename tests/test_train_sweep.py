@@ -82,9 +82,23 @@ def test_bad_sweeps(sizes, message):
         supertok.train(iter(_docs(10, 4)), vocab_size=sizes)
 
 
-def test_superwords_do_not_sweep():
-    with pytest.raises(ValueError, match="a vocabulary sweep trains BPE"):
-        supertok.train(iter(_docs(10, 4)), vocab_size=[300, 400], algorithm="boundless")
+@pytest.mark.parametrize("algorithm, extra", [("boundless", {}), ("superbpe", {"supermerges": 30})])
+def test_superword_sweeps_are_separate_runs(tmp_path, algorithm, extra):
+    """A superword sweep counts once and trains each size from the counts (phase 2 depends on the
+    size), reading the text again per size: from a file, and from a generator through the spool."""
+    docs = _docs(500, 7)
+    path = tmp_path / "t.txt"
+    path.write_text("".join(docs), encoding="utf-8")
+    sizes = [700, 500]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for source in (lambda: str(path), lambda: (d for d in docs)):
+            got = supertok.train(source(), vocab_size=sizes, algorithm=algorithm, **extra)
+            for enc, v in zip(got, sizes):
+                alone = supertok.train(source(), vocab_size=v, algorithm=algorithm, **extra)
+                assert enc._model_data == alone._model_data, (algorithm, v)
+    with pytest.raises(ValueError, match="candidates pass reads the documents again"):
+        supertok.train(supertok.count_pretokens(str(path)), vocab_size=sizes, algorithm=algorithm, **extra)
 
 
 def test_the_cores_size_change_is_checked(backend):

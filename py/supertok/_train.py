@@ -624,8 +624,10 @@ def _items(sources, chunk, spool=None):
 
 
 def _items_again(sources, spool, chunk):
-    """The same work items a second time: regular files are read again, the others come back from the
-    spool, in the same order."""
+    """The same work items again (a superword sweep reads them once per size): regular files are
+    read again, the others come back from the spool, in the same order."""
+    if spool is not None:
+        spool.rewind()
     k = 0
     for kind, src in sources:
         if spool is None or _readable_twice(kind, src):
@@ -657,6 +659,10 @@ class _Spool:
             self.reading = True
         for _ in range(n):
             yield pickle.load(self.f)
+
+    def rewind(self):
+        """The next items() starts again from the first item."""
+        self.reading = False
 
     def close(self):
         self.f.close()
@@ -1100,9 +1106,6 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
             _int_arg("vocab_size", v, 1)
         if len(set(vocab_size)) != len(vocab_size):
             raise argument_error("vocab_size", "vocab_size names a size twice: %r" % (list(vocab_size),))
-        if algorithm != "bpe":
-            raise argument_error("vocab_size", "a vocabulary sweep trains BPE (algorithm='bpe'): %s's phase 2 "
-                                 "depends on the size; train each size with its own call" % (algorithm,))
         asked = list(vocab_size)
         sizes = sorted(asked)
         vocab_size = sizes[0]
@@ -1171,20 +1174,33 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
             count_report(documents, nbytes, True)
 
         t0 = time.monotonic()
-        try:
-            trainer = backend.trainer_new(total, mode_id, alphabet_id, vocab_size, min_frequency, len(specials))
-        except SupertokError:  # not checked yet (pywasm): the same errors as the check gives
-            _check_options(backend, total, mode_id, alphabet_id, vocab_size, min_frequency, specials, mode, alphabet)
-            raise
-        backend.counter_free(total)
-        del counters[:]
-        if specials:  # hf mode: a special whose text is a token's string takes its place, as in HF
-            backend.trainer_set_specials(trainer, specials)
-        target = backend.trainer_stat(trainer, _TRAINER_TARGET)
-        _check_supermerges(supermerges, target, vocab_size)  # pywasm: known only now
-        if algorithm_id:
-            backend.trainer_set_superwords(trainer, algorithm_id, s, _NGRAM_SPLIT if ngram_split else 0)
-        kept = target - s if algorithm == "superbpe" else None
+        # a superword sweep trains each size from the counts (phase 2 depends on the size); a BPE
+        # sweep, and one size, from one trainer, and the counts go now
+        per_size = sizes is not None and algorithm_id != 0
+
+        def start(size):
+            """A trainer for size over the counts, its options set: (trainer, target, kept)."""
+            try:
+                t = backend.trainer_new(total, mode_id, alphabet_id, size, min_frequency, len(specials))
+            except SupertokError:  # not checked yet (pywasm): the same errors as the check gives
+                _check_options(backend, total, mode_id, alphabet_id, size, min_frequency, specials, mode, alphabet)
+                raise
+            try:
+                if specials:  # hf mode: a special whose text is a token's string takes its place, as in HF
+                    backend.trainer_set_specials(t, specials)
+                tgt = backend.trainer_stat(t, _TRAINER_TARGET)
+                _check_supermerges(supermerges, tgt, size)  # pywasm: known only now
+                if algorithm_id:
+                    backend.trainer_set_superwords(t, algorithm_id, s, _NGRAM_SPLIT if ngram_split else 0)
+            except BaseException:
+                backend.trainer_free(t)
+                raise
+            return t, tgt, (tgt - s if algorithm == "superbpe" else None)
+
+        trainer, target, kept = start(vocab_size)
+        if not per_size:
+            backend.counter_free(total)
+            del counters[:]
         made = unique = None
 
         def tstat(what):
@@ -1192,7 +1208,12 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
 
         models = []
         for size in (sizes or [vocab_size]):
-            if size != vocab_size:  # a sweep: the same trainer goes on to the next size
+            last = size == (sizes or [vocab_size])[-1]
+            if size != vocab_size and per_size:  # the next size of a superword sweep: a new trainer
+                backend.trainer_free(trainer)
+                trainer = None
+                trainer, target, kept = start(size)
+            elif size != vocab_size:  # a BPE sweep: the same trainer goes on to the next size
                 backend.trainer_set_vocab_size(trainer, size)
                 target = tstat(_TRAINER_TARGET)
             # the trainer's loop: each state is a phase of the progress records
@@ -1210,6 +1231,7 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
                 elif state == _CANDIDATES:
                     # the second pass: the texts again, into candidates counters the trainer gives (one
                     # per thread) and takes back
+                    first = len(counters)  # counters[0] is the counts when a superword sweep keeps them
                     for _ in range(n_threads):
                         counters.append(backend.trainer_candidates_new(trainer))
 
@@ -1217,14 +1239,16 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
                         report(TrainProgress("candidates", docs, nb, made, target, time.monotonic() - t0, done, 0,
                                              unique))
 
-                    _count(backend, _items_again(sources, spool, chunk), counters, candidates_report)
-                    if spool is not None:
+                    _count(backend, _items_again(sources, spool, chunk), counters[first:], candidates_report)
+                    if spool is not None and last:
                         spool.close()
                         spool = None
-                    for c in counters:
-                        backend.trainer_candidates_add(trainer, c)
-                        backend.counter_free(c)
-                    del counters[:]
+                    while len(counters) > first:
+                        c = counters.pop()
+                        try:
+                            backend.trainer_candidates_add(trainer, c)
+                        finally:
+                            backend.counter_free(c)
                     unique = tstat(_TRAINER_CANDIDATES)
                     candidates_report(tstat(_TRAINER_PASS_DOCUMENTS), tstat(_TRAINER_PASS_BYTES), True, unique)
                     t0 = time.monotonic()
