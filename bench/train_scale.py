@@ -39,7 +39,7 @@ if how.startswith("dask-"):
     with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0") as cl, \
             distributed.Client(cl) as client:
         t0, c0 = time.perf_counter(), time.process_time()  # the cluster's start is not counting
-        counts = supertok.dask.count_pretokens([path], client=client, shard_bytes=64 << 20)
+        counts = supertok.dask.count_pretokens([path], client=client)  # about two shards a worker
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 else:
     counts = supertok.count_pretokens(path, threads=None if how == "all" else 1)
@@ -55,7 +55,7 @@ print(json.dumps({"wall": wall, "cpu": cpu, "peak": peak, "digest": hashlib.sha2
 
 
 def make_text(path, mib, corpora):
-    """Lines of the shared corpora, language after language, repeated until mib MiB."""
+    """Lines of the shared corpora, language after language, repeated up to mib MiB (whole lines)."""
     want = mib << 20
     parts = []
     for lang in LANGS:
@@ -70,6 +70,10 @@ def make_text(path, mib, corpora):
         n = 0
         while n < want:
             take = block[:want - n]
+            if len(take) < len(block):  # the last copy ends on a line end, never inside a character
+                take = take[:take.rfind(b"\n") + 1]
+                if not take:
+                    break
             f.write(take)
             n += len(take)
     return n

@@ -226,6 +226,34 @@ def count_pretokens(source, *, pattern="o200k", script_aware=False, scripts=None
         backend.counter_free(counter)
 
 
+def _count_lines(data, *, pattern="o200k", script_aware=False, scripts=None):
+    """The Counts of UTF-8 text whose every line is a document (its '\n' kept), counted in one
+    core call as supertok.train counts a text file (supertok.dask's text shards)."""
+    backend = _current_backend()
+    counter = _new_counter(backend, _pretokenizer.options(pattern, script_aware, scripts))
+    try:
+        backend.counter_add(counter, data, 1)  # ST_COUNT_LINES
+        return _saved(backend, counter)
+    finally:
+        backend.counter_free(counter)
+
+
+def _sum_bytes(parts):
+    """The .stcounts bytes of the sum of several .stcounts files, all loaded (and checked) into one
+    counter and saved once (supertok.dask's reduction tasks)."""
+    backend = _current_backend()
+    counter = _new_counter(backend, _header_options(parts[0], "counts"))
+    try:
+        for i, p in enumerate(parts):
+            try:
+                backend.counter_load(counter, p)
+            except SupertokError as exc:
+                raise ValueError("counts %d of %d: %s" % (i + 1, len(parts), exc)) from None
+        return backend.counter_save(counter)
+    finally:
+        backend.counter_free(counter)
+
+
 def _saved(backend, counter):
     """The Counts of a counter. Its pre-tokenizer is read back from the saved header, so counts
     of the same pre-tokenizer compare equal however their scripts were named."""

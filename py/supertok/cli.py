@@ -811,7 +811,7 @@ def _train_dask(args, files, options, kw, train_as, train_on=None):
         except OSError as exc:
             raise CliError("--dask", "cannot reach the scheduler at %s: %s" % (where, exc), EXIT_ENV) from None
         count_progress = True if args.progress == "on" or (args.progress == "auto" and _isatty(sys.stderr)) else None
-        return sd._train(files, client=client, min_count=args.min_count or 1, shard_bytes=64 << 20,
+        return sd._train(files, client=client, min_count=args.min_count or 1, shard_bytes=None,
                          count_progress=count_progress,
                          train_fn=train_on or (lambda counts, **k: train_as(options, counts, **k)), **kw)
     finally:

@@ -153,17 +153,6 @@ class ShardError(Exception):
     pickles whole); the caller raises it as supertok's SourceError."""
 
 
-def _lines_docs(data):
-    """The documents of whole lines of text (str, '\\n' kept; a last piece without '\\n' is one too)."""
-    text = data.decode("utf-8")
-    parts = text.split("\n")
-    last = parts.pop()
-    for part in parts:
-        yield part + "\n"
-    if last:
-        yield last
-
-
 def _jsonl_docs(path, first, data, base_line):
     """The `text` of each line of a range of a JSON-lines file, checked by supertok.train's reader
     (its errors, with the line numbered in the file)."""
@@ -205,8 +194,12 @@ def _count_shard(shard, pretokenizer, min_count):
                 col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1)
                 raise ShardError("%s: line %d: invalid UTF-8 at byte %d of the line (byte %d of the file)"
                                  % (path, line, col, off), path, line, off) from None
-            docs = _lines_docs(data)
-        counts = supertok.count_pretokens(docs, threads=1, progress=False, **pretokenizer)
+            docs = None  # whole lines of text: counted in one core call, as train counts a file
+        if docs is None:
+            from ._counts import _count_lines
+            counts = _count_lines(data, **pretokenizer)
+        else:
+            counts = supertok.count_pretokens(docs, threads=1, progress=False, **pretokenizer)
     return counts.filtered(min_count) if min_count > 1 else counts
 
 
@@ -218,7 +211,8 @@ def _shard_task(shard, pretokenizer, min_count):
 
 def _add_task(*parts):
     """A task: the sum of counts given as bytes, as bytes."""
-    return sum(supertok.Counts.from_bytes(p) for p in parts).to_bytes()
+    from ._counts import _sum_bytes
+    return _sum_bytes(parts)  # loaded into one counter and saved once
 
 
 # ---- the caller --------------------------------------------------------------------------------
@@ -277,7 +271,7 @@ class _Client:
             self.cluster.close()
 
 
-def count_pretokens(paths, *, client=None, min_count=1, shard_bytes=64 << 20, progress=None, **pretokenizer):
+def count_pretokens(paths, *, client=None, min_count=1, shard_bytes=None, progress=None, **pretokenizer):
     """Count the pretokens of files on a Dask cluster; returns a supertok.Counts.
 
     paths: a path or a list of paths, as supertok.train takes them (.txt and .jsonl, and their .gz,
@@ -286,7 +280,9 @@ def count_pretokens(paths, *, client=None, min_count=1, shard_bytes=64 << 20, pr
     os.cpu_count() worker processes of one thread each, closed when done. min_count: each shard's
     counts keep only the pretokens seen at least min_count times in that shard (see the module's
     documentation). shard_bytes: uncompressed files larger than this are counted in ranges of
-    about this many bytes, cut on line boundaries. progress: a callable given a DaskProgress as each
+    about this many bytes, cut on line boundaries; None (the default) makes about two shards a
+    worker (at least 16 MiB, at most 1 GiB each): every shard's counts are saved, sent and added,
+    so fewer, larger shards cost less as long as every worker has work. progress: a callable given a DaskProgress as each
     shard is done, True for a line on standard error, None or False for nothing. pretokenizer:
     pattern, script_aware, scripts, as supertok.count_pretokens takes them.
 
@@ -297,15 +293,21 @@ def count_pretokens(paths, *, client=None, min_count=1, shard_bytes=64 << 20, pr
     if unknown:
         raise TypeError("unexpected keyword argument%s: %s" % ("s" if len(unknown) > 1 else "",
                                                                ", ".join(sorted(unknown))))
-    for name, value, low in (("min_count", min_count, 1), ("shard_bytes", shard_bytes, 1)):
+    checks = [("min_count", min_count, 1)] + ([("shard_bytes", shard_bytes, 1)] if shard_bytes is not None else [])
+    for name, value, low in checks:
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError("%s must be an int of at least %d, not %r" % (name, low, value))
     report = _progress_fn(progress)
-    shards = _shards(_paths(paths), shard_bytes)
+    files = _paths(paths)
     supertok._pretokenizer.options(pretokenizer.get("pattern", "o200k"), pretokenizer.get("script_aware", False),
                                    pretokenizer.get("scripts"))  # checked here, before the cluster starts
-    total_bytes = sum(s[3] for s in shards)
     with _Client(client) as c:
+        if shard_bytes is None:  # about two shards a worker
+            workers = max(1, len(c.scheduler_info().get("workers", {})))
+            size = sum(os.path.getsize(p) for p in files)
+            shard_bytes = min(max(size // (2 * workers) + 1, 16 << 20), 1 << 30)
+        shards = _shards(files, shard_bytes)
+        total_bytes = sum(s[3] for s in shards)
         t0 = time.monotonic()
         futures = [c.submit(_shard_task, s, pretokenizer, min_count, pure=False) for s in shards]
         level = futures
@@ -336,7 +338,7 @@ def count_pretokens(paths, *, client=None, min_count=1, shard_bytes=64 << 20, pr
     return supertok.Counts.from_bytes(data)
 
 
-def train(paths, *, client=None, min_count=1, shard_bytes=64 << 20, count_progress=None, **train_kwargs):
+def train(paths, *, client=None, min_count=1, shard_bytes=None, count_progress=None, **train_kwargs):
     """Count the pretokens of files on a Dask cluster (count_pretokens), then train on the caller:
     supertok.train(counts, **train_kwargs). Returns the Encoding.
 
