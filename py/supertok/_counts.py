@@ -92,20 +92,12 @@ class Counts:
         spec = self._options[2]
         return None if spec is None else spec.decode("ascii").split(",")
 
-    def _combine(self, others, min_count=0):
-        backend = _current_backend()
-        counter = _new_counter(backend, self._options)
-        try:
-            for c in (self,) + tuple(others):
-                if c._options != self._options:
-                    raise ValueError("counts of different pre-tokenizers do not add: %s and %s"
-                                     % (self._describe(), c._describe()))
-                backend.counter_load(counter, c._data)
-            if min_count > 1:
-                backend.counter_prune(counter, min_count)
-            return _saved(backend, counter)
-        finally:
-            backend.counter_free(counter)
+    def _combine(self, others, min_count=1):
+        for c in others:
+            if c._options != self._options:
+                raise ValueError("counts of different pre-tokenizers do not add: %s and %s"
+                                 % (self._describe(), c._describe()))
+        return _merged(self._options, [c._data for c in (self,) + tuple(others)], min_count)
 
     def __add__(self, other):
         if not isinstance(other, Counts):
@@ -238,20 +230,27 @@ def _count_lines(data, *, pattern="o200k", script_aware=False, scripts=None):
         backend.counter_free(counter)
 
 
-def _sum_bytes(parts):
-    """The .stcounts bytes of the sum of several .stcounts files, all loaded (and checked) into one
-    counter and saved once (supertok.dask's reduction tasks)."""
+def _merged(options, parts, min_count=1):
+    """The Counts of several .stcounts files of one pre-tokenizer, all loaded (and checked) into
+    one counter, pruned by min_count, saved once."""
     backend = _current_backend()
-    counter = _new_counter(backend, _header_options(parts[0], "counts"))
+    counter = _new_counter(backend, options)
     try:
         for i, p in enumerate(parts):
             try:
                 backend.counter_load(counter, p)
             except SupertokError as exc:
                 raise ValueError("counts %d of %d: %s" % (i + 1, len(parts), exc)) from None
-        return backend.counter_save(counter)
+        if min_count > 1:
+            backend.counter_prune(counter, min_count)
+        return _saved(backend, counter)
     finally:
         backend.counter_free(counter)
+
+
+def _sum_bytes(parts):
+    """The .stcounts bytes of the sum of several .stcounts files (supertok.dask's reduction tasks)."""
+    return _merged(_header_options(parts[0], "counts"), parts).to_bytes()
 
 
 def _saved(backend, counter):

@@ -1035,6 +1035,27 @@ def _check_threads(threads):
                                                             os.cpu_count() or "an unknown number of"))
 
 
+def _counting(backend, threads):
+    """(counting threads, bytes a work item) on this backend: threads natively (None: every
+    core), one call at a time on wasm, small items on pywasm (a livelier progress)."""
+    n_threads = min(threads or os.cpu_count() or 1, MAX_THREADS) if backend.parallel else 1
+    return n_threads, PYWASM_CHUNK if backend.name == "pywasm" else CHUNK
+
+
+def _count_all(backend, items, counters, report, target):
+    """Count the work items over counters (one per thread) and add them into counters[0], the
+    total (the list keeps only it); progress records of phase "count", the last one done."""
+    t0 = time.monotonic()
+
+    def count_report(documents, nbytes, done=False):
+        report(TrainProgress("count", documents, nbytes, 0, target, time.monotonic() - t0, done))
+
+    _count(backend, items, counters, count_report)
+    total = _merged(backend, counters)
+    count_report(backend.counter_stat(total, _COUNTER_DOCUMENTS), backend.counter_stat(total, _COUNTER_BYTES), True)
+    return total
+
+
 def count_source(backend, source, options, threads, progress, text_column="text"):
     """A counter holding the pretoken counts of source (the caller frees it), counted as train
     counts: on `threads` threads natively, progress records of phase "count"
@@ -1043,20 +1064,12 @@ def count_source(backend, source, options, threads, progress, text_column="text"
     _check_threads(threads)
     report = _progress_fn(progress)
     sources = _sources(source, text_column)
-    n_threads = min(threads or os.cpu_count() or 1, MAX_THREADS) if backend.parallel else 1
-    chunk = PYWASM_CHUNK if backend.name == "pywasm" else CHUNK
+    n_threads, chunk = _counting(backend, threads)
     counters = []
     try:
         for _ in range(n_threads):
             counters.append(_new_counter(backend, pid, flags, spec))
-        t0 = time.monotonic()
-
-        def count_report(documents, nbytes, done=False):
-            report(TrainProgress("count", documents, nbytes, 0, None, time.monotonic() - t0, done))
-
-        _count(backend, _items(sources, chunk, None), counters, count_report)
-        total = _merged(backend, counters)
-        count_report(backend.counter_stat(total, _COUNTER_DOCUMENTS), backend.counter_stat(total, _COUNTER_BYTES), True)
+        total = _count_all(backend, _items(sources, chunk, None), counters, report, None)
         del counters[:]
         return total
     finally:
@@ -1139,8 +1152,7 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
     sources = _sources(source, text_column) if given is None else []
     s = supermerges or 0
 
-    n_threads = min(threads or os.cpu_count() or 1, MAX_THREADS) if backend.parallel else 1
-    chunk = PYWASM_CHUNK if backend.name == "pywasm" else CHUNK
+    n_threads, chunk = _counting(backend, threads)
     counters, trainer, spool = [], None, None
     try:
         counters.append(_new_counter(backend, pid, flags, spec))
@@ -1158,20 +1170,14 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
             counters.append(_new_counter(backend, pid, flags, spec))
         if algorithm_id and not all(_readable_twice(kind, src) for kind, src in sources):
             spool = _Spool()  # the second pass reads those sources back from it
-        t0 = time.monotonic()
-
-        def count_report(documents, nbytes, done=False):
-            report(TrainProgress("count", documents, nbytes, 0, target, time.monotonic() - t0, done))
-
         if given is None:
-            _count(backend, _items(sources, chunk, spool), counters, count_report)
-        else:  # the counts, loaded into the counter the options were checked with
+            total = _count_all(backend, _items(sources, chunk, spool), counters, report, target)
+        else:  # the counts, loaded into the counter the options were checked with (counted elsewhere:
+            # their own progress said so)
             backend.counter_load(counters[0], given.to_bytes())
-        total = _merged(backend, counters)
+            total = _merged(backend, counters)
         documents = backend.counter_stat(total, _COUNTER_DOCUMENTS)
         nbytes = backend.counter_stat(total, _COUNTER_BYTES)
-        if given is None:  # counts given were counted elsewhere (their own progress said so)
-            count_report(documents, nbytes, True)
 
         t0 = time.monotonic()
         # a superword sweep trains each size from the counts (phase 2 depends on the size); a BPE

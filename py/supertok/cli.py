@@ -1003,7 +1003,7 @@ def cmd_info(args):
 
 
 def cmd_evaluate(args):
-    from supertok.evaluation import DEFAULT_TOKENIZERS, CorpusError, TokenizerError, evaluate
+    from supertok.evaluation import DEFAULT_TOKENIZERS, CorpusError, TokenizerError, evaluate, progress_lines
     if args.output is not None and os.path.exists(args.output) and not os.path.isdir(args.output):
         raise CliError(args.output, "is not a folder: -o names the folder to write the report into")
     pairs = None
@@ -1015,16 +1015,7 @@ def cmd_evaluate(args):
                 raise CliError("--compare", "%r is not A:B (two tokenizer labels)" % spec)
             pairs.append((a, b))
     live = args.progress == "on" or (args.progress == "auto" and _isatty(sys.stderr))
-    progress = None
-    if args.progress != "off":
-        def progress(e):
-            if live:
-                sys.stderr.write("\rsupertok evaluate: %s: %d/%d languages (%s)\x1b[K"
-                                 % (e["label"], e["done"], e["languages"], e["lang"]))
-            if e["done"] == e["languages"]:
-                sys.stderr.write("%ssupertok evaluate: %s: encoded %d languages\n"
-                                 % ("\r\x1b[K" if live else "", e["label"], e["languages"]))
-            sys.stderr.flush()
+    progress = None if args.progress == "off" else progress_lines(sys.stderr, live)
     try:
         report = evaluate(args.corpus, args.tokenizers or DEFAULT_TOKENIZERS, reference=args.reference,
                           bootstrap=args.bootstrap, seed=args.seed, threads=args.threads, comparisons=pairs,

@@ -755,53 +755,41 @@ class Encoding:
                 _check_text(t, False)
         return self._encode_batch(texts, ([], [], 0), num_threads)
 
+    def _in_chunks(self, n, num_threads, run):
+        """run(a, b) for contiguous chunks [a, b) of n items, one per thread (one chunk when the
+        backend runs one call at a time): this thread runs the first, the shared pool the
+        others, each a core call that drops the GIL natively; their results, in order."""
+        k = max(1, min(int(num_threads) if self._backend.parallel else 1, n))
+        size = -(-n // k) if n else 1
+        bounds = [(a, min(a + size, n)) for a in range(0, n, size)]
+        if len(bounds) <= 1:
+            return [run(a, b) for a, b in bounds]
+        pool = _shared_pool()
+        later = [pool.submit(run, a, b) for a, b in bounds[1:]]
+        return [run(*bounds[0])] + [f.result() for f in later]
+
     def _encode_batch(self, texts, policy, num_threads):
         """Contiguous chunks, one per thread, each encoded by one core call: the native core
         releases the GIL for the whole chunk, so the chunks run in parallel (a wasm backend
-        runs them one after another: its runtime has one thread)."""
+        runs them one after another: its runtime has one thread). The threads run the core
+        alone (no list is built while another thread could be encoding); the lists are made at
+        the end, in one C call per chunk."""
         allowed, disallowed, flags = policy
         datas = [_to_utf8(t)[0] for t in texts]
-        k = max(1, min(int(num_threads) if self._backend.parallel else 1, len(datas)))
-        size = -(-len(datas) // k) if datas else 0
-        starts = range(0, len(datas), size) if datas else []
-        chunks = [datas[i:i + size] for i in starts]
-        raw = self._backend.encode_many_raw
-        fn = self._backend.encode_many if len(chunks) <= 1 else raw
 
-        def run(i):  # the chunk of texts starting at i
-            return self._core_many(fn, texts[i:i + size], datas[i:i + size], allowed=allowed, disallowed=disallowed,
-                                   special_flags=flags)
-        if fn is not raw:
-            if len(chunks) <= 1:
-                return [ids for i in starts for ids in run(i)]
-            with ThreadPoolExecutor(len(chunks)) as ex:
-                return [ids for part in ex.map(run, starts) for ids in part]
-        # the threads run the core alone (no list is built while another thread could be
-        # encoding), this thread the first chunk; the lists are made at the end, in one C call
-        # per chunk
-        pool = _shared_pool()
-        later = [pool.submit(run, i) for i in starts[1:]]
-        outs = [run(0)] + [f.result() for f in later]
-        return [ids for out in outs for ids in self._backend.lists_of(out)]
+        def run(a, b):
+            return self._core_many(self._backend.encode_many_raw, texts[a:b], datas[a:b], allowed=allowed,
+                                   disallowed=disallowed, special_flags=flags)
+        return [ids for out in self._in_chunks(len(datas), num_threads, run) for ids in self._backend.lists_of(out)]
 
     def _encode_ordinary_packed(self, datas, num_threads):
         """(the ids of every text, one after another, as bytes of little-endian uint32; each
         text's count) for UTF-8 texts encoded as ordinary text: encode_ordinary_batch without an
         int object per id, for callers that count millions of them (supertok.evaluate). Chunks
         run on threads as in encode_batch."""
-        k = max(1, min(int(num_threads) if self._backend.parallel else 1, len(datas)))
-        size = -(-len(datas) // k) if datas else 0
-        raw = self._backend.encode_many_raw
-
-        def run(i):
-            return raw(self._handle, datas[i:i + size], [], (), 0, packed=True)
-        starts = list(range(0, len(datas), size)) if datas else []
-        if len(starts) <= 1:
-            outs = [run(i) for i in starts]
-        else:
-            pool = _shared_pool()
-            later = [pool.submit(run, i) for i in starts[1:]]
-            outs = [run(0)] + [f.result() for f in later]
+        def run(a, b):
+            return self._backend.encode_many_raw(self._handle, datas[a:b], [], (), 0, packed=True)
+        outs = self._in_chunks(len(datas), num_threads, run)
         return b"".join(o[0] for o in outs), [c for o in outs for c in o[1]]
 
     def _decode_packed(self, packed):

@@ -124,21 +124,26 @@ def _comparisons(pairs, results, languages, ref, bootstrap, seed):
     return out, samples
 
 
+def progress_lines(stream, live):
+    """A progress callback writing to stream: with live (a terminal), a line redrawn per batch of
+    languages; in any case one line per tokenizer when its languages are encoded."""
+    def show(e):
+        if live:
+            stream.write("\rsupertok evaluate: %s: %d/%d languages (%s)\x1b[K"
+                         % (e["label"], e["done"], e["languages"], e["lang"]))
+        if e["done"] == e["languages"]:
+            stream.write("%ssupertok evaluate: %s: encoded %d languages\n"
+                         % ("\r\x1b[K" if live else "", e["label"], e["languages"]))
+        stream.flush()
+    return show
+
+
 def _progress_fn(progress):
     if progress is None or progress is False:
         return None
     if progress is True:
         import sys
-        stream = sys.stderr
-
-        def show(event):
-            if event["phase"] == "encode":
-                stream.write("\rsupertok evaluate: %s: %d/%d languages (%s)\x1b[K"
-                             % (event["label"], event["done"], event["languages"], event["lang"]))
-                if event["done"] == event["languages"]:
-                    stream.write("\n")
-            stream.flush()
-        return show
+        return progress_lines(sys.stderr, True)
     if not callable(progress):
         raise TypeError("progress is a callable, True or None, not %s" % type(progress).__name__)
     return progress

@@ -15,15 +15,14 @@ Three file layouts and one Python form are read:
 
 The package ships a parallel sample (the UDHR's 30 articles in 52 languages): `SAMPLE`.
 """
-import bz2
 import collections
-import gzip
 import json
 import lzma
 import os
 
+from .._train import _COMPRESSED  # the same codecs, by the same extensions, as training reads
+
 SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "udhr_sample.jsonl.gz")
-_COMPRESSED = {".gz": gzip.open, ".xz": lzma.open, ".lzma": lzma.open, ".bz2": bz2.open}
 
 
 class CorpusError(ValueError):

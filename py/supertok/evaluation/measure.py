@@ -69,9 +69,9 @@ class Usage:
             ids = np.frombuffer(b"".join(self._packed), "<u4")
             out = set(np.flatnonzero(np.bincount(ids)).tolist()) if len(ids) else set()
         else:
+            from .tokenizers import _unpack
             out = set()
             for p in self._packed:
-                from .tokenizers import _unpack
                 out.update(_unpack(p))
         for ids in self._lists:
             out.update(ids)
@@ -84,12 +84,10 @@ class Counted:
 
     def __init__(self):
         self.tokens = collections.OrderedDict()
-        self.usage = Usage()
         self.used = None
         self.failures = []
         self.failed = 0
         self.seconds = 0.0
-        self.cpu = 0.0
 
 
 def _first_difference(a, b):
@@ -128,11 +126,12 @@ def count(tokenizer, corpus, datas, *, threads, progress=None):
     ids_of = corpus.ids
     n_lang = len(corpus.languages)
     done = 0
-    t0, c0 = time.perf_counter(), time.process_time()
+    usage = Usage()
+    t0 = time.perf_counter()
     for langs in _batches(corpus, datas):
         units = [u for lang in langs for u in corpus.units[lang]]
         raws = [d for lang in langs for d in datas[lang]]
-        counts, bad = tokenizer.measure(units, raws, threads, out.usage)
+        counts, bad = tokenizer.measure(units, raws, threads, usage)
         bad = set(bad)
         k = 0
         for lang in langs:
@@ -153,6 +152,6 @@ def count(tokenizer, corpus, datas, *, threads, progress=None):
         done += len(langs)
         if progress is not None:
             progress(langs[-1], done, n_lang)
-    out.used = out.usage.used()
-    out.seconds, out.cpu = time.perf_counter() - t0, time.process_time() - c0
+    out.used = usage.used()
+    out.seconds = time.perf_counter() - t0
     return out

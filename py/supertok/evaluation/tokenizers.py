@@ -104,16 +104,11 @@ class SupertokTokenizer(Measured):
         self.encode_cpu += time.process_time() - c
         usage.add_packed(packed)
         sep = self._nul()
-        n = len(datas)
         starts = [0]
         for c in counts:
             starts.append(starts[-1] + c)
-        k = max(1, min(int(threads) if self.enc._backend.parallel else 1, n))
-        size = -(-n // k) if n else 1
-        chunks = [(a, min(a + size, n)) for a in range(0, n, size)]
 
-        def check(chunk):  # the units a..b-1: the indices of those that do not come back
-            a, b = chunk
+        def check(a, b):  # the units a..b-1: the indices of those that do not come back
             part = datas[a:b]
             joined = b"\0".join(part)
             if sep is not None and joined.count(b"\0") == b - a - 1:  # no unit holds a NUL
@@ -122,14 +117,8 @@ class SupertokTokenizer(Measured):
                     return []
             return [i for i in range(a, b)
                     if self.enc._decode_packed(packed[4 * starts[i]:4 * starts[i + 1]]) != datas[i]]
-        if len(chunks) <= 1:  # the chunks decode on the encoder's threads (the core drops the GIL)
-            return counts, [i for ch in chunks for i in check(ch)]
-        from ..encoding import _shared_pool
-        later = [_shared_pool().submit(check, ch) for ch in chunks[1:]]
-        bad = check(chunks[0])
-        for f in later:
-            bad += f.result()
-        return counts, bad
+        # the chunks decode on the encoder's threads (the core drops the GIL)
+        return counts, [i for bad in self.enc._in_chunks(len(datas), threads, check) for i in bad]
 
     def _nul(self):
         try:
@@ -158,7 +147,7 @@ class SupertokTokenizer(Measured):
 class HuggingFaceTokenizer(Measured):
     """A tokenizer.json run by the `tokenizers` package itself (no special tokens added)."""
 
-    def __init__(self, path, label):
+    def __init__(self, path, label, spec):
         try:
             import tokenizers
         except ImportError:
@@ -168,8 +157,7 @@ class HuggingFaceTokenizer(Measured):
             self.tok = tokenizers.Tokenizer.from_file(path)
         except Exception as exc:  # tokenizers raises its own Exception type for a bad file
             raise TokenizerError("%s: tokenizers cannot load it: %s" % (path, exc)) from None
-        with open(path, "rb") as f:
-            self.spec = json.loads(f.read().decode("utf-8"))
+        self.spec = spec  # the file's JSON, parsed by resolve
         self.label, self.source, self.kind = label, path, "tokenizers"
 
     def encode_many(self, texts, threads):
@@ -250,7 +238,7 @@ def resolve(spec, *, pattern=None):
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             raise TokenizerError("%s: not JSON (%s)" % (path, exc)) from None
         if isinstance(parsed, dict) and "model" in parsed and "format" not in parsed:
-            return HuggingFaceTokenizer(path, label or _stem(path))
+            return HuggingFaceTokenizer(path, label or _stem(path), parsed)
     if name.endswith(".tiktoken"):
         return SupertokTokenizer(_rank_file(path, pattern), label or _stem(path), path)
     try:
