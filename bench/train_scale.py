@@ -2,17 +2,19 @@
 supertok.dask on a LocalCluster of 1 and of 2 worker processes, on one large text file made by
 repeating the shared corpora; each run in a fresh process, so its peak memory is its own.
 
-    python bench/train_scale.py [--mib 1024] [--corpora DIR] [--quick]
+    python bench/train_scale.py [--mib 1024] [--rounds 3] [--corpora DIR] [--quick]
 
-Prints one table (wall time, CPU time of the caller, MB/s, the caller's peak resident memory, and
-whether the counts are identical to the one-thread run's, by digest) into bench/RESULTS.md
-(bench/_results.py). --quick: 32 MiB, no entry written.
+Prints one table (wall time median with min and max over interleaved rounds, the caller's CPU
+time, MB/s, the caller's peak resident memory, and whether the counts are identical to the
+one-thread run's, by digest) into bench/RESULTS.md (bench/_results.py). --quick: 32 MiB, one
+round, no entry written.
 """
 import argparse
 import hashlib
 import json
 import lzma
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -91,9 +93,11 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mib", type=int, default=None, help="size of the text (default 1024; --quick 32)")
     ap.add_argument("--corpora", default=DEFAULT_CORPORA)
+    ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 3; --quick 1)")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     mib = args.mib or (32 if args.quick else 1024)
+    args.rounds = args.rounds or (1 if args.quick else 3)
     if not os.path.isdir(args.corpora):
         print("train_scale.py: skipped: no corpora folder at %s (pass --corpora DIR)" % args.corpora, file=sys.stderr)
         return 0
@@ -101,25 +105,33 @@ def main(argv=None):
         path = os.path.join(tmp, "scale.txt")
         size = make_text(path, mib, args.corpora)
         print("train_scale.py: %d MiB of text in %s" % (size >> 20, path), file=sys.stderr)
-        rows = []
-        for how, label in (("one", "one process, 1 thread"), ("all", "one process, every core (%d)" % os.cpu_count()),
-                           ("dask-1", "Dask LocalCluster, 1 worker"), ("dask-2", "Dask LocalCluster, 2 workers")):
-            r = run(path, how)
-            rows.append((label, r))
-            print("train_scale.py: %s: %.1f s" % (label, r["wall"]), file=sys.stderr)
-    ref = rows[0][1]
-    print("Counting the pretokens (o200k) of %d MiB of text: the shared corpora's %s files, repeated; one run each, "
-          "in a fresh process; MB/s = 10^6 bytes of text per second of wall time; the caller's peak memory is its "
-          "VmHWM (Dask workers are other processes)." % (size >> 20, len(LANGS)))
+        configs = (("one", "one process, 1 thread"), ("all", "one process, every core (%d)" % os.cpu_count()),
+                   ("dask-1", "Dask LocalCluster, 1 worker"), ("dask-2", "Dask LocalCluster, 2 workers"))
+        runs = {how: [] for how, _ in configs}
+        for k in range(args.rounds):  # interleaved: each round runs every configuration once
+            for how, label in configs:
+                r = run(path, how)
+                runs[how].append(r)
+                print("train_scale.py: round %d, %s: %.1f s" % (k + 1, label, r["wall"]), file=sys.stderr)
+    ref = runs["one"][0]
+    med = {how: statistics.median(r["wall"] for r in rs) for how, rs in runs.items()}
+    print("Counting the pretokens (o200k) of %d MiB of text: the shared corpora's %s files, repeated; %d rounds, "
+          "each running every configuration once in a fresh process; wall time median [min, max]; CPU is the "
+          "caller's (median; Dask workers are other processes, so their CPU is not in it); MB/s = 10^6 bytes of "
+          "text per second of median wall time; speedup of medians; the caller's peak memory is its VmHWM (the "
+          "largest of the rounds)." % (size >> 20, len(LANGS), args.rounds))
     print("")
     print("| run | wall s | caller CPU s | MB/s | speedup on 1 thread / 1 worker | caller peak MiB | counts |")
     print("|---|---:|---:|---:|---:|---:|---|")
-    base = {"one": rows[0][1]["wall"], "dask": rows[2][1]["wall"]}
-    for (label, r), how in zip(rows, ("one", "all", "dask-1", "dask-2")):
-        b = base["dask" if how.startswith("dask") else "one"]
-        print("| %s | %.2f | %.2f | %.1f | %.2fx | %.0f | %s |" % (
-            label, r["wall"], r["cpu"], size / r["wall"] / 1e6, b / r["wall"], (r["peak"] or 0) / (1 << 20),
-            "identical" if r["digest"] == ref["digest"] else "DIFFERENT"))
+    for how, label in configs:
+        rs = runs[how]
+        walls = [r["wall"] for r in rs]
+        base = med["dask-1" if how.startswith("dask") else "one"]
+        same = all(r["digest"] == ref["digest"] for r in rs)
+        print("| %s | %.2f [%.2f, %.2f] | %.2f | %.1f | %.2fx | %.0f | %s |" % (
+            label, med[how], min(walls), max(walls), statistics.median(r["cpu"] for r in rs),
+            size / med[how] / 1e6, base / med[how], max(r["peak"] or 0 for r in rs) / (1 << 20),
+            "identical" if same else "DIFFERENT"))
     print("")
     print("%d documents, %d distinct pretokens." % (ref["documents"], ref["distinct"]))
     return 0
