@@ -461,3 +461,68 @@ def train_superwords(documents, vocab_size, algorithm="bpe", supermerges=None, n
         return t - made + r if t >= A + made else t
 
     return merges[:r], [(final(l), final(rr), c) for l, rr, c in supers]
+
+
+# ---- extending a trained model: SuperBPE's Stage 2 (docs/design.md §8) --------------------------
+#
+#     train_extension(documents, vocab_size, seeds, alphabet="bytes", pattern="superbpe",
+#                     min_count=5, min_frequency=2, max_words=4, colon_space=True)
+#         -> [(left_id, right_id, count), ...]   (the seeds first, then the new merges)
+#
+# - The documents are pre-tokenized with pattern (SuperBPE's Stage-2 pre-tokenizer: its chunks
+#   span words) and aggregated; chunks counted fewer than min_count times are dropped (the text is
+#   one shard).
+# - The seed merges [(left, right), ...] (a trained model's first merges) are replayed in order,
+#   each replacing its pair left to right in every word; each is kept whatever its count (0 when
+#   no word holds it), with its count at that point (paper mode: identical pairs without overlap).
+# - Then merges go on as phase 1's paper mode does (recounted from scratch, highest count, ties to
+#   the smallest (left symbols, right symbols)), up to vocab_size, leaving out every pair whose
+#   new token (the base symbols of left then right) holds more than max_words words (maximal runs
+#   of symbols other than ' ', 32) or, with colon_space, the symbols ':' (58) then ' ' (32).
+#   Training stops when no pair is left or the best allowed pair's count is below min_frequency.
+
+
+def breaks_constraints(symbols, max_words, colon_space):
+    """Whether a token of these base symbols breaks SuperBPE's Stage-2 constraints."""
+    words, prev = 0, 32
+    for c in symbols:
+        if c != 32 and prev == 32:
+            words += 1
+        if colon_space and prev == 58 and c == 32:
+            return True
+        prev = c
+    return bool(max_words) and words > max_words
+
+
+def train_extension(documents, vocab_size, seeds, alphabet="bytes", pattern="superbpe", min_count=5,
+                    min_frequency=2, max_words=4, colon_space=True, special_tokens=(), counts=None):
+    n_alpha = len(alphabet_symbols("paper", alphabet))
+    budget = vocab_size - n_alpha - len(special_tokens)
+    if len(seeds) > budget:
+        raise ValueError("%d seed merges do not fit in %d merges" % (len(seeds), budget))
+    if counts is None:
+        counts = count_pretokens(documents, pattern)
+    counts = {t: c for t, c in counts.items() if c >= min_count}
+    A = BASE[alphabet]
+    words = [(base_symbols(t, alphabet), c) for t, c in sorted(counts.items())]
+    base = {s: (s,) for s in range(A)}
+    merges = []
+    for l, r in seeds:
+        c = _pair_counts(words, overlapping=False).get((l, r), 0)
+        new = A + len(merges)
+        base[new] = base[l] + base[r]
+        merges.append((l, r, c))
+        words = [(_replace(s, l, r, new), wc) for s, wc in words]
+    while len(merges) < budget:
+        pc = {p: c for p, c in _pair_counts(words, overlapping=False).items()
+              if c > 0 and not breaks_constraints(base[p[0]] + base[p[1]], max_words, colon_space)}
+        if not pc:
+            break
+        (l, r), c = min(pc.items(), key=lambda kv: (-kv[1], base[kv[0][0]], base[kv[0][1]]))
+        if c < max(min_frequency, 1):
+            break
+        new = A + len(merges)
+        base[new] = base[l] + base[r]
+        merges.append((l, r, c))
+        words = [(_replace(s, l, r, new), wc) for s, wc in words]
+    return merges

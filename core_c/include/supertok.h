@@ -1005,6 +1005,35 @@ ST_API st_status st_trainer_candidates_add(st_trainer *trainer, st_counter *cand
 ST_API size_t st_trainer_supermerges(const st_trainer *trainer, const uint32_t **pairs,
                                      const uint64_t **counts);
 
+/* ---- Extending a trained tokenizer: SuperBPE's Stage 2 (docs/design.md §8) ---------------- */
+
+/* An extended model's training line says algorithm=extend (st_trainer_set_seed_merges); it is not
+ * an argument of st_trainer_set_superwords. */
+#define ST_ALGORITHM_EXTEND 3
+
+/* Flags of st_trainer_set_seed_merges. */
+#define ST_EXTEND_COLON_SPACE 1u /* no new token holds ':' followed by ' ' (SuperBPE's colon-space
+                                    block) */
+
+/* Seed merges, once, before the first step, on a paper-mode BPE trainer (no superwords): the first
+ * n merges are pairs[2i], pairs[2i + 1] replayed in order (ids as in a rules model: base symbols
+ * 0..A-1, seed merge i makes A + i, so each part is below A + i), each applied to every word
+ * whatever its count (a seed absent from the counted text is kept, with count 0, so the extended
+ * model starts with every seed merge); then merges go on greedily as phase 1's do, except that a
+ * pair whose new token would hold more than max_words words (maximal runs of symbols other than
+ * the space ' ', counted over the token's base symbols; 0: no cap) or, with
+ * ST_EXTEND_COLON_SPACE, a ':' symbol followed by a ' ' symbol is never chosen. The counter is
+ * normally of the "superbpe" pattern and pruned per shard (st_counter_prune); min_count is that
+ * pruning's threshold, written in the model's training line with base_name (the base model's
+ * name, 1-128 printable ASCII without spaces), n, max_words and the flags; the trainer does not
+ * prune. n above ST_TRAINER_TARGET, a part not yet made, hf mode, superwords, a second call or a
+ * call after a step: ST_ERR_INVALID_ARGUMENT (the last two of kind ST_KIND_OUT_OF_ORDER). */
+ST_API st_status st_trainer_set_seed_merges(st_trainer *trainer, const uint32_t *pairs, size_t n,
+                                            const char *base_name, size_t base_name_len, uint32_t max_words,
+                                            uint32_t flags, uint64_t min_count, st_error *err);
+#define ST_TRAINER_SEED_MERGES 21 /* seed merges set (st_trainer_stat) */
+#define ST_TRAINER_BLOCKED 22     /* pairs an extension's constraints have ruled out so far */
+
 /* ---- UBE: the UTF-8 / UTF-16 routed alphabet ---------------------------------------------- */
 
 /* Base symbols 0-255 are UTF-8 bytes (code points below U+0800), 256-511 UTF-16LE bytes

@@ -51,6 +51,11 @@ _TRAINER_STOP, _TRAINER_STOP_PHASE1 = 11, 12
 _TRAINER_STATE, _TRAINER_PASS_DOCUMENTS, _TRAINER_PASS_BYTES = 18, 19, 20
 _MERGING, _CANDIDATES, _SUPERMERGING, _DONE = 1, 2, 3, 4
 _NGRAM_SPLIT = 1                        # ST_SUPERWORDS_NGRAM_SPLIT
+_EXTEND_COLON_SPACE = 1                 # ST_EXTEND_COLON_SPACE
+_TRAINER_SEED_MERGES, _TRAINER_BLOCKED = 21, 22
+# SuperBPE's Stage 2 (docs/design.md §8): its pre-tokenizer, the cap on words a token, its
+# colon-space block, and the defaults of the UBE paper's extension runs (Appendix D.3)
+EXTEND_PATTERN, EXTEND_MAX_WORDS, EXTEND_MIN_COUNT, EXTEND_MIN_FREQUENCY = "superbpe", 4, 5, 2
 # whether each phase ended short of what was asked, and how much it aimed for and made (the core
 # decides; read once training is done)
 _TRAINER_PHASE1_SHORT, _TRAINER_PHASE1_WANTED, _TRAINER_PHASE1_MADE = 13, 14, 15
@@ -929,9 +934,9 @@ def _merged(backend, counters):
     return total
 
 
-def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k", script_aware=False,
-          scripts=None, special_tokens=(), min_frequency=0, algorithm="bpe", supermerges=None, ngram_split=False,
-          threads=None, progress=None, text_column="text"):
+def train(source, *, vocab_size, mode="paper", alphabet=None, pattern=None, script_aware=False,
+          scripts=None, special_tokens=(), min_frequency=None, algorithm="bpe", supermerges=None, ngram_split=False,
+          threads=None, progress=None, text_column="text", extend=None, seed_merges=None, min_count=None):
     """Train a byte-level (or UBE) BPE tokenizer and return it as an Encoding that encodes at once.
 
     source: a path (str or os.PathLike) or a list or tuple of paths: `.txt` (or any other name) is
@@ -1011,11 +1016,27 @@ def train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k"
     The Encoding has `merges` ([(left id, right id, count), ...]; merge i makes id A + i, A = 256
     for bytes, 512 for UBE), `supermerges` (the same for supermerge i, which makes id A + len(merges)
     + i) and `save(path)`, which writes the model file supertok.load_model loads.
+
+    extend: a trained BPE model (an Encoding of merge rules, or a model file's path) to extend, as
+    SuperBPE's Stage 2 and the UBE paper's S-UBE / S-BBPE do (docs/training.md, "Extending a
+    tokenizer"): the text is counted with the Stage-2 pre-tokenizer (pattern "superbpe", whose
+    pieces span words), the first seed_merges merges of the model (None: all) are replayed in
+    order, then merges go on to vocab_size, none making a token of more than four words or holding
+    ': '. With extend, alphabet is the model's, pattern defaults to "superbpe", min_frequency to 2,
+    and min_count to 5: pretokens (here: Stage-2 chunks) seen fewer than min_count times in the
+    text are dropped before training (the text is one shard; counts given as Counts or .stcounts
+    are used as they are, pruned where they were counted, and min_count then only says how, for
+    the model file). mode paper, algorithm bpe. The model's training line records the base's name,
+    the seed merges, the constraints and min_count.
+
+    min_count (without extend): drop the pretokens seen fewer than min_count times in the text
+    before training (the UBE paper's per-shard filter; 1, the default, keeps all).
     """
     return _train(source, vocab_size=vocab_size, mode=mode, alphabet=alphabet, pattern=pattern,
                   script_aware=script_aware, scripts=scripts, special_tokens=special_tokens,
                   min_frequency=min_frequency, algorithm=algorithm, supermerges=supermerges,
-                  ngram_split=ngram_split, threads=threads, progress=progress, text_column=text_column)
+                  ngram_split=ngram_split, threads=threads, progress=progress, text_column=text_column,
+                  extend=extend, seed_merges=seed_merges, min_count=min_count)
 
 
 def _sweep_name(name, size, sizes):
@@ -1105,12 +1126,64 @@ def _train_as(option_names, source, **kw):
         _OPTION_NAMES.reset(token)
 
 
-def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k", script_aware=False, scripts=None,
-           special_tokens=(), min_frequency=0, algorithm="bpe", supermerges=None, ngram_split=False, threads=None,
-           progress=None, name=None, text_column="text"):
+def _extension_args(extend, seed_merges, algorithm, mode, alphabet):
+    """(the base Encoding, the flat seed pairs, the base's name as bytes, its alphabet) of train's
+    extend argument, checked (errors name the argument)."""
+    from .encoding import Encoding, load_model
+    if isinstance(extend, (str, os.PathLike)):
+        base = load_model(extend)
+    elif isinstance(extend, Encoding):
+        base = extend
+    else:
+        raise argument_error("extend", "extend takes a trained model (a supertok.Encoding of merge rules, or a model "
+                             "file's path), not %s" % type(extend).__name__, TypeError)
+    merges = base.merges
+    if base.supermerges or (not merges and base._model_data is None):
+        raise argument_error("extend", "%r is not a BPE model of merge rules (%s): extend takes one trained with "
+                             "algorithm='bpe' (supertok.train) or loaded from such a model file"
+                             % (base.name, "it has supermerges" if base.supermerges else "a tiktoken vocabulary has "
+                                "ranks, not merges"))
+    if algorithm != "bpe":
+        raise argument_error("algorithm", "extend trains BPE merges after the seed merges: %s does not apply"
+                             % _arg("algorithm", algorithm))
+    if mode != "paper":
+        raise argument_error("mode", "extend trains in %s (its counts and ties), not %s"
+                             % (_arg("mode", "paper"), _arg("mode", mode)))
+    if alphabet is not None and alphabet != base.alphabet:
+        raise argument_error("alphabet", "%s differs from the model extended, whose alphabet is %r (leave alphabet "
+                             "out to take the model's)" % (_arg("alphabet", alphabet), base.alphabet))
+    if seed_merges is None:
+        seed_merges = len(merges)
+    _int_arg("seed_merges", seed_merges, 0)
+    if seed_merges > len(merges):
+        raise argument_error("seed_merges", "%s is more than the %d merges of %r"
+                             % (_arg("seed_merges", seed_merges), len(merges), base.name))
+    flat = []
+    for left, right, _count in merges[:seed_merges]:
+        flat += (left, right)
+    return base, flat, base.name.encode("ascii"), base.alphabet
+
+
+def _train(source, *, vocab_size, mode="paper", alphabet=None, pattern=None, script_aware=False, scripts=None,
+           special_tokens=(), min_frequency=None, algorithm="bpe", supermerges=None, ngram_split=False, threads=None,
+           progress=None, name=None, text_column="text", extend=None, seed_merges=None, min_count=None,
+           counted_min_count=None):
     """train() with the model's name (the command line names it after its file); returns the
-    Encoding (its model text is enc._model_data)."""
+    Encoding (its model text is enc._model_data). counted_min_count: the per-shard min_count the
+    counts given were pruned with (supertok.dask), for an extension's training line."""
     backend = _current_backend()
+    ext = None
+    if extend is not None:
+        ext = _extension_args(extend, seed_merges, algorithm, mode, alphabet)
+        alphabet = ext[3]
+        pattern = EXTEND_PATTERN if pattern is None else pattern
+        min_frequency = EXTEND_MIN_FREQUENCY if min_frequency is None else min_frequency
+    elif seed_merges is not None:
+        raise argument_error("seed_merges", "seed_merges applies only with extend (the model whose merges seed "
+                             "training)")
+    alphabet = "bytes" if alphabet is None else alphabet
+    pattern = "o200k" if pattern is None else pattern
+    min_frequency = 0 if min_frequency is None else min_frequency
     sizes = asked = None
     if isinstance(vocab_size, (list, tuple)):  # a sweep: count once, one model per size
         if not vocab_size:
@@ -1134,16 +1207,25 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
                                  "reads the documents again with the phase-1 model, which counts do not hold; pass "
                                  "the text files (or train algorithm='bpe' from counts)" % (algorithm,))
         if (pid, flags, spec) != given._options:
-            if (pattern, script_aware, scripts) != ("o200k", False, None):
+            if (pattern, script_aware, scripts) != (EXTEND_PATTERN if ext else "o200k", False, None):
                 raise argument_error("pattern", "the counts were made with %s, not the pre-tokenizer asked for "
                                      "(pattern=%r, script_aware=%r, scripts=%r): leave those out to train with the "
                                      "counts' own" % (given._describe(), pattern, script_aware, scripts))
             pid, flags, spec = given._options
+    if min_count is not None:
+        _int_arg("min_count", min_count, 1)
+    if given is not None:  # counts are used as given: pruned (or not) where they were counted
+        recorded_min_count = counted_min_count or min_count or 1
+        min_count = 1
+    else:
+        min_count = min_count or (EXTEND_MIN_COUNT if ext else 1)
+        recorded_min_count = min_count
     specials = _special_args(special_tokens)
     _int_arg("min_frequency", min_frequency, 0)
     _check_threads(threads)
     if name is None:
-        name = "supertok-%s-%s-{vocab_size}" % (mode if algorithm == "bpe" else algorithm, alphabet)
+        name = "supertok-%s-%s-{vocab_size}" % ("extend" if ext else mode if algorithm == "bpe" else algorithm,
+                                                alphabet)
     if not (isinstance(name, str) and 1 <= len(_sweep_name(name, vocab_size, sizes)) <= 128
             and all("!" <= ch <= "~" for ch in _sweep_name(name, vocab_size, sizes))):
         raise argument_error("name", "name must be 1 to 128 printable ASCII characters without spaces, not %r"
@@ -1176,6 +1258,8 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
             # their own progress said so)
             backend.counter_load(counters[0], given.to_bytes())
             total = _merged(backend, counters)
+        if min_count > 1:  # the text is one shard: the per-shard filter applies to all of it
+            backend.counter_prune(total, min_count)
         documents = backend.counter_stat(total, _COUNTER_DOCUMENTS)
         nbytes = backend.counter_stat(total, _COUNTER_BYTES)
 
@@ -1198,6 +1282,13 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
                 _check_supermerges(supermerges, tgt, size)  # pywasm: known only now
                 if algorithm_id:
                     backend.trainer_set_superwords(t, algorithm_id, s, _NGRAM_SPLIT if ngram_split else 0)
+                if ext:
+                    if len(ext[1]) // 2 > tgt:
+                        raise argument_error("vocab_size", "%s leaves %d merges after the alphabet and the special "
+                                             "tokens, fewer than the %d seed merges of %r"
+                                             % (_arg("vocab_size", size), tgt, len(ext[1]) // 2, ext[0].name))
+                    backend.trainer_set_seed_merges(t, ext[1], ext[2], EXTEND_MAX_WORDS, _EXTEND_COLON_SPACE,
+                                                    recorded_min_count)
             except BaseException:
                 backend.trainer_free(t)
                 raise

@@ -688,10 +688,12 @@ static st_status check_scripts(parser *p, const uint8_t *v, size_t vn) {
 }
 
 /* The "training" line (format version 2): `training algorithm=A mode=M vocab_size=N
- * min_frequency=N [supermerges=N] ngram_split=yes|no [c_min=N max_len=N]`, keys in this order,
- * supermerges exactly for superbpe, c_min and max_len exactly with ngram_split=yes. */
+ * min_frequency=N [supermerges=N] [base=NAME seed_merges=N max_words=N colon_space=yes|no
+ * min_count=N] ngram_split=yes|no [c_min=N max_len=N]`, keys in this order, supermerges exactly
+ * for superbpe, base to min_count exactly for extend, c_min and max_len exactly with
+ * ngram_split=yes. */
 static st_status parse_training(parser *p) {
-    static const char *const algorithms[] = {"bpe", "boundless", "superbpe"};
+    static const char *const algorithms[] = {"bpe", "boundless", "superbpe", "extend"};
     static const char *const modes[] = {"paper", "hf"};
     st_model *m = p->m;
     m->has_training = 1;
@@ -702,7 +704,7 @@ static st_status parse_training(parser *p) {
         ms(begin(p->e, p->line, p->ls), "training: missing value (write 'training algorithm=... mode=...')");
         return ST_ERR_MALFORMED_MODEL;
     }
-    const char *want[8];
+    const char *want[16];
     int nwant = 0, have = 0;
     want[nwant++] = "algorithm";
     want[nwant++] = "mode";
@@ -728,9 +730,12 @@ static st_status parse_training(parser *p) {
         int r = -2;
         uint64_t num = 0;
         if (bytes_eq(fk, fkn, "algorithm")) {
-            r = pick(p, "training: algorithm", fv, fvn, algorithms, 3);
+            r = pick(p, "training: algorithm", fv, fvn, algorithms, 4);
             if (r < 0) return ST_ERR_MALFORMED_MODEL;
-            m->tr_algorithm = r == 0 ? ST_ALGORITHM_BPE : r == 1 ? ST_ALGORITHM_BOUNDLESS : ST_ALGORITHM_SUPERBPE;
+            m->tr_algorithm = r == 0   ? ST_ALGORITHM_BPE
+                              : r == 1 ? ST_ALGORITHM_BOUNDLESS
+                              : r == 2 ? ST_ALGORITHM_SUPERBPE
+                                       : ST_ALGORITHM_EXTEND;
         } else if (bytes_eq(fk, fkn, "mode")) {
             r = pick(p, "training: mode", fv, fvn, modes, 2);
             if (r < 0) return ST_ERR_MALFORMED_MODEL;
@@ -739,12 +744,29 @@ static st_status parse_training(parser *p) {
                 ms(begin(p->e, p->line, voff), "training: mode hf trains no superwords (algorithm=bpe only)");
                 return ST_ERR_MALFORMED_MODEL;
             }
+        } else if (bytes_eq(fk, fkn, "base")) {
+            if (fvn > 128) {
+                ms(begin(p->e, p->line, voff), "training: base: a model name of 1 to 128 characters");
+                return ST_ERR_MALFORMED_MODEL;
+            }
+            for (size_t k = 0; k < fvn; k++)
+                if (fv[k] < 0x21 || fv[k] > 0x7E) {
+                    ms(begin(p->e, p->line, voff + k), "training: base: printable ASCII without spaces only");
+                    return ST_ERR_MALFORMED_MODEL;
+                }
+            m->tr_base_off = voff;
+            m->tr_base_len = fvn;
+        } else if (bytes_eq(fk, fkn, "colon_space")) {
+            r = pick(p, "training: colon_space", fv, fvn, yes_no, 2);
+            if (r < 0) return ST_ERR_MALFORMED_MODEL;
+            m->tr_colon_space = r;
         } else if (bytes_eq(fk, fkn, "ngram_split")) {
             r = pick(p, "training: ngram_split", fv, fvn, yes_no, 2);
             if (r < 0) return ST_ERR_MALFORMED_MODEL;
             m->tr_ngram = r;
-            if (r && m->tr_algorithm == ST_ALGORITHM_BPE) {
-                ms(begin(p->e, p->line, voff), "training: ngram_split=yes splits supermerge candidates (not for algorithm=bpe)");
+            if (r && (m->tr_algorithm == ST_ALGORITHM_BPE || m->tr_algorithm == ST_ALGORITHM_EXTEND)) {
+                ms(begin(p->e, p->line, voff),
+                   "training: ngram_split=yes splits supermerge candidates (not for algorithm=bpe or extend)");
                 return ST_ERR_MALFORMED_MODEL;
             }
             if (r) { want[nwant++] = "c_min"; want[nwant++] = "max_len"; }
@@ -763,8 +785,18 @@ static st_status parse_training(parser *p) {
             else if (bytes_eq(fk, fkn, "min_frequency")) {
                 m->tr_min_frequency = num;
                 if (m->tr_algorithm == ST_ALGORITHM_SUPERBPE) want[nwant++] = "supermerges";
+                if (m->tr_algorithm == ST_ALGORITHM_EXTEND) {
+                    want[nwant++] = "base";
+                    want[nwant++] = "seed_merges";
+                    want[nwant++] = "max_words";
+                    want[nwant++] = "colon_space";
+                    want[nwant++] = "min_count";
+                }
                 want[nwant++] = "ngram_split";
             } else if (bytes_eq(fk, fkn, "supermerges")) m->tr_supermerges = num;
+            else if (bytes_eq(fk, fkn, "seed_merges")) m->tr_seed_merges = num;
+            else if (bytes_eq(fk, fkn, "max_words")) m->tr_max_words = num;
+            else if (bytes_eq(fk, fkn, "min_count")) m->tr_min_count = num;
             else if (bytes_eq(fk, fkn, "c_min")) m->tr_c_min = num;
             else m->tr_max_len = num;
         }
@@ -1094,9 +1126,9 @@ st_status st_model_write(const st_model *m, char *out, size_t cap, size_t *out_l
     puts_(&w, "\n");
     put(&w, m->src + m->comments_off, m->comments_len);
     if (m->has_training) {
-        static const char *const algorithms[] = {"bpe", "boundless", "superbpe"};
+        static const char *const algorithms[] = {"bpe", "boundless", "superbpe", "extend"};
         puts_(&w, "training algorithm=");
-        puts_(&w, algorithms[m->tr_algorithm >= 0 && m->tr_algorithm <= 2 ? m->tr_algorithm : 0]);
+        puts_(&w, algorithms[m->tr_algorithm >= 0 && m->tr_algorithm <= 3 ? m->tr_algorithm : 0]);
         puts_(&w, m->tr_mode == ST_TRAIN_HF ? " mode=hf vocab_size=" : " mode=paper vocab_size=");
         putu(&w, m->tr_vocab_size);
         puts_(&w, " min_frequency=");
@@ -1104,6 +1136,16 @@ st_status st_model_write(const st_model *m, char *out, size_t cap, size_t *out_l
         if (m->tr_algorithm == ST_ALGORITHM_SUPERBPE) {
             puts_(&w, " supermerges=");
             putu(&w, m->tr_supermerges);
+        }
+        if (m->tr_algorithm == ST_ALGORITHM_EXTEND) {
+            puts_(&w, " base=");
+            put(&w, m->src + m->tr_base_off, m->tr_base_len);
+            puts_(&w, " seed_merges=");
+            putu(&w, m->tr_seed_merges);
+            puts_(&w, " max_words=");
+            putu(&w, m->tr_max_words);
+            puts_(&w, m->tr_colon_space ? " colon_space=yes min_count=" : " colon_space=no min_count=");
+            putu(&w, m->tr_min_count);
         }
         if (m->tr_ngram) {
             puts_(&w, " ngram_split=yes c_min=");
@@ -1257,7 +1299,11 @@ int st__model_equal(const st_model *a, const st_model *b) {
         (a->has_training &&
          (a->tr_algorithm != b->tr_algorithm || a->tr_mode != b->tr_mode || a->tr_vocab_size != b->tr_vocab_size ||
           a->tr_min_frequency != b->tr_min_frequency || a->tr_supermerges != b->tr_supermerges ||
-          a->tr_ngram != b->tr_ngram || a->tr_c_min != b->tr_c_min || a->tr_max_len != b->tr_max_len)))
+          a->tr_ngram != b->tr_ngram || a->tr_c_min != b->tr_c_min || a->tr_max_len != b->tr_max_len ||
+          a->tr_seed_merges != b->tr_seed_merges || a->tr_max_words != b->tr_max_words ||
+          a->tr_min_count != b->tr_min_count || a->tr_colon_space != b->tr_colon_space ||
+          (a->tr_algorithm == ST_ALGORITHM_EXTEND &&
+           !slice_eq(a, a->tr_base_off, a->tr_base_len, b, b->tr_base_off, b->tr_base_len)))))
         return 0;
     if (a->n_tokens != b->n_tokens || !slice_eq(a, a->tokens_off, a->tokens_len, b, b->tokens_off, b->tokens_len))
         return 0;

@@ -47,6 +47,11 @@ struct st_model {
     uint64_t tr_supermerges;        /* superbpe only */
     int tr_ngram;                   /* ngram_split=yes */
     uint64_t tr_c_min, tr_max_len;  /* with ngram_split=yes */
+    /* algorithm=extend: the base model's name (a slice of src), the seed merges replayed, the
+     * constraints on the merges after them and the per-shard pruning of the counts */
+    size_t tr_base_off, tr_base_len;
+    uint64_t tr_seed_merges, tr_max_words, tr_min_count;
+    int tr_colon_space;
     uint64_t training_line;
     st__model_pairs merges, supermerges;
     /* ranks: the token lines, verbatim ("base64 rank\n" each: a tiktoken rank file) */

@@ -557,6 +557,7 @@ void st_trainer_free(st_trainer *t) {
     if (t->wait_head) tfree(t, t->wait_head, (t->made ? t->made : 1) * sizeof *t->wait_head);
     if (t->wait_pair) tfree(t, t->wait_pair, t->wait_cap * sizeof *t->wait_pair);
     if (t->wait_next) tfree(t, t->wait_next, t->wait_cap * sizeof *t->wait_next);
+    if (t->seeds) tfree(t, t->seeds, 2 * t->n_seeds * sizeof *t->seeds);
     st_counter_free(t->pass);
     st_allocator a = t->alloc;
     st__free(&a, t, sizeof *t);
@@ -686,16 +687,49 @@ st_status st_trainer_new(const st_counter *counter, int mode, int alphabet, uint
     return ST_OK;
 }
 
-/* The best live pair, popped; UINT32_MAX when none is left. */
+/* Base symbol k of token id (bytes: its byte; UBE: its 2 big-endian bytes). */
+static uint32_t tok_symbol(const st_trainer *t, uint32_t id, size_t k) {
+    const uint8_t *p = t->seq + t->tok_off[id];
+    return t->base == 512 ? ((uint32_t)p[2 * k] << 8) | p[2 * k + 1] : p[k];
+}
+
+/* Whether the token of x then y breaks an extension's constraints (st_trainer_set_seed_merges):
+ * more than max_words words (maximal runs of symbols other than ' '), or ':' then ' '. Both
+ * depend on the token's symbols only, so a pair blocked once is blocked for good. */
+static int breaks_constraints(const st_trainer *t, uint32_t x, uint32_t y) {
+    size_t sw = t->base == 512 ? 2 : 1;
+    uint32_t words = 0, prev = ' ';
+    for (int part = 0; part < 2; part++) {
+        uint32_t id = part ? y : x;
+        size_t n = t->tok_len[id] / sw;
+        for (size_t k = 0; k < n; k++) {
+            uint32_t c = tok_symbol(t, id, k);
+            if (c != ' ' && prev == ' ') words++;
+            if (t->colon_space && c == ' ' && prev == ':') return 1;
+            prev = c;
+        }
+    }
+    return t->max_words && words > t->max_words;
+}
+
+/* The best live pair, popped; UINT32_MAX when none is left. After the seed merges of an
+ * extension, a pair that breaks its constraints is dropped (and marked, so it is never queued
+ * again). */
 static uint32_t pop_best(st_trainer *t) {
     while (t->heap_n) {
         st__heap_entry top = t->heap[0];
         t->heap[0] = t->heap[--t->heap_n];
         if (t->heap_n) heap_down(t, 0);
-        int64_t live = t->pairs[top.pair].count;
-        if (live <= 0) continue;
+        st__pair *p = &t->pairs[top.pair];
+        int64_t live = p->count;
+        if (live <= 0 || p->blocked) continue;
         if ((uint64_t)live != top.count) {
             if (!heap_push(t, top.pair, (uint64_t)live)) return UINT32_MAX;
+            continue;
+        }
+        if (t->extend && breaks_constraints(t, p->left, p->right)) {
+            p->blocked = 1;
+            t->n_blocked++;
             continue;
         }
         return top.pair;
@@ -784,7 +818,7 @@ static void apply_pair(st_trainer *t, uint32_t pi, uint32_t nt) {
     pair_free_words(t, p);
     for (size_t k = 0; k < t->n_touched; k++) {
         st__pair *q = &t->pairs[t->touched[k]];
-        if (q->count > 0) heap_push(t, t->touched[k], (uint64_t)q->count);
+        if (q->count > 0 && !q->blocked) heap_push(t, t->touched[k], (uint64_t)q->count);
     }
 }
 
@@ -817,6 +851,23 @@ static int push_pair(st_trainer *t, uint32_t **pairs, uint64_t **counts, size_t 
     return 1;
 }
 
+/* The next seed merge of an extension, replayed whatever its count (0 when the counted text never
+ * holds the pair: its token is made all the same); 0 when out of memory or past a limit. Paper
+ * mode only (st_trainer_set_seed_merges), so the new id is always the next one. */
+static int seed_once(st_trainer *t) {
+    uint32_t x = t->seeds[2 * t->n_merges], y = t->seeds[2 * t->n_merges + 1];
+    uint32_t id = t->base + (uint32_t)t->n_merges;
+    uint32_t pi = pair_get(t, ((uint64_t)x << 32) | y);
+    if (pi == UINT32_MAX) return 0;
+    int64_t live = t->pairs[pi].count;
+    uint64_t count = live > 0 ? (uint64_t)live : 0;
+    if (!make_token(t, x, y, id)) return 0;
+    t->distinct++;
+    if (!push_pair(t, &t->merges, &t->counts, &t->n_merges, &t->merges_cap, 1024, x, y, count)) return 0;
+    if (count) apply_pair(t, pi, id);
+    return !t->oom;
+}
+
 /* One merge; 0 when training is finished. */
 static int merge_once(st_trainer *t) {
     if (t->mode == ST_TRAIN_HF ? t->hf_vocab >= t->vocab_size : t->distinct >= t->target) {
@@ -829,6 +880,7 @@ static int merge_once(st_trainer *t) {
         t->stop = ST_STOP_LIMIT;
         return 0;
     }
+    if (t->n_merges < t->n_seeds) return seed_once(t);
     uint32_t pi = pop_best(t);
     if (pi == UINT32_MAX) {
         if (!t->oom) t->stop = ST_STOP_NO_PAIR;
@@ -1208,6 +1260,9 @@ st_status st_trainer_set_vocab_size(st_trainer *t, uint64_t vocab_size, st_error
         target = (1u << 21) - 2 - t->base - t->n_specials > 0 ? (1u << 21) - 2 - t->base - t->n_specials : 0;
         capped = 1;
     }
+    if (t->extend && target < t->n_seeds)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "vocab_size leaves fewer merges than the seed merges");
     /* what is made stays made: a smaller size than the merges (hf: the vocabulary) reached so far
      * cannot be had from this trainer */
     if (t->mode == ST_TRAIN_HF ? t->hf_vocab > vocab_size : t->distinct > target)
@@ -1244,9 +1299,74 @@ st_status st_trainer_set_superwords(st_trainer *t, int algorithm, uint64_t super
     if (algorithm == ST_ALGORITHM_SUPERBPE && supermerges > t->target)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
                              "supermerges is more than the merges the vocabulary size leaves (ST_TRAINER_TARGET)");
+    if (algorithm != ST_ALGORITHM_BPE && t->extend)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "an extension (seed merges) trains BPE merges, not superwords");
     t->algorithm = algorithm;
     t->supermerges_arg = supermerges;
     t->ngram_split = (flags & ST_SUPERWORDS_NGRAM_SPLIT) != 0;
+    return ST_OK;
+}
+
+st_status st_trainer_set_seed_merges(st_trainer *t, const uint32_t *pairs, size_t n, const char *base_name,
+                                     size_t base_name_len, uint32_t max_words, uint32_t flags, uint64_t min_count,
+                                     st_error *err) {
+    st__error_clear(err);
+    if (!t || (n && !pairs) || (base_name_len && !base_name))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "a NULL argument");
+    if (t->stepped || t->phase != 1) return out_of_order(err, "seed merges are set before the first step");
+    if (t->extend) return out_of_order(err, "seed merges are set once");
+    if (t->mode != ST_TRAIN_PAPER)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "an extension trains in mode paper");
+    if (t->algorithm != ST_ALGORITHM_BPE)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "an extension trains BPE merges, not superwords (st_trainer_set_superwords)");
+    if (flags & ~ST_EXTEND_COLON_SPACE)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown flags (ST_EXTEND_*)");
+    if (base_name_len < 1 || base_name_len > sizeof t->base_name)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "base_name: 1 to 128 printable ASCII characters");
+    for (size_t i = 0; i < base_name_len; i++)
+        if (base_name[i] <= 0x20 || base_name[i] >= 0x7F)
+            return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, i,
+                                 "base_name: printable ASCII without spaces only");
+    if (n > t->target) {
+        st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "");
+        st__error_append_u64(err, n);
+        st__error_append(err, " seed merges do not fit in the ");
+        st__error_append_u64(err, t->target);
+        st__error_append(err, " merges the vocabulary size leaves (ST_TRAINER_TARGET)");
+        return ST_ERR_INVALID_ARGUMENT;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (int side = 0; side < 2; side++)
+            if (pairs[2 * i + side] >= t->base + i) {
+                st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, i, "seed merge ");
+                st__error_append_u64(err, i);
+                st__error_append(err, side ? ": right id " : ": left id ");
+                st__error_append_u64(err, pairs[2 * i + side]);
+                st__error_append(err, " is not made before it (ids below ");
+                st__error_append_u64(err, t->base + i);
+                st__error_append(err, ")");
+                return ST_ERR_INVALID_ARGUMENT;
+            }
+    uint32_t *copy = NULL;
+    if (n) {
+        copy = (uint32_t *)talloc(t, 2 * n * sizeof *copy);
+        if (!copy) {
+            t->oom = 0; /* nothing was changed: the trainer stays usable */
+            return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        }
+        st__memcpy(copy, pairs, 2 * n * sizeof *copy);
+    }
+    t->seeds = copy;
+    t->n_seeds = n;
+    t->extend = 1;
+    t->max_words = max_words;
+    t->colon_space = (flags & ST_EXTEND_COLON_SPACE) != 0;
+    t->seed_min_count = min_count;
+    st__memcpy(t->base_name, base_name, base_name_len);
+    t->base_name_len = base_name_len;
     return ST_OK;
 }
 
@@ -1375,6 +1495,8 @@ uint64_t st_trainer_stat(const st_trainer *t, int what) {
     case ST_TRAINER_STOP: return t->done ? (uint64_t)t->stop : ST_STOP_RUNNING;
     case ST_TRAINER_STOP_PHASE1: return t->phase == 2 ? (uint64_t)t->stop1 : t->done ? (uint64_t)t->stop : ST_STOP_RUNNING;
     case ST_TRAINER_WORDS: return t->n_pretokens;
+    case ST_TRAINER_SEED_MERGES: return t->n_seeds;
+    case ST_TRAINER_BLOCKED: return t->n_blocked;
     case ST_TRAINER_PHASE1_SHORT: return (uint64_t)phase1_short(t);
     case ST_TRAINER_PHASE1_WANTED: return phase1_wanted(t);
     case ST_TRAINER_PHASE1_MADE: return t->phase == 2 ? t->made : t->n_merges;
@@ -1556,7 +1678,8 @@ st_status st_trainer_write_model(const st_trainer *t, const char *name, size_t n
     st__memcpy(head, name, name_len);
     hn = name_len;
     size_t comments_off = hn;
-    hn = append(head, hn, t->phase != 2 ? "comment trained by supertok phase-1 BPE: mode "
+    hn = append(head, hn, t->extend ? "comment trained by supertok, extending a BPE model (SuperBPE Stage 2): mode "
+                          : t->phase != 2 ? "comment trained by supertok phase-1 BPE: mode "
                           : t->algorithm == ST_ALGORITHM_BOUNDLESS ? "comment trained by supertok BoundlessBPE: mode "
                                                                    : "comment trained by supertok SuperBPE: mode ");
     hn = append(head, hn, t->mode == ST_TRAIN_HF ? "hf" : "paper");
@@ -1594,6 +1717,13 @@ st_status st_trainer_write_model(const st_trainer *t, const char *name, size_t n
         }
     }
     size_t scripts_len = hn - scripts_off;
+    size_t base_off = hn;
+    if (t->extend) {
+        if (hn + t->base_name_len > sizeof head)
+            return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "script list too long");
+        st__memcpy(head + hn, t->base_name, t->base_name_len);
+        hn += t->base_name_len;
+    }
 
     st_model m;
     st__memset(&m, 0, sizeof m);
@@ -1633,6 +1763,19 @@ st_status st_trainer_write_model(const st_trainer *t, const char *name, size_t n
         m.tr_ngram = t->ngram_max_len != 0;
         m.tr_c_min = t->ngram_cmin;
         m.tr_max_len = t->ngram_max_len;
+    }
+    if (t->extend) {
+        m.has_training = 1;
+        m.tr_algorithm = ST_ALGORITHM_EXTEND;
+        m.tr_mode = t->mode;
+        m.tr_vocab_size = t->vocab_size;
+        m.tr_min_frequency = t->min_frequency;
+        m.tr_base_off = base_off;
+        m.tr_base_len = t->base_name_len;
+        m.tr_seed_merges = t->n_seeds;
+        m.tr_max_words = t->max_words;
+        m.tr_colon_space = t->colon_space;
+        m.tr_min_count = t->seed_min_count;
     }
     /* hf: a special that HuggingFace's vocabulary puts at a token's id (its text is the token's
      * byte-level string, which set_specials recorded) shares that id when its text is also the

@@ -11,6 +11,7 @@ typedef struct st__pair {
                         listed may have lost it since; visited words are checked) */
     uint32_t n, cap;
     uint32_t stamp; /* last step that raised the count (to queue it once per step) */
+    uint32_t blocked; /* extension: the pair's token breaks a constraint (never chosen, never queued) */
 } st__pair;
 
 typedef struct st__heap_entry {
@@ -105,6 +106,15 @@ struct st_trainer {
     uint32_t *wait_head; /* made entries: first waiting entry + 1, 0 for none */
     uint32_t *wait_pair, *wait_next;
     size_t n_wait, wait_cap;
+    /* extension (st_trainer_set_seed_merges): the seed merges replayed first, the constraints on
+     * the merges after them, and what the training line records */
+    uint32_t *seeds;
+    size_t n_seeds;
+    int extend;
+    uint32_t max_words, colon_space;
+    uint64_t seed_min_count, n_blocked;
+    char base_name[128];
+    size_t base_name_len;
 };
 
 uint64_t st__trainer_kept(const st_trainer *t, int algorithm, uint64_t supermerges);

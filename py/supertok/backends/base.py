@@ -509,6 +509,13 @@ class TrainingBackend(_CoreHost):
         core's message for options it refuses (hf mode, s above the target)."""
 
     @abc.abstractmethod
+    def trainer_set_seed_merges(self, trainer, pairs, base_name, max_words, flags, min_count):
+        """Seed merges of an extension (st_trainer_set_seed_merges): pairs a flat list of ids
+        (left, right, ...), base_name bytes, max_words (0: no cap), flags (ST_EXTEND_COLON_SPACE 1)
+        and min_count (recorded); once, before the first step. SupertokError ("training options")
+        with the core's message for what it refuses."""
+
+    @abc.abstractmethod
     def trainer_candidates_new(self, trainer):
         """A candidates counter for the pass over the texts (st_trainer_candidates_new; one per
         thread; counter_add, counter_add_documents, counter_stat and counter_free apply to it)."""

@@ -840,6 +840,15 @@ class CoreBackend(Backend):
         supermerges = self._u64("supermerges", supermerges)
         self._status_call("st_trainer_set_superwords", "superwords", trainer.ptr, algorithm, supermerges, flags)
 
+    def trainer_set_seed_merges(self, trainer, pairs, base_name, max_words, flags, min_count):
+        with self._frame() as f:
+            st = self._fn("st_trainer_set_seed_merges")(trainer.ptr, f.array("uint32_t", pairs), len(pairs) // 2,
+                                                        f.bytes(base_name), len(base_name), max_words, flags,
+                                                        self._u64("min_count", min_count), f.err)
+            err = None if st == OK else f.error()
+        if err is not None:
+            self._raise_error(err, "training options")
+
     def trainer_candidates_new(self, trainer):
         return self._new_handle("st_trainer_candidates_new", (trainer.ptr, self._null), "candidates",
                                 "st_counter_free", ctype="st_counter *")
