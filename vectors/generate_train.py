@@ -250,11 +250,22 @@ def phrases_corpus():
 SUPER_CORPORA["phrases"] = phrases_corpus()
 
 
+# Corpora for the extension cases only (SuperBPE Stage 2): Stage-2 chunks span words, so recurring
+# lines make multi-word tokens; the cap of four words and the colon-space block must stop some.
+EXTEND_CORPORA = {
+    "colon_lines": (["Name: Alice Smith\n", "Date: the first of May\n", "at the end of the day we go home\n",
+                     "Note: at the end of the day\n", "key:value and key: value\n",
+                     "one two three four five six\n", "a b c d e f g h\n"] * 6
+                    + ["Name: Bob Jones\n", "time: 12:30 or 13:45\n", "  spaces   before\n"] * 3),
+}
+
+
 def build_corpora():
     udhr, codes = udhr_corpora()
     corpora = dict(udhr)
     corpora.update(ENGINEERED)
     corpora.update(SUPER_CORPORA)
+    corpora.update(EXTEND_CORPORA)
     return corpora, codes
 
 
@@ -396,6 +407,62 @@ def superword_case_list():
     return out
 
 
+def extend_case_list():
+    """Extension cases (SuperBPE Stage 2, paper mode): a base trained on the corpus (o200k, paper
+    mode, base_merges merges), its first seed_merges merges replayed, then `merges` more."""
+    out = []
+
+    def case(corpus, alphabet="bytes", pattern=EXTEND_PATTERN, base_merges=40, seed_merges=None, merges=60,
+             min_count=1, min_frequency=2):
+        out.append(dict(corpus=corpus, alphabet=alphabet, pattern=pattern, base_merges=base_merges,
+                        seed_merges=base_merges if seed_merges is None else seed_merges,
+                        merges_wanted=merges, min_count=min_count, min_frequency=min_frequency))
+
+    for corpus in ("colon_lines", "phrases", "udhr_latin", "udhr_mixed", "one_document", "crlf", "code"):
+        for alphabet in ("bytes", "ube"):
+            case(corpus, alphabet)
+    for corpus in ("colon_lines", "phrases"):
+        for alphabet in ("bytes", "ube"):
+            case(corpus, alphabet, min_count=5, merges=400)  # until no allowed pair is left
+            case(corpus, alphabet, seed_merges=0)
+            case(corpus, alphabet, seed_merges=15, min_count=2)
+            case(corpus, alphabet, min_frequency=0)
+        case(corpus, pattern="o200k")  # the base's own pre-tokenizer: the constraints never bind
+    case("udhr_cyrillic", "ube", min_count=2, merges=100)
+    case("empty", "bytes")
+    case("colon_lines", base_merges=0)
+    return out
+
+
+EXTEND_PATTERN = "o200k"  # TEMP until the superbpe pattern lands
+
+
+def extend_case_name(c):
+    return "%s/extend-%s/%s/base%d-seeds%d/min-count-%d/min-frequency-%d/v%d" % (
+        c["corpus"], c["alphabet"], c["pattern"], c["base_merges"], c["seed_merges"], c["min_count"],
+        c["min_frequency"], c["vocab_size"])
+
+
+def run_extend_case(c, corpora):
+    docs = corpora[c["corpus"]]
+    alpha = len(ref.alphabet_symbols("paper", c["alphabet"]))
+    base = ref.train(docs, alpha + c["base_merges"], alphabet=c["alphabet"], pattern="o200k")
+    c["vocab_size"] = alpha + c["seed_merges"] + c["merges_wanted"]
+    seeds = [(l, r) for l, r, _ in base[:c["seed_merges"]]]
+    merges = ref.train_extension(docs, c["vocab_size"], seeds, alphabet=c["alphabet"], pattern=c["pattern"],
+                                 min_count=c["min_count"], min_frequency=c["min_frequency"])
+    sym = {i: (i,) for i in range(ref.BASE[c["alphabet"]])}
+    for i, (l, r, _) in enumerate(merges):
+        sym[ref.BASE[c["alphabet"]] + i] = sym[l] + sym[r]
+        if i >= len(seeds) and ref.breaks_constraints(sym[l] + sym[r], 4, True):
+            raise SystemExit("generate_train.py: case %s: merge %d breaks the constraints" % (extend_case_name(c), i))
+    return {"case": extend_case_name(c), "corpus": c["corpus"], "alphabet": c["alphabet"], "pattern": c["pattern"],
+            "base_merges": [[l, r] for l, r, _ in base], "seed_merges": c["seed_merges"],
+            "vocab_size": c["vocab_size"], "min_count": c["min_count"], "min_frequency": c["min_frequency"],
+            "max_words": 4, "colon_space": True, "alphabet_size": alpha,
+            "merges": [list(m) for m in merges]}
+
+
 def case_name(c):
     if c["name"]:
         return c["name"]
@@ -510,6 +577,24 @@ MERGES_FIELDS = {
 }
 
 
+EXTEND_FIELDS = {
+    "case": "a unique name: corpus/extend-alphabet/pattern/base<B>-seeds<K>/min-count-<C>/min-frequency-<F>/v<V>",
+    "corpus": "the corpus (a record of corpora.jsonl)",
+    "alphabet": "\"bytes\" or \"ube\": the base model's and the extension's",
+    "pattern": "the extension's pre-tokenizer (superbpe: SuperBPE's Stage 2; o200k: the base's own)",
+    "base_merges": "the base model: [left_id, right_id] merges of paper-mode BPE trained on the corpus with o200k",
+    "seed_merges": "how many of the base's merges are replayed first (train's seed_merges)",
+    "vocab_size": "the vocab_size argument: alphabet_size + seed_merges + the new merges wanted",
+    "min_count": "pretokens (Stage-2 chunks) counted fewer times are dropped before training",
+    "min_frequency": "training stops when the best allowed pair's count is below it",
+    "max_words": "no new token holds more words (runs of symbols other than ' ')",
+    "colon_space": "no new token holds ':' then ' '",
+    "alphabet_size": "the base symbols vocab_size counts (paper mode)",
+    "merges": "the expected merges: the seed merges (count at replay, 0 when absent) then the new ones, "
+              "[left_id, right_id, count]",
+}
+
+
 def _meta(name, n, fields, **extra):
     meta = {"generated_by": GENERATED_BY, "part": "train", "file": name, "records": n,
             "fields": fields,
@@ -564,6 +649,10 @@ def build():
     alpha = {"paper/bytes": len(ref.alphabet_symbols("paper", "bytes")),
              "hf/bytes": len(ref.alphabet_symbols("hf", "bytes")),
              "paper/ube": len(ref.alphabet_symbols("paper", "ube"))}
+    extend_cases = [run_extend_case(c, corpora) for c in extend_case_list()]
+    names = [r["case"] for r in extend_cases]
+    if len(set(names)) != len(names):
+        raise SystemExit("generate_train.py: duplicate extension case names")
     corpus_recs = [{"corpus": n, "documents": d} for n, d in corpora.items()]
     n_hf = sum(1 for r in cases if r["mode"] == "hf")
     files = {
@@ -585,6 +674,10 @@ def build():
             pywasm_subset="pywasm trains only the cases listed in pywasm_cases (an interpreter: "
                           "one training, however small, takes it about a minute and a half)",
             pywasm_cases=PYWASM_CASES)}] + cases,
+        "extend.jsonl": [{"_meta": _meta(
+            "extend.jsonl", len(extend_cases), EXTEND_FIELDS,
+            oracle="vectors/train_reference.py train_extension (naive: seeds replayed word by word, every "
+                   "pair recounted at every step, constraints checked on each candidate token)")}] + extend_cases,
     }
     return {name: "".join(_dump(r) for r in rs) for name, rs in files.items()}
 

@@ -676,6 +676,115 @@ static void test_trainer_sweep(void) {
     st_counter_free(c);
 }
 
+/* st_trainer_set_seed_merges (SuperBPE's Stage 2): the seeds come first with their counts at replay
+ * (0 for one the text never holds), the merges after them never make a token of more than
+ * max_words words or holding ": ", the model records the extension and loads; misuse is refused. */
+static void extend_step(st_trainer *t) {
+    size_t made = 0;
+    st_error e;
+    do CHECK(st_trainer_step(t, 7, &made, &e) == ST_OK, "step %s", e.message); while (made == 7);
+}
+
+static void test_extension(void) {
+    st_counter *c = NULL;
+    CHECK(st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &c, NULL) == ST_OK, "counter");
+    const char *chunks[] = {"a b c d e f g h", "key: value and more", "x y z", "q\xc3\xa9 r"};
+    const uint64_t counts[] = {50, 40, 30, 20};
+    for (int i = 0; i < 4; i++)
+        CHECK(st_counter_add_pretoken(c, chunks[i], strlen(chunks[i]), counts[i], NULL) == ST_OK, "pretoken");
+    for (int alphabet = 0; alphabet < 2; alphabet++) {
+        uint32_t A = alphabet ? 512 : 256;
+        st_trainer *t = NULL;
+        st_error e;
+        CHECK(st_trainer_new(c, ST_TRAIN_PAPER, alphabet, 1000, 2, 0, NULL, &t, &e) == ST_OK, "new %s", e.message);
+        /* seeds: " b" (A), "a b" (A + 1), and "@@" (A + 2), absent from the text */
+        const uint32_t seeds[] = {' ', 'b', 'a', A, '@', '@'};
+        CHECK(st_trainer_set_seed_merges(t, seeds, 3, "base-1", 6, 4, ST_EXTEND_COLON_SPACE, 5, &e) == ST_OK,
+              "seeds %s", e.message);
+        CHECK(st_trainer_set_seed_merges(t, seeds, 3, "base-1", 6, 4, 0, 5, &e) == ST_ERR_INVALID_ARGUMENT &&
+              e.kind == ST_KIND_OUT_OF_ORDER, "seeds twice");
+        CHECK(st_trainer_set_superwords(t, ST_ALGORITHM_BOUNDLESS, 0, 0, &e) == ST_ERR_INVALID_ARGUMENT,
+              "no superwords after seeds");
+        extend_step(t);
+        const uint32_t *pairs;
+        const uint64_t *cnt;
+        size_t n = st_trainer_merges(t, &pairs, &cnt);
+        CHECK(n >= 3 && memcmp(pairs, seeds, sizeof seeds) == 0, "the seeds first");
+        CHECK(n >= 3 && cnt[0] == 50 && cnt[1] == 50 && cnt[2] == 0, "seed counts %llu %llu %llu",
+              (unsigned long long)cnt[0], (unsigned long long)cnt[1], (unsigned long long)cnt[2]);
+        CHECK(st_trainer_stat(t, ST_TRAINER_SEED_MERGES) == 3, "stat seeds");
+        CHECK(st_trainer_stat(t, ST_TRAINER_BLOCKED) > 0, "some pair was blocked");
+        /* every token's base symbols, to check the constraints */
+        uint32_t (*sym)[64] = calloc(A + n, sizeof *sym);
+        size_t *len = calloc(A + n, sizeof *len);
+        for (uint32_t i = 0; i < A; i++) { sym[i][0] = i; len[i] = 1; }
+        int four = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t l = pairs[2 * i], r = pairs[2 * i + 1], id = A + (uint32_t)i;
+            CHECK(len[l] + len[r] <= 64, "short tokens");
+            memcpy(sym[id], sym[l], len[l] * sizeof(uint32_t));
+            memcpy(sym[id] + len[l], sym[r], len[r] * sizeof(uint32_t));
+            len[id] = len[l] + len[r];
+            if (i < 3) continue;
+            int words = 0;
+            uint32_t prev = ' ';
+            for (size_t k = 0; k < len[id]; k++) {
+                uint32_t ch = sym[id][k];
+                if (ch != ' ' && prev == ' ') words++;
+                CHECK(!(prev == ':' && ch == ' '), "merge %zu holds ': '", i);
+                prev = ch;
+            }
+            CHECK(words <= 4, "merge %zu has %d words", i, words);
+            four |= words == 4;
+        }
+        CHECK(four, "the cap binds: some token has four words");
+        free(sym);
+        free(len);
+        size_t mn = 0;
+        char *model = model_of(t, &mn);
+        const char *line = "training algorithm=extend mode=paper vocab_size=1000 min_frequency=2 base=base-1 "
+                           "seed_merges=3 max_words=4 colon_space=yes min_count=5 ngram_split=no\n";
+        CHECK(model && strstr(model, line) != NULL, "training line");
+        st_encoding *enc = NULL;
+        CHECK(st_encoding_new_model(model, mn, NULL, &enc, &e) == ST_OK, "loads: %s", e.message);
+        st_encoding_free(enc);
+        /* a malformed extension line */
+        char *bad = malloc(mn + 16);
+        const char *at = strstr(model, "seed_merges=3 max_words");
+        size_t pre = (size_t)(at - model);
+        memcpy(bad, model, pre);
+        memcpy(bad + pre, "max_words", 9);
+        memcpy(bad + pre + 9, at + 23, mn - pre - 23);
+        CHECK(st_encoding_new_model(bad, mn - 14, NULL, &enc, &e) == ST_ERR_MALFORMED_MODEL &&
+              strstr(e.message, "seed_merges") != NULL, "missing field named: %s", e.message);
+        free(bad);
+        free(model);
+        CHECK(st_trainer_set_seed_merges(t, seeds, 3, "b", 1, 4, 0, 1, &e) == ST_ERR_INVALID_ARGUMENT &&
+              e.kind == ST_KIND_OUT_OF_ORDER, "after a step");
+        st_trainer_free(t);
+
+        /* refusals before any step */
+        CHECK(st_trainer_new(c, ST_TRAIN_PAPER, alphabet, 1000, 2, 0, NULL, &t, &e) == ST_OK, "new");
+        const uint32_t late[] = {' ', 'b', A + 1, 'a'};
+        CHECK(st_trainer_set_seed_merges(t, late, 2, "b", 1, 4, 0, 1, &e) == ST_ERR_INVALID_ARGUMENT &&
+              e.offset == 1, "a part not yet made: %s", e.message);
+        CHECK(st_trainer_set_seed_merges(t, seeds, 3, "a b", 3, 4, 0, 1, &e) == ST_ERR_INVALID_ARGUMENT, "name");
+        CHECK(st_trainer_set_seed_merges(t, seeds, 3, "b", 1, 4, 8, 1, &e) == ST_ERR_INVALID_ARGUMENT, "flags");
+        st_trainer_free(t);
+        CHECK(st_trainer_new(c, ST_TRAIN_PAPER, alphabet, st_trainer_stat(NULL, 0) + (alphabet ? 478 : 243) + 2, 0, 0,
+                            NULL, &t, &e) == ST_OK, "new small");
+        CHECK(st_trainer_set_seed_merges(t, seeds, 3, "b", 1, 4, 0, 1, &e) == ST_ERR_INVALID_ARGUMENT, "too many seeds");
+        st_trainer_free(t);
+    }
+    st_trainer *h = NULL;
+    st_error e;
+    CHECK(st_trainer_new(c, ST_TRAIN_HF, ST_ALPHABET_BYTES, 1000, 0, 0, NULL, &h, &e) == ST_OK, "hf");
+    const uint32_t one[] = {' ', 'b'};
+    CHECK(st_trainer_set_seed_merges(h, one, 1, "b", 1, 4, 0, 1, &e) == ST_ERR_INVALID_ARGUMENT, "hf refused");
+    st_trainer_free(h);
+    st_counter_free(c);
+}
+
 /* st_counter_token_counts: the ids of every document encoded with st_encode, counted, equal
  * what re-encoding the counter's pretokens gives; a short buffer and NULLs are refused. */
 static void test_token_counts(void) {
@@ -1822,6 +1931,7 @@ int main(int argc, char **argv) {
     test_counter_prune();
     test_trainer_sweep();
     test_token_counts();
+    test_extension();
     test_counter_cache_paths();
     test_trainer_errors();
     for (int s = 0; s < n; s++) compare_with_reference((unsigned)s);

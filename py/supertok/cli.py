@@ -217,10 +217,12 @@ def build_parser():
     t.add_argument("--mode", default="paper", choices=["paper", "hf"],
                    help="paper: the Faster Superword paper's reference BPE; hf: merge for merge HuggingFace "
                         "tokenizers' BpeTrainer (bytes alphabet only) (default: paper)")
-    t.add_argument("--alphabet", default="bytes", choices=["bytes", "ube"],
-                   help="base symbols: UTF-8 bytes, or UBE (Universal Byte-Level Encoding) symbols (default: bytes)")
-    t.add_argument("--pattern", default="o200k", choices=sorted(supertok.PATTERNS), metavar="NAME",
-                   help="the pre-tokenizer pattern: %s" % ", ".join(sorted(supertok.PATTERNS)))
+    t.add_argument("--alphabet", default=None, choices=["bytes", "ube"],
+                   help="base symbols: UTF-8 bytes, or UBE (Universal Byte-Level Encoding) symbols (default: bytes; "
+                        "with --extend the model's)")
+    t.add_argument("--pattern", default=None, choices=sorted(supertok.PATTERNS), metavar="NAME",
+                   help="the pre-tokenizer pattern: %s (default: o200k; with --extend superbpe, SuperBPE's "
+                        "Stage 2)" % ", ".join(sorted(supertok.PATTERNS)))
     t.add_argument("--script-aware", action="store_true",
                    help="split the text into single-script chunks first (docs/design.md §5)")
     t.add_argument("--scripts", default=None, metavar="NAMES",
@@ -228,8 +230,14 @@ def build_parser():
                         % ",".join(supertok.DEFAULT_SCRIPTS))
     t.add_argument("--special-token", action="append", default=[], metavar="TEXT", dest="special_tokens",
                    help="a special token, taking the ids after the merges (repeat the option for more)")
-    t.add_argument("--min-frequency", type=_natural_int, default=0, metavar="N",
-                   help="stop when the best pair occurs fewer times than this")
+    t.add_argument("--min-frequency", type=_natural_int, default=None, metavar="N",
+                   help="stop when the best pair occurs fewer times than this (default: 0; with --extend 2)")
+    t.add_argument("--extend", default=None, metavar="MODEL",
+                   help="extend this BPE model (SuperBPE's Stage 2, the UBE paper's S-UBE/S-BBPE): count the text "
+                        "with the superbpe pre-tokenizer, replay the model's merges, then merge on to --vocab-size, "
+                        "no token of more than four words or holding ': ' (docs/training.md)")
+    t.add_argument("--seed-merges", type=_natural_int, default=None, metavar="N",
+                   help="with --extend: replay only the model's first N merges (default: all)")
     t.add_argument("--algorithm", default="bpe", choices=["bpe", "boundless", "superbpe"],
                    help="bpe: regular merges only; boundless: BoundlessBPE, supermerges (tokens across "
                         "pretokens, such as ' of the') interleaved with the regular merges wherever a candidate "
@@ -257,8 +265,9 @@ def build_parser():
                    help="also write OUT.token-counts.json beside each model: how often each token occurs when the "
                         "training counts are encoded with it (what evaluate's vocabulary diagnostics read; BPE)")
     t.add_argument("--min-count", type=_positive_int, default=None, metavar="K",
-                   help="with --dask: drop from each shard's counts the pretokens seen fewer than K times in that "
-                        "shard (so the counts depend on the sharding; default: 1, keep all)")
+                   help="drop the pretokens seen fewer than K times before training (the UBE paper's per-shard "
+                        "filter: the files are one shard; with --dask each shard is filtered, so the counts depend "
+                        "on the sharding) (default: 1, keep all; with --extend 5)")
 
     x = sub.add_parser("export", formatter_class=FMT, help="write a model as a tiktoken rank file or a tokenizer.json",
                        description="Write a byte-level model of merge rules (not UBE, no supermerges, not script-aware) "
@@ -854,19 +863,27 @@ def cmd_train(args):
     options = {"vocab_size": "--vocab-size", "mode": "--mode", "alphabet": "--alphabet", "special_tokens":
                "--special-token", "scripts": "--scripts", "min_frequency": "--min-frequency",
                "threads": "--threads", "name": "--name", "algorithm": "--algorithm", "supermerges": "--supermerges",
-               "ngram_split": "--ngram-split", "text_column": "--text-column", "min_count": "--min-count"}
-    if args.min_count is not None and args.dask is None:
-        raise CliError("--min-count", "applies only with --dask (each shard's counts are filtered)")
+               "ngram_split": "--ngram-split", "text_column": "--text-column", "min_count": "--min-count",
+               "extend": "--extend", "seed_merges": "--seed-merges", "pattern": "--pattern"}
+    if args.seed_merges is not None and args.extend is None:
+        raise CliError("--seed-merges", "applies only with --extend (the model whose merges seed training)")
+    base = None
+    if args.extend is not None:
+        base = _encoding(argparse.Namespace(model=args.extend, encoding=None))
+    pattern = args.pattern or ("superbpe" if base is not None else "o200k")
+    min_count = args.min_count or (5 if base is not None else 1)
     if args.token_counts and args.algorithm != "bpe":
         raise CliError("--token-counts", "applies to BPE models (--algorithm bpe): a superword model's supermerges "
                                          "join pretokens, so its token counts come from encoding the text")
     if args.dask is not None and args.algorithm != "bpe":
         raise CliError("--dask", "trains BPE only (--algorithm bpe): superwords need a second pass over the text; "
                                  "train --algorithm %s without --dask" % args.algorithm)
-    kw = dict(vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet, pattern=args.pattern,
+    kw = dict(vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet, pattern=pattern,
               script_aware=args.script_aware, scripts=scripts, special_tokens=args.special_tokens,
               min_frequency=args.min_frequency, algorithm=args.algorithm, supermerges=args.supermerges,
               ngram_split=args.ngram_split, threads=args.threads, progress=progress, name=_model_name(args))
+    if base is not None:
+        kw.update(extend=base, seed_merges=args.seed_merges)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TrainWarning)
@@ -876,13 +893,13 @@ def cmd_train(args):
                 held["counts"] = counts
                 return _train_as(options, counts, **k)
             if args.dask is None and not args.token_counts:
-                enc = _train_as(options, files, text_column=args.text_column, **kw)
+                enc = _train_as(options, files, text_column=args.text_column, min_count=min_count, **kw)
             elif args.dask is None:
                 from supertok import count_pretokens
                 counts = count_pretokens(files, pattern=kw.pop("pattern"), script_aware=kw.pop("script_aware"),
                                          scripts=kw.pop("scripts"), threads=kw["threads"], progress=kw["progress"],
-                                         text_column=args.text_column)
-                enc = train_on(counts, **kw)
+                                         text_column=args.text_column, min_count=min_count)
+                enc = train_on(counts, counted_min_count=min_count, **kw)
             else:
                 enc = _train_dask(args, files, options, kw, _train_as, train_on if args.token_counts else None)
         for w in caught:  # a training that stopped short says why (the others are passed on)

@@ -36,7 +36,7 @@ ST_ALPHABET_BYTES, ST_ALPHABET_UBE = 0, 1
 ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K = 1, 2, 3
 ST_PRETOK_SCRIPT_AWARE = 1
 ST_TRAIN_PAPER, ST_TRAIN_HF = 0, 1
-ST_ALGORITHM_BPE, ST_ALGORITHM_BOUNDLESS, ST_ALGORITHM_SUPERBPE = 0, 1, 2
+ST_ALGORITHM_BPE, ST_ALGORITHM_BOUNDLESS, ST_ALGORITHM_SUPERBPE, ST_ALGORITHM_EXTEND = 0, 1, 2, 3
 ST_RULES_TOKEN_BYTES_BASE, ST_RULES_TOKEN_BYTES_PER_RULE = 16777216, 256
 UINT64_MAX = (1 << 64) - 1
 
@@ -45,6 +45,7 @@ ModelSpecials = namedtuple("ModelSpecials", "id off len")             # st__mode
 Model = namedtuple("Model", "src src_len name_off name_len comments_off comments_len kind alphabet pattern flags "
                             "scripts_kind scripts_off scripts_len script_aware_line has_training tr_algorithm "
                             "tr_mode tr_vocab_size tr_min_frequency tr_supermerges tr_ngram tr_c_min tr_max_len "
+                            "tr_base_off tr_base_len tr_seed_merges tr_max_words tr_min_count tr_colon_space "
                             "training_line merges supermerges tokens_off tokens_len n_tokens tokens_line ranks "
                             "specials n_specials specials_line special_text")
 
@@ -780,19 +781,30 @@ class _Parser:
                 self.stop(self.line, ls + f, "training: " + msg)
             voff = ls + f + eq + 1
             if fk == b"algorithm":
-                r = self.pick("training: algorithm", voff, fv, (b"bpe", b"boundless", b"superbpe"))
+                r = self.pick("training: algorithm", voff, fv, (b"bpe", b"boundless", b"superbpe", b"extend"))
                 m["tr_algorithm"] = r
             elif fk == b"mode":
                 r = self.pick("training: mode", voff, fv, (b"paper", b"hf"))
                 m["tr_mode"] = ST_TRAIN_PAPER if r == 0 else ST_TRAIN_HF
                 if m["tr_mode"] == ST_TRAIN_HF and m["tr_algorithm"] != ST_ALGORITHM_BPE:
                     self.stop(self.line, voff, "training: mode hf trains no superwords (algorithm=bpe only)")
+            elif fk == b"base":
+                if len(fv) > 128:
+                    self.stop(self.line, voff, "training: base: a model name of 1 to 128 characters")
+                for k, c in enumerate(fv):
+                    if c < 0x21 or c > 0x7E:
+                        self.stop(self.line, voff + k, "training: base: printable ASCII without spaces only")
+                m["tr_base_off"] = voff
+                m["tr_base_len"] = len(fv)
+            elif fk == b"colon_space":
+                m["tr_colon_space"] = self.pick("training: colon_space", voff, fv, (b"no", b"yes"))
             elif fk == b"ngram_split":
                 r = self.pick("training: ngram_split", voff, fv, (b"no", b"yes"))
                 m["tr_ngram"] = r
-                if r and m["tr_algorithm"] == ST_ALGORITHM_BPE:
+                if r and m["tr_algorithm"] in (ST_ALGORITHM_BPE, ST_ALGORITHM_EXTEND):
                     self.stop(self.line, voff,
-                              "training: ngram_split=yes splits supermerge candidates (not for algorithm=bpe)")
+                              "training: ngram_split=yes splits supermerge candidates (not for algorithm=bpe or "
+                              "extend)")
                 if r:
                     want += ["c_min", "max_len"]
             else:
@@ -805,9 +817,17 @@ class _Parser:
                     m["tr_min_frequency"] = num
                     if m["tr_algorithm"] == ST_ALGORITHM_SUPERBPE:
                         want.append("supermerges")
+                    if m["tr_algorithm"] == ST_ALGORITHM_EXTEND:
+                        want += ["base", "seed_merges", "max_words", "colon_space", "min_count"]
                     want.append("ngram_split")
                 elif fk == b"supermerges":
                     m["tr_supermerges"] = num
+                elif fk == b"seed_merges":
+                    m["tr_seed_merges"] = num
+                elif fk == b"max_words":
+                    m["tr_max_words"] = num
+                elif fk == b"min_count":
+                    m["tr_min_count"] = num
                 elif fk == b"c_min":
                     m["tr_c_min"] = num
                 else:
@@ -938,7 +958,10 @@ def _model(p):
         has_training=d.get("has_training", 0), tr_algorithm=d.get("tr_algorithm", 0), tr_mode=d.get("tr_mode", 0),
         tr_vocab_size=d.get("tr_vocab_size", 0), tr_min_frequency=d.get("tr_min_frequency", 0),
         tr_supermerges=d.get("tr_supermerges", 0), tr_ngram=d.get("tr_ngram", 0), tr_c_min=d.get("tr_c_min", 0),
-        tr_max_len=d.get("tr_max_len", 0), training_line=d.get("training_line", 0), merges=d["merges"],
+        tr_max_len=d.get("tr_max_len", 0), tr_base_off=d.get("tr_base_off", 0), tr_base_len=d.get("tr_base_len", 0),
+        tr_seed_merges=d.get("tr_seed_merges", 0), tr_max_words=d.get("tr_max_words", 0),
+        tr_min_count=d.get("tr_min_count", 0), tr_colon_space=d.get("tr_colon_space", 0),
+        training_line=d.get("training_line", 0), merges=d["merges"],
         supermerges=d["supermerges"], tokens_off=d.get("tokens_off", 0), tokens_len=d.get("tokens_len", 0),
         n_tokens=d.get("n_tokens", 0), tokens_line=d.get("tokens_line", 0),
         ranks=d.get("ranks", np.zeros(0, np.uint32)),
@@ -1107,12 +1130,17 @@ def model_text(m):
     w = [b"supertok-model 2\nname " if m.has_training else b"supertok-model 1\nname ",
          m.src[m.name_off:m.name_off + m.name_len], b"\n", m.src[m.comments_off:m.comments_off + m.comments_len]]
     if m.has_training:
-        alg = (b"bpe", b"boundless", b"superbpe")[m.tr_algorithm if 0 <= m.tr_algorithm <= 2 else 0]
+        alg = (b"bpe", b"boundless", b"superbpe", b"extend")[m.tr_algorithm if 0 <= m.tr_algorithm <= 3 else 0]
         w.append(b"training algorithm=" + alg)
         w.append(b" mode=hf vocab_size=" if m.tr_mode == ST_TRAIN_HF else b" mode=paper vocab_size=")
         w.append(_u(m.tr_vocab_size) + b" min_frequency=" + _u(m.tr_min_frequency))
         if m.tr_algorithm == ST_ALGORITHM_SUPERBPE:
             w.append(b" supermerges=" + _u(m.tr_supermerges))
+        if m.tr_algorithm == ST_ALGORITHM_EXTEND:
+            w.append(b" base=" + bytes(m.src[m.tr_base_off:m.tr_base_off + m.tr_base_len]) + b" seed_merges="
+                     + _u(m.tr_seed_merges) + b" max_words=" + _u(m.tr_max_words)
+                     + (b" colon_space=yes min_count=" if m.tr_colon_space else b" colon_space=no min_count=")
+                     + _u(m.tr_min_count))
         if m.tr_ngram:
             w.append(b" ngram_split=yes c_min=" + _u(m.tr_c_min) + b" max_len=" + _u(m.tr_max_len))
         else:
