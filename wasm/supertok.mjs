@@ -39,6 +39,7 @@ export const _C = Object.freeze({
   ST_ALGORITHM_BOUNDLESS: 1,
   ST_ALGORITHM_SUPERBPE: 2,
   ST_SUPERWORDS_NGRAM_SPLIT: 1,
+  ST_EXTEND_COLON_SPACE: 1,
   ST_COUNTER_DOCUMENTS: 0,
   ST_COUNTER_BYTES: 1,
   ST_TRAINER_TARGET: 1,
@@ -1006,7 +1007,12 @@ function putSpecials(specials) {
  * mode ("paper" | "hf"), alphabet ("bytes" | "ube"), pattern, scriptAware, scripts,
  * specialTokens (strings), minFrequency, algorithm ("bpe" | "boundless" | "superbpe"),
  * supermerges (required with "superbpe"), ngramSplit, name (the model's name; default
- * "supertok-<mode or algorithm>-<alphabet>-<vocabSize>", as Python's), onProgress (called with
+ * "supertok-<mode or algorithm>-<alphabet>-<vocabSize>", as Python's), minCount (drop the pretokens
+ * counted fewer times before training; default 1), extend (a BPE Encoding of merge rules, or a
+ * model file's bytes, to extend as SuperBPE's Stage 2 does: its first seedMerges merges (default
+ * all) replayed, then merges on to vocabSize, none making a token of more than four words or
+ * holding ": "; with it alphabet is the model's, pattern defaults to "superbpe", minFrequency to 2
+ * and minCount to 5; docs/training.md), onProgress (called with
  * {phase, documents, bytes, merges, target, supermerges, candidates, done}). Options the core
  * refuses (a vocabSize below the alphabet, superwords in hf mode, supermerges above the merges
  * vocabSize leaves) are a SupertokError. Runs on the calling thread (in a browser, in a Worker
@@ -1014,17 +1020,31 @@ function putSpecials(specials) {
 export async function train(texts, options = {}) {
   await init();
   const {
-    vocabSize, mode = "paper", alphabet = "bytes", pattern = "o200k", scriptAware = false, scripts = null,
-    specialTokens = [], minFrequency = 0, algorithm = "bpe", supermerges = null, ngramSplit = false, name = null,
-    onProgress = null,
+    vocabSize, mode = "paper", scriptAware = false, scripts = null, specialTokens = [], algorithm = "bpe",
+    supermerges = null, ngramSplit = false, name = null, onProgress = null, extend = null, seedMerges = null,
   } = options;
   if (texts == null || typeof texts === "string" || typeof texts[Symbol.iterator] !== "function") {
     throw new TypeError("texts must be an iterable (an array, a generator) of strings or Uint8Arrays");
   }
+  let baseBytes = null;
+  if (extend != null) {
+    baseBytes = extend instanceof Uint8Array ? extend
+      : typeof extend?.modelBytes === "function" ? extend.modelBytes() : null;
+    if (baseBytes === null) {
+      throw new TypeError("extend takes an Encoding of merge rules (train, loadModel) or a model file's bytes");
+    }
+    if (algorithm !== "bpe") throw new TypeError(`extend trains BPE merges after the seed merges: algorithm "${algorithm}" does not apply`);
+    if (mode !== "paper") throw new TypeError(`extend trains in mode "paper", not "${mode}"`);
+  } else if (seedMerges != null) {
+    throw new TypeError("seedMerges applies only with extend (the model whose merges seed training)");
+  }
+  const pattern = options.pattern ?? (baseBytes ? "superbpe" : "o200k");
+  const minFrequency = options.minFrequency ?? (baseBytes ? 2 : 0);
+  const minCount = uint64Option("minCount", options.minCount ?? (baseBytes ? 5 : 1), 1);
+  let alphabet = options.alphabet ?? "bytes";
   const vs = uint64Option("vocabSize", vocabSize, 1);
   const minFreq = uint64Option("minFrequency", minFrequency, 0);
   const modeId = choice("mode", mode, TRAIN_MODES);
-  const alphabetId = choice("alphabet", alphabet, TRAIN_ALPHABETS);
   const algorithmId = choice("algorithm", algorithm, TRAIN_ALGORITHMS);
   if (algorithm === "superbpe" && supermerges == null) {
     throw new TypeError("supermerges is required with algorithm \"superbpe\": the number of supermerges to learn "
@@ -1040,8 +1060,6 @@ export async function train(texts, options = {}) {
     if (typeof t !== "string" || !t) throw new TypeError(`specialTokens[${i}] must be a non-empty string`);
     checkWellFormed(t);
   });
-  const modelName = name ?? `supertok-${algorithm === "bpe" ? mode : algorithm}-${alphabet}-${vocabSize}`;
-  if (typeof modelName !== "string") throw new TypeError("name must be a string");
   const report = typeof onProgress === "function" ? onProgress : () => {};
   const pid = patternId(pattern);
   const spec = scriptsSpec(scriptAware, scripts);
@@ -1054,6 +1072,30 @@ export async function train(texts, options = {}) {
     owned.splice(i, 1);
   };
   try {
+    // the model extended: its merges (in its parsed form, freed at the end), name and alphabet
+    let base = null, nSeeds = 0;
+    if (baseBytes) {
+      const dp = alloc(baseBytes.length);
+      owned.push(["st_free", dp]);
+      mem8().set(baseBytes, dp);
+      check(rt.ex.st_model_parse(dp, baseBytes.length, 0, rt.scratch, rt.err), "extend");
+      base = take("st_model_free");
+      const sec = putBytes(IN, utf8Encoder.encode("supermerges\0"));
+      if (rt.ex.st_model_kind(base) !== C.ST_MODEL_RULES || Number(rt.ex.st_model_count(base, sec)) !== 0) {
+        throw new TypeError("extend takes a BPE model of merge rules (no supermerges, not a rank file)");
+      }
+      const baseAlphabet = rt.ex.st_model_alphabet(base) === C.ST_ALPHABET_UBE ? "ube" : "bytes";
+      if (options.alphabet != null && options.alphabet !== baseAlphabet) {
+        throw new TypeError(`alphabet "${options.alphabet}" differs from the model extended, whose alphabet is "${baseAlphabet}"`);
+      }
+      alphabet = baseAlphabet;
+      const merges = Number(rt.ex.st_model_count(base, putBytes(IN, utf8Encoder.encode("merges\0"))));
+      nSeeds = seedMerges == null ? merges : Number(uint64Option("seedMerges", seedMerges, 0));
+      if (nSeeds > merges) throw new RangeError(`seedMerges ${nSeeds} is more than the ${merges} merges of the model`);
+    }
+    const modelName = name ?? `supertok-${baseBytes ? "extend" : algorithm === "bpe" ? mode : algorithm}-${alphabet}-${vocabSize}`;
+    if (typeof modelName !== "string") throw new TypeError("name must be a string");
+    const alphabetId = choice("alphabet", alphabet, TRAIN_ALPHABETS);
     const newCounter = () => {
       let sp = 0, sl = 0;
       if (spec !== null) [sp, sl] = putText(IN, spec);
@@ -1075,6 +1117,7 @@ export async function train(texts, options = {}) {
     }
     const documents = counterStat(counter, C.ST_COUNTER_DOCUMENTS), bytes = counterStat(counter, C.ST_COUNTER_BYTES);
     report({ phase: "count", documents, bytes, merges: 0, target: null, supermerges: 0, candidates: null, done: true });
+    if (minCount > 1n) check(rt.ex.st_counter_prune(counter, minCount, rt.err), "minCount");
 
     check(rt.ex.st_trainer_new(counter, modeId, alphabetId, vs, minFreq, specials.length, 0, rt.scratch, rt.err),
       "training options");
@@ -1083,6 +1126,15 @@ export async function train(texts, options = {}) {
     if (specials.length) check(rt.ex.st_trainer_set_specials(trainer, ...putSpecials(specials), rt.err), "specialTokens");
     check(rt.ex.st_trainer_set_superwords(trainer, algorithmId, s, ngramSplit ? C.ST_SUPERWORDS_NGRAM_SPLIT : 0,
       rt.err), "superwords");
+    if (base) {
+      const sec = putBytes(IN, utf8Encoder.encode("merges\0"));
+      rt.ex.st_model_pairs(base, sec, rt.scratch, rt.scratch + 4);
+      const pairs = u32at(rt.scratch);
+      const np = rt.ex.st_model_name(base, rt.scratch) >>> 0;
+      const nameLen = u32at(rt.scratch);
+      check(rt.ex.st_trainer_set_seed_merges(trainer, pairs, nSeeds, np, nameLen, 4, C.ST_EXTEND_COLON_SPACE,
+        minCount, rt.err), "extend");
+    }
     const tstat = (what) => Number(rt.ex.st_trainer_stat(trainer, what));
     const step = (n) => {
       check(rt.ex.st_trainer_step(trainer, n, rt.scratch, rt.err), "training");
