@@ -4,7 +4,9 @@
     python vectors/generate.py --check   regenerate in memory; exit 1 naming every stale file
 
 The expected pieces come from vectors/oracle.py (regex.findall with tiktoken 0.14's pattern
-strings, plus the script chunker of docs/design.md §5), so the generator refuses to run unless the
+strings, SuperBPE's Stage-2 regex split "isolated" for superbpe.jsonl, whose plain records are
+also checked against HuggingFace tokenizers' Split, plus the script chunker of docs/design.md
+§5), so the generator refuses to run unless the
 installed `regex` is exactly the pinned oracle (docs/design.md §4). The case texts are the hand-written
 lists below plus real text from ../shared/corpora/udhr.jsonl.xz (the only corpus whose text may
 be committed), read from the excerpts vendored in vectors/texts/udhr.jsonl (vectors/vendor_udhr.py
@@ -25,7 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 OUT_DIR = os.path.join(HERE, "pretokenize")
 
-PATTERN_NAMES = ("gpt2", "cl100k", "o200k")
+PATTERN_NAMES = ("gpt2", "cl100k", "o200k")  # tiktoken's; script_aware.jsonl holds these
+ORACLE_TOKENIZERS = "0.23.3"  # superbpe's pieces are checked against HuggingFace's Split too
 CUSTOM_SCRIPTS = (["Han"], [], ["Latin", "Greek"])
 
 # ---------------------------------------------------------------------------------------------
@@ -172,6 +175,41 @@ def punctuation_cases():
         "¿Qué? ¡Sí!", "؟،؛", "।॥", "、。「」『』", "!\u0301", "!!\t\n", "! \n", "!\v/",
         "@@ -1,3 +1,4 @@\n", "~~~\n", "```python\nprint('hi')\n```\n", "==\n==\n",
     ]
+
+
+def superbpe_cases():
+    """Cases aimed at SuperBPE's Stage-2 split (\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]{2,}[\\r\\n/]*| +(?!\\S),
+    isolated): digit runs of every length, runs of spaces before words, at the end, before line
+    breaks and other whitespace, punctuation runs with and without a leading space and trailing
+    CR, LF and '/', single punctuation, long lines that stay one piece."""
+    out = ["1" * n for n in range(1, 14)] + ["a" + "7" * n + "b" for n in range(1, 8)]
+    out += [" " * n for n in range(1, 6)]
+    for n in range(1, 6):
+        sp = " " * n
+        out += ["a" + sp + "b", sp + "b", "a" + sp, "a" + sp + "\n", "a" + sp + "\tb", "a" + sp + "\r\nb",
+                "a" + sp + "!!", "a" + sp + "!b", "a" + sp + "1", "a" + sp + "\xa0b", "a" + sp + "\u3000",
+                "a" + sp + "\u2028b", "a" + sp + "\x85b", "a" + sp + "\u0301b"]
+    out += [
+        "\t", "\t\t", " \t", "\t ", "a\tb", "a \t b", "a\r\nb", "a \r\n b", "\r\n\r\n", " \r\n",
+        "!", "!a", "a!", "a!b", " !", " !a", "a, b. c; d: e? f!", "don't stop", "it's 'quoted'",
+        "!!", " !!", "  !!", "!!!", "!!\r", "!!\n", "!!\r\n", "!!/", "!!\n/\n//x", " ...\r\n\r\nNext",
+        "!\n", "!\r\n", "!/", " !/", ".\n\n", "?!", "a?!b", "a ?! b", "--", "a--b", "a -- b",
+        "http://x.org/a/b", "x://", "1.5", "1,000,000", "3.14159265", "12:30:45", "(1)", "[12]",
+        "\xa0", "\xa0\xa0", " \xa0", "\xa0 ", "a\xa0b", "\u3000\u3000x", " \u3000x", "\u2028", "a\u2028b",
+        " \u2028", "\x85", "a\x85b", " \x85", "!!\x85", "!!\u2028",
+        "e\u0301", "e\u0301\u0301", " \u0301\u0301", "\u0301\u0301!", "a\u20dd\u20dd",
+        "😀", "😀😀", " 😀😀", "👍🏽", "a😀b", "🇺🇸🇬🇧", "1😀2",
+        "Hello world, this is one line without digits or double punctuation.\n",
+        "First line.\nSecond line.\n\nThird line, after a blank one.\n",
+        "Тест: русский текст, два слова.\n日本語のテキスト。中文文本，标点。\nعربي نص، وكلمات.\n",
+        "mixed Latin中文русский123عربي!!  end",
+        "def f(x):\n    return x ** 2  # square\n",
+        "    indented\n        more\n",
+        "trailing spaces   \nnext",
+        "x" * 40 + " " * 5 + "y" * 40,
+        "",
+    ]
+    return out
 
 
 def mixed_case_cases():
@@ -331,6 +369,14 @@ FIELDS = {
 }
 
 
+# superbpe.jsonl's fields: the pattern and its split differ
+SUPERBPE_FIELDS = dict(FIELDS, pattern="superbpe: SuperBPE's Stage-2 pattern (the header's pat_str), split "
+                                       "isolated (the header's split)",
+                       script_aware="false: the isolated split of text; true: docs/design.md §5's script "
+                                    "chunking first, script-specific pattern (regex.findall) for chunks of "
+                                    "`scripts`, the isolated split for the rest")
+
+
 def build():
     from importlib import import_module
     sys.path.insert(0, HERE)
@@ -366,6 +412,29 @@ def build():
         meta["pat_str"] = oracle.PATTERNS[pattern]
         files[pattern + ".jsonl"] = [{"_meta": meta}] + recs
 
+    # superbpe: its own cases and every base text, then its script-aware records (kept here, so
+    # script_aware.jsonl, which other generators read, stays as it was)
+    sb_texts = _unique(superbpe_cases() + base_texts)
+    for t in sb_texts:
+        t.encode("utf-8")
+    recs = [record("superbpe", t) for t in sb_texts]
+    hf_checked = check_superbpe_with_hf(oracle, [(r["text"], r["pieces"]) for r in recs])
+    recs += [record("superbpe", t, True) for t in _unique(sa_texts + sb_texts[:80] + sa_udhr)]
+    for scripts in CUSTOM_SCRIPTS:
+        recs += [record("superbpe", t, True, scripts) for t in SA_CUSTOM_CASES]
+    meta = _meta("superbpe.jsonl", len(recs), udhr_note, udhr_codes)
+    meta["fields"] = SUPERBPE_FIELDS
+    meta["pat_str"] = oracle.PATTERNS["superbpe"]
+    meta["split"] = ("isolated (HuggingFace tokenizers' Split behaviour): the matches of pat_str, found left "
+                     "to right as regex.finditer finds them, and each nonempty stretch of text between them; "
+                     "SuperBPE's Stage-2 pre-tokenizer (github.com/PythonNut/superbpe, extend_tokenizer.sh)")
+    meta["hf_check"] = ("the %d records with script_aware false also equal tokenizers==%s's "
+                        "pre_tokenizers.Split(Regex(pat_str), \"isolated\").pre_tokenize_str(text)"
+                        % (hf_checked, ORACLE_TOKENIZERS))
+    meta["script_specific_pat"] = oracle.SCRIPT_SPECIFIC
+    meta["default_scripts"] = list(oracle.DEFAULT_SCRIPTS)
+    files["superbpe.jsonl"] = [{"_meta": meta}] + recs
+
     recs = []
     for t in sa_texts:                       # default script set, every pattern
         for pattern in PATTERN_NAMES:
@@ -385,6 +454,21 @@ def build():
 
     esc = _escaper()
     return {name: "".join(_dump(r, esc) for r in rs) for name, rs in files.items()}
+
+
+def check_superbpe_with_hf(oracle, cases):
+    """Assert that HuggingFace tokenizers (the pinned version: SuperBPE trains with its Split)
+    gives every case the oracle's pieces; the number of cases checked."""
+    have = importlib.metadata.version("tokenizers")
+    if have != ORACLE_TOKENIZERS:
+        sys.exit("generate.py: needs tokenizers==%s to check the superbpe vectors, found %s"
+                 % (ORACLE_TOKENIZERS, have))
+    from tokenizers import Regex, pre_tokenizers
+    split = pre_tokenizers.Split(Regex(oracle.PATTERNS["superbpe"]), "isolated")
+    for text, pieces in cases:
+        got = [p for p, _ in split.pre_tokenize_str(text)]
+        assert got == pieces, "tokenizers disagrees with the oracle on %r: %r, oracle %r" % (text, got, pieces)
+    return len(cases)
 
 
 def _meta(name, n, udhr_note, udhr_codes):

@@ -1,5 +1,7 @@
-"""The reference pre-tokenizer: regex.findall with tiktoken 0.14's own pattern strings, plus
-a short script chunker implementing docs/design.md §5's rules. Written for clarity, not speed; it is
+"""The reference pre-tokenizer: regex.findall with tiktoken 0.14's own pattern strings (for
+superbpe, SuperBPE's Stage-2 regex split "isolated": its matches, found by regex.finditer, and
+each nonempty stretch of text between them), plus a short script chunker implementing
+docs/design.md §5's rules. Written for clarity, not speed; it is
 what vectors/generate.py and the differential tests compare the core against.
 
 Needs the pinned oracle regex==2024.11.6 (docs/design.md §4)."""
@@ -16,6 +18,8 @@ with open(CATALOGUE, encoding="utf-8") as _f:
     _catalogue = json.load(_f)
 
 PATTERNS = {name: p["pat_str"] for name, p in _catalogue["patterns"].items()}
+# patterns whose pieces are the matches and the text between them (HuggingFace's Split "isolated")
+ISOLATED = {name for name, p in _catalogue["patterns"].items() if p.get("split") == "isolated"}
 
 # Faster Superword paper, Appendix A: the first two (word) branches replaced by  ?\p{L}\p{M}*
 SCRIPT_SPECIFIC = r" ?\p{L}\p{M}*|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
@@ -87,12 +91,30 @@ def chunks(text):
     return [c for c in out if c[0] < c[1]]
 
 
+def isolated(rx, text):
+    """HuggingFace's Split(rx, "isolated"): each match, and each nonempty stretch between two."""
+    out, pos = [], 0
+    for m in rx.finditer(text):
+        if m.start() > pos:
+            out.append(text[pos:m.start()])
+        out.append(m.group())
+        pos = m.end()
+    if pos < len(text):
+        out.append(text[pos:])
+    return out
+
+
+def _split(pattern, text):
+    if pattern in ISOLATED:
+        return isolated(_compiled[pattern], text)
+    return _compiled[pattern].findall(text)
+
+
 def pretokenize(text, pattern="o200k", script_aware=False, scripts=None):
     if not script_aware:
-        return _compiled[pattern].findall(text)
+        return _split(pattern, text)
     chosen = {canonical_script(s) for s in (DEFAULT_SCRIPTS if scripts is None else scripts)}
     pieces = []
     for a, b, sc in chunks(text):
-        rx = _script_specific if sc in chosen else _compiled[pattern]
-        pieces += rx.findall(text[a:b])
+        pieces += _script_specific.findall(text[a:b]) if sc in chosen else _split(pattern, text[a:b])
     return pieces

@@ -180,15 +180,19 @@ ST_API int st_script_from_name(const char *name, size_t len);
 
 /* ---- Pre-tokenizers -------------------------------------------------------------------- */
 
-/* The pattern families: the splits of tiktoken 0.14's pat_str for each encoding. */
+/* The pattern families: the splits of tiktoken 0.14's pat_str for each encoding, and SuperBPE's
+ * Stage-2 pre-tokenizer (HuggingFace's Split of its regex, behaviour "isolated": the matches and
+ * the text between them are the pieces). */
 typedef enum st_pattern {
-    ST_PATTERN_GPT2 = 1,   /* r50k_base, p50k_base */
-    ST_PATTERN_CL100K = 2, /* cl100k_base */
-    ST_PATTERN_O200K = 3   /* o200k_base */
+    ST_PATTERN_GPT2 = 1,    /* r50k_base, p50k_base */
+    ST_PATTERN_CL100K = 2,  /* cl100k_base */
+    ST_PATTERN_O200K = 3,   /* o200k_base */
+    ST_PATTERN_SUPERBPE = 4 /* \p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S), isolated */
 } st_pattern;
 
 /* The st_pattern whose scanner implements pat[0..len), which must be one of tiktoken 0.14's
- * pat_str strings exactly (r50k_base and p50k_base share one); any other regex is
+ * pat_str strings exactly (r50k_base and p50k_base share one) or SuperBPE's Stage-2 regex
+ * (ST_PATTERN_SUPERBPE, whose split also keeps the text between matches); any other regex is
  * ST_ERR_UNSUPPORTED_PATTERN (no regex engine in the core: a regex it does not know would be
  * split some other way, silently). */
 ST_API st_status st_pattern_from_regex(const char *pat, size_t len, int *pattern, st_error *err);

@@ -292,6 +292,7 @@ static int pattern_of(const char *name) {
     if (!strcmp(name, "gpt2") || !strcmp(name, "r50k_base") || !strcmp(name, "p50k_base")) return ST_PATTERN_GPT2;
     if (!strcmp(name, "cl100k") || !strcmp(name, "cl100k_base")) return ST_PATTERN_CL100K;
     if (!strcmp(name, "o200k") || !strcmp(name, "o200k_base")) return ST_PATTERN_O200K;
+    if (!strcmp(name, "superbpe")) return ST_PATTERN_SUPERBPE;
     return 0;
 }
 
@@ -984,7 +985,8 @@ static void run_models(void) {
 int main(int argc, char **argv) {
     if (argc > 1) g_root = argv[1];
     printf("test_vectors: %s/vectors through the C API\n", g_root);
-    static const char *const pre[] = {"gpt2.jsonl", "cl100k.jsonl", "o200k.jsonl", "script_aware.jsonl"};
+    static const char *const pre[] = {"gpt2.jsonl", "cl100k.jsonl", "o200k.jsonl", "script_aware.jsonl",
+                                               "superbpe.jsonl"};
     for (size_t k = 0; k < sizeof pre / sizeof pre[0]; k++) run_pretokenize(pre[k]);
     static const char *const encs[] = {"r50k_base", "p50k_base", "cl100k_base", "o200k_base"};
     for (size_t k = 0; k < sizeof encs / sizeof encs[0]; k++) {

@@ -159,7 +159,7 @@ for (const format of FORMATS) for (const name of ENCODINGS) {
   });
 }
 
-const PRETOK = ["cl100k.jsonl", "gpt2.jsonl", "o200k.jsonl", "script_aware.jsonl"];
+const PRETOK = ["cl100k.jsonl", "gpt2.jsonl", "o200k.jsonl", "script_aware.jsonl", "superbpe.jsonl"];
 test("vectors/pretokenize holds the files this test reads", () => {
   assert.deepEqual(readdirSync(ROOT + "vectors/pretokenize").filter((n) => n.endsWith(".jsonl")).sort(), PRETOK);
 });

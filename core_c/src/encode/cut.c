@@ -186,6 +186,10 @@ st_status st_encoding_cut(const st_encoding *enc, const char *text, size_t len, 
     c.script_aware = (enc->pt.flags & ST_PRETOK_SCRIPT_AWARE) != 0;
     c.superwords = enc->kind == ST__KIND_RULES && enc->supers.n > 0;
     c.crlf = enc->pt.pattern != ST_PATTERN_GPT2;
+    /* superbpe: letters, single spaces, single punctuation and line breaks all stay inside one
+     * piece (the text between the regex's matches), so neither rule proves a boundary: no cut,
+     * the text is encoded whole */
+    if (enc->pt.pattern == ST_PATTERN_SUPERBPE) return ST_OK;
     for (size_t p = from > 0 ? from : 1; p < len; p++) {
         if ((c.s[p] & 0xC0) == 0x80) continue; /* inside a character */
         if (cut_at(&c, p)) {

@@ -117,6 +117,8 @@ static st_status refuse(const st__export_source *src, int format, st_error *err)
         why = "a rank vocabulary: a HuggingFace BPE model needs merge rules";
     } else if (!st__pattern_regex(src->pattern)) {
         why = "the encoding has no known pattern";
+    } else if (format == ST_EXPORT_TIKTOKEN && src->pattern == ST_PATTERN_SUPERBPE) {
+        why = "the superbpe pre-tokenizer: tiktoken keeps only a regex's matches, not the text between them";
     }
     if (!why) return ST_OK;
     st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, why);

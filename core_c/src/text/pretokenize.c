@@ -1,5 +1,6 @@
 /* Pre-tokenizers: hand-written scanners giving exactly regex.findall(pat_str, text) for
- * tiktoken 0.14's patterns (docs/design.md §5), and the script-aware chunking mode.
+ * tiktoken 0.14's patterns (docs/design.md §5), SuperBPE's Stage-2 split (its regex's matches
+ * and the text between them), and the script-aware chunking mode.
  *
  * Each scanner is a function (text, end, start) -> end of the piece starting at `start`.
  * regex tries a pattern's alternatives in order and takes the first that matches, each with
@@ -463,6 +464,80 @@ static size_t scan_single_letter(const uint8_t *s, size_t end, size_t i) {
     return ws_tail(&r, i, end);
 }
 
+/* ---- superbpe (SuperBPE's Stage 2: github.com/PythonNut/superbpe, extend_tokenizer.sh) -----
+ * \p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)   split "isolated" (HuggingFace
+ * tokenizers' Split behaviour): the matches, found left to right as find_iter finds them, are
+ * pieces, and so is each nonempty stretch of text between two of them. A piece starting at i
+ * is the match at i if one starts there, else the stretch up to the next position where one
+ * starts (or the end). No match is empty, so every piece is at least one character. */
+
+/* The match at i (its end), or 0 when none starts at i. The alternatives in order:
+ * - \p{N}{1,3}: up to three digits.
+ * -  ?[^\s\p{L}\p{N}]{2,}[\r\n/]*: with the space first (? is greedy), then without it (the
+ *   run would then start at the space, which is \s: no match). {2,} takes the maximal O run
+ *   (an O run is at least two characters or the branch fails; [\r\n/]* may match nothing, so
+ *   nothing backtracks into the run), then the run of CR, LF and '/' after it.
+ * -  +(?!\S): the maximal run of spaces to j; (?!\S) holds at j when the text (or chunk) ends
+ *   there or \s follows; else + backs off one space (the space at j - 1 is \s, so the lookahead
+ *   holds before it) when that leaves at least one. */
+ST_INLINE size_t superbpe_match(const uint8_t *s, size_t end, size_t i) {
+    ch c = char_at(s, end, i);
+    if (c.preds & P_N) {
+        size_t e = i + c.len;
+        for (int k = 1; k < 3; k++) {
+            ch n = char_at(s, end, e);
+            if (!(n.preds & P_N)) break;
+            e += n.len;
+        }
+        return e;
+    }
+    size_t k = i;
+    ch x = c;
+    if (c.cp == ' ') { k = i + 1; x = char_at(s, end, k); }
+    if (x.preds & P_O) {
+        ch y = char_at(s, end, k + x.len);
+        if (y.preds & P_O) return run_crlf(s, end, run_of(s, end, k + x.len + y.len, P_O), 1);
+    }
+    if (c.cp == ' ') {
+        size_t j = i + 1;
+        while (j < end && s[j] == ' ') { ST_COUNT(1); j++; }
+        if (j == end || (char_at(s, end, j).preds & P_WS)) return j;
+        if (j - i >= 2) return j - 1;
+    }
+    return 0;
+}
+
+/* Whether a match starts at i (i < end), from at most three characters (no run is walked): a
+ * digit; two O characters, after an optional space; a space followed by another space (the run
+ * then backs off to leave its last one), by other \s or by the end. */
+ST_INLINE int superbpe_starts(const uint8_t *s, size_t end, size_t i) {
+    ch c = char_at(s, end, i);
+    if (c.preds & P_N) return 1;
+    if (c.preds & P_O) return (char_at(s, end, i + c.len).preds & P_O) != 0;
+    if (c.cp != ' ') return 0; /* a letter, or \s other than the space */
+    ch n = char_at(s, end, i + 1);
+    if (!n.len || (n.preds & P_WS)) return 1;
+    return (n.preds & P_O) && (char_at(s, end, i + 1 + n.len).preds & P_O);
+}
+
+ST_INLINE size_t piece_superbpe(const uint8_t *s, size_t end, size_t i) {
+    size_t e = superbpe_match(s, end, i);
+    if (e) return e;
+    /* The stretch to the next match: each position is tested once (a test reads at most three
+     * characters), and ASCII letters, which start no match, are skipped eight bytes at a time. */
+    size_t k = i + char_at(s, end, i).len;
+    while (k < end) {
+        uint8_t b = s[k];
+        if ((uint8_t)((b | 0x20) - 'a') < 26) {
+            k = ascii_run(s, end, k + 1, RUN_LETTER);
+            continue;
+        }
+        if (superbpe_starts(s, end, k)) return k;
+        k += b < 0x80 ? 1 : char_at(s, end, k).len;
+    }
+    return end;
+}
+
 /* Each pattern's scanner as a function (for the iterator's pointer), and its loop writing
  * piece ends in batches with the scanner inlined: the encoder's loop over the pieces of a
  * text spent about 40 instructions a piece on the calls (an indirect call per piece, the
@@ -477,6 +552,7 @@ static size_t scan_single_letter(const uint8_t *s, size_t end, size_t i) {
 SCANNER(gpt2)
 SCANNER(cl100k)
 SCANNER(o200k)
+SCANNER(superbpe)
 #undef SCANNER
 
 typedef st__scan_fn scan_fn;
@@ -543,6 +619,8 @@ static const struct { const char *regex; int pattern; } known_patterns[] = {
     /* o200k_base */
     {"[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
      ST_PATTERN_O200K},
+    /* SuperBPE's Stage 2 (split "isolated": the text between matches is a piece too) */
+    {"\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]{2,}[\\r\\n/]*| +(?!\\S)", ST_PATTERN_SUPERBPE},
 };
 
 st_status st_pattern_from_regex(const char *pat, size_t len, int *pattern, st_error *err) {
@@ -557,7 +635,7 @@ st_status st_pattern_from_regex(const char *pat, size_t len, int *pattern, st_er
         }
     }
     return st__error_set(err, ST_ERR_UNSUPPORTED_PATTERN, ST_UNIT_NONE, 0,
-                         "not one of tiktoken's r50k/p50k, cl100k or o200k patterns");
+                         "not one of tiktoken's r50k/p50k, cl100k or o200k patterns or SuperBPE's Stage-2 pattern");
 }
 
 const char *st__pattern_regex(int pattern) {
@@ -568,7 +646,8 @@ const char *st__pattern_regex(int pattern) {
 
 st_status st__pretokenizer_init(struct st_pretokenizer *pt, int pattern, uint32_t flags, const char *scripts,
                                 size_t scripts_len, st_error *err) {
-    if (pattern != ST_PATTERN_GPT2 && pattern != ST_PATTERN_CL100K && pattern != ST_PATTERN_O200K) {
+    if (pattern != ST_PATTERN_GPT2 && pattern != ST_PATTERN_CL100K && pattern != ST_PATTERN_O200K &&
+        pattern != ST_PATTERN_SUPERBPE) {
         st__error_set(err, ST_ERR_UNKNOWN_PATTERN, ST_UNIT_NONE, 0, "pattern ");
         st__error_append_u64(err, (uint32_t)pattern);
         return ST_ERR_UNKNOWN_PATTERN;
@@ -611,6 +690,7 @@ static scan_fn base_scanner(int pattern) {
     switch (pattern) {
     case ST_PATTERN_GPT2: return scan_gpt2;
     case ST_PATTERN_CL100K: return scan_cl100k;
+    case ST_PATTERN_SUPERBPE: return scan_superbpe;
     default: return scan_o200k;
     }
 }
@@ -684,6 +764,7 @@ size_t st__pieces_fill(st__piece_iter *it, size_t *ends, size_t cap) {
     switch (it->pt->pattern) {
     case ST_PATTERN_GPT2: n = fill_gpt2(it->s, it->len, it->i, ends, cap); break;
     case ST_PATTERN_CL100K: n = fill_cl100k(it->s, it->len, it->i, ends, cap); break;
+    case ST_PATTERN_SUPERBPE: n = fill_superbpe(it->s, it->len, it->i, ends, cap); break;
     default: n = fill_o200k(it->s, it->len, it->i, ends, cap); break;
     }
     if (n) it->i = ends[n - 1];

@@ -647,7 +647,8 @@ st_status st_counter_load(st_counter *c, const uint8_t *b, size_t len, st_error 
     st__memset(&pt, 0, sizeof pt);
     pt.pattern = (int)get_u32(b + 12);
     pt.flags = get_u32(b + 16);
-    if (pt.pattern != ST_PATTERN_GPT2 && pt.pattern != ST_PATTERN_CL100K && pt.pattern != ST_PATTERN_O200K)
+    if (pt.pattern != ST_PATTERN_GPT2 && pt.pattern != ST_PATTERN_CL100K && pt.pattern != ST_PATTERN_O200K &&
+        pt.pattern != ST_PATTERN_SUPERBPE)
         return bad(err, 12, "counts file: unknown pattern");
     if (pt.flags & ~ST_PRETOK_SCRIPT_AWARE) return bad(err, 16, "counts file: unknown pre-tokenizer flags");
     int nscripts = st_script_count();

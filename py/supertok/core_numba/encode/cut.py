@@ -14,7 +14,7 @@ from ..base.common import ST_OK, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, clear, f
 from ..formats.vocab import vocab_special_string
 from ..text.unicode import ucd_class, ucd_script, ST_UCD_CLASS_MASK, ST_UCD_WHITE_SPACE, ST_UCD_LU, ST_UCD_LO, \
     ST_SCRIPT_UNKNOWN, ST_SCRIPT_COMMON, ST_SCRIPT_INHERITED
-from ..text.pretokenize import ST_PATTERN_GPT2, ST_PRETOK_SCRIPT_AWARE
+from ..text.pretokenize import ST_PATTERN_GPT2, ST_PATTERN_SUPERBPE, ST_PRETOK_SCRIPT_AWARE
 from .encoding import ST__KIND_RULES
 
 # How many characters the script-aware newline rule looks back for the line's last real-script
@@ -237,6 +237,10 @@ def st_encoding_cut(enc, text, length, frm, at, err):
     script_aware = (pt.flags & ST_PRETOK_SCRIPT_AWARE) != 0
     superwords = enc.kind == ST__KIND_RULES and enc.supers is not None and enc.supers.n > 0
     crlf = pt.pattern != ST_PATTERN_GPT2
+    # superbpe: letters, single spaces, single punctuation and line breaks all stay inside one piece
+    # (the text between the regex's matches), so neither rule proves a boundary: no cut
+    if pt.pattern == ST_PATTERN_SUPERBPE:
+        return ST_OK
     at.v = int(encoding_cut(enc.vocab, np.asarray(pt.single_letter_scripts, np.uint32), text, np.int64(length),
                             np.int64(frm), script_aware, superwords, crlf))
     return ST_OK

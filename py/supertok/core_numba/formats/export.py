@@ -26,6 +26,7 @@ from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_BUFFER_TOO_SMA
                            ST_KIND_NONE, ST_KIND_EXPORT_UBE, ST_KIND_EXPORT_SUPERMERGES, ST_KIND_EXPORT_SCRIPT_AWARE,
                            ST_KIND_EXPORT_NO_RULES, ST_NO_TOKEN)
 from .vocab import ST_RULES_MAX_IDS
+ST_PATTERN_SUPERBPE = 4  # st_pattern
 
 try:  # vocab.h's inline lookups (formats/vocab.py)
     from .vocab import vocab_span, vocab_lookup, vocab_ordinary, vocab_special_string, vocab_n_strings
@@ -107,6 +108,8 @@ def refuse(src, fmt, err):
         kind, why = ST_KIND_EXPORT_NO_RULES, "a rank vocabulary: a HuggingFace BPE model needs merge rules"
     elif _pattern_regex(src.pattern) is None:
         why = "the encoding has no known pattern"
+    elif fmt == ST_EXPORT_TIKTOKEN and src.pattern == ST_PATTERN_SUPERBPE:
+        why = "the superbpe pre-tokenizer: tiktoken keeps only a regex's matches, not the text between them"
     if why is None:
         return ST_OK
     _set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, why)

@@ -1,5 +1,5 @@
 """Mirrors core_c/src/text/pretokenize.c and pretokenize.h: the pre-tokenizers (gpt2, cl100k,
-o200k, the single-letter scanner of script-aware mode), their handle and the piece iterator.
+o200k, superbpe, the single-letter scanner of script-aware mode), their handle and the piece iterator.
 
 Each scanner is a kernel (s, end, i) -> the end of the piece starting at i, reading the text s
 (a uint8 array, validated UTF-8, with zero bytes after it) up to end; the comments in the C file
@@ -34,7 +34,7 @@ from .unicode import (UCD_BMP_CLASS, UCD_BMP_SCRIPT, UCD_ASTRAL_CLASS, UCD_ASTRA
 
 Pretokenizer = namedtuple("Pretokenizer", "pattern flags single_letter_scripts")
 
-ST_PATTERN_NONE, ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K = 0, 1, 2, 3
+ST_PATTERN_NONE, ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K, ST_PATTERN_SUPERBPE = 0, 1, 2, 3, 4
 ST_PRETOK_SCRIPT_AWARE = 1
 ST_OFFSETS_CODEPOINTS = 1
 ST_SCRIPT_WORDS = 8  # 256 bits: script ids fit in a byte
@@ -43,7 +43,8 @@ ST_SCRIPT_WORDS = 8  # 256 bits: script ids fit in a byte
 ITER_FIELDS = 4
 IT_I, IT_CHUNK_END, IT_SCAN, IT_LEN = 0, 1, 2, 3
 # The scanners (the C file's function pointers): a base pattern's id, or the single-letter one
-SCAN_GPT2, SCAN_CL100K, SCAN_O200K, SCAN_SINGLE_LETTER = ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K, 4
+SCAN_GPT2, SCAN_CL100K, SCAN_O200K, SCAN_SUPERBPE = ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K, ST_PATTERN_SUPERBPE
+SCAN_SINGLE_LETTER = 5
 
 # Predicate bits per class byte (class in bits 0-2, White_Space in bit 3).
 P_L = 1      # \p{L}
@@ -511,6 +512,81 @@ def piece_o200k(s, end, i):
     return ws_tail(j, last, i, end)
 
 
+# ---- superbpe (SuperBPE's Stage 2: github.com/PythonNut/superbpe, extend_tokenizer.sh) -----
+# \p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)   split "isolated": the matches, found
+# left to right, are pieces, and so is each nonempty stretch of text between two of them.
+@_kernel
+def superbpe_match(s, end, i):
+    """The match at i (its end), or 0 when none starts at i (the C file says why each branch)."""
+    c_cp, c_len, c_p = char_at(s, end, i)
+    if c_p & P_N:
+        return digits_1_3(s, end, i, c_len)
+    k = i
+    x_cp, x_len, x_p = c_cp, c_len, c_p
+    if c_cp == 32:
+        k = i + 1
+        x_cp, x_len, x_p = char_at(s, end, k)
+    if x_p & P_O:
+        y_cp, y_len, y_p = char_at(s, end, k + x_len)
+        if y_p & P_O:
+            return run_crlf(s, end, run_of(s, end, k + x_len + y_len, P_O), True)
+    if c_cp == 32:
+        j = i + 1
+        while j < end and s[j] == 32:
+            j += 1
+        if j == end:
+            return j
+        n_cp, n_len, n_p = char_at(s, end, j)
+        if n_p & P_WS:
+            return j
+        if j - i >= 2:
+            return j - 1
+    return 0
+
+
+@_inline
+def superbpe_starts(s, end, i):
+    """Whether a match starts at i (i < end), from at most three characters."""
+    c_cp, c_len, c_p = char_at(s, end, i)
+    if c_p & P_N:
+        return True
+    if c_p & P_O:
+        n_cp, n_len, n_p = char_at(s, end, i + c_len)
+        return (n_p & P_O) != 0
+    if c_cp != 32:
+        return False  # a letter, or \s other than the space
+    n_cp, n_len, n_p = char_at(s, end, i + 1)
+    if not n_len or (n_p & P_WS):
+        return True
+    if not (n_p & P_O):
+        return False
+    m_cp, m_len, m_p = char_at(s, end, i + 1 + n_len)
+    return (m_p & P_O) != 0
+
+
+@_kernel
+def piece_superbpe(s, end, i):
+    e = superbpe_match(s, end, i)
+    if e:
+        return e
+    # the stretch to the next match; ASCII letters start none and are skipped eight bytes at a time
+    c_cp, c_len, c_p = char_at(s, end, i)
+    k = i + c_len
+    while k < end:
+        b = np.int64(s[k])
+        if 97 <= (b | 0x20) <= 122:
+            k = ascii_run(s, end, k + 1, RUN_LETTER)
+            continue
+        if superbpe_starts(s, end, k):
+            return k
+        if b < 0x80:
+            k += 1
+        else:
+            n_cp, n_len, n_p = char_at(s, end, k)
+            k += n_len
+    return end
+
+
 # ---- script-specific variant (Faster Superword paper, Appendix A) --------------------------
 #  ?\p{L}\p{M}*|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 @_kernel
@@ -543,6 +619,8 @@ def piece(scan, s, end, i):
         return piece_cl100k(s, end, i)
     if scan == SCAN_GPT2:
         return piece_gpt2(s, end, i)
+    if scan == SCAN_SUPERBPE:
+        return piece_superbpe(s, end, i)
     return scan_single_letter(s, end, i)
 
 
@@ -627,6 +705,11 @@ def pieces_fill(pt, s, length, it, ends, cap):
     elif pt.pattern == ST_PATTERN_CL100K:
         while n < cap and i < length:
             i = piece_cl100k(s, length, i)
+            ends[n] = i
+            n += 1
+    elif pt.pattern == ST_PATTERN_SUPERBPE:
+        while n < cap and i < length:
+            i = piece_superbpe(s, length, i)
             ends[n] = i
             n += 1
     else:
@@ -738,7 +821,8 @@ def pretokenizer_init(pattern, flags, scripts=None, scripts_len=None, err=None):
     """st__pretokenizer_init: (status, the Pretokenizer or None); err (an Err or None) filled on
     failure. scripts: bytes or a uint8 array (scripts_len of it, all by default), or None for
     the default set."""
-    if pattern != ST_PATTERN_GPT2 and pattern != ST_PATTERN_CL100K and pattern != ST_PATTERN_O200K:
+    if (pattern != ST_PATTERN_GPT2 and pattern != ST_PATTERN_CL100K and pattern != ST_PATTERN_O200K and
+            pattern != ST_PATTERN_SUPERBPE):
         return fail(err, ST_ERR_UNKNOWN_PATTERN, ST_UNIT_NONE, 0, "pattern %d" % (pattern & 0xFFFFFFFF)), None
     if flags & ~ST_PRETOK_SCRIPT_AWARE:
         return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown flags"), None
@@ -764,6 +848,8 @@ KNOWN_PATTERNS = (
      b"(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
      b"[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|"
      b"\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", ST_PATTERN_O200K),
+    # SuperBPE's Stage 2 (split "isolated": the text between matches is a piece too)
+    (b"\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]{2,}[\\r\\n/]*| +(?!\\S)", ST_PATTERN_SUPERBPE),
 )
 
 
@@ -790,7 +876,7 @@ def st_pattern_from_regex(pat, length, pattern, err):
             pattern.v = p
             return ST_OK
     return fail(err, ST_ERR_UNSUPPORTED_PATTERN, ST_UNIT_NONE, 0,
-                "not one of tiktoken's r50k/p50k, cl100k or o200k patterns")
+                "not one of tiktoken's r50k/p50k, cl100k or o200k patterns or SuperBPE's Stage-2 pattern")
 
 
 @export
