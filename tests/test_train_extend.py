@@ -101,6 +101,7 @@ def _case_params():
     return params
 
 
+@pytest.mark.filterwarnings("ignore::supertok.TrainWarning")  # small corpora run out of pairs: expected
 @pytest.mark.parametrize("case,backend", _case_params(), indirect=["backend"])
 def test_extend_case(case, backend):
     docs = _corpora()[case["corpus"]]
@@ -124,7 +125,8 @@ def _small_base(alphabet="bytes"):
 
 def test_model_file_records_the_extension(api_backend, tmp_path):
     base = _small_base()
-    enc = supertok.train(iter(CONSTRAINED_TEXT), vocab_size=243 + 120, extend=base, progress=False)
+    with pytest.warns(supertok.TrainWarning, match="constraints"):  # the cap and the block end it early here
+        enc = supertok.train(iter(CONSTRAINED_TEXT), vocab_size=243 + 120, extend=base, progress=False)
     text = enc._model_data.decode()
     assert ("training algorithm=extend mode=paper vocab_size=363 min_frequency=2 base=%s seed_merges=30 max_words=4 "
             "colon_space=yes min_count=5 ngram_split=no\n" % base.name) in text
@@ -134,6 +136,9 @@ def test_model_file_records_the_extension(api_backend, tmp_path):
     again = supertok.load_model(path)
     assert again.merges == enc.merges
     assert again.encode("at the end of the day we go home\n") == enc.encode("at the end of the day we go home\n")
+    with pytest.warns(supertok.TrainWarning) as caught:
+        supertok.train(iter(CONSTRAINED_TEXT), vocab_size=243 + 400, extend=base, min_count=1, progress=False)
+    assert [w.message.reason for w in caught] == ["constraints"]
     sym = _symbols(enc.merges, "bytes")
     longest = max(_words(sym[256 + i]) for i in range(30, len(enc.merges)))
     assert longest == 4, "the four-word cap binds on this text"
@@ -145,13 +150,13 @@ def test_model_file_records_the_extension(api_backend, tmp_path):
 
 def test_defaults_and_sweep(api_backend):
     base = _small_base("ube")
-    one = [supertok.train(iter(CONSTRAINED_TEXT), vocab_size=v, extend=base, progress=False) for v in (478 + 60,
-                                                                                                     478 + 90)]
-    sweep = supertok.train(iter(CONSTRAINED_TEXT), vocab_size=[478 + 90, 478 + 60], extend=base, progress=False)
+    one = [supertok.train(iter(CONSTRAINED_TEXT), vocab_size=v, extend=base, progress=False) for v in (478 + 50,
+                                                                                                     478 + 65)]
+    sweep = supertok.train(iter(CONSTRAINED_TEXT), vocab_size=[478 + 65, 478 + 50], extend=base, progress=False)
     assert [e._model_data for e in sweep] == [one[1]._model_data, one[0]._model_data]
     assert one[0].alphabet == "ube"
     # min_count=1 keeps the chunks seen once, so more pairs count
-    loose = supertok.train(iter(CONSTRAINED_TEXT + ["unique words here\n"]), vocab_size=478 + 60, extend=base,
+    loose = supertok.train(iter(CONSTRAINED_TEXT + ["unique words here\n"]), vocab_size=478 + 50, extend=base,
                            min_count=1, progress=False)
     assert "min_count=1 " in loose._model_data.decode()
 
@@ -159,13 +164,12 @@ def test_defaults_and_sweep(api_backend):
 def test_counts_source(api_backend):
     base = _small_base()
     counts = supertok.count_pretokens(iter(CONSTRAINED_TEXT), pattern="superbpe", min_count=5)
-    from_counts = supertok.train(counts, vocab_size=243 + 100, extend=base, progress=False)
-    from_text = supertok.train(iter(CONSTRAINED_TEXT), vocab_size=243 + 100, extend=base, progress=False)
+    from_counts = supertok.train(counts, vocab_size=243 + 60, extend=base, progress=False)
+    from_text = supertok.train(iter(CONSTRAINED_TEXT), vocab_size=243 + 60, extend=base, progress=False)
     assert from_counts.merges == from_text.merges
     assert "min_count=1 " in from_counts._model_data.decode()  # as given: pruned where counted
     with pytest.raises(ValueError, match="pattern"):
-        supertok.train(supertok.count_pretokens(iter(CONSTRAINED_TEXT)), vocab_size=243 + 100, extend=base,
-                       pattern="superbpe", progress=False)
+        supertok.train(counts, vocab_size=243 + 60, extend=base, pattern="o200k", progress=False)
 
 
 def test_refusals(api_backend, tmp_path):

@@ -434,7 +434,7 @@ def extend_case_list():
     return out
 
 
-EXTEND_PATTERN = "o200k"  # TEMP until the superbpe pattern lands
+EXTEND_PATTERN = "superbpe"  # SuperBPE's Stage-2 pre-tokenizer
 
 
 def extend_case_name(c):
@@ -447,6 +447,7 @@ def run_extend_case(c, corpora):
     docs = corpora[c["corpus"]]
     alpha = len(ref.alphabet_symbols("paper", c["alphabet"]))
     base = ref.train(docs, alpha + c["base_merges"], alphabet=c["alphabet"], pattern="o200k")
+    c["seed_merges"] = min(c["seed_merges"], len(base))  # a small corpus gives fewer merges than asked
     c["vocab_size"] = alpha + c["seed_merges"] + c["merges_wanted"]
     seeds = [(l, r) for l, r, _ in base[:c["seed_merges"]]]
     merges = ref.train_extension(docs, c["vocab_size"], seeds, alphabet=c["alphabet"], pattern=c["pattern"],

@@ -1003,6 +1003,9 @@ ST_API st_status st_trainer_candidates_add(st_trainer *trainer, st_counter *cand
 #define ST_STOP_LIMIT 5         /* a size limit of the model format (2^21 - 1 ids; both modes) */
 #define ST_STOP_TOKEN_BYTES 6   /* the next merge's token would take the model past the limit on a
                                    rules model's token bytes (ST_RULES_TOKEN_BYTES_BASE) */
+#define ST_STOP_CONSTRAINTS 7   /* an extension (st_trainer_set_seed_merges): every pair left makes
+                                   a token its constraints rule out (more than max_words words, or
+                                   ': ') */
 
 /* The supermerges so far, as st_trainer_merges gives merges: supermerge i makes id
  * A + (regular merges kept) + i in the written model; its parts are given in those final ids. */

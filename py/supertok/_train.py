@@ -61,7 +61,8 @@ EXTEND_PATTERN, EXTEND_MAX_WORDS, EXTEND_MIN_COUNT, EXTEND_MIN_FREQUENCY = "supe
 _TRAINER_PHASE1_SHORT, _TRAINER_PHASE1_WANTED, _TRAINER_PHASE1_MADE = 13, 14, 15
 _TRAINER_PHASE2_SHORT, _TRAINER_PHASE2_MADE = 16, 17
 # ST_STOP_*: why a phase of training ended (the core sets it); the name a TrainWarning gives
-_STOP_REASONS = {0: "interrupted", 2: "no_pair", 3: "min_frequency", 4: "no_candidate", 5: "limit", 6: "token_bytes"}
+_STOP_REASONS = {0: "interrupted", 2: "no_pair", 3: "min_frequency", 4: "no_candidate", 5: "limit", 6: "token_bytes",
+                 7: "constraints"}
 MAX_THREADS = 1024                      # the most counting threads train() starts
 _ALGORITHMS = {"bpe": 0, "boundless": 1, "superbpe": 2}  # ST_ALGORITHM_BPE, _BOUNDLESS, _SUPERBPE
 _MODES = {"paper": 0, "hf": 1}          # ST_TRAIN_PAPER, ST_TRAIN_HF
@@ -105,8 +106,9 @@ class TrainWarning(UserWarning):
     it: "no_pair" (every pretoken is a single token: the text has no more pairs to merge),
     "min_frequency" (the best pair left occurs fewer than min_frequency times), "no_candidate"
     (superwords: no supermerge candidate pair left), "limit" (the model format's limit of
-    2^21 - 1 ids) or "token_bytes" (the next merge's token would take the model past the limit on
-    a rules model's token bytes, docs/formats/model-format.md). `phase`: "merge" (phase 1, the regular merges) or "supermerge" (phase 2);
+    2^21 - 1 ids), "token_bytes" (the next merge's token would take the model past the limit on
+    a rules model's token bytes, docs/formats/model-format.md) or "constraints" (an extension: every
+    pair left makes a token of more than four words or holding ': '). `phase`: "merge" (phase 1, the regular merges) or "supermerge" (phase 2);
     `made` and `wanted`: what that phase made and what vocab_size (and supermerges) asked of it.
     The model's comment says the same."""
 
@@ -970,7 +972,7 @@ def train(source, *, vocab_size, mode="paper", alphabet=None, pattern=None, scri
     pair is left), and before a merge whose token would take the model past the core's limit on a
     rules model's token bytes (16 MiB + 256 bytes a merge: docs/formats/model-format.md, Limits; only long
     runs of one symbol come near it); it then warns with a TrainWarning naming the reason (its
-    `reason`: "no_pair", "min_frequency", "no_candidate", "limit" or "token_bytes"), and the
+    `reason`: "no_pair", "min_frequency", "no_candidate", "limit", "token_bytes" or "constraints"), and the
     model's comment says it too.
 
     mode: "paper" (the Faster Superword paper's reference: non-overlapping counts of identical
@@ -1407,6 +1409,8 @@ def _warn_stop(stop, algorithm, vocab_size, min_frequency, supermerges):
            "min_frequency": "the best pair left occurs fewer than %s times" % _arg("min_frequency", min_frequency),
            "no_candidate": "no supermerge candidate pair left (%s)" % (stop[4] if len(stop) > 4 else ""),
            "limit": "the model format's limit of 2^21 - 1 ids",
+           "constraints": "every pair left makes a token of more than four words or holding ': ' (the extension's "
+                          "constraints)",
            "token_bytes": "the next merge's token would take the model past the limit on its tokens' bytes "
                           "(16 MiB + 256 bytes a merge: docs/formats/model-format.md, Limits)"}.get(reason, reason)
     if phase == "merge":

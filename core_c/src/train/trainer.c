@@ -884,6 +884,11 @@ static int merge_once(st_trainer *t) {
     uint32_t pi = pop_best(t);
     if (pi == UINT32_MAX) {
         if (!t->oom) t->stop = ST_STOP_NO_PAIR;
+        for (size_t i = 0; t->n_blocked && i < t->n_pairs; i++) /* pairs are left, all ruled out */
+            if (t->pairs[i].blocked && t->pairs[i].count > 0) {
+                t->stop = ST_STOP_CONSTRAINTS;
+                break;
+            }
         return 0;
     }
     st__pair *p = &t->pairs[pi];
@@ -1565,6 +1570,7 @@ static const char *stop_text(int stop) {
     case ST_STOP_NO_CANDIDATE: return "no supermerge candidate pair left";
     case ST_STOP_LIMIT: return "the model format's limit of 2^21 - 1 ids";
     case ST_STOP_TOKEN_BYTES: return "the next token would pass the limit on the tokens' bytes (16 MiB + 256 a rule)";
+    case ST_STOP_CONSTRAINTS: return "every pair left makes a token of more than max_words words or holding ': '";
     default: return "interrupted";
     }
 }
