@@ -528,7 +528,7 @@ static void test_known_splits(void) {
 static void test_new_args(void) {
     st_error err;
     st_pretokenizer *pt = (st_pretokenizer *)&pt; /* must be reset to NULL on failure */
-    const int bad_patterns[] = {0, 4, -1, 100, 0x7FFFFFFF};
+    const int bad_patterns[] = {0, 5, -1, 100, 0x7FFFFFFF};
     for (size_t k = 0; k < sizeof bad_patterns / sizeof bad_patterns[0]; k++) {
         pt = (st_pretokenizer *)&pt;
         st_status st = CHECKED(err, st_pretokenizer_new(bad_patterns[k], 0, NULL, 0, NULL, &pt, &err));

@@ -1974,7 +1974,79 @@ static jval *read_jsonl(const char *path, size_t *n) {
 }
 
 static int pattern_id(const char *name) {
-    return !strcmp(name, "gpt2") ? ST_PATTERN_GPT2 : !strcmp(name, "cl100k") ? ST_PATTERN_CL100K : ST_PATTERN_O200K;
+    return !strcmp(name, "gpt2")       ? ST_PATTERN_GPT2
+           : !strcmp(name, "cl100k")   ? ST_PATTERN_CL100K
+           : !strcmp(name, "superbpe") ? ST_PATTERN_SUPERBPE
+                                       : ST_PATTERN_O200K;
+}
+
+/* vectors/train/extend.jsonl: each case's counts (pruned at min_count), its base's first
+ * seed_merges merges as seeds, SuperBPE's constraints; the merges must be the case's. */
+static void test_extend_vectors(const char *root, const jval *corpora, size_t nc) {
+    char path[4096];
+    size_t n = 0;
+    snprintf(path, sizeof path, "%s/vectors/train/extend.jsonl", root);
+    jval *cases = read_jsonl(path, &n);
+    if (!cases) {
+        printf("vectors/train: %s absent, skipped\n", path);
+        return;
+    }
+    size_t passed = 0;
+    for (size_t i = 1; i < n; i++) {
+        const jval *cs = &cases[i];
+        const char *name = jget(cs, "case")->s, *corpus = jget(cs, "corpus")->s;
+        const jval *docs = NULL;
+        for (size_t k = 1; k < nc; k++)
+            if (!strcmp(jget(&corpora[k], "corpus")->s, corpus)) docs = jget(&corpora[k], "documents");
+        CHECK(docs, "%s: corpus %s not found", name, corpus);
+        if (!docs) continue;
+        int alphabet = !strcmp(jget(cs, "alphabet")->s, "ube") ? ST_ALPHABET_UBE : ST_ALPHABET_BYTES;
+        st_counter *c = NULL;
+        st_error e;
+        CHECK(st_counter_new(pattern_id(jget(cs, "pattern")->s), 0, NULL, 0, NULL, &c, &e) == ST_OK, "%s: counter", name);
+        for (size_t k = 0; k < docs->n; k++)
+            CHECK(st_counter_add(c, docs->v[k].s, docs->v[k].slen, 0, &e) == ST_OK, "%s: document %zu", name, k);
+        uint64_t min_count = (uint64_t)jget(cs, "min_count")->num;
+        CHECK(st_counter_prune(c, min_count, &e) == ST_OK, "%s: prune", name);
+        st_trainer *t = NULL;
+        CHECK(st_trainer_new(c, ST_TRAIN_PAPER, alphabet, (uint64_t)jget(cs, "vocab_size")->num,
+                             (uint64_t)jget(cs, "min_frequency")->num, 0, NULL, &t, &e) == ST_OK,
+              "%s: trainer_new: %s", name, e.message);
+        st_counter_free(c);
+        if (!t) continue;
+        const jval *base = jget(cs, "base_merges");
+        size_t ns = (size_t)jget(cs, "seed_merges")->num;
+        uint32_t *seeds = malloc(2 * (ns ? ns : 1) * sizeof *seeds);
+        for (size_t k = 0; k < ns; k++) {
+            seeds[2 * k] = (uint32_t)base->v[k].v[0].num;
+            seeds[2 * k + 1] = (uint32_t)base->v[k].v[1].num;
+        }
+        CHECK(st_trainer_set_seed_merges(t, seeds, ns, "base", 4, (uint32_t)jget(cs, "max_words")->num,
+                                         jget(cs, "colon_space")->b ? ST_EXTEND_COLON_SPACE : 0, min_count,
+                                         &e) == ST_OK,
+              "%s: seeds: %s", name, e.message);
+        free(seeds);
+        size_t made;
+        CHECK(st_trainer_step(t, (size_t)-1, &made, &e) == ST_OK && st_trainer_stat(t, ST_TRAINER_DONE), "%s: step",
+              name);
+        const uint32_t *pairs;
+        const uint64_t *counts;
+        size_t nm = st_trainer_merges(t, &pairs, &counts);
+        const jval *want = jget(cs, "merges");
+        size_t lim = nm < want->n ? nm : want->n, bad = lim;
+        for (size_t k = 0; k < lim; k++) {
+            const jval *m = &want->v[k];
+            if (pairs[2 * k] != (uint32_t)m->v[0].num || pairs[2 * k + 1] != (uint32_t)m->v[1].num ||
+                counts[k] != (uint64_t)m->v[2].num) { bad = k; break; }
+        }
+        CHECK(nm == want->n && bad == lim, "%s: %zu merges (expected %zu), first difference at %zu", name, nm, want->n,
+              bad);
+        passed += nm == want->n && bad == lim;
+        st_trainer_free(t);
+    }
+    printf("  vectors/train/extend.jsonl: %zu of %zu cases\n", passed, n - 1);
+    for (size_t i = 0; i < n; i++) jfree(&cases[i]);
+    free(cases);
 }
 
 static void test_vectors(const char *root) {
@@ -2147,6 +2219,7 @@ static void test_vectors(const char *root) {
         st_counter_free(c);
     }
     printf("vectors/train: %zu of %zu cases reproduced\n", passed, nm ? nm - 1 : 0);
+    test_extend_vectors(root, corpora, nc);
     for (size_t i = 0; i < nc; i++) jfree(&corpora[i]);
     for (size_t i = 0; i < nm; i++) jfree(&cases[i]);
     free(corpora);
