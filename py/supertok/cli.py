@@ -251,8 +251,9 @@ def build_parser():
                         "comment)")
     t.add_argument("--dask", default=None, metavar="ADDRESS",
                    help="count the pretokens on a Dask cluster (supertok.dask; needs supertok[dask]), then train "
-                        "here: a scheduler's address (tcp://host:8786), or local (a LocalCluster of a process per "
-                        "core) or local:N (N processes). --threads does not apply to the counting then")
+                        "here (superwords: their candidates pass runs on the cluster too): a scheduler's address "
+                        "(tcp://host:8786), or local (a LocalCluster of a process per core) or local:N (N "
+                        "processes). --threads does not apply to the counting then")
     t.add_argument("--token-counts", action="store_true",
                    help="also write OUT.token-counts.json beside each model: how often each token occurs when the "
                         "training counts are encoded with it (what evaluate's vocabulary diagnostics read; BPE)")
@@ -860,9 +861,6 @@ def cmd_train(args):
     if args.token_counts and args.algorithm != "bpe":
         raise CliError("--token-counts", "applies to BPE models (--algorithm bpe): a superword model's supermerges "
                                          "join pretokens, so its token counts come from encoding the text")
-    if args.dask is not None and args.algorithm != "bpe":
-        raise CliError("--dask", "trains BPE only (--algorithm bpe): superwords need a second pass over the text; "
-                                 "train --algorithm %s without --dask" % args.algorithm)
     kw = dict(vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet, pattern=args.pattern,
               script_aware=args.script_aware, scripts=scripts, special_tokens=args.special_tokens,
               min_frequency=args.min_frequency, algorithm=args.algorithm, supermerges=args.supermerges,
