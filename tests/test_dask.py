@@ -347,12 +347,21 @@ def test_worker_killed_in_a_task_is_retried(client, corpus, tmp_path):
     assert got._model_data == ref._model_data
 
 
-def _install_candidates_killer(marker):
-    """As _install_killer, for the candidates pass's shard tasks."""
+def _install_candidates_killer(marker, spare_the_spec=False):
+    """As _install_killer, for the candidates pass's shard tasks. spare_the_spec: not on the worker
+    holding the spec (the other worker would fetch the spec from it: Dask retries connecting to a dead
+    peer until its connect timeout, 30 s, before it asks for the spec again; correct, but slow)."""
     import supertok.dask as mod
-    count = mod._candidates_shard
+    count, hold = mod._candidates_shard, mod._spec_task
+    held = []
+
+    def holder(spec):  # the task whose result is the spec, run on this worker: say so
+        held.append(True)
+        return hold(spec)
 
     def killer(shard, spec):
+        if spare_the_spec and held:
+            return count(shard, spec)
         try:
             fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
         except FileExistsError:
@@ -360,7 +369,7 @@ def _install_candidates_killer(marker):
         os.close(fd)
         os._exit(1)
 
-    mod._candidates_shard = killer
+    mod._candidates_shard, mod._spec_task = killer, holder
     return True
 
 
@@ -372,7 +381,7 @@ def test_worker_killed_in_the_candidates_pass(client, corpus, tmp_path):
     kw = dict(vocab_size=400, algorithm="boundless", progress=False)
     ref = supertok.train(corpus, **kw)
     try:
-        client.run(_install_candidates_killer, marker)
+        client.run(_install_candidates_killer, marker, True)
         got = sd.train(corpus, client=client, shard_bytes=10000, **kw)
     finally:
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
@@ -380,6 +389,26 @@ def test_worker_killed_in_the_candidates_pass(client, corpus, tmp_path):
         client.wait_for_workers(2, timeout=60)
     assert os.path.exists(marker)  # a worker did die, in the candidates pass
     assert got._model_data == ref._model_data
+
+
+@pytest.mark.trains
+def test_the_only_worker_killed_in_the_candidates_pass(corpus, tmp_path):
+    """The spec reaches the cluster as a task's result, not scattered: when the only worker holding it
+    dies, the scheduler computes it again (scattered data would be lost, and the pass with it)."""
+    import cloudpickle
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    marker = str(tmp_path / "killed")
+    kw = dict(vocab_size=660, alphabet="ube", algorithm="superbpe", supermerges=50, progress=False)
+    try:
+        with distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
+                                      dashboard_address=":0") as cluster:
+            with distributed.Client(cluster) as one:
+                one.run(_install_candidates_killer, marker)
+                got = sd.train(corpus[:2], client=one, shard_bytes=20000, **kw)
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert os.path.exists(marker)
+    assert got._model_data == supertok.train(corpus[:2], **kw)._model_data
 
 
 # ---- the command line ------------------------------------------------------------------------------

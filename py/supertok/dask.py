@@ -10,7 +10,8 @@ Counts) is one process: it runs on the caller.
 Superwords (algorithm "boundless" or "superbpe") need a second pass over the text once phase 1 is
 done: the supermerge candidates. The trainer on the caller saves what a candidates counter needs
 (its spec: the pre-tokenizer and the eligible vocabulary, st_trainer_candidates_spec), which is
-scattered to the workers once; one task per shard (the counting pass's shards) counts the shard's
+sent to the cluster once (as a task's result, so that it is computed again if the workers holding
+it die); one task per shard (the counting pass's shards) counts the shard's
 candidates with a counter made from the spec (st_candidates_new), and a tree of tasks adds them on
 the workers; the total comes back as bytes, is loaded into one of the trainer's own counters and
 given back to it, and training goes on (phase 2).
@@ -254,6 +255,11 @@ def _add_task(*parts):
     return _sum_bytes(parts)  # loaded into one counter and saved once
 
 
+def _spec_task(spec):
+    """A task: the candidates spec, held on the workers for the pass's tasks."""
+    return spec
+
+
 def _candidates_task(shard, spec):
     """A task: one shard's candidates as bytes. (_candidates_shard is looked up when the task runs,
     so a test can replace it on the workers.)"""
@@ -422,7 +428,7 @@ def train(paths, *, client=None, min_count=1, shard_bytes=None, count_progress=N
     "candidates"). With min_count=1 the model is byte for byte supertok.train's on the same files.
 
     Superwords (algorithm "boundless" or "superbpe"): once phase 1 is done on the caller, the
-    candidates pass runs on the cluster too (the trainer's candidates spec scattered to the workers,
+    candidates pass runs on the cluster too (the trainer's candidates spec sent to the cluster once,
     one task per shard of the counting pass, the sums added on the workers), and the sum goes back to
     the trainer. min_count filters the pretoken counts of each shard, not the candidates.
     """
@@ -451,7 +457,9 @@ def _train(paths, *, client, min_count, shard_bytes, count_progress, train_fn, *
 
         def candidates_pass(spec):
             """The candidates of every shard, counted on the workers from the trainer's spec, added there."""
-            where = c.scatter(spec, broadcast=True)  # once: every task of the pass takes it
+            # sent once, as a task's result (not scattered: data scattered is lost with the workers that
+            # hold it, a task's result is computed again), which the pass's tasks take from a worker
+            where = c.submit(_spec_task, spec, pure=False)
             try:
                 return _reduce_on(c, shards, lambda s: c.submit(_candidates_task, s, where, pure=False),
                                   lambda parts: c.submit(_add_candidates_task, where, *parts, pure=False), report,
