@@ -1255,6 +1255,7 @@ def _train(source, *, vocab_size, mode="paper", alphabet="bytes", pattern="o200k
                         data = candidates_pass(backend.trainer_candidates_spec(trainer))
                         counters.append(backend.trainer_candidates_new(trainer))
                         backend.counter_load(counters[-1], data)
+                        del data  # the counter holds them now
                     if spool is not None and last:
                         spool.close()
                         spool = None

@@ -35,6 +35,7 @@ Importing supertok does not import this module (nor Dask): `import supertok.dask
 """
 import collections
 import glob
+import inspect
 import io
 import os
 import sys
@@ -432,6 +433,10 @@ def train(paths, *, client=None, min_count=1, shard_bytes=None, count_progress=N
     one task per shard of the counting pass, the sums added on the workers), and the sum goes back to
     the trainer. min_count filters the pretoken counts of each shard, not the candidates.
     """
+    unknown = set(train_kwargs) - (set(inspect.signature(supertok.train).parameters) - {"source"})
+    if unknown:  # supertok.train's arguments only (the trainer here is its _train, which takes a hook too)
+        raise TypeError("train() got unexpected keyword argument%s: %s" % ("s" if len(unknown) > 1 else "",
+                                                                         ", ".join(sorted(unknown))))
     return _train(paths, client=client, min_count=min_count, shard_bytes=shard_bytes, count_progress=count_progress,
                   train_fn=_T._train, **train_kwargs)
 
