@@ -1,8 +1,8 @@
 """supertok.dask: counting on a Dask cluster (a LocalCluster of two worker processes here) gives
 the counts supertok.count_pretokens gives, and training on them the model supertok.train gives,
-byte for byte; the shard ranges hold every line once; min_count filters each shard; a worker that
-dies in a task is replaced and the task run again; errors name the file and its line; the command
-line's --dask."""
+byte for byte, superwords too (their candidates pass on the workers); the shard ranges hold every
+line once; min_count filters each shard; a worker that dies in a task (of either pass) is replaced
+and the task run again; errors name the file and its line; the command line's --dask."""
 import gzip
 import json
 import os
@@ -125,10 +125,13 @@ def test_import_supertok_does_not_import_dask():
     assert out.split() == ["False", "False", "False"]
 
 
-def test_superwords_refused_before_counting(corpus):
-    for algorithm, extra in (("boundless", {}), ("superbpe", {"supermerges": 10})):
-        with pytest.raises(NotImplementedError, match="supertok.train on the files"):
-            sd.train(corpus, client=object(), vocab_size=400, algorithm=algorithm, **extra)
+def test_superword_options_checked_before_counting(corpus):
+    """client=object() is never used: the options are refused first."""
+    for kw, match in (({"algorithm": "superbpe"}, "supermerges is required"),
+                      ({"algorithm": "boundless", "supermerges": 5}, "supermerges"),
+                      ({"algorithm": "boundless", "mode": "hf"}, "needs mode='paper'")):
+        with pytest.raises(ValueError, match=match):
+            sd.train(corpus, client=object(), vocab_size=400, **kw)
 
 
 # ---- counts -------------------------------------------------------------------------------------
@@ -244,6 +247,65 @@ def test_min_count_filters_each_shard(client, corpus):
             == supertok.train(expected, **kw)._model_data)
 
 
+# ---- superwords: the candidates pass on the workers ------------------------------------------------
+
+_SUPERWORD_CASES = [("boundless", "bytes", 400, {}), ("superbpe", "ube", 660, {"supermerges": 60}),
+                    ("boundless", "ube", 640, {"ngram_split": True}), ("superbpe", "bytes", 420, {"supermerges": 40})]
+
+
+@pytest.mark.trains
+@pytest.mark.parametrize("algorithm,alphabet,vocab_size,extra", _SUPERWORD_CASES)
+def test_superword_model_identical(client, corpus, algorithm, alphabet, vocab_size, extra):
+    kw = dict(vocab_size=vocab_size, alphabet=alphabet, algorithm=algorithm, special_tokens=["<|end|>"],
+              progress=False, **extra)
+    ref = supertok.train(corpus, **kw)
+    records = []
+    got = sd.train(corpus, client=client, shard_bytes=15000, count_progress=records.append, **kw)
+    assert got._model_data == ref._model_data
+    assert len(got.supermerges) > 5
+    # the candidates pass: a task per shard of the counting pass, its progress as the counting's
+    n = len(sd._shards(corpus, 15000))
+    cand = [r for r in records if r.phase == "candidates"]
+    assert [r.shards_done for r in cand] == list(range(1, n + 1)) + [n]
+    assert cand[-1].done and cand[-1].bytes == cand[-1].total_bytes == sum(os.path.getsize(p) for p in corpus)
+    assert [r.phase for r in records] == ["count"] * (n + 1) + ["candidates"] * (n + 1)
+
+
+@pytest.mark.trains
+def test_superword_sweep(client, corpus):
+    """A sweep: the candidates pass runs once a size, each model that size's own training."""
+    kw = dict(vocab_size=[420, 380], algorithm="boundless", progress=False)
+    got = sd.train(corpus[:2], client=client, shard_bytes=20000, **kw)
+    ref = supertok.train(corpus[:2], **kw)
+    assert [e._model_data for e in got] == [e._model_data for e in ref]
+
+
+@pytest.mark.trains
+def test_superword_min_count(client, corpus):
+    """min_count filters each shard's pretoken counts (phase 1 trains on their sum), never the
+    candidates: the model is phase 1 on the filtered sum, the candidates of all the text."""
+    from supertok.backends import current
+    from supertok import _train as T
+    shard_bytes, files = 12000, corpus[:2]
+    expected = sd.count_pretokens(files, client=client, min_count=2, shard_bytes=shard_bytes)
+    backend = current()
+
+    def local_pass(spec):  # the trainer's own counters are not at hand here: one of the spec's, fed locally
+        counter = backend.candidates_new(spec)
+        try:
+            for item in T._items(T._sources(files), T.CHUNK):
+                T._feed(backend, counter, item)
+            return backend.counter_save(counter)
+        finally:
+            backend.counter_free(counter)
+    for algorithm, extra in (("boundless", {}), ("superbpe", {"supermerges": 30})):
+        kw = dict(vocab_size=380, algorithm=algorithm, progress=False, **extra)
+        got = sd.train(files, client=client, min_count=2, shard_bytes=shard_bytes, **kw)
+        ref = T._train(expected, candidates_pass=local_pass, **kw)
+        assert got._model_data == ref._model_data
+        assert got._model_data != supertok.train(files, **kw)._model_data  # the filter changed phase 1
+
+
 # ---- a worker dies in a task ----------------------------------------------------------------------
 
 def _install_killer(marker):
@@ -285,6 +347,70 @@ def test_worker_killed_in_a_task_is_retried(client, corpus, tmp_path):
     assert got._model_data == ref._model_data
 
 
+def _install_candidates_killer(marker, spare_the_spec=False):
+    """As _install_killer, for the candidates pass's shard tasks. spare_the_spec: not on the worker
+    holding the spec (the other worker would fetch the spec from it: Dask retries connecting to a dead
+    peer until its connect timeout, 30 s, before it asks for the spec again; correct, but slow)."""
+    import supertok.dask as mod
+    count, hold = mod._candidates_shard, mod._spec_task
+    held = []
+
+    def holder(spec):  # the task whose result is the spec, run on this worker: say so
+        held.append(True)
+        return hold(spec)
+
+    def killer(shard, spec):
+        if spare_the_spec and held:
+            return count(shard, spec)
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return count(shard, spec)
+        os.close(fd)
+        os._exit(1)
+
+    mod._candidates_shard, mod._spec_task = killer, holder
+    return True
+
+
+@pytest.mark.trains
+def test_worker_killed_in_the_candidates_pass(client, corpus, tmp_path):
+    import cloudpickle
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    marker = str(tmp_path / "killed")
+    kw = dict(vocab_size=400, algorithm="boundless", progress=False)
+    ref = supertok.train(corpus, **kw)
+    try:
+        client.run(_install_candidates_killer, marker, True)
+        got = sd.train(corpus, client=client, shard_bytes=10000, **kw)
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+        client.restart()
+        client.wait_for_workers(2, timeout=60)
+    assert os.path.exists(marker)  # a worker did die, in the candidates pass
+    assert got._model_data == ref._model_data
+
+
+@pytest.mark.trains
+def test_the_only_worker_killed_in_the_candidates_pass(corpus, tmp_path):
+    """The spec reaches the cluster as a task's result, not scattered: when the only worker holding it
+    dies, the scheduler computes it again (scattered data would be lost, and the pass with it)."""
+    import cloudpickle
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    marker = str(tmp_path / "killed")
+    kw = dict(vocab_size=660, alphabet="ube", algorithm="superbpe", supermerges=50, progress=False)
+    try:
+        with distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
+                                      dashboard_address=":0") as cluster:
+            with distributed.Client(cluster) as one:
+                one.run(_install_candidates_killer, marker)
+                got = sd.train(corpus[:2], client=one, shard_bytes=20000, **kw)
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert os.path.exists(marker)
+    assert got._model_data == supertok.train(corpus[:2], **kw)._model_data
+
+
 # ---- the command line ------------------------------------------------------------------------------
 
 @pytest.mark.trains
@@ -299,10 +425,18 @@ def test_cli_dask(client, corpus, tmp_path):
     assert r.returncode == 0, r.stderr
     ref = supertok._train._train(corpus, vocab_size=400, special_tokens=["<|end|>"], progress=False, name="m")
     assert out.read_bytes() == ref._model_data
+    # superwords: the candidates pass on the cluster too
+    r = subprocess.run([sys.executable, "-m", "supertok", "train"] + corpus +
+                       ["-o", str(out), "--vocab-size", "660", "--dask", client.scheduler.address, "--progress", "off",
+                        "--algorithm", "superbpe", "--supermerges", "40", "--alphabet", "ube"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    ref = supertok._train._train(corpus, vocab_size=660, algorithm="superbpe", supermerges=40, alphabet="ube",
+                                 progress=False, name="m")
+    assert out.read_bytes() == ref._model_data
     for args, msg in ((["--min-count", "2"], "--min-count: applies only with --dask"),
                       (["--dask", "nowhere"], "--dask: is a scheduler's address"),
-                      (["--dask", "local:0"], "local:N takes a number of processes of at least 1"),
-                      (["--dask", "local", "--algorithm", "boundless"], "--dask: trains BPE only")):
+                      (["--dask", "local:0"], "local:N takes a number of processes of at least 1")):
         r = subprocess.run([sys.executable, "-m", "supertok", "train", corpus[0], "-o", str(tmp_path / "x.model"),
                             "--vocab-size", "300"] + args, capture_output=True, text=True, env=env)
         assert r.returncode == 2 and msg in r.stderr, (args, r.stderr)

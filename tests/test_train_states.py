@@ -116,6 +116,39 @@ def test_the_states_in_order_and_misuse(trains):
     b.trainer_free(t)
 
 
+@pytest.mark.parametrize("algorithm,s,flags", [(BOUNDLESS, 0, 0), (SUPERBPE, 10, NGRAM_SPLIT)])
+def test_a_counter_from_the_spec_counts_as_the_trainers(trains, algorithm, s, flags):
+    """st_trainer_candidates_spec / st_candidates_new (supertok.dask's workers): a counter made from
+    the trainer's spec, without the trainer, saves what the trainer's own counter saves; its saved
+    candidates load into one of those, and the model is the one the trainer's counters give."""
+    b = trains
+    t, ref = _trainer(b, algorithm, s, flags), _trainer(b, algorithm, s, flags)
+    _out_of_order(lambda: b.trainer_candidates_spec(t))  # phase 1 is not done
+    for x in (t, ref):
+        while b.trainer_stat(x, STATE) == MERGING:
+            b.trainer_step(x, 1000)
+    spec = b.trainer_candidates_spec(t)
+    assert spec[:8] == b"stcandsp" and len(spec) >= 84
+    k, own = b.candidates_new(spec), b.trainer_candidates_new(t)
+    for c in (k, own):
+        b.counter_add_documents(c, DOCS)
+    assert b.counter_save(k) == b.counter_save(own)
+    back = b.trainer_candidates_new(t)
+    b.counter_load(back, b.counter_save(k))
+    b.trainer_candidates_add(t, back)
+    for c in (k, own, back):
+        b.counter_free(c)
+    while b.trainer_stat(t, STATE) != DONE:
+        b.trainer_step(t, 1000)
+    _out_of_order(lambda: b.trainer_candidates_spec(t))
+    assert b.trainer_write_model(t, b"states", []) == _run(b, ref, 1)
+    with pytest.raises(SupertokError) as info:
+        b.candidates_new(spec[:-3])
+    assert info.value.name == "ST_ERR_MALFORMED_MODEL" and info.value.offset == len(spec) - 3, info.value
+    for x in (t, ref):
+        b.trainer_free(x)
+
+
 def test_refused_options(trains):
     b = trains
     c = b.counter_new(3, 0, None)

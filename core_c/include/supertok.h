@@ -801,9 +801,9 @@ ST_API st_status st_counter_token_counts(const st_counter *counter, const st_enc
 #define ST_COUNTER_UNIQUE 3    /* distinct pretokens */
 #define ST_COUNTER_KIND 4      /* ST_COUNTER_KIND_PRETOKENS or ST_COUNTER_KIND_CANDIDATES */
 #define ST_COUNTER_KIND_PRETOKENS 0
-#define ST_COUNTER_KIND_CANDIDATES 1 /* made by st_trainer_candidates_new: DOCUMENTS and BYTES as
-                                        above, PRETOKENS = candidates counted (with multiplicity),
-                                        UNIQUE = distinct candidates */
+#define ST_COUNTER_KIND_CANDIDATES 1 /* made by st_trainer_candidates_new or st_candidates_new:
+                                        DOCUMENTS and BYTES as above, PRETOKENS = candidates
+                                        counted (with multiplicity), UNIQUE = distinct candidates */
 ST_API uint64_t st_counter_stat(const st_counter *counter, int what);
 
 /* The counts as bytes (a versioned binary format, docs/formats/train-format.md): the pre-tokenizer,
@@ -950,6 +950,24 @@ ST_API st_status st_trainer_set_superwords(st_trainer *trainer, int algorithm, u
 ST_API st_status st_trainer_candidates_new(const st_trainer *trainer, const st_allocator *alloc, st_counter **out,
                                            st_error *err);
 ST_API st_status st_trainer_candidates_add(st_trainer *trainer, st_counter *candidates, st_error *err);
+
+/* The pass over the texts in other processes or machines (a cluster's workers): the trainer
+ * saves what a candidates counter needs as bytes, its spec (a versioned binary format,
+ * docs/formats/train-format.md: the pre-tokenizer, the algorithm and SuperBPE's s, the alphabet,
+ * the kept regular merges and the eligible vocabulary's fingerprint; 84 + 8 bytes a kept merge),
+ * in state ST_TRAINING_CANDIDATES (else ST_ERR_INVALID_ARGUMENT, kind ST_KIND_OUT_OF_ORDER);
+ * size query with cap 0 (ST_ERR_BUFFER_TOO_SMALL, *out_len the size). st_candidates_new makes a
+ * candidates counter from a spec, with no trainer: the counter st_trainer_candidates_new gives
+ * (same pre-tokenizer, eligible vocabulary and fingerprint), so its counts, merged or saved
+ * (st_counter_save) and loaded (st_counter_load) into a counter of st_trainer_candidates_new, go
+ * back to the trainer; given back directly (st_trainer_candidates_add) it is accepted too. A
+ * malformed or truncated spec (a merge of an id not made before it, tokens past a model's limit
+ * on token bytes, a fingerprint that is not the merges') is ST_ERR_MALFORMED_MODEL with
+ * err->offset its byte offset and a message; nothing is made then. */
+ST_API st_status st_trainer_candidates_spec(const st_trainer *trainer, uint8_t *out, size_t cap, size_t *out_len,
+                                            st_error *err);
+ST_API st_status st_candidates_new(const uint8_t *spec, size_t len, const st_allocator *alloc, st_counter **out,
+                                   st_error *err);
 
 /* Statistics of phase 2 (st_trainer_stat, beside ST_TRAINER_*). */
 #define ST_TRAINER_PHASE 5        /* 1, or 2 once phase 2 has started */

@@ -22,7 +22,9 @@
 //    one counter's, save -> load -> save is the identity, the input loaded as a candidates file
 //    is refused with nothing added or saved back byte for byte; BoundlessBPE in steps of 1 and in
 //    one step gives the same model, which parses; SuperBPE with the s BoundlessBPE found gives
-//    the same merges and supermerges (the invariant); allocation failures as above;
+//    the same merges and supermerges (the invariant); allocation failures as above; the candidates
+//    spec: a counter made from it (st_candidates_new) counts as the trainer's, byte for byte, and
+//    the input read as a spec is refused (ST_ERR_MALFORMED_MODEL, an offset in it) or accepted;
 //  - the stepwise trainer (st_trainer_set_superwords, st_trainer_candidates_new / _add, the step
 //    closing the pass) driven by calls picked from the input, in and out of order: a call its
 //    state does not take is ST_KIND_OUT_OF_ORDER and changes nothing; finished, its model is the
@@ -133,6 +135,40 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
         }
         free(bb);
         st_counter_free(r);
+    }
+    /* the candidates spec: a counter made from it counts as the trainer's (k); the input, alone
+     * and after a spec's first 12 bytes (magic, version), is a spec refused with an offset in it
+     * or accepted; with an allocation failing, ST_ERR_OUT_OF_MEMORY or a counter, no leak */
+    {
+        size_t ln = 0;
+        st__candidates_spec(t, ST_ALGORITHM_BOUNDLESS, 0, NULL, 0, &ln, NULL);
+        uint8_t *sp = (uint8_t *)malloc(ln + 12 + size);
+        st_counter *ks = NULL;
+        if (st__candidates_spec(t, ST_ALGORITHM_BOUNDLESS, 0, sp, ln, &ln, &err) != ST_OK ||
+            st_candidates_new(sp, ln, NULL, &ks, &err) != ST_OK)
+            fail("candidates spec round trip", data, size);
+        st_counter_add(ks, text, len, ST_COUNT_LINES, NULL);
+        if (!same(ks, k)) fail("a spec's counter counts differently from the trainer's", data, size);
+        st_counter_free(ks);
+        if (fail_at >= 0) {
+            budget bg = {fail_at, 0};
+            st_allocator al = {b_alloc, b_free, &bg};
+            st_status st = st_candidates_new(sp, ln, &al, &ks, NULL);
+            if (st == ST_OK) st_counter_free(ks);
+            else if (st != ST_ERR_OUT_OF_MEMORY || ks) fail("oom candidates spec", data, size);
+            if (bg.live != 0) fail("a leak in st_candidates_new", data, size);
+        }
+        memcpy(sp + 12, data, size);
+        for (int pre = 0; pre < 2; pre++) {
+            const uint8_t *in = pre ? sp : data;
+            size_t n = pre ? 12 + size : size;
+            ks = NULL;
+            st_status st = st_candidates_new(in, n, NULL, &ks, &err);
+            if (st == ST_OK) st_counter_free(ks);
+            else if (st != ST_ERR_MALFORMED_MODEL || ks || err.unit != ST_UNIT_BYTE || err.offset > n || !err.message[0])
+                fail("a malformed spec: status, offset or message", data, size);
+        }
+        free(sp);
     }
     /* BOUNDLESS in one step and in steps of 1, on two trainers trained alike */
     uint64_t vocab = st_trainer_stat(t, ST_TRAINER_TARGET) + st_trainer_stat(t, ST_TRAINER_ALPHABET) + 1;

@@ -1806,6 +1806,180 @@ static void test_trainer_states(void) {
     }
 }
 
+/* ---- the candidates spec (st_trainer_candidates_spec, st_candidates_new) ------------------------ */
+
+static const char *const g_spec_docs[] = {
+    "the cat sat on the mat and the cat saw the dog\n",
+    "in order to see the cat, the dog sat on the mat\n",
+    "der Hund und die Katze, die Katze und der Hund über dem Haus\n",
+    "日本語 の 文章 と 日本語 の 文章 、 中文 的 句子 和 中文 的 句子\n",
+    "мир слово язык мир слово язык; λόγος καὶ λόγος καὶ\n",
+};
+#define SPEC_DOCS 5
+
+/* A trainer over the spec documents (repeated), phase 1 done: in state ST_TRAINING_CANDIDATES. */
+static st_trainer *spec_trainer(int pattern, uint32_t flags, int alphabet, int algorithm, uint64_t s) {
+    st_counter *c = NULL;
+    st_trainer *t = NULL;
+    st_error e;
+    size_t made;
+    CHECK(st_counter_new(pattern, flags, NULL, 0, NULL, &c, &e) == ST_OK, "counter: %s", e.message);
+    if (!c) return NULL;
+    for (size_t i = 0; i < SPEC_DOCS * STATE_REPEAT; i++)
+        CHECK(st_counter_add(c, g_spec_docs[i % SPEC_DOCS], strlen(g_spec_docs[i % SPEC_DOCS]), 0, &e) == ST_OK, "count");
+    uint64_t alpha = 0;
+    { /* the alphabet: a trainer over the counts with a vocabulary no alphabet reaches */
+        st_trainer *probe = NULL;
+        CHECK(st_trainer_new(c, ST_TRAIN_PAPER, alphabet, (uint64_t)1 << 40, 0, 0, NULL, &probe, &e) == ST_OK, "probe");
+        alpha = st_trainer_stat(probe, ST_TRAINER_ALPHABET);
+        st_trainer_free(probe);
+    }
+    CHECK(st_trainer_new(c, ST_TRAIN_PAPER, alphabet, alpha + 150, 0, 0, NULL, &t, &e) == ST_OK, "trainer: %s", e.message);
+    st_counter_free(c);
+    if (!t) return NULL;
+    CHECK(st_trainer_set_superwords(t, algorithm, s, 0, &e) == ST_OK, "set_superwords: %s", e.message);
+    CHECK(st_trainer_step(t, (size_t)-1, &made, &e) == ST_OK &&
+              st_trainer_stat(t, ST_TRAINER_STATE) == ST_TRAINING_CANDIDATES, "phase 1: %s", e.message);
+    return t;
+}
+
+static uint8_t *spec_of(const st_trainer *t, size_t *n) {
+    st_error e;
+    *n = 0;
+    CHECK(st_trainer_candidates_spec(t, NULL, 0, n, &e) == ST_ERR_BUFFER_TOO_SMALL && *n >= 84, "spec size query");
+    uint8_t *b = (uint8_t *)malloc(*n + 1);
+    size_t m = 0;
+    CHECK(st_trainer_candidates_spec(t, b, *n, &m, &e) == ST_OK && m == *n, "spec: %s", e.message);
+    return b;
+}
+
+static uint8_t *counter_bytes(const st_counter *c, size_t *n) {
+    *n = 0;
+    st_counter_save(c, NULL, 0, n, NULL);
+    uint8_t *b = (uint8_t *)malloc(*n ? *n : 1);
+    CHECK(st_counter_save(c, b, *n, n, NULL) == ST_OK, "save");
+    return b;
+}
+
+/* The rest of the training with one counter given back, fed the spec documents; the model. */
+static char *spec_finish(st_trainer *t, st_counter *k) {
+    st_error e;
+    size_t made, len = 0;
+    CHECK(st_trainer_candidates_add(t, k, &e) == ST_OK, "candidates_add: %s", e.message);
+    CHECK(st_trainer_step(t, (size_t)-1, &made, &e) == ST_OK, "close the pass: %s", e.message);
+    CHECK(st_trainer_step(t, (size_t)-1, &made, &e) == ST_OK && st_trainer_stat(t, ST_TRAINER_DONE) == 1,
+          "phase 2: %s", e.message);
+    st_trainer_write_model(t, "spec", 4, NULL, NULL, 0, NULL, 0, &len, NULL);
+    char *m = (char *)malloc(len + 1);
+    CHECK(st_trainer_write_model(t, "spec", 4, NULL, NULL, 0, m, len, &len, &e) == ST_OK, "write: %s", e.message);
+    m[len] = 0;
+    return m;
+}
+
+static void test_candidates_spec(void) {
+    st_error e;
+    static const struct { int pattern; uint32_t flags; int alphabet, algorithm; uint64_t s; } cases[] = {
+        {ST_PATTERN_O200K, 0, ST_ALPHABET_BYTES, ST_ALGORITHM_BOUNDLESS, 0},
+        {ST_PATTERN_O200K, 0, ST_ALPHABET_UBE, ST_ALGORITHM_SUPERBPE, 20},
+        {ST_PATTERN_CL100K, ST_PRETOK_SCRIPT_AWARE, ST_ALPHABET_UBE, ST_ALGORITHM_BOUNDLESS, 0},
+        {ST_PATTERN_GPT2, ST_PRETOK_SCRIPT_AWARE, ST_ALPHABET_BYTES, ST_ALGORITHM_SUPERBPE, 30},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        st_trainer *t1 = spec_trainer(cases[ci].pattern, cases[ci].flags, cases[ci].alphabet, cases[ci].algorithm,
+                                      cases[ci].s);
+        st_trainer *t2 = spec_trainer(cases[ci].pattern, cases[ci].flags, cases[ci].alphabet, cases[ci].algorithm,
+                                      cases[ci].s);
+        if (!t1 || !t2) return;
+        size_t n;
+        uint8_t *spec = spec_of(t1, &n);
+        uint64_t merges = st_trainer_stat(t1, ST_TRAINER_MERGES), room = st_trainer_stat(t1, ST_TRAINER_TARGET) - cases[ci].s;
+        uint64_t kept = cases[ci].algorithm == ST_ALGORITHM_SUPERBPE && room < merges ? room : merges;
+        CHECK(n == 84 + 8 * (size_t)kept && kept > 20, "case %zu: spec size %zu, %llu kept", ci, n, (unsigned long long)kept);
+        /* a counter from the spec counts what the trainer's counter counts, byte for byte */
+        st_counter *ks = NULL, *kt = NULL, *kl = NULL;
+        CHECK(st_candidates_new(spec, n, NULL, &ks, &e) == ST_OK, "case %zu: st_candidates_new: %s", ci, e.message);
+        CHECK(st_trainer_candidates_new(t2, NULL, &kt, &e) == ST_OK, "candidates_new");
+        if (!ks || !kt) return;
+        CHECK(st_counter_stat(ks, ST_COUNTER_KIND) == ST_COUNTER_KIND_CANDIDATES, "a candidates counter");
+        for (size_t d = 0; d < SPEC_DOCS * 3; d++) {
+            const char *doc = g_spec_docs[d % SPEC_DOCS];
+            CHECK(st_counter_add(ks, doc, strlen(doc), 0, &e) == ST_OK && st_counter_add(kt, doc, strlen(doc), 0, &e) == ST_OK,
+                  "feed");
+        }
+        size_t ls, lt;
+        uint8_t *bs = counter_bytes(ks, &ls), *bt = counter_bytes(kt, &lt);
+        CHECK(ls == lt && !memcmp(bs, bt, ls) && st_counter_stat(ks, ST_COUNTER_UNIQUE) > 0,
+              "case %zu: the spec's counter saves as the trainer's (%zu / %zu bytes)", ci, ls, lt);
+        /* its saved counts load into the trainer's counter, which goes back to the trainer */
+        CHECK(st_trainer_candidates_new(t1, NULL, &kl, &e) == ST_OK && st_counter_load(kl, bs, ls, &e) == ST_OK,
+              "case %zu: load into the trainer's counter: %s", ci, e.message);
+        char *m1 = spec_finish(t1, kl), *m2 = spec_finish(t2, ks);
+        CHECK(m1 && m2 && !strcmp(m1, m2), "case %zu: the models differ", ci);
+        free(m1);
+        free(m2);
+        free(bs);
+        free(bt);
+        st_counter_free(ks);
+        st_counter_free(kt);
+        st_counter_free(kl);
+        /* malformed specs: refused with an offset inside the spec, nothing made */
+        st_counter *bad = NULL;
+        for (size_t cut = 0; cut < n; cut += cut < 100 ? 1 : 7) {
+            st_status st = st_candidates_new(spec, cut, NULL, &bad, &e);
+            CHECK(st == ST_ERR_MALFORMED_MODEL && !bad && e.unit == ST_UNIT_BYTE && e.offset <= cut && e.message[0],
+                  "case %zu: cut at %zu: %d", ci, cut, (int)st);
+        }
+        uint8_t *dam = (uint8_t *)malloc(n + 1);
+        for (size_t at = 0; at < n; at++) {
+            for (int bit = 0; bit < 8; bit += 3) {
+                memcpy(dam, spec, n);
+                dam[at] ^= (uint8_t)(1u << bit);
+                st_status st = st_candidates_new(dam, n, NULL, &bad, &e);
+                if (st == ST_OK) { /* a field the spec cannot check: the pre-tokenizer, SuperBPE's s */
+                    CHECK((at >= 12 && at < 52) || (at >= 60 && at < 68), "case %zu: damage at %zu accepted", ci, at);
+                    st_counter_free(bad);
+                    bad = NULL;
+                } else
+                    CHECK(st == ST_ERR_MALFORMED_MODEL && !bad && e.offset <= n && e.message[0],
+                          "case %zu: damage at %zu: %d %s", ci, at, (int)st, e.message);
+            }
+        }
+        memcpy(dam, spec, n);
+        dam[n] = 0;
+        CHECK(st_candidates_new(dam, n + 1, NULL, &bad, &e) == ST_ERR_MALFORMED_MODEL && e.offset == n, "a byte after the merges");
+        memcpy(dam, spec, n);
+        dam[76] ^= 1;
+        CHECK(st_candidates_new(dam, n, NULL, &bad, &e) == ST_ERR_MALFORMED_MODEL && e.offset == 76, "the fingerprint");
+        if (n > 84) {
+            memcpy(dam, spec, n);
+            dam[84 + 3] = 0x7F; /* the first merge's left id: one not made yet */
+            CHECK(st_candidates_new(dam, n, NULL, &bad, &e) == ST_ERR_MALFORMED_MODEL && e.offset == 84, "a later id");
+        }
+        free(dam);
+        free(spec);
+        CHECK(out_of_order(st_trainer_candidates_spec(t1, NULL, 0, &n, &e), &e), "case %zu: a spec when done", ci);
+        st_trainer_free(t1);
+        st_trainer_free(t2);
+    }
+    /* out of order: in phase 1, and a BPE trainer; NULL arguments */
+    {
+        st_trainer *t = state_trainer(ST_ALGORITHM_BPE, 0, 0);
+        size_t n = 0, made;
+        st_counter *k = NULL;
+        if (!t) return;
+        CHECK(out_of_order(st_trainer_candidates_spec(t, NULL, 0, &n, &e), &e), "a spec in phase 1");
+        CHECK(st_trainer_step(t, (size_t)-1, &made, &e) == ST_OK, "phase 1");
+        CHECK(out_of_order(st_trainer_candidates_spec(t, NULL, 0, &n, &e), &e), "a spec of BPE");
+        CHECK(st_trainer_candidates_spec(NULL, NULL, 0, &n, &e) == ST_ERR_INVALID_ARGUMENT, "NULL trainer");
+        CHECK(st_trainer_candidates_spec(t, NULL, 0, NULL, &e) == ST_ERR_INVALID_ARGUMENT, "NULL out_len");
+        CHECK(st_candidates_new(NULL, 5, NULL, &k, &e) == ST_ERR_INVALID_ARGUMENT && !k, "NULL spec");
+        CHECK(st_candidates_new((const uint8_t *)"stcandsp", 8, NULL, NULL, &e) == ST_ERR_INVALID_ARGUMENT, "NULL out");
+        CHECK(st_candidates_new((const uint8_t *)"stcounts", 8, NULL, &k, &e) == ST_ERR_MALFORMED_MODEL && e.offset == 0 && !k,
+              "another magic");
+        st_trainer_free(t);
+    }
+}
+
 static void test_superwords(int seeds) {
     test_ngrams_and_errors();
     for (int s = 0; s < seeds; s++) super_random((unsigned)s);
@@ -1937,6 +2111,7 @@ int main(int argc, char **argv) {
     for (int s = 0; s < n; s++) compare_with_reference((unsigned)s);
     test_superwords(n / 2 + 1);
     test_trainer_states();
+    test_candidates_spec();
     test_runs_against_reference((unsigned)(n / 5 + 1));
 #ifdef ST_TEST_COUNTERS
     test_run_work_is_linear();

@@ -236,14 +236,32 @@ def _merged(options, parts, min_count=1):
     backend = _current_backend()
     counter = _new_counter(backend, options)
     try:
-        for i, p in enumerate(parts):
-            try:
-                backend.counter_load(counter, p)
-            except SupertokError as exc:
-                raise ValueError("counts %d of %d: %s" % (i + 1, len(parts), exc)) from None
+        _load_all(backend, counter, parts)
         if min_count > 1:
             backend.counter_prune(counter, min_count)
         return _saved(backend, counter)
+    finally:
+        backend.counter_free(counter)
+
+
+def _load_all(backend, counter, parts):
+    """Load (and check) every saved part into counter."""
+    for i, p in enumerate(parts):
+        try:
+            backend.counter_load(counter, p)
+        except SupertokError as exc:
+            raise ValueError("counts %d of %d: %s" % (i + 1, len(parts), exc)) from None
+
+
+def _sum_candidates(spec, parts):
+    """The saved sum of saved candidates counts (version 2) of one eligible vocabulary: all loaded
+    (and checked) into one counter made from the trainer's candidates spec, saved once
+    (supertok.dask's reduction of the candidates pass)."""
+    backend = _current_backend()
+    counter = backend.candidates_new(spec)
+    try:
+        _load_all(backend, counter, parts)
+        return backend.counter_save(counter)
     finally:
         backend.counter_free(counter)
 

@@ -1169,10 +1169,14 @@ def _extension_args(extend, seed_merges, algorithm, mode, alphabet):
 def _train(source, *, vocab_size, mode="paper", alphabet=None, pattern=None, script_aware=False, scripts=None,
            special_tokens=(), min_frequency=None, algorithm="bpe", supermerges=None, ngram_split=False, threads=None,
            progress=None, name=None, text_column="text", extend=None, seed_merges=None, min_count=None,
-           counted_min_count=None):
+           counted_min_count=None, candidates_pass=None):
     """train() with the model's name (the command line names it after its file); returns the
     Encoding (its model text is enc._model_data). counted_min_count: the per-shard min_count the
-    counts given were pruned with (supertok.dask), for an extension's training line."""
+    counts given were pruned with (supertok.dask), for an extension's training line. candidates_pass:
+    the second pass of superwords run elsewhere (supertok.dask: on a cluster's workers), so that
+    counts can train them: a function given the trainer's candidates spec (bytes,
+    st_trainer_candidates_spec) that returns the saved candidates counts of the whole text (.stcounts
+    version 2 bytes), made by counters of that spec."""
     backend = _current_backend()
     ext = None
     if extend is not None:
@@ -1204,7 +1208,7 @@ def _train(source, *, vocab_size, mode="paper", alphabet=None, pattern=None, scr
     pid, flags, spec = _pretokenizer.options(pattern, script_aware, scripts)
     given = _counts_given(source)
     if given is not None:
-        if algorithm_id:
+        if algorithm_id and candidates_pass is None:
             raise argument_error("algorithm", "algorithm=%r trains from the text: its supermerge candidates pass "
                                  "reads the documents again with the phase-1 model, which counts do not hold; pass "
                                  "the text files (or train algorithm='bpe' from counts)" % (algorithm,))
@@ -1331,14 +1335,21 @@ def _train(source, *, vocab_size, mode="paper", alphabet=None, pattern=None, scr
                     # the second pass: the texts again, into candidates counters the trainer gives (one
                     # per thread) and takes back
                     first = len(counters)  # counters[0] is the counts when a superword sweep keeps them
-                    for _ in range(n_threads):
-                        counters.append(backend.trainer_candidates_new(trainer))
 
                     def candidates_report(docs, nb, done=False, unique=None):
                         report(TrainProgress("candidates", docs, nb, made, target, time.monotonic() - t0, done, 0,
                                              unique))
 
-                    _count(backend, _items_again(sources, spool, chunk), counters[first:], candidates_report)
+                    if candidates_pass is None:
+                        for _ in range(n_threads):
+                            counters.append(backend.trainer_candidates_new(trainer))
+                        _count(backend, _items_again(sources, spool, chunk), counters[first:], candidates_report)
+                    else:  # counted elsewhere from the spec: the sum, loaded into one of the trainer's counters
+                        candidates_report(0, 0)
+                        data = candidates_pass(backend.trainer_candidates_spec(trainer))
+                        counters.append(backend.trainer_candidates_new(trainer))
+                        backend.counter_load(counters[-1], data)
+                        del data  # the counter holds them now
                     if spool is not None and last:
                         spool.close()
                         spool = None

@@ -259,8 +259,9 @@ def build_parser():
                         "comment)")
     t.add_argument("--dask", default=None, metavar="ADDRESS",
                    help="count the pretokens on a Dask cluster (supertok.dask; needs supertok[dask]), then train "
-                        "here: a scheduler's address (tcp://host:8786), or local (a LocalCluster of a process per "
-                        "core) or local:N (N processes). --threads does not apply to the counting then")
+                        "here (superwords: their candidates pass runs on the cluster too): a scheduler's address "
+                        "(tcp://host:8786), or local (a LocalCluster of a process per core) or local:N (N "
+                        "processes). --threads does not apply to the counting then")
     t.add_argument("--token-counts", action="store_true",
                    help="also write OUT.token-counts.json beside each model: how often each token occurs when the "
                         "training counts are encoded with it (what evaluate's vocabulary diagnostics read; BPE)")
@@ -790,7 +791,7 @@ def _model_name(args):
     return name or "model"
 
 
-def _train_dask(args, files, options, kw, train_as, train_on=None):
+def _train_dask(args, files, options, kw, train_as, train_on=None, min_count=1):
     """cmd_train with --dask: the counting on the cluster (supertok.dask), the training here."""
     try:
         import distributed
@@ -820,7 +821,7 @@ def _train_dask(args, files, options, kw, train_as, train_on=None):
         except OSError as exc:
             raise CliError("--dask", "cannot reach the scheduler at %s: %s" % (where, exc), EXIT_ENV) from None
         count_progress = True if args.progress == "on" or (args.progress == "auto" and _isatty(sys.stderr)) else None
-        return sd._train(files, client=client, min_count=args.min_count or 1, shard_bytes=None,
+        return sd._train(files, client=client, min_count=min_count, shard_bytes=None,
                          count_progress=count_progress,
                          train_fn=train_on or (lambda counts, **k: train_as(options, counts, **k)), **kw)
     finally:
@@ -875,9 +876,6 @@ def cmd_train(args):
     if args.token_counts and args.algorithm != "bpe":
         raise CliError("--token-counts", "applies to BPE models (--algorithm bpe): a superword model's supermerges "
                                          "join pretokens, so its token counts come from encoding the text")
-    if args.dask is not None and args.algorithm != "bpe":
-        raise CliError("--dask", "trains BPE only (--algorithm bpe): superwords need a second pass over the text; "
-                                 "train --algorithm %s without --dask" % args.algorithm)
     kw = dict(vocab_size=args.vocab_size, mode=args.mode, alphabet=args.alphabet, pattern=pattern,
               script_aware=args.script_aware, scripts=scripts, special_tokens=args.special_tokens,
               min_frequency=args.min_frequency, algorithm=args.algorithm, supermerges=args.supermerges,
@@ -901,7 +899,8 @@ def cmd_train(args):
                                          text_column=args.text_column, min_count=min_count)
                 enc = train_on(counts, counted_min_count=min_count, **kw)
             else:
-                enc = _train_dask(args, files, options, kw, _train_as, train_on if args.token_counts else None)
+                enc = _train_dask(args, files, options, kw, _train_as, train_on if args.token_counts else None,
+                                  min_count=min_count)
         for w in caught:  # a training that stopped short says why (the others are passed on)
             if issubclass(w.category, TrainWarning):
                 if args.progress != "off":  # off: nothing but errors (the model's comment says it)

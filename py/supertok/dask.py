@@ -7,6 +7,15 @@ bytes (the .stcounts format), then a tree of tasks on the workers adding them (`
 time), so that only the total comes back to the caller. The merge loop (supertok.train on that
 Counts) is one process: it runs on the caller.
 
+Superwords (algorithm "boundless" or "superbpe") need a second pass over the text once phase 1 is
+done: the supermerge candidates. The trainer on the caller saves what a candidates counter needs
+(its spec: the pre-tokenizer and the eligible vocabulary, st_trainer_candidates_spec), which is
+sent to the cluster once (as a task's result, so that it is computed again if the workers holding
+it die); one task per shard (the counting pass's shards) counts the shard's
+candidates with a counter made from the spec (st_candidates_new), and a tree of tasks adds them on
+the workers; the total comes back as bytes, is loaded into one of the trainer's own counters and
+given back to it, and training goes on (phase 2).
+
 Shards: a compressed file is one shard; an uncompressed file (.txt, or .jsonl) larger than
 shard_bytes is cut in byte ranges of about shard_bytes, on line boundaries (`shard_ranges`: a
 range [start, end) holds the lines that begin in it, so every line belongs to exactly one shard).
@@ -26,6 +35,7 @@ Importing supertok does not import this module (nor Dask): `import supertok.dask
 """
 import collections
 import glob
+import inspect
 import io
 import os
 import sys
@@ -45,11 +55,13 @@ __all__ = ["count_pretokens", "train", "shard_ranges", "DaskProgress"]
 FAN_IN = 4  # counts added per reduction task
 _SUPERWORDS = ("boundless", "superbpe")
 
-DaskProgress = collections.namedtuple("DaskProgress", "shards_done shards bytes total_bytes elapsed rate done")
+DaskProgress = collections.namedtuple("DaskProgress", "shards_done shards bytes total_bytes elapsed rate done phase",
+                                      defaults=("count",))
 DaskProgress.__doc__ = """Counting on the cluster so far, given to a progress callback: shards_done of
 shards counted, bytes of input (as stored on disk: compressed files count their compressed size) of
 total_bytes, elapsed seconds since the tasks were submitted, rate in bytes a second, done on the last
-record (the total is added up then)."""
+record (the total is added up then); phase "count" (the pretokens) or "candidates" (superwords' second
+pass, once per vocabulary size trained)."""
 
 
 # ---- shards -----------------------------------------------------------------------------------
@@ -172,35 +184,64 @@ def _jsonl_docs(path, first, data, base_line):
         raise ShardError(msg, path, line, off) from None
 
 
-def _count_shard(shard, pretokenizer, min_count):
-    """The counts of one shard (supertok.Counts), filtered by min_count."""
+def _shard_input(shard):
+    """What a shard's documents are, as supertok.train reads them: ("file", path) for a whole file
+    (its reader), ("lines", bytes) for a range of a text file (whole lines, checked to be UTF-8:
+    counted in one core call, as train counts a file), ("documents", iterator of str) for a range
+    of a JSON-lines file. Errors are ShardErrors naming the file and its line."""
     path, start, end, _size = shard
     if start is None:
-        try:
-            counts = supertok.count_pretokens(path, threads=1, progress=False, **pretokenizer)
-        except _T.SourceError as exc:
-            raise ShardError(str(exc), exc.path, exc.line, exc.offset) from None
-    else:
-        with open(path, "rb") as f:
-            first, data = _range_bytes(f, start, end, os.fstat(f.fileno()).st_size)
-        if _T._kind(path)[1]:
-            docs = _jsonl_docs(path, first, data, lambda: _lines_before(path, first))
-        else:
-            try:
-                data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                off = first + exc.start
-                line = _lines_before(path, first) + data.count(b"\n", 0, exc.start) + 1
-                col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1)
-                raise ShardError("%s: line %d: invalid UTF-8 at byte %d of the line (byte %d of the file)"
-                                 % (path, line, col, off), path, line, off) from None
-            docs = None  # whole lines of text: counted in one core call, as train counts a file
-        if docs is None:
+        return "file", path
+    with open(path, "rb") as f:
+        first, data = _range_bytes(f, start, end, os.fstat(f.fileno()).st_size)
+    if _T._kind(path)[1]:
+        return "documents", _jsonl_docs(path, first, data, lambda: _lines_before(path, first))
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        off = first + exc.start
+        line = _lines_before(path, first) + data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1)
+        raise ShardError("%s: line %d: invalid UTF-8 at byte %d of the line (byte %d of the file)"
+                         % (path, line, col, off), path, line, off) from None
+    return "lines", data
+
+
+def _count_shard(shard, pretokenizer, min_count):
+    """The counts of one shard (supertok.Counts), filtered by min_count."""
+    kind, src = _shard_input(shard)
+    try:
+        if kind == "lines":
             from ._counts import _count_lines
-            counts = _count_lines(data, **pretokenizer)
+            counts = _count_lines(src, **pretokenizer)
         else:
-            counts = supertok.count_pretokens(docs, threads=1, progress=False, **pretokenizer)
+            counts = supertok.count_pretokens(src, threads=1, progress=False, **pretokenizer)
+    except _T.SourceError as exc:
+        raise ShardError(str(exc), exc.path, exc.line, exc.offset) from None
     return counts.filtered(min_count) if min_count > 1 else counts
+
+
+def _candidates_shard(shard, spec):
+    """The supermerge candidates of one shard as saved counts (.stcounts version 2 bytes), counted
+    by a counter made from the trainer's spec (st_candidates_new), the documents read as the
+    counting pass read them."""
+    from .backends import current
+    backend = current()
+    kind, src = _shard_input(shard)
+    counter = backend.candidates_new(spec)
+    try:
+        if kind == "lines":
+            backend.counter_add(counter, src, _T._COUNT_LINES)
+        else:
+            items = _T._items(_T._sources([src]), _T.CHUNK) if kind == "file" else _T._document_items(src, _T.CHUNK)
+            try:
+                for item in items:
+                    _T._feed(backend, counter, item)
+            except _T.SourceError as exc:
+                raise ShardError(str(exc), exc.path, exc.line, exc.offset) from None
+        return backend.counter_save(counter)
+    finally:
+        backend.counter_free(counter)
 
 
 def _shard_task(shard, pretokenizer, min_count):
@@ -213,6 +254,23 @@ def _add_task(*parts):
     """A task: the sum of counts given as bytes, as bytes."""
     from ._counts import _sum_bytes
     return _sum_bytes(parts)  # loaded into one counter and saved once
+
+
+def _spec_task(spec):
+    """A task: the candidates spec, held on the workers for the pass's tasks."""
+    return spec
+
+
+def _candidates_task(shard, spec):
+    """A task: one shard's candidates as bytes. (_candidates_shard is looked up when the task runs,
+    so a test can replace it on the workers.)"""
+    return _candidates_shard(shard, spec)
+
+
+def _add_candidates_task(spec, *parts):
+    """A task: the sum of candidates counts given as bytes, as bytes (one counter of the spec)."""
+    from ._counts import _sum_candidates
+    return _sum_candidates(spec, parts)
 
 
 # ---- the caller --------------------------------------------------------------------------------
@@ -228,8 +286,9 @@ def _progress_fn(progress):
             if not r.done and now - last[0] < 0.2:  # a line updated a few times a second
                 return
             last[0] = now
-            sys.stderr.write("\rsupertok.dask: %d/%d shards, %s of %s, %.1fs, %s/s%s"
-                             % (r.shards_done, r.shards, _T._human(r.bytes), _T._human(r.total_bytes), r.elapsed,
+            sys.stderr.write("\rsupertok.dask%s: %d/%d shards, %s of %s, %.1fs, %s/s%s"
+                             % ("" if r.phase == "count" else " " + r.phase, r.shards_done, r.shards,
+                                _T._human(r.bytes), _T._human(r.total_bytes), r.elapsed,
                                 _T._human(int(r.rate)), "\n" if r.done else ""))
             sys.stderr.flush()
         return show
@@ -289,6 +348,14 @@ def count_pretokens(paths, *, client=None, min_count=1, shard_bytes=None, progre
     Errors in a shard (invalid UTF-8, a bad JSON line, an unreadable compressed file) are raised
     here as supertok's SourceError naming the file and the line in the file.
     """
+    report, files = _count_args(paths, min_count, shard_bytes, progress, pretokenizer)
+    with _Client(client) as c:
+        counts, _shards_used = _count_on(c, files, min_count, shard_bytes, report, pretokenizer)
+    return counts
+
+
+def _count_args(paths, min_count, shard_bytes, progress, pretokenizer):
+    """count_pretokens' arguments checked (before any cluster starts): (report, files)."""
     unknown = set(pretokenizer) - {"pattern", "script_aware", "scripts"}
     if unknown:
         raise TypeError("unexpected keyword argument%s: %s" % ("s" if len(unknown) > 1 else "",
@@ -301,70 +368,118 @@ def count_pretokens(paths, *, client=None, min_count=1, shard_bytes=None, progre
     files = _paths(paths)
     supertok._pretokenizer.options(pretokenizer.get("pattern", "o200k"), pretokenizer.get("script_aware", False),
                                    pretokenizer.get("scripts"))  # checked here, before the cluster starts
-    with _Client(client) as c:
-        if shard_bytes is None:  # about two shards a worker
-            workers = max(1, len(c.scheduler_info().get("workers", {})))
-            size = sum(os.path.getsize(p) for p in files)
-            shard_bytes = min(max(size // (2 * workers) + 1, 16 << 20), 1 << 30)
-        shards = _shards(files, shard_bytes)
-        total_bytes = sum(s[3] for s in shards)
-        t0 = time.monotonic()
-        futures = [c.submit(_shard_task, s, pretokenizer, min_count, pure=False) for s in shards]
-        level = futures
-        while len(level) > 1:
-            level = [c.submit(_add_task, *level[i:i + FAN_IN], pure=False) for i in range(0, len(level), FAN_IN)]
-        final = level[0]
-        try:
-            done = nbytes = 0
-            size = {f.key: s[3] for f, s in zip(futures, shards)}
-            for f in distributed.as_completed(futures):
-                if f.status == "error":
-                    f.result()  # raises the task's error
-                done += 1
-                nbytes += size[f.key]
-                if report is not None:
-                    el = time.monotonic() - t0
-                    report(DaskProgress(done, len(shards), nbytes, total_bytes, el, nbytes / el if el > 0 else 0.0,
-                                        False))
-            data = final.result()
-        except ShardError as exc:
-            raise _source_error(exc) from None
-        finally:
-            for f in futures + [final]:
-                f.release()
-        if report is not None:
-            el = time.monotonic() - t0
-            report(DaskProgress(done, len(shards), nbytes, total_bytes, el, nbytes / el if el > 0 else 0.0, True))
-    return supertok.Counts.from_bytes(data)
+    return report, files
 
 
-def train(paths, *, client=None, min_count=1, shard_bytes=None, count_progress=None, **train_kwargs):
+def _count_on(c, files, min_count, shard_bytes, report, pretokenizer):
+    """The counts of files on the client's cluster, and the shards they were cut in: (Counts, shards)."""
+    if shard_bytes is None:  # about two shards a worker
+        workers = max(1, len(c.scheduler_info().get("workers", {})))
+        size = sum(os.path.getsize(p) for p in files)
+        shard_bytes = min(max(size // (2 * workers) + 1, 16 << 20), 1 << 30)
+    shards = _shards(files, shard_bytes)
+    data = _reduce_on(c, shards, lambda s: c.submit(_shard_task, s, pretokenizer, min_count, pure=False),
+                      lambda parts: c.submit(_add_task, *parts, pure=False), report, "count")
+    return supertok.Counts.from_bytes(data), shards
+
+
+def _reduce_on(c, shards, submit_shard, submit_add, report, phase):
+    """One task a shard (submit_shard(shard): its future), added by a tree of tasks on the workers
+    (submit_add(futures): the future of their sum, FAN_IN at a time); progress as each shard is done;
+    the total's bytes. A ShardError is raised as supertok's SourceError."""
+    total_bytes = sum(s[3] for s in shards)
+    t0 = time.monotonic()
+    futures = [submit_shard(s) for s in shards]
+    level = futures
+    while len(level) > 1:
+        level = [submit_add(level[i:i + FAN_IN]) for i in range(0, len(level), FAN_IN)]
+    final = level[0]
+    done = nbytes = 0
+    try:
+        size = {f.key: s[3] for f, s in zip(futures, shards)}
+        for f in distributed.as_completed(futures):
+            if f.status == "error":
+                f.result()  # raises the task's error
+            done += 1
+            nbytes += size[f.key]
+            if report is not None:
+                el = time.monotonic() - t0
+                report(DaskProgress(done, len(shards), nbytes, total_bytes, el, nbytes / el if el > 0 else 0.0,
+                                    False, phase))
+        data = final.result()
+    except ShardError as exc:
+        raise _source_error(exc) from None
+    finally:
+        for f in futures + [final]:
+            f.release()
+    if report is not None:
+        el = time.monotonic() - t0
+        report(DaskProgress(done, len(shards), nbytes, total_bytes, el, nbytes / el if el > 0 else 0.0, True, phase))
+    return data
+
+
+def train(paths, *, client=None, min_count=None, shard_bytes=None, count_progress=None, **train_kwargs):
     """Count the pretokens of files on a Dask cluster (count_pretokens), then train on the caller:
     supertok.train(counts, **train_kwargs). Returns the Encoding.
 
-    train_kwargs: as supertok.train takes them (vocab_size, mode, alphabet, pattern, script_aware,
-    scripts, special_tokens, min_frequency, threads, progress); the pre-tokenizer options go to the
-    counting too. count_progress: count_pretokens' progress. With min_count=1 the model is byte for
-    byte supertok.train's on the same files.
+    train_kwargs: as supertok.train takes them (vocab_size, a size or a list of sizes, mode,
+    alphabet, pattern, script_aware, scripts, special_tokens, min_frequency, algorithm, supermerges,
+    ngram_split, threads, progress); the pre-tokenizer options go to the counting too.
+    count_progress: count_pretokens' progress, also given the candidates pass's records (phase
+    "candidates"). With min_count=1 the model is byte for byte supertok.train's on the same files.
 
-    Superwords (algorithm "boundless" or "superbpe") are not trained here: their candidates pass
-    needs the text again with the phase-1 model, and this path trains BPE; supertok.train on the
-    files trains them (NotImplementedError).
+    Superwords (algorithm "boundless" or "superbpe"): once phase 1 is done on the caller, the
+    candidates pass runs on the cluster too (the trainer's candidates spec sent to the cluster once,
+    one task per shard of the counting pass, the sums added on the workers), and the sum goes back to
+    the trainer. min_count filters the pretoken counts of each shard, not the candidates.
+
+    extend (supertok.train's extension, SuperBPE's Stage 2): the shards are counted with the
+    superbpe pre-tokenizer (unless pattern says otherwise) and min_count defaults to 5 (1 otherwise);
+    the model's training line records it.
     """
+    unknown = set(train_kwargs) - (set(inspect.signature(supertok.train).parameters) - {"source"})
+    if unknown:  # supertok.train's arguments only (the trainer here is its _train, which takes a hook too)
+        raise TypeError("train() got unexpected keyword argument%s: %s" % ("s" if len(unknown) > 1 else "",
+                                                                         ", ".join(sorted(unknown))))
     return _train(paths, client=client, min_count=min_count, shard_bytes=shard_bytes, count_progress=count_progress,
-                  train_fn=supertok.train, **train_kwargs)
+                  train_fn=_T._train, **train_kwargs)
 
 
 def _train(paths, *, client, min_count, shard_bytes, count_progress, train_fn, **train_kwargs):
-    """train() with the function that trains on the counts (the command line's names its options)."""
-    algorithm = train_kwargs.get("algorithm", "bpe")
-    if algorithm in _SUPERWORDS:
-        raise NotImplementedError("supertok.dask trains BPE only (algorithm=%r): superword training needs a second "
-                                  "pass over the text with the phase-1 model, which this path does not distribute; "
-                                  "train superwords with supertok.train on the files" % (algorithm,))
+    """train() with the function that trains on the counts (the command line's names its options);
+    train_fn(counts, candidates_pass=..., **train_kwargs) for superwords (supertok._train._train's
+    hook: the second pass on the cluster)."""
     if "vocab_size" not in train_kwargs:
         raise TypeError("train() missing required keyword argument: 'vocab_size'")
+    extending = train_kwargs.get("extend") is not None
+    if min_count is None:
+        min_count = _T.EXTEND_MIN_COUNT if extending else 1
+    if extending:  # the Stage-2 pre-tokenizer, and the filter the counts went through, for the model
+        if train_kwargs.get("pattern") is None:
+            train_kwargs["pattern"] = _T.EXTEND_PATTERN
+        train_kwargs["counted_min_count"] = min_count
+    algorithm = train_kwargs.get("algorithm", "bpe")
+    if algorithm in _SUPERWORDS:  # the superword options, checked before the counting
+        _T._superword_args(algorithm, train_kwargs.get("supermerges"), train_kwargs.get("ngram_split", False),
+                           train_kwargs.get("mode", "paper"))
     pre = {k: train_kwargs.pop(k) for k in ("pattern", "script_aware", "scripts") if k in train_kwargs}
-    counts = count_pretokens(paths, client=client, min_count=min_count, shard_bytes=shard_bytes,
-                             progress=count_progress, **pre)
-    return train_fn(counts, **train_kwargs)  # the counts carry their pre-tokenizer
+    report, files = _count_args(paths, min_count, shard_bytes, count_progress, pre)
+    if algorithm not in _SUPERWORDS:  # the cluster's part ends with the counting
+        with _Client(client) as c:
+            counts, _shards_used = _count_on(c, files, min_count, shard_bytes, report, pre)
+        return train_fn(counts, **train_kwargs)  # the counts carry their pre-tokenizer
+    with _Client(client) as c:
+        counts, shards = _count_on(c, files, min_count, shard_bytes, report, pre)
+
+        def candidates_pass(spec):
+            """The candidates of every shard, counted on the workers from the trainer's spec, added there."""
+            # sent once, as a task's result (not scattered: data scattered is lost with the workers that
+            # hold it, a task's result is computed again), which the pass's tasks take from a worker
+            where = c.submit(_spec_task, spec, pure=False)
+            try:
+                return _reduce_on(c, shards, lambda s: c.submit(_candidates_task, s, where, pure=False),
+                                  lambda parts: c.submit(_add_candidates_task, where, *parts, pure=False), report,
+                                  "candidates")
+            finally:
+                where.release()
+        return train_fn(counts, candidates_pass=candidates_pass, **train_kwargs)

@@ -1,7 +1,7 @@
 /* Supermerge candidates (docs/design.md §8): which pretokens are eligible (a letter, and the
  * bytes of a token of the phase-1 vocabulary the algorithm keeps), and the state a candidates
  * counter carries. The counter itself is made from a finished phase-1 trainer by trainer.c
- * (st_counter_new_candidates); the counting is pretoken_counter.c's (the same table, merge, save
+ * (st_counter_new_candidates), or from the trainer's spec by candidates_spec.c; the counting is pretoken_counter.c's (the same table, merge, save
  * and load serve both kinds of counter); a candidate's key is its pretokens' bytes joined with
  * 0xFF, a byte UTF-8 never holds, so the key splits back unambiguously. */
 #include "candidates.h"

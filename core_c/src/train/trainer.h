@@ -127,6 +127,10 @@ const char *st__superword_args_error(const st_trainer *t, int algorithm, uint64_
  * trainer whose phase 1 is done and phase 2 not started (supertok.h, st_trainer_candidates_new). */
 st_status st__counter_new_candidates(const st_trainer *trainer, int algorithm, uint64_t supermerges,
                                      const st_allocator *alloc, st_counter **out, st_error *err);
+/* The spec of the candidates counter st__counter_new_candidates makes (supertok.h,
+ * st_trainer_candidates_spec; candidates_spec.c). */
+st_status st__candidates_spec(const st_trainer *trainer, int algorithm, uint64_t supermerges, uint8_t *out, size_t cap,
+                              size_t *out_len, st_error *err);
 /* Phase 2 from the candidates (made from this trainer with the same algorithm and supermerges,
  * possibly split; else ST_ERR_INVALID_ARGUMENT naming the mismatch); a refusal leaves phase 1 as
  * it was. */

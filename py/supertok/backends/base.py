@@ -526,6 +526,18 @@ class TrainingBackend(_CoreHost):
         (st_trainer_candidates_add); it takes nothing more, and the caller still frees it."""
 
     @abc.abstractmethod
+    def trainer_candidates_spec(self, trainer):
+        """What a candidates counter needs, as bytes (st_trainer_candidates_spec; state
+        ST_TRAINING_CANDIDATES): another process or machine makes the same counter from them with
+        candidates_new, without the trainer (supertok.dask's candidates pass)."""
+
+    @abc.abstractmethod
+    def candidates_new(self, spec):
+        """A candidates counter from a spec (st_candidates_new): the counter trainer_candidates_new
+        gives, so its saved counts load into one of those. SupertokError ("candidates spec")
+        ST_ERR_MALFORMED_MODEL, with the byte offset, for a malformed spec."""
+
+    @abc.abstractmethod
     def trainer_supermerges(self, trainer):
         """The supermerges so far: [(left id, right id, count), ...], ids as in the written model."""
 

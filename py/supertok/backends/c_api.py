@@ -856,6 +856,13 @@ class CoreBackend(Backend):
     def trainer_candidates_add(self, trainer, candidates):
         self._status_call("st_trainer_candidates_add", "candidates", trainer.ptr, candidates.ptr)
 
+    def trainer_candidates_spec(self, trainer):
+        return self._written("st_trainer_candidates_spec", (trainer.ptr,), "candidates spec")
+
+    def candidates_new(self, spec):
+        return self._new_handle("st_candidates_new", lambda f: (f.bytes(spec), len(spec), self._null),
+                                "candidates spec", "st_counter_free", ctype="st_counter *")
+
     def trainer_write_model(self, trainer, name, specials):
         text, ends = joined_with_ends(specials)
         return self._written("st_trainer_write_model", lambda f: (
