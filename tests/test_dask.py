@@ -247,6 +247,31 @@ def test_min_count_filters_each_shard(client, corpus):
             == supertok.train(expected, **kw)._model_data)
 
 
+@pytest.mark.trains
+@pytest.mark.parametrize("alphabet", ["bytes", "ube"])
+def test_extension_identical(client, corpus, alphabet):
+    """extend= on the cluster: the shards counted with the superbpe pattern and filtered at min_count
+    (5 by default) each, the model the one a single process trains from those counts; with min_count=1
+    the one supertok.train gives on the files."""
+    base = supertok.train(corpus, vocab_size=(243 if alphabet == "bytes" else 478) + 60, alphabet=alphabet,
+                          progress=False)
+    size = base.n_vocab + 80
+    one = sd.train(corpus, client=client, min_count=1, vocab_size=size, extend=base, progress=False)
+    assert one._model_data == supertok.train(corpus, vocab_size=size, extend=base, min_count=1,
+                                             progress=False)._model_data
+    shard_bytes, files = 12000, corpus[:2]  # text files: the test finds their shards' lines itself
+    parts = []
+    for path, start, end, _size in sd._shards(files, shard_bytes):
+        source = path if start is None else iter(_shard_docs(path, start, end))
+        parts.append(supertok.count_pretokens(source, pattern="superbpe").filtered(5))
+    assert len(parts) > 5
+    filtered = sd.train(files, client=client, shard_bytes=shard_bytes, vocab_size=size, extend=base, progress=False)
+    expected = supertok.train(sum(parts), vocab_size=size, extend=base, progress=False)
+    assert filtered.merges == expected.merges
+    text = filtered._model_data.decode()
+    assert "min_count=5 " in text and "\npattern superbpe\n" in text
+
+
 # ---- superwords: the candidates pass on the workers ------------------------------------------------
 
 _SUPERWORD_CASES = [("boundless", "bytes", 400, {}), ("superbpe", "ube", 660, {"supermerges": 60}),
@@ -434,7 +459,7 @@ def test_cli_dask(client, corpus, tmp_path):
     ref = supertok._train._train(corpus, vocab_size=660, algorithm="superbpe", supermerges=40, alphabet="ube",
                                  progress=False, name="m")
     assert out.read_bytes() == ref._model_data
-    for args, msg in ((["--min-count", "2"], "--min-count: applies only with --dask"),
+    for args, msg in ((["--seed-merges", "2"], "--seed-merges: applies only with --extend"),
                       (["--dask", "nowhere"], "--dask: is a scheduler's address"),
                       (["--dask", "local:0"], "local:N takes a number of processes of at least 1")):
         r = subprocess.run([sys.executable, "-m", "supertok", "train", corpus[0], "-o", str(tmp_path / "x.model"),

@@ -14,6 +14,8 @@ Also through the API: the model file's training line, loading and encoding an ex
 sweeps, the defaults, the refusals, and Counts as a source.
 """
 import os
+import subprocess
+import sys
 
 import pytest
 import supertok
@@ -201,3 +203,29 @@ def test_refusals(api_backend, tmp_path):
     assert supertok.train(iter(docs), vocab_size=300, extend=str(path), progress=False).merges[:30] == \
         [(left, right, count) for (left, right, count) in
          supertok.train(iter(docs), vocab_size=300, extend=base, progress=False).merges[:30]]
+
+
+def test_command_line(api_backend, tmp_path):
+    """python -m supertok train --extend: the model supertok.train(extend=...) gives; --seed-merges,
+    --min-count; errors name the option."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(CONSTRAINED_TEXT), encoding="utf-8")
+    base_path = tmp_path / "base.stmodel"
+    _small_base().save(base_path)
+    out = tmp_path / "ext.stmodel"
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "py"), SUPERTOK_BACKEND=api_backend)
+    r = subprocess.run([sys.executable, "-m", "supertok", "train", str(corpus), "--extend", str(base_path),
+                        "--seed-merges", "20", "--min-count", "2", "--vocab-size", "300", "-o", str(out),
+                        "--progress", "off"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    from supertok._train import _train
+    ref = _train(str(corpus), vocab_size=300, extend=str(base_path), seed_merges=20, min_count=2, name="ext",
+                 progress=False)
+    assert out.read_bytes() == ref._model_data
+    for args, msg in ((["--extend", str(base_path), "--seed-merges", "99"], "--seed-merges: "),
+                      (["--extend", str(base_path), "--alphabet", "ube"], "--alphabet: "),
+                      (["--extend", str(tmp_path / "missing.stmodel")], "missing.stmodel")):
+        r = subprocess.run([sys.executable, "-m", "supertok", "train", str(corpus), "--vocab-size", "300", "-o",
+                            str(tmp_path / "x.stmodel")] + args, capture_output=True, text=True, env=env)
+        assert r.returncode != 0 and msg in r.stderr, (args, r.stderr)
+        assert not (tmp_path / "x.stmodel").exists()

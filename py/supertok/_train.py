@@ -1264,8 +1264,11 @@ def _train(source, *, vocab_size, mode="paper", alphabet=None, pattern=None, scr
             # their own progress said so)
             backend.counter_load(counters[0], given.to_bytes())
             total = _merged(backend, counters)
+        pruned = None
         if min_count > 1:  # the text is one shard: the per-shard filter applies to all of it
+            before = backend.counter_stat(total, _COUNTER_UNIQUE)
             backend.counter_prune(total, min_count)
+            pruned = (min_count, before, backend.counter_stat(total, _COUNTER_UNIQUE))
         documents = backend.counter_stat(total, _COUNTER_DOCUMENTS)
         nbytes = backend.counter_stat(total, _COUNTER_BYTES)
 
@@ -1392,7 +1395,7 @@ def _train(source, *, vocab_size, mode="paper", alphabet=None, pattern=None, scr
                                                            " after the n-gram split" if ngram_split else "")))
             models.append(backend.trainer_write_model(trainer, _sweep_name(name, size, sizes).encode("ascii"), specials))
             for stop in stops:
-                _warn_stop(stop, algorithm, size, min_frequency, supermerges)
+                _warn_stop(stop, algorithm, size, min_frequency, supermerges, pruned)
         backend.trainer_free(trainer)
         trainer = None
     finally:
@@ -1412,7 +1415,7 @@ def _train(source, *, vocab_size, mode="paper", alphabet=None, pattern=None, scr
     return [by_size[v] for v in asked]  # in the order asked
 
 
-def _warn_stop(stop, algorithm, vocab_size, min_frequency, supermerges):
+def _warn_stop(stop, algorithm, vocab_size, min_frequency, supermerges, pruned=None):
     """A TrainWarning for a phase that made less than asked, with the core's reason."""
     code, phase, made, wanted = stop[:4]
     reason = _STOP_REASONS.get(code, "stop %d" % code)
@@ -1436,6 +1439,9 @@ def _warn_stop(stop, algorithm, vocab_size, min_frequency, supermerges):
     else:
         msg = ("training stopped at %d of the %d regular merges and supermerges %s asks for: %s"
                % (made, wanted, _arg("vocab_size", vocab_size), why))
+    if pruned and reason in ("no_pair", "min_frequency", "constraints"):  # the filter may be why
+        msg += ("; %s kept %d of the %d distinct pretokens (%s keeps all)"
+                % (_arg("min_count", pruned[0]), pruned[2], pruned[1], _arg("min_count", 1)))
     import warnings
     warnings.warn(TrainWarning(msg, reason, phase, made, wanted), stacklevel=4)
 
