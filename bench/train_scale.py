@@ -16,7 +16,6 @@ entry per mode and size. --quick: 32 MiB (--sweep: a 10 MB slice, sizes 4096,819
 round, no entry written.
 """
 import argparse
-import hashlib
 import json
 import lzma
 import os
@@ -25,7 +24,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
