@@ -221,8 +221,8 @@ def build_parser():
                    help="base symbols: UTF-8 bytes, or UBE (Universal Byte-Level Encoding) symbols (default: bytes; "
                         "with --extend the model's)")
     t.add_argument("--pattern", default=None, choices=sorted(supertok.PATTERNS), metavar="NAME",
-                   help="the pre-tokenizer pattern: %s (default: o200k; with --extend superbpe, SuperBPE's "
-                        "Stage 2)" % ", ".join(sorted(supertok.PATTERNS)))
+                   help="the pre-tokenizer pattern: %s; with --extend superbpe, SuperBPE's Stage 2, unless "
+                        "given (default: o200k)" % ", ".join(sorted(supertok.PATTERNS)))
     t.add_argument("--script-aware", action="store_true",
                    help="split the text into single-script chunks first (docs/design.md §5)")
     t.add_argument("--scripts", default=None, metavar="NAMES",
