@@ -138,3 +138,46 @@ test("every case of vectors/train/merges.jsonl: the expected merges and supermer
   }
   assert.deepEqual(failures, []);
 });
+
+test("every case of vectors/train/extend.jsonl: extending a model gives the expected merges", async () => {
+  const corpora = Object.fromEntries(loadVectors("vectors/train/corpora.jsonl").records.map((r) => [r.corpus, r.documents]));
+  const { records } = loadVectors("vectors/train/extend.jsonl");
+  assert.ok(records.length >= 30);
+  const failures = [];
+  for (const c of records) {
+    // the base: a rules model of the case's merges (the model format's text, docs/formats/model-format.md)
+    const base = utf8.encode(`supertok-model 1\nname base\nkind rules\nalphabet ${c.alphabet}\npattern o200k\n`
+      + `script-aware no\nmerges ${c.base_merges.length}\n${c.base_merges.map((m) => m.join(" ") + "\n").join("")}`
+      + "specials 0\nend\n");
+    const enc = await st.train(corpora[c.corpus], { vocabSize: c.vocab_size, extend: base, seedMerges: c.seed_merges,
+      pattern: c.pattern, minCount: c.min_count, minFrequency: c.min_frequency });
+    const model = text.decode(enc.modelBytes());
+    enc.free();
+    const merges = section(model, "merges");
+    if (JSON.stringify(merges) !== JSON.stringify(c.merges)) {
+      failures.push(`${c.case}: ${merges.length} merges (expected ${c.merges.length})`);
+    }
+    if (!model.includes(`training algorithm=extend mode=paper vocab_size=${c.vocab_size} min_frequency=${c.min_frequency} `
+      + `base=base seed_merges=${c.seed_merges} max_words=4 colon_space=yes min_count=${c.min_count} ngram_split=no\n`)) {
+      failures.push(`${c.case}: the training line`);
+    }
+  }
+  assert.deepEqual(failures, []);
+});
+
+test("extend: refusals name what was wrong", async () => {
+  const docs = ["at the end of the day we go home\n", "Name: Alice Smith\n"];
+  const base = await st.train(docs, { vocabSize: 243 + 10 });
+  try {
+    await assert.rejects(st.train(docs, { vocabSize: 300, extend: base, alphabet: "ube" }), /alphabet/);
+    await assert.rejects(st.train(docs, { vocabSize: 300, extend: base, seedMerges: 99 }), /seedMerges/);
+    await assert.rejects(st.train(docs, { vocabSize: 300, extend: base, algorithm: "boundless" }), /algorithm/);
+    await assert.rejects(st.train(docs, { vocabSize: 300, seedMerges: 3 }), /extend/);
+    await assert.rejects(st.train(docs, { vocabSize: 300, extend: "base" }), /extend takes/);
+    const ext = await st.train(docs, { vocabSize: 300, extend: base, minCount: 1 });
+    assert.ok(text.decode(ext.modelBytes()).includes("\npattern superbpe\n"));
+    ext.free();
+  } finally {
+    base.free();
+  }
+});
