@@ -286,6 +286,92 @@ static unsigned op_byte(void) {
     return (unsigned)(g_ops >> 56);
 }
 
+/* Extension (st_trainer_set_seed_merges): the merges of a phase-1 run replayed as seeds, with one
+ * id perhaps damaged by the input (refused with ST_ERR_INVALID_ARGUMENT, or accepted), then trained
+ * on: the seeds come first, no later merge makes a token of more than max_words words or holding
+ * ": ", the model loads; the same under allocation failures leaks nothing. */
+static void extension(const st_counter *c, int alphabet, const uint32_t *seeds0, size_t n, const uint8_t *data,
+                      size_t size, long fail_at) {
+    uint32_t A = alphabet == ST_ALPHABET_UBE ? 512 : 256;
+    uint32_t *seeds = (uint32_t *)malloc(2 * (n ? n : 1) * sizeof *seeds);
+    if (n) memcpy(seeds, seeds0, 2 * n * sizeof *seeds);
+    if (n && size > 3 && (data[2] & 3) == 0) seeds[data[3] % (2 * n)] = (uint32_t)data[2] * 7u + A; /* maybe too late */
+    uint32_t max_words = size > 2 ? data[2] % 5 : 4;
+    st_trainer *t = NULL;
+    st_error err;
+    if (st_trainer_new(c, ST_TRAIN_PAPER, alphabet, A + n + 64, size > 4 ? data[4] % 3 : 0, 0, NULL, &t, &err) != ST_OK)
+        fail("extension: trainer_new", data, size);
+    st_status st = st_trainer_set_seed_merges(t, seeds, n, "base", 4, max_words, ST_EXTEND_COLON_SPACE, 5, &err);
+    if (st != ST_OK) {
+        if (st != ST_ERR_INVALID_ARGUMENT || !err.message[0]) fail("extension: unexpected refusal", data, size);
+        st_trainer_free(t);
+        free(seeds);
+        return;
+    }
+    size_t made;
+    if (st_trainer_step(t, (size_t)-1, &made, &err) != ST_OK || !st_trainer_stat(t, ST_TRAINER_DONE))
+        fail("extension: one step did not finish", data, size);
+    const uint32_t *p;
+    const uint64_t *k;
+    size_t m = st_trainer_merges(t, &p, &k);
+    if (m < n || (n && memcmp(p, seeds, 2 * n * sizeof *p))) fail("extension: the seeds are not first", data, size);
+    /* each token's base symbols (lengths capped: a token's symbols are checked up to 4096) */
+    size_t *off = (size_t *)malloc((A + m) * sizeof *off), *ln = (size_t *)malloc((A + m) * sizeof *ln);
+    size_t cap = 4096, used = 0;
+    uint32_t *sym = (uint32_t *)malloc(cap * sizeof *sym);
+    for (uint32_t i = 0; i < A; i++) { off[i] = used; ln[i] = 1; if (used == cap) sym = realloc(sym, (cap *= 2) * sizeof *sym); sym[used++] = i; }
+    for (size_t i = 0; i < m; i++) {
+        uint32_t l = p[2 * i], r = p[2 * i + 1];
+        size_t L = ln[l] + ln[r];
+        while (used + L > cap) sym = (uint32_t *)realloc(sym, (cap *= 2) * sizeof *sym);
+        off[A + i] = used;
+        ln[A + i] = L;
+        memcpy(sym + used, sym + off[l], ln[l] * sizeof *sym);
+        memcpy(sym + used + ln[l], sym + off[r], ln[r] * sizeof *sym);
+        used += L;
+        if (i < n) continue;
+        uint32_t words = 0, prev = ' ';
+        for (size_t q = 0; q < L; q++) {
+            uint32_t ch = sym[off[A + i] + q];
+            if (ch != ' ' && prev == ' ') words++;
+            if (prev == ':' && ch == ' ') fail("extension: a token holds ': '", data, size);
+            prev = ch;
+        }
+        if (max_words && words > max_words) fail("extension: a token has too many words", data, size);
+    }
+    free(sym);
+    free(off);
+    free(ln);
+    size_t ml = 0;
+    st_trainer_write_model(t, "fuzz", 4, NULL, NULL, 0, NULL, 0, &ml, NULL);
+    char *model = (char *)malloc(ml);
+    st_encoding *enc = NULL;
+    if (st_trainer_write_model(t, "fuzz", 4, NULL, NULL, 0, model, ml, &ml, &err) != ST_OK ||
+        st_encoding_new_model(model, ml, NULL, &enc, &err) != ST_OK)
+        fail(err.message[0] ? err.message : "extension: the model does not load", data, size);
+    st_encoding_free(enc);
+    free(model);
+    if (fail_at >= 0) {
+        budget bg = {fail_at, 0};
+        st_allocator al = {b_alloc, b_free, &bg};
+        st_trainer *ot = NULL;
+        st = st_trainer_new(c, ST_TRAIN_PAPER, alphabet, A + n + 64, size > 4 ? data[4] % 3 : 0, 0, &al, &ot, NULL);
+        if (st == ST_OK) st = st_trainer_set_seed_merges(ot, seeds, n, "base", 4, max_words, ST_EXTEND_COLON_SPACE, 5, NULL);
+        if (st == ST_OK) st = st_trainer_step(ot, (size_t)-1, &made, NULL);
+        if (st == ST_OK) {
+            const uint32_t *op;
+            const uint64_t *ok;
+            size_t on = st_trainer_merges(ot, &op, &ok);
+            if (on != m || (m && (memcmp(op, p, 2 * m * sizeof *p) || memcmp(ok, k, m * sizeof *k))))
+                fail("extension: a trainer that had no failure made other merges", data, size);
+        } else if (st != ST_ERR_OUT_OF_MEMORY) fail("extension: oom", data, size);
+        st_trainer_free(ot);
+        if (bg.live != 0) fail("extension: a leak (allocations not freed)", data, size);
+    }
+    st_trainer_free(t);
+    free(seeds);
+}
+
 /* The stepwise trainer (st_trainer_set_superwords, st_trainer_candidates_new / _add, the step
  * that closes the pass) driven by calls picked from the input, in and out of order: each call the
  * state does not take is ST_ERR_INVALID_ARGUMENT with kind ST_KIND_OUT_OF_ORDER and changes
@@ -544,6 +630,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(model);
     st_trainer_free(t1);
     if (mode == ST_TRAIN_PAPER) superwords(t, c, text, len, valid, data, size, fail_at);
+    if (mode == ST_TRAIN_PAPER) extension(c, alphabet, p, n, data, size, fail_at);
     if (valid) {
         size_t cut = len ? (size_t)data[1] % (len + 1) : 0;
         while (cut < len && ((uint8_t)text[cut] & 0xC0) == 0x80) cut++;

@@ -768,6 +768,9 @@ static void test_extension(void) {
         const uint32_t late[] = {' ', 'b', A + 1, 'a'};
         CHECK(st_trainer_set_seed_merges(t, late, 2, "b", 1, 4, 0, 1, &e) == ST_ERR_INVALID_ARGUMENT &&
               e.offset == 1, "a part not yet made: %s", e.message);
+        const uint32_t twice[] = {' ', 'b', 'c', 'd', ' ', 'b'};
+        CHECK(st_trainer_set_seed_merges(t, twice, 3, "b", 1, 4, 0, 1, &e) == ST_ERR_INVALID_ARGUMENT &&
+              e.offset == 2 && strstr(e.message, "seed merge 0") != NULL, "a pair twice: %s", e.message);
         CHECK(st_trainer_set_seed_merges(t, seeds, 3, "a b", 3, 4, 0, 1, &e) == ST_ERR_INVALID_ARGUMENT, "name");
         CHECK(st_trainer_set_seed_merges(t, seeds, 3, "b", 1, 4, 8, 1, &e) == ST_ERR_INVALID_ARGUMENT, "flags");
         st_trainer_free(t);

@@ -1355,6 +1355,37 @@ st_status st_trainer_set_seed_merges(st_trainer *t, const uint32_t *pairs, size_
                 st__error_append(err, ")");
                 return ST_ERR_INVALID_ARGUMENT;
             }
+    /* a pair given twice: the second would replay nothing and write a rule the model format refuses */
+    if (n > 1) {
+        size_t slots = 4;
+        while (slots < 2 * n) slots *= 2;
+        uint64_t *keys = (uint64_t *)st__alloc(&t->alloc, slots * sizeof *keys);
+        uint32_t *at = (uint32_t *)st__alloc(&t->alloc, slots * sizeof *at);
+        if (!keys || !at) {
+            if (keys) st__free(&t->alloc, keys, slots * sizeof *keys);
+            if (at) st__free(&t->alloc, at, slots * sizeof *at);
+            return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+        }
+        st__memset(at, 0, slots * sizeof *at);
+        st_status dup = ST_OK;
+        for (size_t i = 0; i < n && dup == ST_OK; i++) {
+            uint64_t key = ((uint64_t)pairs[2 * i] << 32) | pairs[2 * i + 1];
+            size_t s = (size_t)st__mix64(key) & (slots - 1);
+            while (at[s] && keys[s] != key) s = (s + 1) & (slots - 1);
+            if (at[s]) {
+                st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, i, "seed merge ");
+                st__error_append_u64(err, i);
+                st__error_append(err, " is the pair of seed merge ");
+                st__error_append_u64(err, at[s] - 1);
+                dup = ST_ERR_INVALID_ARGUMENT;
+            }
+            keys[s] = key;
+            at[s] = (uint32_t)i + 1;
+        }
+        st__free(&t->alloc, keys, slots * sizeof *keys);
+        st__free(&t->alloc, at, slots * sizeof *at);
+        if (dup != ST_OK) return dup;
+    }
     uint32_t *copy = NULL;
     if (n) {
         copy = (uint32_t *)talloc(t, 2 * n * sizeof *copy);
