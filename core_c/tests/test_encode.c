@@ -2318,6 +2318,9 @@ static void test_error_report(void) {
     int pat = 0;
     CHECK(st_pattern_from_regex("\\s+", 3, &pat, &e) == ST_ERR_UNSUPPORTED_PATTERN && e.status == 11 && e.message[0],
           "an unknown regex is refused");
+    static const char sbpe[] = "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]{2,}[\\r\\n/]*| +(?!\\S)";
+    CHECK(st_pattern_from_regex(sbpe, sizeof sbpe - 1, &pat, &e) == ST_OK && pat == ST_PATTERN_SUPERBPE,
+          "SuperBPE's Stage-2 regex is ST_PATTERN_SUPERBPE");
     /* UTF-8: the byte offset */
     CHECK(st_utf8_validate("ab\xC3", 3, &e) == ST_ERR_INVALID_UTF8 && e.unit == ST_UNIT_BYTE && e.offset == 2, "utf8 offset");
     CHECK(st_utf8_validate("ab", 2, &e) == ST_OK && e.status == 0 && e.token == 0xFFFFFFFFu, "cleared on success");
