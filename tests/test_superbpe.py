@@ -233,3 +233,25 @@ def test_long_line_encodes_in_linear_time(backend, trained_rules, tmp_path, kind
     t2 = time.perf_counter()
     assert enc.decode(ids) == big
     assert (t2 - t1) < 10 * max(t1 - t0, 0.05), "1 MB took %.3f s, a quarter %.3f s" % (t2 - t1, t1 - t0)
+
+
+def test_tokenizer_json_export_is_superbpes_pipeline(backend, trained_rules, tmp_path):
+    """The tokenizer.json export writes the pattern as Split(Regex(R), "Isolated") then ByteLevel:
+    SuperBPE's own pre-tokenizer. HuggingFace tokenizers, loading it, gives our ids (the export's
+    check); a tiktoken rank file is refused (tiktoken keeps a regex's matches only)."""
+    if backend == "pywasm":
+        pytest.skip("pywasm is an interpreter: this runs on native and wasmtime")
+    import json
+    sample = _training_docs()[:100] + ["".join(_training_docs()[:30]), "x  y   z\n\n!! 12345 ok //\r\n",
+                                       "Тест 中文 😀 !!! \u00a0 end  "]
+    out = tmp_path / "tokenizer.json"
+    result = trained_rules.export(str(out), "hf", sample=sample)
+    assert not result.mismatches, result
+    pre = json.loads(out.read_text(encoding="utf-8"))["pre_tokenizer"]["pretokenizers"]
+    assert pre[0]["type"] == "Split" and pre[0]["pattern"] == {"Regex": R} and pre[0]["behavior"] == "Isolated"
+    assert pre[1]["type"] == "ByteLevel" and pre[1]["add_prefix_space"] is False and pre[1]["use_regex"] is False
+    hf = tokenizers.Tokenizer.from_file(str(out))
+    for t in sample:
+        assert hf.encode(t, add_special_tokens=False).ids == trained_rules.encode(t), repr(t[:60])
+    with pytest.raises(Exception, match="tiktoken keeps only a regex's matches"):
+        trained_rules.export(str(tmp_path / "x.tiktoken"), "tiktoken")

@@ -322,7 +322,7 @@ static const long_kind long_kinds[] = {
     /* superbpe's alternatives: pairs that start a match at every other character, runs that
      * end in a line break, spaces before words */
     {"\" !\" alternating", "", " !", ""},
-    {"\"a!\" alternating", "", "a!", ""},
+    {"\"\u00e9!\" alternating", "", "\xC3\xA9!", ""}, /* (o200k takes "a!" without counting) */
     {"\" !!\" repeated", "", " !!", ""},
     {"\"!!\\n/\" repeated", "", "!!\n/", ""},
     {"\"  a\" repeated", "", "  a", ""},
