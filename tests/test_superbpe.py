@@ -14,12 +14,11 @@ import random
 import time
 
 import pytest
+import tokenizers  # the test extra pins tokenizers==0.23.3, as vectors/generate.py needs
 
 import oracle
 import supertok
 from conftest import CORPORA, corpus_path
-
-tokenizers = pytest.importorskip("tokenizers")
 
 R = r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)"
 FULL = bool(os.environ.get("SUPERTOK_FULL_DIFF"))
@@ -225,14 +224,18 @@ def test_long_line_encodes_in_linear_time(backend, trained_rules, tmp_path, kind
     assert len(pieces) <= 2 and len(pieces[0].encode()) > 900_000, [len(p) for p in pieces[:5]]
     mid = big[:65536]
     assert enc.encode(mid) == _reference_encode(mid, trained_rules.merges, long=True)
-    quarter = big[:len(big) // 4]  # a different piece from big's (the piece cache keeps pieces)
-    t0 = time.perf_counter()
-    enc.encode(quarter)
-    t1 = time.perf_counter()
-    ids = enc.encode(big)
-    t2 = time.perf_counter()
+
+    def timed(text):
+        t0 = time.perf_counter()
+        ids = enc.encode(text)
+        return time.perf_counter() - t0, ids
+
+    # the best of a few runs, each on a text of its own (the piece cache keeps pieces)
+    t_quarter = min(timed(big[k:k + len(big) // 4])[0] for k in range(3))
+    t_big, ids = timed(big)
+    t_big = min(t_big, timed(big[1:])[0])
     assert enc.decode(ids) == big
-    assert (t2 - t1) < 10 * max(t1 - t0, 0.05), "1 MB took %.3f s, a quarter %.3f s" % (t2 - t1, t1 - t0)
+    assert t_big < 10 * max(t_quarter, 0.05), "1 MB took %.3f s, a quarter %.3f s" % (t_big, t_quarter)
 
 
 def test_tokenizer_json_export_is_superbpes_pipeline(backend, trained_rules, tmp_path):
