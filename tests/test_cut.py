@@ -121,6 +121,20 @@ def test_cuts_on_generated_text(backend, pattern, script_aware):
     assert found > rounds, "the generated texts gave too few cuts to test anything (%d)" % found
 
 
+@pytest.mark.parametrize("script_aware", [False, True])
+def test_superbpe_has_no_cut(backend, script_aware):
+    """superbpe's pieces run through letters, spaces and line breaks: no rule proves a boundary
+    there, so the core gives no cut (docs/design.md §7) and the text is encoded whole."""
+    _native_only(backend)
+    b = supertok.backends.current()
+    h = b.encoding_new_merges(0, [], b"", supertok.PATTERNS["superbpe"], 1 if script_aware else 0)
+    rng = random.Random(77 + script_aware)
+    for _ in range(200 if backend == "native" else 20):
+        data = _random_text(rng, rng.randrange(1, 80)).encode("utf-8")
+        assert all_cuts(b, h, data) == []
+    assert all_cuts(b, h, ("Hello world.\nNext line here\n" * 50).encode()) == []
+
+
 def test_cut_arguments(backend):
     _native_only(backend)
     b, h = _pretokenizer_handle("o200k", False)

@@ -1,5 +1,6 @@
 """Differential tests: the core's pieces against the oracle (regex.findall with tiktoken's
-patterns, and the script chunker of vectors/oracle.py) on real multilingual text and on
+patterns, the isolated split of SuperBPE's Stage-2 regex for superbpe (tests/test_superbpe.py
+holds that to HuggingFace tokenizers), and the script chunker of vectors/oracle.py) on real multilingual text and on
 generated strings. Zero mismatches allowed.
 
 CI runs a sample. The full run, over every line of every corpus file and 100,000 generated
@@ -21,7 +22,7 @@ from conftest import CORPORA, corpus_path
 FULL = bool(os.environ.get("SUPERTOK_FULL_DIFF"))
 SAMPLE_CHARS = 150_000  # per corpus file in the sampled (CI) run
 EXAMPLES = int(os.environ.get("SUPERTOK_HYPOTHESIS_EXAMPLES", "300"))
-CASES = [(p, sa) for p in ("gpt2", "cl100k", "o200k") for sa in (False, True)]
+CASES = [(p, sa) for p in ("gpt2", "cl100k", "o200k", "superbpe") for sa in (False, True)]
 
 CORPUS_FILES = sorted(f for f in (os.listdir(CORPORA) if os.path.isdir(CORPORA) else [])
                       if f.endswith(".txt.xz")) or ["en.txt.xz"]

@@ -227,7 +227,7 @@ static void gen_text(buf *b) {
 
 /* ---- configurations ----------------------------------------------------------------------- */
 
-#define N_CONFIGS 12
+#define N_CONFIGS 16
 
 typedef struct config {
     int pattern;
@@ -240,12 +240,12 @@ static config configs[N_CONFIGS];
 static st_pretokenizer *handles[N_CONFIGS];
 
 static int make_configs(void) {
-    static const int pats[3] = {ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K};
-    static const char *const pnames[3] = {"gpt2", "cl100k", "o200k"};
+    static const int pats[4] = {ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K, ST_PATTERN_SUPERBPE};
+    static const char *const pnames[4] = {"gpt2", "cl100k", "o200k", "superbpe"};
     static char names[N_CONFIGS][64];
     st_error err;
     int k = 0;
-    for (int p = 0; p < 3; p++)
+    for (int p = 0; p < 4; p++)
         for (int v = 0; v < 4; v++, k++) {
             configs[k].pattern = pats[p];
             configs[k].flags = v ? ST_PRETOK_SCRIPT_AWARE : 0;
@@ -276,7 +276,7 @@ static void print_hex(const unsigned char *s, size_t n) {
 
 static const char *short_name(int c) {
     static char names[N_CONFIGS][24];
-    static const char *const p[3] = {"gpt2", "cl100k", "o200k"};
+    static const char *const p[4] = {"gpt2", "cl100k", "o200k", "superbpe"};
     static const char *const v[4] = {"", "-sa", "-none", "-lg"};
     snprintf(names[c], sizeof names[c], "%s%s", p[c / 4], v[c % 4]);
     return names[c];
@@ -319,6 +319,16 @@ static const long_kind long_kinds[] = {
     {"Lo/Lu mix", "", "A\xE4\xB8\x80", ""},
     {"'/' slashes", "", "/", ""},
     {"'!' punctuation", "", "!", ""},
+    /* superbpe's alternatives: pairs that start a match at every other character, runs that
+     * end in a line break, spaces before words */
+    {"\" !\" alternating", "", " !", ""},
+    {"\"\u00e9!\" alternating", "", "\xC3\xA9!", ""}, /* (o200k takes "a!" without counting) */
+    {"\" !!\" repeated", "", " !!", ""},
+    {"\"!!\\n/\" repeated", "", "!!\n/", ""},
+    {"\"  a\" repeated", "", "  a", ""},
+    {"\" \\t\" alternating", "", " \t", ""},
+    {"\"1a\" alternating", "", "1a", ""},
+    {"spaces then '!!'", "", " ", "!!"},
 };
 
 static void build_long(buf *b, const long_kind *k, size_t size) {

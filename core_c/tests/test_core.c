@@ -24,7 +24,7 @@ static void hex(char *out, size_t outcap, const unsigned char *s, size_t len) {
     for (size_t i = 0; i < len && o + 4 < outcap; i++) o += (size_t)snprintf(out + o, outcap - o, "%02X ", s[i]);
 }
 
-static const int patterns[3] = {ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K};
+static const int patterns[4] = {ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K, ST_PATTERN_SUPERBPE};
 
 /* ---- status strings, versions ------------------------------------------------------------ */
 
@@ -219,8 +219,8 @@ static void test_utf8_valid(void) {
 
 static void test_utf8_invalid(void) {
     st_error err;
-    st_pretokenizer *pts[6] = {0};
-    for (int p = 0; p < 3; p++) {
+    st_pretokenizer *pts[8] = {0};
+    for (int p = 0; p < 4; p++) {
         CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], 0, NULL, 0, NULL, &pts[2 * p], &err)) == ST_OK,
               "new plain");
         CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], ST_PRETOK_SCRIPT_AWARE, NULL, 0, NULL, &pts[2 * p + 1],
@@ -245,7 +245,7 @@ static void test_utf8_invalid(void) {
                       bad_seqs[b].what, suffixes[q].what, hx, st, (size_t)err.offset, want);
                 /* a NULL error report is allowed */
                 CHECK(st_utf8_validate((const char *)buf, n, NULL) == ST_ERR_INVALID_UTF8, "validate, NULL report");
-                for (int t = 0; t < 6; t++) {
+                for (int t = 0; t < 8; t++) {
                     if (!pts[t]) continue;
                     for (int mode = 0; mode < 2; mode++) {
                         size_t np = 777;
@@ -289,7 +289,7 @@ static void test_utf8_invalid(void) {
         }
         CHECK(CHECKED(err, st_utf8_validate(full, 6, &err)) == ST_OK, "U+1F600 whole");
     }
-    for (int t = 0; t < 6; t++) st_pretokenizer_free(pts[t]);
+    for (int t = 0; t < 8; t++) st_pretokenizer_free(pts[t]);
 }
 
 /* ---- NULL and bad arguments --------------------------------------------------------------- */
@@ -387,7 +387,7 @@ static const bytes sample_texts[] = {
 static void test_pieces(void) {
     st_error err;
     size_t ends[512], ends_cp[512];
-    for (int p = 0; p < 3; p++)
+    for (int p = 0; p < 4; p++)
         for (int sa = 0; sa < 2; sa++) {
             st_pretokenizer *pt = NULL;
             st_status st = CHECKED(
@@ -489,6 +489,11 @@ static const split_case split_cases[] = {
     {ST_PATTERN_O200K, 0, NULL, "it's", 1, {4}},
     {ST_PATTERN_O200K, 0, NULL, "a//b\n", 4, {1, 3, 4, 5}},
     {ST_PATTERN_O200K, 0, NULL, "1234567", 3, {3, 6, 7}},
+    /* superbpe: the regex's matches and the text between them (regex.finditer, HuggingFace's Split) */
+    {ST_PATTERN_SUPERBPE, 0, NULL, "Hello world 12345", 3, {12, 15, 17}},
+    {ST_PATTERN_SUPERBPE, 0, NULL, "a  b!!\n/c", 5, {1, 2, 4, 8, 9}},
+    {ST_PATTERN_SUPERBPE, 0, NULL, "x   \n", 3, {1, 4, 5}},
+    {ST_PATTERN_SUPERBPE, 0, NULL, "1234567 ok", 4, {3, 6, 7, 10}},
     /* 日本語: one letter run; script-aware (Han in the default set) splits per character */
     {ST_PATTERN_O200K, 0, NULL, "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E", 1, {9}},
     {ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, NULL, "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E", 3, {3, 6, 9}},
@@ -540,7 +545,7 @@ static void test_new_args(void) {
         st_status st = CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, bad_flags[k], NULL, 0, NULL, &pt, &err));
         CHECK(st == ST_ERR_INVALID_ARGUMENT && pt == NULL, "flags 0x%X: %d", (unsigned)bad_flags[k], st);
     }
-    for (int p = 0; p < 3; p++)
+    for (int p = 0; p < 4; p++)
         for (uint32_t fl = 0; fl < 2; fl++) {
             pt = NULL;
             CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], fl, NULL, 0, NULL, &pt, &err)) == ST_OK && pt,
@@ -680,7 +685,7 @@ static void counting_free(void *ctx, void *ptr, size_t size) {
 
 static void test_allocators(void) {
     st_error err;
-    for (int p = 0; p < 3; p++)
+    for (int p = 0; p < 4; p++)
         for (uint32_t fl = 0; fl < 2; fl++) {
             counting c;
             memset(&c, 0, sizeof c);
@@ -691,7 +696,7 @@ static void test_allocators(void) {
                   "counting allocator: new");
             CHECK(c.allocs >= 1, "counting allocator unused (%d allocs)", c.allocs);
             size_t ends[32], n = 0;
-            CHECK(CHECKED(err, st_pretokenize(pt, "hello world", 11, 0, ends, 32, &n, &err)) == ST_OK && n == 2,
+            CHECK(CHECKED(err, st_pretokenize(pt, "hello world", 11, 0, ends, 32, &n, &err)) == ST_OK && n == (patterns[p] == ST_PATTERN_SUPERBPE ? 1u : 2u),
                   "pretokenize with counting allocator");
             st_pretokenizer_free(pt);
             CHECK(c.allocs == c.frees && c.live_bytes == 0 && c.bad_frees == 0,

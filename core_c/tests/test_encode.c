@@ -1491,10 +1491,13 @@ static void test_merges(void) {
     uint32_t *got = (uint32_t *)xmalloc(1400 * 4), *want = (uint32_t *)xmalloc(1400 * 4);
     uint16_t *sym = (uint16_t *)xmalloc(1400 * 2);
     size_t *ends = (size_t *)xmalloc(1400 * sizeof(size_t));
+    st_pretokenizer *pt_sbpe = NULL; /* superbpe's pieces are long: most of a line */
+    CHECKED(err, st_pretokenizer_new(ST_PATTERN_SUPERBPE, 0, NULL, 0, NULL, &pt_sbpe, &err));
     for (int round = 0; round < (g_big ? 200 : 40); round++) {
-        int ube = round & 1;
+        int ube = round & 1, sbpe = (round >> 1) % 3 == 2;
         size_t nm = random_rules(&r, ube, merges, 20 + rng_below(&r, 280));
-        st_status st = CHECKED(err, st_encoding_new_merges(ube, merges, nm, "", 0, plain_pretokenizer(ST_PATTERN_O200K),
+        st_status st = CHECKED(err, st_encoding_new_merges(ube, merges, nm, "", 0,
+                                                           plain_pretokenizer(sbpe ? ST_PATTERN_SUPERBPE : ST_PATTERN_O200K),
                                                            NULL, &enc, &err));
         CHECK(st == ST_OK, "random rules round %d: %d at %zu", round, st, (size_t)err.offset);
         if (st != ST_OK) continue;
@@ -1510,7 +1513,7 @@ static void test_merges(void) {
             }
             size_t n = 0, np = 0, w = 0;
             st = CHECKED(err, st_encode(enc, text, len, NULL, 0, got, NULL, 1400, &n, &err));
-            CHECKED(err, st_pretokenize(pt, text, len, 0, ends, 1400, &np, &err));
+            CHECKED(err, st_pretokenize(sbpe ? pt_sbpe : pt, text, len, 0, ends, 1400, &np, &err));
             for (size_t k = 0, a = 0; k < np; a = ends[k++]) {
                 size_t ns = 0;
                 if (ube)
@@ -1528,6 +1531,7 @@ static void test_merges(void) {
     free(sym);
     free(ends);
     st_pretokenizer_free(pt);
+    st_pretokenizer_free(pt_sbpe);
 }
 
 static void test_images(void) {
@@ -2294,6 +2298,40 @@ static void test_work_linear(void) {
                   WORK_RATIO);
         }
     }
+    /* a model of merge rules over superbpe, whose pieces are whole lines: one piece of 64 KB (or
+     * 4 MB) goes through the merge loop or the backtracking encoder at once */
+    {
+        /* rules that merge the units below a lot: runs of a, ab, " ab", é, "b\n", 中文, doubling */
+        static const uint32_t merges[] = {
+            'a', 'a', 256, 256, 257, 257,                     /* 256 aa, 257 a*4, 258 a*8 */
+            'a', 'b', 259, 259, 260, 260,                     /* 259 ab, 260 abab, 261 (ab)*4 */
+            ' ', 'a', 262, 'b', 'b', ' ', 263, 264,           /* 262 " a", 263 " ab", 264 "b ", 265 " abb " */
+            0xC3, 0xA9, 266, 266, 0xD0, 0xBF, 266, 268,       /* 266 é, 267 éé, 268 п, 269 éп */
+            'b', '\n', 270, 270,                              /* 270 "b\n", 271 "b\nb\n" */
+            0xE4, 0xB8, 272, 0xAD, 0xE6, 0x96, 274, 0x87, 273, 275, 276, 276, /* 中, 文, 中文, 中文中文 */
+            258, 258, 261, 261, 271, 271,                     /* 278 a*16, 279 (ab)*8, 280 (b\n)*4 */
+        };
+        size_t nm = sizeof merges / sizeof merges[0] / 2;
+        st_encoding *enc = NULL;
+        st_error err;
+        CHECK(CHECKED(err, st_encoding_new_merges(ST_ALPHABET_BYTES, merges, nm, "", 0,
+                                                  plain_pretokenizer(ST_PATTERN_SUPERBPE), NULL, &enc, &err)) == ST_OK,
+              "superbpe rules model");
+        static const char *const units[] = {"a", "ab", "a b", "ab \xC3\xA9\xD0\xBF.", "b\n", "\xE4\xB8\xAD\xE6\x96\x87"};
+        for (size_t u = 0; enc && u < sizeof units / sizeof units[0]; u++) {
+            size_t ul = strlen(units[u]), c1 = 0, c4 = 0;
+            for (size_t i = 0; i + ul <= large; i += ul) memcpy(b + i, units[u], ul);
+            size_t n1 = small / ul * ul, n4 = large / ul * ul;
+            double w1 = work_encode(enc, b, n1, ids, &c1), w4 = work_encode(enc, b, n4, ids, &c4);
+            printf("    %-12s unit %-14zu %5zu KB %10.0f (%5.2f/byte, %7zu ids)  %5zu KB %10.0f (%5.2f/byte, %8zu ids)  "
+                   "ratio %.2f\n",
+                   "superbpe", u, n1 >> 10, w1, w1 / (double)n1, c1, n4 >> 10, w4, w4 / (double)n4, c4,
+                   w1 > 0 ? w4 / w1 : 0.0);
+            CHECK(w1 > 0 && w4 <= WORK_RATIO * w1, "superbpe rules, unit %zu: work %.0f, then %.0f for 4x: ratio %.2f",
+                  u, w1, w4, w1 > 0 ? w4 / w1 : 0.0);
+        }
+        st_encoding_free(enc);
+    }
     free(b);
     free(ids);
 }
@@ -2318,6 +2356,9 @@ static void test_error_report(void) {
     int pat = 0;
     CHECK(st_pattern_from_regex("\\s+", 3, &pat, &e) == ST_ERR_UNSUPPORTED_PATTERN && e.status == 11 && e.message[0],
           "an unknown regex is refused");
+    static const char sbpe[] = "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]{2,}[\\r\\n/]*| +(?!\\S)";
+    CHECK(st_pattern_from_regex(sbpe, sizeof sbpe - 1, &pat, &e) == ST_OK && pat == ST_PATTERN_SUPERBPE,
+          "SuperBPE's Stage-2 regex is ST_PATTERN_SUPERBPE");
     /* UTF-8: the byte offset */
     CHECK(st_utf8_validate("ab\xC3", 3, &e) == ST_ERR_INVALID_UTF8 && e.unit == ST_UNIT_BYTE && e.offset == 2, "utf8 offset");
     CHECK(st_utf8_validate("ab", 2, &e) == ST_OK && e.status == 0 && e.token == 0xFFFFFFFFu, "cleared on success");

@@ -302,8 +302,8 @@ class Encoding:
             if exc.name != "ST_ERR_UNSUPPORTED_PATTERN":
                 raise
             raise ValueError("pat_str %r: no supertok pre-tokenizer implements this regex (supertok has a "
-                             "scanner for each of tiktoken's patterns, r50k/p50k, cl100k and o200k, and no "
-                             "regex engine)" % (pat_str,)) from None
+                             "scanner for each of tiktoken's patterns, r50k/p50k, cl100k and o200k, and for "
+                             "SuperBPE's Stage-2 pattern, and no regex engine)" % (pat_str,)) from None
         if pattern_id is not None and pattern_id != pid:
             raise ValueError("pattern_id %r does not match pat_str (which is pattern %d)" % (pattern_id, pid))
         pattern_id = pid
