@@ -19,7 +19,7 @@ import sys
 
 import pytest
 import supertok
-from conftest import BACKENDS, ROOT
+from conftest import BACKENDS, ROOT, get_backend
 from vectors_util import load as load_vectors
 
 VEC_DIR = os.path.join(ROOT, "vectors", "train")
@@ -229,3 +229,28 @@ def test_command_line(api_backend, tmp_path):
                             str(tmp_path / "x.stmodel")] + args, capture_output=True, text=True, env=env)
         assert r.returncode != 0 and msg in r.stderr, (args, r.stderr)
         assert not (tmp_path / "x.stmodel").exists()
+
+
+def test_numba_reads_the_extension_line():
+    """The Numba port's model reader and writer (core_numba/formats/model.py, beside model.c) know
+    algorithm=extend: an extended model written by the core is canonical to it, and a damaged
+    training line is refused with the core's message."""
+    from supertok.core_numba.formats import model as M
+    prev = supertok._set_backend(get_backend("native" if "native" in BACKENDS else "wasmtime"))
+    try:
+        base = _small_base()
+        enc = supertok.train(iter(CONSTRAINED_TEXT), vocab_size=243 + 60, extend=base, progress=False)
+        data = enc._model_data
+        damaged = data.replace(b" max_words=4 colon_space=yes", b" colon_space=yes")
+        with pytest.raises(supertok.SupertokError) as core_error:
+            supertok.load_model(damaged)
+    finally:
+        supertok._set_backend(prev)
+    from supertok.backends.numba_runtime import Cell
+    from supertok.core_numba.base.common import Err
+    out, err = Cell(), Err()
+    assert M.st_model_parse(data, len(data), None, out, err) == 0
+    assert M.model_text(out.v) == data
+    assert out.v.tr_algorithm == M.ST_ALGORITHM_EXTEND and out.v.tr_seed_merges == 30 and out.v.tr_max_words == 4
+    assert M.st_model_parse(damaged, len(damaged), None, out, err) != 0
+    assert err.message.decode() in str(core_error.value), (err.message, str(core_error.value))
