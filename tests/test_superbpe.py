@@ -258,3 +258,15 @@ def test_tokenizer_json_export_is_superbpes_pipeline(backend, trained_rules, tmp
         assert hf.encode(t, add_special_tokens=False).ids == trained_rules.encode(t), repr(t[:60])
     with pytest.raises(Exception, match="tiktoken keeps only a regex's matches"):
         trained_rules.export(str(tmp_path / "x.tiktoken"), "tiktoken")
+
+
+def test_tiktoken_vocabulary_refuses_the_isolated_pattern(backend):
+    """tiktoken encodes only its regex's matches; SuperBPE's Stage-2 regex splits 'isolated' (the text
+    between matches is a piece too), so a tiktoken-style Encoding with it would not give tiktoken's
+    ids: refused, naming why. A rules model with the pattern loads (test_model_file_records_...)."""
+    from supertok._catalogue import pat_str
+    ranks = {bytes([i]): i for i in range(256)}
+    with pytest.raises(ValueError, match="tiktoken keeps only the matches"):
+        supertok.Encoding("sbpe", pat_str=pat_str("superbpe"), mergeable_ranks=ranks, special_tokens={})
+    enc = supertok.Encoding("o200k-bytes", pat_str=pat_str("o200k"), mergeable_ranks=ranks, special_tokens={})
+    assert enc.encode("ab") == [97, 98]

@@ -255,3 +255,4 @@ def test_numba_reads_the_extension_line():
     assert out.v.tr_algorithm == M.ST_ALGORITHM_EXTEND and out.v.tr_seed_merges == 30 and out.v.tr_max_words == 4
     assert M.st_model_parse(damaged, len(damaged), None, out, err) != 0
     assert err.message.decode() in str(core_error.value), (err.message, str(core_error.value))
+

@@ -1257,7 +1257,15 @@ function makeEncoding({ name, ranks, compact, specialTokens, patStr }) {
   const data = ranks ?? compact;
   try {
     const pid = patternFromRegex(patStr);
-    const pt = pretokenizer(Object.keys(PATTERNS).find((k) => PATTERNS[k] === pid), false, null);
+    const patternName = Object.keys(PATTERNS).find((k) => PATTERNS[k] === pid);
+    const split = CATALOGUE.patterns[patternName]?.split;
+    if (split) {
+      // tiktoken encodes only the regex's matches; this pattern's pieces are the text between them too
+      throw new TypeError(`patStr splits ${split} (the text between its matches is a piece too, as HuggingFace's `
+        + "Split does); tiktoken keeps only the matches, so a tiktoken vocabulary with it would not give tiktoken's "
+        + "ids: use it in a model file (loadModel)");
+    }
+    const pt = pretokenizer(patternName, false, null);
     const rp = alloc(data.length);
     mem8().set(data, rp);
     const spec = utf8Encoder.encode(specialsText(specials));

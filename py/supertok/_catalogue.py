@@ -28,12 +28,13 @@ _data = read()
 
 #: pattern name (and alias) -> the core's pattern id, each name followed by its aliases
 PATTERNS = {}
-#: the core's pattern id -> {"name", "pat_str"}
+#: the core's pattern id -> {"name", "pat_str", "split"} (split: None for tiktoken's patterns, whose
+#: pieces are the regex's matches; "isolated" when the text between matches is a piece too)
 PATTERN_BY_ID = {}
 for _name, _p in _data["patterns"].items():
     for _n in [_name] + _p["aliases"]:
         PATTERNS[_n] = _p["id"]
-    PATTERN_BY_ID[_p["id"]] = {"name": _name, "pat_str": _p["pat_str"]}
+    PATTERN_BY_ID[_p["id"]] = {"name": _name, "pat_str": _p["pat_str"], "split": _p.get("split")}
 
 
 

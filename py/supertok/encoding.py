@@ -306,6 +306,13 @@ class Encoding:
                              "SuperBPE's Stage-2 pattern, and no regex engine)" % (pat_str,)) from None
         if pattern_id is not None and pattern_id != pid:
             raise ValueError("pattern_id %r does not match pat_str (which is pattern %d)" % (pattern_id, pid))
+        if handle is None and merges is None and _catalogue.PATTERN_BY_ID[pid]["split"]:
+            # a tiktoken vocabulary: tiktoken encodes only the regex's matches, and this pattern's
+            # pieces are the text between them too, so the ids would not be tiktoken's
+            raise ValueError("pat_str %r splits %s (the text between its matches is a piece too, as HuggingFace's "
+                             "Split does); tiktoken keeps only the matches, so a tiktoken vocabulary with it would "
+                             "not give tiktoken's ids: use it in a model file (supertok.load_model)"
+                             % (pat_str, _catalogue.PATTERN_BY_ID[pid]["split"]))
         pattern_id = pid
         if alphabet not in _ALPHABETS:
             raise ValueError("alphabet must be 'bytes' or 'ube', not %r" % (alphabet,))
