@@ -5,10 +5,14 @@ repeating the shared corpora; each run in a fresh process, so its peak memory is
 to a vocabulary of the byte alphabet plus a handful of merges, the nearest those peers come to
 counting alone). --sweep: a vocabulary sweep, supertok.train(vocab_size=[16384, 32768, 65536]),
 against three separate supertok.train runs of the same sizes on the English training file.
+--extend: a model of half the vocabulary extended to the whole (SuperBPE's Stage 2, min_count 5 and
+1) beside plain BPE at the whole, on the English training file: time, memory, and the tokens a
+held-out English sample takes.
 
     python bench/train_scale.py [--mib 1024 | --size 1GiB] [--rounds 3] [--corpora DIR] [--quick]
     python bench/train_scale.py --peers [--size 1GiB] [--rounds 3]
     python bench/train_scale.py --sweep [--algorithms bpe,boundless] [--sweep-sizes 16384,32768,65536]
+    python bench/train_scale.py --extend [--sweep-sizes 32768]
 
 Prints one table (wall time median with min and max over interleaved rounds, CPU time, MB/s, peak
 resident memory, and whether the outputs agree) into bench/RESULTS.md (bench/_results.py), one
@@ -104,6 +108,25 @@ elif how in ("sweep", "separate"):
     out["models"] = [hashlib.sha256(e._model_data if isinstance(e._model_data, bytes) else e._model_data.encode()).hexdigest()
                      for e in encs]
     out["merges"] = [len(e.merges) + len(getattr(e, "supermerges", None) or []) for e in encs]
+elif how in ("extend", "bpe-full"):
+    import warnings
+    import supertok
+    supertok.backend()
+    base = supertok.load_model(extra["base"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0, c0 = time.perf_counter(), time.process_time()
+        if how == "extend":
+            enc = supertok.train(path, vocab_size=extra["vocab"], extend=base, min_count=extra["min_count"], threads=None)
+        else:
+            enc = supertok.train(path, vocab_size=extra["vocab"], pattern="o200k", threads=None)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    out["merges"] = len(enc.merges)
+    with open(extra["sample"], encoding="utf-8") as f:
+        ids = enc.encode(f.read())
+    out["tokens"] = len(ids)
+    out["multiword"] = sum(1 for i in range(base.n_vocab, enc.n_vocab)
+                           if len(enc.decode_single_token_bytes(i).strip().split(b" ")) > 1)
 elif how.startswith("dask-"):
     import distributed, supertok, supertok.dask
     n = int(how[5:])
@@ -388,6 +411,61 @@ def main_sweep(args, start_load):
     return 0
 
 
+def main_extend(args, start_load):
+    """Extension (SuperBPE Stage 2): a base of half the vocabulary extended to the whole, beside plain
+    BPE at the whole vocabulary, on the English training file; tokens a held-out sample encodes to."""
+    vocab = int(args.sweep_sizes or (8192 if args.quick else 32768))
+    mib = args.mib or (10 if args.quick else 1024)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "en.txt")
+        size = make_english(path, mib, args.corpora)
+        with lzma.open(os.path.join(args.corpora, "en.txt.xz"), "rt", encoding="utf-8") as f:
+            sample = f.read(1 << 20)  # held-out English (en.txt, not the training file)
+        import warnings
+        sys.path.insert(0, os.path.join(ROOT, "py"))
+        import supertok
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            base = supertok.train(path, vocab_size=vocab // 2, pattern="o200k", progress=False)
+        base_path = os.path.join(tmp, "base.stmodel")
+        base.save(base_path)
+        base_tokens = len(base.encode(sample))
+        sample_path = os.path.join(tmp, "sample.txt")
+        with open(sample_path, "w", encoding="utf-8") as f:
+            f.write(sample)
+        configs = [("extend", 5), ("extend", 1), ("bpe-full", None)]
+        runs = {c: [] for c in configs}
+        for k in range(args.rounds):
+            order = configs[k % len(configs):] + configs[:k % len(configs)]
+            for how, mc in order:
+                r = run(path, how, {"base": base_path, "vocab": vocab, "min_count": mc, "sample": sample_path})
+                runs[(how, mc)].append(r)
+                print("train_scale.py: round %d, %s min_count=%s: %.1f s wall, %.1f s CPU" % (k + 1, how, mc, r["wall"],
+                                                                                         r["cpu"]), file=sys.stderr)
+    print("Extending a model (SuperBPE's Stage 2): `supertok.train(path, vocab_size=%d, extend=base, min_count=K, "
+          "threads=None)` where base is `supertok.train(path, vocab_size=%d, pattern=\"o200k\")` (trained once, "
+          "before the rounds), beside plain BPE `supertok.train(path, vocab_size=%d, pattern=\"o200k\", "
+          "threads=None)`, on the first %.1f MiB (%d bytes) of the English training file (en_train.txt.xz, one "
+          "document a line), every core (%d). Each run is a fresh process; %d round(s), the order rotating; wall "
+          "and CPU of the train call, median [min, max]; peak = the process's VmHWM. Tokens: the first MiB of the "
+          "held-out English file (en.txt.xz) encoded with the model (the base gives %s); multi-word tokens: the "
+          "tokens the extension added that hold a space inside (not only a leading one)."
+          % (vocab, vocab // 2, vocab, size / (1 << 20), size, os.cpu_count(), args.rounds, "{:,}".format(base_tokens)))
+    print("")
+    print(machine_note(start_load))
+    print("")
+    print("| run | wall s | CPU s | peak MiB | merges | held-out tokens | vs the base | multi-word tokens added |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for how, mc in configs:
+        rs = runs[(how, mc)]
+        name = "extend, min_count=%d" % mc if how == "extend" else "plain BPE at %d" % vocab
+        print("| %s | %s | %s | %.0f | %s | %s | %.3fx | %s |" % (
+            name, spread([r["wall"] for r in rs]), spread([r["cpu"] for r in rs]),
+            max(r["peak"] or 0 for r in rs) / (1 << 20), "{:,}".format(rs[0]["merges"]), "{:,}".format(rs[0]["tokens"]),
+            rs[0]["tokens"] / base_tokens, "{:,}".format(rs[0]["multiword"]) if how == "extend" else "—"))
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mib", type=int, default=None,
@@ -401,7 +479,9 @@ def main(argv=None):
     ap.add_argument("--tools", default=None, help="--peers: a subset of all,st-train,hf,rustbpe")
     ap.add_argument("--sweep", action="store_true", help="a vocabulary sweep against separate runs")
     ap.add_argument("--algorithms", default="bpe", help="--sweep: comma-separated (bpe, boundless, superbpe)")
-    ap.add_argument("--sweep-sizes", default=None, help="--sweep: vocab sizes (default 16384,32768,65536)")
+    ap.add_argument("--sweep-sizes", default=None, help="--sweep: vocab sizes (default 16384,32768,65536); "
+                    "--extend: the vocabulary extended to (default 32768; the base has half)")
+    ap.add_argument("--extend", action="store_true", help="extending a model (SuperBPE Stage 2) beside plain BPE")
     args = ap.parse_args(argv)
     if args.size is not None:
         args.mib = args.size
@@ -412,6 +492,8 @@ def main(argv=None):
     start_load = os.getloadavg()
     if args.sweep:
         return main_sweep(args, start_load)
+    if args.extend:
+        return main_extend(args, start_load)
     mib = args.mib or (32 if args.quick else 1024)
     if args.peers:
         return main_peers(args, mib, start_load)
@@ -421,4 +503,4 @@ def main(argv=None):
 if __name__ == "__main__":
     sys.exit(_results.run_and_record(main, _results.keyed(
         "train_scale.py", options=("--mib", "--size", "--tools", "--algorithms", "--sweep-sizes"),
-        flags=("--peers", "--sweep"))))
+        flags=("--peers", "--sweep", "--extend"))))
