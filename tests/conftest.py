@@ -9,6 +9,7 @@ every worker's reports).
 Tests (or a test's pywasm runs: the slow_on_pywasm marker, and the golden-vector runners' pywasm
 "rest", tests/vectors_util.py) that take long carry the `slow` marker; `pytest` runs them all.
 """
+import lzma
 import os
 import sys
 
@@ -144,6 +145,24 @@ def corpus_path(name):
         pytest.skip("corpus %s is absent (../shared/corpora, or set SUPERTOK_CORPORA): the "
                     "corpus-based tests need it; the vectors cover the spec without it" % name)
     return p
+
+
+def corpus_blocks(path, block_chars, sample_chars=None):
+    """An xz corpus file's text in blocks of whole lines of about block_chars characters (so a
+    mismatch names a small region); sample_chars: stop after about that many (None: all)."""
+    block, size, total = [], 0, 0
+    with lzma.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            block.append(line)
+            size += len(line)
+            total += len(line)
+            if size >= block_chars:
+                yield "".join(block)
+                block, size = [], 0
+            if sample_chars is not None and total >= sample_chars:
+                break
+    if block:
+        yield "".join(block)
 
 
 # ---- skips must be expected (.ci/run: python -m pytest --strict-skips) --------------------------

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import oracle
 import supertok
-from conftest import CORPORA, corpus_path
+from conftest import CORPORA, corpus_blocks, corpus_path
 
 FULL = bool(os.environ.get("SUPERTOK_FULL_DIFF"))
 SAMPLE_CHARS = 150_000  # per corpus file in the sampled (CI) run
@@ -27,22 +27,6 @@ CASES = [(p, sa) for p in ("gpt2", "cl100k", "o200k", "superbpe") for sa in (Fal
 CORPUS_FILES = sorted(f for f in (os.listdir(CORPORA) if os.path.isdir(CORPORA) else [])
                       if f.endswith(".txt.xz")) or ["en.txt.xz"]
 
-
-def _blocks(path):
-    """The file's text in blocks of lines (so a mismatch names a small region)."""
-    block, size, total = [], 0, 0
-    with lzma.open(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            block.append(line)
-            size += len(line)
-            total += len(line)
-            if size >= 20_000:
-                yield "".join(block)
-                block, size = [], 0
-            if not FULL and total >= SAMPLE_CHARS:
-                break
-    if block:
-        yield "".join(block)
 
 
 def _first_difference(a, b):
@@ -64,7 +48,7 @@ def test_corpus(backend, name):
     if backend == "pywasm":
         pytest.skip("pywasm is an interpreter: the corpus runs on native and wasmtime")
     path = corpus_path(name)
-    for i, block in enumerate(_blocks(path)):
+    for i, block in enumerate(corpus_blocks(path, 20_000, None if FULL else SAMPLE_CHARS)):
         for pattern, sa in CASES:
             _check(block, pattern, sa, where="%s block %d" % (name, i))
 

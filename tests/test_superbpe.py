@@ -8,7 +8,6 @@ merge-rank BPE of each piece, in time linear in the text.
 The regex module's isolated split (vectors/oracle.py) is the vectors' oracle; tokenizers is
 checked against it here and in vectors/generate.py, and the core against both.
 """
-import lzma
 import os
 import random
 import time
@@ -18,7 +17,7 @@ import tokenizers  # the test extra pins tokenizers==0.23.3, as vectors/generate
 
 import oracle
 import supertok
-from conftest import CORPORA, corpus_path
+from conftest import CORPORA, corpus_blocks, corpus_path
 
 R = r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)"
 FULL = bool(os.environ.get("SUPERTOK_FULL_DIFF"))
@@ -51,21 +50,6 @@ def test_catalogue_pattern_is_the_reference_regex():
     assert oracle.PATTERNS["superbpe"] == R and "superbpe" in oracle.ISOLATED
 
 
-def _blocks(path):
-    block, size, total = [], 0, 0
-    with lzma.open(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            block.append(line)
-            size += len(line)
-            total += len(line)
-            if size >= 20_000:
-                yield "".join(block)
-                block, size = [], 0
-            if not FULL and total >= SAMPLE_CHARS:
-                break
-    if block:
-        yield "".join(block)
-
 
 @pytest.mark.parametrize("name", CORPUS_FILES)
 @pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
@@ -73,7 +57,7 @@ def test_corpus_against_tokenizers(backend, name):
     if backend == "pywasm":
         pytest.skip("pywasm is an interpreter: the corpus runs on native and wasmtime")
     path = corpus_path(name)
-    for i, block in enumerate(_blocks(path)):
+    for i, block in enumerate(corpus_blocks(path, 20_000, None if FULL else SAMPLE_CHARS)):
         _check(block, "%s block %d" % (name, i))
         assert hf_pieces(block) == oracle.pretokenize(block, "superbpe"), "%s block %d: the oracles" % (name, i)
 

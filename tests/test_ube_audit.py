@@ -24,7 +24,7 @@ import re
 
 import pytest
 import supertok
-from conftest import CORPORA, corpus_path
+from conftest import CORPORA, corpus_blocks, corpus_path
 
 FULL = bool(os.environ.get("SUPERTOK_FULL_DIFF"))
 SAMPLE_CHARS = 100_000
@@ -232,27 +232,12 @@ def test_unicode_test_file(backend, name):
 # 3. Real text.
 
 
-def _blocks(path):
-    block, size, total = [], 0, 0
-    with lzma.open(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            block.append(line)
-            size += len(line)
-            total += len(line)
-            if size >= BLOCK_CHARS:
-                yield "".join(block)
-                block, size = [], 0
-            if not FULL and total >= SAMPLE_CHARS:
-                break
-    if block:
-        yield "".join(block)
-
 
 @pytest.mark.parametrize("name", CORPUS_FILES)
 @pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_corpus(backend, name):
     path = corpus_path(name)
-    for i, block in enumerate(_blocks(path)):
+    for i, block in enumerate(corpus_blocks(path, BLOCK_CHARS, None if FULL else SAMPLE_CHARS)):
         _round_trip(block, "%s block %d" % (name, i))
 
 

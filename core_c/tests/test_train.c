@@ -2158,6 +2158,13 @@ static int pattern_id(const char *name) {
                                        : ST_PATTERN_O200K;
 }
 
+/* The documents of a corpus of vectors/train/corpora.jsonl (records from 1), or NULL. */
+static const jval *corpus_documents(const jval *corpora, size_t nc, const char *corpus) {
+    for (size_t k = 1; k < nc; k++)
+        if (!strcmp(jget(&corpora[k], "corpus")->s, corpus)) return jget(&corpora[k], "documents");
+    return NULL;
+}
+
 /* vectors/train/extend.jsonl: each case's counts (pruned at min_count), its base's first
  * seed_merges merges as seeds, SuperBPE's constraints; the merges must be the case's. */
 static void test_extend_vectors(const char *root, const jval *corpora, size_t nc) {
@@ -2173,9 +2180,7 @@ static void test_extend_vectors(const char *root, const jval *corpora, size_t nc
     for (size_t i = 1; i < n; i++) {
         const jval *cs = &cases[i];
         const char *name = jget(cs, "case")->s, *corpus = jget(cs, "corpus")->s;
-        const jval *docs = NULL;
-        for (size_t k = 1; k < nc; k++)
-            if (!strcmp(jget(&corpora[k], "corpus")->s, corpus)) docs = jget(&corpora[k], "documents");
+        const jval *docs = corpus_documents(corpora, nc, corpus);
         CHECK(docs, "%s: corpus %s not found", name, corpus);
         if (!docs) continue;
         int alphabet = !strcmp(jget(cs, "alphabet")->s, "ube") ? ST_ALPHABET_UBE : ST_ALPHABET_BYTES;
@@ -2243,9 +2248,7 @@ static void test_vectors(const char *root) {
     for (size_t i = 1; i < nm; i++) {
         const jval *cs = &cases[i];
         const char *name = jget(cs, "case")->s, *corpus = jget(cs, "corpus")->s;
-        const jval *docs = NULL;
-        for (size_t k = 1; k < nc; k++)
-            if (!strcmp(jget(&corpora[k], "corpus")->s, corpus)) docs = jget(&corpora[k], "documents");
+        const jval *docs = corpus_documents(corpora, nc, corpus);
         CHECK(docs, "%s: corpus %s not found", name, corpus);
         if (!docs) continue;
         int mode = !strcmp(jget(cs, "mode")->s, "hf") ? ST_TRAIN_HF : ST_TRAIN_PAPER;

@@ -66,6 +66,16 @@ ST_INLINE ch char_at(const uint8_t *s, size_t end, size_t i) {
     return c;
 }
 
+/* \p{N}{1,3} after its first digit: the end of up to two more digits from e. */
+ST_INLINE size_t digits_1_3(const uint8_t *s, size_t end, size_t e) {
+    for (int k = 1; k < 3; k++) {
+        ch n = char_at(s, end, e);
+        if (!(n.preds & P_N)) break;
+        e += n.len;
+    }
+    return e;
+}
+
 /* End of the maximal run of characters having any of `mask`, starting at i. */
 ST_INLINE size_t run_of(const uint8_t *s, size_t end, size_t i, uint32_t mask) {
     while (i < end) {
@@ -324,15 +334,7 @@ ST_INLINE size_t piece_cl100k(const uint8_t *s, size_t end, size_t i) {
         return run_of(s, end, i + c.len, P_L);
     }
     /* \p{N}{1,3}+ */
-    if (c.preds & P_N) {
-        size_t e = i + c.len;
-        for (int k = 1; k < 3; k++) {
-            ch n = char_at(s, end, e);
-            if (!(n.preds & P_N)) break;
-            e += n.len;
-        }
-        return e;
-    }
+    if (c.preds & P_N) return digits_1_3(s, end, i + c.len);
     /*  ?[^\s\p{L}\p{N}]++[\r\n]*+ */
     if (c.cp == ' ') {
         ch n = char_at(s, end, i + 1);
@@ -418,15 +420,7 @@ ST_INLINE size_t piece_o200k(const uint8_t *s, size_t end, size_t i) {
     if (pre && (e = o200k_upper_then_lower(s, end, i + c.len))) return with_contraction(s, end, e);
     if ((e = o200k_upper_then_lower(s, end, i))) return with_contraction(s, end, e);
     /* \p{N}{1,3} */
-    if (c.preds & P_N) {
-        e = i + c.len;
-        for (int k = 1; k < 3; k++) {
-            ch n = char_at(s, end, e);
-            if (!(n.preds & P_N)) break;
-            e += n.len;
-        }
-        return e;
-    }
+    if (c.preds & P_N) return digits_1_3(s, end, i + c.len);
     /*  ?[^\s\p{L}\p{N}]+[\r\n/]* */
     if (c.cp == ' ') {
         ch n = char_at(s, end, i + 1);
@@ -449,15 +443,7 @@ static size_t scan_single_letter(const uint8_t *s, size_t end, size_t i) {
         if (n.preds & P_O) return run_crlf(s, end, run_of(s, end, i + 1 + n.len, P_O), 1);
     }
     if (c.preds & P_L) return run_of(s, end, i + c.len, P_M);
-    if (c.preds & P_N) {
-        size_t e = i + c.len;
-        for (int k = 1; k < 3; k++) {
-            ch n = char_at(s, end, e);
-            if (!(n.preds & P_N)) break;
-            e += n.len;
-        }
-        return e;
-    }
+    if (c.preds & P_N) return digits_1_3(s, end, i + c.len);
     if (c.preds & P_O) return run_crlf(s, end, run_of(s, end, i + c.len, P_O), 1);
     ws_run r = scan_ws(s, end, i);
     if (r.crlf_end) return r.crlf_end;
@@ -482,15 +468,7 @@ static size_t scan_single_letter(const uint8_t *s, size_t end, size_t i) {
  *   holds before it) when that leaves at least one. */
 ST_INLINE size_t superbpe_match(const uint8_t *s, size_t end, size_t i) {
     ch c = char_at(s, end, i);
-    if (c.preds & P_N) {
-        size_t e = i + c.len;
-        for (int k = 1; k < 3; k++) {
-            ch n = char_at(s, end, e);
-            if (!(n.preds & P_N)) break;
-            e += n.len;
-        }
-        return e;
-    }
+    if (c.preds & P_N) return digits_1_3(s, end, i + c.len);
     size_t k = i;
     ch x = c;
     if (c.cp == ' ') { k = i + 1; x = char_at(s, end, k); }

@@ -5,6 +5,7 @@
  * and load serve both kinds of counter); a candidate's key is its pretokens' bytes joined with
  * 0xFF, a byte UTF-8 never holds, so the key splits back unambiguously. */
 #include "candidates.h"
+#include "pretoken_counter.h"
 #include "../text/unicode.h"
 #include "../base/hash.h"
 #include "../text/utf8.h"
@@ -123,6 +124,34 @@ void st__cand_free(st__cand *c, const st_allocator *a) {
     if (c->key) st__free(a, c->key, c->key_cap);
     if (c->hot) st__free(a, c->hot, sizeof(st__cand_hot) << ST__CAND_HOT_BITS);
     st__free(a, c, sizeof *c);
+}
+
+st_status st__counter_new_cand(const struct st_pretokenizer *pt, int algorithm, int alphabet, uint64_t supermerges,
+                               uint64_t kept, uint64_t fingerprint, const uint8_t *seq, const uint64_t *off,
+                               const uint32_t *len, uint32_t n, const st_allocator *alloc, st_counter **out,
+                               st_error *err) {
+    st_counter *c;
+    st_status st = st_counter_new(pt->pattern, pt->flags, NULL, 0, alloc, &c, err);
+    if (st != ST_OK) return st;
+    st__memcpy(c->pt.single_letter_scripts, pt->single_letter_scripts, sizeof c->pt.single_letter_scripts);
+    st__cand *cd = (st__cand *)st__alloc(&c->alloc, sizeof *cd);
+    if (!cd) {
+        st_counter_free(c);
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    }
+    st__memset(cd, 0, sizeof *cd);
+    c->cand = cd;
+    cd->algorithm = algorithm;
+    cd->alphabet = alphabet;
+    cd->supermerges = algorithm == ST_ALGORITHM_SUPERBPE ? supermerges : 0;
+    cd->kept = kept;
+    cd->fingerprint = fingerprint;
+    if (!st__tokset_init(&cd->toks, &c->alloc, alphabet, seq, off, len, n)) {
+        st_counter_free(c);
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    }
+    *out = c;
+    return ST_OK;
 }
 
 int st__cand_compatible(const st__cand *a, const st__cand *b) {

@@ -61,6 +61,13 @@ typedef struct st__cand {
 } st__cand;
 
 void st__cand_free(st__cand *c, const st_allocator *a);
+/* A candidates counter of pre-tokenizer pt over the eligible vocabulary of n tokens (seq, off,
+ * len: their base-symbol bytes as the trainer lays them out) with these parameters: what
+ * st__counter_new_candidates (from the trainer) and st_candidates_new (from a spec) both make. */
+st_status st__counter_new_cand(const struct st_pretokenizer *pt, int algorithm, int alphabet, uint64_t supermerges,
+                               uint64_t kept, uint64_t fingerprint, const uint8_t *seq, const uint64_t *off,
+                               const uint32_t *len, uint32_t n, const st_allocator *alloc, st_counter **out,
+                               st_error *err);
 /* 1 if candidates of a and b may be summed (same vocabulary, algorithm and split). */
 int st__cand_compatible(const st__cand *a, const st__cand *b);
 /* A copy of src's parameters (not its index): for a split counter. NULL when out of memory. */

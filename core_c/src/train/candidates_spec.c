@@ -17,22 +17,6 @@ static const uint8_t spec_magic[8] = {'s', 't', 'c', 'a', 'n', 'd', 's', 'p'};
                            supermerges, kept, fingerprint */
 #define SPEC_MERGE 8u   /* u32 left, u32 right */
 
-static void put_u32(uint8_t *p, uint32_t v) {
-    for (int k = 0; k < 4; k++) p[k] = (uint8_t)(v >> (8 * k));
-}
-static void put_u64(uint8_t *p, uint64_t v) {
-    for (int k = 0; k < 8; k++) p[k] = (uint8_t)(v >> (8 * k));
-}
-static uint32_t get_u32(const uint8_t *p) {
-    uint32_t v = 0;
-    for (int k = 3; k >= 0; k--) v = (v << 8) | p[k];
-    return v;
-}
-static uint64_t get_u64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int k = 7; k >= 0; k--) v = (v << 8) | p[k];
-    return v;
-}
 
 st_status st__candidates_spec(const st_trainer *t, int algorithm, uint64_t supermerges, uint8_t *out, size_t cap,
                               size_t *out_len, st_error *err) {
@@ -46,19 +30,19 @@ st_status st__candidates_spec(const st_trainer *t, int algorithm, uint64_t super
     *out_len = size;
     if (cap < size) return st__error_status(err, ST_ERR_BUFFER_TOO_SMALL);
     st__memcpy(out, spec_magic, 8);
-    put_u32(out + 8, SPEC_VERSION);
-    put_u32(out + 12, (uint32_t)t->pt.pattern);
-    put_u32(out + 16, t->pt.flags);
+    st__put_le32(out + 8, SPEC_VERSION);
+    st__put_le32(out + 12, (uint32_t)t->pt.pattern);
+    st__put_le32(out + 16, t->pt.flags);
     for (int w = 0; w < ST_SCRIPT_WORDS; w++)
-        put_u32(out + 20 + 4 * w, (t->pt.flags & ST_PRETOK_SCRIPT_AWARE) ? t->pt.single_letter_scripts[w] : 0);
-    put_u32(out + 52, (uint32_t)algorithm);
-    put_u32(out + 56, (uint32_t)t->alphabet);
-    put_u64(out + 60, algorithm == ST_ALGORITHM_SUPERBPE ? supermerges : 0);
-    put_u64(out + 68, kept);
-    put_u64(out + 76, st__vocab_fingerprint(t->alphabet, t->merges, kept));
+        st__put_le32(out + 20 + 4 * w, (t->pt.flags & ST_PRETOK_SCRIPT_AWARE) ? t->pt.single_letter_scripts[w] : 0);
+    st__put_le32(out + 52, (uint32_t)algorithm);
+    st__put_le32(out + 56, (uint32_t)t->alphabet);
+    st__put_le64(out + 60, algorithm == ST_ALGORITHM_SUPERBPE ? supermerges : 0);
+    st__put_le64(out + 68, kept);
+    st__put_le64(out + 76, st__vocab_fingerprint(t->alphabet, t->merges, kept));
     for (uint64_t i = 0; i < kept; i++) {
-        put_u32(out + SPEC_HEADER + SPEC_MERGE * i, t->merges[2 * i]);
-        put_u32(out + SPEC_HEADER + SPEC_MERGE * i + 4, t->merges[2 * i + 1]);
+        st__put_le32(out + SPEC_HEADER + SPEC_MERGE * i, t->merges[2 * i]);
+        st__put_le32(out + SPEC_HEADER + SPEC_MERGE * i + 4, t->merges[2 * i + 1]);
     }
     return ST_OK;
 }
@@ -87,15 +71,15 @@ st_status st_candidates_new(const uint8_t *b, size_t len, const st_allocator *al
     *out = NULL;
     if (len < 8 || st__memcmp(b, spec_magic, 8) != 0) return bad(err, 0, "not a candidates spec (magic 'stcandsp')");
     if (len < SPEC_HEADER) return bad(err, len, "candidates spec: the header is cut short (truncated?)");
-    uint32_t version = get_u32(b + 8);
+    uint32_t version = st__get_le32(b + 8);
     if (version != SPEC_VERSION) {
         bad(err, 8, "candidates spec: format version ");
         st__error_append_u64(err, version);
         st__error_append(err, " is not supported (this core reads version 1)");
         return ST_ERR_MALFORMED_MODEL;
     }
-    int pattern = (int)get_u32(b + 12);
-    uint32_t flags = get_u32(b + 16);
+    int pattern = (int)st__get_le32(b + 12);
+    uint32_t flags = st__get_le32(b + 16);
     if (flags & ~ST_PRETOK_SCRIPT_AWARE) return bad(err, 16, "candidates spec: unknown pre-tokenizer flags");
     struct st_pretokenizer probe;
     if (st__pretokenizer_init(&probe, pattern, flags, NULL, 0, NULL) != ST_OK)
@@ -103,15 +87,15 @@ st_status st_candidates_new(const uint8_t *b, size_t len, const st_allocator *al
     uint32_t scripts[ST_SCRIPT_WORDS];
     int nscripts = st_script_count();
     for (int w = 0; w < ST_SCRIPT_WORDS; w++) {
-        uint32_t bits = get_u32(b + 20 + 4 * w);
+        uint32_t bits = st__get_le32(b + 20 + 4 * w);
         scripts[w] = bits;
         for (int k = 0; k < 32; k++)
             if (((bits >> k) & 1) && (!(flags & ST_PRETOK_SCRIPT_AWARE) || 32 * w + k >= nscripts))
                 return bad(err, 20 + 4 * (size_t)w,
                            "candidates spec: a script bit that is no script (or set without script-aware)");
     }
-    int algorithm = (int)get_u32(b + 52), alphabet = (int)get_u32(b + 56);
-    uint64_t supermerges = get_u64(b + 60), kept = get_u64(b + 68), fingerprint = get_u64(b + 76);
+    int algorithm = (int)st__get_le32(b + 52), alphabet = (int)st__get_le32(b + 56);
+    uint64_t supermerges = st__get_le64(b + 60), kept = st__get_le64(b + 68), fingerprint = st__get_le64(b + 76);
     if (algorithm != ST_ALGORITHM_BOUNDLESS && algorithm != ST_ALGORITHM_SUPERBPE)
         return bad(err, 52, "candidates spec: unknown algorithm");
     if (alphabet != ST_ALPHABET_BYTES && alphabet != ST_ALPHABET_UBE) return bad(err, 56, "candidates spec: unknown alphabet");
@@ -142,7 +126,7 @@ st_status st_candidates_new(const uint8_t *b, size_t len, const st_allocator *al
     for (uint32_t id = 0; id < base; id++) tlen[id] = sw;
     for (uint64_t i = 0; i < kept; i++) {
         size_t at = SPEC_HEADER + SPEC_MERGE * (size_t)i;
-        uint32_t l = get_u32(b + at), r = get_u32(b + at + 4);
+        uint32_t l = st__get_le32(b + at), r = st__get_le32(b + at + 4);
         if (l >= base + i || r >= base + i) {
             st = bad(err, l >= base + i ? at : at + 4, "candidates spec: a merge of an id not made before it");
             goto done;
@@ -181,24 +165,13 @@ st_status st_candidates_new(const uint8_t *b, size_t len, const st_allocator *al
         pos += (size_t)tlen[l] + tlen[r];
     }
     /* the counter, as st__counter_new_candidates makes it from the trainer */
-    if ((st = st_counter_new(pattern, flags, NULL, 0, alloc, &c, err)) != ST_OK) goto done;
-    st__memcpy(c->pt.single_letter_scripts, scripts, sizeof scripts);
-    st__cand *cd = (st__cand *)st__alloc(&c->alloc, sizeof *cd);
-    if (!cd) {
-        st = st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-        goto done;
-    }
-    st__memset(cd, 0, sizeof *cd);
-    c->cand = cd;
-    cd->algorithm = algorithm;
-    cd->alphabet = alphabet;
-    cd->supermerges = supermerges;
-    cd->kept = kept;
-    cd->fingerprint = fingerprint;
-    if (!st__tokset_init(&cd->toks, &c->alloc, alphabet, seq, toff, tlen, (uint32_t)n)) {
-        st = st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-        goto done;
-    }
+    struct st_pretokenizer pt;
+    st__memset(&pt, 0, sizeof pt);
+    pt.pattern = pattern;
+    pt.flags = flags;
+    st__memcpy(pt.single_letter_scripts, scripts, sizeof scripts);
+    st = st__counter_new_cand(&pt, algorithm, alphabet, supermerges, kept, fingerprint, seq, toff, tlen, (uint32_t)n,
+                              alloc, &c, err);
 done:
     if (merges) st__free(&a, merges, (kept ? 2 * (size_t)kept : 1) * sizeof *merges);
     if (tlen) st__free(&a, tlen, n * sizeof *tlen);

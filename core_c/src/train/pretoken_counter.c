@@ -503,22 +503,6 @@ uint64_t st_counter_stat(const st_counter *c, int what) {
 
 /* ---- save / load (docs/formats/train-format.md) -------------------------------------------------- */
 
-static void put_u32(uint8_t *p, uint32_t v) {
-    for (int k = 0; k < 4; k++) p[k] = (uint8_t)(v >> (8 * k));
-}
-static void put_u64(uint8_t *p, uint64_t v) {
-    for (int k = 0; k < 8; k++) p[k] = (uint8_t)(v >> (8 * k));
-}
-static uint32_t get_u32(const uint8_t *p) {
-    uint32_t v = 0;
-    for (int k = 3; k >= 0; k--) v = (v << 8) | p[k];
-    return v;
-}
-static uint64_t get_u64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int k = 7; k >= 0; k--) v = (v << 8) | p[k];
-    return v;
-}
 
 /* Python's bytes order: the common prefix, then the shorter first. */
 static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
@@ -552,22 +536,22 @@ static uint32_t *sort_entries(const st_counter *c, uint32_t *idx, uint32_t *tmp,
 
 static void write_header(const st_counter *c, uint8_t *h) {
     st__memcpy(h, magic, 8);
-    put_u32(h + 8, c->cand ? CAND_VERSION : FORMAT_VERSION);
-    put_u32(h + 12, (uint32_t)c->pt.pattern);
-    put_u32(h + 16, c->pt.flags);
+    st__put_le32(h + 8, c->cand ? CAND_VERSION : FORMAT_VERSION);
+    st__put_le32(h + 12, (uint32_t)c->pt.pattern);
+    st__put_le32(h + 16, c->pt.flags);
     for (int w = 0; w < ST_SCRIPT_WORDS; w++)
-        put_u32(h + 20 + 4 * w, (c->pt.flags & ST_PRETOK_SCRIPT_AWARE) ? c->pt.single_letter_scripts[w] : 0);
-    for (int s = 0; s < 4; s++) put_u64(h + 52 + 8 * s, c->stats[s]);
+        st__put_le32(h + 20 + 4 * w, (c->pt.flags & ST_PRETOK_SCRIPT_AWARE) ? c->pt.single_letter_scripts[w] : 0);
+    for (int s = 0; s < 4; s++) st__put_le64(h + 52 + 8 * s, c->stats[s]);
     if (!c->cand) return;
     const st__cand *cd = c->cand;
-    put_u32(h + 84, ST_COUNTER_KIND_CANDIDATES);
-    put_u32(h + 88, (uint32_t)cd->algorithm);
-    put_u32(h + 92, (uint32_t)cd->alphabet);
-    put_u32(h + 96, (uint32_t)cd->ngram_max_len);
-    put_u64(h + 100, cd->supermerges);
-    put_u64(h + 108, cd->fingerprint);
-    put_u64(h + 116, cd->ngram_cmin);
-    put_u64(h + 124, cd->kept);
+    st__put_le32(h + 84, ST_COUNTER_KIND_CANDIDATES);
+    st__put_le32(h + 88, (uint32_t)cd->algorithm);
+    st__put_le32(h + 92, (uint32_t)cd->alphabet);
+    st__put_le32(h + 96, (uint32_t)cd->ngram_max_len);
+    st__put_le64(h + 100, cd->supermerges);
+    st__put_le64(h + 108, cd->fingerprint);
+    st__put_le64(h + 116, cd->ngram_cmin);
+    st__put_le64(h + 124, cd->kept);
 }
 
 st_status st_counter_save(const st_counter *c, uint8_t *out, size_t cap, size_t *out_len, st_error *err) {
@@ -593,8 +577,8 @@ st_status st_counter_save(const st_counter *c, uint8_t *out, size_t cap, size_t 
     uint8_t *p = out + head;
     for (size_t i = 0; i < c->n; i++) {
         const st__count_entry *e = &c->entries[order[i]];
-        put_u32(p, e->len);
-        put_u64(p + 4, e->count);
+        st__put_le32(p, e->len);
+        st__put_le64(p + 4, e->count);
         st__memcpy(p + ENTRY_HEAD, c->arena + e->off, e->len);
         p += ENTRY_HEAD + e->len;
     }
@@ -612,7 +596,7 @@ st_status st_counter_load(st_counter *c, const uint8_t *b, size_t len, st_error 
     if (!c || (!b && len)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "counter or bytes is NULL");
     if (len < 8 || st__memcmp(b, magic, 8) != 0) return bad(err, 0, "not a supertok counts file (magic 'stcounts')");
     if (len < HEADER_SIZE) return bad(err, len, "counts file: the header is cut short (truncated?)");
-    uint32_t version = get_u32(b + 8);
+    uint32_t version = st__get_le32(b + 8);
     if (version != FORMAT_VERSION && version != CAND_VERSION) {
         bad(err, 8, "counts file: format version ");
         st__error_append_u64(err, version);
@@ -624,14 +608,14 @@ st_status st_counter_load(st_counter *c, const uint8_t *b, size_t len, st_error 
     st__cand fc; /* version 2: the candidates' parameters */
     st__memset(&fc, 0, sizeof fc);
     if (version == CAND_VERSION) {
-        if (get_u32(b + 84) != ST_COUNTER_KIND_CANDIDATES) return bad(err, 84, "counts file: version 2 holds candidates (kind 1)");
-        fc.algorithm = (int)get_u32(b + 88);
-        fc.alphabet = (int)get_u32(b + 92);
-        fc.ngram_max_len = get_u32(b + 96);
-        fc.supermerges = get_u64(b + 100);
-        fc.fingerprint = get_u64(b + 108);
-        fc.ngram_cmin = get_u64(b + 116);
-        fc.kept = get_u64(b + 124);
+        if (st__get_le32(b + 84) != ST_COUNTER_KIND_CANDIDATES) return bad(err, 84, "counts file: version 2 holds candidates (kind 1)");
+        fc.algorithm = (int)st__get_le32(b + 88);
+        fc.alphabet = (int)st__get_le32(b + 92);
+        fc.ngram_max_len = st__get_le32(b + 96);
+        fc.supermerges = st__get_le64(b + 100);
+        fc.fingerprint = st__get_le64(b + 108);
+        fc.ngram_cmin = st__get_le64(b + 116);
+        fc.kept = st__get_le64(b + 124);
         if (fc.algorithm != ST_ALGORITHM_BOUNDLESS && fc.algorithm != ST_ALGORITHM_SUPERBPE)
             return bad(err, 88, "counts file: unknown algorithm");
         if (fc.alphabet != ST_ALPHABET_BYTES && fc.alphabet != ST_ALPHABET_UBE)
@@ -645,15 +629,15 @@ st_status st_counter_load(st_counter *c, const uint8_t *b, size_t len, st_error 
                                      : "a candidates file (version 2) does not load into a pretoken counter");
     struct st_pretokenizer pt;
     st__memset(&pt, 0, sizeof pt);
-    pt.pattern = (int)get_u32(b + 12);
-    pt.flags = get_u32(b + 16);
+    pt.pattern = (int)st__get_le32(b + 12);
+    pt.flags = st__get_le32(b + 16);
     if (pt.pattern != ST_PATTERN_GPT2 && pt.pattern != ST_PATTERN_CL100K && pt.pattern != ST_PATTERN_O200K &&
         pt.pattern != ST_PATTERN_SUPERBPE)
         return bad(err, 12, "counts file: unknown pattern");
     if (pt.flags & ~ST_PRETOK_SCRIPT_AWARE) return bad(err, 16, "counts file: unknown pre-tokenizer flags");
     int nscripts = st_script_count();
     for (int w = 0; w < ST_SCRIPT_WORDS; w++) {
-        uint32_t bits = get_u32(b + 20 + 4 * w);
+        uint32_t bits = st__get_le32(b + 20 + 4 * w);
         pt.single_letter_scripts[w] = bits;
         for (int k = 0; k < 32; k++)
             if (((bits >> k) & 1) && (!(pt.flags & ST_PRETOK_SCRIPT_AWARE) || 32 * w + k >= nscripts))
@@ -667,7 +651,7 @@ st_status st_counter_load(st_counter *c, const uint8_t *b, size_t len, st_error 
                              "the candidates were made from another vocabulary, algorithm or n-gram split");
     if (c->cand && c->cand->given_back) return given_back(err);
     uint64_t stats[4];
-    for (int s = 0; s < 4; s++) stats[s] = get_u64(b + 52 + 8 * s);
+    for (int s = 0; s < 4; s++) stats[s] = st__get_le64(b + 52 + 8 * s);
     if (add_would_overflow(c, stats[0], stats[1], stats[2]))
         return bad(err, 52, "counts file: adding its statistics would overflow 64 bits");
     /* pass 1: validate everything, so a bad file adds nothing */
@@ -675,8 +659,8 @@ st_status st_counter_load(st_counter *c, const uint8_t *b, size_t len, st_error 
     uint64_t n = 0, sum = 0;
     while (pos < len) {
         if (len - pos < ENTRY_HEAD) return bad(err, pos, "counts file: an entry is cut short (truncated?)");
-        uint32_t l = get_u32(b + pos);
-        uint64_t cnt = get_u64(b + pos + 4);
+        uint32_t l = st__get_le32(b + pos);
+        uint64_t cnt = st__get_le64(b + pos + 4);
         if (l == 0) return bad(err, pos, "counts file: an empty pretoken");
         if (cnt == 0) return bad(err, pos + 4, "counts file: a count of 0");
         if (l > len - pos - ENTRY_HEAD) return bad(err, pos, "counts file: a pretoken runs past the end (truncated?)");
@@ -708,8 +692,8 @@ st_status st_counter_load(st_counter *c, const uint8_t *b, size_t len, st_error 
     /* pass 2: add (cannot overflow: every count is at most the pretoken total) */
     pos = head;
     while (pos < len) {
-        uint32_t l = get_u32(b + pos);
-        uint64_t cnt = get_u64(b + pos + 4);
+        uint32_t l = st__get_le32(b + pos);
+        uint64_t cnt = st__get_le64(b + pos + 4);
         const uint8_t *p = b + pos + ENTRY_HEAD;
         if (!add_piece(c, p, l, st__hash_bytes(p, l), cnt))
             return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);

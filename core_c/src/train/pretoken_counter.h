@@ -6,6 +6,24 @@
 #include "../base/internal.h"
 #include "../text/pretokenize.h"
 
+/* Little-endian fields of the saved formats (counts files and candidates specs). */
+static inline void st__put_le32(uint8_t *p, uint32_t v) {
+    for (int k = 0; k < 4; k++) p[k] = (uint8_t)(v >> (8 * k));
+}
+static inline void st__put_le64(uint8_t *p, uint64_t v) {
+    for (int k = 0; k < 8; k++) p[k] = (uint8_t)(v >> (8 * k));
+}
+static inline uint32_t st__get_le32(const uint8_t *p) {
+    uint32_t v = 0;
+    for (int k = 3; k >= 0; k--) v = (v << 8) | p[k];
+    return v;
+}
+static inline uint64_t st__get_le64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int k = 7; k >= 0; k--) v = (v << 8) | p[k];
+    return v;
+}
+
 /* One distinct pretoken: its bytes are arena[off .. off + len). */
 typedef struct st__count_entry {
     uint64_t off;

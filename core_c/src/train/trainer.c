@@ -986,30 +986,10 @@ st_status st__counter_new_candidates(const st_trainer *t, int algorithm, uint64_
     *out = NULL;
     const char *why = st__superword_args_error(t, algorithm, supermerges);
     if (why) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, why);
-    st_counter *c;
-    st_status st = st_counter_new(t->pt.pattern, t->pt.flags, NULL, 0, alloc, &c, err);
-    if (st != ST_OK) return st;
-    c->pt = t->pt; /* the scripts too */
-    c->pt.alloc = c->alloc;
-    st__cand *cd = (st__cand *)st__alloc(&c->alloc, sizeof *cd);
-    if (!cd) {
-        st_counter_free(c);
-        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-    }
-    st__memset(cd, 0, sizeof *cd);
-    c->cand = cd;
-    cd->algorithm = algorithm;
-    cd->alphabet = t->alphabet;
-    cd->supermerges = algorithm == ST_ALGORITHM_SUPERBPE ? supermerges : 0;
-    cd->kept = st__trainer_kept(t, algorithm, supermerges);
-    cd->fingerprint = st__vocab_fingerprint(t->alphabet, t->merges, cd->kept);
-    if (!st__tokset_init(&cd->toks, &c->alloc, t->alphabet, t->seq, t->tok_off, t->tok_len,
-                         t->base + (uint32_t)cd->kept)) {
-        st_counter_free(c);
-        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-    }
-    *out = c;
-    return ST_OK;
+    uint64_t kept = st__trainer_kept(t, algorithm, supermerges);
+    return st__counter_new_cand(&t->pt, algorithm, t->alphabet, supermerges, kept,
+                                st__vocab_fingerprint(t->alphabet, t->merges, kept), t->seq, t->tok_off, t->tok_len,
+                                t->base + (uint32_t)kept, alloc, out, err);
 }
 
 st_status st__trainer_start_superwords(st_trainer *t, const st_counter *cands, int algorithm, uint64_t supermerges,
