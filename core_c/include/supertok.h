@@ -187,7 +187,10 @@ typedef enum st_pattern {
     ST_PATTERN_GPT2 = 1,    /* r50k_base, p50k_base */
     ST_PATTERN_CL100K = 2,  /* cl100k_base */
     ST_PATTERN_O200K = 3,   /* o200k_base */
-    ST_PATTERN_SUPERBPE = 4 /* \p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S), isolated */
+    ST_PATTERN_SUPERBPE = 4, /* \p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S), isolated */
+    ST_PATTERN_LLAMA3 = 5,   /* Llama 3's Split (the cl100k family without possessive quantifiers) */
+    ST_PATTERN_QWEN2 = 6,    /* Qwen 2 and 3's Split (Llama 3's with single digits) */
+    ST_PATTERN_DEEPSEEK_V3 = 7 /* DeepSeek V3's three Splits: digits 1-3, CJK and kana runs, words */
 } st_pattern;
 
 /* The st_pattern whose scanner implements pat[0..len), which must be one of tiktoken 0.14's
@@ -687,6 +690,28 @@ ST_API st_status st_encoding_from_model(const st_model *model, const st_allocato
 /* st_model_parse + st_encoding_from_model + st_model_free in one call. */
 ST_API st_status st_encoding_new_model(const char *bytes, size_t len, const st_allocator *alloc,
                                        st_encoding **out, st_error *err);
+
+/* An encoding from a HuggingFace tokenizer.json's bytes: a byte-level BPE model (its vocabulary,
+ * its merges applied lowest first, ignore_merges), its added tokens, the NFC normalizer, and the
+ * pre-tokenizers of GPT-2 (ByteLevel), Llama 3, Qwen 2/3 and DeepSeek V3 (recognised by their
+ * regexes' exact text). Anything else is refused with ST_ERR_MALFORMED_MODEL, the report naming
+ * the field and its byte offset (docs/formats/tokenizer-json.md). The added tokens marked
+ * special are the encoding's special tokens, under the caller's policy as any other's; the
+ * others are always matched (tokenizers' encode matches every added token): st_encode with
+ * ST_SPECIAL_ALLOW_ALL gives tokenizers' encode(text, add_special_tokens=False). */
+ST_API st_status st_encoding_new_tokenizer_json(const char *json, size_t len, const st_allocator *alloc,
+                                                st_encoding **out, st_error *err);
+
+/* The flags of token id as an added token (a tokenizer.json's added_tokens): ST_ADDED_SPECIAL for
+ * one marked special (the encoding's special tokens; in other encodings every special token),
+ * ST_ADDED_NORMALIZED for one tokenizers matches in the normalized text, ST_ADDED_ALWAYS for one
+ * matched whatever the special-token policy (not special); 0 for any other id. */
+#define ST_ADDED_SPECIAL 1u
+#define ST_ADDED_NORMALIZED 2u
+#define ST_ADDED_ALWAYS 4u
+ST_API uint32_t st_encoding_added_flags(const st_encoding *enc, uint32_t id);
+/* The pattern (st_pattern) of the encoding's pre-tokenizer. */
+ST_API int st_encoding_pattern(const st_encoding *enc);
 
 /* A model file of merge rules from its fields, in canonical text (what st_model_write writes for
  * the model it parses to): kind rules, format version 1, not script-aware, the lines

@@ -7,7 +7,7 @@
 
 /* A new handle with its allocator, a copy of the pre-tokenizer and its lazy state; the caller
  * loads the model, then hands it out (or frees it) with encoding_finish. */
-static st_status encoding_start(const st_allocator *alloc, const struct st_pretokenizer *pt, uint32_t kind,
+st_status st__encoding_start(const st_allocator *alloc, const struct st_pretokenizer *pt, uint32_t kind,
                                 st_encoding **enc, st_error *err) {
     st_allocator a;
     st__allocator_init(&a, alloc);
@@ -42,11 +42,12 @@ static void encoding_release(st_encoding *enc) {
     /* every kind so far keeps its tables in the store's one allocation (a rule model's rules
      * too); a kind with tables of its own frees them here */
     st__vocab_free(&enc->vocab, &a);
+    if (enc->hf.owned) st__free(&a, enc->hf.owned, enc->hf.owned_size);
     st__free(&a, enc->lazy, sizeof *enc->lazy);
     st__free(&a, enc, sizeof *enc);
 }
 
-static st_status encoding_finish(st_encoding *enc, st_status st, st_encoding **out) {
+st_status st__encoding_finish(st_encoding *enc, st_status st, st_encoding **out) {
     if (st != ST_OK) {
         encoding_release(enc);
         return st;
@@ -63,11 +64,11 @@ st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const ch
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, pt ? NULL : "no pre-tokenizer");
     *out = NULL;
     st_encoding *enc;
-    st_status st = encoding_start(alloc, pt, ST__KIND_RANKS, &enc, err);
+    st_status st = st__encoding_start(alloc, pt, ST__KIND_RANKS, &enc, err);
     if (st != ST_OK) return st;
     enc->lazy->bt_state = BT_NOT_BUILT;
     st = st__vocab_parse_tiktoken(&enc->vocab, &enc->alloc, ranks, ranks_len, specials, specials_len, err);
-    return encoding_finish(enc, st, out);
+    return st__encoding_finish(enc, st, out);
 }
 
 st_status st_encoding_new_compact(const uint8_t *image, size_t len, const char *specials, size_t specials_len,
@@ -78,11 +79,11 @@ st_status st_encoding_new_compact(const uint8_t *image, size_t len, const char *
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, pt ? NULL : "no pre-tokenizer");
     *out = NULL;
     st_encoding *enc;
-    st_status st = encoding_start(alloc, pt, ST__KIND_RANKS, &enc, err);
+    st_status st = st__encoding_start(alloc, pt, ST__KIND_RANKS, &enc, err);
     if (st != ST_OK) return st;
     enc->lazy->bt_state = BT_NOT_BUILT; /* its own tables, as from the rank file */
     st = st__vocab_parse_compact(&enc->vocab, &enc->alloc, image, len, specials, specials_len, err);
-    return encoding_finish(enc, st, out);
+    return st__encoding_finish(enc, st, out);
 }
 
 st_status st__encoding_new_rules(int alphabet, const uint32_t *merges, size_t n_merges, const uint32_t *supers,
@@ -93,11 +94,11 @@ st_status st__encoding_new_rules(int alphabet, const uint32_t *merges, size_t n_
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, pt ? NULL : "no pre-tokenizer");
     *out = NULL;
     st_encoding *enc;
-    st_status st = encoding_start(alloc, pt, ST__KIND_RULES, &enc, err);
+    st_status st = st__encoding_start(alloc, pt, ST__KIND_RULES, &enc, err);
     if (st != ST_OK) return st;
     st = st__vocab_from_merges(&enc->vocab, &enc->rules, &enc->supers, &enc->alloc, alphabet, merges, n_merges,
                                supers, n_super, specials, specials_len, err);
-    return encoding_finish(enc, st, out);
+    return st__encoding_finish(enc, st, out);
 }
 
 st_status st_encoding_new_merges(int alphabet, const uint32_t *merges, size_t n_merges, const char *specials,
@@ -153,13 +154,13 @@ st_status st_encoding_from_image(const void *image, size_t len, const st_allocat
     if (!out || !image) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
     *out = NULL;
     st_encoding *enc;
-    st_status st = encoding_start(alloc, NULL, ST__KIND_RANKS, &enc, err);
+    st_status st = st__encoding_start(alloc, NULL, ST__KIND_RANKS, &enc, err);
     if (st != ST_OK) return st;
     uint32_t pattern = 0;
     st = st__vocab_image_borrow(&enc->vocab, (const uint8_t *)image, len, &pattern, err);
     if (st == ST_OK && st__pretokenizer_init(&enc->pt, (int)pattern, 0, "", 0, NULL) != ST_OK)
         st = st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, 12, "image: unknown pattern");
-    return encoding_finish(enc, st, out);
+    return st__encoding_finish(enc, st, out);
 }
 
 /* ---- accessors ---------------------------------------------------------------------------- */

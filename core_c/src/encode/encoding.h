@@ -15,8 +15,21 @@
 typedef enum st__kind {
     ST__KIND_RANKS = 0, /* tiktoken rank files and images: a pair merges when its joined bytes
                            are a token, lowest id first; the store is all they need */
-    ST__KIND_RULES = 1  /* merge-rules models: a pair merges when it is a rule (st_rules) */
+    ST__KIND_RULES = 1, /* merge-rules models: a pair merges when it is a rule (st_rules) */
+    ST__KIND_HF = 2     /* HuggingFace BPE models (tokenizer.json): the store's ids are the file's, a
+                           pair merges when it is a merge (st__hf: its rank, and the id it makes) */
 } st__kind;
+
+/* A HuggingFace BPE model's own tables (hf_encoding.c), beside the store every kind shares. */
+typedef struct st__hf {
+    st_rules rules;           /* (left, right) -> the merge's rank (its index in the file) */
+    const uint32_t *made;     /* rank -> the id the merge makes */
+    uint32_t n_merges;
+    uint32_t flags;           /* ST__HF_IGNORE_MERGES, ST__HF_NFC (formats/tokenizer_json.h) */
+    const uint8_t *string_flags; /* per special string (st_vocab's numbering): ST__ADDED_* */
+    void *owned;
+    size_t owned_size;
+} st__hf;
 
 /* The reusable scratch of the encoder (piece_cache.h); opaque here. */
 typedef struct st__scratch st__scratch;
@@ -55,6 +68,7 @@ struct st_encoding {
     st_vocab vocab;            /* the token store: every kind */
     st_rules rules;            /* ST__KIND_RULES only */
     st_supers supers;          /* ST__KIND_RULES only: a superword model's supermerges (n 0: none) */
+    st__hf hf;                 /* ST__KIND_HF only */
     struct st_pretokenizer pt; /* a copy of the constructor's pre-tokenizer */
     st__lazy *lazy;            /* see st__lazy; never NULL in a made handle */
 };
@@ -65,6 +79,12 @@ struct st_encoding {
 st_status st__encoding_new_rules(int alphabet, const uint32_t *merges, size_t n_merges, const uint32_t *supers,
                                  size_t n_super, const char *specials, size_t specials_len, const st_pretokenizer *pt,
                                  const st_allocator *alloc, st_encoding **out, st_error *err);
+
+/* encoding.c: a new handle of the kind, with a copy of pt (may be NULL) and its lazy state; the
+ * caller fills its model, then st__encoding_finish hands it out (or frees it on failure). */
+st_status st__encoding_start(const st_allocator *alloc, const struct st_pretokenizer *pt, uint32_t kind,
+                             st_encoding **enc, st_error *err);
+st_status st__encoding_finish(st_encoding *enc, st_status st, st_encoding **out);
 
 /* piece_cache.c: free the scratch blocks of a handle being freed (no call may be running). */
 void st__scratch_pool_free(st__lazy *lazy, const st_allocator *a);

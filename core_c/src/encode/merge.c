@@ -136,17 +136,18 @@ size_t st__merge_heap(const st__merger *mg, const uint8_t *p, const uint32_t *sy
         }
         uint32_t j = next[i];
         uint32_t after = next[j];
-        tok[i] = r;
+        uint32_t t = mg->made ? mg->made[r] : r; /* the token the merge makes */
+        tok[i] = t;
         next[i] = after;
         if (after != END) prev[after] = i;
         prev[j] = DEAD;
-        rank[i] = after != END ? st__merge_pair_rank(mg, r, tok[after], p, i, next[after]) : ST_NO_TOKEN;
+        rank[i] = after != END ? st__merge_pair_rank(mg, t, tok[after], p, i, next[after]) : ST_NO_TOKEN;
         /* the entry just used is at the top: replace it (one sift) rather than pop and push */
         if (rank[i] != ST_NO_TOKEN) sift_down(heap, hl, 0, ((uint64_t)rank[i] << 32) | i);
         else heap_pop(heap, &hl);
         if (i > 0) {
             uint32_t q = prev[i];
-            rank[q] = st__merge_pair_rank(mg, tok[q], r, p, q, after);
+            rank[q] = st__merge_pair_rank(mg, tok[q], t, p, q, after);
             if (rank[q] != ST_NO_TOKEN) heap_push(heap, &hl, ((uint64_t)rank[q] << 32) | q);
         }
     }

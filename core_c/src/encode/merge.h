@@ -42,6 +42,8 @@ typedef struct st__merger {
     const st_supers *supers; /* the superword pass (superword_pass.c): rules are these
                                 supermerges, looked up through their filter (st__supers_find);
                                 NULL otherwise */
+    const uint32_t *made;    /* a HuggingFace model's rules (st__hf): the rule of rank r makes id
+                                made[r]; NULL: rule r makes id r */
 } st__merger;
 
 /* tiktoken's merge of the piece p[0..n) (n <= ST_LINEAR_PIECE, ST_PAD readable bytes after

@@ -21,6 +21,7 @@
 #include "special_policy.h"
 #include "superword_pass.h"
 #include "../text/utf8.h"
+#include "../formats/tokenizer_json.h"
 
 /* ---- the backtracking tables, built when they pay ------------------------------------------ */
 
@@ -313,11 +314,43 @@ static st_status encode_piece_ranks(encoder *e, size_t a, size_t b, int looked, 
     return ST_OK;
 }
 
+/* A HuggingFace model's piece (ST__KIND_HF): with ignore_merges, the whole piece if it is a token
+ * (the caller has looked: `looked`); else its bytes' tokens merged by the file's merges, lowest
+ * rank first, the leftmost of equal ones (tokenizers' BPE::merge_word). h: the piece's
+ * st__hash_bytes if the caller has it, else 0. */
+static st_status encode_piece_hf(encoder *e, size_t a, size_t b, int looked, uint64_t h) {
+    const st_vocab *v = &e->enc->vocab;
+    const uint8_t *p = e->text + a;
+    size_t n = b - a;
+    if ((e->enc->hf.flags & ST__HF_IGNORE_MERGES) && !looked) {
+        if (!h) h = st__hash_bytes(p, n);
+        uint32_t id = st__vocab_find(v, p, n, h);
+        if (id != ST_NO_TOKEN) { put(e->o, id, a); return ST_OK; }
+    }
+    cache_ref cr;
+    if (cache_find(&e->pc, e->enc, p, n, h, &cr)) return cache_replay(e, &cr, a);
+    if (n > ST_MERGE_MAX_PARTS) return ST_ERR_OUT_OF_MEMORY;
+    /* the symbols (each byte's token), the final tokens and starts, the merge scratch */
+    size_t msz = st__merge_heap_scratch_size(n), size = 3 * n * sizeof(uint32_t) + msz;
+    uint64_t stack[(4 * ST_STACK_PIECE + 1) / 2 + (3 * ST_STACK_PIECE + 1) + (4 * (ST_STACK_PIECE + 1) + 1) / 2];
+    uint8_t *mem = n <= ST_STACK_PIECE ? (uint8_t *)stack : (uint8_t *)st__alloc(&e->enc->alloc, size);
+    if (!mem) return ST_ERR_OUT_OF_MEMORY;
+    uint64_t *scratch = (uint64_t *)(void *)mem;
+    uint32_t *sym = (uint32_t *)(void *)(mem + msz), *tok = sym + n, *start = tok + n;
+    for (size_t k = 0; k < n; k++) sym[k] = v->byte_ids[p[k]]; /* every byte has one (checked at load) */
+    size_t m = st__merge_heap(&e->mg, NULL, sym, n, tok, start, scratch);
+    for (size_t k = 0; k < m; k++) put(e->o, tok[k], a + start[k]);
+    cache_fill(&cr, p, n, m, tok, start, NULL, 0);
+    if (mem != (uint8_t *)stack) st__free(&e->enc->alloc, mem, size);
+    return ST_OK;
+}
+
 /* The one dispatch on the kind of model. */
 ST_INLINE st_status encode_piece(encoder *e, size_t a, size_t b, st_error *err) {
     switch (e->enc->kind) {
     case ST__KIND_RANKS: return encode_piece_ranks(e, a, b, 0, 0, err);
     case ST__KIND_RULES: return encode_piece_rules(e, a, b);
+    case ST__KIND_HF: return encode_piece_hf(e, a, b, 0, 0);
     default: return ST_ERR_INVALID_ARGUMENT;
     }
 }
@@ -367,7 +400,8 @@ static st_status encode_ordinary_ranks(encoder *e, size_t from, size_t to, st_er
             if (id != ST_NO_TOKEN) {
                 put(e->o, id, a);
             } else {
-                st_status st = encode_piece_ranks(e, a, b, looked, h, err);
+                st_status st = e->enc->kind == ST__KIND_HF ? encode_piece_hf(e, a, b, looked, h)
+                                                           : encode_piece_ranks(e, a, b, looked, h, err);
                 if (st != ST_OK) return st;
             }
             a = b;
@@ -377,7 +411,10 @@ static st_status encode_ordinary_ranks(encoder *e, size_t from, size_t to, st_er
 }
 
 static st_status encode_ordinary(encoder *e, size_t from, size_t to, st_error *err) {
-    if (e->enc->kind == ST__KIND_RANKS) return encode_ordinary_ranks(e, from, to, err);
+    /* a rank vocabulary, and a HuggingFace model whose pieces that are tokens are those tokens
+     * (ignore_merges), look every piece up whole first, a batch at a time */
+    if (e->enc->kind == ST__KIND_RANKS || (e->enc->kind == ST__KIND_HF && (e->enc->hf.flags & ST__HF_IGNORE_MERGES)))
+        return encode_ordinary_ranks(e, from, to, err);
     st__piece_iter it;
     st__pieces_init(&it, &e->enc->pt, e->text + from, to - from);
     size_t start = 0;
@@ -392,21 +429,27 @@ static st_status encode_ordinary(encoder *e, size_t from, size_t to, st_error *e
 
 /* ---- the text: special tokens cut it, the pretokenizer splits the rest ------------------------ */
 
-static st_status encode_all(encoder *e, size_t len, const st__policy *pl, st_error *err) {
+/* The text between the special strings of one pass: the next pass's (a HuggingFace model's
+ * normalized added tokens), or the pre-tokenizer's pieces. */
+static st_status encode_stretch(encoder *e, size_t from, size_t to, const st__policy *pl, int pass, st_error *err);
+
+/* One pass over s[from..to): the special strings of `set` cut it (the earliest match, the
+ * longest at one place), and what lies between goes to encode_stretch. */
+static st_status special_pass(encoder *e, size_t from, size_t to, const st__policy *pl, const uint64_t *set, int pass,
+                              st_error *err) {
     const st_vocab *v = &e->enc->vocab;
     const uint8_t *s = e->text;
-    if (!pl->any_allowed) return encode_ordinary(e, 0, len, err);
     uint8_t first[256];
-    st__special_first_bytes(v, pl, first);
-    size_t seg = 0;
-    for (size_t i = 0; i < len; i++) {
+    st__special_first_bytes(v, set, first);
+    size_t seg = from;
+    for (size_t i = from; i < to; i++) {
         if (!first[s[i]] || (s[i] & 0xC0) == 0x80) continue; /* matches start on a character */
         size_t ml;
-        uint32_t id = st__special_at(v, pl->allowed, s, i, len, &ml);
+        uint32_t id = st__special_at(v, set, s, i, to, &ml);
         if (id == ST_NO_TOKEN) continue;
         /* and end on one: a loaded special is valid UTF-8, but an image's is trusted for nothing */
-        if (i + ml < len && (s[i + ml] & 0xC0) == 0x80) continue;
-        st_status st = encode_ordinary(e, seg, i, err);
+        if (i + ml < to && (s[i + ml] & 0xC0) == 0x80) continue;
+        st_status st = encode_stretch(e, seg, i, pl, pass, err);
         /* a run never crosses a special token */
         if (st == ST_OK && e->run.n) st = st__run_flush(&e->run, e->o, e->enc);
         if (st != ST_OK) return st;
@@ -414,7 +457,18 @@ static st_status encode_all(encoder *e, size_t len, const st__policy *pl, st_err
         i += ml - 1;
         seg = i + 1;
     }
-    return encode_ordinary(e, seg, len, err);
+    return encode_stretch(e, seg, to, pl, pass, err);
+}
+
+static st_status encode_stretch(encoder *e, size_t from, size_t to, const st__policy *pl, int pass, st_error *err) {
+    if (from == to) return ST_OK;
+    if (pass == 0 && pl->any_normalized) return special_pass(e, from, to, pl, pl->normalized, 1, err);
+    return encode_ordinary(e, from, to, err);
+}
+
+static st_status encode_all(encoder *e, size_t len, const st__policy *pl, st_error *err) {
+    if (!pl->any_allowed) return encode_stretch(e, 0, len, pl, 0, err);
+    return special_pass(e, 0, len, pl, pl->allowed, 0, err);
 }
 
 /* The text, then the last run (a run never crosses the end of the text). */
@@ -425,6 +479,13 @@ static st_status encode_text(encoder *e, size_t len, const st__policy *pl, st_er
 }
 
 /* ---- the calls ------------------------------------------------------------------------------ */
+
+/* What the merges consult, by kind (the pair cache is set by the caller). */
+static void merger_of(const st_encoding *enc, st__merger *mg) {
+    mg->v = &enc->vocab;
+    mg->rules = enc->kind == ST__KIND_RULES ? &enc->rules : enc->kind == ST__KIND_HF ? &enc->hf.rules : NULL;
+    mg->made = enc->kind == ST__KIND_HF ? enc->hf.made : NULL;
+}
 
 st_status st_encode(const st_encoding *enc, const char *text, size_t len, const st_special_policy *specials,
                     uint32_t flags, uint32_t *ids, size_t *starts, size_t cap, size_t *n_ids, st_error *err) {
@@ -450,7 +511,7 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
     e.text_len = len;
     e.o = &o;
     e.mg.v = &enc->vocab;
-    e.mg.rules = enc->kind == ST__KIND_RULES ? &enc->rules : NULL;
+    merger_of(enc, &e.mg);
     st__piece_cache_open(enc, len, &e.pc); /* the caches: the piece cache, the pair cache, the memo */
     if (e.pc.scratch) e.mg.pairs = e.pc.scratch->pairs;
     if (enc->kind == ST__KIND_RULES && enc->supers.n) st__run_init(&e.run, &enc->supers);
@@ -488,7 +549,7 @@ st_status st_encode_piece(const st_encoding *enc, const uint8_t *bytes, size_t l
     e.text_len = len;
     e.o = &o;
     e.mg.v = &enc->vocab;
-    e.mg.rules = enc->kind == ST__KIND_RULES ? &enc->rules : NULL;
+    merger_of(enc, &e.mg);
     e.merge_only = 1;
     st_status st = encode_piece(&e, 0, len, err);
     *n_ids = o.n;

@@ -5,6 +5,7 @@
  * Apart from the pipeline because it is tiktoken's rule, checked once a call over the text and
  * never per piece, and unstable.c asks it too (st__special_string_number). */
 #include "special_policy.h"
+#include "../formats/tokenizer_json.h"
 
 /* The index of special id in the sorted special_ids, or -1. */
 static long special_index(const st_vocab *v, uint32_t id) {
@@ -106,8 +107,9 @@ void st__policy_free(st__policy *pl, const st_allocator *a) {
     if (pl->bits_size) {
         st__free(a, pl->allowed, pl->bits_size);
         st__free(a, pl->disallowed, pl->bits_size);
+        st__free(a, pl->normalized, pl->bits_size);
     }
-    pl->allowed = pl->disallowed = NULL;
+    pl->allowed = pl->disallowed = pl->normalized = NULL;
     pl->bits_size = 0;
 }
 
@@ -117,10 +119,12 @@ static int any_bit(const uint64_t *bits, size_t words) {
     return 0;
 }
 
-st_status st__policy_resolve(const st_encoding *enc, const st_special_policy *sp, st__policy *pl, st_error *err) {
+static st_status resolve_caller(const st_encoding *enc, const st_special_policy *sp, st__policy *pl, st_error *err) {
     const st_vocab *v = &enc->vocab;
     pl->allowed = NULL;
     pl->disallowed = NULL;
+    pl->normalized = NULL;
+    pl->any_normalized = 0;
     pl->bits_size = 0;
     pl->any_allowed = pl->any_disallowed = 0;
     pl->strings = NULL;
@@ -155,14 +159,17 @@ st_status st__policy_resolve(const st_encoding *enc, const st_special_policy *sp
     if (n_str <= ST_POLICY_STACK_BITS) {
         pl->allowed = pl->stack_bits[0];
         pl->disallowed = pl->stack_bits[1];
+        pl->normalized = pl->stack_bits[2];
     } else {
         pl->bits_size = words * 8;
         pl->allowed = (uint64_t *)st__alloc(&enc->alloc, pl->bits_size);
         pl->disallowed = (uint64_t *)st__alloc(&enc->alloc, pl->bits_size);
-        if (!pl->allowed || !pl->disallowed) {
+        pl->normalized = (uint64_t *)st__alloc(&enc->alloc, pl->bits_size);
+        if (!pl->allowed || !pl->disallowed || !pl->normalized) {
             if (pl->allowed) st__free(&enc->alloc, pl->allowed, pl->bits_size);
             if (pl->disallowed) st__free(&enc->alloc, pl->disallowed, pl->bits_size);
-            pl->allowed = pl->disallowed = NULL;
+            if (pl->normalized) st__free(&enc->alloc, pl->normalized, pl->bits_size);
+            pl->allowed = pl->disallowed = pl->normalized = NULL;
             pl->bits_size = 0;
             return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
         }
@@ -184,6 +191,28 @@ st_status st__policy_resolve(const st_encoding *enc, const st_special_policy *sp
     else mark(v, sp->disallowed, sp->n_disallowed, by_string, pl->disallowed, 1, 2, NULL);
     /* an empty set skips its scan below */
     pl->any_allowed = any_bit(pl->allowed, words);
+    pl->any_disallowed = pl->n_unknown > 0 || any_bit(pl->disallowed, words);
+    return ST_OK;
+}
+
+/* A HuggingFace model's added tokens: those not special are always matched, whatever the
+ * caller's policy (tokenizers' encode matches every added token; only the special ones are the
+ * policy's to allow or refuse), and the `normalized` ones are matched in a pass of their own. */
+st_status st__policy_resolve(const st_encoding *enc, const st_special_policy *sp, st__policy *pl, st_error *err) {
+    static const st_special_policy none = {NULL, 0, NULL, 0, 0, NULL, NULL};
+    int hf = enc->kind == ST__KIND_HF && enc->hf.string_flags;
+    st_status st = resolve_caller(enc, hf && !sp ? &none : sp, pl, err);
+    if (st != ST_OK || !hf || !pl->allowed) return st;
+    uint32_t n_str = st__vocab_n_strings(&enc->vocab);
+    size_t words = ((size_t)n_str + 63) / 64;
+    st__memset(pl->normalized, 0, words * 8);
+    for (uint32_t k = 0; k < n_str && k < enc->vocab.n_special; k++) {
+        uint8_t f = enc->hf.string_flags[k];
+        if (!(f & ST__ADDED_SPECIAL)) { bit_put(pl->allowed, k, 1); bit_put(pl->disallowed, k, 0); }
+        if ((f & ST__ADDED_NORMALIZED) && bit_get(pl->allowed, k)) { bit_put(pl->allowed, k, 0); bit_put(pl->normalized, k, 1); }
+    }
+    pl->any_allowed = any_bit(pl->allowed, words);
+    pl->any_normalized = any_bit(pl->normalized, words);
     pl->any_disallowed = pl->n_unknown > 0 || any_bit(pl->disallowed, words);
     return ST_OK;
 }
@@ -303,10 +332,10 @@ uint32_t st__special_at(const st_vocab *v, const uint64_t *allowed, const uint8_
     return best;
 }
 
-void st__special_first_bytes(const st_vocab *v, const st__policy *pl, uint8_t first[256]) {
+void st__special_first_bytes(const st_vocab *v, const uint64_t *set, uint8_t first[256]) {
     st__memset(first, 0, 256);
     for (uint32_t k = 0; k < st__vocab_n_strings(v); k++) {
         uint32_t id, a, tl;
-        if (bit_get(pl->allowed, k) && st__vocab_special_string(v, k, &id, &a, &tl)) first[v->bytes[a]] = 1;
+        if (bit_get(set, k) && st__vocab_special_string(v, k, &id, &a, &tl)) first[v->bytes[a]] = 1;
     }
 }

@@ -11,9 +11,14 @@
 typedef struct st__policy {
     uint64_t *allowed;    /* n_strings bits, or NULL when none is allowed */
     uint64_t *disallowed; /* n_strings bits, or NULL when none is disallowed */
-    uint64_t stack_bits[2][ST_POLICY_STACK_BITS / 64];
-    size_t bits_size;     /* bytes allocated for each of allowed and disallowed, 0 when on the stack */
-    int any_allowed, any_disallowed;
+    /* A HuggingFace model's allowed strings whose added token is `normalized`: matched in a second
+     * pass over the text between the others (tokenizers matches them in the normalized text);
+     * NULL when there are none. allowed then holds the others only. */
+    uint64_t *normalized;
+    uint64_t stack_bits[3][ST_POLICY_STACK_BITS / 64];
+    size_t bits_size;     /* bytes allocated for each of allowed, disallowed and normalized, 0 when
+                             on the stack */
+    int any_allowed, any_disallowed, any_normalized;
     /* ST_SPECIAL_BY_TEXT: the disallowed strings that are no special string of the encoding
      * (tiktoken refuses them in the text too): strings[ends[k-1] .. ends[k]) for the k in
      * [first_unknown, end_unknown) with is_unknown set; n_unknown of them, one empty if
@@ -33,8 +38,9 @@ void st__policy_free(st__policy *pl, const st_allocator *a);
  * first (the earliest; at one position the longest), else ST_OK. */
 st_status st__check_disallowed(const st_vocab *v, const st__policy *pl, const uint8_t *s, size_t len, st_error *err);
 
-/* first[c] = 1 for each first byte c of an allowed special string, else 0 (pl->allowed set). */
-void st__special_first_bytes(const st_vocab *v, const st__policy *pl, uint8_t first[256]);
+/* first[c] = 1 for each first byte c of a special string in the set (pl->allowed or
+ * pl->normalized), else 0. */
+void st__special_first_bytes(const st_vocab *v, const uint64_t *set, uint8_t first[256]);
 /* The allowed special string matching at s[i..], longest first: its id, ST_NO_TOKEN if none;
  * *match_len its length. */
 uint32_t st__special_at(const st_vocab *v, const uint64_t *allowed, const uint8_t *s, size_t i, size_t len,
