@@ -136,7 +136,7 @@ def raise_for_status(status, message, offset=None, what="", items=None, *, token
         message = message(status)
     if name == "ST_ERR_MALFORMED_MODEL" and what in _NOT_MODEL_FILES and detail:
         message = ""  # the status's text says "model file"; the input is not one: the detail says it all
-    if what == "model" and name == "ST_ERR_MALFORMED_MODEL":
+    if what in ("model", "tokenizer.json") and name == "ST_ERR_MALFORMED_MODEL":
         raise ModelError(status, message, detail, line or 0, offset, what)
     raise SupertokError(status, message + (": " if message and detail else "") + detail, offset, what, name=name, token=token,
                         line=line, input=input, unit=unit, kind=kind, length=length, detail=detail)

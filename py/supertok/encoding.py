@@ -325,6 +325,7 @@ class Encoding:
         # what pickling needs to rebuild this encoding in another process (see __reduce__)
         self._pickle_name = None  # set by _load for a shipped encoding: pickled by name
         self._model_data = None  # set by load_model: pickled by the model file's text
+        self._tokenizer_json = None  # set by load_model from a tokenizer.json: pickled by its bytes
         self._supermerges = []  # set by load_model for a superword model
         # set by load_model from the model's pre-tokenizer flags (ST_PRETOK_SCRIPT_AWARE), as the
         # core parsed them: only a model file makes a script-aware encoding
@@ -385,6 +386,8 @@ class Encoding:
             return get_encoding, (self._pickle_name,)
         if self._model_data is not None:
             return load_model, (self._model_data,)
+        if self._tokenizer_json is not None:
+            return load_model, (self._tokenizer_json,)
         state = dict(self._state)
         if "merges" not in state and "_ranks_data" not in state and state["ranks_file"] is not None:
             state["_ranks_data"] = _read_checked(state["ranks_file"], state["sha256"], open)
@@ -1094,7 +1097,29 @@ def _load(encoding_name):
 _ALPHABETS = {"bytes": 0, "ube": 1}
 _UBE_STRICT = 2  # ST_UBE_STRICT
 _PRETOK_SCRIPT_AWARE = 1  # ST_PRETOK_SCRIPT_AWARE
+_ADDED_SPECIAL = 1  # ST_ADDED_SPECIAL
 MODEL_FORMAT = "supertok-merges"
+
+
+def _load_tokenizer_json(data, where):
+    """An Encoding from a tokenizer.json's bytes (st_encoding_new_tokenizer_json)."""
+    from ._model_format import ModelError
+    backend = _current_backend()
+    try:
+        handle, meta = backend.encoding_new_tokenizer_json(data)
+    except ModelError as exc:  # the file's name, and the byte offset in it: the core names the field
+        raise ModelError(exc.status, backend.status_str(exc.status), "%s at byte %d" % (exc.detail, exc.offset), 0,
+                         exc.offset, where) from None
+    specials = {backend.token_bytes(handle, i).decode("utf-8"): i
+                for i, flags in meta["added"].items() if flags & _ADDED_SPECIAL}
+    name = os.path.basename(where)
+    if name.endswith(".json"):
+        name = name[:-5]
+    enc = Encoding(name or "tokenizer", pat_str=_catalogue.PATTERN_BY_ID[meta["pattern"]]["pat_str"],
+                   special_tokens=specials, pattern_id=meta["pattern"], handle=handle)
+    enc._tokenizer_json = data  # pickled by the file's bytes
+    enc._added_tokens = {backend.token_bytes(handle, i).decode("utf-8"): i for i in meta["added"]}
+    return enc
 
 
 def load_model(model):
@@ -1133,6 +1158,10 @@ def load_model(model):
         raise TypeError("load_model takes a path (str or os.PathLike), the model's bytes, a binary file object or "
                         "a parsed JSON dict, not %s" % type(model).__name__)
     from_json = data is None or not is_text_model(data)
+    if from_json and (isinstance(model, dict) and "format" not in model and "model" in model
+                      or data is not None and b'"supertok-merges"' not in data):
+        # a HuggingFace tokenizer.json: read by the core from its bytes
+        return _load_tokenizer_json(json.dumps(model).encode("utf-8") if data is None else data, where)
     if data is not None and from_json:
         model = _parse_json_model(data, where)
     if from_json:

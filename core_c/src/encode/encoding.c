@@ -352,6 +352,9 @@ st_status st_encoding_export(const st_encoding *enc, int format, char *out, size
     st__error_clear(err);
     if (!enc || !out_len || (!out && cap)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
     *out_len = 0;
+    if (enc->kind == ST__KIND_HF) /* its ids are the file's: it is already in the format it came in */
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "an encoding from a tokenizer.json is not exported: use the file it came from");
     st__export_source src;
     export_source(enc, &src);
     return st__export_write(&src, format, out, cap, out_len, err);

@@ -243,6 +243,9 @@ st_status st_unstable_new(const st_encoding *enc, const st_allocator *alloc, st_
     if (enc->kind == ST__KIND_RULES && enc->supers.n)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
                              "more text can change every supermerge of the last run of words");
+    if (enc->kind == ST__KIND_HF) /* its rules need not follow the tokens' order, which the search assumes */
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                             "encode_with_unstable is not available for an encoding from a tokenizer.json");
     st_allocator a;
     st__allocator_init(&a, alloc ? alloc : &enc->alloc);
     st_unstable *u = (st_unstable *)st__alloc(&a, sizeof *u);

@@ -195,6 +195,12 @@ class EncodingBackend(_CoreHost):
         st_model_pairs). ModelError (what "model") naming the line and field."""
 
     @abc.abstractmethod
+    def encoding_new_tokenizer_json(self, data):
+        """(handle, meta) from a HuggingFace tokenizer.json's bytes, read and checked by the core
+        (st_encoding_new_tokenizer_json). meta: pattern (id), added ({id: ST_ADDED_* flags} of its
+        added tokens). ModelError (what "tokenizer.json") naming the field and its byte offset."""
+
+    @abc.abstractmethod
     def model_pairs(self, data, section):
         """[(left id, right id, count or None), ...] of the "merges" or "supermerges" section of a
         model file's text (bytes; st_model_parse + st_model_pairs): [] for a section the model

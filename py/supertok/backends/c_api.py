@@ -669,6 +669,15 @@ class CoreBackend(Backend):
         finally:
             self._model_free(m)
 
+    def encoding_new_tokenizer_json(self, data):
+        h = self._new_handle("st_encoding_new_tokenizer_json", lambda f: (f.bytes(data), len(data), self._null),
+                             "tokenizer.json", "st_encoding_free", ctype="st_encoding *")
+        ids = self.special_ids(h)
+        with self._frame():  # frames do not nest (a wasm runtime's calls take turns)
+            fn = self._fn
+            added = {i: fn("st_encoding_added_flags")(h.ptr, i) for i in ids}
+            return h, {"pattern": fn("st_encoding_pattern")(h.ptr), "added": added}
+
     def model_pairs(self, data, section):
         """[(left, right, count or None), ...] of a section of a model file (st_model_pairs)."""
         name = check_section(section)
