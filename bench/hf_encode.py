@@ -377,6 +377,11 @@ def main():
         ref = enc["tokenizers"]
         exact = {t: True for t in live}
         probe = special_probe(path)
+        with open(os.path.join(work, "%s.probe.txt" % m), "w", encoding="utf-8") as f:
+            f.write(probe)
+        with open(os.path.join(work, "%s.probe.ids" % m), "wb") as f:
+            array("I", ref(probe)).tofile(f)
+        manifest.setdefault("probe", {})[m] = {"text": "%s.probe.txt" % m, "ids": "%s.probe.ids" % m}
         for t in live[1:]:
             a, b = enc[t](probe), ref(probe)
             if a != b:
@@ -446,8 +451,10 @@ def main():
     print("Tools: %s. One thread (RAYON_NUM_THREADS=1, TOKENIZERS_PARALLELISM=false, FASTOKENS_BPE_THREADS=1). "
           "Models: %s (tokenizer.json from tools/fetch_hf_tokenizers.py, sha256 in tests/data/hf_tokenizers.json)."
           % (", ".join(versions), ", ".join(models)))
+    if notes:
+        print("")
     for n in notes:
-        print("\n- " + n)
+        print("- " + n)
     if args.check_only:
         print("\n### Exactness against tokenizers (ids of encode(text, add_special_tokens=False)), "
               "first %d KiB of each file\n" % args.check_kib)
@@ -472,5 +479,5 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(_results.run_and_record(main, _results.keyed("hf_encode.py", options=("--models", "--langs"),
-                                                          flags=("--check-only",))))
+    sys.exit(_results.run_and_record(main, _results.keyed("hf_encode.py", options=("--models", "--langs", "--check-kib"),
+                                                          flags=("--check-only", "--no-node"))))
