@@ -139,6 +139,15 @@ def piece_cache(request):
         enc.set_cache_size(limit)
 
 
+@pytest.fixture(params=["llama3", "qwen3", "deepseek_v3", "gpt2"])
+def hf_tokenizer_json(request):
+    """(name, path) of a HuggingFace tokenizer.json (tests/hf_models.py): the test runs once per
+    model (Llama 3, Qwen 3, DeepSeek V3, GPT-2) and skips where the files are not fetched
+    (python tools/fetch_hf_tokenizers.py)."""
+    import hf_models
+    return request.param, hf_models.hf_model_path(request.param)
+
+
 def corpus_path(name):
     p = os.path.join(CORPORA, name)
     if not os.path.exists(p):
