@@ -445,10 +445,15 @@ static st_status special_pass(encoder *e, size_t from, size_t to, const st__poli
     for (size_t i = from; i < to; i++) {
         if (!first[s[i]] || (s[i] & 0xC0) == 0x80) continue; /* matches start on a character */
         size_t ml;
-        uint32_t id = st__special_at(v, set, s, i, to, &ml);
+        uint32_t k;
+        uint32_t id = st__special_at(v, set, s, i, to, &ml, &k);
         if (id == ST_NO_TOKEN) continue;
         /* and end on one: a loaded special is valid UTF-8, but an image's is trusted for nothing */
         if (i + ml < to && (s[i + ml] & 0xC0) == 0x80) continue;
+        if (!st__special_allowed(pl, k)) { /* matched, but not allowed: text */
+            i += ml - 1;
+            continue;
+        }
         st_status st = encode_stretch(e, seg, i, pl, pass, err);
         /* a run never crosses a special token */
         if (st == ST_OK && e->run.n) st = st__run_flush(&e->run, e->o, e->enc);
@@ -467,8 +472,8 @@ static st_status encode_stretch(encoder *e, size_t from, size_t to, const st__po
 }
 
 static st_status encode_all(encoder *e, size_t len, const st__policy *pl, st_error *err) {
-    if (!pl->any_allowed) return encode_stretch(e, 0, len, pl, 0, err);
-    return special_pass(e, 0, len, pl, pl->allowed, 0, err);
+    if (!pl->any_match) return encode_stretch(e, 0, len, pl, 0, err);
+    return special_pass(e, 0, len, pl, pl->match, 0, err);
 }
 
 /* The text, then the last run (a run never crosses the end of the text). */

@@ -107,9 +107,10 @@ void st__policy_free(st__policy *pl, const st_allocator *a) {
     if (pl->bits_size) {
         st__free(a, pl->allowed, pl->bits_size);
         st__free(a, pl->disallowed, pl->bits_size);
+        st__free(a, pl->match, pl->bits_size);
         st__free(a, pl->normalized, pl->bits_size);
     }
-    pl->allowed = pl->disallowed = pl->normalized = NULL;
+    pl->allowed = pl->disallowed = pl->match = pl->normalized = NULL;
     pl->bits_size = 0;
 }
 
@@ -123,8 +124,8 @@ static st_status resolve_caller(const st_encoding *enc, const st_special_policy 
     const st_vocab *v = &enc->vocab;
     pl->allowed = NULL;
     pl->disallowed = NULL;
-    pl->normalized = NULL;
-    pl->any_normalized = 0;
+    pl->match = pl->normalized = NULL;
+    pl->any_match = pl->any_normalized = 0;
     pl->bits_size = 0;
     pl->any_allowed = pl->any_disallowed = 0;
     pl->strings = NULL;
@@ -159,17 +160,20 @@ static st_status resolve_caller(const st_encoding *enc, const st_special_policy 
     if (n_str <= ST_POLICY_STACK_BITS) {
         pl->allowed = pl->stack_bits[0];
         pl->disallowed = pl->stack_bits[1];
-        pl->normalized = pl->stack_bits[2];
+        pl->match = pl->stack_bits[2];
+        pl->normalized = pl->stack_bits[3];
     } else {
         pl->bits_size = words * 8;
         pl->allowed = (uint64_t *)st__alloc(&enc->alloc, pl->bits_size);
         pl->disallowed = (uint64_t *)st__alloc(&enc->alloc, pl->bits_size);
+        pl->match = (uint64_t *)st__alloc(&enc->alloc, pl->bits_size);
         pl->normalized = (uint64_t *)st__alloc(&enc->alloc, pl->bits_size);
-        if (!pl->allowed || !pl->disallowed || !pl->normalized) {
+        if (!pl->allowed || !pl->disallowed || !pl->match || !pl->normalized) {
             if (pl->allowed) st__free(&enc->alloc, pl->allowed, pl->bits_size);
             if (pl->disallowed) st__free(&enc->alloc, pl->disallowed, pl->bits_size);
+            if (pl->match) st__free(&enc->alloc, pl->match, pl->bits_size);
             if (pl->normalized) st__free(&enc->alloc, pl->normalized, pl->bits_size);
-            pl->allowed = pl->disallowed = pl->normalized = NULL;
+            pl->allowed = pl->disallowed = pl->match = pl->normalized = NULL;
             pl->bits_size = 0;
             return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
         }
@@ -189,8 +193,10 @@ static st_status resolve_caller(const st_encoding *enc, const st_special_policy 
     if (rest && (n_str & 63)) pl->disallowed[words - 1] &= (1ull << (n_str & 63)) - 1;
     if (by_text) mark_text(v, sp, pl->first_disallowed, pl->end_disallowed, pl->disallowed);
     else mark(v, sp->disallowed, sp->n_disallowed, by_string, pl->disallowed, 1, 2, NULL);
+    st__memcpy(pl->match, pl->allowed, words * 8); /* the first pass matches the allowed strings */
     /* an empty set skips its scan below */
     pl->any_allowed = any_bit(pl->allowed, words);
+    pl->any_match = pl->any_allowed;
     pl->any_disallowed = pl->n_unknown > 0 || any_bit(pl->disallowed, words);
     return ST_OK;
 }
@@ -206,12 +212,14 @@ st_status st__policy_resolve(const st_encoding *enc, const st_special_policy *sp
     uint32_t n_str = st__vocab_n_strings(&enc->vocab);
     size_t words = ((size_t)n_str + 63) / 64;
     st__memset(pl->normalized, 0, words * 8);
+    st__memset(pl->match, 0, words * 8);
     for (uint32_t k = 0; k < n_str && k < enc->vocab.n_special; k++) {
         uint8_t f = enc->hf.string_flags[k];
         if (!(f & ST__ADDED_SPECIAL)) { bit_put(pl->allowed, k, 1); bit_put(pl->disallowed, k, 0); }
-        if ((f & ST__ADDED_NORMALIZED) && bit_get(pl->allowed, k)) { bit_put(pl->allowed, k, 0); bit_put(pl->normalized, k, 1); }
+        bit_put(f & ST__ADDED_NORMALIZED ? pl->normalized : pl->match, k, 1);
     }
     pl->any_allowed = any_bit(pl->allowed, words);
+    pl->any_match = any_bit(pl->match, words);
     pl->any_normalized = any_bit(pl->normalized, words);
     pl->any_disallowed = pl->n_unknown > 0 || any_bit(pl->disallowed, words);
     return ST_OK;
@@ -315,8 +323,8 @@ st_status st__check_disallowed(const st_vocab *v, const st__policy *pl, const ui
 
 /* The allowed special string matching at s[i..], longest first: its id, ST_NO_TOKEN if none. */
 uint32_t st__special_at(const st_vocab *v, const uint64_t *allowed, const uint8_t *s, size_t i, size_t len,
-                        size_t *match_len) {
-    uint32_t best = ST_NO_TOKEN, n_str = st__vocab_n_strings(v);
+                        size_t *match_len, uint32_t *string) {
+    uint32_t best = ST_NO_TOKEN, best_k = 0, n_str = st__vocab_n_strings(v);
     size_t best_len = 0;
     for (uint32_t w = 0; w < (n_str + 63) / 64; w++) {
         for (uint64_t m = allowed[w]; m; m &= m - 1) { /* the set bits of the word */
@@ -324,11 +332,13 @@ uint32_t st__special_at(const st_vocab *v, const uint64_t *allowed, const uint8_
             if (!st__vocab_special_string(v, k, &id, &a, &tl)) continue;
             if (tl > best_len && tl <= len - i && st__memcmp(s + i, v->bytes + a, tl) == 0) {
                 best = id;
+                best_k = k;
                 best_len = tl;
             }
         }
     }
     *match_len = best_len;
+    if (string) *string = best_k;
     return best;
 }
 

@@ -11,14 +11,17 @@
 typedef struct st__policy {
     uint64_t *allowed;    /* n_strings bits, or NULL when none is allowed */
     uint64_t *disallowed; /* n_strings bits, or NULL when none is disallowed */
-    /* A HuggingFace model's allowed strings whose added token is `normalized`: matched in a second
-     * pass over the text between the others (tokenizers matches them in the normalized text);
-     * NULL when there are none. allowed then holds the others only. */
-    uint64_t *normalized;
-    uint64_t stack_bits[3][ST_POLICY_STACK_BITS / 64];
-    size_t bits_size;     /* bytes allocated for each of allowed, disallowed and normalized, 0 when
-                             on the stack */
-    int any_allowed, any_disallowed, any_normalized;
+    /* The strings the first pass over the text matches (its earliest match, the longest at one
+     * place, cuts the text; an allowed one gives its id, another stays text): the allowed ones,
+     * but for a HuggingFace model every added token not `normalized` (tokenizers matches all its
+     * added tokens and leaves a special one as text when asked to). `normalized`: a HuggingFace
+     * model's added tokens matched by a second pass over the text between (tokenizers matches
+     * them in the normalized text). NULL when unused. */
+    uint64_t *match, *normalized;
+    uint64_t stack_bits[4][ST_POLICY_STACK_BITS / 64];
+    size_t bits_size;     /* bytes allocated for each of allowed, disallowed, match and normalized,
+                             0 when on the stack */
+    int any_allowed, any_disallowed, any_match, any_normalized;
     /* ST_SPECIAL_BY_TEXT: the disallowed strings that are no special string of the encoding
      * (tiktoken refuses them in the text too): strings[ends[k-1] .. ends[k]) for the k in
      * [first_unknown, end_unknown) with is_unknown set; n_unknown of them, one empty if
@@ -42,9 +45,13 @@ st_status st__check_disallowed(const st_vocab *v, const st__policy *pl, const ui
  * pl->normalized), else 0. */
 void st__special_first_bytes(const st_vocab *v, const uint64_t *set, uint8_t first[256]);
 /* The allowed special string matching at s[i..], longest first: its id, ST_NO_TOKEN if none;
- * *match_len its length. */
+ * *match_len its length, *string (if not NULL) its number. */
 uint32_t st__special_at(const st_vocab *v, const uint64_t *allowed, const uint8_t *s, size_t i, size_t len,
-                        size_t *match_len);
+                        size_t *match_len, uint32_t *string);
+/* Whether special string k is allowed by the policy. */
+ST_INLINE int st__special_allowed(const st__policy *pl, uint32_t k) {
+    return pl->allowed && (int)((pl->allowed[k >> 6] >> (k & 63)) & 1);
+}
 
 /* The number of the special string whose bytes are p[0..n), or -1. */
 long st__special_string_number(const st_vocab *v, const uint8_t *p, size_t n);

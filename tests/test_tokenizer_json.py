@@ -1,0 +1,259 @@
+"""HuggingFace tokenizer.json models (st_encoding_new_tokenizer_json, docs/formats/tokenizer-json.md)
+against their oracle, tokenizers itself (pinned in the test extra): ids (with every added token
+matched, and with the special ones left as text), decode, and the errors for files the core does
+not implement, on every backend.
+
+Two sources of models: small ones trained here by tokenizers with each pre-tokenizer the core
+implements, each normalizer, ignore_merges on and off, and added tokens of every kind (so the
+tests run on a fresh clone), and the open models' own files (Llama 3, Qwen 3, DeepSeek V3, and
+GPT-2's exported from r50k by tokenizers) when fetched (python tools/fetch_hf_tokenizers.py).
+"""
+import copy
+import json
+import os
+import random
+
+import pytest
+import tokenizers
+from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers, AddedToken, Regex
+
+import supertok
+from supertok._model_format import ModelError
+from conftest import CORPORA, corpus_blocks, corpus_path
+from hf_models import hf_model_path
+
+# The Split regexes of the open models' files, as they write them.
+LLAMA3 = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+QWEN2 = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+DEEPSEEK = [r"\p{N}{1,3}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
+            "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+            "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"]
+
+SAMPLE = [
+    "The quick brown fox jumps over the lazy dog. It's 2025; we'll see 1234567 items!",
+    "Die Würde des Menschen ist unantastbar. Ça va? Ñandú, señor — déjà vu.",
+    "Все люди рождаются свободными и равными в своем достоинстве и правах.",
+    "人人生而自由，在尊严和权利上一律平等。他们赋有理性和良心。日本語のテキスト、カタカナとひらがな。",
+    "كل الناس يولدون أحراراً متساوين في الكرامة والحقوق. हिन्दी पाठ यहाँ है। ภาษาไทย",
+    "def f(x):\n    return x**2  # squares\r\n\r\n\tif x >= 10: print('big')\n\n\n",
+    "한국어 문장입니다. Ελληνικά κείμενα. עברית כאן. 🙂👍🏽 emoji and 100,000.50 dollars",
+    "e\u0301 a\u0308 \u1100\u1161\u11a8 Å Ω \ufb01 \u212b combining and compatibility forms",
+]
+
+
+def adversarial(rng, n=60):
+    """Strings at the patterns' edges: digit runs, whitespace runs, mixed scripts, contractions in
+    any case, punctuation runs, private-use characters, combining marks, added tokens inside words."""
+    atoms = ["1", "12", "123", "1234", "٣٤٥", "Ⅻ", " ", "  ", "\t", "\n", "\r\n", "\r", "\u00a0", "\u3000", " \n ",
+             "'s", "'S", "'ll", "'LL", "'ve", "'d", "'x", "word", "Word", "WORD", "naïve", "e\u0301", "\u0301",
+             "中文", "かな", "カナ", "한국", "Ω", "!!", "...", "?!", " -- ", "#", "@", "\U000f0000", "\ue000",
+             "\u200d", "🙂", "x", "ab", ":", "://", "<", ">", "<|s|>", "<think>", "</think>", "<｜x｜>",
+             "<a>", "<a><b>", "\x00", "\x7f", "_", "`", "A1", "a_b", "$5", "€", "©", "½"]
+    out = []
+    for _ in range(n):
+        out.append("".join(rng.choice(atoms) for _ in range(rng.randint(1, 40))))
+    return out
+
+
+def _train(pre, normalizer=None, ignore_merges=False, added=True, vocab_size=700):
+    tk = tokenizers.Tokenizer(models.BPE(ignore_merges=ignore_merges))
+    tk.pre_tokenizer = pre
+    if normalizer is not None:
+        tk.normalizer = normalizer
+    tk.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False, special_tokens=[])
+    tk.train_from_iterator(SAMPLE * 20 + adversarial(random.Random(1), 200), trainer=trainer)
+    if added:
+        tk.add_special_tokens([AddedToken("<|s|>", special=True, normalized=False),
+                               AddedToken("<|e|>", special=True, normalized=False)])
+        tk.add_tokens([AddedToken("<think>", special=False, normalized=False),
+                       AddedToken("</think>", special=False, normalized=False),
+                       AddedToken("<｜x｜>", special=False, normalized=True),
+                       AddedToken("<a>", special=False, normalized=False),
+                       AddedToken("<a><b>", special=True, normalized=False)])
+    return tk
+
+
+def _byte_level(use_regex):
+    return pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=use_regex)
+
+
+def _split_then_byte_level(*regexes):
+    return pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(r), "isolated") for r in regexes] + [_byte_level(False)])
+
+
+PRE = {
+    "gpt2": lambda: _byte_level(True),
+    "llama3": lambda: _split_then_byte_level(LLAMA3),
+    "qwen2": lambda: _split_then_byte_level(QWEN2),
+    "deepseek_v3": lambda: _split_then_byte_level(*DEEPSEEK),
+}
+
+VARIANTS = [  # (pattern, NFC, ignore_merges)
+    ("gpt2", False, False), ("gpt2", True, True), ("llama3", False, True), ("llama3", True, False),
+    ("qwen2", True, False), ("qwen2", False, True), ("deepseek_v3", False, False), ("deepseek_v3", True, True),
+]
+
+
+def _ids(tk, text, specials_as_text=False):
+    tk.encode_special_tokens = specials_as_text
+    try:
+        return tk.encode(text, add_special_tokens=False).ids
+    finally:
+        tk.encode_special_tokens = False
+
+
+def _compare(enc, tk, texts, where):
+    for text in texts:
+        want = _ids(tk, text)
+        got = enc.encode(text, allowed_special="all")
+        assert got == want, "%s: %r\n tokenizers %s\n supertok   %s" % (where, text, want, got)
+        want = _ids(tk, text, specials_as_text=True)
+        got = enc.encode_ordinary(text)
+        assert got == want, "%s (special tokens as text): %r\n tokenizers %s\n supertok   %s" % (where, text, want, got)
+        assert enc.decode(got) == tk.decode(got, skip_special_tokens=False), "%s: decode of %r" % (where, text)
+
+
+@pytest.mark.parametrize("pattern,nfc,ignore_merges", VARIANTS)
+def test_small_models_against_tokenizers(backend, pattern, nfc, ignore_merges):
+    tk = _train(PRE[pattern](), normalizers.NFC() if nfc else None, ignore_merges)
+    enc = supertok.load_model(tk.to_str().encode("utf-8"))
+    assert enc.special_tokens_set == {"<|s|>", "<|e|>", "<a><b>"}
+    texts = SAMPLE + adversarial(random.Random(hash((pattern, nfc, ignore_merges)) & 0xFFFF), 40 if backend == "pywasm" else 150)
+    _compare(enc, tk, texts, "%s nfc=%s ignore_merges=%s" % (pattern, nfc, ignore_merges))
+
+
+def test_pickles_by_the_file(backend):
+    import pickle
+    tk = _train(PRE["gpt2"]())
+    enc = supertok.load_model(tk.to_str().encode("utf-8"))
+    again = pickle.loads(pickle.dumps(enc))
+    assert again.encode(SAMPLE[0] + "<|s|>", allowed_special="all") == enc.encode(SAMPLE[0] + "<|s|>", allowed_special="all")
+
+
+def test_loads_from_a_path_and_a_dict(backend, tmp_path):
+    tk = _train(PRE["gpt2"](), added=False)
+    path = tmp_path / "tiny.json"
+    tk.save(str(path))
+    enc = supertok.load_model(str(path))
+    assert enc.name == "tiny"
+    assert supertok.load_model(json.loads(path.read_text("utf-8"))).encode(SAMPLE[1]) == enc.encode(SAMPLE[1])
+
+
+# ---- files the core does not implement: each refused with the field named ----------------------
+
+def _base():
+    return json.loads(_train(PRE["llama3"]()).to_str())
+
+
+def _mutate(path, value):
+    def f(d):
+        node = d
+        for k in path[:-1]:
+            node = node[k]
+        if value is KeyError:
+            del node[path[-1]]
+        else:
+            node[path[-1]] = value
+    return f
+
+
+def _set_added(field):
+    def f(d):
+        d["added_tokens"][0][field] = True
+    return f
+
+
+def _drop_byte(d):
+    del d["model"]["vocab"]["Ġ"]
+    d["model"]["merges"] = [m for m in d["model"]["merges"] if "Ġ" not in (m if isinstance(m, list) else m.split(" "))]
+
+
+def _unknown_merge(d):
+    d["model"]["merges"].insert(3, ["zzqq", "a"])
+
+
+def _repeat_merge(d):
+    d["model"]["merges"].append(d["model"]["merges"][0])
+
+
+BAD = [
+    ("model.type", _mutate(["model", "type"], "WordPiece"), "model.type: only BPE models are supported"),
+    ("dropout", _mutate(["model", "dropout"], 0.1), "model.dropout"),
+    ("prefix", _mutate(["model", "continuing_subword_prefix"], "##"), "model.continuing_subword_prefix"),
+    ("normalizer", _mutate(["normalizer"], {"type": "Lowercase"}), 'normalizer: type "Lowercase" is not supported'),
+    ("regex", _mutate(["pre_tokenizer", "pretokenizers", 0, "pattern", "Regex"], r"\w+|\s+"),
+     "is not one the core implements"),
+    ("behavior", _mutate(["pre_tokenizer", "pretokenizers", 0, "behavior"], "Removed"), "not Isolated"),
+    ("pre type", _mutate(["pre_tokenizer"], {"type": "Whitespace"}), 'type "Whitespace" is not supported'),
+    ("prefix space", _mutate(["pre_tokenizer", "pretokenizers", 1, "add_prefix_space"], True), "add_prefix_space"),
+    ("decoder", _mutate(["decoder"], None), "decoder: none"),
+    ("decoder type", _mutate(["decoder"], {"type": "WordPiece", "prefix": "##", "cleanup": True}), 'decoder: type "WordPiece"'),
+    ("truncation", _mutate(["truncation"], {"max_length": 5, "strategy": "LongestFirst", "stride": 0, "direction": "Right"}),
+     "truncation"),
+    ("lstrip", _set_added("lstrip"), "sets lstrip"),
+    ("single_word", _set_added("single_word"), "sets single_word"),
+    ("no byte", _drop_byte, "byte 32 has no token"),
+    ("unknown merge part", _unknown_merge, "model.merges[3]: the left part \"zzqq\" is not in the vocabulary"),
+    ("repeated merge", _repeat_merge, "repeats merge 0"),
+    ("no model", _mutate(["model"], KeyError), "no model"),
+    ("unknown field", _mutate(["extra"], 1), 'unknown field "extra"'),
+]
+
+
+@pytest.mark.parametrize("name,mutate,message", BAD, ids=[b[0] for b in BAD])
+def test_unsupported_files_are_refused_naming_the_field(backend, name, mutate, message):
+    d = _base()
+    mutate(d)
+    with pytest.raises(ModelError) as info:
+        supertok.load_model(json.dumps(d).encode("utf-8"))
+    assert message in str(info.value)
+    assert info.value.offset is not None
+
+
+@pytest.mark.parametrize("data,message", [
+    (b"", "expected an object"), (b"{", "the file ends"), (b'{"model": {"type": "BPE", "vocab": {"a": 1e3}, "merges": []}}', "whole number"),
+    (b'{"model": "\\ud800"}', "lone high surrogate"), (b'{"model": "\xff"}', "invalid UTF-8"),
+    (b"[" * 100000, "expected an object"), (b'{"model": ' + b"[" * 100000, "nested too deep"),
+])
+def test_malformed_json_is_refused_with_its_offset(backend, data, message):
+    with pytest.raises((ModelError, ValueError)) as info:
+        supertok.load_model(data)
+    assert message in str(info.value)
+
+
+# ---- the open models' own files -----------------------------------------------------------------
+
+OPEN_MODELS = ["llama3", "qwen3", "deepseek_v3", "gpt2"]
+SAMPLE_CHARS = 60_000
+CORPUS_FILES = sorted(f for f in (os.listdir(CORPORA) if os.path.isdir(CORPORA) else [])
+                      if f.endswith(".txt.xz")) or ["en.txt.xz"]
+
+
+@pytest.fixture(scope="module", params=OPEN_MODELS)
+def open_model(request):
+    path = hf_model_path(request.param)
+    return request.param, path, tokenizers.Tokenizer.from_file(path)
+
+
+def test_open_models_on_adversarial_text(backend, open_model):
+    name, path, tk = open_model
+    enc = supertok.load_model(path)
+    _compare(enc, tk, SAMPLE + adversarial(random.Random(7), 30 if backend == "pywasm" else 200), name)
+
+
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
+def test_open_models_on_every_corpus_file(backend, open_model):
+    if backend == "pywasm":
+        pytest.skip("pywasm is an interpreter: the corpus runs on native and wasmtime")
+    name, path, tk = open_model
+    enc = supertok.load_model(path)
+    for f in CORPUS_FILES:
+        for i, block in enumerate(corpus_blocks(corpus_path(f), 20_000, SAMPLE_CHARS)):
+            want = _ids(tk, block)
+            got = enc.encode(block, allowed_special="all")
+            if got != want:
+                k = next((k for k, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
+                raise AssertionError("%s on %s block %d: first difference at id %d: tokenizers %s, supertok %s (%r)"
+                                     % (name, f, i, k, want[k:k + 5], got[k:k + 5], tk.decode(want[max(0, k - 5):k + 5])))
