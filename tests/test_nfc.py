@@ -217,3 +217,23 @@ def test_normalization_test_file(backend):
     assert conform > 10000
     for i in range(0, len(cols), 5000):
         check_batch(backend, cols[i:i + 5000], "NormalizationTest.txt")
+
+
+def test_generated_tables_are_fresh():
+    """nfc_tables.c and nfc_tables.bin are what core_c/tools/gen_nfc_tables.py writes."""
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, os.path.join(root, "core_c", "tools", "gen_nfc_tables.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_tables_are_unicode_9():
+    """The version the generator writes, and the probes that decide it: tokenizers composes the
+    Unicode 9.0 pairs and nothing later, and knows 9.0's marks only."""
+    from supertok.core_numba.text import normalize as port  # the .bin, read without numba's kernels
+    assert port.NFC_UNICODE_VERSION == "9.0"
+    assert REF.normalize_str("\U00011935\U00011930") == "\U00011935\U00011930"  # Dives Akuru, 13.0
+    assert REF.normalize_str("a\u0d3b\u0334") == "a\u0d3b\u0334"  # U+0D3B (10.0): class 0 to tokenizers
+    assert REF.normalize_str("a\u08d4\u0334") == "a\u0334\u08d4"  # U+08D4 (9.0): class 230, reordered
