@@ -16,6 +16,7 @@
  * many passes as Unicode has classes (55 in 9.0): O(len) with a bounded factor, however long the
  * run. */
 #include "normalize.h"
+#include "../base/work_counter.h"
 #include "nfc_tables.h"
 #include "utf8.h"
 
@@ -80,6 +81,7 @@ typedef struct nfc_ctx {
 /* The item at p (p.pos < len): its code point, its class (returned) and the position after it. */
 static uint32_t nfc_item(const nfc_ctx *c, nfc_pos p, uint32_t *cp, nfc_pos *next) {
     uint32_t ch, d[4];
+    ST_COUNT(1);
     size_t l = st__utf8_decode(c->s + p.pos, &ch);
     size_t n = nfc_decompose(ch, d);
     *cp = d[p.sub];
@@ -195,6 +197,7 @@ size_t st__nfc(const uint8_t *s, size_t len, uint8_t *out, size_t *map, size_t c
     while (p.pos < len) {
         /* The fast path: a character below U+0300 followed by another (or the end) is itself. */
         size_t i = p.pos, l = s[i] < 0x80 ? 1 : s[i] < 0xE0 ? 2 : s[i] < 0xF0 ? 3 : 4;
+        ST_COUNT(1);
         if (p.sub == 0 && s[i] < 0xCC && (i + l >= len || s[i + l] < 0xCC)) {
             for (size_t k = 0; k < l; k++, c.n++)
                 if (c.n < cap) {
