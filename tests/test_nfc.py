@@ -237,3 +237,11 @@ def test_tables_are_unicode_9():
     assert REF.normalize_str("\U00011935\U00011930") == "\U00011935\U00011930"  # Dives Akuru, 13.0
     assert REF.normalize_str("a\u0d3b\u0334") == "a\u0d3b\u0334"  # U+0D3B (10.0): class 0 to tokenizers
     assert REF.normalize_str("a\u08d4\u0334") == "a\u0334\u08d4"  # U+08D4 (9.0): class 230, reordered
+
+
+def test_public_function():
+    import supertok
+    assert supertok.normalize_nfc("e\u0301 a\u0316\u0301 \U0001D160") == "\u00e9 \u00e1\u0316 \U0001D158\U0001D165\U0001D16E"
+    assert supertok.normalize_nfc("\U00011935\U00011930") == "\U00011935\U00011930"  # Unicode 9.0
+    with pytest.raises(ValueError, match="index 1"):
+        supertok.normalize_nfc("a\ud800")
