@@ -1084,6 +1084,24 @@ ST_API st_status st_trainer_set_seed_merges(st_trainer *trainer, const uint32_t 
 #define ST_TRAINER_SEED_MERGES 21 /* seed merges set (st_trainer_stat) */
 #define ST_TRAINER_BLOCKED 22     /* pairs an extension's constraints have ruled out so far */
 
+/* ---- Unicode normalization (normalize.c) ---------------------------------------------------- */
+
+/* NFC output is at most this many times its input in UTF-8 bytes: cap >= ST_NFC_MAX_EXPANSION * len
+ * always suffices. */
+#define ST_NFC_MAX_EXPANSION 3
+
+/* Unicode NFC (canonical composition) of text, exactly HuggingFace tokenizers' `NFC` normalizer
+ * (its Unicode 9.0 data: later characters pass unchanged). Writes out[0..cap) and *out_len; when
+ * map is not NULL (cap entries), map[k] is the byte offset in text of the start of the character
+ * output byte k came from: it never decreases (inside a combining sequence whose marks were
+ * reordered, a mark maps to the smallest offset among itself and the marks after it), so a range
+ * of the output maps back to a range of text. Text with no code point at or above U+0300 comes
+ * back unchanged. Linear time on any input. If cap is too small: ST_ERR_BUFFER_TOO_SMALL with
+ * the full length in *out_len (size query: cap 0, out and map NULL), nothing past cap written.
+ * Invalid UTF-8: ST_ERR_INVALID_UTF8 at its byte offset. */
+ST_API st_status st_normalize_nfc(const char *text, size_t len, char *out, size_t *map, size_t cap,
+                                  size_t *out_len, st_error *err);
+
 /* ---- UBE: the UTF-8 / UTF-16 routed alphabet ---------------------------------------------- */
 
 /* Base symbols 0-255 are UTF-8 bytes (code points below U+0800), 256-511 UTF-16LE bytes

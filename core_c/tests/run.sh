@@ -28,6 +28,7 @@
 #                      model takes by the file's size)
 #   ST_UBE_STREAM_INPUTS random (partly damaged) stream states and symbols fed by
 #                      fuzz_ube_stream's random driver (default 100000)
+#   ST_NFC_INPUTS      random texts fuzz_nfc's random driver normalizes (default 20000)
 #   ST_VOCAB_DIR       the rank files for test_encode and fuzz_encode (default: py/supertok/vocab)
 #   ST_ENCODE_BIG      passed on to test_encode: 1 for its full sizes (slow under the
 #                      sanitizers; meant for an -O2 build, see test_encode.c)
@@ -67,7 +68,7 @@ CNT_SRCS=$(grep -l 'ST_COUNT\|ST_TEST_COUNTERS' $SRCS)
 for f in $CNT_SRCS; do
     $CC $WARN -O2 $INC -DST_TEST_COUNTERS -c "$f" -o "$build/warn_cnt_$(objname "$f").o"
 done
-for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors test_decoder test_model fuzz_model test_train fuzz_train fuzz_ube_stream test_export; do
+for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors test_decoder test_model fuzz_model test_train fuzz_train fuzz_ube_stream fuzz_nfc test_export; do
     $CC $WARN -O2 $INC -DST_FUZZ_MAIN -DST_TEST_COUNTERS -c "$here/$t.c" -o "$build/warn_$t.o"
 done
 
@@ -102,6 +103,7 @@ $CC -std=c11 $SAN $INC "$here/test_export.c" $objs -o "$build/test_export"
 $CC -std=c11 $SAN $INC -DST_TEST_COUNTERS "$here/test_train.c" $cobjs -o "$build/test_train"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_train.c" $objs -o "$build/fuzz_train_replay"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_ube_stream.c" $objs -o "$build/fuzz_ube_stream_random"
+$CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_nfc.c" $objs -o "$build/fuzz_nfc_random"
 
 step "test_core"
 "$build/test_core"
@@ -147,6 +149,9 @@ step "counter/trainer fuzz harness: ${ST_TRAIN_MUTATIONS:-1000} random inputs"
 
 step "UBE stream harness: ${ST_UBE_STREAM_INPUTS:-100000} random states (damaged or not) and symbols"
 "$build/fuzz_ube_stream_random" "${ST_UBE_STREAM_INPUTS:-100000}" 1
+
+step "NFC harness: ${ST_NFC_INPUTS:-20000} random texts"
+"$build/fuzz_nfc_random" "${ST_NFC_INPUTS:-20000}" 1
 
 step "test_encode $VOCAB"
 "$build/test_encode" "$VOCAB"
@@ -227,6 +232,11 @@ if [ "${ST_FUZZ_SECONDS:-0}" -gt 0 ]; then
             $SRCS "$here/fuzz_ube_stream.c" -o "$build/fuzz_ube_stream"
         mkdir -p "$build/ube_stream_corpus"
         (cd "$build" && ./fuzz_ube_stream -max_total_time="$ST_FUZZ_SECONDS" -max_len=512 ube_stream_corpus)
+        step "libFuzzer, NFC harness, for ${ST_FUZZ_SECONDS} s"
+        clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $INC \
+            $SRCS "$here/fuzz_nfc.c" -o "$build/fuzz_nfc"
+        mkdir -p "$build/nfc_corpus"
+        (cd "$build" && ./fuzz_nfc -max_total_time="$ST_FUZZ_SECONDS" -max_len=1024 nfc_corpus)
         step "libFuzzer, counter/trainer harness, for ${ST_FUZZ_SECONDS} s"
         clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $INC \
             $SRCS "$here/fuzz_train.c" -o "$build/fuzz_train"

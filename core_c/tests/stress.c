@@ -417,6 +417,77 @@ static void long_inputs(void) {
     st_check_buf_free(&cb);
 }
 
+/* NFC (st_normalize_nfc) on long adversarial inputs: the work (items of the decomposed text
+ * visited, work_counter.h) must grow linearly, at most NFC_WORK_PER_BYTE per input byte. A run of
+ * marks out of order is walked once per class present (at most 2 + 2 x 55 visits per mark, in two
+ * walks), so the worst input is a run cycling through many classes in decreasing order. */
+#define NFC_WORK_PER_BYTE 160.0
+
+static size_t nfc_put_cp(unsigned char *p, uint32_t cp) {
+    if (cp < 0x80) { p[0] = (unsigned char)cp; return 1; }
+    if (cp < 0x800) { p[0] = (unsigned char)(0xC0 | (cp >> 6)); p[1] = (unsigned char)(0x80 | (cp & 0x3F)); return 2; }
+    if (cp < 0x10000) {
+        p[0] = (unsigned char)(0xE0 | (cp >> 12)); p[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        p[2] = (unsigned char)(0x80 | (cp & 0x3F)); return 3;
+    }
+    p[0] = (unsigned char)(0xF0 | (cp >> 18)); p[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+    p[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F)); p[3] = (unsigned char)(0x80 | (cp & 0x3F)); return 4;
+}
+
+static void nfc_long_inputs(void) {
+    /* marks of many distinct classes (1 ... 240), out of order */
+    static const uint32_t desc[] = {0x345, 0x35D, 0x35C, 0x31B, 0x301, 0x302, 0x316, 0x334, 0x327, 0x5B0, 0x5B1,
+                                    0x5B2, 0x5B3, 0x5B4, 0x5B5, 0x5B6, 0x5B7, 0x5B8, 0x5B9, 0x5BB, 0x5BC, 0x5BD,
+                                    0x5BF, 0x5C1, 0x5C2, 0xFB1E, 0x64B, 0x64C, 0x64D, 0x64E, 0x64F, 0x650, 0x651,
+                                    0x652, 0x670, 0x711, 0xC55, 0xC56, 0xE38, 0xE48, 0xEB8, 0xEC8, 0xF71, 0xF72,
+                                    0xF74, 0x94D, 0x93C, 0x3099, 0x1DCE, 0x302A, 0x302B, 0x302C, 0x302D, 0x302E};
+    static const char *names[4] = {"marks of many classes, unordered", "one mark repeated", "base + 3 marks",
+                                   "Hangul jamo L V T"};
+    static const size_t sizes[4] = {16 << 10, 64 << 10, 256 << 10, 1 << 20};
+    unsigned char *t = (unsigned char *)malloc((1 << 20) + 8);
+    char *out = (char *)malloc(3 * ((1 << 20) + 8));
+    if (!t || !out) {
+        printf("FAIL: out of memory\n");
+        g_fail++;
+        free(t);
+        free(out);
+        return;
+    }
+    printf("NFC, long inputs: work per byte at 1 MB\n");
+    for (int k = 0; k < 4; k++) {
+        double prev = 0, last = 0;
+        for (int z = 0; z < 4; z++) {
+            size_t n = 0, i = 0;
+            if (k != 3) n += nfc_put_cp(t, 'a');
+            while (n + 4 <= sizes[z]) {
+                uint32_t cp = k == 0 ? desc[i % (sizeof desc / sizeof desc[0])]
+                            : k == 1 ? 0x301
+                            : k == 2 ? (i % 4 == 0 ? 'e' : i % 4 == 1 ? 0x301 : i % 4 == 2 ? 0x316 : 0x302)
+                                     : 0x1100 + (uint32_t)(i % 3) * 0x61; /* U+1100, U+1161, U+11C2 */
+                n += nfc_put_cp(t + n, cp);
+                i++;
+            }
+            size_t on = 0;
+            st_error err;
+            st__test_work_take();
+            st_status st = CHECKED(err, st_normalize_nfc((const char *)t, n, out, NULL, 3 * n, &on, &err));
+            double w = (double)st__test_work_take();
+            int ok = st == ST_OK && w <= NFC_WORK_PER_BYTE * (double)n && !(z > 0 && w > WORK_RATIO * prev);
+            if (ok) g_pass++;
+            else {
+                g_fail++;
+                printf("FAIL: NFC long input %s (%zu bytes): status %d, work %.0f (%.2f per byte; %.0f at a "
+                       "quarter of the size)\n", names[k], n, st, w, w / (double)n, prev);
+            }
+            prev = w;
+            last = w / (double)n;
+        }
+        printf("  %-34s %8.2f\n", names[k], last);
+    }
+    free(t);
+    free(out);
+}
+
 int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 1;
     long iters = argc > 2 ? strtol(argv[2], NULL, 0) : 2000;
@@ -449,6 +520,7 @@ int main(int argc, char **argv) {
     }
     printf("random: %ld texts (%ld invalid UTF-8) x %d configurations\n", iters, invalid, N_CONFIGS);
     long_inputs();
+    nfc_long_inputs();
     for (int c = 0; c < N_CONFIGS; c++) st_pretokenizer_free(handles[c]);
     free(b.p);
     st_check_buf_free(&cb);

@@ -810,6 +810,78 @@ static void test_scripts(void) {
     CHECK(bad == 0, "st_script_of out of range for %d code points", bad);
 }
 
+/* ---- NFC normalization (st_normalize_nfc) ------------------------------------------------- */
+
+static int nfc_is(const char *in, size_t in_len, const char *want, size_t want_len, const size_t *want_map) {
+    char out[64];
+    size_t map[64], n = 0;
+    st_error e;
+    if (st_normalize_nfc(in, in_len, out, map, sizeof out, &n, &e) != ST_OK) return 0;
+    if (n != want_len || memcmp(out, want, n) != 0) return 0;
+    for (size_t k = 0; want_map && k < n; k++)
+        if (map[k] != want_map[k]) return 0;
+    return 1;
+}
+
+static void test_nfc(void) {
+    /* a + acute (230) + grave below (220): reordered, then a + acute composed; the grave below
+     * maps to the smallest offset of the run from its place on (the acute's, 1). */
+    static const size_t m1[] = {0, 0, 1, 1, 5};
+    CHECK(nfc_is("a\xCC\x81\xCC\x96" "b", 6, "\xC3\xA1\xCC\x96" "b", 5, m1), "a acute grave-below b");
+    /* U+1D160 is a composition exclusion: three characters (12 bytes) from one (4). */
+    static const size_t m2[] = {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5};
+    CHECK(nfc_is("x\xF0\x9D\x85\xA0y", 6, "x\xF0\x9D\x85\x98\xF0\x9D\x85\xA5\xF0\x9D\x85\xAEy", 14, m2), "U+1D160");
+    /* Hangul L V T composes; U+0CC6 U+0CC2 U+0CD5 composes to U+0CCB (three starters). */
+    CHECK(nfc_is("\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8", 9, "\xEA\xB0\x81", 3, NULL), "Hangul LVT");
+    CHECK(nfc_is("\xE0\xB3\x86\xE0\xB3\x82\xE0\xB3\x95", 9, "\xE0\xB3\x8B", 3, NULL), "Kannada U+0CCB");
+    CHECK(nfc_is("\xE0\xB3\x8B", 3, "\xE0\xB3\x8B", 3, NULL), "U+0CCB stays");
+    /* Unicode 9.0: the Dives Akuru pair (13.0) is not composed. */
+    CHECK(nfc_is("\xF0\x91\xA4\xB5\xF0\x91\xA4\xB0", 8, "\xF0\x91\xA4\xB5\xF0\x91\xA4\xB0", 8, NULL), "U+11935 U+11930");
+    /* The fast path: nothing at or above U+0300, unchanged; the map points at character starts. */
+    static const size_t m3[] = {0, 1, 1, 3};
+    CHECK(nfc_is("A\xC3\xA9z", 4, "A\xC3\xA9z", 4, m3), "fast path");
+    CHECK(nfc_is("", 0, "", 0, NULL), "empty");
+
+    /* Size query and a short buffer: the full length, nothing past cap. */
+    char out[16];
+    size_t map[16], n = 99;
+    st_error e;
+    CHECK(st_normalize_nfc("x\xF0\x9D\x85\xA0", 5, NULL, NULL, 0, &n, &e) == ST_ERR_BUFFER_TOO_SMALL && n == 13 &&
+          e.status == ST_ERR_BUFFER_TOO_SMALL, "size query");
+    memset(out, 0x55, sizeof out);
+    for (size_t k = 0; k < 16; k++) map[k] = ST_CANARY_T;
+    CHECK(st_normalize_nfc("x\xF0\x9D\x85\xA0", 5, out, map, 6, &n, &e) == ST_ERR_BUFFER_TOO_SMALL && n == 13 &&
+          (unsigned char)out[6] == 0x55 && map[6] == ST_CANARY_T && map[5] == 1, "short buffer");
+    CHECK(st_normalize_nfc("a\xCC", 2, out, map, 16, &n, &e) == ST_ERR_INVALID_UTF8 && e.offset == 1, "invalid UTF-8");
+    CHECK(st_normalize_nfc("a", 1, out, map, 16, NULL, &e) == ST_ERR_INVALID_ARGUMENT, "out_len NULL");
+    CHECK(st_normalize_nfc(NULL, 1, out, map, 16, &n, &e) == ST_ERR_INVALID_ARGUMENT, "text NULL");
+    CHECK(st_normalize_nfc("a", 1, NULL, NULL, 16, &n, &e) == ST_ERR_INVALID_ARGUMENT, "out NULL with cap");
+
+    /* 100,000 marks after one base, alternating grave below (220) and acute (230): the run is
+     * sorted whole (as tokenizers does) and the acute composes once: a-acute, 50,000 grave
+     * below, 49,999 acute. */
+    size_t marks = 100000, len = 1 + 2 * marks;
+    char *big = (char *)malloc(len), *o = (char *)malloc(3 * len);
+    size_t *bm = (size_t *)malloc(3 * len * sizeof(size_t));
+    if (big && o && bm) {
+        big[0] = 'a';
+        for (size_t k = 0; k < marks; k++) {
+            big[1 + 2 * k] = '\xCC';
+            big[2 + 2 * k] = (k & 1) ? '\x81' : '\x96';
+        }
+        int ok = st_normalize_nfc(big, len, o, bm, 3 * len, &n, &e) == ST_OK && n == 2 + 2 * (marks - 1) &&
+                 memcmp(o, "\xC3\xA1", 2) == 0;
+        for (size_t k = 0; ok && k < marks - 1; k++)
+            ok = (unsigned char)o[2 + 2 * k] == 0xCC &&
+                 (unsigned char)o[3 + 2 * k] == (k < marks / 2 ? 0x96 : 0x81);
+        for (size_t k = 1; ok && k < n; k++) ok = bm[k - 1] <= bm[k] && bm[k] < len;
+        CHECK(ok, "a run of 100,000 marks");
+    }
+    free(big);
+    free(o);
+    free(bm);
+}
+
 int main(void) {
     test_status_str();
     test_version();
@@ -821,6 +893,7 @@ int main(void) {
     test_new_args();
     test_allocators();
     test_scripts();
+    test_nfc();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

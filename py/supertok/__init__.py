@@ -16,7 +16,7 @@ __all__ = ["ube_encode_symbols", "ube_decode_symbols", "UbeStreamDecoder", "UbeD
            "pretokenize", "pretokenize_spans", "backend", "version", "unicode_version",
            "script_names", "PATTERNS", "DEFAULT_SCRIPTS", "SupertokError", "BackendUnavailable", "train",
            "TrainProgress", "TrainWarning", "ExportError", "ExportWarning", "ExportResult", "evaluate",
-           "count_pretokens", "Counts"]
+           "count_pretokens", "Counts", "normalize_nfc"]
 
 __version__ = "0.1.0"
 
@@ -114,6 +114,14 @@ def pretokenize_count(text, pattern="o200k", script_aware=False, scripts=None):
     b = _get()
     data = _utf8(text)
     return b.pretokenize_count(_handle(b, pattern, script_aware, scripts), data)
+
+
+def normalize_nfc(text):
+    """Unicode NFC of `text`, exactly HuggingFace tokenizers' `NFC` normalizer (Unicode 9.0 data:
+    characters added later pass unchanged; docs/design.md §4), computed in the core. A lone
+    surrogate raises ValueError naming its index."""
+    out, _ = _get().normalize_nfc(_utf8(text))
+    return out.decode("utf-8")
 
 
 # No native extension and no wasmtime: tell the user now, at import, that this process will run on

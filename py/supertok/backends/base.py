@@ -387,6 +387,13 @@ class EncodingBackend(_CoreHost):
         (st_decode_with_offsets). SupertokError (what "decoder ids") naming the id's index;
         OverflowError for an id outside uint32."""
 
+    # -- normalization -----------------------------------------------------------------------
+    @abc.abstractmethod
+    def normalize_nfc(self, data):
+        """(NFC of UTF-8 bytes data, HuggingFace tokenizers' NFC, as UTF-8 bytes; for each output
+        byte the byte offset in data of the start of the character it came from) by
+        st_normalize_nfc. SupertokError for invalid UTF-8."""
+
     # -- UBE ---------------------------------------------------------------------------------
     @abc.abstractmethod
     def ube_encode_symbols(self, data):

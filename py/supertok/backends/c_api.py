@@ -549,6 +549,27 @@ class CoreBackend(Backend):
                 return []
         self._fail(st, None, "token", token)  # KeyError
 
+    # -- normalization (normalize.c) --
+    def normalize_nfc(self, data):
+        """(NFC of UTF-8 bytes data as UTF-8 bytes, for each output byte the byte offset in data of
+        the character it came from) by st_normalize_nfc; SupertokError (what "text") otherwise."""
+        fn = self._fn("st_normalize_nfc")
+        n = len(data)
+        with self._frame() as f:
+            tp = f.bytes(data)
+            cap = n + n // 4 + 16  # most text grows little; the size query gives the rest
+            op, mp = f.out("uint8_t", cap), f.out("size_t", cap)
+            st = fn(tp, n, op, mp, cap, f.n, f.err)
+            if st == BUFFER_TOO_SMALL:
+                cap = f.get(f.n)
+                op, mp = f.out("uint8_t", cap), f.out("size_t", cap)
+                st = fn(tp, n, op, mp, cap, f.n, f.err)
+            if st == OK:
+                size = f.get(f.n)
+                return f.read_bytes(op, size), f.read("size_t", mp, size)
+            err = f.error()
+        self._raise_error(err, "text")
+
     # -- UBE --
     def ube_encode_symbols(self, data):
         return self._text_to_array("st_ube_encode_symbols", (), data, (), len(data), "uint16_t")

@@ -28,7 +28,7 @@ EXPORTS = {}  # "st_name" -> the Python function implementing it
 # The modules that define exports, imported on the first lookup (their kernels compile, or load
 # from numba's cache, on first call).
 MODULES = (
-    "base.common", "text.utf8", "text.unicode", "text.pretokenize", "text.ube",
+    "base.common", "text.utf8", "text.unicode", "text.pretokenize", "text.ube", "text.normalize",
     "formats.vocab", "formats.model", "formats.export",
     "encode.encoding", "encode.model_encoding", "encode.pipeline", "encode.cut", "encode.decoder",
     "encode.unstable",

@@ -1,0 +1,243 @@
+/* Unicode NFC normalization with an offset map (docs/design.md §4).
+ *
+ * NFC = canonical decomposition, canonical reordering of each run of non-starters (a stable
+ * sort by combining class), then canonical composition (UAX #15). The reference is HuggingFace
+ * tokenizers 0.23.3's `NFC` normalizer (Unicode 9.0 data, no stream-safe limit: a run of 100,000
+ * marks after one base is sorted and composed whole), and this gives its output exactly.
+ *
+ * Without scratch memory and in linear time. The decomposed text is never stored: an item of it
+ * is addressed by (input offset, index in that character's decomposition) and recomputed from
+ * the tables when visited. The text is cut into units: a starter (class 0) and everything after
+ * it up to the next starter that does not compose into it (the first unit may lack a starter).
+ * A unit is walked twice: the first walk finds the starter's final composite, the second writes
+ * it and then the marks that did not compose, in canonical order. A run of marks already in
+ * order (nearly every run in real text) is walked in place; an unordered run is walked once per
+ * distinct class in it, in increasing class order, which is a stable counting sort of at most as
+ * many passes as Unicode has classes (55 in 9.0): O(len) with a bounded factor, however long the
+ * run. */
+#include "normalize.h"
+#include "../base/work_counter.h"
+#include "nfc_tables.h"
+#include "utf8.h"
+
+static uint32_t nfc_ccc(uint32_t cp) {
+    if (cp < 0x300 || cp >= ST_NFC_LIMIT) return 0;
+    return st_nfc_ccc_blocks[((size_t)st_nfc_ccc_index[cp >> ST_NFC_CCC_SHIFT] << ST_NFC_CCC_SHIFT) |
+                             (cp & ((1u << ST_NFC_CCC_SHIFT) - 1))];
+}
+
+/* The full canonical decomposition of cp into d[0..4); returns its length (1: cp itself).
+ * Hangul syllables stay whole: NFC would compose them back. */
+static size_t nfc_decompose(uint32_t cp, uint32_t d[4]) {
+    if (cp >= 0xC0 && cp < ST_NFC_LIMIT) {
+        uint16_t v = st_nfc_dec_blocks[((size_t)st_nfc_dec_index[cp >> ST_NFC_DEC_SHIFT] << ST_NFC_DEC_SHIFT) |
+                                       (cp & ((1u << ST_NFC_DEC_SHIFT) - 1))];
+        if (v) {
+            size_t n = (size_t)(v & 3) + 1;
+            const uint32_t *p = st_nfc_dec_pool + (v >> 2);
+            for (size_t k = 0; k < n; k++) d[k] = p[k];
+            return n;
+        }
+    }
+    d[0] = cp;
+    return 1;
+}
+
+/* The primary composite of a + b, or 0. */
+static uint32_t nfc_compose(uint32_t a, uint32_t b) {
+    if (a - 0x1100u < 19 && b - 0x1161u < 21) return 0xAC00 + ((a - 0x1100) * 21 + (b - 0x1161)) * 28;
+    if (a - 0xAC00u < 11172 && (a - 0xAC00) % 28 == 0 && b - 0x11A8u < 27) return a + (b - 0x11A7);
+    size_t lo = 0, hi = st_nfc_comp_second_count;
+    if (b < st_nfc_comp_second[0]) return 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st_nfc_comp_second[mid] < b) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == st_nfc_comp_second_count || st_nfc_comp_second[lo] != b) return 0;
+    size_t i = st_nfc_comp_start[lo], j = st_nfc_comp_start[lo + 1];
+    while (i < j) {
+        size_t mid = i + (j - i) / 2;
+        if (st_nfc_comp_first[mid] < a) i = mid + 1;
+        else j = mid;
+    }
+    return i < st_nfc_comp_start[lo + 1] && st_nfc_comp_first[i] == a ? st_nfc_comp_result[i] : 0;
+}
+
+/* A position in the decomposed text: the input character at pos, item sub of its decomposition. */
+typedef struct nfc_pos {
+    size_t pos;
+    size_t sub;
+} nfc_pos;
+
+typedef struct nfc_ctx {
+    const uint8_t *s;
+    size_t len;
+    uint8_t *out;
+    size_t *map;
+    size_t cap, n;
+} nfc_ctx;
+
+/* The item at p (p.pos < len): its code point, its class (returned) and the position after it. */
+static uint32_t nfc_item(const nfc_ctx *c, nfc_pos p, uint32_t *cp, nfc_pos *next) {
+    uint32_t ch, d[4];
+    ST_COUNT(1);
+    size_t l = st__utf8_decode(c->s + p.pos, &ch);
+    size_t n = nfc_decompose(ch, d);
+    *cp = d[p.sub];
+    if (p.sub + 1 < n) {
+        next->pos = p.pos;
+        next->sub = p.sub + 1;
+    } else {
+        next->pos = p.pos + l;
+        next->sub = 0;
+    }
+    return nfc_ccc(*cp);
+}
+
+static void nfc_put(nfc_ctx *c, uint32_t cp, size_t src) {
+    uint8_t b[4];
+    size_t l;
+    if (cp < 0x80) { b[0] = (uint8_t)cp; l = 1; }
+    else if (cp < 0x800) { b[0] = (uint8_t)(0xC0 | (cp >> 6)); b[1] = (uint8_t)(0x80 | (cp & 0x3F)); l = 2; }
+    else if (cp < 0x10000) {
+        b[0] = (uint8_t)(0xE0 | (cp >> 12)); b[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        b[2] = (uint8_t)(0x80 | (cp & 0x3F)); l = 3;
+    } else {
+        b[0] = (uint8_t)(0xF0 | (cp >> 18)); b[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+        b[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F)); b[3] = (uint8_t)(0x80 | (cp & 0x3F)); l = 4;
+    }
+    for (size_t k = 0; k < l; k++, c->n++)
+        if (c->n < c->cap) {
+            c->out[c->n] = b[k];
+            if (c->map) c->map[c->n] = src;
+        }
+}
+
+/* The composition state of a unit's walk. */
+typedef struct nfc_unit {
+    uint32_t s;       /* the starter, composed so far */
+    int has_s;        /* a starter opens the unit */
+    int adj;          /* nothing uncomposed since the starter */
+    uint32_t last_cc; /* the class of the last uncomposed mark */
+    int emit;         /* second walk: write the marks that stay */
+} nfc_unit;
+
+static void nfc_mark(nfc_ctx *c, nfc_unit *u, uint32_t cp, uint32_t cc, size_t src) {
+    uint32_t comp;
+    if (u->has_s && (u->adj || u->last_cc < cc) && (comp = nfc_compose(u->s, cp)) != 0) {
+        u->s = comp;
+        return;
+    }
+    u->adj = 0;
+    u->last_cc = cc;
+    if (u->emit) nfc_put(c, cp, src);
+}
+
+/* Walk the run of marks [p, r) (r: the first starter or the end) in canonical order. */
+static nfc_pos nfc_run(nfc_ctx *c, nfc_unit *u, nfc_pos p) {
+    nfc_pos q = p, nx, r;
+    uint32_t cp, cc, prev = 0, minc = 256;
+    int sorted = 1;
+    while (q.pos < c->len && (cc = nfc_item(c, q, &cp, &nx)) != 0) {
+        if (cc < prev) sorted = 0;
+        if (cc < minc) minc = cc;
+        prev = cc;
+        q = nx;
+    }
+    r = q;
+    if (sorted) {
+        for (q = p; q.pos != r.pos || q.sub != r.sub; q = nx) {
+            cc = nfc_item(c, q, &cp, &nx);
+            nfc_mark(c, u, cp, cc, q.pos);
+        }
+        return r;
+    }
+    /* One pass per class k present, increasing. A mark's map offset is the smallest of its own
+     * and those of the marks of higher classes (they all follow it in the output). */
+    for (uint32_t k = minc; k < 256;) {
+        uint32_t next_k = 256;
+        size_t m = (size_t)-1;
+        for (q = p; q.pos != r.pos || q.sub != r.sub; q = nx) {
+            cc = nfc_item(c, q, &cp, &nx);
+            if (cc > k) {
+                if (cc < next_k) next_k = cc;
+                if (q.pos < m) m = q.pos;
+            }
+        }
+        for (q = p; q.pos != r.pos || q.sub != r.sub; q = nx) {
+            cc = nfc_item(c, q, &cp, &nx);
+            if (cc == k) nfc_mark(c, u, cp, cc, q.pos < m ? q.pos : m);
+        }
+        k = next_k;
+    }
+    return r;
+}
+
+/* Walk the unit at p; returns where the next one starts. */
+static nfc_pos nfc_walk(nfc_ctx *c, nfc_unit *u, nfc_pos p) {
+    uint32_t cp, cc, comp;
+    nfc_pos nx;
+    while (p.pos < c->len) {
+        cc = nfc_item(c, p, &cp, &nx);
+        if (cc == 0) {
+            if (!(u->has_s && u->adj && (comp = nfc_compose(u->s, cp)) != 0)) return p;
+            u->s = comp;
+            p = nx;
+        } else {
+            p = nfc_run(c, u, p);
+        }
+    }
+    return p;
+}
+
+size_t st__nfc(const uint8_t *s, size_t len, uint8_t *out, size_t *map, size_t cap) {
+    nfc_ctx c = {s, len, out, map, cap, 0};
+    nfc_pos p = {0, 0};
+    while (p.pos < len) {
+        /* The fast path: a character below U+0300 followed by another (or the end) is itself. */
+        size_t i = p.pos, l = s[i] < 0x80 ? 1 : s[i] < 0xE0 ? 2 : s[i] < 0xF0 ? 3 : 4;
+        ST_COUNT(1);
+        if (p.sub == 0 && s[i] < 0xCC && (i + l >= len || s[i + l] < 0xCC)) {
+            for (size_t k = 0; k < l; k++, c.n++)
+                if (c.n < cap) {
+                    out[c.n] = s[i + k];
+                    if (map) map[c.n] = i;
+                }
+            p.pos += l;
+            continue;
+        }
+        /* A unit: it starts at a starter (which may be any item of a decomposition: U+0CCB is
+         * three), or at the text's first mark. */
+        nfc_pos q = p, nx;
+        nfc_unit u = {0, 0, 1, 0, 0};
+        uint32_t cp;
+        if (nfc_item(&c, q, &cp, &nx) == 0) {
+            u.s = cp;
+            u.has_s = 1;
+            q = nx;
+        }
+        nfc_unit first = u;
+        nfc_pos end = nfc_walk(&c, &u, q); /* the starter's final composite: u.s */
+        if (first.has_s) nfc_put(&c, u.s, i);
+        first.emit = 1;
+        nfc_walk(&c, &first, q);
+        p = end;
+    }
+    return c.n;
+}
+
+st_status st_normalize_nfc(const char *text, size_t len, char *out, size_t *map, size_t cap, size_t *out_len,
+                           st_error *err) {
+    st__error_clear(err);
+    if (!out_len || (!text && len) || (!out && cap))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
+    *out_len = 0;
+    if (len > (size_t)-1 / ST__NFC_MAX_EXPANSION)
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "text too long");
+    st_status st = st_utf8_validate(text, len, err);
+    if (st != ST_OK) return st;
+    size_t n = st__nfc((const uint8_t *)text, len, (uint8_t *)out, map, cap);
+    *out_len = n;
+    return st__error_status(err, n > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK);
+}
