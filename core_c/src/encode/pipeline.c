@@ -22,6 +22,7 @@
 #include "superword_pass.h"
 #include "../text/utf8.h"
 #include "../formats/tokenizer_json.h"
+#include "../text/normalize.h"
 
 /* ---- the backtracking tables, built when they pay ------------------------------------------ */
 
@@ -465,8 +466,52 @@ static st_status special_pass(encoder *e, size_t from, size_t to, const st__poli
     return encode_stretch(e, seg, to, pl, pass, err);
 }
 
+/* The text between a HuggingFace model's non-normalized added tokens, normalized (its NFC, as
+ * tokenizers normalizes each such stretch on its own), then its normalized added tokens and the
+ * pieces. Most text is NFC already: only a stretch holding a character at or above U+0300 (a lead
+ * byte of 0xCC or more) is normalized, and only one that NFC changes is encoded from a copy, with
+ * the copy's offsets mapped back to the text's (sink.h: nmap). */
+static st_status normalized_stretch(encoder *e, size_t from, size_t to, const st__policy *pl, st_error *err) {
+    const uint8_t *s = e->text + from;
+    size_t n = to - from, k = 0;
+    while (k < n && s[k] < 0xCC) k++;
+    if (k == n) return pl->any_normalized ? special_pass(e, from, to, pl, pl->normalized, 1, err)
+                                          : encode_ordinary(e, from, to, err);
+    size_t cap = n * ST__NFC_MAX_EXPANSION;
+    if (cap / ST__NFC_MAX_EXPANSION != n || cap > ((size_t)-1 - 16) / (1 + sizeof(size_t))) return ST_ERR_OUT_OF_MEMORY;
+    size_t size = cap + 16 + cap * sizeof(size_t); /* the copy (+16 readable bytes past it), its map */
+    uint8_t *mem = (uint8_t *)st__alloc(&e->enc->alloc, size);
+    if (!mem) return ST_ERR_OUT_OF_MEMORY;
+    size_t *map = (size_t *)(void *)mem;
+    const size_t *old_map = e->o->nmap;
+    uint8_t *copy = mem + cap * sizeof(size_t);
+    size_t m = st__nfc(s, n, copy, map, cap);
+    st_status st;
+    if (m == n && st__memcmp(copy, s, n) == 0) { /* NFC already */
+        st__free(&e->enc->alloc, mem, size);
+        return pl->any_normalized ? special_pass(e, from, to, pl, pl->normalized, 1, err)
+                                  : encode_ordinary(e, from, to, err);
+    }
+    st__memset(copy + m, 0, 16);
+    const uint8_t *text = e->text;
+    size_t text_len = e->text_len, old_base = e->o->nbase;
+    e->text = copy;
+    e->text_len = m;
+    e->o->nmap = map;
+    e->o->nbase = from;
+    st = pl->any_normalized ? special_pass(e, 0, m, pl, pl->normalized, 1, err) : encode_ordinary(e, 0, m, err);
+    e->text = text;
+    e->text_len = text_len;
+    e->o->nmap = old_map;
+    e->o->nbase = old_base;
+    st__free(&e->enc->alloc, mem, size);
+    return st;
+}
+
 static st_status encode_stretch(encoder *e, size_t from, size_t to, const st__policy *pl, int pass, st_error *err) {
     if (from == to) return ST_OK;
+    if (pass == 0 && e->enc->kind == ST__KIND_HF && (e->enc->hf.flags & ST__HF_NFC))
+        return normalized_stretch(e, from, to, pl, err);
     if (pass == 0 && pl->any_normalized) return special_pass(e, from, to, pl, pl->normalized, 1, err);
     return encode_ordinary(e, from, to, err);
 }

@@ -18,6 +18,10 @@ typedef struct sink {
      * character that began there began at unit offset `last` */
     const uint8_t *text;
     size_t pos, units, last;
+    /* While the encoder works on a normalized copy of text[nbase..) (a HuggingFace model's NFC):
+     * the offset in text of each byte of the copy is nbase + nmap[byte]; NULL otherwise. */
+    const size_t *nmap;
+    size_t nbase;
 } sink;
 
 /* The offset of a token starting at byte b, in the sink's unit. A token that starts inside a
@@ -42,6 +46,7 @@ ST_INLINE size_t start_offset(sink *o, size_t b) {
 
 ST_INLINE void put(sink *o, uint32_t id, size_t byte_start) {
     if (o->n < o->cap) {
+        if (o->nmap) byte_start = o->nbase + o->nmap[byte_start];
         o->ids[o->n] = id;
         if (o->starts) o->starts[o->n] = start_offset(o, byte_start);
     }
