@@ -257,3 +257,50 @@ def test_open_models_on_every_corpus_file(backend, open_model):
                 k = next((k for k, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
                 raise AssertionError("%s on %s block %d: first difference at id %d: tokenizers %s, supertok %s (%r)"
                                      % (name, f, i, k, want[k:k + 5], got[k:k + 5], tk.decode(want[max(0, k - 5):k + 5])))
+
+
+# ---- JavaScript: the same files in Node through the wasm module ----------------------------------
+
+NODE_SCRIPT = r"""
+import { fromTokenizerJson } from %s;
+import { readFileSync } from "node:fs";
+const job = JSON.parse(readFileSync(0, "utf8"));
+const enc = await fromTokenizerJson(readFileSync(job.path));
+const out = job.texts.map((t) => [Array.from(enc.encode(t, { allowedSpecial: "all" })), Array.from(enc.encodeOrdinary(t))]);
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def _node_ids(path, texts):
+    import shutil
+    import subprocess
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the JavaScript module's checks need Node.js")
+    module = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "wasm", "supertok.mjs")
+    script = NODE_SCRIPT % json.dumps("file://" + module)
+    r = subprocess.run([node, "--input-type=module", "-e", script], input=json.dumps({"path": path, "texts": texts}),
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_node_small_models(tmp_path):
+    for pattern, nfc, ignore_merges in VARIANTS:
+        tk = _train(PRE[pattern](), normalizers.NFC() if nfc else None, ignore_merges)
+        path = str(tmp_path / ("%s.json" % pattern))
+        tk.save(path)
+        texts = SAMPLE + adversarial(random.Random(3), 60)
+        for text, (all_ids, ordinary) in zip(texts, _node_ids(path, texts)):
+            assert all_ids == _ids(tk, text), "Node, %s nfc=%s: %r" % (pattern, nfc, text)
+            assert ordinary == _ids(tk, text, specials_as_text=True), "Node (specials as text), %s: %r" % (pattern, text)
+
+
+@pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
+def test_node_open_models_on_every_corpus_file(open_model):
+    name, path, tk = open_model
+    texts = [block for f in CORPUS_FILES for block in corpus_blocks(corpus_path(f), 20_000, 40_000)]
+    texts += SAMPLE + adversarial(random.Random(11), 100)
+    for text, (all_ids, _) in zip(texts, _node_ids(path, texts)):
+        want = _ids(tk, text)
+        assert all_ids == want, "Node, %s: %r..." % (name, text[:80])

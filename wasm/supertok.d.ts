@@ -154,8 +154,14 @@ export declare function loadEncoding(spec: {
   specialTokens?: Record<string, number>;
   patStr: string;
 }): Promise<Encoding>;
-/** An encoding from a supertok model file (.stmodel). */
-export declare function loadModel(data: Uint8Array | BufferSource | string | URL): Promise<Encoding>;
+/** An encoding from a supertok model file (.stmodel) or a HuggingFace tokenizer.json (its bytes,
+ * text or parsed object: a text starting with "{" is read as a tokenizer.json). */
+export declare function loadModel(data: Uint8Array | BufferSource | string | URL | object): Promise<Encoding>;
+/** An encoding from a HuggingFace tokenizer.json (byte-level BPE: Llama 3, Qwen 2/3, DeepSeek V3,
+ * GPT-2): its bytes, text, parsed object or a URL. Its special added tokens are the encoding's
+ * special tokens; encode(text, { allowedSpecial: "all" }) gives tokenizers' ids. */
+export declare function fromTokenizerJson(data: Uint8Array | BufferSource | string | URL | object,
+  options?: { name?: string }): Promise<Encoding>;
 
 /** What train() has done so far, given to onProgress (Python's TrainProgress without elapsed). */
 export interface TrainProgress {

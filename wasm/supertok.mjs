@@ -40,6 +40,7 @@ export const _C = Object.freeze({
   ST_ALGORITHM_SUPERBPE: 2,
   ST_SUPERWORDS_NGRAM_SPLIT: 1,
   ST_EXTEND_COLON_SPACE: 1,
+  ST_ADDED_SPECIAL: 1,
   ST_COUNTER_DOCUMENTS: 0,
   ST_COUNTER_BYTES: 1,
   ST_TRAINER_TARGET: 1,
@@ -1403,7 +1404,50 @@ export function encodingForModel(modelName, options) {
 export async function loadModel(data) {
   await init();
   if (data instanceof URL) data = await readUrl(data);
-  return makeModel(toBytes(data, "model"));
+  if (data !== null && typeof data === "object" && !(data instanceof Uint8Array) && !(data instanceof ArrayBuffer)
+      && !ArrayBuffer.isView(data)) return makeTokenizerJson(utf8Encoder.encode(JSON.stringify(data)), undefined);
+  const bytes = toBytes(data, "model");
+  let k = 0;
+  while (k < bytes.length && (bytes[k] === 0x20 || bytes[k] === 0x0a || bytes[k] === 0x0d || bytes[k] === 0x09)) k++;
+  return bytes[k] === 0x7b ? makeTokenizerJson(bytes, undefined) : makeModel(bytes); // "{": a tokenizer.json
+}
+
+/** An Encoding from a HuggingFace tokenizer.json (a byte-level BPE model: Llama 3, Qwen 2/3,
+ * DeepSeek V3, GPT-2 and others with the same pre-tokenizers): its bytes, its text, the parsed
+ * object, or a URL to read. The core reads and checks it (st_encoding_new_tokenizer_json): a file
+ * it does not implement is a SupertokError ST_ERR_MALFORMED_MODEL naming the field and its byte
+ * offset. Its added tokens marked special are the encoding's special tokens (encode with
+ * allowedSpecial "all" gives tokenizers' encode(text, add_special_tokens=False)); the others are
+ * always matched. Returns a Promise (the module loads first if needed). */
+export async function fromTokenizerJson(data, { name } = {}) {
+  await init();
+  if (data instanceof URL) data = await readUrl(data);
+  if (data !== null && typeof data === "object" && !(data instanceof Uint8Array) && !(data instanceof ArrayBuffer)
+      && !ArrayBuffer.isView(data)) data = JSON.stringify(data);
+  return makeTokenizerJson(toBytes(data, "tokenizer.json"), name);
+}
+
+function makeTokenizerJson(bytes, name) {
+  const dp = alloc(bytes.length);
+  try {
+    mem8().set(bytes, dp);
+    check(rt.ex.st_encoding_new_tokenizer_json(dp, bytes.length, 0, rt.scratch, rt.err), "tokenizer.json");
+    const h = u32at(rt.scratch);
+    const specials = new Map();
+    const n = rt.ex.st_encoding_n_special(h) >>> 0;
+    for (let i = 0; i < n; i++) {
+      const id = rt.ex.st_encoding_special_id(h, i) >>> 0;
+      if (!(rt.ex.st_encoding_added_flags(h, id) & C.ST_ADDED_SPECIAL)) continue; // always matched: no special
+      check(rt.ex.st_token_bytes(h, id, rt.scratch, rt.scratch + 4, rt.err), "tokenizer.json");
+      const p = u32at(rt.scratch);
+      specials.set(utf8Decoder.decode(mem8().subarray(p, p + u32at(rt.scratch + 4))), id);
+    }
+    const patternId = rt.ex.st_encoding_pattern(h);
+    return new Encoding(h, { name: name ?? "tokenizer", specials, alphabet: "bytes", patternId, model: bytes.slice() });
+  } finally {
+    rt.ex.st_free(dp);
+    done();
+  }
 }
 
 function makeModel(bytes) {
