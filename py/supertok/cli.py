@@ -85,7 +85,7 @@ def _add_encoding(p):
     g.add_argument("--encoding", default=None, choices=supertok.list_encoding_names(), metavar="NAME",
                    help="a tiktoken encoding, one of %s (default: o200k_base)" % ", ".join(supertok.list_encoding_names()))
     g.add_argument("--model", default=None, metavar="FILE",
-                   help="a model file of merge rules (supertok.load_model's formats) instead of --encoding")
+                   help="a model file instead of --encoding: supertok's model formats or a HuggingFace tokenizer.json (supertok.load_model)")
 
 
 def _add_lines(p, what):
