@@ -477,8 +477,9 @@ function pretokenizeEnds(text, options) {
 }
 
 /** [start, end] UTF-16 offsets of the pieces of text (pattern "o200k", "cl100k", "gpt2" /
- * "r50k" / "p50k", or "superbpe": SuperBPE's Stage-2 split, its regex's matches and the text
- * between them; scriptAware splits into single-script chunks first; scripts: the scripts split
+ * "r50k" / "p50k", "superbpe": SuperBPE's Stage-2 split, its regex's matches and the text
+ * between them, or "llama3", "qwen2" / "qwen3", "deepseek_v3": those models' pre-tokenizers as
+ * HuggingFace tokenizers splits with them; scriptAware splits into single-script chunks first; scripts: the scripts split
  * one letter per piece, default DEFAULT_SCRIPTS). A lone surrogate is a RangeError. */
 export function pretokenizeSpans(text, options) {
   const ends = pretokenizeEnds(text, options);
