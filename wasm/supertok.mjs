@@ -1228,8 +1228,8 @@ function patternFromRegex(patStr) {
   if (st !== C.ST_OK) {
     const e = coreError(undefined, "patStr");
     e.message = `patStr: no supertok pre-tokenizer implements this regex (supertok has a scanner for each of `
-      + `tiktoken's patterns, r50k/p50k, cl100k and o200k, and for SuperBPE's Stage-2 pattern, and no regex `
-      + `engine) (${e.code})`;
+      + `tiktoken's patterns, r50k/p50k, cl100k and o200k, for SuperBPE's Stage-2 pattern and for Llama 3's, `
+      + `Qwen 2's and DeepSeek V3's, and no regex engine) (${e.code})`;
     throw e;
   }
   return u32at(rt.scratch);
