@@ -146,7 +146,7 @@ def _structured_texts():
 
 def test_generated_strings_against_tokenizers(backend):
     n = 150 if backend == "pywasm" else 3000
-    texts = list(_random_texts(n, 17)) + _structured_texts()
+    texts = list(_random_texts(n, 17)) + _structured_texts()[::7 if backend == "pywasm" else 1]
     for text in texts:
         for name in NAMES:
             _check(text, name, "text %r:" % (text,))
@@ -170,7 +170,7 @@ def test_generated_strings_against_the_oracle(backend, script_aware):
     """Script-aware mode: chunks first, each pattern's split inside each chunk (the oracle's
     chunker; deepseek_v3's three splits run on each chunk as on a whole text)."""
     n = 60 if backend == "pywasm" else 1500
-    for text in list(_random_texts(n, 23 + script_aware)) + _structured_texts():
+    for text in list(_random_texts(n, 23 + script_aware)) + _structured_texts()[::7 if backend == "pywasm" else 1]:
         for name in NAMES:
             want = oracle.pretokenize(text, name, script_aware)
             assert supertok.pretokenize(text, name, script_aware) == want, (name, text)
