@@ -121,13 +121,15 @@ def test_cuts_on_generated_text(backend, pattern, script_aware):
     assert found > rounds, "the generated texts gave too few cuts to test anything (%d)" % found
 
 
+@pytest.mark.parametrize("pattern", ["superbpe", "llama3", "qwen2", "deepseek_v3"])
 @pytest.mark.parametrize("script_aware", [False, True])
-def test_superbpe_has_no_cut(backend, script_aware):
-    """superbpe's pieces run through letters, spaces and line breaks: no rule proves a boundary
-    there, so the core gives no cut (docs/design.md §7) and the text is encoded whole."""
+def test_no_cut_for_split_patterns(backend, script_aware, pattern):
+    """superbpe's pieces run through letters, spaces and line breaks; the rules are not proved for
+    llama3, qwen2 and deepseek_v3: the core gives no cut for them (docs/design.md §7) and the text
+    is encoded whole."""
     _native_only(backend)
     b = supertok.backends.current()
-    h = b.encoding_new_merges(0, [], b"", supertok.PATTERNS["superbpe"], 1 if script_aware else 0)
+    h = b.encoding_new_merges(0, [], b"", supertok.PATTERNS[pattern], 1 if script_aware else 0)
     rng = random.Random(77 + script_aware)
     for _ in range(200 if backend == "native" else 20):
         data = _random_text(rng, rng.randrange(1, 80)).encode("utf-8")

@@ -1,6 +1,7 @@
 """Differential tests: the core's pieces against the oracle (regex.findall with tiktoken's
-patterns, the isolated split of SuperBPE's Stage-2 regex for superbpe (tests/test_superbpe.py
-holds that to HuggingFace tokenizers), and the script chunker of vectors/oracle.py) on real multilingual text and on
+patterns, the isolated split of SuperBPE's Stage-2 regex for superbpe and of the llama3, qwen2 and
+deepseek_v3 regexes (tests/test_superbpe.py and tests/test_hf_patterns.py hold those to
+HuggingFace tokenizers), and the script chunker of vectors/oracle.py) on real multilingual text and on
 generated strings. Zero mismatches allowed.
 
 CI runs a sample. The full run, over every line of every corpus file and 100,000 generated
@@ -22,7 +23,8 @@ from conftest import CORPORA, corpus_blocks, corpus_path
 FULL = bool(os.environ.get("SUPERTOK_FULL_DIFF"))
 SAMPLE_CHARS = 150_000  # per corpus file in the sampled (CI) run
 EXAMPLES = int(os.environ.get("SUPERTOK_HYPOTHESIS_EXAMPLES", "300"))
-CASES = [(p, sa) for p in ("gpt2", "cl100k", "o200k", "superbpe") for sa in (False, True)]
+CASES = [(p, sa) for p in ("gpt2", "cl100k", "o200k", "superbpe", "llama3", "qwen2", "deepseek_v3")
+         for sa in (False, True)]
 
 CORPUS_FILES = sorted(f for f in (os.listdir(CORPORA) if os.path.isdir(CORPORA) else [])
                       if f.endswith(".txt.xz")) or ["en.txt.xz"]

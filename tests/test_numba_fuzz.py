@@ -14,7 +14,7 @@ from conftest import ROOT, get_backend  # noqa: E402
 from supertok import SupertokError  # noqa: E402
 
 NAT, NB = get_backend("native"), get_backend("numba")
-PATTERNS = {1: "gpt2", 2: "cl100k", 3: "o200k", 4: "superbpe"}
+PATTERNS = {1: "gpt2", 2: "cl100k", 3: "o200k", 4: "superbpe", 5: "llama3", 6: "qwen2", 7: "deepseek_v3"}
 SPECIALS = ["<|endoftext|>", "<|fim_prefix|>", "<|endofprompt|>"]
 FUZZ = settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 

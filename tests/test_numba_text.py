@@ -52,7 +52,7 @@ def nb():
         return CoreBackend(_PartialRuntime())
 
 
-PATTERNS = (1, 2, 3, 4)  # ST_PATTERN_GPT2, CL100K, O200K, SUPERBPE
+PATTERNS = (1, 2, 3, 4, 5, 6, 7)  # ST_PATTERN_GPT2, CL100K, O200K, SUPERBPE, LLAMA3, QWEN2, DEEPSEEK_V3
 # (flags, scripts): script-aware off, on with the default set and with other lists
 MODES = ((0, None), (1, None), (1, b""), (1, b"Han"), (1, b"Latin, Greek,Cyrillic"),
          (1, b" thai ,Hiragana,KATAKANA,hangul,Arabic"), (1, b"Devanagari,Hebrew,Inherited,Common"))

@@ -124,6 +124,15 @@ def test_white_space_matches_regex_backslash_s(parsed, everything):
         assert cp not in have
 
 
+@pytest.mark.parametrize("prop,bit", [(r"\p{P}", 16), (r"\p{S}", 32)])
+def test_punctuation_symbol_bits_match_regex(parsed, everything, prop, bit):
+    """Bits 4 and 5 of the class byte: \\p{P} and \\p{S} (DeepSeek V3's pattern names them)."""
+    cls = parsed[0]
+    want = _members(prop, everything)
+    have = {cp for cp in range(NCP) if cls[cp] & bit}
+    assert have == want
+
+
 def test_scripts_match_regex(parsed, everything):
     cls, scr, names = parsed
     assert names[:3] == ["Unknown", "Common", "Inherited"]

@@ -25,8 +25,11 @@ from conftest import CORPORA, ROOT
 from vectors_util import PYWASM_HEAD
 
 VEC_DIR = vectors_util.path_of("pretokenize")
-EXPECTED_FILES = ("cl100k.jsonl", "gpt2.jsonl", "o200k.jsonl", "script_aware.jsonl", "superbpe.jsonl")
-PATTERN_NAMES = ("gpt2", "cl100k", "o200k", "superbpe")
+EXPECTED_FILES = ("cl100k.jsonl", "deepseek_v3.jsonl", "gpt2.jsonl", "llama3.jsonl", "o200k.jsonl", "qwen2.jsonl",
+                  "script_aware.jsonl", "superbpe.jsonl")
+PATTERN_NAMES = ("gpt2", "cl100k", "o200k", "superbpe", "llama3", "qwen2", "deepseek_v3")
+# the files of the isolated patterns hold their script-aware records too
+ISOLATED_FILES = ("superbpe", "llama3", "qwen2", "deepseek_v3")
 META_KEYS = ("generated_by", "oracle", "unicode", "part", "fields", "records")
 REQUIRED = {"pattern", "script_aware", "scripts", "text", "pieces"}
 SHOWN = vectors_util.SHOWN
@@ -103,10 +106,10 @@ def test_vector_file_format(name):
             why = "text/pieces of the wrong type, or an empty piece"
         elif "".join(r["pieces"]) != r["text"]:
             why = "pieces do not concatenate to the text"
-        elif stem == "superbpe" and r["pattern"] != stem:
-            why = "a superbpe.jsonl record must be pattern=superbpe"
-        elif stem in PATTERN_NAMES and stem != "superbpe" and (r["pattern"] != stem or r["script_aware"]
-                                                               or r["scripts"] is not None):
+        elif stem in ISOLATED_FILES and r["pattern"] != stem:
+            why = "a %s.jsonl record must be pattern=%s" % (stem, stem)
+        elif stem in PATTERN_NAMES and stem not in ISOLATED_FILES and (r["pattern"] != stem or r["script_aware"]
+                                                                       or r["scripts"] is not None):
             why = "a %s.jsonl record must be pattern=%s, not script-aware" % (stem, stem)
         elif stem == "script_aware" and not r["script_aware"]:
             why = "a script_aware.jsonl record must be script-aware"

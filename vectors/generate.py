@@ -4,9 +4,11 @@
     python vectors/generate.py --check   regenerate in memory; exit 1 naming every stale file
 
 The expected pieces come from vectors/oracle.py (regex.findall with tiktoken 0.14's pattern
-strings, SuperBPE's Stage-2 regex split "isolated" for superbpe.jsonl, whose plain records are
-also checked against HuggingFace tokenizers' Split, plus the script chunker of docs/design.md
-§5), so the generator refuses to run unless the
+strings, SuperBPE's Stage-2 regex split "isolated" for superbpe.jsonl, the Split regexes of
+Llama 3, Qwen 2/3 and DeepSeek V3's tokenizer.json for llama3.jsonl, qwen2.jsonl and
+deepseek_v3.jsonl (DeepSeek's a sequence of three isolated splits), whose plain records are also
+checked against HuggingFace tokenizers' Split (or Sequence of Splits), plus the script chunker of
+docs/design.md §5), so the generator refuses to run unless the
 installed `regex` is exactly the pinned oracle (docs/design.md §4). The case texts are the hand-written
 lists below plus real text from ../shared/corpora/udhr.jsonl.xz (the only corpus whose text may
 be committed), read from the excerpts vendored in vectors/texts/udhr.jsonl (vectors/vendor_udhr.py
@@ -28,7 +30,8 @@ ROOT = os.path.dirname(HERE)
 OUT_DIR = os.path.join(HERE, "pretokenize")
 
 PATTERN_NAMES = ("gpt2", "cl100k", "o200k")  # tiktoken's; script_aware.jsonl holds these
-ORACLE_TOKENIZERS = "0.23.3"  # superbpe's pieces are checked against HuggingFace's Split too
+ORACLE_TOKENIZERS = "0.23.3"  # the isolated patterns' pieces are checked against HuggingFace's Split too
+HF_PATTERNS = ("llama3", "qwen2", "deepseek_v3")  # HuggingFace models' pre-tokenizers
 CUSTOM_SCRIPTS = (["Han"], [], ["Latin", "Greek"])
 
 # ---------------------------------------------------------------------------------------------
@@ -207,6 +210,54 @@ def superbpe_cases():
         "    indented\n        more\n",
         "trailing spaces   \nnext",
         "x" * 40 + " " * 5 + "y" * 40,
+        "",
+    ]
+    return out
+
+
+def hf_pattern_cases():
+    """Cases aimed at the llama3, qwen2 and deepseek_v3 splits: digit runs of every length (\\p{N}
+    against \\p{N}{1,3}, and DeepSeek's first split), whitespace runs before words and line breaks
+    (\\s*[\\r\\n]+ before \\s+(?!\\S), no \\s++$), contractions, ASCII punctuation before ASCII and
+    other letters (DeepSeek's first alternative), punctuation and symbols (\\p{P}, \\p{S}) with
+    and without a leading space and trailing CR/LF, the CJK ranges of DeepSeek's second split
+    (their edges, the punctuation and symbols inside them, unassigned code points), characters
+    no alternative of DeepSeek's third split matches (controls, format characters, private use,
+    noncharacters) alone and before letters, combining marks."""
+    out = ["1" * n for n in range(1, 11)] + ["a" + "7" * n + "b" for n in range(1, 8)]
+    out += ["\u0663" * 4, "\u00b9\u00b2\u00b3\u2074", "\u2160\u2161x", "12\u4e0034", "ab12cd345ef6789"]
+    for n in range(1, 5):
+        sp = " " * n
+        out += ["a" + sp + "b", "a" + sp, "a" + sp + "\n", "a" + sp + "\nb", "a" + sp + "\r\n" + sp + "b",
+                "a\n" + sp, "a" + sp + "\n\n" + sp, "a" + sp + "!!", "a" + sp + "1", "a" + sp + "\xa0b",
+                "a" + sp + "\u3000b", "a" + sp + "\u3000\u65e5", sp + "\u65e5\u672c", "\u65e5" + sp + "\u672c"]
+    out += [
+        "it's", "IT'S", "it'S", "we'll", "WE'LL", "they're", "I've", "I'm", "he'd", "'s", "'\u017f", "x'\u017ft",
+        "''s", "' s", "don't", "o'clock", "'re'", "a'b'c",
+        "#include", "(foo)", "[bar]", "{baz}", "@user", "$var", "%x", "&amp;", "*ptr", "+plus", "-minus",
+        ".dot", "/path/to", ":key", ";x", "<tag>", "=eq", ">gt", "?q", "\\esc", "^hat", "_under", "`tick`",
+        "|pipe", "~tilde", "!bang", "\"quote\"", "'single'", ",comma",
+        "#caf\u00e9", "#\u00e9t\u00e9", "(\u00e9)", "\u00ab\u00e9\u00bb", "\u00bfQu\u00e9?", "\u2014dash", "\u20ac5",
+        "\u00a9x", " #x", " (x)", " !!", "!!\n", "!!\r\n\r\n", " ?!\n", "x!\ny", "a \u2014 b", " \u00a9\n",
+        "\u4e00", "\u9fa5", "\u9fa6", "\u9fff", "\u4dff", "\u3040", "\u3041", "\u309f", "\u30a0", "\u30ff", "\u3100",
+        "\u3099\u309a", "\u304b\u3099", "\u309b\u309c", "\u30fb", "\u30fc", "\u30a2\u30fb\u30a4",
+        "\u65e5\u672c\u8a9e\u30c6\u30ad\u30b9\u30c8", "\u65e5\u672c\u8a9e\u3002", "\u300c\u65e5\u672c\u300d",
+        "\u6771\u4eac\u30b9\u30ab\u30a4\u30c4\u30ea\u30fc\u306f634\u30e1\u30fc\u30c8\u30eb\u3002",
+        "\u4e2d\u6587abc\u4e2d\u6587", "a\u65e5b", " \u65e5", "\u65e5 ", "\u3000\u65e5", "\uff08\u65e5\uff09",
+        "\u0e44\u0e17\u0e22", "\ud55c\uad6d\uc5b4", "\u4e00\uac00", "\u3400\u4e00", "\U00020000\u4e00",
+        "\x01", "\x01\x01", "\x01a", "a\x01", "a\x01b", " \x01", "\x01 ", "\x01!", "\x01\u0301", "\x01\u65e5",
+        "\u200b", "\u200bx", "x\u200by", "\ufeff", "\ufeffx", "\u00ad", "a\u00adb",
+        "\ue000", "\ue000a", "a\ue000", "\U000f0000\U000f0001", "\ufdd0", "\uffff", "\U0010ffff",
+        "\u0301", "\u0301a", "a\u0301", " \u0301", "\u0301\u0301!", "e\u0301\u0301 x", "\u0915\u094d\u0937",
+        "\u0627\u0644\u0639\u0631\u0628\u064a\u0629", "\u05e9\u05c1\u05dc\u05d5\u05b9\u05dd",
+        "\U0001f600", " \U0001f600\U0001f600", "\U0001f44d\U0001f3fd", "a\U0001f600b",
+        "\t\t", " \t", "\t ", "a\tb", "a \t b", "\v\f", "a\x85b", "a\u2028b", " \u2029", "\r", "\r\r\n", "\n\r",
+        "x   \n   ", "x\n\n\n", "  leading", "trailing  ", "  \n  \n  ", "a  \r\n\r\n  b",
+        "def f(x):\n    return x ** 2  # square\n",
+        "for (int i = 0; i < n; ++i) {\n\tsum += a[i];\n}\n",
+        "print(\"Hello, world!\")  # 2024-01-01\n",
+        "http://example.com/path?q=1&r=2#frag",
+        "Mixed Latin\u4e2d\u6587\u0440\u0443\u0441\u0441\u043a\u0438\u0439123\u0639\u0631\u0628\u064a!!  end",
         "",
     ]
     return out
@@ -435,6 +486,41 @@ def build():
     meta["default_scripts"] = list(oracle.DEFAULT_SCRIPTS)
     files["superbpe.jsonl"] = [{"_meta": meta}] + recs
 
+    # llama3, qwen2, deepseek_v3: their cases and every base text, then script-aware records
+    hf_texts = _unique(hf_pattern_cases() + base_texts)
+    for t in hf_texts:
+        t.encode("utf-8")
+    for pattern in HF_PATTERNS:
+        recs = [record(pattern, t) for t in hf_texts]
+        hf_checked = check_with_hf(oracle, pattern, [(r["text"], r["pieces"]) for r in recs])
+        recs += [record(pattern, t, True) for t in _unique(sa_texts + hf_texts[:60] + sa_udhr)]
+        for scripts in CUSTOM_SCRIPTS:
+            recs += [record(pattern, t, True, scripts) for t in SA_CUSTOM_CASES]
+        meta = _meta(pattern + ".jsonl", len(recs), udhr_note, udhr_codes)
+        meta["fields"] = dict(FIELDS, pattern=HF_PATTERN_NOTES[pattern] + "; the header's pat_str%s, split "
+                              "isolated (the header's split)" % ("s" if pattern in oracle.SEQUENCES else ""),
+                              script_aware=SUPERBPE_FIELDS["script_aware"])
+        if pattern in oracle.SEQUENCES:
+            meta["pat_strs"] = list(oracle.SEQUENCES[pattern])
+            meta["split"] = ("isolated, in sequence (HuggingFace tokenizers' Sequence of Splits): the first regex "
+                             "splits the text, each next one every piece the one before gave; a split keeps the "
+                             "matches, found left to right as regex.finditer finds them, and each nonempty "
+                             "stretch of text between them")
+            meta["hf_check"] = ("the %d records with script_aware false also equal tokenizers==%s's "
+                                "pre_tokenizers.Sequence([Split(Regex(r), \"isolated\") for r in pat_strs])"
+                                ".pre_tokenize_str(text)" % (hf_checked, ORACLE_TOKENIZERS))
+        else:
+            meta["pat_str"] = oracle.PATTERNS[pattern]
+            meta["split"] = ("isolated (HuggingFace tokenizers' Split behaviour): the matches of pat_str, found "
+                             "left to right as regex.finditer finds them, and each nonempty stretch of text "
+                             "between them (none: the regex matches every character)")
+            meta["hf_check"] = ("the %d records with script_aware false also equal tokenizers==%s's "
+                                "pre_tokenizers.Split(Regex(pat_str), \"isolated\").pre_tokenize_str(text)"
+                                % (hf_checked, ORACLE_TOKENIZERS))
+        meta["script_specific_pat"] = oracle.SCRIPT_SPECIFIC
+        meta["default_scripts"] = list(oracle.DEFAULT_SCRIPTS)
+        files[pattern + ".jsonl"] = [{"_meta": meta}] + recs
+
     recs = []
     for t in sa_texts:                       # default script set, every pattern
         for pattern in PATTERN_NAMES:
@@ -454,6 +540,30 @@ def build():
 
     esc = _escaper()
     return {name: "".join(_dump(r, esc) for r in rs) for name, rs in files.items()}
+
+
+HF_PATTERN_NOTES = {
+    "llama3": "llama3: Llama 3's pre-tokenizer (the Split of its tokenizer.json)",
+    "qwen2": "qwen2: Qwen 2's and Qwen 3's pre-tokenizer (the Split of their tokenizer.json)",
+    "deepseek_v3": "deepseek_v3: DeepSeek V3's pre-tokenizer (the three Splits of its tokenizer.json)",
+}
+
+
+def check_with_hf(oracle, pattern, cases):
+    """Assert that HuggingFace tokenizers (the pinned version) splits every case as the oracle
+    does, with the pattern's Split (or Sequence of Splits, all isolated); the number checked."""
+    have = importlib.metadata.version("tokenizers")
+    if have != ORACLE_TOKENIZERS:
+        sys.exit("generate.py: needs tokenizers==%s to check the %s vectors, found %s"
+                 % (ORACLE_TOKENIZERS, pattern, have))
+    from tokenizers import Regex, pre_tokenizers
+    regexes = oracle.SEQUENCES.get(pattern, [oracle.PATTERNS[pattern]])
+    split = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(r), "isolated") for r in regexes])
+    for text, pieces in cases:
+        got = [p for p, _ in split.pre_tokenize_str(text)]
+        assert got == pieces, "tokenizers disagrees with the oracle on %r (%s): %r, oracle %r" % (
+            text, pattern, got, pieces)
+    return len(cases)
 
 
 def check_superbpe_with_hf(oracle, cases):

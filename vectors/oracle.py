@@ -1,6 +1,8 @@
 """The reference pre-tokenizer: regex.findall with tiktoken 0.14's own pattern strings (for
-superbpe, SuperBPE's Stage-2 regex split "isolated": its matches, found by regex.finditer, and
-each nonempty stretch of text between them), plus a short script chunker implementing
+superbpe, llama3 and qwen2, the regex split "isolated" as HuggingFace's Split does: its matches,
+found by regex.finditer, and each nonempty stretch of text between them; for deepseek_v3, its
+three regexes (the catalogue's pat_strs) split "isolated" one after the other, each on every
+piece the one before gave), plus a short script chunker implementing
 docs/design.md §5's rules. Written for clarity, not speed; it is
 what vectors/generate.py and the differential tests compare the core against.
 
@@ -25,7 +27,12 @@ ISOLATED = {name for name, p in _catalogue["patterns"].items() if p.get("split")
 SCRIPT_SPECIFIC = r" ?\p{L}\p{M}*|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 DEFAULT_SCRIPTS = tuple(_catalogue["default_scripts"])
 
+# patterns that are a sequence of isolated splits (HuggingFace's Sequence of Splits): the regexes
+# in order (the last is PATTERNS[name])
+SEQUENCES = {name: p["pat_strs"] for name, p in _catalogue["patterns"].items() if "pat_strs" in p}
+
 _compiled = {k: regex.compile(v) for k, v in PATTERNS.items()}
+_compiled_seq = {k: [regex.compile(r) for r in v] for k, v in SEQUENCES.items()}
 _script_specific = regex.compile(SCRIPT_SPECIFIC)
 
 
@@ -105,6 +112,11 @@ def isolated(rx, text):
 
 
 def _split(pattern, text):
+    if pattern in SEQUENCES:
+        pieces = [text]
+        for rx in _compiled_seq[pattern]:
+            pieces = [q for p in pieces for q in isolated(rx, p)]
+        return pieces
     if pattern in ISOLATED:
         return isolated(_compiled[pattern], text)
     return _compiled[pattern].findall(text)

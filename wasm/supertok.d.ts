@@ -19,7 +19,8 @@ export interface DecodeOptions {
 
 export interface PretokenizeOptions {
   /** "o200k" (default), "cl100k", "gpt2" (= "r50k", "p50k"), "superbpe" (SuperBPE's Stage 2),
-   * or an encoding name. */
+   * "llama3", "qwen2" (= "qwen3"), "deepseek_v3" (those models' pre-tokenizers, as HuggingFace
+   * tokenizers splits with them), or an encoding name. */
   pattern?: string;
   /** Split into single-script chunks first. */
   scriptAware?: boolean;
@@ -66,7 +67,8 @@ export declare class Encoding extends Handle {
   readonly name: string;
   /** "bytes" (tiktoken vocabularies, byte-level models) or "ube" (UBE models). */
   readonly alphabet: "bytes" | "ube";
-  /** The core's st_pattern of the pre-tokenizer (1 gpt2, 2 cl100k, 3 o200k, 4 superbpe). */
+  /** The core's st_pattern of the pre-tokenizer (1 gpt2, 2 cl100k, 3 o200k, 4 superbpe, 5 llama3, 6 qwen2,
+   * 7 deepseek_v3). */
   readonly patternId: number;
   /** Max id + 1. */
   readonly nVocab: number;

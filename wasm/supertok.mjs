@@ -478,8 +478,9 @@ function pretokenizeEnds(text, options) {
 }
 
 /** [start, end] UTF-16 offsets of the pieces of text (pattern "o200k", "cl100k", "gpt2" /
- * "r50k" / "p50k", or "superbpe": SuperBPE's Stage-2 split, its regex's matches and the text
- * between them; scriptAware splits into single-script chunks first; scripts: the scripts split
+ * "r50k" / "p50k", "superbpe": SuperBPE's Stage-2 split, its regex's matches and the text
+ * between them, or "llama3", "qwen2" / "qwen3", "deepseek_v3": those models' pre-tokenizers as
+ * HuggingFace tokenizers splits with them; scriptAware splits into single-script chunks first; scripts: the scripts split
  * one letter per piece, default DEFAULT_SCRIPTS). A lone surrogate is a RangeError. */
 export function pretokenizeSpans(text, options) {
   const ends = pretokenizeEnds(text, options);
@@ -1228,8 +1229,8 @@ function patternFromRegex(patStr) {
   if (st !== C.ST_OK) {
     const e = coreError(undefined, "patStr");
     e.message = `patStr: no supertok pre-tokenizer implements this regex (supertok has a scanner for each of `
-      + `tiktoken's patterns, r50k/p50k, cl100k and o200k, and for SuperBPE's Stage-2 pattern, and no regex `
-      + `engine) (${e.code})`;
+      + `tiktoken's patterns, r50k/p50k, cl100k and o200k, for SuperBPE's Stage-2 pattern and for Llama 3's, `
+      + `Qwen 2's and DeepSeek V3's, and no regex engine) (${e.code})`;
     throw e;
   }
   return u32at(rt.scratch);

@@ -180,22 +180,26 @@ ST_API int st_script_from_name(const char *name, size_t len);
 
 /* ---- Pre-tokenizers -------------------------------------------------------------------- */
 
-/* The pattern families: the splits of tiktoken 0.14's pat_str for each encoding, and SuperBPE's
+/* The pattern families: the splits of tiktoken 0.14's pat_str for each encoding, SuperBPE's
  * Stage-2 pre-tokenizer (HuggingFace's Split of its regex, behaviour "isolated": the matches and
- * the text between them are the pieces). */
+ * the text between them are the pieces), and the pre-tokenizers of Llama 3, Qwen 2/3 and
+ * DeepSeek V3 as HuggingFace tokenizers 0.23.3 splits text with them (docs/design.md §5). */
 typedef enum st_pattern {
     ST_PATTERN_GPT2 = 1,    /* r50k_base, p50k_base */
     ST_PATTERN_CL100K = 2,  /* cl100k_base */
     ST_PATTERN_O200K = 3,   /* o200k_base */
     ST_PATTERN_SUPERBPE = 4, /* \p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S), isolated */
-    ST_PATTERN_LLAMA3 = 5,   /* Llama 3's Split (the cl100k family without possessive quantifiers) */
-    ST_PATTERN_QWEN2 = 6,    /* Qwen 2 and 3's Split (Llama 3's with single digits) */
-    ST_PATTERN_DEEPSEEK_V3 = 7 /* DeepSeek V3's three Splits: digits 1-3, CJK and kana runs, words */
+    ST_PATTERN_LLAMA3 = 5,   /* Llama 3's Split: cl100k's family, \s*[\r\n]+, no \s++$, isolated */
+    ST_PATTERN_QWEN2 = 6,    /* Qwen 2/3's Split: llama3's with \p{N} for \p{N}{1,3}, isolated */
+    ST_PATTERN_DEEPSEEK_V3 = 7 /* DeepSeek V3's Sequence of three Splits, each isolated */
 } st_pattern;
 
 /* The st_pattern whose scanner implements pat[0..len), which must be one of tiktoken 0.14's
  * pat_str strings exactly (r50k_base and p50k_base share one) or SuperBPE's Stage-2 regex
- * (ST_PATTERN_SUPERBPE, whose split also keeps the text between matches); any other regex is
+ * (ST_PATTERN_SUPERBPE, whose split also keeps the text between matches) or Llama 3's or Qwen 2's
+ * Split regex as their tokenizer.json files hold them (ST_PATTERN_LLAMA3, ST_PATTERN_QWEN2), or
+ * the last of DeepSeek V3's three (ST_PATTERN_DEEPSEEK_V3, whose first two are fixed); any other
+ * regex is
  * ST_ERR_UNSUPPORTED_PATTERN (no regex engine in the core: a regex it does not know would be
  * split some other way, silently). */
 ST_API st_status st_pattern_from_regex(const char *pat, size_t len, int *pattern, st_error *err);

@@ -30,7 +30,7 @@
 #include "supertok.h"
 #include "error_contract.h"
 
-#define N_CONFIGS 16
+#define N_CONFIGS 28
 
 static st_pretokenizer *handles[N_CONFIGS];
 static st_check_buf scratch;
@@ -43,7 +43,8 @@ static void fail(const char *what, int config, const uint8_t *data, size_t size)
 }
 
 static void setup(void) {
-    static const int pats[4] = {ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K, ST_PATTERN_SUPERBPE};
+    static const int pats[7] = {ST_PATTERN_GPT2,   ST_PATTERN_CL100K, ST_PATTERN_O200K,      ST_PATTERN_SUPERBPE,
+                                ST_PATTERN_LLAMA3, ST_PATTERN_QWEN2,  ST_PATTERN_DEEPSEEK_V3};
     st_error err;
     for (int k = 0; k < N_CONFIGS; k++) {
         int v = k % 4;

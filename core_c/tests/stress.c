@@ -227,7 +227,7 @@ static void gen_text(buf *b) {
 
 /* ---- configurations ----------------------------------------------------------------------- */
 
-#define N_CONFIGS 16
+#define N_CONFIGS 28
 
 typedef struct config {
     int pattern;
@@ -240,12 +240,13 @@ static config configs[N_CONFIGS];
 static st_pretokenizer *handles[N_CONFIGS];
 
 static int make_configs(void) {
-    static const int pats[4] = {ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K, ST_PATTERN_SUPERBPE};
-    static const char *const pnames[4] = {"gpt2", "cl100k", "o200k", "superbpe"};
+    static const int pats[7] = {ST_PATTERN_GPT2,   ST_PATTERN_CL100K, ST_PATTERN_O200K,      ST_PATTERN_SUPERBPE,
+                                ST_PATTERN_LLAMA3, ST_PATTERN_QWEN2,  ST_PATTERN_DEEPSEEK_V3};
+    static const char *const pnames[7] = {"gpt2", "cl100k", "o200k", "superbpe", "llama3", "qwen2", "deepseek_v3"};
     static char names[N_CONFIGS][64];
     st_error err;
     int k = 0;
-    for (int p = 0; p < 4; p++)
+    for (int p = 0; p < 7; p++)
         for (int v = 0; v < 4; v++, k++) {
             configs[k].pattern = pats[p];
             configs[k].flags = v ? ST_PRETOK_SCRIPT_AWARE : 0;
@@ -276,7 +277,7 @@ static void print_hex(const unsigned char *s, size_t n) {
 
 static const char *short_name(int c) {
     static char names[N_CONFIGS][24];
-    static const char *const p[4] = {"gpt2", "cl100k", "o200k", "superbpe"};
+    static const char *const p[7] = {"gpt2", "cl100k", "o200k", "superbpe", "llama3", "qwen2", "deepseek_v3"};
     static const char *const v[4] = {"", "-sa", "-none", "-lg"};
     snprintf(names[c], sizeof names[c], "%s%s", p[c / 4], v[c % 4]);
     return names[c];
@@ -329,6 +330,16 @@ static const long_kind long_kinds[] = {
     {"\" \\t\" alternating", "", " \t", ""},
     {"\"1a\" alternating", "", "1a", ""},
     {"spaces then '!!'", "", " ", "!!"},
+    /* deepseek_v3's: a control character before letters (the prefix), alone (no match: the text
+     * between matches), punctuation before ASCII letters, CJK runs cut by digits, Katakana
+     * punctuation inside a CJK run */
+    {"\"\\x01\u00e9\" alternating", "", "\x01\xC3\xA9", ""}, /* (ASCII letters: o200k counts no work) */
+    {"U+0001 controls", "", "\x01", ""},
+    {"U+E000 private use", "", "\xEE\x80\x80", ""},
+    {"\"#ab\u00e9\" repeated", "", "#ab\xC3\xA9", ""},
+    {"\"\u65e5" "1\" alternating", "", "\xE6\x97\xA5" "1", ""},
+    {"\"\u30fb\u30ab\" alternating", "", "\xE3\x83\xBB\xE3\x82\xAB", ""},
+    {"\" \\u3000\" alternating", "", " \xE3\x80\x80", ""},
 };
 
 static void build_long(buf *b, const long_kind *k, size_t size) {

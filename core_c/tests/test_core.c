@@ -24,7 +24,9 @@ static void hex(char *out, size_t outcap, const unsigned char *s, size_t len) {
     for (size_t i = 0; i < len && o + 4 < outcap; i++) o += (size_t)snprintf(out + o, outcap - o, "%02X ", s[i]);
 }
 
-static const int patterns[4] = {ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K, ST_PATTERN_SUPERBPE};
+static const int patterns[7] = {ST_PATTERN_GPT2,     ST_PATTERN_CL100K, ST_PATTERN_O200K,      ST_PATTERN_SUPERBPE,
+                                 ST_PATTERN_LLAMA3,   ST_PATTERN_QWEN2,  ST_PATTERN_DEEPSEEK_V3};
+#define N_PATTERNS ((int)(sizeof patterns / sizeof patterns[0]))
 
 /* ---- status strings, versions ------------------------------------------------------------ */
 
@@ -219,8 +221,8 @@ static void test_utf8_valid(void) {
 
 static void test_utf8_invalid(void) {
     st_error err;
-    st_pretokenizer *pts[8] = {0};
-    for (int p = 0; p < 4; p++) {
+    st_pretokenizer *pts[2 * N_PATTERNS] = {0};
+    for (int p = 0; p < N_PATTERNS; p++) {
         CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], 0, NULL, 0, NULL, &pts[2 * p], &err)) == ST_OK,
               "new plain");
         CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], ST_PRETOK_SCRIPT_AWARE, NULL, 0, NULL, &pts[2 * p + 1],
@@ -245,7 +247,7 @@ static void test_utf8_invalid(void) {
                       bad_seqs[b].what, suffixes[q].what, hx, st, (size_t)err.offset, want);
                 /* a NULL error report is allowed */
                 CHECK(st_utf8_validate((const char *)buf, n, NULL) == ST_ERR_INVALID_UTF8, "validate, NULL report");
-                for (int t = 0; t < 8; t++) {
+                for (int t = 0; t < 2 * N_PATTERNS; t++) {
                     if (!pts[t]) continue;
                     for (int mode = 0; mode < 2; mode++) {
                         size_t np = 777;
@@ -289,7 +291,7 @@ static void test_utf8_invalid(void) {
         }
         CHECK(CHECKED(err, st_utf8_validate(full, 6, &err)) == ST_OK, "U+1F600 whole");
     }
-    for (int t = 0; t < 8; t++) st_pretokenizer_free(pts[t]);
+    for (int t = 0; t < 2 * N_PATTERNS; t++) st_pretokenizer_free(pts[t]);
 }
 
 /* ---- NULL and bad arguments --------------------------------------------------------------- */
@@ -387,7 +389,7 @@ static const bytes sample_texts[] = {
 static void test_pieces(void) {
     st_error err;
     size_t ends[512], ends_cp[512];
-    for (int p = 0; p < 4; p++)
+    for (int p = 0; p < N_PATTERNS; p++)
         for (int sa = 0; sa < 2; sa++) {
             st_pretokenizer *pt = NULL;
             st_status st = CHECKED(
@@ -494,6 +496,22 @@ static const split_case split_cases[] = {
     {ST_PATTERN_SUPERBPE, 0, NULL, "a  b!!\n/c", 5, {1, 2, 4, 8, 9}},
     {ST_PATTERN_SUPERBPE, 0, NULL, "x   \n", 3, {1, 4, 5}},
     {ST_PATTERN_SUPERBPE, 0, NULL, "1234567 ok", 4, {3, 6, 7, 10}},
+    /* llama3, qwen2, deepseek_v3: as HuggingFace tokenizers 0.23.3 splits with their tokenizer.json */
+    {ST_PATTERN_LLAMA3, 0, NULL, "Hello world 12345", 5, {5, 11, 12, 15, 17}},
+    {ST_PATTERN_LLAMA3, 0, NULL, "IT'S", 2, {2, 4}},
+    {ST_PATTERN_LLAMA3, 0, NULL, "a \n\nb", 3, {1, 4, 5}},
+    {ST_PATTERN_LLAMA3, 0, NULL, "x!!\n\ny", 3, {1, 5, 6}},
+    {ST_PATTERN_LLAMA3, 0, NULL, "a  \n  ", 3, {1, 4, 6}}, /* \s*[\r\n]+ before \s+(?!\S); no \s++$ */
+    {ST_PATTERN_QWEN2, 0, NULL, "Hello world 12345", 8, {5, 11, 12, 13, 14, 15, 16, 17}},
+    {ST_PATTERN_QWEN2, 0, NULL, "it'll 2024", 7, {2, 5, 6, 7, 8, 9, 10}},
+    {ST_PATTERN_DEEPSEEK_V3, 0, NULL, "Hello world 12345", 5, {5, 11, 12, 15, 17}},
+    {ST_PATTERN_DEEPSEEK_V3, 0, NULL, "(foo) #bar", 4, {4, 5, 7, 10}},
+    /* 日本語テキスト123abc: the CJK run, a digit group, letters */
+    {ST_PATTERN_DEEPSEEK_V3, 0, NULL,
+     "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x83\x86\xE3\x82\xAD\xE3\x82\xB9\xE3\x83\x88" "123abc", 3,
+     {21, 24, 27}},
+    {ST_PATTERN_DEEPSEEK_V3, 0, NULL, "a\x01" "b \x01", 4, {1, 3, 4, 5}}, /* a control character matches nothing */
+    {ST_PATTERN_DEEPSEEK_V3, 0, NULL, "x  \n\ny", 3, {1, 5, 6}},
     /* 日本語: one letter run; script-aware (Han in the default set) splits per character */
     {ST_PATTERN_O200K, 0, NULL, "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E", 1, {9}},
     {ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, NULL, "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E", 3, {3, 6, 9}},
@@ -533,7 +551,7 @@ static void test_known_splits(void) {
 static void test_new_args(void) {
     st_error err;
     st_pretokenizer *pt = (st_pretokenizer *)&pt; /* must be reset to NULL on failure */
-    const int bad_patterns[] = {0, 5, -1, 100, 0x7FFFFFFF};
+    const int bad_patterns[] = {0, 8, -1, 100, 0x7FFFFFFF};
     for (size_t k = 0; k < sizeof bad_patterns / sizeof bad_patterns[0]; k++) {
         pt = (st_pretokenizer *)&pt;
         st_status st = CHECKED(err, st_pretokenizer_new(bad_patterns[k], 0, NULL, 0, NULL, &pt, &err));
@@ -545,7 +563,7 @@ static void test_new_args(void) {
         st_status st = CHECKED(err, st_pretokenizer_new(ST_PATTERN_O200K, bad_flags[k], NULL, 0, NULL, &pt, &err));
         CHECK(st == ST_ERR_INVALID_ARGUMENT && pt == NULL, "flags 0x%X: %d", (unsigned)bad_flags[k], st);
     }
-    for (int p = 0; p < 4; p++)
+    for (int p = 0; p < N_PATTERNS; p++)
         for (uint32_t fl = 0; fl < 2; fl++) {
             pt = NULL;
             CHECK(CHECKED(err, st_pretokenizer_new(patterns[p], fl, NULL, 0, NULL, &pt, &err)) == ST_OK && pt,
@@ -685,7 +703,7 @@ static void counting_free(void *ctx, void *ptr, size_t size) {
 
 static void test_allocators(void) {
     st_error err;
-    for (int p = 0; p < 4; p++)
+    for (int p = 0; p < N_PATTERNS; p++)
         for (uint32_t fl = 0; fl < 2; fl++) {
             counting c;
             memset(&c, 0, sizeof c);

@@ -578,9 +578,9 @@ static void test_write_rules(void) {
     CHECK(st_model_write_rules("m", 1, 2, 3, m, 2, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, 0, &n, &e) ==
               ST_ERR_INVALID_ARGUMENT,
           "alphabet 2");
-    CHECK(st_model_write_rules("m", 1, 0, 5, m, 2, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, 0, &n, &e) ==
+    CHECK(st_model_write_rules("m", 1, 0, 8, m, 2, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, 0, &n, &e) ==
               ST_ERR_UNKNOWN_PATTERN,
-          "pattern 5");
+          "pattern 8");
     CHECK(st_model_write_rules("m", 1, 0, 3, NULL, 2, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, 0, &n, &e) ==
               ST_ERR_INVALID_ARGUMENT,
           "NULL merges");

@@ -498,7 +498,8 @@ static void test_malformed(void) {
     bad_edit(RULES, "kind rules", "kind rules extra", 5, "kind: 'rules extra' is not one of");
     bad_edit(RULES, "alphabet bytes", "alphabet utf16", 6, "alphabet: 'utf16' is not one of bytes, ube");
     bad_edit(RULES, "alphabet bytes", "normalizer nfc", 6, "unknown key 'normalizer'");
-    bad_edit(RULES, "pattern o200k", "pattern llama3", 7, "pattern: 'llama3' is not one of gpt2, cl100k, o200k");
+    bad_edit(RULES, "pattern o200k", "pattern llama4", 7,
+             "pattern: 'llama4' is not one of gpt2, cl100k, o200k, superbpe, llama3, qwen2, deepseek_v3");
     bad_edit(RULES, "script-aware no", "script-aware 0", 8, "script-aware: '0' is not one of no, yes");
     bad_edit(RULES, "script-aware no", "script-aware yes", 9, "'merges' is out of place: expected 'scripts'");
     bad_edit(RULES, "script-aware no", "script-aware no\nscripts Han", 9, "scripts: only a script-aware model");

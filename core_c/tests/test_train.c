@@ -579,7 +579,7 @@ static void test_counter(void) {
     free(before);
     /* errors */
     st_counter *bc = NULL;
-    CHECK(st_counter_new(7, 0, NULL, 0, NULL, &bc, &e) == ST_ERR_UNKNOWN_PATTERN, "bad pattern");
+    CHECK(st_counter_new(8, 0, NULL, 0, NULL, &bc, &e) == ST_ERR_UNKNOWN_PATTERN, "bad pattern");
     CHECK(st_counter_new(ST_PATTERN_O200K, ST_PRETOK_SCRIPT_AWARE, "Nope", 4, NULL, &bc, &e) == ST_ERR_UNKNOWN_SCRIPT,
           "bad script");
     CHECK(st_counter_add(c, "x", 1, 8, &e) == ST_ERR_INVALID_ARGUMENT, "bad flags");

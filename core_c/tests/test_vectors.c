@@ -293,6 +293,9 @@ static int pattern_of(const char *name) {
     if (!strcmp(name, "cl100k") || !strcmp(name, "cl100k_base")) return ST_PATTERN_CL100K;
     if (!strcmp(name, "o200k") || !strcmp(name, "o200k_base")) return ST_PATTERN_O200K;
     if (!strcmp(name, "superbpe")) return ST_PATTERN_SUPERBPE;
+    if (!strcmp(name, "llama3")) return ST_PATTERN_LLAMA3;
+    if (!strcmp(name, "qwen2")) return ST_PATTERN_QWEN2;
+    if (!strcmp(name, "deepseek_v3")) return ST_PATTERN_DEEPSEEK_V3;
     return 0;
 }
 
@@ -986,7 +989,8 @@ int main(int argc, char **argv) {
     if (argc > 1) g_root = argv[1];
     printf("test_vectors: %s/vectors through the C API\n", g_root);
     static const char *const pre[] = {"gpt2.jsonl", "cl100k.jsonl", "o200k.jsonl", "script_aware.jsonl",
-                                               "superbpe.jsonl"};
+                                               "superbpe.jsonl", "llama3.jsonl", "qwen2.jsonl",
+                                               "deepseek_v3.jsonl"};
     for (size_t k = 0; k < sizeof pre / sizeof pre[0]; k++) run_pretokenize(pre[k]);
     static const char *const encs[] = {"r50k_base", "p50k_base", "cl100k_base", "o200k_base"};
     for (size_t k = 0; k < sizeof encs / sizeof encs[0]; k++) {

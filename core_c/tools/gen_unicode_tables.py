@@ -17,7 +17,8 @@ construction, and tests/test_unicode_tables.py checks it again code point by cod
 
 Layout of the generated data (see unicode_tables.h):
   * st_ucd_bmp_class[0x10000]  class byte per BMP code point: low 3 bits = ST_UCD_* letter/mark/
-                               number class, bit 3 = White_Space (what `\\s` matches);
+                               number class, bit 3 = White_Space (what `\\s` matches), bit 4 =
+                               \\p{P} (punctuation), bit 5 = \\p{S} (symbol);
   * st_ucd_bmp_script[0x10000] Script value per BMP code point (ids below);
   * st_ucd_astral[]            sorted, non-overlapping ranges above U+FFFF: first, last, class,
                                script; code points in no range are class 0, script Unknown.
@@ -65,6 +66,8 @@ BIN_MAGIC = b"STUCD\0\0\1"
 # Class codes: must match enum in unicode_tables.h.
 CLASSES = [("Lu", 1), ("Ll", 2), ("Lt", 3), ("Lm", 4), ("Lo", 5), ("M", 6), ("N", 7)]
 WS_BIT = 8
+P_BIT = 16  # \p{P}: DeepSeek V3's pre-tokenizer names it (docs/design.md §5)
+S_BIT = 32  # \p{S}
 NCP = 0x110000
 
 
@@ -99,9 +102,10 @@ def compute(everything):
             for cp in range(m.start(), m.end()):
                 assert cls[cp] == 0, (hex(cp), name)
                 cls[cp] = code
-    for m in regex.finditer(r"\s+", everything):
-        for cp in range(m.start(), m.end()):
-            cls[cp] |= WS_BIT
+    for prop, bit in ((r"\s", WS_BIT), (r"\p{P}", P_BIT), (r"\p{S}", S_BIT)):
+        for m in regex.finditer(prop + "+", everything):
+            for cp in range(m.start(), m.end()):
+                cls[cp] |= bit
     scripts = script_names()
     scr = bytearray(NCP)  # Unknown (0) by default
     for sid, (canon, aliases) in enumerate(scripts):

@@ -82,7 +82,8 @@ def pretokenize_spans(text, pattern="o200k", script_aware=False, scripts=None):
     """(start, end) character offsets of the pieces of `text`, as regex.findall(pat_str, text)
     would cut it for the pattern (`o200k`, `cl100k`, `gpt2`/`r50k`/`p50k`; `superbpe`, SuperBPE's
     Stage-2 pre-tokenizer, gives its regex's matches and the text between them, as HuggingFace's
-    Split with behavior "isolated" does). With script_aware,
+    Split with behavior "isolated" does; `llama3`, `qwen2`/`qwen3` and `deepseek_v3` split as
+    HuggingFace tokenizers does with those models' pre-tokenizers). With script_aware,
     the text is first cut into single-script chunks and the chunks of `scripts` (default
     DEFAULT_SCRIPTS) are split one letter per piece."""
     b = _get()

@@ -13,7 +13,7 @@ from ._status import ModelError, SupertokError  # noqa: F401  (ModelError: where
 MAGIC = b"supertok-model"
 JSON_FORMAT = "supertok-merges"
 ALPHABETS = ("bytes", "ube")
-PATTERNS = ("gpt2", "cl100k", "o200k", "superbpe")
+PATTERNS = ("gpt2", "cl100k", "o200k", "superbpe", "llama3", "qwen2", "deepseek_v3")
 
 
 class ModelFormatError(ValueError):
@@ -30,7 +30,8 @@ def is_text_model(data):
 
 
 _ALPHABET_IDS = {"bytes": 0, "ube": 1}  # ST_ALPHABET_*
-_PATTERN_IDS = {"gpt2": 1, "cl100k": 2, "o200k": 3, "superbpe": 4}  # st_pattern
+_PATTERN_IDS = {"gpt2": 1, "cl100k": 2, "o200k": 3, "superbpe": 4, "llama3": 5, "qwen2": 6,
+                "deepseek_v3": 7}  # st_pattern
 _U32_MAX = (1 << 32) - 1
 
 

@@ -302,8 +302,9 @@ class Encoding:
             if exc.name != "ST_ERR_UNSUPPORTED_PATTERN":
                 raise
             raise ValueError("pat_str %r: no supertok pre-tokenizer implements this regex (supertok has a "
-                             "scanner for each of tiktoken's patterns, r50k/p50k, cl100k and o200k, and for "
-                             "SuperBPE's Stage-2 pattern, and no regex engine)" % (pat_str,)) from None
+                             "scanner for each of tiktoken's patterns, r50k/p50k, cl100k and o200k, for "
+                             "SuperBPE's Stage-2 pattern and for Llama 3's, Qwen 2's and DeepSeek V3's, and no "
+                             "regex engine)" % (pat_str,)) from None
         if pattern_id is not None and pattern_id != pid:
             raise ValueError("pattern_id %r does not match pat_str (which is pattern %d)" % (pattern_id, pid))
         if handle is None and merges is None and _catalogue.PATTERN_BY_ID[pid]["split"]:

@@ -159,7 +159,8 @@ for (const format of FORMATS) for (const name of ENCODINGS) {
   });
 }
 
-const PRETOK = ["cl100k.jsonl", "gpt2.jsonl", "o200k.jsonl", "script_aware.jsonl", "superbpe.jsonl"];
+const PRETOK = ["cl100k.jsonl", "deepseek_v3.jsonl", "gpt2.jsonl", "llama3.jsonl", "o200k.jsonl", "qwen2.jsonl",
+                "script_aware.jsonl", "superbpe.jsonl"];
 test("vectors/pretokenize holds the files this test reads", () => {
   assert.deepEqual(readdirSync(ROOT + "vectors/pretokenize").filter((n) => n.endsWith(".jsonl")).sort(), PRETOK);
 });

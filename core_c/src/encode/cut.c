@@ -190,6 +190,10 @@ st_status st_encoding_cut(const st_encoding *enc, const char *text, size_t len, 
      * piece (the text between the regex's matches), so neither rule proves a boundary: no cut,
      * the text is encoded whole */
     if (enc->pt.pattern == ST_PATTERN_SUPERBPE) return ST_OK;
+    /* llama3, qwen2, deepseek_v3: the rules below are proved for the tiktoken patterns only
+     * (llama3's \s*[\r\n]+ and deepseek_v3's punctuation-before-letters and sequence of splits
+     * move boundaries they rely on); no proof is made for them, so no cut either */
+    if (enc->pt.pattern >= ST_PATTERN_LLAMA3) return ST_OK;
     for (size_t p = from > 0 ? from : 1; p < len; p++) {
         if ((c.s[p] & 0xC0) == 0x80) continue; /* inside a character */
         if (cut_at(&c, p)) {

@@ -115,10 +115,14 @@ static st_status refuse(const st__export_source *src, int format, st_error *err)
     } else if (format == ST_EXPORT_HF_JSON && !src->rules) {
         kind = ST_KIND_EXPORT_NO_RULES;
         why = "a rank vocabulary: a HuggingFace BPE model needs merge rules";
+    } else if (src->pattern == ST_PATTERN_DEEPSEEK_V3) {
+        why = "the deepseek_v3 pre-tokenizer (a sequence of three splits) is not exported";
     } else if (!st__pattern_regex(src->pattern)) {
         why = "the encoding has no known pattern";
     } else if (format == ST_EXPORT_TIKTOKEN && src->pattern == ST_PATTERN_SUPERBPE) {
         why = "the superbpe pre-tokenizer: tiktoken keeps only a regex's matches, not the text between them";
+    } else if (format == ST_EXPORT_TIKTOKEN && (src->pattern == ST_PATTERN_LLAMA3 || src->pattern == ST_PATTERN_QWEN2)) {
+        why = "a HuggingFace Split pre-tokenizer (llama3, qwen2): tiktoken does not ship its pattern";
     }
     if (!why) return ST_OK;
     st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, why);

@@ -651,7 +651,7 @@ static st_status check_id_range(parser *p) {
 
 static const char *const kind_names[] = {"rules", "ranks"};
 static const char *const alphabet_names[] = {"bytes", "ube"};
-static const char *const pattern_names[] = {"gpt2", "cl100k", "o200k", "superbpe"};
+static const char *const pattern_names[] = {"gpt2", "cl100k", "o200k", "superbpe", "llama3", "qwen2", "deepseek_v3"};
 static const char *const yes_no[] = {"no", "yes"};
 
 static st_status check_scripts(parser *p, const uint8_t *v, size_t vn) {
@@ -872,8 +872,8 @@ static st_status parse_model(parser *p) {
         return ST_ERR_MALFORMED_MODEL;
     }
     if ((st = expect(p, "pattern", 1, &v, &vn)) != ST_OK) return st;
-    if ((k = pick(p, "pattern", v, vn, pattern_names, 4)) < 0) return ST_ERR_MALFORMED_MODEL;
-    m->pattern = k == 0 ? ST_PATTERN_GPT2 : k == 1 ? ST_PATTERN_CL100K : k == 2 ? ST_PATTERN_O200K : ST_PATTERN_SUPERBPE;
+    if ((k = pick(p, "pattern", v, vn, pattern_names, 7)) < 0) return ST_ERR_MALFORMED_MODEL;
+    m->pattern = ST_PATTERN_GPT2 + k; /* pattern_names is in st_pattern's order */
     if ((st = expect(p, "script-aware", 1, &v, &vn)) != ST_OK) return st;
     if ((k = pick(p, "script-aware", v, vn, yes_no, 2)) < 0) return ST_ERR_MALFORMED_MODEL;
     m->flags = k ? ST_PRETOK_SCRIPT_AWARE : 0;
@@ -1217,8 +1217,7 @@ st_status st_model_write_rules(const char *name, size_t name_len, int alphabet, 
     *out_len = 0;
     if (alphabet != ST_ALPHABET_BYTES && alphabet != ST_ALPHABET_UBE)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "alphabet: not ST_ALPHABET_BYTES or _UBE");
-    if (pattern != ST_PATTERN_GPT2 && pattern != ST_PATTERN_CL100K && pattern != ST_PATTERN_O200K &&
-        pattern != ST_PATTERN_SUPERBPE)
+    if (pattern < ST_PATTERN_GPT2 || pattern > ST_PATTERN_DEEPSEEK_V3)
         return st__error_set(err, ST_ERR_UNKNOWN_PATTERN, ST_UNIT_NONE, 0, "pattern: not an st_pattern");
     if (name_len == 0 || name_len > 128)
         return bad_field(err, 1, ST_UNIT_NONE, 0, "name: 1 to 128 printable ASCII characters, no spaces");

@@ -15,7 +15,8 @@
 #include "unicode.h"
 #include "utf8.h"
 
-/* Predicate bits per class byte (class in bits 0-2, White_Space in bit 3). */
+/* Predicate bits per class byte (class in bits 0-2, White_Space in bit 3, \p{P} in bit 4,
+ * \p{S} in bit 5). */
 enum {
     P_L = 1,     /* \p{L} */
     P_N = 2,     /* \p{N} */
@@ -24,11 +25,12 @@ enum {
     P_U = 16,    /* o200k upper part: [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] */
     P_W = 32,    /* o200k lower part: [\p{Ll}\p{Lm}\p{Lo}\p{M}] */
     P_M = 64,    /* \p{M} */
-    P_PRE = 128  /* [^\r\n\p{L}\p{N}] minus CR/LF, which are tested by code point */
+    P_PRE = 128, /* [^\r\n\p{L}\p{N}] minus CR/LF, which are tested by code point */
+    P_PS = 256   /* [\p{P}\p{S}] (deepseek_v3) */
 };
 
-/* The 16 possible class bytes mapped to predicate bits, computed once at compile time. */
-#define PRED(cls) ((uint8_t)( \
+/* The 64 possible class bytes mapped to predicate bits, computed once at compile time. */
+#define PRED(cls) ((uint16_t)( \
     ((((cls) & 7) >= 1 && ((cls) & 7) <= 5) ? P_L : 0) | \
     ((((cls) & 7) == 7) ? P_N : 0) | \
     (((cls) & 8) ? P_WS : 0) | \
@@ -36,11 +38,12 @@ enum {
     ((((cls) & 7) == 1 || ((cls) & 7) == 3 || ((cls) & 7) == 4 || ((cls) & 7) == 5 || ((cls) & 7) == 6) ? P_U : 0) | \
     ((((cls) & 7) == 2 || ((cls) & 7) == 4 || ((cls) & 7) == 5 || ((cls) & 7) == 6) ? P_W : 0) | \
     ((((cls) & 7) == 6) ? P_M : 0) | \
-    ((!(((cls) & 7) >= 1 && ((cls) & 7) <= 5) && ((cls) & 7) != 7) ? P_PRE : 0)))
+    ((!(((cls) & 7) >= 1 && ((cls) & 7) <= 5) && ((cls) & 7) != 7) ? P_PRE : 0) | \
+    (((cls) & 48) ? P_PS : 0)))
+#define PRED8(c) PRED(c), PRED(c + 1), PRED(c + 2), PRED(c + 3), PRED(c + 4), PRED(c + 5), PRED(c + 6), PRED(c + 7)
 
-static const uint8_t preds_of_class[16] = {
-    PRED(0), PRED(1), PRED(2), PRED(3), PRED(4), PRED(5), PRED(6), PRED(7),
-    PRED(8), PRED(9), PRED(10), PRED(11), PRED(12), PRED(13), PRED(14), PRED(15)};
+static const uint16_t preds_of_class[64] = {PRED8(0),  PRED8(8),  PRED8(16), PRED8(24),
+                                            PRED8(32), PRED8(40), PRED8(48), PRED8(56)};
 
 /* One decoded character: its code point, byte length and predicate bits. At the end of the
  * text (i >= end) len and preds are 0, so every predicate is false. */
@@ -516,6 +519,135 @@ ST_INLINE size_t piece_superbpe(const uint8_t *s, size_t end, size_t i) {
     return end;
 }
 
+/* ---- llama3 and qwen2 (HuggingFace tokenizers' Split, "isolated") -------------------------
+ * llama3: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|
+ *         \s*[\r\n]+|\s+(?!\S)|\s+
+ * qwen2:  the same with \p{N} for \p{N}{1,3}.
+ * Every character starts a match (a letter, a digit, [^\s\p{L}\p{N}] or \s), so the text between
+ * matches is always empty and the pieces are the matches, as regex.findall gives them. Nothing
+ * is possessive, but no alternative backtracks to a different end: the optional prefix taken with
+ * no letter after it leaves a character that is no letter; the O run is maximal and [\r\n]* after
+ * it may be empty; the whitespace alternatives are o200k's. */
+ST_INLINE size_t piece_hf_words(const uint8_t *s, size_t end, size_t i, int three_digits) {
+    /* [^\r\n\p{L}\p{N}]?\p{L}+ for an ASCII word at i or after a space (as cl100k) */
+    size_t w = i + (s[i] == ' '), e;
+    if (w < end && (uint8_t)((s[w] | 0x20) - 'a') < 26 && (e = ascii_letters(s, end, w))) return e;
+    ch c = char_at(s, end, i);
+    if (c.cp == '\'' && (e = contraction(s, end, i, 1))) return e;
+    if ((c.preds & P_PRE) && !is_crlf(c.cp)) {
+        ch n = char_at(s, end, i + c.len);
+        if (n.preds & P_L) return run_of(s, end, i + c.len + n.len, P_L);
+    } else if (c.preds & P_L) {
+        return run_of(s, end, i + c.len, P_L);
+    }
+    /* \p{N}{1,3} (llama3) or \p{N} (qwen2) */
+    if (c.preds & P_N) return three_digits ? digits_1_3(s, end, i + c.len) : i + c.len;
+    /*  ?[^\s\p{L}\p{N}]+[\r\n]* */
+    if (c.cp == ' ') {
+        ch n = char_at(s, end, i + 1);
+        if (n.preds & P_O) return run_crlf(s, end, run_of(s, end, i + 1 + n.len, P_O), 0);
+    }
+    if (c.preds & P_O) return run_crlf(s, end, run_of(s, end, i + c.len, P_O), 0);
+    /* \s*[\r\n]+ (ends after the last CR/LF of the run) | \s+(?!\S) | \s+ */
+    ws_run r = scan_ws(s, end, i);
+    if (r.crlf_end) return r.crlf_end;
+    return ws_tail(&r, i, end);
+}
+
+ST_INLINE size_t piece_llama3(const uint8_t *s, size_t end, size_t i) { return piece_hf_words(s, end, i, 1); }
+ST_INLINE size_t piece_qwen2(const uint8_t *s, size_t end, size_t i) { return piece_hf_words(s, end, i, 0); }
+
+/* ---- deepseek_v3 (HuggingFace tokenizers' Sequence of three Splits, each "isolated") -------
+ * (a) \p{N}{1,3}; (b) [\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]+ on each piece of (a);
+ * (c) on each piece of (b):
+ *   [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|
+ *    ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ * (a) cuts the text into groups of 1-3 digits (from the start of each run of \p{N}) and the
+ * stretches between; (b) cuts a stretch into runs of the CJK ranges and the stretches between.
+ * So a piece lies inside one segment: a digit group, a CJK run, or a run of characters that are
+ * neither (a digit or a CJK character ends it). No alternative of (c) matches a digit (\p{N} is
+ * none of L, M, P, S, \s), so a digit group is one piece. Inside the other segments (c) is a
+ * split like superbpe's: the match at i if one starts there, else the stretch to the next
+ * position where one starts. The segment's end is never searched for: every character read is
+ * tested for its segment (ds_at), and one of another segment reads as the end of the text, so
+ * a piece costs its own length and a character or two after it. */
+ST_INLINE int cjk_cp(uint32_t cp) { return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF); }
+
+enum { DS_DIGITS, DS_CJK, DS_OTHER };
+
+ST_INLINE int ds_segment(const ch *c) { return (c->preds & P_N) ? DS_DIGITS : cjk_cp(c->cp) ? DS_CJK : DS_OTHER; }
+
+/* The character at k, or none (len 0, no predicate) at the end or past the segment seg. */
+ST_INLINE ch ds_at(const uint8_t *s, size_t end, size_t k, int seg) {
+    ch c = char_at(s, end, k);
+    if (c.len && ds_segment(&c) != seg) { c.cp = 0; c.len = 0; c.preds = 0; }
+    return c;
+}
+
+/* End of the run of characters of segment seg having any of mask, from k. */
+ST_INLINE size_t ds_run(const uint8_t *s, size_t end, size_t k, uint32_t mask, int seg) {
+    for (;;) {
+        ch c = ds_at(s, end, k, seg);
+        if (!(c.preds & mask)) return k;
+        k += c.len;
+    }
+}
+
+/* The match of (c) at i, whose character is c (of segment seg, not a digit), or 0. */
+ST_INLINE size_t ds_match(const uint8_t *s, size_t end, size_t i, ch c, int seg) {
+    size_t k = i + c.len;
+    /* [ASCII punctuation][A-Za-z]+: the 32 ASCII characters of P or S, then ASCII letters
+     * (ASCII letters are of c's segment) */
+    if (c.cp < 0x80 && (c.preds & P_PS) && k < end && (uint8_t)((s[k] | 0x20) - 'a') < 26)
+        return ascii_run(s, end, k + 1, RUN_LETTER);
+    ch n = ds_at(s, end, k, seg);
+    /* [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+: with the prefix when c may be one and L or M
+     * follows (the run then is maximal); else without it, when c is L or M */
+    if (!(c.preds & (P_L | P_PS)) && !is_crlf(c.cp) && (n.preds & (P_L | P_M)))
+        return ds_run(s, end, k + n.len, P_L | P_M, seg);
+    if (c.preds & (P_L | P_M)) return ds_run(s, end, k, P_L | P_M, seg);
+    /*  ?[\p{P}\p{S}]+[\r\n]*: CR and LF are of the other segment, so a CJK run takes none */
+    if ((c.cp == ' ' && (n.preds & P_PS)) || (c.preds & P_PS)) {
+        size_t e = ds_run(s, end, c.cp == ' ' ? k + n.len : k, P_PS, seg);
+        return seg == DS_OTHER ? run_crlf(s, end, e, 0) : e;
+    }
+    /* \s*[\r\n]+ | \s+(?!\S) | \s+: as o200k's, the segment's end read as the text's (\s is of
+     * the other segment, so the run stops at a digit or CJK character, which ends the segment) */
+    if (c.preds & P_WS) {
+        ws_run r = scan_ws(s, end, i);
+        if (r.crlf_end) return r.crlf_end;
+        return ws_tail(&r, i, ds_at(s, end, r.j, seg).len ? end : r.j);
+    }
+    return 0;
+}
+
+/* Whether a match of (c) starts at k, whose character x is of segment seg: at L, M, P, S and
+ * \s always (the ASCII punctuation of the first alternative is P or S); at any other character
+ * (which may be the prefix: CR and LF are \s) when L or M follows. */
+ST_INLINE int ds_starts(const uint8_t *s, size_t end, size_t k, ch x, int seg) {
+    if (x.preds & (P_L | P_M | P_PS | P_WS)) return 1;
+    return (ds_at(s, end, k + x.len, seg).preds & (P_L | P_M)) != 0;
+}
+
+ST_INLINE size_t piece_deepseek_v3(const uint8_t *s, size_t end, size_t i) {
+    /* [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+ for an ASCII word at i or after a space, an ASCII
+     * byte or the end after it (ASCII has no M; a space is no P or S) */
+    size_t w = i + (s[i] == ' '), e;
+    if (w < end && (uint8_t)((s[w] | 0x20) - 'a') < 26 && (e = ascii_letters(s, end, w))) return e;
+    ch c = char_at(s, end, i);
+    int seg = ds_segment(&c);
+    if (seg == DS_DIGITS) return digits_1_3(s, end, i + c.len); /* (a)'s group, whole */
+    if ((e = ds_match(s, end, i, c, seg))) return e;
+    /* the text up to the next match or the segment's end: each position tested once, from at
+     * most two characters */
+    size_t k = i + c.len;
+    for (;;) {
+        ch x = ds_at(s, end, k, seg);
+        if (!x.len || ds_starts(s, end, k, x, seg)) return k;
+        k += x.len;
+    }
+}
+
 /* Each pattern's scanner as a function (for the iterator's pointer), and its loop writing
  * piece ends in batches with the scanner inlined: the encoder's loop over the pieces of a
  * text spent about 40 instructions a piece on the calls (an indirect call per piece, the
@@ -531,6 +663,9 @@ SCANNER(gpt2)
 SCANNER(cl100k)
 SCANNER(o200k)
 SCANNER(superbpe)
+SCANNER(llama3)
+SCANNER(qwen2)
+SCANNER(deepseek_v3)
 #undef SCANNER
 
 typedef st__scan_fn scan_fn;
@@ -599,6 +734,16 @@ static const struct { const char *regex; int pattern; } known_patterns[] = {
      ST_PATTERN_O200K},
     /* SuperBPE's Stage 2 (split "isolated": the text between matches is a piece too) */
     {"\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]{2,}[\\r\\n/]*| +(?!\\S)", ST_PATTERN_SUPERBPE},
+    /* Llama 3's and Qwen 2's (HuggingFace's Split, isolated; the regexes match every character) */
+    {"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+     ST_PATTERN_LLAMA3},
+    {"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+     ST_PATTERN_QWEN2},
+    /* DeepSeek V3's: three Splits in sequence, named by the last one's regex (as its tokenizer.json
+     * holds it: CR and LF are the characters themselves inside its classes); the two before it,
+     * \p{N}{1,3} and the CJK ranges, are fixed. The exports refuse it (one regex cannot say it). */
+    {"[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+     ST_PATTERN_DEEPSEEK_V3},
 };
 
 st_status st_pattern_from_regex(const char *pat, size_t len, int *pattern, st_error *err) {
@@ -613,7 +758,7 @@ st_status st_pattern_from_regex(const char *pat, size_t len, int *pattern, st_er
         }
     }
     return st__error_set(err, ST_ERR_UNSUPPORTED_PATTERN, ST_UNIT_NONE, 0,
-                         "not one of tiktoken's r50k/p50k, cl100k or o200k patterns or SuperBPE's Stage-2 pattern");
+                         "not one of tiktoken's r50k/p50k, cl100k or o200k patterns, SuperBPE's Stage-2 pattern or Llama 3's, Qwen 2's or DeepSeek V3's");
 }
 
 const char *st__pattern_regex(int pattern) {
@@ -624,8 +769,7 @@ const char *st__pattern_regex(int pattern) {
 
 st_status st__pretokenizer_init(struct st_pretokenizer *pt, int pattern, uint32_t flags, const char *scripts,
                                 size_t scripts_len, st_error *err) {
-    if (pattern != ST_PATTERN_GPT2 && pattern != ST_PATTERN_CL100K && pattern != ST_PATTERN_O200K &&
-        pattern != ST_PATTERN_SUPERBPE) {
+    if (pattern < ST_PATTERN_GPT2 || pattern > ST_PATTERN_DEEPSEEK_V3) {
         st__error_set(err, ST_ERR_UNKNOWN_PATTERN, ST_UNIT_NONE, 0, "pattern ");
         st__error_append_u64(err, (uint32_t)pattern);
         return ST_ERR_UNKNOWN_PATTERN;
@@ -669,6 +813,9 @@ static scan_fn base_scanner(int pattern) {
     case ST_PATTERN_GPT2: return scan_gpt2;
     case ST_PATTERN_CL100K: return scan_cl100k;
     case ST_PATTERN_SUPERBPE: return scan_superbpe;
+    case ST_PATTERN_LLAMA3: return scan_llama3;
+    case ST_PATTERN_QWEN2: return scan_qwen2;
+    case ST_PATTERN_DEEPSEEK_V3: return scan_deepseek_v3;
     default: return scan_o200k;
     }
 }
@@ -743,6 +890,9 @@ size_t st__pieces_fill(st__piece_iter *it, size_t *ends, size_t cap) {
     case ST_PATTERN_GPT2: n = fill_gpt2(it->s, it->len, it->i, ends, cap); break;
     case ST_PATTERN_CL100K: n = fill_cl100k(it->s, it->len, it->i, ends, cap); break;
     case ST_PATTERN_SUPERBPE: n = fill_superbpe(it->s, it->len, it->i, ends, cap); break;
+    case ST_PATTERN_LLAMA3: n = fill_llama3(it->s, it->len, it->i, ends, cap); break;
+    case ST_PATTERN_QWEN2: n = fill_qwen2(it->s, it->len, it->i, ends, cap); break;
+    case ST_PATTERN_DEEPSEEK_V3: n = fill_deepseek_v3(it->s, it->len, it->i, ends, cap); break;
     default: n = fill_o200k(it->s, it->len, it->i, ends, cap); break;
     }
     if (n) it->i = ends[n - 1];

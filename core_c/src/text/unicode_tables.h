@@ -8,7 +8,8 @@
 #include <stdint.h>
 
 /* Low 3 bits of a class byte: which of the classes the patterns name a code point is in.
- * The classes are disjoint; everything else (P*, S*, Z*, C*) is ST_UCD_OTHER. */
+ * The classes are disjoint; everything else (P*, S*, Z*, C*) is ST_UCD_OTHER. Bits 3-5 are
+ * properties on top: White_Space, \p{P} and \p{S} (the last two for DeepSeek V3's pattern). */
 enum {
     ST_UCD_OTHER = 0,
     ST_UCD_LU = 1,
@@ -19,7 +20,9 @@ enum {
     ST_UCD_M = 6,  /* Mn, Mc, Me */
     ST_UCD_N = 7,  /* Nd, Nl, No */
     ST_UCD_CLASS_MASK = 7,
-    ST_UCD_WHITE_SPACE = 8 /* the White_Space property: exactly what regex's \s matches */
+    ST_UCD_WHITE_SPACE = 8, /* the White_Space property: exactly what regex's \s matches */
+    ST_UCD_P = 16,          /* \p{P} (Pc Pd Ps Pe Pi Pf Po) */
+    ST_UCD_S = 32           /* \p{S} (Sm Sc Sk So) */
 };
 
 /* Script ids: ours, stable, in the order of st_ucd_script_names. */

@@ -631,8 +631,7 @@ st_status st_counter_load(st_counter *c, const uint8_t *b, size_t len, st_error 
     st__memset(&pt, 0, sizeof pt);
     pt.pattern = (int)st__get_le32(b + 12);
     pt.flags = st__get_le32(b + 16);
-    if (pt.pattern != ST_PATTERN_GPT2 && pt.pattern != ST_PATTERN_CL100K && pt.pattern != ST_PATTERN_O200K &&
-        pt.pattern != ST_PATTERN_SUPERBPE)
+    if (pt.pattern < ST_PATTERN_GPT2 || pt.pattern > ST_PATTERN_DEEPSEEK_V3)
         return bad(err, 12, "counts file: unknown pattern");
     if (pt.flags & ~ST_PRETOK_SCRIPT_AWARE) return bad(err, 16, "counts file: unknown pre-tokenizer flags");
     int nscripts = st_script_count();

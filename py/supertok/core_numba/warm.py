@@ -22,7 +22,7 @@ def workload():
 
     root = os.path.dirname(os.path.abspath(supertok.__file__))
     text = "Hello, world! 123 héllo\u4e16\u754c  \n\t<|endoftext|> \U0001F600"
-    for pattern in ("gpt2", "cl100k", "o200k", "superbpe"):
+    for pattern in ("gpt2", "cl100k", "o200k", "superbpe", "llama3", "qwen2", "deepseek_v3"):
         supertok.pretokenize(text, pattern)
         supertok.pretokenize_spans(text, pattern)
         supertok.pretokenize_count(text, pattern, script_aware=True)

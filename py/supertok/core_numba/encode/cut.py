@@ -14,7 +14,7 @@ from ..base.common import ST_OK, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, clear, f
 from ..formats.vocab import vocab_special_string
 from ..text.unicode import ucd_class, ucd_script, ST_UCD_CLASS_MASK, ST_UCD_WHITE_SPACE, ST_UCD_LU, ST_UCD_LO, \
     ST_SCRIPT_UNKNOWN, ST_SCRIPT_COMMON, ST_SCRIPT_INHERITED
-from ..text.pretokenize import ST_PATTERN_GPT2, ST_PATTERN_SUPERBPE, ST_PRETOK_SCRIPT_AWARE
+from ..text.pretokenize import ST_PATTERN_GPT2, ST_PATTERN_SUPERBPE, ST_PATTERN_LLAMA3, ST_PRETOK_SCRIPT_AWARE
 from .encoding import ST__KIND_RULES
 
 # How many characters the script-aware newline rule looks back for the line's last real-script
@@ -240,6 +240,9 @@ def st_encoding_cut(enc, text, length, frm, at, err):
     # superbpe: letters, single spaces, single punctuation and line breaks all stay inside one piece
     # (the text between the regex's matches), so neither rule proves a boundary: no cut
     if pt.pattern == ST_PATTERN_SUPERBPE:
+        return ST_OK
+    # llama3, qwen2, deepseek_v3: the rules are proved for the tiktoken patterns only; no cut
+    if pt.pattern >= ST_PATTERN_LLAMA3:
         return ST_OK
     at.v = int(encoding_cut(enc.vocab, np.asarray(pt.single_letter_scripts, np.uint32), text, np.int64(length),
                             np.int64(frm), script_aware, superwords, crlf))

@@ -219,7 +219,7 @@ def _pretokenizer_init(pattern):
     if init is not None:
         got = init(pattern, 0, b"")
         return got[0], got[1]
-    if pattern not in (P.ST_PATTERN_GPT2, P.ST_PATTERN_CL100K, P.ST_PATTERN_O200K, P.ST_PATTERN_SUPERBPE):
+    if not P.ST_PATTERN_GPT2 <= pattern <= P.ST_PATTERN_DEEPSEEK_V3:
         return 5, None  # ST_ERR_UNKNOWN_PATTERN
     return ST_OK, P.Pretokenizer(pattern, 0, np.zeros(8, np.uint32))
 

@@ -26,7 +26,7 @@ from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_BUFFER_TOO_SMA
                            ST_KIND_NONE, ST_KIND_EXPORT_UBE, ST_KIND_EXPORT_SUPERMERGES, ST_KIND_EXPORT_SCRIPT_AWARE,
                            ST_KIND_EXPORT_NO_RULES, ST_NO_TOKEN)
 from .vocab import ST_RULES_MAX_IDS
-ST_PATTERN_SUPERBPE = 4  # st_pattern
+ST_PATTERN_SUPERBPE, ST_PATTERN_LLAMA3, ST_PATTERN_QWEN2, ST_PATTERN_DEEPSEEK_V3 = 4, 5, 6, 7  # st_pattern
 
 try:  # vocab.h's inline lookups (formats/vocab.py)
     from .vocab import vocab_span, vocab_lookup, vocab_ordinary, vocab_special_string, vocab_n_strings
@@ -106,10 +106,14 @@ def refuse(src, fmt, err):
         kind, why = ST_KIND_EXPORT_SCRIPT_AWARE, "a script-aware pre-tokenizer: no regular expression expresses it"
     elif fmt == ST_EXPORT_HF_JSON and src.rules is None:
         kind, why = ST_KIND_EXPORT_NO_RULES, "a rank vocabulary: a HuggingFace BPE model needs merge rules"
+    elif src.pattern == ST_PATTERN_DEEPSEEK_V3:
+        why = "the deepseek_v3 pre-tokenizer (a sequence of three splits) is not exported"
     elif _pattern_regex(src.pattern) is None:
         why = "the encoding has no known pattern"
     elif fmt == ST_EXPORT_TIKTOKEN and src.pattern == ST_PATTERN_SUPERBPE:
         why = "the superbpe pre-tokenizer: tiktoken keeps only a regex's matches, not the text between them"
+    elif fmt == ST_EXPORT_TIKTOKEN and src.pattern in (ST_PATTERN_LLAMA3, ST_PATTERN_QWEN2):
+        why = "a HuggingFace Split pre-tokenizer (llama3, qwen2): tiktoken does not ship its pattern"
     if why is None:
         return ST_OK
     _set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, why)

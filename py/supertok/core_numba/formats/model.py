@@ -34,6 +34,7 @@ ST__SCRIPTS_DEFAULT, ST__SCRIPTS_LIST = 0, 1
 ST_MODEL_RULES, ST_MODEL_RANKS = 1, 2
 ST_ALPHABET_BYTES, ST_ALPHABET_UBE = 0, 1
 ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K, ST_PATTERN_SUPERBPE = 1, 2, 3, 4
+ST_PATTERN_LLAMA3, ST_PATTERN_QWEN2, ST_PATTERN_DEEPSEEK_V3 = 5, 6, 7
 ST_PRETOK_SCRIPT_AWARE = 1
 ST_TRAIN_PAPER, ST_TRAIN_HF = 0, 1
 ST_ALGORITHM_BPE, ST_ALGORITHM_BOUNDLESS, ST_ALGORITHM_SUPERBPE, ST_ALGORITHM_EXTEND = 0, 1, 2, 3
@@ -877,8 +878,8 @@ class _Parser:
         if m["kind"] == ST_MODEL_RANKS and m["alphabet"] != ST_ALPHABET_BYTES:
             self.stop(self.line, voff, "alphabet: a ranks model's alphabet is 'bytes'")
         voff, v = self.expect("pattern", True)
-        k = self.pick("pattern", voff, v, (b"gpt2", b"cl100k", b"o200k", b"superbpe"))
-        m["pattern"] = (ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K, ST_PATTERN_SUPERBPE)[k]
+        k = self.pick("pattern", voff, v, _PATTERN_NAMES)
+        m["pattern"] = ST_PATTERN_GPT2 + k  # _PATTERN_NAMES is in st_pattern's order
         voff, v = self.expect("script-aware", True)
         k = self.pick("script-aware", voff, v, (b"no", b"yes"))
         m["flags"] = ST_PRETOK_SCRIPT_AWARE if k else 0
@@ -1174,7 +1175,7 @@ def model_text(m):
     return b"".join(w)
 
 
-_PATTERN_NAMES = (b"gpt2", b"cl100k", b"o200k", b"superbpe")
+_PATTERN_NAMES = (b"gpt2", b"cl100k", b"o200k", b"superbpe", b"llama3", b"qwen2", b"deepseek_v3")
 
 
 def _put(out, cap, text, out_len):
@@ -1230,7 +1231,7 @@ def st_model_write_rules(name, name_len, alphabet, pattern, merges, n_merges, sp
     out_len.v = 0
     if alphabet not in (ST_ALPHABET_BYTES, ST_ALPHABET_UBE):
         return _fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "alphabet: not ST_ALPHABET_BYTES or _UBE")
-    if pattern not in (ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K, ST_PATTERN_SUPERBPE):
+    if not ST_PATTERN_GPT2 <= pattern <= ST_PATTERN_DEEPSEEK_V3:
         return _fail(err, ST_ERR_UNKNOWN_PATTERN, ST_UNIT_NONE, 0, "pattern: not an st_pattern")
     why_name = "name: 1 to 128 printable ASCII characters, no spaces"
     if name_len == 0 or name_len > 128:

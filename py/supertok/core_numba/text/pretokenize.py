@@ -1,5 +1,5 @@
 """Mirrors core_c/src/text/pretokenize.c and pretokenize.h: the pre-tokenizers (gpt2, cl100k,
-o200k, superbpe, the single-letter scanner of script-aware mode), their handle and the piece iterator.
+o200k, superbpe, llama3, qwen2, deepseek_v3, the single-letter scanner of script-aware mode), their handle and the piece iterator.
 
 Each scanner is a kernel (s, end, i) -> the end of the piece starting at i, reading the text s
 (a uint8 array, validated UTF-8, with zero bytes after it) up to end; the comments in the C file
@@ -35,6 +35,7 @@ from .unicode import (UCD_BMP_CLASS, UCD_BMP_SCRIPT, UCD_ASTRAL_CLASS, UCD_ASTRA
 Pretokenizer = namedtuple("Pretokenizer", "pattern flags single_letter_scripts")
 
 ST_PATTERN_NONE, ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K, ST_PATTERN_SUPERBPE = 0, 1, 2, 3, 4
+ST_PATTERN_LLAMA3, ST_PATTERN_QWEN2, ST_PATTERN_DEEPSEEK_V3 = 5, 6, 7
 ST_PRETOK_SCRIPT_AWARE = 1
 ST_OFFSETS_CODEPOINTS = 1
 ST_SCRIPT_WORDS = 8  # 256 bits: script ids fit in a byte
@@ -44,9 +45,11 @@ ITER_FIELDS = 4
 IT_I, IT_CHUNK_END, IT_SCAN, IT_LEN = 0, 1, 2, 3
 # The scanners (the C file's function pointers): a base pattern's id, or the single-letter one
 SCAN_GPT2, SCAN_CL100K, SCAN_O200K, SCAN_SUPERBPE = ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K, ST_PATTERN_SUPERBPE
-SCAN_SINGLE_LETTER = 5
+SCAN_LLAMA3, SCAN_QWEN2, SCAN_DEEPSEEK_V3 = ST_PATTERN_LLAMA3, ST_PATTERN_QWEN2, ST_PATTERN_DEEPSEEK_V3
+SCAN_SINGLE_LETTER = 8
 
-# Predicate bits per class byte (class in bits 0-2, White_Space in bit 3).
+# Predicate bits per class byte (class in bits 0-2, White_Space in bit 3, \p{P} in bit 4, \p{S}
+# in bit 5).
 P_L = 1      # \p{L}
 P_N = 2      # \p{N}
 P_WS = 4     # \s
@@ -55,6 +58,7 @@ P_U = 16     # o200k upper part: [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
 P_W = 32     # o200k lower part: [\p{Ll}\p{Lm}\p{Lo}\p{M}]
 P_M = 64     # \p{M}
 P_PRE = 128  # [^\r\n\p{L}\p{N}] minus CR/LF, which are tested by code point
+P_PS = 256   # [\p{P}\p{S}] (deepseek_v3)
 
 
 def _pred(cls):
@@ -64,12 +68,12 @@ def _pred(cls):
     return ((P_L if letter else 0) | (P_N if c == 7 else 0) | (P_WS if cls & 8 else 0) |
             (P_O if not (cls & 8) and not letter and c != 7 else 0) |
             (P_U if c in (1, 3, 4, 5, 6) else 0) | (P_W if c in (2, 4, 5, 6) else 0) | (P_M if c == 6 else 0) |
-            (P_PRE if not letter and c != 7 else 0))
+            (P_PRE if not letter and c != 7 else 0) | (P_PS if cls & 48 else 0))
 
 
 # preds_of_class, and the predicate bits of every BMP code point (preds_of_class of its class
 # byte, looked up once here rather than twice per character)
-PREDS_OF_CLASS = np.array([_pred(c) for c in range(16)], np.uint8)
+PREDS_OF_CLASS = np.array([_pred(c) for c in range(64)], np.uint16)
 PREDS_BMP = PREDS_OF_CLASS[UCD_BMP_CLASS]
 
 
@@ -610,6 +614,143 @@ def scan_single_letter(s, end, i):
     return ws_tail(j, last, i, end)
 
 
+# ---- llama3 and qwen2 (HuggingFace tokenizers' Split, "isolated") -------------------------
+# llama3: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|
+#         \s*[\r\n]+|\s+(?!\S)|\s+        qwen2: the same with \p{N} for \p{N}{1,3}.
+# Every character starts a match, so the pieces are the matches (the C file says why each branch).
+@_inline
+def piece_hf_words(s, end, i, three_digits):
+    w = i + (1 if s[i] == 32 else 0)
+    if w < end and is_ascii_letter(s[w]):
+        e = ascii_letters(s, end, w)
+        if e:
+            return e
+    c_cp, c_len, c_p = char_at(s, end, i)
+    if c_cp == 39:
+        e = contraction(s, end, i, True)
+        if e:
+            return e
+    if (c_p & P_PRE) and not (c_cp == 13 or c_cp == 10):
+        n_cp, n_len, n_p = char_at(s, end, i + c_len)
+        if n_p & P_L:
+            return run_of(s, end, i + c_len + n_len, P_L)
+    elif c_p & P_L:
+        return run_of(s, end, i + c_len, P_L)
+    if c_p & P_N:
+        return digits_1_3(s, end, i, c_len) if three_digits else i + c_len
+    if c_cp == 32:
+        n_cp, n_len, n_p = char_at(s, end, i + 1)
+        if n_p & P_O:
+            return run_crlf(s, end, run_of(s, end, i + 1 + n_len, P_O), False)
+    if c_p & P_O:
+        return run_crlf(s, end, run_of(s, end, i + c_len, P_O), False)
+    j, last, crlf_end = scan_ws(s, end, i)
+    if crlf_end:
+        return crlf_end
+    return ws_tail(j, last, i, end)
+
+
+@_kernel
+def piece_llama3(s, end, i):
+    return piece_hf_words(s, end, i, True)
+
+
+@_kernel
+def piece_qwen2(s, end, i):
+    return piece_hf_words(s, end, i, False)
+
+
+# ---- deepseek_v3 (HuggingFace tokenizers' Sequence of three Splits, each "isolated") -------
+# (a) \p{N}{1,3}; (b) [\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]+; (c)
+# [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|
+#  ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+# A piece lies inside one segment: a digit group, a CJK run or a run of neither; a character of
+# another segment reads as the end of the text (ds_at). The C file says why.
+DS_DIGITS, DS_CJK, DS_OTHER = 0, 1, 2
+
+
+@_inline
+def ds_segment(cp, p):
+    if p & P_N:
+        return DS_DIGITS
+    if (0x4E00 <= cp <= 0x9FA5) or (0x3040 <= cp <= 0x30FF):
+        return DS_CJK
+    return DS_OTHER
+
+
+@_inline
+def ds_at(s, end, k, seg):
+    """The character at k, or (0, 0, 0) at the end or past the segment seg."""
+    cp, n, p = char_at(s, end, k)
+    if n and ds_segment(cp, p) != seg:
+        return np.int64(0), np.int64(0), np.int64(0)
+    return cp, n, p
+
+
+@_kernel
+def ds_run(s, end, k, mask, seg):
+    """End of the run of characters of segment seg having any of mask, from k."""
+    while True:
+        cp, n, p = ds_at(s, end, k, seg)
+        if not (p & mask):
+            return k
+        k += n
+
+
+@_kernel
+def ds_match(s, end, i, c_cp, c_len, c_p, seg):
+    """The match of (c) at i, whose character is c (of segment seg, not a digit), or 0."""
+    k = i + c_len
+    if c_cp < 0x80 and (c_p & P_PS) and k < end and is_ascii_letter(s[k]):
+        return ascii_run(s, end, k + 1, RUN_LETTER)
+    n_cp, n_len, n_p = ds_at(s, end, k, seg)
+    if not (c_p & (P_L | P_PS)) and not (c_cp == 13 or c_cp == 10) and (n_p & (P_L | P_M)):
+        return ds_run(s, end, k + n_len, P_L | P_M, seg)
+    if c_p & (P_L | P_M):
+        return ds_run(s, end, k, P_L | P_M, seg)
+    if (c_cp == 32 and (n_p & P_PS)) or (c_p & P_PS):
+        e = ds_run(s, end, k + n_len if c_cp == 32 else k, P_PS, seg)
+        return run_crlf(s, end, e, False) if seg == DS_OTHER else e
+    if c_p & P_WS:
+        j, last, crlf_end = scan_ws(s, end, i)
+        if crlf_end:
+            return crlf_end
+        x_cp, x_len, x_p = ds_at(s, end, j, seg)
+        return ws_tail(j, last, i, end if x_len else j)
+    return 0
+
+
+@_inline
+def ds_starts(s, end, k, x_len, x_p, seg):
+    """Whether a match of (c) starts at k, whose character (x_len, x_p) is of segment seg."""
+    if x_p & (P_L | P_M | P_PS | P_WS):
+        return True
+    n_cp, n_len, n_p = ds_at(s, end, k + x_len, seg)
+    return (n_p & (P_L | P_M)) != 0
+
+
+@_kernel
+def piece_deepseek_v3(s, end, i):
+    w = i + (1 if s[i] == 32 else 0)
+    if w < end and is_ascii_letter(s[w]):
+        e = ascii_letters(s, end, w)
+        if e:
+            return e
+    c_cp, c_len, c_p = char_at(s, end, i)
+    seg = ds_segment(c_cp, c_p)
+    if seg == DS_DIGITS:
+        return digits_1_3(s, end, i, c_len)
+    e = ds_match(s, end, i, c_cp, c_len, c_p, seg)
+    if e:
+        return e
+    k = i + c_len
+    while True:
+        x_cp, x_len, x_p = ds_at(s, end, k, seg)
+        if not x_len or ds_starts(s, end, k, x_len, x_p, seg):
+            return k
+        k += x_len
+
+
 @_kernel
 def piece(scan, s, end, i):
     """The scanner scan (SCAN_*) at i: the C file's it->scan(s, end, i)."""
@@ -621,6 +762,12 @@ def piece(scan, s, end, i):
         return piece_gpt2(s, end, i)
     if scan == SCAN_SUPERBPE:
         return piece_superbpe(s, end, i)
+    if scan == SCAN_LLAMA3:
+        return piece_llama3(s, end, i)
+    if scan == SCAN_QWEN2:
+        return piece_qwen2(s, end, i)
+    if scan == SCAN_DEEPSEEK_V3:
+        return piece_deepseek_v3(s, end, i)
     return scan_single_letter(s, end, i)
 
 
@@ -710,6 +857,21 @@ def pieces_fill(pt, s, length, it, ends, cap):
     elif pt.pattern == ST_PATTERN_SUPERBPE:
         while n < cap and i < length:
             i = piece_superbpe(s, length, i)
+            ends[n] = i
+            n += 1
+    elif pt.pattern == ST_PATTERN_LLAMA3:
+        while n < cap and i < length:
+            i = piece_llama3(s, length, i)
+            ends[n] = i
+            n += 1
+    elif pt.pattern == ST_PATTERN_QWEN2:
+        while n < cap and i < length:
+            i = piece_qwen2(s, length, i)
+            ends[n] = i
+            n += 1
+    elif pt.pattern == ST_PATTERN_DEEPSEEK_V3:
+        while n < cap and i < length:
+            i = piece_deepseek_v3(s, length, i)
             ends[n] = i
             n += 1
     else:
@@ -821,8 +983,7 @@ def pretokenizer_init(pattern, flags, scripts=None, scripts_len=None, err=None):
     """st__pretokenizer_init: (status, the Pretokenizer or None); err (an Err or None) filled on
     failure. scripts: bytes or a uint8 array (scripts_len of it, all by default), or None for
     the default set."""
-    if (pattern != ST_PATTERN_GPT2 and pattern != ST_PATTERN_CL100K and pattern != ST_PATTERN_O200K and
-            pattern != ST_PATTERN_SUPERBPE):
+    if not ST_PATTERN_GPT2 <= pattern <= ST_PATTERN_DEEPSEEK_V3:
         return fail(err, ST_ERR_UNKNOWN_PATTERN, ST_UNIT_NONE, 0, "pattern %d" % (pattern & 0xFFFFFFFF)), None
     if flags & ~ST_PRETOK_SCRIPT_AWARE:
         return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown flags"), None
@@ -850,6 +1011,15 @@ KNOWN_PATTERNS = (
      b"\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", ST_PATTERN_O200K),
     # SuperBPE's Stage 2 (split "isolated": the text between matches is a piece too)
     (b"\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]{2,}[\\r\\n/]*| +(?!\\S)", ST_PATTERN_SUPERBPE),
+    # Llama 3's and Qwen 2's (HuggingFace's Split, isolated; the regexes match every character)
+    (b"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+     b"\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", ST_PATTERN_LLAMA3),
+    (b"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+     b"\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", ST_PATTERN_QWEN2),
+    # DeepSeek V3's: three Splits in sequence, named by the last one's regex (CR and LF are the
+    # characters themselves inside its classes); the exports refuse it
+    (b"[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
+     b" ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+", ST_PATTERN_DEEPSEEK_V3),
 )
 
 
@@ -876,7 +1046,8 @@ def st_pattern_from_regex(pat, length, pattern, err):
             pattern.v = p
             return ST_OK
     return fail(err, ST_ERR_UNSUPPORTED_PATTERN, ST_UNIT_NONE, 0,
-                "not one of tiktoken's r50k/p50k, cl100k or o200k patterns or SuperBPE's Stage-2 pattern")
+                "not one of tiktoken's r50k/p50k, cl100k or o200k patterns, SuperBPE's Stage-2 pattern or Llama 3's, "
+                "Qwen 2's or DeepSeek V3's")
 
 
 @export

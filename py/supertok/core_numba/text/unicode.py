@@ -23,6 +23,8 @@ from .. import export
 ST_UCD_OTHER, ST_UCD_LU, ST_UCD_LL, ST_UCD_LT, ST_UCD_LM, ST_UCD_LO, ST_UCD_M, ST_UCD_N = range(8)
 ST_UCD_CLASS_MASK = 7
 ST_UCD_WHITE_SPACE = 8
+ST_UCD_P = 16
+ST_UCD_S = 32
 ST_SCRIPT_UNKNOWN, ST_SCRIPT_COMMON, ST_SCRIPT_INHERITED = 0, 1, 2
 
 TABLES_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unicode_tables.bin")
