@@ -238,6 +238,8 @@ def open_model(request):
 
 
 def test_open_models_on_adversarial_text(backend, open_model):
+    if backend == "pywasm":
+        pytest.skip("pywasm is an interpreter: the open models' files run on native and wasmtime")
     name, path, tk = open_model
     enc = supertok.load_model(path)
     _compare(enc, tk, SAMPLE + adversarial(random.Random(7), 30 if backend == "pywasm" else 200), name)
