@@ -649,8 +649,10 @@ export class Encoding extends Handle {
   modelBytes() { return this.#model === null ? null : this.#model.slice(); }
 
   /** The compact image of this encoding's ordinary tokens (st_encoding_save_compact): what
-   * loadEncoding({compact}) loads, with the special tokens and patStr given there. Rank
-   * vocabularies only (a SupertokError ST_ERR_INVALID_ARGUMENT for a merge-rules model). */
+   * loadEncoding({compact}) loads, with the special tokens and patStr given there; for an encoding
+   * from a tokenizer.json, the whole model's image, which loadModel and fromTokenizerJson load.
+   * Rank vocabularies and tokenizer.json models only (a SupertokError ST_ERR_INVALID_ARGUMENT for a
+   * merge-rules model). */
   saveCompact() {
     const h = this._ptr;
     const st = rt.ex.st_encoding_save_compact(h, 0, 0, rt.scratch, rt.err); // the size query
@@ -1410,7 +1412,9 @@ export async function loadModel(data) {
   const bytes = toBytes(data, "model");
   let k = 0;
   while (k < bytes.length && (bytes[k] === 0x20 || bytes[k] === 0x0a || bytes[k] === 0x0d || bytes[k] === 0x09)) k++;
-  return bytes[k] === 0x7b ? makeTokenizerJson(bytes, undefined) : makeModel(bytes); // "{": a tokenizer.json
+  // "{": a tokenizer.json; "sthfvc\0\1": its compact image (saveCompact); the core reads either
+  const compactHf = bytes.length >= 8 && utf8Decoder.decode(bytes.subarray(0, 6)) === "sthfvc" && bytes[6] === 0 && bytes[7] === 1;
+  return bytes[k] === 0x7b || compactHf ? makeTokenizerJson(bytes, undefined) : makeModel(bytes);
 }
 
 /** An Encoding from a HuggingFace tokenizer.json (a byte-level BPE model: Llama 3, Qwen 2/3,

@@ -288,6 +288,14 @@ def build_parser():
                         "text; repeat for more files (default: a built-in sample in many scripts)")
     x.add_argument("--no-check", action="store_true", help="write the file without checking it")
 
+    k = sub.add_parser("compact", formatter_class=FMT, help="write a tokenizer.json model's compact image (.stvc)",
+                       description="Write the compact image of a HuggingFace tokenizer.json model: the same model "
+                                   "(its ids are the file's) in a few times fewer bytes, loaded without the JSON by "
+                                   "supertok.load_model, JavaScript's loadModel and the C core's "
+                                   "st_encoding_new_tokenizer_json (docs/formats/tokenizer-json.md).")
+    k.add_argument("model", metavar="TOKENIZER_JSON", help="the tokenizer.json file")
+    k.add_argument("-o", "--output", required=True, metavar="OUT", help="the file to write (e.g. llama3.stvc)")
+
     v = sub.add_parser("evaluate", formatter_class=FMT, help="what tokenizers cost each language: premiums, Gini, tests",
                        description="Encode a corpus of many languages with each tokenizer and report the token "
                                    "premium of every language against a reference, the Gini coefficient, variance "
@@ -965,6 +973,18 @@ def cmd_export(args):
     return 0 if result.ok or args.no_check else EXIT_EXPORT_DIFFERS
 
 
+def cmd_compact(args):
+    _check_output(args.output, [args.model], "the file")  # before anything is read
+    enc = _encoding(argparse.Namespace(model=args.model, encoding=None))
+    try:
+        data = enc.save_compact()
+    except ValueError as exc:
+        raise CliError(args.model, str(exc)) from None
+    _write_output(args.output, data, [args.model])
+    sys.stderr.write("supertok compact: wrote %s (%d bytes)\n" % (args.output, len(data)))
+    return 0
+
+
 def _pattern_encoding(enc):
     """The tiktoken encoding whose pat_str is the model's pattern (the encoding's pattern id)."""
     pid = enc._state["pattern_id"]
@@ -1055,7 +1075,8 @@ def cmd_evaluate(args):
 
 
 COMMANDS = {"encode": cmd_encode, "evaluate": cmd_evaluate, "count": lambda a: cmd_encode(a, count=True), "decode": cmd_decode,
-            "pretokenize": cmd_pretokenize, "train": cmd_train, "export": cmd_export, "info": cmd_info}
+            "pretokenize": cmd_pretokenize, "train": cmd_train, "export": cmd_export, "compact": cmd_compact,
+            "info": cmd_info}
 
 
 def _fail(msg, status):

@@ -415,6 +415,15 @@ class Encoding:
         [] for any other encoding. Encoding applies them across pretokens (docs/design.md §7)."""
         return list(self._supermerges)
 
+    def save_compact(self):
+        """The compact image of an encoding loaded from a tokenizer.json (st_encoding_save_compact):
+        bytes that supertok.load_model, JavaScript's loadModel and the C core load as the same
+        model, without the JSON (docs/formats/tokenizer-json.md). Other encodings: ValueError."""
+        if self._tokenizer_json is None:
+            raise ValueError("save_compact: only an encoding loaded from a tokenizer.json has a compact image here "
+                             "(a tiktoken vocabulary's is JavaScript's saveCompact)")
+        return self._backend.save_compact(self._handle)
+
     def save(self, path):
         """Write the model file (docs/formats/model-format.md) that supertok.load_model (and the C core's
         st_encoding_new_model) loads back to this encoding: for a trained model, its merges with
@@ -1114,8 +1123,9 @@ def _load_tokenizer_json(data, where):
     specials = {backend.token_bytes(handle, i).decode("utf-8"): i
                 for i, flags in meta["added"].items() if flags & _ADDED_SPECIAL}
     name = os.path.basename(where)
-    if name.endswith(".json"):
-        name = name[:-5]
+    for ext in (".json", ".stvc"):
+        if name.endswith(ext):
+            name = name[:-len(ext)]
     enc = Encoding(name or "tokenizer", pat_str=_catalogue.PATTERN_BY_ID[meta["pattern"]]["pat_str"],
                    special_tokens=specials, pattern_id=meta["pattern"], handle=handle)
     enc._tokenizer_json = data  # pickled by the file's bytes
@@ -1158,6 +1168,8 @@ def load_model(model):
     elif not isinstance(model, dict):
         raise TypeError("load_model takes a path (str or os.PathLike), the model's bytes, a binary file object or "
                         "a parsed JSON dict, not %s" % type(model).__name__)
+    if data is not None and data[:8] == b"sthfvc\x00\x01":  # a tokenizer.json model's compact image
+        return _load_tokenizer_json(data, where)
     from_json = data is None or not is_text_model(data)
     if from_json and (isinstance(model, dict) and "format" not in model and "model" in model
                       or data is not None and b'"supertok-merges"' not in data):

@@ -139,6 +139,7 @@ st_status st_encoding_save_image(const st_encoding *enc, uint8_t *out, size_t ca
 st_status st_encoding_save_compact(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size, st_error *err) {
     st__error_clear(err);
     if (!enc || !size || (!out && cap)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
+    if (enc->kind == ST__KIND_HF) return st__hf_save_compact(enc, out, cap, size, err);
     if (enc->kind != ST__KIND_RANKS || enc->vocab.alphabet != ST_ALPHABET_BYTES)
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
                              "compact images hold rank vocabularies only");

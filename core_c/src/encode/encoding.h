@@ -86,6 +86,9 @@ st_status st__encoding_start(const st_allocator *alloc, const struct st_pretoken
                              st_encoding **enc, st_error *err);
 st_status st__encoding_finish(st_encoding *enc, st_status st, st_encoding **out);
 
+/* hf_encoding.c: st_encoding_save_compact of an encoding from a tokenizer.json (its own image). */
+st_status st__hf_save_compact(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size, st_error *err);
+
 /* piece_cache.c: free the scratch blocks of a handle being freed (no call may be running). */
 void st__scratch_pool_free(st__lazy *lazy, const st_allocator *a);
 /* pipeline.c: the backtracking tables, building them if this thread is first; NULL if not

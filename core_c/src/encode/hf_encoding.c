@@ -123,7 +123,9 @@ st_status st_encoding_new_tokenizer_json(const char *json, size_t len, const st_
     st_allocator a;
     st__allocator_init(&a, alloc);
     st__hf_model m;
-    st_status st = st__hf_model_parse((const uint8_t *)json, len, &a, &m, err);
+    st_status st = st__hf_compact_is((const uint8_t *)json, len)
+                       ? st__hf_compact_read((const uint8_t *)json, len, &a, &m, err)
+                       : st__hf_model_parse((const uint8_t *)json, len, &a, &m, err);
     if (st != ST_OK) return st;
     st = encoding_from_hf(&m, alloc, out, err);
     st__hf_model_free(&m, &a);
@@ -141,3 +143,64 @@ uint32_t st_encoding_added_flags(const st_encoding *enc, uint32_t id) {
 }
 
 int st_encoding_pattern(const st_encoding *enc) { return enc ? enc->pt.pattern : 0; }
+
+/* The model an HF encoding was made from, as st__hf_model (its arrays borrowed from the store, the
+ * merges and added tokens in one allocation of the caller's to free: *owned, *owned_size). */
+static st_status model_of(const st_encoding *enc, st__hf_model *m, void **owned, size_t *owned_size) {
+    const st_vocab *v = &enc->vocab;
+    const st__hf *hf = &enc->hf;
+    st__memset(m, 0, sizeof *m);
+    size_t merges_size = (size_t)hf->n_merges * 12, kind_size = v->n_ids, added_size = (size_t)v->n_special * sizeof(st__hf_added);
+    *owned_size = merges_size + added_size + kind_size + 8;
+    uint8_t *block = (uint8_t *)st__alloc(&enc->alloc, *owned_size);
+    if (!block) return ST_ERR_OUT_OF_MEMORY;
+    *owned = block;
+    m->merges = (uint32_t *)(void *)block;
+    m->added = (st__hf_added *)(void *)(block + merges_size);
+    m->id_kind = block + merges_size + added_size;
+    m->n_ids = v->n_ids;
+    m->offsets = (uint32_t *)v->offsets;
+    m->bytes = (uint8_t *)v->bytes;
+    m->text = (uint8_t *)v->bytes;
+    m->n_merges = hf->n_merges;
+    m->n_added = v->n_special;
+    m->pattern = (uint32_t)enc->pt.pattern;
+    m->flags = hf->flags;
+    for (uint32_t id = 0; id < v->n_ids; id++) {
+        uint32_t a, l;
+        m->id_kind[id] = st__vocab_span(v, id, &a, &l) ? ST__HF_TOKEN : ST__HF_GAP;
+    }
+    for (uint32_t k = 0; k < v->n_special; k++) {
+        uint32_t id = v->special_ids[k];
+        m->id_kind[id] = ST__HF_ADDED;
+        m->added[k].id = id;
+        m->added[k].off = v->offsets[id];
+        m->added[k].len = v->offsets[id + 1] - v->offsets[id];
+        m->added[k].flags = hf->string_flags[k];
+    }
+    for (uint32_t x = 0; x <= hf->rules.mask; x++) {
+        uint64_t slot = hf->rules.slots[x];
+        if (!slot) continue;
+        uint32_t rank = (uint32_t)slot & ST_RULES_MAX_IDS;
+        m->merges[3 * rank] = (uint32_t)(slot >> 42);
+        m->merges[3 * rank + 1] = (uint32_t)(slot >> 21) & ST_RULES_MAX_IDS;
+        m->merges[3 * rank + 2] = hf->made[rank];
+    }
+    return ST_OK;
+}
+
+st_status st__hf_save_compact(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size, st_error *err) {
+    st__hf_model m;
+    void *owned;
+    size_t owned_size;
+    if (model_of(enc, &m, &owned, &owned_size) != ST_OK) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    uint8_t *known = (uint8_t *)st__alloc(&enc->alloc, m.n_ids);
+    if (!known) {
+        st__free(&enc->alloc, owned, owned_size);
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    }
+    *size = st__hf_compact_write(&m, out, cap, known);
+    st__free(&enc->alloc, known, m.n_ids);
+    st__free(&enc->alloc, owned, owned_size);
+    return st__error_status(err, *size > cap ? ST_ERR_BUFFER_TOO_SMALL : ST_OK);
+}

@@ -49,6 +49,13 @@ typedef struct st__hf_model {
 st_status st__hf_model_parse(const uint8_t *s, size_t n, const st_allocator *a, st__hf_model *m, st_error *err);
 void st__hf_model_free(st__hf_model *m, const st_allocator *a);
 
+/* The compact image (hf_compact.c): whether s holds one; the image of m into dst[0..cap) (its
+ * whole size returned; known: n_ids bytes of scratch); a model from an image (free it with
+ * st__hf_model_free), every field checked. */
+int st__hf_compact_is(const uint8_t *s, size_t n);
+size_t st__hf_compact_write(const st__hf_model *m, uint8_t *dst, size_t cap, uint8_t *known);
+st_status st__hf_compact_read(const uint8_t *s, size_t n, const st_allocator *a, st__hf_model *m, st_error *err);
+
 /* GPT-2's byte-level alphabet: the character standing for byte b (a code point below 324). */
 uint32_t st__byte_level_char(uint8_t b);
 
