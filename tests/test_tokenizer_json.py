@@ -306,3 +306,65 @@ def test_node_open_models_on_every_corpus_file(open_model):
     for text, (all_ids, _) in zip(texts, _node_ids(path, texts)):
         want = _ids(tk, text)
         assert all_ids == want, "Node, %s: %r..." % (name, text[:80])
+
+
+# ---- the compact form ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("pattern,nfc,ignore_merges", VARIANTS[::2])
+def test_compact_form_is_the_same_model(backend, pattern, nfc, ignore_merges):
+    tk = _train(PRE[pattern](), normalizers.NFC() if nfc else None, ignore_merges)
+    enc = supertok.load_model(tk.to_str().encode("utf-8"))
+    image = enc.save_compact()
+    assert image[:8] == b"sthfvc\x00\x01"
+    again = supertok.load_model(image)
+    assert again.special_tokens_set == enc.special_tokens_set and again.n_vocab == enc.n_vocab
+    assert again.save_compact() == image
+    texts = SAMPLE + adversarial(random.Random(5), 20 if backend == "pywasm" else 80)
+    _compare(again, tk, texts, "compact %s" % pattern)
+
+
+def test_open_models_compact_form(backend, open_model):
+    if backend == "pywasm":
+        pytest.skip("pywasm is an interpreter: the open models' files run on native and wasmtime")
+    name, path, tk = open_model
+    image = supertok.load_model(path).save_compact()
+    assert len(image) < os.path.getsize(path) / 3
+    _compare(supertok.load_model(image), tk, SAMPLE + adversarial(random.Random(9), 60), "compact " + name)
+
+
+def test_damaged_compact_images_are_refused_or_load(backend):
+    if backend == "pywasm":
+        pytest.skip("pywasm is an interpreter: the damaged images run on native and wasmtime")
+    image = supertok.load_model(_train(PRE["deepseek_v3"](), vocab_size=400).to_str().encode("utf-8")).save_compact()
+    rng = random.Random(2)
+    cuts = sorted(set([0, 7, 8, 9, 20, 300, len(image) - 1] + [rng.randrange(len(image)) for _ in range(40)]))
+    damaged = [image[:k] for k in cuts]
+    for _ in range(150):
+        b = bytearray(image)
+        for _ in range(rng.randint(1, 4)):
+            b[rng.randrange(8, len(b))] = rng.randrange(256)
+        damaged.append(bytes(b))
+    for data in damaged:
+        try:
+            enc = supertok.load_model(data)
+        except ModelError as exc:
+            assert exc.offset is not None and 0 <= exc.offset <= len(data)
+            continue
+        enc.decode(enc.encode(SAMPLE[3], allowed_special="all"))  # a damaged image that loads still works
+
+
+def test_command_line_compact(tmp_path):
+    import subprocess
+    import sys
+    tk = _train(PRE["qwen2"](), normalizers.NFC())
+    src = tmp_path / "tokenizer.json"
+    tk.save(str(src))
+    out = tmp_path / "qwen.stvc"
+    r = subprocess.run([sys.executable, "-m", "supertok", "compact", str(src), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-m", "supertok", "encode", "--model", str(out), "--allowed-special", "all", "-"],
+                       input=SAMPLE[3] + "<|s|>", capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == _ids(tk, SAMPLE[3] + "<|s|>")
+    r = subprocess.run([sys.executable, "-m", "supertok", "compact", str(out), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode != 0 and "destroy the input" in r.stderr

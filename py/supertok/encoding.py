@@ -1118,8 +1118,8 @@ def _load_tokenizer_json(data, where):
     try:
         handle, meta = backend.encoding_new_tokenizer_json(data)
     except ModelError as exc:  # the file's name, and the byte offset in it: the core names the field
-        raise ModelError(exc.status, backend.status_str(exc.status), "%s at byte %d" % (exc.detail, exc.offset), 0,
-                         exc.offset, where) from None
+        at = "" if exc.offset is None else " at byte %d" % exc.offset
+        raise ModelError(exc.status, backend.status_str(exc.status), exc.detail + at, 0, exc.offset, where) from None
     specials = {backend.token_bytes(handle, i).decode("utf-8"): i
                 for i, flags in meta["added"].items() if flags & _ADDED_SPECIAL}
     name = os.path.basename(where)

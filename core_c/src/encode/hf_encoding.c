@@ -105,9 +105,19 @@ static st_status encoding_from_hf(const st__hf_model *m, const st_allocator *all
     else {
         st = st__vocab_parse_tiktoken(&enc->vocab, &enc->alloc, (const char *)ranks, ranks_len, (const char *)specials,
                                       specials_len, err);
-        /* the file was checked; a failure here is the store's limit (its report names a line of
-         * text the caller never saw: name the model instead) */
-        if (st == ST_ERR_MALFORMED_MODEL) st__error_set(err, st, ST_UNIT_NONE, 0, "model.vocab: the tokens could not be stored");
+        /* a file was checked, but a damaged compact image can still hold two tokens with one
+         * text: the store's report names a line of text the caller never saw, so it is quoted
+         * after the field, at offset 0 */
+        if (st == ST_ERR_MALFORMED_MODEL && err) {
+            char msg[sizeof err->message];
+            size_t k = 0;
+            for (; k + 1 < sizeof msg && err->message[k]; k++) msg[k] = err->message[k];
+            msg[k] = 0;
+            st__error_set(err, st, ST_UNIT_BYTE, 0, "model.vocab: the tokens cannot be stored (");
+            st__error_append(err, msg);
+            st__error_append(err, ")");
+            st__error_line(err, 0, 0);
+        }
     }
     if (ranks) st__free(&a, ranks, ranks_size);
     if (specials) st__free(&a, specials, specials_size);
