@@ -109,6 +109,9 @@ def _compare(enc, tk, texts, where):
         want = _ids(tk, text)
         got = enc.encode(text, allowed_special="all")
         assert got == want, "%s: %r\n tokenizers %s\n supertok   %s" % (where, text, want, got)
+        # where each token starts, in characters of the text as given (before normalization)
+        starts = [a for a, _ in tk.encode(text, add_special_tokens=False).offsets]
+        assert enc.encode_with_offsets(text, allowed_special="all")[1] == starts, "%s: offsets of %r" % (where, text)
         want = _ids(tk, text, specials_as_text=True)
         got = enc.encode_ordinary(text)
         assert got == want, "%s (special tokens as text): %r\n tokenizers %s\n supertok   %s" % (where, text, want, got)
