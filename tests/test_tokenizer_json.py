@@ -48,7 +48,7 @@ def adversarial(rng, n=60):
              "'s", "'S", "'ll", "'LL", "'ve", "'d", "'x", "word", "Word", "WORD", "naïve", "e\u0301", "\u0301",
              "中文", "かな", "カナ", "한국", "Ω", "!!", "...", "?!", " -- ", "#", "@", "\U000f0000", "\ue000",
              "\u200d", "🙂", "x", "ab", ":", "://", "<", ">", "<|s|>", "<think>", "</think>", "<｜x｜>",
-             "<a>", "<a><b>", "\x00", "\x7f", "_", "`", "A1", "a_b", "$5", "€", "©", "½"]
+             "<a>", "<a><b>", "<L>", " <L> ", "<R>", "<R>  \n", "\u3000<LR>\u00a0", "  <SL>", "\x00", "\x7f", "_", "`", "A1", "a_b", "$5", "€", "©", "½"]
     out = []
     for _ in range(n):
         out.append("".join(rng.choice(atoms) for _ in range(rng.randint(1, 40))))
@@ -71,7 +71,11 @@ def _train(pre, normalizer=None, ignore_merges=False, added=True, vocab_size=700
                        AddedToken("</think>", special=False, normalized=False),
                        AddedToken("<｜x｜>", special=False, normalized=True),
                        AddedToken("<a>", special=False, normalized=False),
-                       AddedToken("<a><b>", special=True, normalized=False)])
+                       AddedToken("<a><b>", special=True, normalized=False),
+                       AddedToken("<L>", special=False, normalized=False, lstrip=True),
+                       AddedToken("<R>", special=False, normalized=False, rstrip=True),
+                       AddedToken("<LR>", special=False, normalized=True, lstrip=True, rstrip=True)])
+        tk.add_special_tokens([AddedToken("<SL>", special=True, normalized=False, lstrip=True)])
     return tk
 
 
@@ -131,7 +135,7 @@ def test_small_models_against_tokenizers(backend, pattern, nfc, ignore_merges):
         _interpreted(backend)
     tk = _train(PRE[pattern](), normalizers.NFC() if nfc else None, ignore_merges)
     enc = supertok.load_model(tk.to_str().encode("utf-8"))
-    assert enc.special_tokens_set == {"<|s|>", "<|e|>", "<a><b>"}
+    assert enc.special_tokens_set == {"<|s|>", "<|e|>", "<a><b>", "<SL>"}
     texts = SAMPLE + adversarial(random.Random(hash((pattern, nfc, ignore_merges)) & 0xFFFF), 10 if backend == "pywasm" else 150)
     _compare(enc, tk, texts, "%s nfc=%s ignore_merges=%s" % (pattern, nfc, ignore_merges))
 
@@ -206,7 +210,6 @@ BAD = [
     ("decoder type", _mutate(["decoder"], {"type": "WordPiece", "prefix": "##", "cleanup": True}), 'decoder: type "WordPiece"'),
     ("truncation", _mutate(["truncation"], {"max_length": 5, "strategy": "LongestFirst", "stride": 0, "direction": "Right"}),
      "truncation"),
-    ("lstrip", _set_added("lstrip"), "sets lstrip"),
     ("single_word", _set_added("single_word"), "sets single_word"),
     ("no byte", _drop_byte, "byte 32 has no token"),
     ("unknown merge part", _unknown_merge, "model.merges[3]: the left part \"zzqq\" is not in the vocabulary"),

@@ -23,6 +23,7 @@
 #include "../text/utf8.h"
 #include "../formats/tokenizer_json.h"
 #include "../text/normalize.h"
+#include "../text/unicode.h"
 
 /* ---- the backtracking tables, built when they pay ------------------------------------------ */
 
@@ -434,6 +435,29 @@ static st_status encode_ordinary(encoder *e, size_t from, size_t to, st_error *e
  * normalized added tokens), or the pre-tokenizer's pieces. */
 static st_status encode_stretch(encoder *e, size_t from, size_t to, const st__policy *pl, int pass, st_error *err);
 
+/* A HuggingFace added token with lstrip (rstrip) takes the whitespace (White_Space, Rust's
+ * char::is_whitespace) before it back to the end of the previous match (after it, up to `to`):
+ * tokenizers' AddedVocabulary::find_matches. [*start, *stop) is the match, widened in place. */
+static void strip_spaces(const encoder *e, uint8_t flags, size_t seg, size_t to, size_t *start, size_t *stop) {
+    const uint8_t *s = e->text;
+    if (flags & ST__ADDED_LSTRIP)
+        while (*start > seg) {
+            size_t p = *start - 1;
+            while (p > seg && (s[p] & 0xC0) == 0x80) p--;
+            uint32_t cp;
+            st__utf8_decode(s + p, &cp);
+            if (!(st_ucd_class(cp) & ST_UCD_WHITE_SPACE)) break;
+            *start = p;
+        }
+    if (flags & ST__ADDED_RSTRIP)
+        while (*stop < to) {
+            uint32_t cp;
+            size_t l = st__utf8_decode(s + *stop, &cp);
+            if (!(st_ucd_class(cp) & ST_UCD_WHITE_SPACE) || l > to - *stop) break;
+            *stop += l;
+        }
+}
+
 /* One pass over s[from..to): the special strings of `set` cut it (the earliest match, the
  * longest at one place), and what lies between goes to encode_stretch. */
 static st_status special_pass(encoder *e, size_t from, size_t to, const st__policy *pl, const uint64_t *set, int pass,
@@ -455,13 +479,15 @@ static st_status special_pass(encoder *e, size_t from, size_t to, const st__poli
             i += ml - 1;
             continue;
         }
-        st_status st = encode_stretch(e, seg, i, pl, pass, err);
+        size_t start = i, stop = i + ml;
+        if (e->enc->kind == ST__KIND_HF) strip_spaces(e, e->enc->hf.string_flags[k], seg, to, &start, &stop);
+        st_status st = encode_stretch(e, seg, start, pl, pass, err);
         /* a run never crosses a special token */
         if (st == ST_OK && e->run.n) st = st__run_flush(&e->run, e->o, e->enc);
         if (st != ST_OK) return st;
-        put(e->o, id, i);
-        i += ml - 1;
-        seg = i + 1;
+        put(e->o, id, start);
+        i = stop - 1;
+        seg = stop;
     }
     return encode_stretch(e, seg, to, pl, pass, err);
 }

@@ -200,7 +200,7 @@ st_status st__hf_compact_read(const uint8_t *s, size_t n, const st_allocator *a,
         st__hf_added *t = &added[k];
         uint32_t l;
         if (!get_leb(&r, &t->id) || !get_leb(&r, &t->flags) || !get_leb(&r, &l) || t->id >= n_ids || !l ||
-            l > r.n - r.pos || (t->flags & ~(uint32_t)(ST__ADDED_SPECIAL | ST__ADDED_NORMALIZED))) {
+            l > r.n - r.pos || (t->flags & ~(uint32_t)(ST__ADDED_SPECIAL | ST__ADDED_NORMALIZED | ST__ADDED_LSTRIP | ST__ADDED_RSTRIP))) {
             st = bad(err, r.pos, "an added token is bad or cut");
             break;
         }

@@ -454,11 +454,10 @@ static st_status read_added(reader *r) {
         }
         if (!has_id || !has_content) return fail(r, at, "added_tokens", has_id ? "a token with no content" : "a token with no id");
         if (!t.len) return fail(r, at, "added_tokens", "a token with empty content");
-        if (t.flags & (ST__ADDED_LSTRIP | ST__ADDED_RSTRIP | ST__ADDED_SINGLE_WORD)) {
+        if (t.flags & ST__ADDED_SINGLE_WORD) {
             fail(r, at, "added_tokens", "");
             st__error_append_quoted(r->err, r->text.p + t.off, t.len);
-            st__error_append(r->err, t.flags & ST__ADDED_LSTRIP ? " sets lstrip" : t.flags & ST__ADDED_RSTRIP ? " sets rstrip" : " sets single_word");
-            st__error_append(r->err, ", which is not supported yet");
+            st__error_append(r->err, " sets single_word, which is not supported yet");
             return ST_ERR_MALFORMED_MODEL;
         }
         if (!buf_reserve(&r->added, r->a, sizeof t)) return st__error_set(r->err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
