@@ -383,3 +383,17 @@ def test_command_line_compact(tmp_path):
     assert json.loads(r.stdout) == _ids(tk, SAMPLE[3] + "<|s|>")
     r = subprocess.run([sys.executable, "-m", "supertok", "compact", str(out), "-o", str(out)], capture_output=True, text=True)
     assert r.returncode != 0 and "destroy the input" in r.stderr
+
+
+def test_long_texts_and_batches(backend):
+    """A text long enough to be cut and encoded in parts on threads (native), and encode_batch."""
+    _interpreted(backend)
+    tk = _train(PRE["gpt2"](), normalizers.NFC())
+    enc = supertok.load_model(tk.to_str().encode("utf-8"))
+    rng = random.Random(4)
+    text = " ".join(rng.choice(SAMPLE + adversarial(rng, 50)) for _ in range(6000))
+    assert len(text.encode("utf-8")) > 300_000
+    assert enc.encode(text, allowed_special="all") == _ids(tk, text)
+    batch = SAMPLE + adversarial(rng, 40)
+    assert enc.encode_batch(batch, allowed_special="all") == [_ids(tk, t) for t in batch]
+    assert enc.encode_ordinary_batch(batch) == [_ids(tk, t, specials_as_text=True) for t in batch]
