@@ -250,7 +250,8 @@ def test_tables_are_unicode_9():
 
 def test_public_function():
     import supertok
-    assert supertok.normalize_nfc("e\u0301 a\u0316\u0301 \U0001D160") == "\u00e9 \u00e1\u0316 \U0001D158\U0001D165\U0001D16E"
+    want = "\u00e9 \u00e1\u0316 \U0001D158\U0001D165\U0001D16E"
+    assert supertok.normalize_nfc("e\u0301 a\u0316\u0301 \U0001D160") == want
     assert supertok.normalize_nfc("\U00011935\U00011930") == "\U00011935\U00011930"  # Unicode 9.0
     with pytest.raises(ValueError, match="index 1"):
         supertok.normalize_nfc("a\ud800")
