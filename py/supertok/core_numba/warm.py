@@ -44,6 +44,7 @@ def workload():
     small.decode(small.encode("abab <|x|>", allowed_special="all"))
     symbols = ube.ube_encode_symbols(text)
     ube.ube_decode_symbols(symbols)
+    supertok.normalize_nfc(text + "a\u0301\u0316\U0001D160")
     models = os.path.join(os.path.dirname(root), "..", "vectors", "models")
     for f in ("bytes_small.stmodel", "ube_small.stmodel", "super_bytes_small.stmodel"):
         path = os.path.join(models, f)
