@@ -226,7 +226,7 @@ def test_lines_stream_before_input_ends(be, tks):
 
 # ---- pretokenize ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("pattern", ["o200k", "cl100k", "gpt2"])
+@pytest.mark.parametrize("pattern", ["o200k", "cl100k", "gpt2", "llama3", "qwen2", "deepseek_v3"])
 def test_pretokenize(be, pattern):
     import oracle
     text = text_for(be, SAMPLE) if be == "pywasm" else SAMPLE * 20

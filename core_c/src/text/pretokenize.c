@@ -1,6 +1,7 @@
 /* Pre-tokenizers: hand-written scanners giving exactly regex.findall(pat_str, text) for
  * tiktoken 0.14's patterns (docs/design.md §5), SuperBPE's Stage-2 split (its regex's matches
- * and the text between them), and the script-aware chunking mode.
+ * and the text between them), the pre-tokenizers of Llama 3, Qwen 2/3 and DeepSeek V3 as
+ * HuggingFace tokenizers splits with them, and the script-aware chunking mode.
  *
  * Each scanner is a function (text, end, start) -> end of the piece starting at `start`.
  * regex tries a pattern's alternatives in order and takes the first that matches, each with

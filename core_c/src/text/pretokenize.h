@@ -34,8 +34,9 @@ size_t st__pieces_fill(st__piece_iter *it, size_t *ends, size_t cap);
 st_status st__pretokenizer_init(struct st_pretokenizer *pt, int pattern, uint32_t flags, const char *scripts,
                                 size_t scripts_len, st_error *err);
 
-/* The pat_str of tiktoken 0.14 that the scanner of pattern implements (NUL-terminated;
- * r50k_base and p50k_base share ST_PATTERN_GPT2's), or NULL for no pattern. */
+/* The regex that names pattern's scanner (NUL-terminated): tiktoken 0.14's pat_str (r50k_base
+ * and p50k_base share ST_PATTERN_GPT2's), SuperBPE's, Llama 3's or Qwen 2's Split regex, or
+ * the last of DeepSeek V3's three; NULL for no pattern. */
 const char *st__pattern_regex(int pattern);
 
 #endif
