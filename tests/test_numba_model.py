@@ -535,6 +535,7 @@ def export_models():
     shared = _rules_model(specials=[(65, "A"), (256, "ab"), (262, "<|e|>")])
     out = [dup, shared, dup.replace(b"pattern o200k", b"pattern gpt2"),
            dup.replace(b"pattern o200k", b"pattern cl100k")]
+    out += [dup.replace(b"pattern o200k", b"pattern " + p) for p in (b"superbpe", b"llama3", b"qwen2", b"deepseek_v3")]
     out += [m for m in all_models() if parse_report(NATIVE, m)[0] == 0]
     return out
 
@@ -584,7 +585,8 @@ def _udhr_text():
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(alphabet="ube"), dict(pattern="cl100k"), dict(script_aware=True),
-                                dict(algorithm="superbpe", supermerges=20)], ids=str)
+                                dict(algorithm="superbpe", supermerges=20), dict(pattern="llama3"),
+                                dict(pattern="deepseek_v3")], ids=str)
 def test_trained_model_exports_same_as_native(kw):
     """A model trained by the C core (the default backend here), loaded by both: the same
     encoding reports, exports (or refusals) and duplicate tokens."""

@@ -44,12 +44,12 @@ static inline int error_at(const st_error *e, st_unit unit, uint64_t offset) {
     return e->unit == (uint32_t)unit && e->offset == offset;
 }
 
-/* The plain pre-tokenizer of an st_pattern (1-4), made at first use with the platform allocator
+/* The plain pre-tokenizer of an st_pattern (1-7), made at first use with the platform allocator
  * (so a test's counted allocators see only its encoding's own memory) and kept to the end. */
 static inline const st_pretokenizer *plain_pretokenizer(int pattern) {
-    static st_pretokenizer *made[5];
+    static st_pretokenizer *made[8];
     st_error err;
-    if (pattern < 1 || pattern > 4) abort();
+    if (pattern < 1 || pattern > 7) abort();
     if (!made[pattern] && CHECKED(err, st_pretokenizer_new(pattern, 0, NULL, 0, NULL, &made[pattern], &err)) != ST_OK)
         abort();
     return made[pattern];

@@ -1491,13 +1491,18 @@ static void test_merges(void) {
     uint32_t *got = (uint32_t *)xmalloc(1400 * 4), *want = (uint32_t *)xmalloc(1400 * 4);
     uint16_t *sym = (uint16_t *)xmalloc(1400 * 2);
     size_t *ends = (size_t *)xmalloc(1400 * sizeof(size_t));
-    st_pretokenizer *pt_sbpe = NULL; /* superbpe's pieces are long: most of a line */
-    CHECKED(err, st_pretokenizer_new(ST_PATTERN_SUPERBPE, 0, NULL, 0, NULL, &pt_sbpe, &err));
+    /* the rounds' patterns: o200k twice in six; superbpe (pieces are long: most of a line),
+     * llama3, qwen2 and deepseek_v3 once each */
+    static const int round_patterns[6] = {ST_PATTERN_O200K,  ST_PATTERN_O200K, ST_PATTERN_SUPERBPE,
+                                          ST_PATTERN_LLAMA3, ST_PATTERN_QWEN2, ST_PATTERN_DEEPSEEK_V3};
+    st_pretokenizer *round_pts[6] = {NULL};
+    for (int k = 0; k < 6; k++)
+        CHECKED(err, st_pretokenizer_new(round_patterns[k], 0, NULL, 0, NULL, &round_pts[k], &err));
     for (int round = 0; round < (g_big ? 200 : 40); round++) {
-        int ube = round & 1, sbpe = (round >> 1) % 3 == 2;
+        int ube = round & 1, rp = (round >> 1) % 6;
         size_t nm = random_rules(&r, ube, merges, 20 + rng_below(&r, 280));
         st_status st = CHECKED(err, st_encoding_new_merges(ube, merges, nm, "", 0,
-                                                           plain_pretokenizer(sbpe ? ST_PATTERN_SUPERBPE : ST_PATTERN_O200K),
+                                                           plain_pretokenizer(round_patterns[rp]),
                                                            NULL, &enc, &err));
         CHECK(st == ST_OK, "random rules round %d: %d at %zu", round, st, (size_t)err.offset);
         if (st != ST_OK) continue;
@@ -1513,7 +1518,7 @@ static void test_merges(void) {
             }
             size_t n = 0, np = 0, w = 0;
             st = CHECKED(err, st_encode(enc, text, len, NULL, 0, got, NULL, 1400, &n, &err));
-            CHECKED(err, st_pretokenize(sbpe ? pt_sbpe : pt, text, len, 0, ends, 1400, &np, &err));
+            CHECKED(err, st_pretokenize(round_pts[rp], text, len, 0, ends, 1400, &np, &err));
             for (size_t k = 0, a = 0; k < np; a = ends[k++]) {
                 size_t ns = 0;
                 if (ube)
@@ -1531,7 +1536,7 @@ static void test_merges(void) {
     free(sym);
     free(ends);
     st_pretokenizer_free(pt);
-    st_pretokenizer_free(pt_sbpe);
+    for (int k = 0; k < 6; k++) st_pretokenizer_free(round_pts[k]);
 }
 
 static void test_images(void) {
@@ -2359,6 +2364,20 @@ static void test_error_report(void) {
     static const char sbpe[] = "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]{2,}[\\r\\n/]*| +(?!\\S)";
     CHECK(st_pattern_from_regex(sbpe, sizeof sbpe - 1, &pat, &e) == ST_OK && pat == ST_PATTERN_SUPERBPE,
           "SuperBPE's Stage-2 regex is ST_PATTERN_SUPERBPE");
+    static const char llama3[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+                                 "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    CHECK(st_pattern_from_regex(llama3, sizeof llama3 - 1, &pat, &e) == ST_OK && pat == ST_PATTERN_LLAMA3,
+          "Llama 3's Split regex is ST_PATTERN_LLAMA3");
+    /* DeepSeek V3's last regex, with CR and LF themselves inside its classes; with the escapes
+     * \r\n instead it is another string, refused */
+    static const char ds[] = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?"
+                             "[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
+    static const char ds_escaped[] = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}"
+                                     "\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    CHECK(st_pattern_from_regex(ds, sizeof ds - 1, &pat, &e) == ST_OK && pat == ST_PATTERN_DEEPSEEK_V3,
+          "DeepSeek V3's last regex is ST_PATTERN_DEEPSEEK_V3");
+    CHECK(st_pattern_from_regex(ds_escaped, sizeof ds_escaped - 1, &pat, &e) == ST_ERR_UNSUPPORTED_PATTERN,
+          "DeepSeek V3's regex with \\r\\n escapes is another string");
     /* UTF-8: the byte offset */
     CHECK(st_utf8_validate("ab\xC3", 3, &e) == ST_ERR_INVALID_UTF8 && e.unit == ST_UNIT_BYTE && e.offset == 2, "utf8 offset");
     CHECK(st_utf8_validate("ab", 2, &e) == ST_OK && e.status == 0 && e.token == 0xFFFFFFFFu, "cleared on success");

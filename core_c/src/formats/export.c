@@ -115,14 +115,12 @@ static st_status refuse(const st__export_source *src, int format, st_error *err)
     } else if (format == ST_EXPORT_HF_JSON && !src->rules) {
         kind = ST_KIND_EXPORT_NO_RULES;
         why = "a rank vocabulary: a HuggingFace BPE model needs merge rules";
-    } else if (src->pattern == ST_PATTERN_DEEPSEEK_V3) {
-        why = "the deepseek_v3 pre-tokenizer (a sequence of three splits) is not exported";
     } else if (!st__pattern_regex(src->pattern)) {
         why = "the encoding has no known pattern";
     } else if (format == ST_EXPORT_TIKTOKEN && src->pattern == ST_PATTERN_SUPERBPE) {
         why = "the superbpe pre-tokenizer: tiktoken keeps only a regex's matches, not the text between them";
-    } else if (format == ST_EXPORT_TIKTOKEN && (src->pattern == ST_PATTERN_LLAMA3 || src->pattern == ST_PATTERN_QWEN2)) {
-        why = "a HuggingFace Split pre-tokenizer (llama3, qwen2): tiktoken does not ship its pattern";
+    } else if (format == ST_EXPORT_TIKTOKEN && src->pattern >= ST_PATTERN_LLAMA3) {
+        why = "a HuggingFace pre-tokenizer (llama3, qwen2, deepseek_v3): tiktoken does not ship its pattern";
     }
     if (!why) return ST_OK;
     st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, why);
@@ -247,6 +245,12 @@ static const char hf_vocab[] = "\n    },\n    \"behavior\": \"Isolated\",\n    \
                                "  \"continuing_subword_prefix\": null,\n  \"end_of_word_suffix\": null,\n"
                                "  \"fuse_unk\": false,\n  \"byte_fallback\": false,\n  \"ignore_merges\": false,\n"
                                "  \"vocab\": {";
+/* deepseek_v3: Splits before the last one (st__pattern_regex's), \p{N}{1,3} and the CJK ranges
+ * U+4E00-U+9FA5, U+3040-U+309F, U+30A0-U+30FF, written as DeepSeek V3's tokenizer.json writes them */
+static const char *const hf_deepseek_first[2] = {
+    "\\p{N}{1,3}", "[\xE4\xB8\x80-\xE9\xBE\xA5\xE3\x81\x80-\xE3\x82\x9F\xE3\x82\xA0-\xE3\x83\xBF]+"};
+static const char hf_next_split[] = "\n    },\n    \"behavior\": \"Isolated\",\n    \"invert\": false\n   },\n   {\n"
+                                    "    \"type\": \"Split\",\n    \"pattern\": {\n     \"Regex\": ";
 static const char hf_merges[] = ",\n  \"merges\": [";
 static const char hf_tail[] = "\n }\n}\n";
 
@@ -331,8 +335,17 @@ static st_status write_hf_json(const st__export_source *src, out_buf *w, st_erro
     }
     list_end(w, n_strings, "\n ", ']');
     /* the pattern as a Split pre-tokenizer (Isolated: every piece regex.findall gives, the same
-     * pieces since the pattern matches every character), then ByteLevel without its own regex */
+     * pieces since the pattern matches every character; superbpe, llama3, qwen2: the model's own
+     * Split; deepseek_v3: its three Splits in sequence), then ByteLevel without its own regex */
     put_s(w, hf_pattern);
+    if (src->pattern == ST_PATTERN_DEEPSEEK_V3) {
+        for (int k = 0; k < 2; k++) {
+            size_t n = 0;
+            while (hf_deepseek_first[k][n]) n++;
+            put_text(w, (const uint8_t *)hf_deepseek_first[k], n);
+            put_s(w, hf_next_split);
+        }
+    }
     const char *regex = st__pattern_regex(src->pattern);
     size_t regex_len = 0;
     while (regex[regex_len]) regex_len++;

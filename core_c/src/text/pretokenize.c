@@ -742,7 +742,7 @@ static const struct { const char *regex; int pattern; } known_patterns[] = {
      ST_PATTERN_QWEN2},
     /* DeepSeek V3's: three Splits in sequence, named by the last one's regex (as its tokenizer.json
      * holds it: CR and LF are the characters themselves inside its classes); the two before it,
-     * \p{N}{1,3} and the CJK ranges, are fixed. The exports refuse it (one regex cannot say it). */
+     * \p{N}{1,3} and the CJK ranges, are fixed (the tokenizer.json export writes all three). */
     {"[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
      ST_PATTERN_DEEPSEEK_V3},
 };

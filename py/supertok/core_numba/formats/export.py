@@ -106,14 +106,12 @@ def refuse(src, fmt, err):
         kind, why = ST_KIND_EXPORT_SCRIPT_AWARE, "a script-aware pre-tokenizer: no regular expression expresses it"
     elif fmt == ST_EXPORT_HF_JSON and src.rules is None:
         kind, why = ST_KIND_EXPORT_NO_RULES, "a rank vocabulary: a HuggingFace BPE model needs merge rules"
-    elif src.pattern == ST_PATTERN_DEEPSEEK_V3:
-        why = "the deepseek_v3 pre-tokenizer (a sequence of three splits) is not exported"
     elif _pattern_regex(src.pattern) is None:
         why = "the encoding has no known pattern"
     elif fmt == ST_EXPORT_TIKTOKEN and src.pattern == ST_PATTERN_SUPERBPE:
         why = "the superbpe pre-tokenizer: tiktoken keeps only a regex's matches, not the text between them"
-    elif fmt == ST_EXPORT_TIKTOKEN and src.pattern in (ST_PATTERN_LLAMA3, ST_PATTERN_QWEN2):
-        why = "a HuggingFace Split pre-tokenizer (llama3, qwen2): tiktoken does not ship its pattern"
+    elif fmt == ST_EXPORT_TIKTOKEN and src.pattern >= ST_PATTERN_LLAMA3:
+        why = "a HuggingFace pre-tokenizer (llama3, qwen2, deepseek_v3): tiktoken does not ship its pattern"
     if why is None:
         return ST_OK
     _set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, why)
@@ -367,6 +365,10 @@ HF_VOCAB = (b"\n    },\n    \"behavior\": \"Isolated\",\n    \"invert\": false\n
             b"  \"vocab\": {")
 HF_MERGES = b",\n  \"merges\": ["
 HF_TAIL = b"\n }\n}\n"
+# deepseek_v3: the Splits before the last one (export.c's hf_deepseek_first, hf_next_split)
+HF_DEEPSEEK_FIRST = (b"\\p{N}{1,3}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+".encode("utf-8"))
+HF_NEXT_SPLIT = (b"\n    },\n    \"behavior\": \"Isolated\",\n    \"invert\": false\n   },\n   {\n"
+                 b"    \"type\": \"Split\",\n    \"pattern\": {\n     \"Regex\": ")
 
 
 @njit(cache=True, nogil=True)
@@ -401,6 +403,10 @@ def write_hf_json(src, err):
         w.append(put_text(v.bytes[start:start + ln].tobytes()) + HF_ADDED_REST)
     w.append(b"\n ]" if len(order) else b"]")
     w.append(HF_PATTERN)
+    if src.pattern == ST_PATTERN_DEEPSEEK_V3:  # its three Splits in sequence
+        for first in HF_DEEPSEEK_FIRST:
+            w.append(put_text(first))
+            w.append(HF_NEXT_SPLIT)
     w.append(put_text(_pattern_regex(src.pattern)))
     w.append(HF_VOCAB)
     vt, count = hf_vocab_text(v, src.rules is not None, _CHARS, _CHARS_LEN)

@@ -1017,7 +1017,7 @@ KNOWN_PATTERNS = (
     (b"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
      b"\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", ST_PATTERN_QWEN2),
     # DeepSeek V3's: three Splits in sequence, named by the last one's regex (CR and LF are the
-    # characters themselves inside its classes); the exports refuse it
+    # characters themselves inside its classes); the first two are fixed
     (b"[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
      b" ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+", ST_PATTERN_DEEPSEEK_V3),
 )
