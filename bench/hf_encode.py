@@ -72,6 +72,14 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
+def tidy(msg):
+    """A note without this machine's paths (RESULTS.md names none): the repository's relative."""
+    for d in sorted({os.path.abspath(HF_DIR), ROOT}, key=len, reverse=True):
+        rel = os.path.relpath(d, ROOT)
+        msg = msg.replace(d + os.sep, "" if rel == "." else rel + os.sep).replace(d, rel)
+    return msg
+
+
 # ---- texts --------------------------------------------------------------------------------------
 
 _FILES = {}
@@ -274,7 +282,7 @@ def print_loads(loads, node_loads):
             ok = [r for r in runs if "cpu" in r]
             if not ok:
                 why = [r.get("error") or r.get("skip") for r in runs][:1]
-                print("| %s | %s | %s | | | |" % (m, t, "failed: %s" % (why[0] if why else "?")))
+                print("| %s | %s | %s | | | |" % (m, t, tidy("failed: %s" % (why[0] if why else "?"))))
                 continue
             print("| %s | %s | %s | %s | %.0f | %.0f |" % (
                 m, t, rng([1000 * r["cpu"] for r in ok], "%.0f"), rng([1000 * r["wall"] for r in ok], "%.0f"),
@@ -454,7 +462,7 @@ def main():
     if notes:
         print("")
     for n in notes:
-        print("- " + n)
+        print("- " + tidy(n))
     if args.check_only:
         print("\n### Exactness against tokenizers (ids of encode(text, add_special_tokens=False)), "
               "first %d KiB of each file\n" % args.check_kib)
