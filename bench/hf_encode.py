@@ -454,6 +454,10 @@ def main():
 
     # ---- output
     versions = [tool_version(t) for t in live_tools]
+    if "supertok" in live_tools:
+        import supertok
+        versions[live_tools.index("supertok")] += " (imported from %s)" % os.path.relpath(
+            os.path.dirname(os.path.abspath(supertok.__file__)), ROOT)
     if node_info:
         versions += ["node %s" % node_info["node"]] + list(node_info["tools"].values())
     print("Tools: %s. One thread (RAYON_NUM_THREADS=1, TOKENIZERS_PARALLELISM=false, FASTOKENS_BPE_THREADS=1). "
