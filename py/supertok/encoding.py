@@ -1171,8 +1171,10 @@ def load_model(model):
     if data is not None and data[:8] == b"sthfvc\x00\x01":  # a tokenizer.json model's compact image
         return _load_tokenizer_json(data, where)
     from_json = data is None or not is_text_model(data)
-    if from_json and (isinstance(model, dict) and "format" not in model and "model" in model
-                      or data is not None and b'"supertok-merges"' not in data):
+    if from_json and (isinstance(model, dict) and "format" not in model
+                      and any(k in model for k in ("model", "pre_tokenizer", "added_tokens"))
+                      or data is not None and data.lstrip()[:1] == b"{" and b'"supertok-merges"' not in data
+                      and any(k in data for k in (b'"model"', b'"pre_tokenizer"', b'"added_tokens"'))):
         # a HuggingFace tokenizer.json: read by the core from its bytes
         return _load_tokenizer_json(json.dumps(model).encode("utf-8") if data is None else data, where)
     if data is not None and from_json:

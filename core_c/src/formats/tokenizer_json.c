@@ -115,6 +115,9 @@ static st_status in_field(reader *r, st_status st, const char *where) {
     size_t n = 0;
     while (n + 1 < sizeof msg && r->err->message[n]) { msg[n] = r->err->message[n]; n++; }
     msg[n] = 0;
+    size_t w = 0; /* a report naming the field already (this reader's own) keeps its name */
+    while (where[w] && msg[w] == where[w]) w++;
+    if (!where[w] && (msg[w] == ':' || msg[w] == '[' || msg[w] == '.')) return st;
     uint64_t at = r->err->offset;
     st__error_set(r->err, st, ST_UNIT_BYTE, at, where);
     st__error_append(r->err, ": ");
@@ -364,16 +367,16 @@ static st_status read_merges(reader *r) {
         uint32_t off1, len1, off2, len2;
         scratch.len = 0;
         if (st__json_peek(&r->j, &i) == '[') { /* ["a", "b"] */
-            int m2;
+            int m2, parts = 0; /* exactly two strings, then the closing bracket */
+            off1 = len1 = off2 = len2 = 0;
             if ((st = st__json_open(&r->j, &i, '[')) != ST_OK) break;
             if ((st = st__json_next(&r->j, &i, ']', 1, &m2)) != ST_OK) break;
-            if (m2) st = read_string(r, &i, &scratch, &off1, &len1);
+            if (m2 && (st = read_string(r, &i, &scratch, &off1, &len1)) == ST_OK) parts = 1;
             if (st == ST_OK && m2) st = st__json_next(&r->j, &i, ']', 0, &m2);
-            if (st == ST_OK && m2) st = read_string(r, &i, &scratch, &off2, &len2);
+            if (st == ST_OK && m2 && (st = read_string(r, &i, &scratch, &off2, &len2)) == ST_OK) parts = 2;
             if (st == ST_OK && m2) st = st__json_next(&r->j, &i, ']', 0, &m2);
             if (st != ST_OK) break;
-            if (!m2 && scratch.len == 0) m2 = -1;
-            if (m2) { st = fail(r, at, "model.merges", "a merge is a pair of two tokens"); break; }
+            if (m2 || parts != 2) { st = fail(r, at, "model.merges", "a merge is a pair of two tokens"); break; }
         } else { /* "a b": exactly one space */
             uint32_t off, len;
             if ((st = read_string(r, &i, &scratch, &off, &len)) != ST_OK) break;
