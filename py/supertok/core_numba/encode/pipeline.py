@@ -533,7 +533,7 @@ def normalized_stretch(e, c, s, frm, to, pl):
     pieces. Only a stretch holding a character at or above U+0300 (a lead byte of 0xCC or more)
     is normalized, and only one that NFC changes is encoded from a copy, with the copy's offsets
     mapped back to the text's (C: sink.h's nmap; here the sink writes the copy's byte offsets,
-    which are then mapped and put in the caller's unit)."""
+    which sink.py's map_starts then maps and puts in the caller's unit)."""
     n = to - frm
     k = 0
     while k < n and s[frm + k] < 0xCC:
