@@ -17,7 +17,8 @@ Pass the Encoder to your jitted function as an argument: numba would freeze a gl
 the compiled code as constants (megabytes of tables), which it does not do safely.
 
 encode(encoder, utf8) -> int32 array: the ids of the text, as Encoding.encode_ordinary gives
-them (special tokens' text is ordinary text; a superword model's supermerges apply). utf8 is a
+them (special tokens' text is ordinary text; a superword model's supermerges apply; a
+tokenizer.json's added tokens not special are matched). utf8 is a
 uint8 array of UTF-8; invalid UTF-8 raises ValueError. decode(encoder, ids) -> uint8 array: the
 UTF-8 of the ids (UBE models: their text; a byte-level model's bytes, which may cut a character);
 an id that is no token raises ValueError.
@@ -34,11 +35,12 @@ from numba import njit
 from .core_numba.base.common import ST_OK
 from .core_numba.encode import pipeline as _pl
 from .core_numba.encode.pipeline import Call, encode_all
-from .core_numba.encode.encoding import BT_READY, BT_UNAVAILABLE, ST__KIND_RULES, decode_kernel, decode_text_kernel
+from .core_numba.encode.encoding import (BT_READY, BT_UNAVAILABLE, ST__KIND_RULES, ST__KIND_HF, decode_kernel,
+                                         decode_text_kernel)
 from .core_numba.encode.merge import new_pair_cache
 from .core_numba.encode.piece_cache import no_pc
 from .core_numba.encode.sink import O_CAP, O_N, SINK_FIELDS
-from .core_numba.encode.special_policy import NO_POLICY
+from .core_numba.encode.special_policy import NO_POLICY, policy_resolve
 from .core_numba.encode.superword_pass import RunWork
 from .core_numba.formats.vocab import ST_ALPHABET_UBE
 from .core_numba.text.utf8 import utf8_validate
@@ -87,7 +89,10 @@ def encoder(encoding):
     e, _ = _pl._enc_of(enc, None)
     memo = _pl.new_memo() if e.bt is not None and enc.lazy.bt_state == BT_READY else e.memo
     e = e._replace(memo=memo)
-    return Encoder(e, w, new_pair_cache(), no_pc(), NO_POLICY, enc.vocab.alphabet == ST_ALPHABET_UBE)
+    pl = NO_POLICY
+    if enc.kind == ST__KIND_HF:  # a tokenizer.json's added tokens not special are matched, as encode_ordinary does
+        _, pl = policy_resolve(enc.vocab, None, None, enc.hf.string_flags)
+    return Encoder(e, w, new_pair_cache(), no_pc(), pl, enc.vocab.alphabet == ST_ALPHABET_UBE)
 
 
 @njit(cache=True, nogil=True)

@@ -30,7 +30,8 @@ EXPORTS = {}  # "st_name" -> the Python function implementing it
 MODULES = (
     "base.common", "text.utf8", "text.unicode", "text.pretokenize", "text.ube", "text.normalize",
     "formats.vocab", "formats.model", "formats.export",
-    "encode.encoding", "encode.model_encoding", "encode.pipeline", "encode.cut", "encode.decoder",
+    "formats.json", "formats.tokenizer_json",
+    "encode.encoding", "encode.model_encoding", "encode.hf_encoding", "encode.pipeline", "encode.cut", "encode.decoder",
     "encode.unstable",
 )
 

@@ -59,6 +59,35 @@ def workload():
     rules = supertok.Encoding("warm_rules", pat_str=small._pat_str, special_tokens={},
                               merges=[(97, 98)])
     rules.decode(rules.encode("abab"))
+    hf = supertok.load_model(tiny_tokenizer_json())  # a tokenizer.json: its reader, NFC and the added tokens' passes
+    ids = hf.encode("hello he\u0301llo <|s|> <a> x\u0308", allowed_special="all")
+    hf.encode_ordinary("hello <a>")
+    hf.encode_batch(["hello", "he\u0301l <a>"], allowed_special="all")
+    hf._encode_single_piece("hello")
+    hf.decode(ids)
+
+
+def tiny_tokenizer_json():
+    """A byte-level BPE tokenizer.json: every byte, two merges, the NFC normalizer, a special added
+    token and a normalized one."""
+    import json
+    from supertok.core_numba.formats.tokenizer_json import byte_level_char
+
+    vocab = {chr(byte_level_char(b)): b for b in range(256)}
+    vocab.update({"he": 256, "hel": 257})
+    added = [{"id": 258, "content": "<|s|>", "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True},
+             {"id": 259, "content": "<a>", "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": True, "special": False}]
+    return json.dumps({
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+        "normalizer": {"type": "NFC"},
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": vocab, "merges": [["h", "e"], ["he", "l"]]}}).encode("utf-8")
 
 
 def main(argv=None):

@@ -2,8 +2,8 @@
 st_encoding), its constructors, accessors, token lookups and decoding.
 
 Interface fixed for the other modules: an encoding handle is an Encoding (a Python object,
-never passed to a kernel whole): kind (ST__KIND_RANKS 0 / ST__KIND_RULES 1), vocab (Vocab),
-rules (Rules), supers (Supers), pt (Pretokenizer), lazy (Lazy: the backtracking tables, built on
+never passed to a kernel whole): kind (ST__KIND_RANKS 0 / ST__KIND_RULES 1 / ST__KIND_HF 2), vocab (Vocab),
+rules (Rules), supers (Supers), hf (hf_encoding.Hf, ST__KIND_HF only), pt (Pretokenizer), lazy (Lazy: the backtracking tables, built on
 first want, bt_state, bt_debt, the piece cache and its figures cache_limit, cache_held,
 cache_hits, cache_misses, and the scratch arrays calls reuse).
 
@@ -22,7 +22,7 @@ from ..formats import vocab as V
 from ..formats.vocab import ST_ALPHABET_BYTES, ST_ALPHABET_UBE, ST_NO_TOKEN
 from ..text.ube import STREAM_FIELDS, stream_feed
 
-ST__KIND_RANKS, ST__KIND_RULES = 0, 1
+ST__KIND_RANKS, ST__KIND_RULES, ST__KIND_HF = 0, 1, 2  # ST__KIND_HF: hf_encoding.py (enc.hf)
 BT_NOT_BUILT, BT_BUILDING, BT_READY, BT_UNAVAILABLE = 0, 1, 2, 3
 ST_CACHE_DEFAULT_BYTES = 12 << 20
 ST_PRETOK_SCRIPT_AWARE = 1
@@ -42,10 +42,11 @@ class Lazy:
 
 
 class Encoding:
-    __slots__ = ("kind", "vocab", "rules", "supers", "pt", "lazy", "__weakref__")
+    __slots__ = ("kind", "vocab", "rules", "supers", "pt", "lazy", "hf", "__weakref__")
 
     def __init__(self, kind, vocab, rules, supers, pt, lazy):
         self.kind, self.vocab, self.rules, self.supers, self.pt, self.lazy = kind, vocab, rules, supers, pt, lazy
+        self.hf = None  # ST__KIND_HF only: hf_encoding.Hf
 
 
 no_rules, no_supers = V.no_rules, V.no_supers  # zeroed st_rules / st_supers

@@ -9,7 +9,9 @@ Both pick the lowest rank and, among equal ranks, the leftmost pair (tiktoken's 
 A piece is the bytes p[a .. a + n) of a padded uint8 array (the text: ST_PAD readable bytes past
 any key, as the C copy gives). What "the rank of a pair" is depends on the mode (the C merger's
 fields): MODE_RANKS (a rank vocabulary: the id of the joined bytes, through the pair cache
-`pairs` when it has entries), MODE_RULES (st__rule_find), MODE_SUPERS (st__supers_find).
+`pairs` when it has entries), MODE_RULES (st__rule_find), MODE_SUPERS (st__supers_find), MODE_HF
+(a HuggingFace model's rules, st__rule_find: the rule of rank r makes id made[r], the merger's
+`made`; in the other modes rule r makes id r and made is unused).
 The pair cache is a flat uint32 array of 4 * 2**ST_PAIR_CACHE_BITS (left, right, rank, unused),
 empty (length 0) when the call has none.
 """
@@ -24,7 +26,8 @@ ST_PAD = 8
 ST_PAIR_CACHE_BITS = 14
 PAIR_CACHE_SLOTS = 1 << ST_PAIR_CACHE_BITS
 ST_MERGE_MAX_PARTS = 0x7FFFFFF0
-MODE_RANKS, MODE_RULES, MODE_SUPERS = 0, 1, 2
+MODE_RANKS, MODE_RULES, MODE_SUPERS, MODE_HF = 0, 1, 2, 3
+NO_MADE = np.zeros(1, np.uint32)  # the merger's made when NULL
 
 _NO = np.uint32(ST_NO_TOKEN)
 _FIB = np.uint64(0x9E3779B97F4A7C15)
@@ -66,7 +69,7 @@ def merge_pair_rank(mode, v, rules, sup, pairs, left, right, p, a, b):
     """st__merge_pair_rank: the parts [a, at) and [at, b) of p (offsets from p's index 0)."""
     if mode == MODE_SUPERS:
         return np.uint32(supers_find(sup, left, right))
-    if mode == MODE_RULES:
+    if mode == MODE_RULES or mode == MODE_HF:
         return np.uint32(rule_find(rules, left, right))
     return join_rank(v, pairs, left, right, p, a, b - a)
 
@@ -159,11 +162,11 @@ def heap_scratch(n):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def merge_heap(mode, v, rules, sup, pairs, p, a, sym, n, tok_out, start_out, heap, nxt, prv, rank, tk):
+def merge_heap(mode, v, rules, sup, pairs, p, a, sym, n, tok_out, start_out, heap, nxt, prv, rank, tk, made):
     """The heap merge of n parts: for MODE_RANKS the bytes p[a .. a + n) (sym unused), else the
     symbols sym[0 .. n) (p unused); starts are then symbol indexes (else offsets from a). Writes
     the final parts' tokens and starts and returns their number. heap: 3n + 1 entries; nxt,
-    prv, rank, tk: n + 1."""
+    prv, rank, tk: n + 1. made: MODE_HF's rank -> id (NO_MADE otherwise)."""
     byte_ids = v.byte_ids
     END = np.uint32(n)
     DEAD = np.uint32(0xFFFFFFFE)
@@ -195,13 +198,14 @@ def merge_heap(mode, v, rules, sup, pairs, p, a, sym, n, tok_out, start_out, hea
             continue
         j = np.int64(nxt[i])
         after = nxt[j]
-        tk[i] = r
+        t = made[r] if mode == MODE_HF else r  # the token the merge makes
+        tk[i] = t
         nxt[i] = after
         if after != END:
             prv[after] = i
         prv[j] = DEAD
         if after != END:
-            rank[i] = merge_pair_rank(mode, v, rules, sup, pairs, r, tk[after], p, a + i, a + np.int64(nxt[after]))
+            rank[i] = merge_pair_rank(mode, v, rules, sup, pairs, t, tk[after], p, a + i, a + np.int64(nxt[after]))
         else:
             rank[i] = _NO
         if rank[i] != _NO:
@@ -210,7 +214,7 @@ def merge_heap(mode, v, rules, sup, pairs, p, a, sym, n, tok_out, start_out, hea
             hl = heap_pop(heap, hl)
         if i > 0:
             q = np.int64(prv[i])
-            rank[q] = merge_pair_rank(mode, v, rules, sup, pairs, tk[q], r, p, a + q, a + np.int64(after))
+            rank[q] = merge_pair_rank(mode, v, rules, sup, pairs, tk[q], t, p, a + q, a + np.int64(after))
             if rank[q] != _NO:
                 hl = heap_push(heap, hl, (np.uint64(rank[q]) << _U32) | np.uint64(q))
     m = 0

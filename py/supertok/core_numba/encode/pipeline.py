@@ -33,14 +33,17 @@ from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_OUT_OF_MEMORY,
 from ..base.hash import hash_short, hash_mid, hash_bytes
 from ..formats.vocab import vocab_lookup_short, vocab_probe, vocab_find
 from ..text.pretokenize import pieces_init, pieces_fill, ITER_FIELDS
-from .encoding import ST__KIND_RANKS, ST__KIND_RULES, BT_NOT_BUILT, BT_READY, BT_UNAVAILABLE
+from .encoding import ST__KIND_RANKS, ST__KIND_RULES, ST__KIND_HF, BT_NOT_BUILT, BT_READY, BT_UNAVAILABLE
 from .backtrack import backtrack_encode, new_memo, NO_MEMO, _unsuitable
-from .merge import merge_short, merge_heap, ST_LINEAR_PIECE, ST_MERGE_MAX_PARTS, MODE_RANKS, MODE_RULES
+from .merge import merge_short, merge_heap, ST_LINEAR_PIECE, ST_MERGE_MAX_PARTS, MODE_RANKS, MODE_RULES, MODE_HF, \
+    NO_MADE
 from .piece_cache import (cache_find, cache_fill, piece_cache_open, piece_cache_close, no_pc, ST_CACHE_ID_BITS,
                           ST_CACHE_LONG_TOKENS)
-from .sink import put, new_sink, O_N, O_CAP, ST_OFFSETS_UTF16, ST_OFFSETS_BYTES
+from .sink import put, new_sink, map_starts, O_N, O_CAP, O_UNIT, ST_OFFSETS_UTF16, ST_OFFSETS_BYTES
 from .special_policy import policy_resolve, check_disallowed, check_disallowed_kernel, special_at, \
-    special_first_bytes
+    special_first_bytes, special_allowed
+from ..text.normalize import nfc, ST_NFC_MAX_EXPANSION
+from ..formats.tokenizer_json import ST__HF_IGNORE_MERGES, ST__HF_NFC
 from .superword_pass import run_put, run_flush, piece_to_run, new_run, NO_RUN
 
 ST_STACK_PIECE = 256
@@ -55,9 +58,9 @@ _ID_SHIFT = np.uint32(ST_CACHE_ID_BITS)
 
 # The scratch a call reuses (C: stack arrays and the scratch block). lz: int64 [bt_state,
 # bt_debt, budget, all_bytes]; flags of the call: int64 [merge_only].
-Work = namedtuple("Work", "tok start rank10 heap nxt prv rank tk ends first sym off it lz opn")
+Work = namedtuple("Work", "tok start rank10 heap nxt prv rank tk ends first sym off it lz opn first1")
 # The handle as the kernels see it, and a call's state (C: the encoder struct).
-Enc = namedtuple("Enc", "kind v rules sup has_sup pt bt memo")
+Enc = namedtuple("Enc", "kind v rules sup has_sup pt bt memo made hf_flags")
 Call = namedtuple("Call", "w pairs pc run o ids starts report big")
 # A call's scratch for pieces past ST_STACK_PIECE bytes (C allocates it per piece; a kernel
 # without reference counting cannot): sized by the text, allocated per call (np.empty: pages
@@ -86,7 +89,8 @@ def new_work():
                 np.empty(3 * n + 1, np.uint64), np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32),
                 np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32), np.empty(ST_PIECE_BATCH, np.uint64),
                 np.zeros(256, np.uint8), np.empty(n + 1, np.uint32), np.empty(n + 1, np.uint32),
-                np.zeros(ITER_FIELDS, np.int64), np.zeros(4, np.int64), np.empty(n // 64 + 1, np.uint64))
+                np.zeros(ITER_FIELDS, np.int64), np.zeros(4, np.int64), np.empty(n // 64 + 1, np.uint64),
+                np.zeros(256, np.uint8))
 
 
 LZ_STATE, LZ_DEBT, LZ_BUDGET, LZ_ALL_BYTES = 0, 1, 2, 3
@@ -263,7 +267,7 @@ def rules_core(e, c, s, a, n, where, rh, sym, off, tok, start, heap, nxt, prv, r
     v, rules, sup, has_sup, pairs, pc, run = e.v, e.rules, e.sup, e.has_sup, c.pairs, c.pc, c.run
     o, ids, starts = c.o, c.ids, c.starts
     ns = piece_symbols(v.alphabet, s, a, n, sym, off)
-    m = merge_heap(MODE_RULES, v, rules, sup, pairs, s, a, sym, ns, tok, start, heap, nxt, prv, rank, tk)
+    m = merge_heap(MODE_RULES, v, rules, sup, pairs, s, a, sym, ns, tok, start, heap, nxt, prv, rank, tk, NO_MADE)
     if not has_sup or not piece_to_run(run, v, rules, sup, pairs, o, ids, starts, s, tok, 0, m, a):
         for k in range(m):
             put(o, ids, starts, s, tok[k], a + np.int64(off[start[k]]))
@@ -319,7 +323,7 @@ def encode_piece_ranks(e, c, s, a, b, looked, h, merge_only):
                 m = merge_short(v, pairs, s, a, n, tok, start, w.rank10)
             else:
                 m = merge_heap(MODE_RANKS, v, rules, sup, pairs, s, a, tok, n, tok, start, w.heap, w.nxt, w.prv,
-                               w.rank, w.tk)
+                               w.rank, w.tk, NO_MADE)
         if wants and use_bt == 0:
             debt_add(lz, s, a, n)
         for k in range(m):
@@ -347,11 +351,54 @@ def ranks_long(e, c, s, a, n, use_bt, wants):
                 put(o, ids, starts, s, tok[k], a + np.int64(start[k]))
             return
     m = merge_heap(MODE_RANKS, v, rules, sup, pairs, s, a, tok, n, tok, start, big.heap, big.nxt, big.prv, big.rank,
-                   big.tk)
+                   big.tk, NO_MADE)
     if wants and use_bt == 0:
         debt_add(c.w.lz, s, a, n)
     for k in range(m):
         put(o, ids, starts, s, tok[k], a + np.int64(start[k]))
+
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def encode_piece_hf(e, c, s, a, b, looked, h):
+    """A HuggingFace model's piece (ST__KIND_HF): with ignore_merges, the whole piece if it is a
+    token (the caller has looked: `looked`); else its bytes' tokens merged by the file's merges,
+    lowest rank first, the leftmost of equal ones (tokenizers' BPE::merge_word). h: the piece's
+    hash_bytes if the caller has it, else 0."""
+    v = e.v
+    n = b - a
+    if (e.hf_flags & ST__HF_IGNORE_MERGES) and not looked:
+        if h == 0:
+            h = hash_bytes(s, a, n)
+        tid = np.uint32(vocab_find(v, s, a, n, h))
+        if tid != _NO:
+            put(c.o, c.ids, c.starts, s, tid, a)
+            return ST_OK
+    hit, where, rh = cache_find(c.pc, s, a, n, h)
+    if hit:
+        replay(c.pc, where, n, a, False, c.run, v, e.rules, e.sup, c.pairs, c.o, c.ids, c.starts, s)
+        return ST_OK
+    if n > ST_MERGE_MAX_PARTS:
+        return ST_ERR_OUT_OF_MEMORY
+    if n <= ST_STACK_PIECE:
+        w = c.w
+        hf_core(e, c, s, a, n, where, rh, w.sym, w.tok, w.start, w.heap, w.nxt, w.prv, w.rank, w.tk)
+    else:  # C: allocated past ST_STACK_PIECE bytes
+        g = c.big
+        hf_core(e, c, s, a, n, where, rh, g.sym, g.tok, g.start, g.heap, g.nxt, g.prv, g.rank, g.tk)
+    return ST_OK
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def hf_core(e, c, s, a, n, where, rh, sym, tok, start, heap, nxt, prv, rank, tk):
+    """The symbols (each byte's token: every byte has one, checked at load), merged."""
+    v = e.v
+    for k in range(n):
+        sym[k] = v.byte_ids[s[a + k]]
+    m = merge_heap(MODE_HF, v, e.rules, e.sup, c.pairs, s, a, sym, n, tok, start, heap, nxt, prv, rank, tk, e.made)
+    for k in range(m):
+        put(c.o, c.ids, c.starts, s, tok[k], a + np.int64(start[k]))
+    cache_fill(c.pc, where, rh, s, a, n, m, tok, start, start, False, 0)
 
 
 # ---- the pieces of a stretch of text ----
@@ -371,7 +418,10 @@ def encode_ordinary(e, c, s, frm, to):
     a = frm
     byte_ids = v.byte_ids
     pair_ids = v.pair_ids
-    ranks = e.kind == ST__KIND_RANKS
+    # a rank vocabulary, and a HuggingFace model whose pieces that are tokens are those tokens
+    # (ignore_merges), look every piece up whole first
+    hf = e.kind == ST__KIND_HF
+    ranks = e.kind == ST__KIND_RANKS or (hf and (e.hf_flags & ST__HF_IGNORE_MERGES) != 0)
     o, ids, starts = c.o, c.ids, c.starts
     while True:
         m = pieces_fill(pt, sub, sub_len, it, ends, ST_PIECE_BATCH)
@@ -396,11 +446,17 @@ def encode_ordinary(e, c, s, frm, to):
                 if tid != _NO:
                     put(o, ids, starts, s, tid, a)
                 else:
-                    st = encode_piece_ranks(e, c, s, a, b, looked, h, False)
+                    if hf:
+                        st = encode_piece_hf(e, c, s, a, b, looked, h)
+                    else:
+                        st = encode_piece_ranks(e, c, s, a, b, looked, h, False)
                     if st != ST_OK:
                         return st
             else:
-                st = encode_piece_rules(e, c, s, a, b)
+                if hf:
+                    st = encode_piece_hf(e, c, s, a, b, False, np.uint64(0))
+                else:
+                    st = encode_piece_rules(e, c, s, a, b)
                 if st != ST_OK:
                     return st
             a = b
@@ -414,42 +470,148 @@ def flush_run(e, c, s):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def encode_all(e, c, s, length, pl):
-    """The text: the allowed specials cut it, the pre-tokenizer splits the rest; then the last
-    run (a run never crosses a special token or the end of the text)."""
-    c.run.rs[0] = 0
-    if not pl.any_allowed:
-        st = encode_ordinary(e, c, s, 0, length)
-    else:
-        v = e.v
-        first = c.w.first
-        special_first_bytes(v, pl.allowed, first)
-        seg = 0
-        i = 0
-        st = ST_OK
-        while i < length:
-            ch = s[i]
-            if not first[ch] or (ch & 0xC0) == 0x80:
-                i += 1
-                continue
-            tid, ml = special_at(v, pl.allowed, s, i, length)
-            if tid == ST_NO_TOKEN or (i + ml < length and (s[i + ml] & 0xC0) == 0x80):
-                i += 1
-                continue
+def special_next(v, pl, bits, first, s, i, to):
+    """The next cut of a pass over s[i .. to): (its place, or to; its id, or ST_NO_TOKEN; its
+    length). A string of `bits` matched there (the earliest match, the longest at one place,
+    starting and ending on a character) cuts the text if the policy allows it; one matched but
+    not allowed stays text (tokenizers' encode_special_tokens) and the search goes on past it.
+    first: special_first_bytes of bits."""
+    while i < to:
+        ch = s[i]
+        if not first[ch] or (ch & 0xC0) == 0x80:  # matches start on a character
+            i += 1
+            continue
+        tid, ml, k = special_at(v, bits, s, i, to)
+        # and end on one: a loaded special is valid UTF-8, but an image's is trusted for nothing
+        if tid == ST_NO_TOKEN or (i + ml < to and (s[i + ml] & 0xC0) == 0x80):
+            i += 1
+            continue
+        if not special_allowed(pl, k):  # matched, but not allowed: text
+            i += ml
+            continue
+        return i, tid, ml
+    return to, ST_NO_TOKEN, 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def special_pass1(e, c, s, frm, to, pl):
+    """special_pass with pass 1: a HuggingFace model's normalized added tokens (pl.normalized)
+    cut s[frm .. to), and what lies between goes to the pre-tokenizer (encode_stretch of pass 1)."""
+    v = e.v
+    first = c.w.first1
+    special_first_bytes(v, pl.normalized, first)
+    seg = frm
+    i = frm
+    while True:
+        i, tid, ml = special_next(v, pl, pl.normalized, first, s, i, to)
+        if tid == ST_NO_TOKEN:
+            break
+        if i > seg:
             st = encode_ordinary(e, c, s, seg, i)
             if st != ST_OK:
                 return st
-            flush_run(e, c, s)
-            put(c.o, c.ids, c.starts, s, np.uint32(tid), i)
-            i += ml
-            seg = i
-        st = encode_ordinary(e, c, s, seg, length)
+        flush_run(e, c, s)  # a run never crosses a special token
+        put(c.o, c.ids, c.starts, s, np.uint32(tid), i)
+        i += ml
+        seg = i
+    if to > seg:
+        return encode_ordinary(e, c, s, seg, to)
+    return ST_OK
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def pass1_or_ordinary(e, c, s, frm, to, pl):
+    if pl.any_normalized:
+        return special_pass1(e, c, s, frm, to, pl)
+    return encode_ordinary(e, c, s, frm, to)
+
+
+@njit(cache=True, nogil=True)
+def normalized_stretch(e, c, s, frm, to, pl):
+    """The text between a HuggingFace model's non-normalized added tokens, normalized (its NFC, as
+    tokenizers normalizes each such stretch on its own), then its normalized added tokens and the
+    pieces. Only a stretch holding a character at or above U+0300 (a lead byte of 0xCC or more)
+    is normalized, and only one that NFC changes is encoded from a copy, with the copy's offsets
+    mapped back to the text's (C: sink.h's nmap; here the sink writes the copy's byte offsets,
+    which sink.py's map_starts then maps and puts in the caller's unit)."""
+    n = to - frm
+    k = 0
+    while k < n and s[frm + k] < 0xCC:
+        k += 1
+    if k == n:
+        return pass1_or_ordinary(e, c, s, frm, to, pl)
+    cap = n * ST_NFC_MAX_EXPANSION
+    copy = np.zeros(cap + 16, np.uint8)  # the copy (+16 readable bytes past it)
+    nmap = np.zeros(cap, np.uint64)
+    m = nfc(s[frm:], n, copy, nmap, True, cap)
+    if m == n:
+        same = True
+        for q in range(n):
+            if copy[q] != s[frm + q]:
+                same = False
+                break
+        if same:  # NFC already
+            return pass1_or_ordinary(e, c, s, frm, to, pl)
+    o = c.o
+    n0 = o[O_N]
+    unit = o[O_UNIT]
+    o[O_UNIT] = ST_OFFSETS_BYTES
+    st = pass1_or_ordinary(e, c, copy, 0, m, pl)
+    o[O_UNIT] = unit
+    map_starts(o, c.starts, s, n0, frm, nmap)
+    return st
+
+
+@njit(cache=True, nogil=True)
+def encode_stretch0(e, c, s, frm, to, pl):
+    """encode_stretch of pass 0: the text between the strings of the first pass."""
+    if frm == to:
+        return ST_OK
+    if e.kind == ST__KIND_HF and (e.hf_flags & ST__HF_NFC):
+        return normalized_stretch(e, c, s, frm, to, pl)
+    return pass1_or_ordinary(e, c, s, frm, to, pl)
+
+
+@njit(cache=True, nogil=True)
+def special_pass0(e, c, s, frm, to, pl):
+    """special_pass with pass 0: the strings of pl.match cut s[frm .. to), and what lies between
+    goes to encode_stretch0."""
+    v = e.v
+    first = c.w.first
+    special_first_bytes(v, pl.match, first)
+    seg = frm
+    i = frm
+    while True:
+        i, tid, ml = special_next(v, pl, pl.match, first, s, i, to)
+        if tid == ST_NO_TOKEN:
+            break
+        st = encode_stretch0(e, c, s, seg, i, pl)
+        if st != ST_OK:
+            return st
+        flush_run(e, c, s)  # a run never crosses a special token
+        put(c.o, c.ids, c.starts, s, np.uint32(tid), i)
+        i += ml
+        seg = i
+    return encode_stretch0(e, c, s, seg, to, pl)
+
+
+@njit(cache=True, nogil=True)
+def encode_all(e, c, s, length, pl):
+    """The text: the strings of the first pass cut it (the allowed specials; a HuggingFace
+    model's added tokens), the second pass's and the pre-tokenizer split the rest; then the last
+    run (a run never crosses a special token or the end of the text). Not _nrt=False: a
+    normalized stretch allocates its copy, as C does."""
+    c.run.rs[0] = 0
+    if not pl.any_match:
+        st = encode_stretch0(e, c, s, 0, length, pl)
+    else:
+        st = special_pass0(e, c, s, 0, length, pl)
     if st == ST_OK:
         flush_run(e, c, s)
     return st
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True)
 def encode_many_kernel(e, c0, s, offsets, n_texts, pl, cap, counts):
     """st_encode_many's texts after the checks: each refused if it holds a disallowed string,
     else encoded into ids past the texts before it. (status (-1: text k holds a disallowed
@@ -484,6 +646,8 @@ def encode_piece_kernel(e, c, s, length):
         return encode_piece_ranks(e, c, s, 0, length, False, np.uint64(0), True)
     if e.kind == ST__KIND_RULES:
         return encode_piece_rules(e, c, s, 0, length)
+    if e.kind == ST__KIND_HF:
+        return encode_piece_hf(e, c, s, 0, length, False, np.uint64(0))
     return ST_ERR_INVALID_ARGUMENT
 
 
@@ -536,7 +700,15 @@ def _enc_of(enc, scratch, merge_only=False, supers=True):
             scratch.memo = new_memo()
         memo = scratch.memo
     has_sup = supers and enc.kind == ST__KIND_RULES and enc.supers.n > 0
-    return Enc(enc.kind, enc.vocab, enc.rules, enc.supers, has_sup, enc.pt, bt, memo), w
+    if enc.kind == ST__KIND_HF:  # merger_of: its own rules, and the ids they make
+        return Enc(enc.kind, enc.vocab, enc.hf.rules, enc.supers, False, enc.pt, bt, memo, enc.hf.made,
+                   int(enc.hf.flags)), w
+    return Enc(enc.kind, enc.vocab, enc.rules, enc.supers, has_sup, enc.pt, bt, memo, NO_MADE, 0), w
+
+
+def _string_flags(enc):
+    """A HuggingFace model's flags of its special strings (the policy's always/normalized rules)."""
+    return enc.hf.string_flags if enc.kind == ST__KIND_HF and enc.hf is not None else None
 
 
 def _host_array(a, dtype):
@@ -615,7 +787,7 @@ def st_encode(enc, text, length, specials, flags, ids, starts, cap, n_ids, err):
     if st != ST_OK:
         return st
     v = enc.vocab
-    st, pl = policy_resolve(v, specials, err)
+    st, pl = policy_resolve(v, specials, err, _string_flags(enc))
     if st == ST_OK:
         st = check_disallowed(v, pl, text, length, err)
     if st != ST_OK:
@@ -695,7 +867,7 @@ def st_encode_many(enc, texts, offsets, n_texts, specials, ids, cap, counts, n_i
                 break
         if pl is None:
             e = Err()
-            st, pl = policy_resolve(enc.vocab, specials, e)
+            st, pl = policy_resolve(enc.vocab, specials, e, _string_flags(enc))
             if st != ST_OK:
                 kf, pre = k, e
                 break

@@ -6,6 +6,15 @@ A sink is three arrays: ids (uint32), starts (uint64; length 0 for NULL) and its
 int64 array of SINK_FIELDS: O_CAP, O_N, O_UNIT (ST_OFFSETS_*), O_POS, O_UNITS, O_LAST (for code
 point and UTF-16 starts: text[0 .. pos) holds `units` units, and the last character that began
 there began at unit offset `last`). The text s is the call's (padded) byte array.
+
+sink.h's nmap/nbase (the encoder working on a normalized copy of text[nbase..), a HuggingFace
+model's NFC: put maps a byte of the copy to nbase + nmap[byte] of the text) are here a step after
+the stretch instead of a test in every put (put takes its text as an argument, and the kernels
+pass the copy): the stretch is encoded into the sink in bytes of the copy (O_UNIT set to
+ST_OFFSETS_BYTES), then map_starts puts each of its starts back in the text's offsets and the
+caller's unit. A start in the copy is first moved to its character's start, which nmap maps to
+the same place in the text as any byte of that character (NFC writes a character's bytes from
+one source), so the starts are C's.
 """
 import numpy as np
 from numba import njit
@@ -55,3 +64,15 @@ def put(o, ids, starts, s, tid, byte_start):
         if o[O_STARTS]:
             starts[n] = start_offset(o, s, byte_start)
     o[O_N] = n + 1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def map_starts(o, starts, s, n0, nbase, nmap):
+    """The starts written since the sink held n0 ids, byte offsets in a normalized copy of
+    s[nbase..) whose bytes came from nbase + nmap[byte], put in the text's offsets and the
+    sink's unit (the sink's O_UNIT restored by the caller first)."""
+    if not o[O_STARTS]:
+        return
+    end = o[O_N] if o[O_N] < o[O_CAP] else o[O_CAP]
+    for q in range(n0, end):
+        starts[q] = start_offset(o, s, nbase + np.int64(nmap[np.int64(starts[q])]))

@@ -21,12 +21,23 @@ from ..formats.vocab import vocab_span, vocab_special_string
 ST_SPECIAL_ALLOW_ALL, ST_SPECIAL_DISALLOW_REST, ST_SPECIAL_BY_STRING, ST_SPECIAL_BY_TEXT = 1, 2, 4, 8
 
 PL = namedtuple("PL", "allowed disallowed any_allowed any_disallowed strings ends first_disallowed end_disallowed "
-                      "n_unknown empty_unknown")
+                      "n_unknown empty_unknown match normalized any_match any_normalized")
+# match: the strings the first pass over the text matches (its earliest match, the longest at one
+# place, cuts the text; an allowed one gives its id, another stays text): the allowed ones, but
+# for a HuggingFace model every added token not `normalized`. normalized: a HuggingFace model's
+# added tokens matched by a second pass over the text between. Length 0 where C has NULL.
 
 _EMPTY_BITS = np.zeros(0, np.uint64)
 _EMPTY_STR = np.zeros(16, np.uint8)
 _EMPTY_ENDS = np.zeros(0, np.uint64)
-NO_POLICY = PL(_EMPTY_BITS, _EMPTY_BITS, 0, 0, _EMPTY_STR, _EMPTY_ENDS, 0, 0, 0, 0)
+NO_POLICY = PL(_EMPTY_BITS, _EMPTY_BITS, 0, 0, _EMPTY_STR, _EMPTY_ENDS, 0, 0, 0, 0, _EMPTY_BITS, _EMPTY_BITS, 0, 0)
+ST__ADDED_SPECIAL, ST__ADDED_NORMALIZED = 1, 2  # formats/tokenizer_json.h
+
+
+class _NoPolicy:
+    """special_policy.c's `none`: a policy of zeros (nothing allowed, nothing refused)."""
+    allowed = disallowed = strings = ends = None
+    n_allowed = n_disallowed = flags = 0
 
 
 # ---- the vocabulary's special strings: vocab.h's checked accessors (formats/vocab.py) ----
@@ -123,8 +134,34 @@ def _text_form_ok(sp):
     return sp.strings is not None or int(sp.ends[n - 1]) == 0
 
 
-def policy_resolve(v, sp, err):
-    """st__policy_resolve: (status, PL)."""
+def policy_resolve(v, sp, err, string_flags=None):
+    """st__policy_resolve: (status, PL). string_flags: a HuggingFace model's (enc.hf.string_flags:
+    ST__ADDED_* per special string), else None: its added tokens not special are always matched,
+    whatever the caller's policy (tokenizers' encode matches every added token; only the special
+    ones are the policy's to allow or refuse), and the `normalized` ones in a pass of their own."""
+    hf = string_flags is not None
+    st, pl = resolve_caller(v, _NoPolicy if hf and sp is None else sp, err)
+    if st != ST_OK or not hf or pl.allowed.shape[0] == 0:
+        return st, pl
+    n_str = n_strings(v)
+    words = (n_str + 63) // 64
+    allowed, disallowed = pl.allowed, pl.disallowed
+    normalized = np.zeros(words, np.uint64)
+    match = np.zeros(words, np.uint64)
+    for k in range(min(n_str, v.n_special)):
+        f = int(string_flags[k])
+        if not (f & ST__ADDED_SPECIAL):
+            _bit_put(allowed, k, True)
+            _bit_put(disallowed, k, False)
+        _bit_put(normalized if f & ST__ADDED_NORMALIZED else match, k, True)
+    any_disallowed = 1 if (pl.n_unknown > 0 or disallowed.any()) else 0
+    return ST_OK, pl._replace(any_allowed=1 if allowed.any() else 0, any_disallowed=any_disallowed,
+                              match=match, normalized=normalized, any_match=1 if match.any() else 0,
+                              any_normalized=1 if normalized.any() else 0)
+
+
+def resolve_caller(v, sp, err):
+    """The caller's policy (resolve_caller): (status, PL)."""
     if sp is None:
         return ST_OK, NO_POLICY
     flags = sp.flags
@@ -162,7 +199,7 @@ def policy_resolve(v, sp, err):
     words = (n_str + 63) // 64
     if not words:
         return ST_OK, PL(_EMPTY_BITS, _EMPTY_BITS, 0, any_disallowed, strings, ends, first_dis, end_dis, n_unknown,
-                         empty_unknown)
+                         empty_unknown, _EMPTY_BITS, _EMPTY_BITS, 0, 0)
     rest = (flags & ST_SPECIAL_DISALLOW_REST) and not allow_all
     allowed = np.full(words, 0xFFFFFFFFFFFFFFFF if allow_all else 0, np.uint64)
     if allow_all and (n_str & 63):
@@ -182,8 +219,9 @@ def policy_resolve(v, sp, err):
         _mark(v, sp.disallowed, sp.n_disallowed, by_string, disallowed, True, 2, None)
     any_allowed = 1 if allowed.any() else 0
     any_disallowed = 1 if (n_unknown > 0 or disallowed.any()) else 0
+    # the first pass matches the allowed strings (C copies them: here the one array, never changed)
     return ST_OK, PL(allowed, disallowed, any_allowed, any_disallowed, strings, ends, first_dis, end_dis, n_unknown,
-                     empty_unknown)
+                     empty_unknown, allowed, np.zeros(words, np.uint64), any_allowed, 0)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -314,8 +352,9 @@ def check_disallowed(v, pl, s, length, err):
 @njit(cache=True, nogil=True, _nrt=False)
 def special_at(v, allowed, s, i, length):
     """The allowed special string matching at s[i..], longest first: (id or ST_NO_TOKEN, its
-    length)."""
+    length, its string number)."""
     best = ST_NO_TOKEN
+    best_k = 0
     best_len = 0
     for k in range(v.n_special + v.n_extra):
         if not bit_get(allowed, k):
@@ -325,8 +364,15 @@ def special_at(v, allowed, s, i, length):
             continue
         if tl > best_len and tl <= length - i and _eq(s, i, v.bytes, a, tl):
             best = tid
+            best_k = k
             best_len = tl
-    return best, best_len
+    return best, best_len, best_k
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def special_allowed(pl, k):
+    """st__special_allowed: whether special string k is allowed by the policy."""
+    return pl.allowed.shape[0] > 0 and bit_get(pl.allowed, k) != 0
 
 
 @njit(cache=True, nogil=True, _nrt=False)

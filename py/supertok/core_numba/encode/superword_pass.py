@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .merge import merge_heap, MODE_SUPERS
+from .merge import merge_heap, MODE_SUPERS, NO_MADE
 from .sink import put
 from ..formats.vocab import supers_find
 
@@ -64,7 +64,7 @@ def run_flush(r, v, rules, sup, pairs, o, ids, starts, s):
                 put(o, ids, starts, s, tok[k], at[k])
         return
     m = merge_heap(MODE_SUPERS, v, rules, sup, pairs, s, 0, tok, n, r.out, r.start, r.heap, r.nxt, r.prv, r.rank,
-                   r.tk)
+                   r.tk, NO_MADE)
     for k in range(m):
         put(o, ids, starts, s, r.out[k], at[r.start[k]])
 

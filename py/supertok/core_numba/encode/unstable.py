@@ -14,7 +14,7 @@ from numba import njit
 
 from .. import export, lookup
 from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_BUFFER_TOO_SMALL, ST_UNIT_NONE, clear, fail)
-from .encoding import ST__KIND_RULES
+from .encoding import ST__KIND_RULES, ST__KIND_HF
 from .cut import special_string
 
 PHASE_TOKENS, PHASE_SPACE, PHASE_DONE = 0, 1, 2
@@ -304,6 +304,9 @@ def st_unstable_new(enc, alloc, out, err):
     if enc.kind == ST__KIND_RULES and enc.supers is not None and enc.supers.n:
         return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
                     "more text can change every supermerge of the last run of words")
+    if enc.kind == ST__KIND_HF:  # its rules need not follow the tokens' order, which the search assumes
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "encode_with_unstable is not available for an encoding from a tokenizer.json")
     u = Unstable()
     u.enc = enc
     u.phase = PHASE_DONE

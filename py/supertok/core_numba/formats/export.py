@@ -490,6 +490,9 @@ def st_encoding_export(enc, fmt, out, cap, out_len, err):
     if enc is None or out_len is None or (out is None and cap):
         return _set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "")
     out_len.v = 0
+    if enc.kind == 2:  # ST__KIND_HF: its ids are the file's: it is already in the format it came in
+        return _set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "an encoding from a tokenizer.json is not exported: use the file it came from")
     return export_write(export_source(enc), fmt, out, cap, out_len, err)
 
 
