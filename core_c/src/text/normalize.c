@@ -207,6 +207,18 @@ size_t st__nfc(const uint8_t *s, size_t len, uint8_t *out, size_t *map, size_t c
             p.pos += l;
             continue;
         }
+        /* The fast path of most other text (CJK, Cyrillic, ...): a starter that is its own
+         * decomposition, followed by the end or by a starter it does not compose with. */
+        if (p.sub == 0) {
+            nfc_pos q = p, nx;
+            uint32_t cp, cp2, d[4];
+            if (nfc_item(&c, q, &cp, &nx) == 0 && nfc_decompose(cp, d) == 1 &&
+                (nx.pos >= len || (nfc_item(&c, nx, &cp2, &q) == 0 && nfc_compose(cp, cp2) == 0))) {
+                nfc_put(&c, cp, i);
+                p = nx;
+                continue;
+            }
+        }
         /* A unit: it starts at a starter (which may be any item of a decomposition: U+0CCB is
          * three), or at the text's first mark. */
         nfc_pos q = p, nx;

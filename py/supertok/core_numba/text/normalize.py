@@ -282,6 +282,20 @@ def nfc(s, length, out, omap, has_map, cap):
                 c[C_N] = n + 1
             p += ln
             continue
+        # the fast path of most other text: a starter that is its own decomposition, followed by
+        # the end or by a starter it does not compose with
+        if psub == 0:
+            cp, cc, np_, ns = nfc_item(s, p, psub, d)
+            if cc == 0 and nfc_decompose(cp, d) == 1:
+                if np_ >= length:
+                    quick = True
+                else:
+                    cp2, cc2, _, _ = nfc_item(s, np_, ns, d)
+                    quick = cc2 == 0 and nfc_compose(cp, cp2) == 0
+                if quick:
+                    nfc_put(c, out, omap, has_map, cp, i)
+                    p = np_
+                    continue
         pos, sub = p, psub
         u[U_S] = 0
         u[U_HAS_S] = 0
