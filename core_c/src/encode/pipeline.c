@@ -222,7 +222,7 @@ static st_status encode_piece_rules(encoder *e, size_t a, size_t b) {
     uint64_t *scratch = (uint64_t *)(void *)mem;
     uint32_t *sym = (uint32_t *)(void *)(mem + msz), *off = sym + n, *tok = off + n, *start = tok + n;
     size_t ns = piece_symbols(v->alphabet, p, n, sym, off);
-    st__merger mg = {v, &e->enc->rules, NULL, NULL};
+    st__merger mg = {v, &e->enc->rules, NULL, NULL, NULL};
     size_t m = st__merge_heap(&mg, NULL, sym, ns, tok, start, scratch);
     st_status st = ST_OK;
     if (!e->run.sup || !piece_to_run(&e->run, e->o, e->enc, tok, m, a, &st))
@@ -553,7 +553,7 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
     if (st == ST_OK) st = st__check_disallowed(&enc->vocab, &pl, (const uint8_t *)text, len, err);
     if (st != ST_OK) { st__policy_free(&pl, &enc->alloc); return st; }
 
-    sink o = {ids, starts, cap, 0, flags, (const uint8_t *)text, 0, 0, 0};
+    sink o = {ids, starts, cap, 0, flags, (const uint8_t *)text, 0, 0, 0, NULL, 0};
     encoder e;
     st__memset(&e, 0, sizeof e);
     e.enc = enc;
@@ -591,7 +591,7 @@ st_status st_encode_piece(const st_encoding *enc, const uint8_t *bytes, size_t l
     /* one piece through the same merge (or backtracking) code as st_encode's pieces: no
      * pre-tokenizer, no special tokens, no piece cache (its entries are pretokens of UTF-8 text),
      * no superword pass (supermerges join pretokens, and this is one piece) */
-    sink o = {ids, NULL, cap, 0, ST_OFFSETS_BYTES, bytes, 0, 0, 0};
+    sink o = {ids, NULL, cap, 0, ST_OFFSETS_BYTES, bytes, 0, 0, 0, NULL, 0};
     encoder e;
     st__memset(&e, 0, sizeof e);
     e.enc = enc;

@@ -167,7 +167,7 @@ st_status st__run_flush(st__run *run, sink *o, const st_encoding *enc) {
     uint8_t *mem = n <= ST_RUN_STACK_HEAP ? (uint8_t *)stack : (uint8_t *)st__alloc(&enc->alloc, size);
     if (!mem) return ST_ERR_OUT_OF_MEMORY;
     uint32_t *out = (uint32_t *)(void *)(mem + msz), *start = out + n;
-    st__merger mg = {&enc->vocab, &sp->rules, NULL, sp};
+    st__merger mg = {&enc->vocab, &sp->rules, NULL, sp, NULL};
     size_t m = st__merge_heap(&mg, NULL, tok, n, out, start, mem);
     for (size_t k = 0; k < m; k++) put(o, out[k], at[start[k]]);
     if (mem != (uint8_t *)stack) st__free(&enc->alloc, mem, size);
