@@ -274,9 +274,25 @@ st_status st__hf_compact_read(const uint8_t *s, size_t n, const st_allocator *a,
         done[id] = 2;
         r.pos += l;
     }
+    /* a merge whose token has bytes already (spelled out, a byte, an earlier merge's) must make
+     * those bytes, as a tokenizer.json's merge makes the token its parts spell; the bytes compared
+     * are bounded as the bytes derived are */
+    uint64_t compared = 0;
     for (uint32_t k = 0; k < n_merges; k++) {
         uint32_t l = merges[3 * k], rr = merges[3 * k + 1], t = merges[3 * k + 2];
-        if (done[t] == 2) continue;
+        if (done[t] == 2) {
+            const uint8_t *tb = m->bytes + m->offsets[t];
+            compared += len[t];
+            if ((uint64_t)len[l] + len[rr] != len[t] || compared > derived_max ||
+                st__memcmp(tb, m->bytes + m->offsets[l], len[l]) || st__memcmp(tb + len[l], m->bytes + m->offsets[rr], len[rr])) {
+                st__free(a, scratch, len_size + off_size + kind_size + merge_size + added_size);
+                st__free(a, block, size);
+                st__memset(m, 0, sizeof *m);
+                return bad(err, 8, compared > derived_max ? "the merges' tokens hold more bytes than an image of this size may"
+                                                          : "a merge does not make its parts' bytes joined");
+            }
+            continue;
+        }
         st__memcpy(m->bytes + m->offsets[t], m->bytes + m->offsets[l], len[l]);
         st__memcpy(m->bytes + m->offsets[t] + len[l], m->bytes + m->offsets[rr], len[rr]);
         done[t] = 2;
