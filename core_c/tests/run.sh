@@ -1,13 +1,14 @@
 #!/bin/sh
 # Build and run the C core's tests (usable from any directory):
 #   1. compile every core source, and the tests, with -std=c11 -pedantic -Wall -Wextra -Werror;
-#   2. build test_core, stress, test_encode, test_vectors, test_decoder, test_model, test_export, test_threads and the fuzz harnesses'
+#   2. build test_core, stress, test_encode, test_vectors, test_decoder, test_model, test_tokenizer_json, test_export, test_threads and the fuzz harnesses'
 #      replay drivers with -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1 and run
 #      them (stress with a fixed seed and a moderate iteration count; test_encode with the shipped
 #      rank files in py/supertok/vocab, at the reduced sizes its header describes; test_vectors
 #      on every file of vectors/ the C API covers; test_decoder
 #      with the shipped rank files and the models in vectors/models;
-#      test_model on the model files in vectors/models; test_export with the shipped rank files).
+#      test_model on the model files in vectors/models; test_export with the shipped rank files;
+#      test_tokenizer_json on hand-written tokenizer.json files).
 #   stress, test_encode and test_train check that the core's work grows linearly by counting it,
 #   not by timing it: they link a copy of the core whose files using ST_COUNT (core_c/src/base/work_counter.h)
 #   are compiled with -DST_TEST_COUNTERS. Every other binary links the core as shipped.
@@ -79,7 +80,7 @@ CNT_SRCS=$(grep -l 'ST_COUNT\|ST_TEST_COUNTERS' $SRCS)
 for f in $CNT_SRCS; do
     $CC $WARN -O2 $INC -DST_TEST_COUNTERS -c "$f" -o "$build/warn_cnt_$(objname "$f").o"
 done
-for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors test_decoder test_model fuzz_model fuzz_tokenizer_json test_train fuzz_train fuzz_ube_stream fuzz_nfc test_export; do
+for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors test_decoder test_model fuzz_model test_tokenizer_json fuzz_tokenizer_json test_train fuzz_train fuzz_ube_stream fuzz_nfc test_export; do
     $CC $WARN -O2 $INC -DST_FUZZ_MAIN -DST_TEST_COUNTERS -c "$here/$t.c" -o "$build/warn_$t.o"
 done
 
@@ -110,6 +111,7 @@ $CC -std=c11 $SAN $INC "$here/test_decoder.c" $objs -o "$build/test_decoder"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_encode.c" $objs -o "$build/fuzz_encode_replay"
 $CC -std=c11 $SAN $INC "$here/test_model.c" $objs -o "$build/test_model"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_model.c" $objs -o "$build/fuzz_model_replay"
+$CC -std=c11 $SAN $INC "$here/test_tokenizer_json.c" $objs -o "$build/test_tokenizer_json"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_tokenizer_json.c" $objs -o "$build/fuzz_tokenizer_json_replay"
 $CC -std=c11 $SAN $INC "$here/test_export.c" $objs -o "$build/test_export"
 $CC -std=c11 $SAN $INC -DST_TEST_COUNTERS "$here/test_train.c" $cobjs -o "$build/test_train"
@@ -152,6 +154,9 @@ printf 'supertok-model 1\nname b\nkind rules\nalphabet bytes\npattern gpt2\nscri
 { printf 'supertok-model 1\nname c\nkind rules\nalphabet bytes\npattern gpt2\nscript-aware no\nmerges 400\n97 98\n'
   i=256; while [ $i -lt 655 ]; do printf '%d 99\n' $i; i=$((i + 1)); done; printf 'specials 0\nend\n'; } >"$build/model_seeds/chain"
 "$build/fuzz_model_replay" --mutate "${ST_MODEL_MUTATIONS:-20000}" 1 "$build"/model_seeds/*
+
+step "test_tokenizer_json (hand-written tokenizer.json files: ids against tokenizers', each refusal's field and offset)"
+"$build/test_tokenizer_json"
 
 step "tokenizer.json fuzz harness: vectors/tokenizer_json's models, hostile compact images, their images, then ${ST_TJSON_MUTATIONS:-20000} random damages"
 "$build/fuzz_tokenizer_json_replay" --mutate "${ST_TJSON_MUTATIONS:-20000}" 1 "$root"/vectors/tokenizer_json/*.json
