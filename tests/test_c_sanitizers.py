@@ -52,10 +52,11 @@ def test_c_core_under_sanitizers(tmp_path):
     out = proc.stdout
     assert proc.returncode == 0, "core_c/tests/run.sh failed (exit %d):\n%s" % (proc.returncode, out[-20000:])
     summaries = [line for line in out.splitlines() if re.fullmatch(r"\d+ passed, \d+ failed", line)]
-    # test_core, stress, test_encode, test_vectors, test_decoder, test_model, test_export, test_encode with backtracking
-    # on every piece, test_train, test_threads (and test_threads again under ThreadSanitizer where the compiler has it)
+    # test_core, stress, test_encode, test_vectors, test_decoder, test_model, test_tokenizer_json, test_export,
+    # test_encode with backtracking on every piece, test_train, test_threads (and test_threads again under
+    # ThreadSanitizer where the compiler has it)
     tsan = "test_threads under ThreadSanitizer" in out
-    assert len(summaries) == 10 + tsan, out[-5000:]
+    assert len(summaries) == 11 + tsan, out[-5000:]
     m = re.search(r"vectors/train: (\d+) of (\d+) cases reproduced", out)
     assert m and m.group(1) == m.group(2) and int(m.group(2)) > 0, "test_train: not every training vector reproduced"
     for line in summaries:

@@ -1,16 +1,19 @@
 #!/bin/sh
 # Build and run the C core's tests (usable from any directory):
 #   1. compile every core source, and the tests, with -std=c11 -pedantic -Wall -Wextra -Werror;
-#   2. build test_core, stress, test_encode, test_vectors, test_decoder, test_model, test_export, test_threads and the fuzz harnesses'
+#   2. build test_core, stress, test_encode, test_vectors, test_decoder, test_model, test_tokenizer_json, test_export, test_threads and the fuzz harnesses'
 #      replay drivers with -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1 and run
 #      them (stress with a fixed seed and a moderate iteration count; test_encode with the shipped
 #      rank files in py/supertok/vocab, at the reduced sizes its header describes; test_vectors
 #      on every file of vectors/ the C API covers; test_decoder
 #      with the shipped rank files and the models in vectors/models;
-#      test_model on the model files in vectors/models; test_export with the shipped rank files).
+#      test_model on the model files in vectors/models; test_export with the shipped rank files;
+#      test_tokenizer_json on hand-written tokenizer.json files).
 #   stress, test_encode and test_train check that the core's work grows linearly by counting it,
 #   not by timing it: they link a copy of the core whose files using ST_COUNT (core_c/src/base/work_counter.h)
 #   are compiled with -DST_TEST_COUNTERS. Every other binary links the core as shipped.
+#   The fuzz harnesses' replay drivers (fuzz_model, fuzz_tokenizer_json, ...) also run seeded random
+#   damages of their seeds (the *_MUTATIONS variables below).
 # Exits non-zero on the first failure.
 #
 # Environment:
@@ -20,12 +23,22 @@
 #   STRESS_SEED, STRESS_ITERS   stress arguments (default: 1, 1500)
 #   ST_FUZZ_SECONDS    if > 0 and clang has libFuzzer, also fuzz for that many seconds (the
 #                      pre-tokenizer harness, then each mode of the encoder harness, then the
-#                      model-file harness)
+#                      model-file harness, the tokenizer.json harness, ...)
 #   ST_TRAIN_SEEDS     random corpora test_train checks against its naive reference (default 300)
 #   ST_TRAIN_MUTATIONS random inputs fuzz_train's replay driver runs (default 1000)
 #   ST_MODEL_MUTATIONS random damages of the model seeds run by fuzz_model's replay driver
 #                      (default 20000; the libFuzzer-free fuzz; it also bounds the memory each
 #                      model takes by the file's size)
+#   ST_TJSON_MUTATIONS random damages run by fuzz_tokenizer_json's replay driver (default 20000,
+#                      about 10 s under the sanitizers): of the tokenizer.json models in
+#                      vectors/tokenizer_json, hostile compact images the driver builds and the
+#                      compact images of those that load (JSON-aware damages too: keys repeated,
+#                      types swapped, deep nesting, bad escapes; an allocation failed). It checks
+#                      the error contract, leaks, that loaded models round-trip a text and give
+#                      the same ids from their compact image, and bounds the memory held by
+#                      4 MiB + 96 a byte of the input (measured: 3.5 a byte of the open models'
+#                      files, 31 of their compact images, 60 of a hostile image at the limit
+#                      of the bytes its merges may derive)
 #   ST_UBE_STREAM_INPUTS random (partly damaged) stream states and symbols fed by
 #                      fuzz_ube_stream's random driver (default 100000)
 #   ST_NFC_INPUTS      random texts fuzz_nfc's random driver normalizes (default 20000)
@@ -68,7 +81,7 @@ CNT_SRCS=$(grep -l 'ST_COUNT\|ST_TEST_COUNTERS' $SRCS)
 for f in $CNT_SRCS; do
     $CC $WARN -O2 $INC -DST_TEST_COUNTERS -c "$f" -o "$build/warn_cnt_$(objname "$f").o"
 done
-for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors test_decoder test_model fuzz_model test_train fuzz_train fuzz_ube_stream fuzz_nfc test_export; do
+for t in test_core stress fuzz_pretokenize test_encode fuzz_encode test_threads test_vectors test_decoder test_model fuzz_model test_tokenizer_json fuzz_tokenizer_json test_train fuzz_train fuzz_ube_stream fuzz_nfc test_export; do
     $CC $WARN -O2 $INC -DST_FUZZ_MAIN -DST_TEST_COUNTERS -c "$here/$t.c" -o "$build/warn_$t.o"
 done
 
@@ -99,6 +112,8 @@ $CC -std=c11 $SAN $INC "$here/test_decoder.c" $objs -o "$build/test_decoder"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_encode.c" $objs -o "$build/fuzz_encode_replay"
 $CC -std=c11 $SAN $INC "$here/test_model.c" $objs -o "$build/test_model"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_model.c" $objs -o "$build/fuzz_model_replay"
+$CC -std=c11 $SAN $INC "$here/test_tokenizer_json.c" $objs -o "$build/test_tokenizer_json"
+$CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_tokenizer_json.c" $objs -o "$build/fuzz_tokenizer_json_replay"
 $CC -std=c11 $SAN $INC "$here/test_export.c" $objs -o "$build/test_export"
 $CC -std=c11 $SAN $INC -DST_TEST_COUNTERS "$here/test_train.c" $cobjs -o "$build/test_train"
 $CC -std=c11 $SAN $INC -DST_FUZZ_MAIN "$here/fuzz_train.c" $objs -o "$build/fuzz_train_replay"
@@ -140,6 +155,12 @@ printf 'supertok-model 1\nname b\nkind rules\nalphabet bytes\npattern gpt2\nscri
 { printf 'supertok-model 1\nname c\nkind rules\nalphabet bytes\npattern gpt2\nscript-aware no\nmerges 400\n97 98\n'
   i=256; while [ $i -lt 655 ]; do printf '%d 99\n' $i; i=$((i + 1)); done; printf 'specials 0\nend\n'; } >"$build/model_seeds/chain"
 "$build/fuzz_model_replay" --mutate "${ST_MODEL_MUTATIONS:-20000}" 1 "$build"/model_seeds/*
+
+step "test_tokenizer_json (hand-written tokenizer.json files: ids against tokenizers', each refusal's field and offset)"
+"$build/test_tokenizer_json"
+
+step "tokenizer.json fuzz harness: vectors/tokenizer_json's models, hostile compact images, their images, then ${ST_TJSON_MUTATIONS:-20000} random damages"
+"$build/fuzz_tokenizer_json_replay" --mutate "${ST_TJSON_MUTATIONS:-20000}" 1 "$root"/vectors/tokenizer_json/*.json
 
 step "test_train $root (counters; the trainer against a naive reference on ${ST_TRAIN_SEEDS:-300} random corpora; vectors/train)"
 "$build/test_train" "$root"
@@ -227,6 +248,12 @@ if [ "${ST_FUZZ_SECONDS:-0}" -gt 0 ]; then
         cp "$build"/model_seeds/* "$build/model_corpus/"
         (cd "$build" && ./fuzz_model -max_total_time="$ST_FUZZ_SECONDS" -max_len=8192 -dict="$here/fuzz_model.dict" \
             model_corpus)
+        step "libFuzzer, tokenizer.json harness, for ${ST_FUZZ_SECONDS} s"
+        clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $INC \
+            $SRCS "$here/fuzz_tokenizer_json.c" -o "$build/fuzz_tokenizer_json"
+        mkdir -p "$build/tjson_corpus"
+        cp "$root"/vectors/tokenizer_json/*.json "$build/tjson_corpus/"
+        (cd "$build" && ./fuzz_tokenizer_json -max_total_time="$ST_FUZZ_SECONDS" -max_len=65536 tjson_corpus)
         step "libFuzzer, UBE stream harness, for ${ST_FUZZ_SECONDS} s"
         clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $INC \
             $SRCS "$here/fuzz_ube_stream.c" -o "$build/fuzz_ube_stream"

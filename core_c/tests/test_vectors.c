@@ -18,6 +18,9 @@
 //   vectors/models/{encode,decode}.jsonl   ids and starts, replace/strict decoding and the
 //       streaming decoder for every model they name (merge rules and superword models), each
 //       loaded from vectors/models/<name>.stmodel
+//   vectors/tokenizer_json/cases.jsonl   ids with every added token matched and with the special
+//       ones as text, and the decode, for each model vectors/tokenizer_json/<model>.json (and its
+//       compact image, saved and loaded here)
 // Prints failures (at most a few per file), a line per file, then "N passed, M failed"
 // (tests/test_c_sanitizers.py reads it); exit 1 on any failure.
 //
@@ -83,6 +86,14 @@ static void tv_encoding_free(st_encoding *enc) { st_encoding_free(enc); }
 static st_status tv_encoding_new_model(const char *text, size_t len, st_encoding **out) {
     st_error e;
     return st_encoding_new_model(text, len, NULL, out, &e);
+}
+/* An encoding from a HuggingFace tokenizer.json (or its compact image), and the compact image of one. */
+static st_status tv_encoding_new_tokenizer_json(const char *bytes, size_t len, st_encoding **out, tv_err *err) {
+    return tv_done(err, st_encoding_new_tokenizer_json(bytes, len, NULL, out, &err->e));
+}
+static st_status tv_save_compact(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size) {
+    st_error e;
+    return st_encoding_save_compact(enc, out, cap, size, &e);
 }
 static size_t tv_n_special(const st_encoding *enc) { return st_encoding_n_special(enc); }
 static uint32_t tv_special_id(const st_encoding *enc, size_t k) { return st_encoding_special_id(enc, (uint32_t)k); }
@@ -985,6 +996,76 @@ static void run_models(void) {
     }
 }
 
+/* vectors/tokenizer_json/cases.jsonl: each model from vectors/tokenizer_json/<model>.json and from
+ * its compact image; ids with every added token matched (all specials allowed), ids with the
+ * special ones as text (no policy), and the decode (replace) of the first. */
+static void run_tokenizer_json(void) {
+    static const char *const F = "tokenizer_json/cases.jsonl";
+    vfile f;
+    g_shown = 0;
+    int before = g_fail, checked = 0;
+    if (!load_vfile(F, &f)) return;
+    char loaded[128] = "";
+    st_encoding *enc[2] = {NULL, NULL}; /* from the file, from its image */
+    for (size_t i = 0; i < f.n; i++) {
+        const jval *r = &f.rec[i], *model = jget(r, "model"), *text = jget(r, "text"), *decoded = jget(r, "decoded");
+        if (!is_str(model) || !is_str(text) || !is_str(decoded) || model->slen >= 64) { fail(F, i, "a malformed record"); continue; }
+        if (strcmp(loaded, model->s)) {
+            for (int k = 0; k < 2; k++) { if (enc[k]) tv_encoding_free(enc[k]); enc[k] = NULL; }
+            snprintf(loaded, sizeof loaded, "%s", model->s);
+            char path[4096];
+            snprintf(path, sizeof path, "%s/vectors/tokenizer_json/%s.json", g_root, model->s);
+            size_t len = 0;
+            char *d = read_file(path, &len);
+            tv_err err;
+            if (!d || tv_encoding_new_tokenizer_json(d, len, &enc[0], &err) != ST_OK) {
+                fail(F, i, "%s does not load", path);
+                free(d);
+                continue;
+            }
+            free(d);
+            size_t n = 0;
+            tv_save_compact(enc[0], NULL, 0, &n);
+            uint8_t *img = (uint8_t *)malloc(n ? n : 1);
+            if (tv_save_compact(enc[0], img, n, &n) != ST_OK || tv_encoding_new_tokenizer_json((const char *)img, n, &enc[1], &err) != ST_OK)
+                fail(F, i, "the compact image of %s does not load", model->s);
+            free(img);
+        }
+        for (int k = 0; k < 2; k++) {
+            if (!enc[k]) continue;
+            const char *how = k ? "its compact image" : "the file";
+            for (int as_text = 0; as_text < 2; as_text++) {
+                size_t nw = 0, n = 0;
+                int ok;
+                uint32_t *want = u32_array(jget(r, as_text ? "ids_specials_as_text" : "ids"), &nw, &ok);
+                uint32_t *ids = (uint32_t *)malloc((text->slen + 1) * sizeof *ids);
+                st_special_policy all = {NULL, 0, NULL, 0, ST_SPECIAL_ALLOW_ALL, NULL, NULL};
+                tv_err err;
+                st_status st = tv_encode(enc[k], text->s, text->slen, as_text ? NULL : &all, ids, NULL, text->slen + 1, &n, &err);
+                if (!ok || st != ST_OK || n != nw || memcmp(ids, want, n * sizeof *ids))
+                    fail(F, i, "%s, %s (%s): the ids differ (%s: %zu ids, want %zu)", model->s, how,
+                         as_text ? "special tokens as text" : "every added token matched", st_status_name(st), n, nw);
+                else g_pass++;
+                if (!as_text && st == ST_OK) {
+                    size_t dl = 0;
+                    uint8_t *out = (uint8_t *)malloc(4 * decoded->slen + 64);
+                    if (tv_decode_text(enc[k], want, nw, out, 4 * decoded->slen + 64, &dl, &err) != ST_OK ||
+                        dl != decoded->slen || memcmp(out, decoded->s, dl))
+                        fail(F, i, "%s, %s: the decode differs", model->s, how);
+                    else g_pass++;
+                    free(out);
+                }
+                free(ids);
+                free(want);
+            }
+        }
+        checked++;
+    }
+    for (int k = 0; k < 2; k++) if (enc[k]) tv_encoding_free(enc[k]);
+    printf("%s: %d records (each from the file and its compact image), %d failed checks\n", F, checked, g_fail - before);
+    free_vfile(&f);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) g_root = argv[1];
     printf("test_vectors: %s/vectors through the C API\n", g_root);
@@ -1005,6 +1086,7 @@ int main(int argc, char **argv) {
     run_ube_decode();
     run_ube_stream();
     run_models();
+    run_tokenizer_json();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

@@ -310,3 +310,32 @@ test("vectors/models/decode.jsonl", async () => {
   });
   report("vectors/models/decode.jsonl", failures, records.length);
 });
+
+// vectors/tokenizer_json: tiny HuggingFace models (one per pre-tokenizer, NFC, ignore_merges,
+// added tokens) and what tokenizers gives for each text; each model from its file and from its
+// compact image (saveCompact, loaded back by loadModel).
+test("vectors/tokenizer_json/cases.jsonl", async () => {
+  const { meta, records } = loadVectors("vectors/tokenizer_json/cases.jsonl");
+  assert.equal(meta.records, records.length);
+  const encs = new Map();
+  for (const name of meta.models) {
+    const enc = await st.fromTokenizerJson(readFileSync(`${ROOT}vectors/tokenizer_json/${name}.json`));
+    encs.set(name, [["file", enc], ["compact image", await st.loadModel(enc.saveCompact())]]);
+  }
+  const failures = [];
+  records.forEach((r, i) => {
+    const problems = [];
+    for (const [how, enc] of encs.get(r.model)) {
+      try {
+        const all = Array.from(enc.encode(r.text, { allowedSpecial: "all" }));
+        if (!same(r.ids, all)) problems.push(`${how}: ids ${diff(r.ids, all)}`);
+        const asText = Array.from(enc.encodeOrdinary(r.text));
+        if (!same(r.ids_specials_as_text, asText)) problems.push(`${how}: ids with specials as text ${diff(r.ids_specials_as_text, asText)}`);
+        const dec = enc.decode(r.ids);
+        if (dec !== r.decoded) problems.push(`${how}: decode ${short(dec, 40)}, expected ${short(r.decoded, 40)}`);
+      } catch (e) { problems.push(`${how}: raised ${e.message}`); }
+    }
+    if (problems.length) failures.push(`record ${i} (${r.model}, ${short(r.text, 40)}): ${problems.join("; ")}`);
+  });
+  report("vectors/tokenizer_json/cases.jsonl", failures, records.length);
+});

@@ -66,7 +66,10 @@ static st_status build_tables(st_encoding *enc, const st__hf_model *m, st_error 
         uint32_t l = m->merges[3 * k], r = m->merges[3 * k + 1];
         uint32_t earlier = st__rule_find(&hf->rules, l, r);
         if (earlier != ST_NO_TOKEN) {
-            st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, k, "model.merges[");
+            /* (a tokenizer.json's repeats are refused at their offset when read: only a compact
+             * image gets here, whose merges have no offset of their own: the report is in bytes,
+             * as every report of a malformed file, at 0) */
+            st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, 0, "model.merges[");
             st__error_append_u64(err, k);
             st__error_append(err, "]: the pair repeats merge ");
             st__error_append_u64(err, earlier);

@@ -122,6 +122,9 @@ static st_status bad(st_error *err, size_t at, const char *what) {
     return ST_ERR_MALFORMED_MODEL;
 }
 
+#define ST__STR_(x) #x
+#define ST__STR(x) ST__STR_(x)
+
 static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
 
 st_status st__hf_compact_read(const uint8_t *s, size_t n, const st_allocator *a, st__hf_model *m, st_error *err) {
@@ -186,13 +189,20 @@ st_status st__hf_compact_read(const uint8_t *s, size_t n, const st_allocator *a,
         len[id] = l;
         r.pos += l;
     }
+    /* the merges' tokens are not in the image: their bytes are bounded by its size (a merge takes 3
+     * bytes or more, and 30 merges that each join the last token to itself would make a gigabyte) */
+    uint64_t derived = 0, derived_max = (uint64_t)ST__HF_COMPACT_DERIVED_PER_BYTE * n + 65536;
     for (uint32_t k = 0; k < n_merges && st == ST_OK; k++) {
         uint32_t l = merges[3 * k], rr = merges[3 * k + 1], t = merges[3 * k + 2];
         if (kind[l] != ST__HF_TOKEN || kind[rr] != ST__HF_TOKEN) { st = bad(err, r.pos, "a merge's part has no bytes yet"); break; }
         if (!kind[t]) {
             kind[t] = ST__HF_TOKEN;
             len[t] = len[l] + len[rr];
-            if (len[t] < len[l] || len[t] > 0x7FFFFFFFu) { st = bad(err, r.pos, "a token too long"); break; }
+            derived += len[t];
+            if (len[t] < len[l] || len[t] > 0x7FFFFFFFu || derived > derived_max) {
+                st = bad(err, r.pos, "the merges' tokens hold more bytes than an image of this size may (" ST__STR(ST__HF_COMPACT_DERIVED_PER_BYTE) " a byte)");
+                break;
+            }
         }
     }
     text_at = r.pos;
@@ -264,9 +274,25 @@ st_status st__hf_compact_read(const uint8_t *s, size_t n, const st_allocator *a,
         done[id] = 2;
         r.pos += l;
     }
+    /* a merge whose token has bytes already (spelled out, a byte, an earlier merge's) must make
+     * those bytes, as a tokenizer.json's merge makes the token its parts spell; the bytes compared
+     * are bounded as the bytes derived are */
+    uint64_t compared = 0;
     for (uint32_t k = 0; k < n_merges; k++) {
         uint32_t l = merges[3 * k], rr = merges[3 * k + 1], t = merges[3 * k + 2];
-        if (done[t] == 2) continue;
+        if (done[t] == 2) {
+            const uint8_t *tb = m->bytes + m->offsets[t];
+            compared += len[t];
+            if ((uint64_t)len[l] + len[rr] != len[t] || compared > derived_max ||
+                st__memcmp(tb, m->bytes + m->offsets[l], len[l]) || st__memcmp(tb + len[l], m->bytes + m->offsets[rr], len[rr])) {
+                st__free(a, scratch, len_size + off_size + kind_size + merge_size + added_size);
+                st__free(a, block, size);
+                st__memset(m, 0, sizeof *m);
+                return bad(err, 8, compared > derived_max ? "the merges' tokens hold more bytes than an image of this size may"
+                                                          : "a merge does not make its parts' bytes joined");
+            }
+            continue;
+        }
         st__memcpy(m->bytes + m->offsets[t], m->bytes + m->offsets[l], len[l]);
         st__memcpy(m->bytes + m->offsets[t] + len[l], m->bytes + m->offsets[rr], len[rr]);
         done[t] = 2;

@@ -353,11 +353,39 @@ static st_status merge_part(reader *r, size_t at, size_t k, const uint8_t *p, si
     return ST_ERR_MALFORMED_MODEL;
 }
 
+/* A pair that repeats an earlier merge is refused at its offset (tokenizers would keep the later
+ * rank; the rule table keeps one): an open-addressing table of the pairs, merge k's offset in
+ * ats. */
+static st_status repeated_merges(reader *r, const size_t *ats) {
+    size_t n = r->merges.len / 12;
+    const uint32_t *tri = (const uint32_t *)(void *)r->merges.p;
+    size_t cap = 16;
+    while (cap < 2 * n) cap <<= 1;
+    uint64_t *slots = (uint64_t *)st__alloc(r->a, cap * 8);
+    if (!slots) return st__error_set(r->err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    st__memset(slots, 0, cap * 8);
+    st_status st = ST_OK;
+    for (size_t k = 0; k < n && st == ST_OK; k++) {
+        uint64_t key = ((uint64_t)tri[3 * k] << 21) | tri[3 * k + 1]; /* ids below 2^21 */
+        size_t x = (size_t)st__mix64(key) & (cap - 1);
+        while (slots[x] && (slots[x] >> 22) != key) x = (x + 1) & (cap - 1);
+        if (slots[x]) {
+            st__error_set(r->err, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, ats[k], "model.merges[");
+            st__error_append_u64(r->err, k);
+            st__error_append(r->err, "]: the pair repeats merge ");
+            st__error_append_u64(r->err, (slots[x] & 0x3FFFFF) - 1);
+            st = ST_ERR_MALFORMED_MODEL;
+        } else slots[x] = (key << 22) | (k + 1); /* k + 1 < 2^22 */
+    }
+    st__free(r->a, slots, cap * 8);
+    return st;
+}
+
 static st_status read_merges(reader *r) {
     size_t i = r->at_merges;
     st_status st = st__json_open(&r->j, &i, '[');
     if (st != ST_OK) return in_field(r, st, "model.merges");
-    buf scratch = {NULL, 0, 0};
+    buf scratch = {NULL, 0, 0}, ats = {NULL, 0, 0};
     const vocab_entry *e = (const vocab_entry *)(void *)r->entries.p;
     for (size_t k = 0;; k++) {
         int more;
@@ -407,9 +435,18 @@ static st_status read_merges(reader *r) {
         if (!buf_reserve(&r->merges, r->a, sizeof tri)) { st = st__error_set(r->err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL); break; }
         st__memcpy(r->merges.p + r->merges.len, tri, sizeof tri);
         r->merges.len += sizeof tri;
+        if (!buf_reserve(&ats, r->a, sizeof at)) { st = st__error_set(r->err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL); break; }
+        st__memcpy(ats.p + ats.len, &at, sizeof at);
+        ats.len += sizeof at;
     }
     buf_free(&scratch, r->a);
-    return st == ST_OK ? ST_OK : in_field(r, st, "model.merges");
+    if (st == ST_OK) {
+        st = repeated_merges(r, (const size_t *)(void *)ats.p);
+        buf_free(&ats, r->a);
+        return st;
+    }
+    buf_free(&ats, r->a);
+    return in_field(r, st, "model.merges");
 }
 
 static st_status read_added(reader *r) {

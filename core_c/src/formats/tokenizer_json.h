@@ -52,6 +52,12 @@ void st__hf_model_free(st__hf_model *m, const st_allocator *a);
 /* The compact image (hf_compact.c): whether s holds one; the image of m into dst[0..cap) (its
  * whole size returned; known: n_ids bytes of scratch); a model from an image (free it with
  * st__hf_model_free), every field checked. */
+/* The most bytes the tokens a compact image's merges make (not spelled in it) may hold, per byte of
+ * the image, beyond 64 KiB: the open models' images derive 1.2 a byte at most (Qwen 3: 0.98 MB of
+ * merged tokens from a 0.81 MB image); a chain of merges each a byte longer than the last would
+ * derive quadratically many. Each derived byte costs about 8 in the model and the encoding's
+ * tables (core_c/tests/fuzz_tokenizer_json.c measures it). */
+#define ST__HF_COMPACT_DERIVED_PER_BYTE 8
 int st__hf_compact_is(const uint8_t *s, size_t n);
 size_t st__hf_compact_write(const st__hf_model *m, uint8_t *dst, size_t cap, uint8_t *known);
 st_status st__hf_compact_read(const uint8_t *s, size_t n, const st_allocator *a, st__hf_model *m, st_error *err);
