@@ -30,7 +30,7 @@ EXPORTS = {}  # "st_name" -> the Python function implementing it
 MODULES = (
     "base.common", "text.utf8", "text.unicode", "text.pretokenize", "text.ube", "text.normalize",
     "formats.vocab", "formats.model", "formats.export",
-    "formats.json", "formats.tokenizer_json",
+    "formats.json", "formats.tokenizer_json", "formats.hf_compact",
     "encode.encoding", "encode.model_encoding", "encode.hf_encoding", "encode.pipeline", "encode.cut", "encode.decoder",
     "encode.unstable",
 )

@@ -65,11 +65,12 @@ def workload():
     hf.encode_batch(["hello", "he\u0301l <a>"], allowed_special="all")
     hf._encode_single_piece("hello")
     hf.decode(ids)
+    supertok.load_model(hf.save_compact()).encode("hello <a>")  # the compact image: its writer and reader
 
 
 def tiny_tokenizer_json():
     """A byte-level BPE tokenizer.json: every byte, two merges, the NFC normalizer, a special added
-    token and a normalized one."""
+    token and a normalized one (with lstrip and rstrip)."""
     import json
     from supertok.core_numba.formats.tokenizer_json import byte_level_char
 
@@ -77,7 +78,7 @@ def tiny_tokenizer_json():
     vocab.update({"he": 256, "hel": 257})
     added = [{"id": 258, "content": "<|s|>", "single_word": False, "lstrip": False, "rstrip": False,
               "normalized": False, "special": True},
-             {"id": 259, "content": "<a>", "single_word": False, "lstrip": False, "rstrip": False,
+             {"id": 259, "content": "<a>", "single_word": False, "lstrip": True, "rstrip": True,
               "normalized": True, "special": False}]
     return json.dumps({
         "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,

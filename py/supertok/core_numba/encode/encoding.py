@@ -202,6 +202,9 @@ def st_encoding_save_compact(enc, out, cap, size, err):
     clear(err)
     if enc is None or size is None or (out is None and cap):
         return fail(err, ST_ERR_INVALID_ARGUMENT)
+    if enc.kind == ST__KIND_HF:
+        from .hf_encoding import hf_save_compact
+        return hf_save_compact(enc, out, cap, size, err)
     if enc.kind != ST__KIND_RANKS or enc.vocab.alphabet != ST_ALPHABET_BYTES:
         return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "compact images hold rank vocabularies only")
     size.v = V.vocab_compact_size(enc.vocab)

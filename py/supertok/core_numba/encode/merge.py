@@ -9,7 +9,7 @@ Both pick the lowest rank and, among equal ranks, the leftmost pair (tiktoken's 
 A piece is the bytes p[a .. a + n) of a padded uint8 array (the text: ST_PAD readable bytes past
 any key, as the C copy gives). What "the rank of a pair" is depends on the mode (the C merger's
 fields): MODE_RANKS (a rank vocabulary: the id of the joined bytes, through the pair cache
-`pairs` when it has entries), MODE_RULES (st__rule_find), MODE_SUPERS (st__supers_find), MODE_HF
+`pairs` when it has entries), MODE_RULES (st__rule_find, through the pair cache too: rule_rank), MODE_SUPERS (st__supers_find), MODE_HF
 (a HuggingFace model's rules, st__rule_find: the rule of rank r makes id made[r], the merger's
 `made`; in the other modes rule r makes id r and made is unused).
 The pair cache is a flat uint32 array of 4 * 2**ST_PAIR_CACHE_BITS (left, right, rank, unused),
@@ -64,13 +64,31 @@ def join_rank(v, pairs, left, right, p, a, n):
     return r
 
 
+@njit(cache=True, nogil=True, _nrt=False)
+def rule_rank(rules, pairs, left, right):
+    """A rule's rank, through the pair cache when the call has one (a HuggingFace model's rule
+    table is megabytes: Llama 3's 280,147 merges take 4 MiB of slots, and the same pairs recur all
+    through a text)."""
+    if pairs.shape[0] == 0:
+        return np.uint32(rule_find(rules, left, right))
+    k = ((np.uint64(left) << _U32) | np.uint64(right)) * _FIB
+    s = np.int64(k >> _SH) * 4
+    if pairs[s] == left and pairs[s + 1] == right:
+        return pairs[s + 2]
+    r = np.uint32(rule_find(rules, left, right))
+    pairs[s] = left
+    pairs[s + 1] = right
+    pairs[s + 2] = r
+    return r
+
+
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def merge_pair_rank(mode, v, rules, sup, pairs, left, right, p, a, b):
     """st__merge_pair_rank: the parts [a, at) and [at, b) of p (offsets from p's index 0)."""
     if mode == MODE_SUPERS:
         return np.uint32(supers_find(sup, left, right))
     if mode == MODE_RULES or mode == MODE_HF:
-        return np.uint32(rule_find(rules, left, right))
+        return rule_rank(rules, pairs, left, right)
     return join_rank(v, pairs, left, right, p, a, b - a)
 
 

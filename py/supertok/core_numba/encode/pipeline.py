@@ -43,7 +43,9 @@ from .sink import put, new_sink, map_starts, O_N, O_CAP, O_UNIT, ST_OFFSETS_UTF1
 from .special_policy import policy_resolve, check_disallowed, check_disallowed_kernel, special_at, \
     special_first_bytes, special_allowed
 from ..text.normalize import nfc, ST_NFC_MAX_EXPANSION
-from ..formats.tokenizer_json import ST__HF_IGNORE_MERGES, ST__HF_NFC
+from ..formats.tokenizer_json import ST__HF_IGNORE_MERGES, ST__HF_NFC, ST__ADDED_LSTRIP, ST__ADDED_RSTRIP
+from ..text.unicode import ucd_class, ST_UCD_WHITE_SPACE
+from ..text.utf8 import utf8_decode
 from .superword_pass import run_put, run_flush, piece_to_run, new_run, NO_RUN
 
 ST_STACK_PIECE = 256
@@ -51,6 +53,7 @@ ST_PIECE_BATCH = 128
 BT_COST_PER_VOCAB_BYTE = 200
 ST_ALPHABET_BYTES, ST_ALPHABET_UBE = 0, 1
 NEED_TABLES = 1000  # a kernel's status: the backtracking tables are due (see tables_for)
+NO_SFLAGS = np.zeros(1, np.uint8)  # Enc.sflags of a handle not from a tokenizer.json
 
 _NO = np.uint32(ST_NO_TOKEN)
 _ID_MASK = np.uint32((1 << ST_CACHE_ID_BITS) - 1)
@@ -60,7 +63,7 @@ _ID_SHIFT = np.uint32(ST_CACHE_ID_BITS)
 # bt_debt, budget, all_bytes]; flags of the call: int64 [merge_only].
 Work = namedtuple("Work", "tok start rank10 heap nxt prv rank tk ends first sym off it lz opn first1")
 # The handle as the kernels see it, and a call's state (C: the encoder struct).
-Enc = namedtuple("Enc", "kind v rules sup has_sup pt bt memo made hf_flags")
+Enc = namedtuple("Enc", "kind v rules sup has_sup pt bt memo made hf_flags sflags")
 Call = namedtuple("Call", "w pairs pc run o ids starts report big")
 # A call's scratch for pieces past ST_STACK_PIECE bytes (C allocates it per piece; a kernel
 # without reference counting cannot): sized by the text, allocated per call (np.empty: pages
@@ -489,8 +492,31 @@ def special_next(v, pl, bits, first, s, i, to):
         if not special_allowed(pl, k):  # matched, but not allowed: text
             i += ml
             continue
-        return i, tid, ml
-    return to, ST_NO_TOKEN, 0
+        return i, tid, ml, k
+    return to, ST_NO_TOKEN, 0, 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def strip_spaces(s, flags, seg, to, start, stop):
+    """A HuggingFace added token with lstrip (rstrip) takes the whitespace (White_Space, Rust's
+    char::is_whitespace) before it back to the end of the previous match (after it, up to `to`):
+    tokenizers' AddedVocabulary::find_matches. [start, stop) is the match: (start, stop) widened."""
+    if flags & ST__ADDED_LSTRIP:
+        while start > seg:
+            p = start - 1
+            while p > seg and (s[p] & 0xC0) == 0x80:
+                p -= 1
+            cp, ln = utf8_decode(s, p)
+            if not (ucd_class(cp) & ST_UCD_WHITE_SPACE):
+                break
+            start = p
+    if flags & ST__ADDED_RSTRIP:
+        while stop < to:
+            cp, ln = utf8_decode(s, stop)
+            if not (ucd_class(cp) & ST_UCD_WHITE_SPACE) or ln > to - stop:
+                break
+            stop += ln
+    return start, stop
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -503,16 +529,19 @@ def special_pass1(e, c, s, frm, to, pl):
     seg = frm
     i = frm
     while True:
-        i, tid, ml = special_next(v, pl, pl.normalized, first, s, i, to)
+        i, tid, ml, k = special_next(v, pl, pl.normalized, first, s, i, to)
         if tid == ST_NO_TOKEN:
             break
-        if i > seg:
-            st = encode_ordinary(e, c, s, seg, i)
+        start, stop = i, i + ml
+        if e.kind == ST__KIND_HF:
+            start, stop = strip_spaces(s, e.sflags[k], seg, to, start, stop)
+        if start > seg:
+            st = encode_ordinary(e, c, s, seg, start)
             if st != ST_OK:
                 return st
         flush_run(e, c, s)  # a run never crosses a special token
-        put(c.o, c.ids, c.starts, s, np.uint32(tid), i)
-        i += ml
+        put(c.o, c.ids, c.starts, s, np.uint32(tid), start)
+        i = stop
         seg = i
     if to > seg:
         return encode_ordinary(e, c, s, seg, to)
@@ -582,15 +611,18 @@ def special_pass0(e, c, s, frm, to, pl):
     seg = frm
     i = frm
     while True:
-        i, tid, ml = special_next(v, pl, pl.match, first, s, i, to)
+        i, tid, ml, k = special_next(v, pl, pl.match, first, s, i, to)
         if tid == ST_NO_TOKEN:
             break
-        st = encode_stretch0(e, c, s, seg, i, pl)
+        start, stop = i, i + ml
+        if e.kind == ST__KIND_HF:
+            start, stop = strip_spaces(s, e.sflags[k], seg, to, start, stop)
+        st = encode_stretch0(e, c, s, seg, start, pl)
         if st != ST_OK:
             return st
         flush_run(e, c, s)  # a run never crosses a special token
-        put(c.o, c.ids, c.starts, s, np.uint32(tid), i)
-        i += ml
+        put(c.o, c.ids, c.starts, s, np.uint32(tid), start)
+        i = stop
         seg = i
     return encode_stretch0(e, c, s, seg, to, pl)
 
@@ -702,8 +734,8 @@ def _enc_of(enc, scratch, merge_only=False, supers=True):
     has_sup = supers and enc.kind == ST__KIND_RULES and enc.supers.n > 0
     if enc.kind == ST__KIND_HF:  # merger_of: its own rules, and the ids they make
         return Enc(enc.kind, enc.vocab, enc.hf.rules, enc.supers, False, enc.pt, bt, memo, enc.hf.made,
-                   int(enc.hf.flags)), w
-    return Enc(enc.kind, enc.vocab, enc.rules, enc.supers, has_sup, enc.pt, bt, memo, NO_MADE, 0), w
+                   int(enc.hf.flags), enc.hf.string_flags), w
+    return Enc(enc.kind, enc.vocab, enc.rules, enc.supers, has_sup, enc.pt, bt, memo, NO_MADE, 0, NO_SFLAGS), w
 
 
 def _string_flags(enc):
