@@ -13,6 +13,7 @@ from ..base.common import ST_OK, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE
 from ..text.pretokenize import (ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K, ST_PATTERN_SUPERBPE,
                                 ST_PATTERN_DEEPSEEK_V3)
 from .tokenizer_json import (HfModel, ST__HF_TOKEN, ST__HF_ADDED, ST__HF_MAX_IDS, ST__HF_IGNORE_MERGES, ST__HF_NFC,
+                             ST__HF_COMPACT_DERIVED_PER_BYTE,
                              ST__ADDED_SPECIAL, ST__ADDED_NORMALIZED, ST__ADDED_LSTRIP, ST__ADDED_RSTRIP)
 
 MAGIC = b"sthfvc\x00\x01"  # the last byte: version 1
@@ -138,7 +139,8 @@ MESSAGES = {
     C_CUT_TOKENS: "cut before the tokens",
     C_TOKEN: "a token is bad, repeated or cut",
     C_PART: "a merge's part has no bytes yet",
-    C_LONG: "a token too long",
+    C_LONG: "the merges' tokens hold more bytes than an image of this size may (%d a byte)"
+            % ST__HF_COMPACT_DERIVED_PER_BYTE,
     C_ADDED: "an added token is bad or cut",
     C_ADDED_ID: "an added token has the id of another token",
     C_AFTER: "bytes after the end",
@@ -261,6 +263,10 @@ def hf_compact_read_k(s, n):
             kind[tid] = ST__HF_TOKEN
             ln[tid] = l
             pos += l
+    # the merges' tokens are not in the image: their bytes are bounded by its size (a merge takes 3
+    # bytes or more, and 30 merges that each join the last token to itself would make a gigabyte)
+    derived = np.int64(0)
+    derived_max = np.int64(ST__HF_COMPACT_DERIVED_PER_BYTE) * np.int64(n) + 65536
     if code == C_OK:
         for k in range(n_merges):
             l, rr, t = merges[3 * k], merges[3 * k + 1], merges[3 * k + 2]
@@ -270,7 +276,9 @@ def hf_compact_read_k(s, n):
             if not kind[t]:
                 kind[t] = ST__HF_TOKEN
                 ln[t] = ln[l] + ln[rr]
-                if ln[t] > 0x7FFFFFFF:  # C: the uint32 sum wrapped or past 2^31 - 1
+                derived += ln[t]
+                # C: the uint32 sum wrapped or past 2^31 - 1, or past the image's bound
+                if ln[t] > 0x7FFFFFFF or derived > derived_max:
                     code, at = C_LONG, pos
                     break
     text_at = pos

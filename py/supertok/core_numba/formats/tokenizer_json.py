@@ -23,6 +23,12 @@ from .json import json_ws, json_next_k, json_colon_k, json_string_k, json_u32_k,
 # Added-token flags (tokenizers' AddedToken fields).
 ST__ADDED_SPECIAL, ST__ADDED_NORMALIZED, ST__ADDED_LSTRIP, ST__ADDED_RSTRIP, ST__ADDED_SINGLE_WORD = 1, 2, 4, 8, 16
 ST__HF_MAX_IDS = (1 << 21) - 1
+# The most bytes the tokens a compact image's merges make (not spelled in it) may hold, per byte of
+# the image, beyond 64 KiB: the open models' images derive 1.2 a byte at most (Qwen 3: 0.98 MB of
+# merged tokens from a 0.81 MB image); a chain of merges each a byte longer than the last would
+# derive quadratically many. Each derived byte costs about 8 in the model and the encoding's
+# tables (core_c/tests/fuzz_tokenizer_json.c measures it).
+ST__HF_COMPACT_DERIVED_PER_BYTE = 8
 ST__HF_IGNORE_MERGES, ST__HF_NFC = 1, 2
 ST__HF_GAP, ST__HF_TOKEN, ST__HF_ADDED = 0, 1, 2
 NOT_BYTE_LEVEL = 3
