@@ -125,7 +125,7 @@ def hf_compact_write_k(n_ids, offsets, byts, id_kind, n_merges, merges, n_added,
 # ---- reading ----
 
 C_OK, C_HEADER, C_PATTERN, C_FLAGS, C_LIMITS, C_LARGER, C_BYTE, C_MERGES_CUT, C_MERGE_RANGE, C_CUT_TOKENS, C_TOKEN, \
-    C_PART, C_LONG, C_ADDED, C_ADDED_ID, C_AFTER, C_4GB = range(17)
+    C_PART, C_LONG, C_ADDED, C_ADDED_ID, C_AFTER, C_4GB, C_COMPARED, C_JOINED = range(19)
 
 MESSAGES = {
     C_HEADER: "the header is cut",
@@ -145,6 +145,8 @@ MESSAGES = {
     C_ADDED_ID: "an added token has the id of another token",
     C_AFTER: "bytes after the end",
     C_4GB: "the tokens hold 4 GB or more",
+    C_COMPARED: "the merges' tokens hold more bytes than an image of this size may",
+    C_JOINED: "a merge does not make its parts' bytes joined",
 }
 
 @njit(cache=True, nogil=True)
@@ -342,9 +344,30 @@ def hf_compact_read_k(s, n):
             byts[a + q] = s[pos + q]
         done[tid] = 2
         pos += l
+    # a merge whose token has bytes already (spelled out, a byte, an earlier merge's) must make
+    # those bytes, as a tokenizer.json's merge makes the token its parts spell; the bytes compared
+    # are bounded as the bytes derived are
+    compared = np.int64(0)
     for k in range(n_merges):
         l, rr, t = merges[3 * k], merges[3 * k + 1], merges[3 * k + 2]
         if done[t] == 2:
+            compared += ln[t]
+            bad = ln[l] + ln[rr] != ln[t] or compared > derived_max
+            if not bad:
+                a = np.int64(offsets[t])
+                al = np.int64(offsets[l])
+                ar = np.int64(offsets[rr])
+                for q in range(ln[l]):
+                    if byts[a + q] != byts[al + q]:
+                        bad = True
+                        break
+                if not bad:
+                    for q in range(ln[rr]):
+                        if byts[a + ln[l] + q] != byts[ar + q]:
+                            bad = True
+                            break
+            if bad:
+                return _failed(C_COMPARED if compared > derived_max else C_JOINED, 8)
             continue
         a = np.int64(offsets[t])
         al = np.int64(offsets[l])
