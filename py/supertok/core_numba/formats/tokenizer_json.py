@@ -209,7 +209,29 @@ def read_vocab_k(s, n, i0):
     return V_OK, 0, 0, count, top, names, name_off, name_len, ids, ats
 
 
-M_OK, M_JSON, M_PAIR, M_SPACES, M_TOO_MANY, M_PART = 0, 1, 2, 3, 4, 5
+M_OK, M_JSON, M_PAIR, M_SPACES, M_TOO_MANY, M_PART, M_REPEAT = 0, 1, 2, 3, 4, 5, 6
+
+
+@njit(cache=True, nogil=True)
+def repeated_merges_k(merges, count, ats):
+    """repeated_merges: a pair that repeats an earlier merge is refused at its offset (tokenizers
+    would keep the later rank; the rule table keeps one): an open-addressing table of the pairs.
+    (the first merge k repeating one, the merge it repeats), or (-1, 0)."""
+    cap = 16
+    while cap < 2 * count:
+        cap <<= 1
+    slots = np.zeros(cap, np.uint64)
+    mask = np.uint64(cap - 1)
+    for k in range(count):
+        key = (np.uint64(merges[3 * k]) << np.uint64(21)) | np.uint64(merges[3 * k + 1])  # ids below 2^21
+        h = key * np.uint64(0x9E3779B97F4A7C15)
+        x = (h ^ (h >> np.uint64(29))) & mask
+        while slots[x] and (slots[x] >> np.uint64(22)) != key:
+            x = (x + np.uint64(1)) & mask
+        if slots[x]:
+            return k, np.int64(slots[x] & np.uint64(0x3FFFFF)) - 1
+        slots[x] = (key << np.uint64(22)) | np.uint64(k + 1)  # k + 1 < 2^22
+    return -1, 0
 
 
 @njit(cache=True, nogil=True)
@@ -218,6 +240,7 @@ def read_merges_k(s, n, i0, slots, mask, names, name_off, name_len, ids):
     (1 left, 2 right, 3 joined), part offset, part length)."""
     scratch = np.empty(2 * 65536 + 16, np.uint8)
     merges = np.empty(3 * 4096, np.uint32)
+    ats = np.empty(4096, np.int64)
     count = 0
     code, i = json_open_k(s, n, i0, 91)
     if code:
@@ -313,8 +336,16 @@ def read_merges_k(s, n, i0, slots, mask, names, name_off, name_len, ids):
         merges[3 * count] = ids[l]
         merges[3 * count + 1] = ids[r]
         merges[3 * count + 2] = ids[made]
+        if count + 1 > ats.shape[0]:
+            ats2 = np.empty(2 * ats.shape[0], np.int64)
+            ats2[:count] = ats[:count]
+            ats = ats2
+        ats[count] = at
         count += 1
         k += 1
+    rk, earlier = repeated_merges_k(merges, count, ats)
+    if rk >= 0:
+        return M_REPEAT, ats[rk], 0, rk, count, merges, scratch, earlier, 0, 0
     return M_OK, 0, 0, k, count, merges, scratch, 0, 0, 0
 
 
@@ -583,6 +614,10 @@ def read_merges(r):
     code, at, jc, k, count, merges, scratch, part, po, pl = read_merges_k(
         j.s, j.n, r.at["merges"], r.slots, r.mask, r.names, r.name_off, r.name_len, r.ids)
     at, k = int(at), int(k)
+    if code == M_REPEAT:  # refused at the merge's offset, as the C core: no field prefix
+        r.err.fail(ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, at, "model.merges[%d]: the pair repeats merge %d"
+                   % (k, int(part)))
+        return ST_ERR_MALFORMED_MODEL
     if code == M_JSON:
         J.json_error(j, at, MESSAGES[jc])
     elif code == M_PAIR:
