@@ -11,7 +11,7 @@ from numba import njit
 
 from .. import export
 from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_MALFORMED_MODEL, ST_ERR_BUFFER_TOO_SMALL,
-                           ST_UNIT_NONE, ST_UNIT_INDEX, ST_UNIT_BYTE, clear, fail)
+                           ST_UNIT_NONE, ST_UNIT_BYTE, clear, fail)
 from ..base.hash import mix64
 from ..formats import vocab as V
 from ..formats.base64 import base64_encode, base64_encoded_len

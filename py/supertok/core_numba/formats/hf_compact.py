@@ -139,8 +139,7 @@ MESSAGES = {
     C_CUT_TOKENS: "cut before the tokens",
     C_TOKEN: "a token is bad, repeated or cut",
     C_PART: "a merge's part has no bytes yet",
-    C_LONG: "the merges' tokens hold more bytes than an image of this size may (%d a byte)"
-            % ST__HF_COMPACT_DERIVED_PER_BYTE,
+    C_LONG: f"the merges' tokens hold more bytes than an image of this size may ({ST__HF_COMPACT_DERIVED_PER_BYTE} a byte)",
     C_ADDED: "an added token is bad or cut",
     C_ADDED_ID: "an added token has the id of another token",
     C_AFTER: "bytes after the end",

@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from ..base.common import ST_OK, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, Err, quoted
-from ..base.hash import hash_bytes
+from ..base.hash import hash_bytes, mix64
 from . import json as J
 from .json import json_ws, json_next_k, json_colon_k, json_string_k, json_u32_k, json_open_k, MESSAGES
 
@@ -224,8 +224,7 @@ def repeated_merges_k(merges, count, ats):
     mask = np.uint64(cap - 1)
     for k in range(count):
         key = (np.uint64(merges[3 * k]) << np.uint64(21)) | np.uint64(merges[3 * k + 1])  # ids below 2^21
-        h = key * np.uint64(0x9E3779B97F4A7C15)
-        x = (h ^ (h >> np.uint64(29))) & mask
+        x = mix64(key) & mask
         while slots[x] and (slots[x] >> np.uint64(22)) != key:
             x = (x + np.uint64(1)) & mask
         if slots[x]:
@@ -615,8 +614,7 @@ def read_merges(r):
         j.s, j.n, r.at["merges"], r.slots, r.mask, r.names, r.name_off, r.name_len, r.ids)
     at, k = int(at), int(k)
     if code == M_REPEAT:  # refused at the merge's offset, as the C core: no field prefix
-        r.err.fail(ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, at, "model.merges[%d]: the pair repeats merge %d"
-                   % (k, int(part)))
+        r.err.fail(ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, at, f"model.merges[{k}]: the pair repeats merge {int(part)}")
         return ST_ERR_MALFORMED_MODEL
     if code == M_JSON:
         J.json_error(j, at, MESSAGES[jc])
