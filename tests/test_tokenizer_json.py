@@ -371,6 +371,78 @@ def test_damaged_compact_images_are_refused_or_load(backend):
         enc.decode(enc.encode(SAMPLE[3], allowed_special="all"))  # a damaged image that loads still works
 
 
+def _leb(x):
+    o = bytearray()
+    while True:
+        b, x = x & 0x7F, x >> 7
+        o.append(b | (0x80 if x else 0))
+        if not x:
+            return bytes(o)
+
+
+def _image(n_ids, merges, added_id=0, spelled=()):
+    """A compact image as core_c/tests/fuzz_tokenizer_json.c's hostile() builds one (gpt2's pattern,
+    the bytes as ids 0..255; merges (left, right, made); spelled: (id, bytes) written out)."""
+    m = bytearray(b"sthfvc\x00\x01") + _leb(1) + _leb(0) + _leb(n_ids) + _leb(len(merges)) + _leb(1 if added_id else 0)
+    for b in range(256):
+        m += _leb(b)
+    prev = 0
+    for left, right, made in merges:
+        d = made - prev
+        m += _leb(left) + _leb(right) + _leb(d << 1 if d >= 0 else ((-d) << 1) - 1)
+        prev = made
+    m += _leb(len(spelled))
+    for tid, p in spelled:
+        m += _leb(tid) + _leb(len(p)) + p
+    if added_id:
+        m += _leb(added_id) + _leb(1) + _leb(5) + b"<|s|>"
+    return bytes(m)
+
+
+_DERIVED = "compact image: the merges' tokens hold more bytes than an image of this size may"
+_JOINED = "compact image: a merge does not make its parts' bytes joined"
+HOSTILE = [  # the C core's reports, every backend's (found by fuzz_tokenizer_json)
+    ("doubling", _image(256 + 30, [(97, 97, 256)] + [(255 + k, 255 + k, 256 + k) for k in range(1, 30)]), 548,
+     _DERIVED + " (8 a byte)"),
+    ("chain", _image(256 + 4000, [(97, 98, 256)] + [(255 + k, 99, 256 + k) for k in range(1, 4000)]), 16400,
+     _DERIVED + " (8 a byte)"),
+    ("made a byte", _image(260, [(97, 98, 256), (97, 98, 120)], 259), 8, _JOINED),
+    ("made twice", _image(260, [(97, 98, 256), (97, 99, 256)], 259), 8, _JOINED),
+    ("spelled otherwise", _image(260, [(97, 98, 256)], 259, [(256, b"ac")]), 8, _JOINED),
+    ("spelled longer", _image(260, [(97, 98, 256)], 259, [(256, b"abc")]), 8, _JOINED),
+    ("compared", _image(260, [(257, 97, 256)] * 200, 259, [(256, b"a" * 1000), (257, b"a" * 999)]), 8, _DERIVED),
+    ("repeated pair", _image(260, [(97, 98, 256), (97, 98, 256)], 259), 0, "model.merges[1]: the pair repeats merge 0"),
+    ("same bytes", _image(260, [(97, 98, 256), (97, 98, 257)], 259), 0,
+     'model.vocab: the tokens cannot be stored (token "ab" has rank 256 on an earlier line)'),
+]
+
+
+@pytest.mark.parametrize("name,data,offset,message", HOSTILE, ids=[h[0] for h in HOSTILE])
+def test_hostile_compact_images(backend, name, data, offset, message):
+    _interpreted(backend)
+    from supertok.encoding import _load_tokenizer_json
+    with pytest.raises(ModelError) as info:
+        _load_tokenizer_json(data, "model.stvc")
+    assert info.value.detail == f"{message} at byte {offset}" and info.value.offset == offset
+    assert supertok.load_model(_image(260, [(97, 98, 256)], 259, [(256, b"ab")])).encode("ab<|s|>", allowed_special="all") == [256, 259]
+
+
+def test_repeated_merge_refused_at_its_offset(backend):
+    _interpreted(backend)
+    d = _base()
+    ms = d["model"]["merges"]
+    ms.insert(3, ms[1])
+    d["model"]["merges"] = "@merges@"
+    head, tail = json.dumps(d).split('"@merges@"')
+    parts = [json.dumps(m) for m in ms]
+    data = (head + "[" + ", ".join(parts) + "]" + tail).encode("utf-8")
+    at = len(head) + 1 + sum(len(q) + 2 for q in parts[:3])  # merge 3's own offset (all ASCII: json.dumps escapes)
+    with pytest.raises(ModelError) as info:
+        supertok.load_model(data)
+    assert info.value.detail == f"model.merges[3]: the pair repeats merge 1 at byte {at}"
+    assert info.value.offset == at
+
+
 def test_command_line_compact(tmp_path):
     import subprocess
     import sys

@@ -11,7 +11,7 @@ from numba import njit
 
 from .. import export
 from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_MALFORMED_MODEL, ST_ERR_BUFFER_TOO_SMALL,
-                           ST_UNIT_NONE, ST_UNIT_INDEX, ST_UNIT_BYTE, clear, fail)
+                           ST_UNIT_NONE, ST_UNIT_BYTE, clear, fail)
 from ..base.hash import mix64
 from ..formats import vocab as V
 from ..formats.base64 import base64_encode, base64_encoded_len
@@ -95,7 +95,10 @@ def build_tables(enc, m, err):
     v = enc.vocab
     slots, mask, made, k, earlier = build_rules(m.merges, m.n_merges)
     if k >= 0:
-        return fail(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_INDEX, int(k),
+        # (a tokenizer.json's repeats are refused at their offset when read: only a compact image
+        # gets here, whose merges have no offset of their own: the report is in bytes, as every
+        # report of a malformed file, at 0)
+        return fail(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, 0,
                     "model.merges[%d]: the pair repeats merge %d" % (int(k), int(earlier)))
     sflags = np.zeros(v.n_special + 1, np.uint8)
     by_id = {}

@@ -13,6 +13,7 @@ from ..base.common import ST_OK, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE
 from ..text.pretokenize import (ST_PATTERN_GPT2, ST_PATTERN_CL100K, ST_PATTERN_O200K, ST_PATTERN_SUPERBPE,
                                 ST_PATTERN_DEEPSEEK_V3)
 from .tokenizer_json import (HfModel, ST__HF_TOKEN, ST__HF_ADDED, ST__HF_MAX_IDS, ST__HF_IGNORE_MERGES, ST__HF_NFC,
+                             ST__HF_COMPACT_DERIVED_PER_BYTE,
                              ST__ADDED_SPECIAL, ST__ADDED_NORMALIZED, ST__ADDED_LSTRIP, ST__ADDED_RSTRIP)
 
 MAGIC = b"sthfvc\x00\x01"  # the last byte: version 1
@@ -124,7 +125,7 @@ def hf_compact_write_k(n_ids, offsets, byts, id_kind, n_merges, merges, n_added,
 # ---- reading ----
 
 C_OK, C_HEADER, C_PATTERN, C_FLAGS, C_LIMITS, C_LARGER, C_BYTE, C_MERGES_CUT, C_MERGE_RANGE, C_CUT_TOKENS, C_TOKEN, \
-    C_PART, C_LONG, C_ADDED, C_ADDED_ID, C_AFTER, C_4GB = range(17)
+    C_PART, C_LONG, C_ADDED, C_ADDED_ID, C_AFTER, C_4GB, C_COMPARED, C_JOINED = range(19)
 
 MESSAGES = {
     C_HEADER: "the header is cut",
@@ -138,11 +139,13 @@ MESSAGES = {
     C_CUT_TOKENS: "cut before the tokens",
     C_TOKEN: "a token is bad, repeated or cut",
     C_PART: "a merge's part has no bytes yet",
-    C_LONG: "a token too long",
+    C_LONG: f"the merges' tokens hold more bytes than an image of this size may ({ST__HF_COMPACT_DERIVED_PER_BYTE} a byte)",
     C_ADDED: "an added token is bad or cut",
     C_ADDED_ID: "an added token has the id of another token",
     C_AFTER: "bytes after the end",
     C_4GB: "the tokens hold 4 GB or more",
+    C_COMPARED: "the merges' tokens hold more bytes than an image of this size may",
+    C_JOINED: "a merge does not make its parts' bytes joined",
 }
 
 @njit(cache=True, nogil=True)
@@ -261,6 +264,10 @@ def hf_compact_read_k(s, n):
             kind[tid] = ST__HF_TOKEN
             ln[tid] = l
             pos += l
+    # the merges' tokens are not in the image: their bytes are bounded by its size (a merge takes 3
+    # bytes or more, and 30 merges that each join the last token to itself would make a gigabyte)
+    derived = np.int64(0)
+    derived_max = np.int64(ST__HF_COMPACT_DERIVED_PER_BYTE) * np.int64(n) + 65536
     if code == C_OK:
         for k in range(n_merges):
             l, rr, t = merges[3 * k], merges[3 * k + 1], merges[3 * k + 2]
@@ -270,7 +277,9 @@ def hf_compact_read_k(s, n):
             if not kind[t]:
                 kind[t] = ST__HF_TOKEN
                 ln[t] = ln[l] + ln[rr]
-                if ln[t] > 0x7FFFFFFF:  # C: the uint32 sum wrapped or past 2^31 - 1
+                derived += ln[t]
+                # C: the uint32 sum wrapped or past 2^31 - 1, or past the image's bound
+                if ln[t] > 0x7FFFFFFF or derived > derived_max:
                     code, at = C_LONG, pos
                     break
     text_at = pos
@@ -334,9 +343,30 @@ def hf_compact_read_k(s, n):
             byts[a + q] = s[pos + q]
         done[tid] = 2
         pos += l
+    # a merge whose token has bytes already (spelled out, a byte, an earlier merge's) must make
+    # those bytes, as a tokenizer.json's merge makes the token its parts spell; the bytes compared
+    # are bounded as the bytes derived are
+    compared = np.int64(0)
     for k in range(n_merges):
         l, rr, t = merges[3 * k], merges[3 * k + 1], merges[3 * k + 2]
         if done[t] == 2:
+            compared += ln[t]
+            bad = ln[l] + ln[rr] != ln[t] or compared > derived_max
+            if not bad:
+                a = np.int64(offsets[t])
+                al = np.int64(offsets[l])
+                ar = np.int64(offsets[rr])
+                for q in range(ln[l]):
+                    if byts[a + q] != byts[al + q]:
+                        bad = True
+                        break
+                if not bad:
+                    for q in range(ln[rr]):
+                        if byts[a + ln[l] + q] != byts[ar + q]:
+                            bad = True
+                            break
+            if bad:
+                return _failed(C_COMPARED if compared > derived_max else C_JOINED, 8)
             continue
         a = np.int64(offsets[t])
         al = np.int64(offsets[l])

@@ -16,13 +16,19 @@ import numpy as np
 from numba import njit
 
 from ..base.common import ST_OK, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, Err, quoted
-from ..base.hash import hash_bytes
+from ..base.hash import hash_bytes, mix64
 from . import json as J
 from .json import json_ws, json_next_k, json_colon_k, json_string_k, json_u32_k, json_open_k, MESSAGES
 
 # Added-token flags (tokenizers' AddedToken fields).
 ST__ADDED_SPECIAL, ST__ADDED_NORMALIZED, ST__ADDED_LSTRIP, ST__ADDED_RSTRIP, ST__ADDED_SINGLE_WORD = 1, 2, 4, 8, 16
 ST__HF_MAX_IDS = (1 << 21) - 1
+# The most bytes the tokens a compact image's merges make (not spelled in it) may hold, per byte of
+# the image, beyond 64 KiB: the open models' images derive 1.2 a byte at most (Qwen 3: 0.98 MB of
+# merged tokens from a 0.81 MB image); a chain of merges each a byte longer than the last would
+# derive quadratically many. Each derived byte costs about 8 in the model and the encoding's
+# tables (core_c/tests/fuzz_tokenizer_json.c measures it).
+ST__HF_COMPACT_DERIVED_PER_BYTE = 8
 ST__HF_IGNORE_MERGES, ST__HF_NFC = 1, 2
 ST__HF_GAP, ST__HF_TOKEN, ST__HF_ADDED = 0, 1, 2
 NOT_BYTE_LEVEL = 3
@@ -203,7 +209,28 @@ def read_vocab_k(s, n, i0):
     return V_OK, 0, 0, count, top, names, name_off, name_len, ids, ats
 
 
-M_OK, M_JSON, M_PAIR, M_SPACES, M_TOO_MANY, M_PART = 0, 1, 2, 3, 4, 5
+M_OK, M_JSON, M_PAIR, M_SPACES, M_TOO_MANY, M_PART, M_REPEAT = 0, 1, 2, 3, 4, 5, 6
+
+
+@njit(cache=True, nogil=True)
+def repeated_merges_k(merges, count, ats):
+    """repeated_merges: a pair that repeats an earlier merge is refused at its offset (tokenizers
+    would keep the later rank; the rule table keeps one): an open-addressing table of the pairs.
+    (the first merge k repeating one, the merge it repeats), or (-1, 0)."""
+    cap = 16
+    while cap < 2 * count:
+        cap <<= 1
+    slots = np.zeros(cap, np.uint64)
+    mask = np.uint64(cap - 1)
+    for k in range(count):
+        key = (np.uint64(merges[3 * k]) << np.uint64(21)) | np.uint64(merges[3 * k + 1])  # ids below 2^21
+        x = mix64(key) & mask
+        while slots[x] and (slots[x] >> np.uint64(22)) != key:
+            x = (x + np.uint64(1)) & mask
+        if slots[x]:
+            return k, np.int64(slots[x] & np.uint64(0x3FFFFF)) - 1
+        slots[x] = (key << np.uint64(22)) | np.uint64(k + 1)  # k + 1 < 2^22
+    return -1, 0
 
 
 @njit(cache=True, nogil=True)
@@ -212,6 +239,7 @@ def read_merges_k(s, n, i0, slots, mask, names, name_off, name_len, ids):
     (1 left, 2 right, 3 joined), part offset, part length)."""
     scratch = np.empty(2 * 65536 + 16, np.uint8)
     merges = np.empty(3 * 4096, np.uint32)
+    ats = np.empty(4096, np.int64)
     count = 0
     code, i = json_open_k(s, n, i0, 91)
     if code:
@@ -307,8 +335,16 @@ def read_merges_k(s, n, i0, slots, mask, names, name_off, name_len, ids):
         merges[3 * count] = ids[l]
         merges[3 * count + 1] = ids[r]
         merges[3 * count + 2] = ids[made]
+        if count + 1 > ats.shape[0]:
+            ats2 = np.empty(2 * ats.shape[0], np.int64)
+            ats2[:count] = ats[:count]
+            ats = ats2
+        ats[count] = at
         count += 1
         k += 1
+    rk, earlier = repeated_merges_k(merges, count, ats)
+    if rk >= 0:
+        return M_REPEAT, ats[rk], 0, rk, count, merges, scratch, earlier, 0, 0
     return M_OK, 0, 0, k, count, merges, scratch, 0, 0, 0
 
 
@@ -577,6 +613,9 @@ def read_merges(r):
     code, at, jc, k, count, merges, scratch, part, po, pl = read_merges_k(
         j.s, j.n, r.at["merges"], r.slots, r.mask, r.names, r.name_off, r.name_len, r.ids)
     at, k = int(at), int(k)
+    if code == M_REPEAT:  # refused at the merge's offset, as the C core: no field prefix
+        r.err.fail(ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, at, f"model.merges[{k}]: the pair repeats merge {int(part)}")
+        return ST_ERR_MALFORMED_MODEL
     if code == M_JSON:
         J.json_error(j, at, MESSAGES[jc])
     elif code == M_PAIR:
