@@ -29,6 +29,8 @@ PYWASM_SKIP = "pywasm interprets ~0.2M instructions/s: large inputs run on nativ
 def _skip_pywasm(backend):
     if backend == "pywasm":
         pytest.skip(PYWASM_SKIP)
+    if backend == "numba":  # its NFC kernels held a CI worker for minutes on these inputs
+        pytest.skip("the numba backend: the every-scalar NFC checks run on native and wasmtime")
 
 
 def check_map(data, out, offs):
@@ -102,7 +104,7 @@ def test_random_sequences(backend):
     marks, bases = _marks_and_bases()
     rng = random.Random(7)
     texts = []
-    count = 300 if backend == "pywasm" else 20000
+    count = 300 if backend in ("pywasm", "numba") else 20000  # numba: see _exhaustive
     for _ in range(count):
         texts.append("".join(rng.choice(marks) if rng.random() < 0.55 else rng.choice(bases)
                              for _ in range(rng.randint(1, 14))))
