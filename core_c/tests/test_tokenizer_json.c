@@ -9,7 +9,7 @@
 //   ignore_merges, with every added token matched and with the special one as text (the ids below:
 //   core_c/tests/tokenizer_json_ids.py, which builds the same files, prints them);
 // - each refusal names its field and byte offset: model.type, dropout, an unknown Split regex,
-//   lstrip, a missing byte, an unknown merge part, a repeated merge, truncation, decoder none, an
+//   single_word, a missing byte, an unknown merge part, a repeated merge, truncation, decoder none, an
 //   unknown top-level field, and the JSON errors (a lone surrogate escape, a raw control
 //   character, invalid UTF-8, nesting past 512, text after the end).
 #include <stdint.h>
@@ -182,7 +182,7 @@ static const bad BAD[] = {
      "\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":\"Split\",\"pattern\":{\"Regex\":\"\\\\w+|\\\\s+\"},"
      "\"behavior\":\"Isolated\",\"invert\":false},{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"trim_offsets\":true,\"use_regex\":false}]}",
      "is not one the core implements (Llama 3's, Qwen 2's, DeepSeek V3's)", "{\"type\":\"Split\"", 0},
-    {"lstrip", "\"lstrip\":false", "\"lstrip\":true", "sets lstrip", "{\"id\":262", 0},
+    {"single_word", "\"single_word\":false", "\"single_word\":true", "sets single_word", "{\"id\":262", 0},
     {"missing byte", "\"q\":113,", "", "byte 113 has no token", "{\"\xc4\x80\"", 0},
     {"unknown merge part", "[\"a\",\"b\"]", "[\"zz\",\"b\"]", "model.merges[0]: the left part \"zz\" is not in the vocabulary", "[\"zz\"", 0},
     {"repeated merge", "[\"h\",\"e\"]", "[\"a\",\"b\"]", "model.merges[3]: the pair repeats merge 0", "[\"a\",\"b\"],[\"\xc4\xa0t\"", 0},
