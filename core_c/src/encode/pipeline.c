@@ -497,12 +497,16 @@ static st_status special_pass(encoder *e, size_t from, size_t to, const st__poli
  * pieces. Most text is NFC already: only a stretch holding a character at or above U+0300 (a lead
  * byte of 0xCC or more) is normalized, and only one that NFC changes is encoded from a copy, with
  * the copy's offsets mapped back to the text's (sink.h: nmap). */
+/* A stretch past normalization: the normalized added tokens' pass, or the pieces. */
+static st_status normalized_rest(encoder *e, size_t from, size_t to, const st__policy *pl, st_error *err) {
+    return pl->any_normalized ? special_pass(e, from, to, pl, pl->normalized, 1, err) : encode_ordinary(e, from, to, err);
+}
+
 static st_status normalized_stretch(encoder *e, size_t from, size_t to, const st__policy *pl, st_error *err) {
     const uint8_t *s = e->text + from;
     size_t n = to - from, k = 0;
     while (k < n && s[k] < 0xCC) k++;
-    if (k == n) return pl->any_normalized ? special_pass(e, from, to, pl, pl->normalized, 1, err)
-                                          : encode_ordinary(e, from, to, err);
+    if (k == n) return normalized_rest(e, from, to, pl, err);
     size_t cap = n * ST__NFC_MAX_EXPANSION;
     if (cap / ST__NFC_MAX_EXPANSION != n || cap > ((size_t)-1 - 16) / (1 + sizeof(size_t))) return ST_ERR_OUT_OF_MEMORY;
     size_t size = cap + 16 + cap * sizeof(size_t); /* the copy (+16 readable bytes past it), its map */
@@ -515,8 +519,7 @@ static st_status normalized_stretch(encoder *e, size_t from, size_t to, const st
     st_status st;
     if (m == n && st__memcmp(copy, s, n) == 0) { /* NFC already */
         st__free(&e->enc->alloc, mem, size);
-        return pl->any_normalized ? special_pass(e, from, to, pl, pl->normalized, 1, err)
-                                  : encode_ordinary(e, from, to, err);
+        return normalized_rest(e, from, to, pl, err);
     }
     st__memset(copy + m, 0, 16);
     const uint8_t *text = e->text;
@@ -525,7 +528,7 @@ static st_status normalized_stretch(encoder *e, size_t from, size_t to, const st
     e->text_len = m;
     e->o->nmap = map;
     e->o->nbase = from;
-    st = pl->any_normalized ? special_pass(e, 0, m, pl, pl->normalized, 1, err) : encode_ordinary(e, 0, m, err);
+    st = normalized_rest(e, 0, m, pl, err);
     e->text = text;
     e->text_len = text_len;
     e->o->nmap = old_map;
@@ -538,8 +541,7 @@ static st_status encode_stretch(encoder *e, size_t from, size_t to, const st__po
     if (from == to) return ST_OK;
     if (pass == 0 && e->enc->kind == ST__KIND_HF && (e->enc->hf.flags & ST__HF_NFC))
         return normalized_stretch(e, from, to, pl, err);
-    if (pass == 0 && pl->any_normalized) return special_pass(e, from, to, pl, pl->normalized, 1, err);
-    return encode_ordinary(e, from, to, err);
+    return pass == 0 ? normalized_rest(e, from, to, pl, err) : encode_ordinary(e, from, to, err);
 }
 
 static st_status encode_all(encoder *e, size_t len, const st__policy *pl, st_error *err) {
