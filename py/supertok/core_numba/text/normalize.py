@@ -294,7 +294,7 @@ def nfc(s, length, out, omap, has_map, cap):
                     quick = cc2 == 0 and nfc_compose(cp, cp2) == 0
                 if quick:
                     nfc_put(c, out, omap, has_map, cp, i)
-                    p = np_
+                    p, psub = np_, ns  # ns: the character's next item when it decomposes
                     continue
         pos, sub = p, psub
         u[U_S] = 0
