@@ -64,6 +64,7 @@ from ..formats import model as FM
 U64 = np.uint64
 _kernel = njit(cache=True, nogil=True, _nrt=False)  # allocates nothing: no reference counting
 _jit = njit(cache=True, nogil=True)
+_inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
 
 # ---- constants (supertok.h) -----------------------------------------------------------------
 ST_TRAIN_PAPER, ST_TRAIN_HF = 0, 1
@@ -94,8 +95,8 @@ ST__DELTAS = 32
  HF_VOCAB, SPECIALS_SET, REUSED, STEP_NO, OOM, N_MERGES, PHASE, ALGORITHM, NGRAM_SPLIT, STEPPED, N_WORDS,
  N_PAIRS, PMASK, HEAP_N, N_TOUCHED, LOG_N, N_DELTAS, SKIP_KEY, SEQ_LEN, N_STRS, STR_MASK, MADE, NEXT_MERGE,
  N_SUPER, N_WAIT, EXTEND, MAX_WORDS, COLON_SPACE, N_BLOCKED, N_SEEDS, STEPS, SUPERMERGES_ARG, N_CANDIDATES,
- NGRAM_CMIN, NGRAM_MAX_LEN, PASS_DOCUMENTS, PASS_BYTES) = range(49)
-N_SCALARS = 49
+ NGRAM_CMIN, NGRAM_MAX_LEN, PASS_DOCUMENTS, PASS_BYTES, MAX_TOK_LEN) = range(50)
+N_SCALARS = 50
 
 # the columns of P (st__pair but its count, which is PC)
 P_LEFT, P_RIGHT, P_HEAD, P_TAIL, P_N, P_STAMP, P_BLOCKED = range(7)
@@ -286,7 +287,7 @@ def pair_rehash(P, n_pairs, nslots):
     return pk, pv
 
 
-@_kernel
+@_inline
 def pair_get(S, T, key):
     """The pair (key), made if new (the caller made room: see reserve)."""
     mask = S[PMASK]
@@ -322,7 +323,7 @@ def pair_free_words(P, pi):
     P[pi, P_N] = 0
 
 
-@_kernel
+@_inline
 def apply_delta(S, W, T, key, d, w):
     """Apply d occurrences of pair key in word w (count wcount[w])."""
     pi = pair_get(S, T, key)
@@ -351,7 +352,7 @@ def apply_delta(S, W, T, key, d, w):
             S[N_TOUCHED] += 1
 
 
-@_kernel
+@_inline
 def delta(S, W, T, X, x, y, d, w):
     """A pending delta of word w: equal pairs are summed first, so a pair that a merge leaves as
     it was costs no table update."""
@@ -372,7 +373,7 @@ def delta(S, W, T, X, x, y, d, w):
     S[N_DELTAS] = n + 1
 
 
-@_kernel
+@_inline
 def flush_deltas(S, W, T, X, w):
     for i in range(S[N_DELTAS]):
         if X.dval[i]:
@@ -380,7 +381,7 @@ def flush_deltas(S, W, T, X, w):
     S[N_DELTAS] = 0
 
 
-@_kernel
+@_inline
 def contributions(S, W, T, X, s, off, a, b, sign, w):
     """The pair contributions of s[off + a .. off + b), whose edges are between unequal symbols or
     at the word's ends, times sign."""
@@ -401,7 +402,7 @@ def contributions(S, W, T, X, s, off, a, b, sign, w):
         i = j
 
 
-@_kernel
+@_inline
 def window_start(mode, s, off, i, stop):
     """window_start of trainer.c (read its comment: exact when above stop)."""
     a = i - 1 if i else np.int64(0)
@@ -411,7 +412,7 @@ def window_start(mode, s, off, i, stop):
     return a
 
 
-@_kernel
+@_inline
 def window_end(mode, s, off, L, i, known):
     b = i + 2
     if b < L:
@@ -518,13 +519,13 @@ def reserve(S, T, B):
 @_jit
 def compact_log(S, T):
     """The word lists copied chain by chain into a fresh log (the dropped chains left out), of the
-    same size when they fill at most half of it, else of twice the size."""
+    same size when they fill at most a quarter of it, else doubled until they do."""
     P = T.P
     live = 0
     for i in range(S[N_PAIRS]):
         live += np.int64(P[i, P_N])
     cap = T.lw.shape[0]
-    if 2 * live > cap:
+    while 4 * live > cap:  # the next compaction after at least half the log's appends
         cap *= 2
     lw = np.empty(cap, np.uint32)
     ln = np.empty(cap, np.uint32)
@@ -545,43 +546,73 @@ def compact_log(S, T):
     return PairTables(P, T.PC, T.pk, T.pv, lw, ln, T.touched)
 
 
-@_jit
-def apply_pair(S, W, X, T, H, K, pi, nt):
-    """Replace pair pi by token nt in the words listed for it (the list is stable: only pairs
-    holding nt gain words), then queue the pairs that gained occurrences."""
-    if S[LOG_N] * 4 > T.lw.shape[0] * 3:
-        T = compact_log(S, T)
-    x = np.int64(T.P[pi, P_LEFT])
-    y = np.int64(T.P[pi, P_RIGHT])
+@_kernel
+def merge_words(S, W, X, T, e, x, y, nt):
+    """apply_pair's walk over the pair's word list from entry e: each word not visited yet in this
+    step merged. Returns NIL at the end, or the entry of a word whose merge needs more room than
+    the pair tables have (not merged yet: the caller makes room and calls again from there)."""
+    lw = T.lw
+    ln = T.ln
+    wstamp = W.wstamp
+    wlen = W.wlen
+    step = S[STEP_NO]
+    while e != NIL:
+        w = np.int64(lw[e])
+        if wstamp[w] != step:
+            if needs_room(S, T, 2 * np.int64(wlen[w]) + 2):
+                return e
+            wstamp[w] = step
+            merge_word(S, W, T, X, w, x, y, nt)
+        e = np.int64(ln[e])
+    return e
+
+
+@_kernel
+def apply_begin(S, T, pi):
+    """apply_pair's start: a new step, the merged pair's key skipped; the head of its word list."""
     S[STEP_NO] += 1
     S[N_TOUCHED] = 0
-    S[SKIP_KEY] = (x << 32) | y
-    step = S[STEP_NO]
-    e = T.P[pi, P_HEAD]
-    while e != NIL:
-        w = np.int64(T.lw[e])
-        if W.wstamp[w] != step:
-            W.wstamp[w] = step
-            B = 2 * np.int64(W.wlen[w]) + 2
-            if needs_room(S, T, B):
-                T = reserve(S, T, B)
-            merge_word(S, W, T, X, w, x, y, nt)
-        e = T.ln[e]
+    S[SKIP_KEY] = (np.int64(T.P[pi, P_LEFT]) << 32) | np.int64(T.P[pi, P_RIGHT])
+    return np.int64(T.P[pi, P_HEAD])
+
+
+@_kernel
+def apply_end(S, T, pi):
+    """apply_pair's end, before the touched pairs are queued: the merged pair is gone. Returns the
+    heap size those pushes need."""
     S[SKIP_KEY] = -1
     T.PC[pi] = 0
     pair_free_words(T.P, pi)
-    need = S[HEAP_N] + S[N_TOUCHED]
-    hc, hp = H.hc, H.hp
-    if need > hc.shape[0]:
-        hc = grow(hc, need)
-        hp = grow(hp, hc.shape[0])
-        H = Heap(hc, hp)
+    return S[HEAP_N] + S[N_TOUCHED]
+
+
+@_kernel
+def push_touched(S, T, H, K):
+    """Queue the pairs that gained occurrences (the heap has room)."""
     P = T.P
     for k in range(S[N_TOUCHED]):
         q = np.int64(T.touched[k])
         if T.PC[q] > 0 and not P[q, P_BLOCKED]:
             heap_push(S, H, q, T.PC[q], P, K)
-    return T, H
+
+
+@_jit
+def grow_heap(H, need):
+    hc = grow(H.hc, need)
+    return Heap(hc, grow(H.hp, hc.shape[0]))
+
+
+@_kernel
+def count_words(S, W, T, X, w):
+    """init_pairs' count of the pairs of words w, w + 1, ...: returns the number of words, or the
+    first word whose pairs need more room than the pair tables have (not counted yet)."""
+    while w < S[N_WORDS]:
+        if needs_room(S, T, 2 * np.int64(W.wlen[w]) + 2):
+            return w
+        contributions(S, W, T, X, W.sym, W.woff[w], 0, np.int64(W.wlen[w]), 1, w)
+        flush_deltas(S, W, T, X, w)
+        w += 1
+    return w
 
 
 @_jit
@@ -603,12 +634,10 @@ def init_pairs(S, W, T, K):
     T = PairTables(T.P, T.PC, pk, pv, T.lw, T.ln, T.touched)
     S[STEP_NO] = 1
     S[SKIP_KEY] = -1
-    for w in range(S[N_WORDS]):
-        B = 2 * np.int64(W.wlen[w]) + 2
-        if needs_room(S, T, B):
-            T = reserve(S, T, B)
-        contributions(S, W, T, X, W.sym, W.woff[w], 0, np.int64(W.wlen[w]), 1, w)
-        flush_deltas(S, W, T, X, w)
+    w = count_words(S, W, T, X, 0)
+    while w < S[N_WORDS]:
+        T = reserve(S, T, 2 * np.int64(W.wlen[w]) + 2)
+        w = count_words(S, W, T, X, w)
     S[N_TOUCHED] = 0
     n = S[N_PAIRS]
     H = Heap(np.zeros(n if n else 1, np.int64), np.zeros(n if n else 1, np.uint32))
@@ -710,11 +739,15 @@ def str_rehash(S, K, nslots):
     return Toks(K.seq, K.tok_off, K.tok_len, K.hf_key, s)
 
 
-@_jit
+@_kernel
+def str_needs_rehash(S, K):
+    return K.str_slots.shape[0] == 0 or (S[N_STRS] + 1) * 10 > (S[STR_MASK] + 1) * 7
+
+
+@_kernel
 def str_find_or_add(S, K, id_):
-    """The token spelling the same sequence as token id_, or id_ itself after recording it."""
-    if K.str_slots.shape[0] == 0 or (S[N_STRS] + 1) * 10 > (S[STR_MASK] + 1) * 7:
-        K = str_rehash(S, K, (S[STR_MASK] + 1) * 2 if K.str_slots.shape[0] else 1024)
+    """The token spelling the same sequence as token id_, or id_ itself after recording it (the
+    table has room: str_needs_rehash)."""
     mask = S[STR_MASK]
     slots = K.str_slots
     k = slot_of(hash_bytes(K.seq, K.tok_off[id_], np.int64(K.tok_len[id_])), mask)
@@ -723,11 +756,11 @@ def str_find_or_add(S, K, id_):
         if v == 0:
             break
         if cmp_seq(K, v - 1, id_) == 0:
-            return v - 1, K
+            return v - 1
         k = (k + 1) & mask
     slots[k] = id_ + 1
     S[N_STRS] += 1
-    return id_, K
+    return id_
 
 
 @_kernel
@@ -813,150 +846,280 @@ def written_token_bytes(S, K):
     return (kept - start) + (S[SEQ_LEN] - end1)
 
 
+@_kernel
+def token_fits(S, K, x, y):
+    """make_token's limit: False (and the stop set) when the token of x then y would take the
+    model past the loader's limit on token bytes (training stops there, so every model it writes
+    loads)."""
+    rules = (S[NEXT_MERGE] + S[N_SUPER] if S[PHASE] == 2 else S[N_MERGES]) + 1
+    if written_token_bytes(S, K) + np.int64(K.tok_len[x]) + np.int64(K.tok_len[y]) > rules_token_bytes_limit(rules):
+        S[STOP] = ST_STOP_TOKEN_BYTES
+        return False
+    return True
+
+
+@_kernel
+def token_room(S, K, x, y, id_):
+    return id_ < K.tok_off.shape[0] and S[SEQ_LEN] + np.int64(K.tok_len[x]) + np.int64(K.tok_len[y]) <= K.seq.shape[0]
+
+
 @_jit
-def make_token(S, K, x, y, id_):
-    """Token id_ spells x's base symbols then y's; False when the token would take the model past
-    the loader's limit on token bytes (training stops there, so every model it writes loads)."""
+def grow_toks(S, K, x, y, id_):
+    """Room in the token table for id_ and its bytes."""
+    tok_off = grow(K.tok_off, id_ + 1)
+    tok_len = grow(K.tok_len, tok_off.shape[0])
+    hf_key = grow(K.hf_key, tok_off.shape[0])
+    seq = grow(K.seq, S[SEQ_LEN] + np.int64(K.tok_len[x]) + np.int64(K.tok_len[y]))
+    return Toks(seq, tok_off, tok_len, hf_key, K.str_slots)
+
+
+@_kernel
+def write_token(S, K, x, y, id_):
+    """Token id_ spells x's base symbols then y's (the table has room)."""
     lx = np.int64(K.tok_len[x])
     ly = np.int64(K.tok_len[y])
-    rules = (S[NEXT_MERGE] + S[N_SUPER] if S[PHASE] == 2 else S[N_MERGES]) + 1
-    if written_token_bytes(S, K) + lx + ly > rules_token_bytes_limit(rules):
-        S[STOP] = ST_STOP_TOKEN_BYTES
-        return False, K
-    tok_off, tok_len, hf_key, seq = K.tok_off, K.tok_len, K.hf_key, K.seq
-    if id_ + 1 > tok_off.shape[0]:
-        tok_off = grow(tok_off, id_ + 1)
-        tok_len = grow(tok_len, tok_off.shape[0])
-        hf_key = grow(hf_key, tok_off.shape[0])
+    seq = K.seq
     n = S[SEQ_LEN]
-    if n + lx + ly > seq.shape[0]:
-        seq = grow(seq, n + lx + ly)
-    ox = tok_off[x]
-    oy = tok_off[y]
-    tok_off[id_] = n
-    tok_len[id_] = lx + ly
+    ox = K.tok_off[x]
+    oy = K.tok_off[y]
+    K.tok_off[id_] = n
+    K.tok_len[id_] = lx + ly
+    if lx + ly > S[MAX_TOK_LEN]:
+        S[MAX_TOK_LEN] = lx + ly
     for q in range(lx):
         seq[n + q] = seq[ox + q]
     for q in range(ly):
         seq[n + lx + q] = seq[oy + q]
     S[SEQ_LEN] = n + lx + ly
-    return True, Toks(seq, tok_off, tok_len, hf_key, K.str_slots)
 
 
 @_jit
-def push_pair(pairs, counts, n, left, right, count):
-    """Append (left, right, count) to a list of pairs (2 ids and a count an entry) holding n."""
-    if n + 1 > counts.shape[0]:
-        counts = grow(counts, n + 1)
-        pairs = grow(pairs, 2 * counts.shape[0])
+def make_token(S, K, x, y, id_):
+    """make_token of trainer.c: (False when past the limit, the token table)."""
+    if not token_fits(S, K, x, y):
+        return False, K
+    if not token_room(S, K, x, y, id_):
+        K = grow_toks(S, K, x, y, id_)
+    write_token(S, K, x, y, id_)
+    return True, K
+
+
+@_kernel
+def put_pair(pairs, counts, n, left, right, count):
+    """Append (left, right, count) as entry n of a list of pairs (2 ids and a count an entry; the
+    list has room)."""
     pairs[2 * n] = left
     pairs[2 * n + 1] = right
     counts[n] = count
-    return pairs, counts
 
 
 @_jit
-def seed_once(st):
-    """The next seed merge of an extension, replayed whatever its count (0 when the counted text
-    never holds the pair: its token is made all the same)."""
-    S, T, K, M = st.S, st.T, st.K, st.M
-    nm = S[N_MERGES]
-    x = np.int64(M.seeds[2 * nm])
-    y = np.int64(M.seeds[2 * nm + 1])
-    id_ = S[BASE] + nm
-    B = 1
-    if needs_room(S, T, B):
-        T = reserve(S, T, B)
-    pi = pair_get(S, T, (x << 32) | y)
-    live = T.PC[pi]
-    count = live if live > 0 else 0
-    ok, K = make_token(S, K, x, y, id_)
-    if not ok:
-        return False, State(S, st.W, st.X, T, st.H, K, M, st.E)
-    S[DISTINCT] += 1
-    merges, counts = push_pair(M.merges, M.counts, nm, x, y, count)
-    S[N_MERGES] = nm + 1
-    M = Lists(merges, counts, M.sup, M.sup_counts, M.wait_head, M.wait_pair, M.wait_next, M.seeds)
-    H = st.H
-    if count:
-        T, H = apply_pair(S, st.W, st.X, T, H, K, pi, id_)
-    return S[OOM] == 0, State(S, st.W, st.X, T, H, K, M, st.E)
+def grow_pairs_list(pairs, counts, n):
+    counts = grow(counts, n + 1)
+    return grow(pairs, 2 * counts.shape[0]), counts
 
 
-@_jit
-def merge_once(st, vocab_size, min_frequency):
-    """One merge; False when training is finished."""
-    S = st.S
+@_kernel
+def merge_check(S, vocab_size):
+    """merge_once's first checks: False (and the stop set) when training is finished."""
     hf = S[MODE] == ST_TRAIN_HF
     if (S[HF_VOCAB] >= vocab_size) if hf else (S[DISTINCT] >= S[TARGET]):
         S[STOP] = ST_STOP_LIMIT if S[CAPPED] else ST_STOP_VOCAB_SIZE
-        return False, st
+        return False
     # hf mode counts vocabulary entries, not merges, but every merge takes an id of the written
     # rules model all the same: the model format's limit stops it as it stops paper mode
     if hf and S[CAPPED] and S[N_MERGES] >= S[TARGET]:
         S[STOP] = ST_STOP_LIMIT
-        return False, st
+        return False
+    return True
+
+
+@_kernel
+def no_pair_stop(S, T):
+    """merge_once when no pair is left: why."""
+    if not S[OOM]:
+        S[STOP] = ST_STOP_NO_PAIR
+    if S[N_BLOCKED]:  # pairs are left, all ruled out
+        for i in range(S[N_PAIRS]):
+            if T.P[i, P_BLOCKED] and T.PC[i] > 0:
+                S[STOP] = ST_STOP_CONSTRAINTS
+                break
+
+
+@_kernel
+def hf_key_of_new(S, E, K, id_):
+    """hf: a new string's id: a special's when it spells a special's text, else the next."""
+    sp = special_with_bytes(S, E, K.seq, K.tok_off[id_], np.int64(K.tok_len[id_]))
+    if sp >= 0:
+        K.hf_key[id_] = sp
+    else:
+        K.hf_key[id_] = S[HF_VOCAB]
+        S[HF_VOCAB] += 1
+
+
+@_kernel
+def rooms_ok(S, T, K, M):
+    """Whether every table a merge writes outside its words has room for one more merge: the
+    token table (an id, and bytes for the longest token twice), the merges, hf's strings, and a
+    pair (a seed merge's may be new)."""
+    id_ = S[BASE] + S[N_MERGES] + S[N_SUPER]
+    return (id_ < K.tok_off.shape[0] and S[SEQ_LEN] + 2 * S[MAX_TOK_LEN] <= K.seq.shape[0]
+            and S[N_MERGES] < M.counts.shape[0] and S[N_SUPER] < M.sup_counts.shape[0]
+            and not (S[MODE] == ST_TRAIN_HF and str_needs_rehash(S, K)) and not needs_room(S, T, 1))
+
+
+@_jit
+def grow_rooms(S, T, K, M):
+    """Room for what rooms_ok checks."""
+    id_ = S[BASE] + S[N_MERGES] + S[N_SUPER]
+    tok_off = grow(K.tok_off, id_ + 1)
+    tok_len = grow(K.tok_len, tok_off.shape[0])
+    hf_key = grow(K.hf_key, tok_off.shape[0])
+    seq = grow(K.seq, S[SEQ_LEN] + 2 * S[MAX_TOK_LEN])
+    K = Toks(seq, tok_off, tok_len, hf_key, K.str_slots)
+    if S[MODE] == ST_TRAIN_HF and str_needs_rehash(S, K):
+        K = str_rehash(S, K, (S[STR_MASK] + 1) * 2 if K.str_slots.shape[0] else 1024)
+    merges, counts = M.merges, M.counts
+    if S[N_MERGES] >= counts.shape[0]:
+        merges, counts = grow_pairs_list(merges, counts, S[N_MERGES])
+    sup, sup_counts = M.sup, M.sup_counts
+    if S[N_SUPER] >= sup_counts.shape[0]:
+        sup, sup_counts = grow_pairs_list(sup, sup_counts, S[N_SUPER])
+    M = Lists(merges, counts, sup, sup_counts, M.wait_head, M.wait_pair, M.wait_next, M.seeds)
+    if needs_room(S, T, 1):
+        T = reserve(S, T, 1)
+    return T, K, M
+
+
+@_kernel
+def merge_select(S, T, H, K, M, E, vocab_size, min_frequency):
+    """merge_once and seed_once of trainer.c up to apply_pair (the tables have room: rooms_ok):
+    (the pair to apply, or -1; its new token; False when training is finished)."""
+    if not merge_check(S, vocab_size):
+        return -1, 0, False
     if S[N_MERGES] < S[N_SEEDS]:
-        return seed_once(st)
-    T, H, K, M = st.T, st.H, st.K, st.M
+        # seed_once: the next seed merge, replayed whatever its count (0 when the counted text
+        # never holds the pair: its token is made all the same)
+        nm = S[N_MERGES]
+        x = np.int64(M.seeds[2 * nm])
+        y = np.int64(M.seeds[2 * nm + 1])
+        id_ = S[BASE] + nm
+        pi = pair_get(S, T, (x << 32) | y)
+        live = T.PC[pi]
+        count = live if live > 0 else np.int64(0)
+        if not token_fits(S, K, x, y):
+            return -1, 0, False
+        write_token(S, K, x, y, id_)
+        S[DISTINCT] += 1
+        put_pair(M.merges, M.counts, nm, x, y, count)
+        S[N_MERGES] = nm + 1
+        return (pi if count else -1), id_, True
     pi = pop_best(S, H, T, K)
     if pi < 0:
-        if not S[OOM]:
-            S[STOP] = ST_STOP_NO_PAIR
-        if S[N_BLOCKED]:  # pairs are left, all ruled out
-            for i in range(S[N_PAIRS]):
-                if T.P[i, P_BLOCKED] and T.PC[i] > 0:
-                    S[STOP] = ST_STOP_CONSTRAINTS
-                    break
-        return False, st
+        no_pair_stop(S, T)
+        return -1, 0, False
     count = T.PC[pi]
     if count < min_frequency:
         heap_push(S, H, pi, count, T.P, K)  # left as it was: a later step stops here again
         S[STOP] = ST_STOP_MIN_FREQUENCY
-        return False, st
+        return -1, 0, False
     x = np.int64(T.P[pi, P_LEFT])
     y = np.int64(T.P[pi, P_RIGHT])
     id_ = S[BASE] + S[N_MERGES]
-    ok, K = make_token(S, K, x, y, id_)
-    if not ok:
-        return False, State(S, st.W, st.X, T, H, K, M, st.E)
+    if not token_fits(S, K, x, y):
+        return -1, 0, False
+    write_token(S, K, x, y, id_)
     nt = id_
-    if hf:
-        nt, K = str_find_or_add(S, K, id_)
+    if S[MODE] == ST_TRAIN_HF:
+        nt = str_find_or_add(S, K, id_)
         if nt == id_:
-            # a new string: a special's id when it spells a special's text, else the next id
-            sp = special_with_bytes(S, st.E, K.seq, K.tok_off[id_], np.int64(K.tok_len[id_]))
-            if sp >= 0:
-                K.hf_key[id_] = sp
-            else:
-                K.hf_key[id_] = S[HF_VOCAB]
-                S[HF_VOCAB] += 1
+            hf_key_of_new(S, E, K, id_)
     if nt == id_:
         S[DISTINCT] += 1
     else:
         S[REUSED] += 1
-    merges, counts = push_pair(M.merges, M.counts, S[N_MERGES], x, y, count)
+    put_pair(M.merges, M.counts, S[N_MERGES], x, y, count)
     S[N_MERGES] += 1
-    M = Lists(merges, counts, M.sup, M.sup_counts, M.wait_head, M.wait_pair, M.wait_next, M.seeds)
-    T, H = apply_pair(S, st.W, st.X, T, H, K, pi, nt)
-    return S[OOM] == 0, State(S, st.W, st.X, T, H, K, M, st.E)
+    return pi, nt, True
+
+
+@_kernel
+def log_full(S, T):
+    return S[LOG_N] * 4 > T.lw.shape[0] * 3
+
+
+@_kernel
+def heap_room(H, need):
+    return need <= H.hc.shape[0]
+
+
+@_kernel
+def room_at(W, T, e):
+    """The room the merge of the word at word-list entry e needs."""
+    return 2 * np.int64(W.wlen[T.lw[e]]) + 2
+
+
+@_jit
+def apply_pair(S, W, X, T, H, K, pi, nt):
+    """Replace pair pi by token nt in the words listed for it (the list is stable: only pairs
+    holding nt gain words), then queue the pairs that gained occurrences: (T, H), grown if they
+    had to. Inlined in the drivers (a call would count references on every array of its
+    arguments, every merge)."""
+    if log_full(S, T):
+        T = compact_log(S, T)
+    x, y = pair_parts(T, pi)
+    e = apply_begin(S, T, pi)
+    while True:
+        e = merge_words(S, W, X, T, e, x, y, nt)
+        if e == NIL:
+            break
+        T = reserve(S, T, room_at(W, T, e))
+    need = apply_end(S, T, pi)
+    if not heap_room(H, need):
+        H = grow_heap(H, need)
+    push_touched(S, T, H, K)
+    return T, H
+
+
+@_kernel
+def pair_parts(T, pi):
+    return np.int64(T.P[pi, P_LEFT]), np.int64(T.P[pi, P_RIGHT])
 
 
 @_jit
 def phase1_steps(st, max_merges, vocab_size, min_frequency):
-    """st_trainer_step's loop in phase 1: (merges made, the new state)."""
-    S = st.S
+    """st_trainer_step's loop in phase 1: (merges made, the new state). Only growth calls kernels
+    that count references (and allocate); a merge otherwise runs in kernels that do not."""
+    S, W, X, T, H, K, M, E = st
     k = 0
     while k < max_merges and not S[DONE]:
         before = S[N_MERGES]
-        more, st = merge_once(st, vocab_size, min_frequency)
+        if not rooms_ok(S, T, K, M):
+            T, K, M = grow_rooms(S, T, K, M)
+        pi, nt, more = merge_select(S, T, H, K, M, E, vocab_size, min_frequency)
+        if pi >= 0:
+            # apply_pair, written out
+            if log_full(S, T):
+                T = compact_log(S, T)
+            x, y = pair_parts(T, pi)
+            e = apply_begin(S, T, pi)
+            while True:
+                e = merge_words(S, W, X, T, e, x, y, nt)
+                if e == NIL:
+                    break
+                T = reserve(S, T, room_at(W, T, e))
+            need = apply_end(S, T, pi)
+            if not heap_room(H, need):
+                H = grow_heap(H, need)
+            push_touched(S, T, H, K)
+            more = more and not S[OOM]
         if S[OOM]:
             break
         if S[N_MERGES] > before:
             k += 1
         if not more:
             S[DONE] = 1
-    return k, st
+    return k, State(S, W, X, T, H, K, M, E)
 
 
 @_jit
@@ -1013,8 +1176,8 @@ def build_words(arena, e_off, e_len, e_count, n, ube):
 
 def _empty_lists():
     z32 = np.zeros(0, np.uint32)
-    return Lists(np.zeros(2048, np.uint32), np.zeros(1024, np.uint64), np.zeros(0, np.uint32),
-                 np.zeros(0, np.uint64), z32, np.zeros(0, np.uint32), np.zeros(0, np.uint32), np.zeros(0, np.uint32))
+    return Lists(np.zeros(2048, np.uint32), np.zeros(1024, np.uint64), np.zeros(512, np.uint32),
+                 np.zeros(256, np.uint64), z32, np.zeros(0, np.uint32), np.zeros(0, np.uint32), np.zeros(0, np.uint32))
 
 
 def _empty_specials():
