@@ -753,6 +753,92 @@ def _add_would_overflow(c, docs, nbytes, pretokens):
 
 
 @export
+def st_counter_merge(into, frm, err):
+    clear(err)
+    if into is None or frm is None:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "a counter is NULL")
+    if not pretokenizers_equal(into.pt, frm.pt):
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "the counters split text differently (pattern, script-aware or scripts)")
+    if into is frm:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "merging a counter into itself")
+    if (into.cand is None) != (frm.cand is None):
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "one counter holds pretokens, the other supermerge candidates")
+    if into.cand is not None and not cand_compatible(into.cand, frm.cand):
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "the candidates were made from another vocabulary, algorithm or n-gram split")
+    if into.cand is not None and (into.cand.given_back or frm.cand.given_back):
+        return _given_back(err)
+    if _add_would_overflow(into, frm.stats[0], frm.stats[1], frm.stats[2]):
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the sum would overflow 64 bits")
+    # every pretoken count is at most the pretoken total, which does not overflow
+    f = frm.t
+    into.set_table(add_keys(into.t, f.arena, f.e_off, f.e_len, f.e_count, frm.n))
+    for s in (ST_COUNTER_DOCUMENTS, ST_COUNTER_BYTES, ST_COUNTER_PRETOKENS):
+        into.stats[s] += frm.stats[s]
+    return ST_OK
+
+
+@njit(cache=True, nogil=True)
+def prune_table(slots, e_off, e_len, e_hash, e_count, arena, sc, min_count):
+    """st_counter_prune's work: the entries counted at least min_count times kept, in order, with
+    their bytes moved down in the arena (entries are in arena order: each new one is appended
+    to both); (the new slot table, of the same size, and the count dropped)."""
+    s = np.zeros(slots.size, np.uint64)
+    mask = np.int64(slots.size - 1)
+    n = sc[SC_N]
+    kept = 0
+    pos = np.int64(0)
+    dropped = _ZERO
+    for i in range(n):
+        if e_count[i] < min_count:
+            dropped += e_count[i]
+            continue
+        o = np.int64(e_off[i])
+        ln = np.int64(e_len[i])
+        if o != pos:
+            for q in range(ln):  # forward: the bytes move down
+                arena[pos + q] = arena[o + q]
+        e_off[kept] = pos
+        e_len[kept] = e_len[i]
+        e_hash[kept] = e_hash[i]
+        e_count[kept] = e_count[i]
+        pos += ln
+        kept += 1
+    for i in range(kept):
+        h = hash_bytes(arena, np.int64(e_off[i]), np.int64(e_len[i]))
+        k = np.int64(h & U64(mask))
+        while s[k] != _ZERO:
+            k = (k + 1) & mask
+        s[k] = (h & _HI) | U64(i + 1)
+    sc[SC_N] = kept
+    sc[SC_ARENA_LEN] = pos
+    return s, dropped
+
+
+@export
+def st_counter_prune(c, min_count, err):
+    clear(err)
+    if c is None:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the counter is NULL")
+    if c.cand is not None:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "a candidates counter is not pruned: min_count applies to pretoken counts")
+    if min_count <= 1 or not c.n:
+        return ST_OK
+    t = c.t
+    slots, dropped = prune_table(t.slots, t.e_off, t.e_len, t.e_hash, t.e_count, t.arena, t.sc, U64(min_count))
+    if t.hot_word.size:  # it names entries
+        t.hot_word[:] = 0
+        t.hot_len[:] = 0
+        t.hot_entry[:] = 0
+    c.set_table(t._replace(slots=slots))
+    c.stats[ST_COUNTER_PRETOKENS] -= dropped
+    return ST_OK
+
+
+@export
 def st_counter_stat(c, what):
     if c is not None and what == ST_COUNTER_KIND:
         return ST_COUNTER_KIND_CANDIDATES if c.cand is not None else ST_COUNTER_KIND_PRETOKENS
