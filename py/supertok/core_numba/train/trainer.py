@@ -60,6 +60,10 @@ from ..text.utf8 import ube_char_symbols, utf8_validate
 from ..text.pretokenize import pretokenizer_init, ST_PRETOK_SCRIPT_AWARE, ST_SCRIPT_WORDS
 from ..text.unicode import st_script_count, st_script_name
 from ..formats import model as FM
+from .candidates import (counter_new_cand, vocab_fingerprint, tokset_init, tokset_find_at, cand_pieces,
+                         ST__CAND_SEP, ST__NO_TOKEN_ID)
+from .pretoken_counter import pretokenizers_equal, st_counter_merge
+from .ngram import counter_split_ngrams
 
 U64 = np.uint64
 _kernel = njit(cache=True, nogil=True, _nrt=False)  # allocates nothing: no reference counting
@@ -1758,15 +1762,517 @@ def ModelPairs_(pairs, counts, n):
     return FM.ModelPairs(pairs, counts, n, 1, 0)
 
 
-# ---- phase 2 (superwords) and extension: placeholders filled in below ------------------------------
+# ---- extension (seed merges) --------------------------------------------------------------------
+
+@export
+def st_trainer_set_seed_merges(t, pairs, n, base_name, base_name_len, max_words, flags, min_count, err):
+    clear(err)
+    if t is None or (n and pairs is None) or (base_name_len and base_name is None):
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "a NULL argument")
+    S = t.S
+    if S[STEPPED] or S[PHASE] != 1:
+        return _out_of_order(err, "seed merges are set before the first step")
+    if S[EXTEND]:
+        return _out_of_order(err, "seed merges are set once")
+    if S[MODE] != ST_TRAIN_PAPER:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "an extension trains in mode paper")
+    if S[ALGORITHM] != ST_ALGORITHM_BPE:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "an extension trains BPE merges, not superwords (st_trainer_set_superwords)")
+    if flags & ~ST_EXTEND_COLON_SPACE:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown flags (ST_EXTEND_*)")
+    if base_name_len < 1 or base_name_len > 128:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "base_name: 1 to 128 printable ASCII characters")
+    bad = _printable_name(base_name, base_name_len)
+    if bad >= 0:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, bad, "base_name: printable ASCII without spaces only")
+    if n > S[TARGET]:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "%d seed merges do not fit in the %d merges the vocabulary size leaves (ST_TRAINER_TARGET)"
+                    % (n, S[TARGET]))
+    ps = [int(v) for v in pairs[:2 * n]] if n else []
+    base = int(S[BASE])
+    for i in range(n):
+        for side in range(2):
+            v = ps[2 * i + side]
+            if v >= base + i:
+                return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, i,
+                            "seed merge %d: %s id %d is not made before it (ids below %d)"
+                            % (i, "right" if side else "left", v, base + i))
+    # a pair given twice: the second would replay nothing and write a rule the model format refuses
+    first = {}
+    for i in range(n):
+        key = (ps[2 * i], ps[2 * i + 1])
+        if key in first:
+            return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, i,
+                        "seed merge %d is the pair of seed merge %d" % (i, first[key]))
+        first[key] = i
+    st = t.st
+    t.st = st._replace(M=st.M._replace(seeds=np.array(ps if n else [0, 0], np.uint32)))
+    S[N_SEEDS] = n
+    S[EXTEND] = 1
+    S[MAX_WORDS] = max_words
+    S[COLON_SPACE] = 1 if flags & ST_EXTEND_COLON_SPACE else 0
+    t.seed_min_count = int(min_count)
+    t.base_name = bytes(base_name[:base_name_len])
+    return ST_OK
+
+
+# ---- phase 2: superwords (docs/design.md §8) ----------------------------------------------------
+# The engine above, on new words: the candidates as sequences of phase-1 token ids (one per
+# pretoken). Pairs are counted and ordered as phase 1's (paper mode), a supermerge is a merge whose
+# new token spells both parts' symbols, and the regular merges are replayed by index: replaying one
+# changes no candidate (each pretoken is one token already), it only makes its token available as
+# a supermerge part.
+
+@_kernel
+def pair_blocker(S, T, pi):
+    """The regular merge whose replay a pair waits for (BOUNDLESS: a part made by a merge not yet
+    replayed, the later of two), or -1 when both parts exist."""
+    b = -1
+    for k in range(2):
+        x = np.int64(T.P[pi, P_LEFT if k == 0 else P_RIGHT])
+        if x < S[BASE] or x >= S[BASE] + S[MADE]:  # a base symbol or a supermerge
+            continue
+        m = x - S[BASE]
+        if m >= S[NEXT_MERGE] and (b < 0 or m > b):
+            b = m
+    return b
+
+
+@_kernel
+def pop_available(S, T, H, K, M, bound):
+    """The best pair whose parts exist and whose count is above bound, popped (pairs found waiting
+    are parked by their blocker); -1 when there is none; -2 when the wait list is full (nothing
+    popped: the caller grows it and calls again)."""
+    P = T.P
+    while S[HEAP_N] and H.hc[0] > bound:
+        if S[N_WAIT] >= M.wait_pair.shape[0]:
+            return -2
+        c, pi = heap_pop(S, H, P, K)
+        live = T.PC[pi]
+        if live <= 0:
+            continue
+        if live != c:  # stale: queued again with its live count
+            heap_push(S, H, pi, live, P, K)
+            continue
+        b = pair_blocker(S, T, pi)
+        if b < 0:
+            return pi
+        nw = S[N_WAIT]
+        M.wait_pair[nw] = pi
+        M.wait_next[nw] = M.wait_head[b]
+        S[N_WAIT] = nw + 1
+        M.wait_head[b] = nw + 1
+    return -1
+
+
+@_kernel
+def super_select(S, T, H, K, M, min_frequency):
+    """super_step of trainer.c up to apply_pair (the tables have room: rooms_ok): (the pair to
+    apply or -1, its new token, a status: 1 an entry was added or a merge replayed, 0 phase 2 is
+    finished, -2 the wait list needs room, -3 the heap needs room for the pairs waiting for merge
+    k = the token returned)."""
+    if (S[N_SUPER] >= S[STEPS]) if S[ALGORITHM] == ST_ALGORITHM_SUPERBPE else (S[NEXT_MERGE] + S[N_SUPER] >= S[TARGET]):
+        S[STOP] = ST_STOP_LIMIT if S[ALGORITHM] != ST_ALGORITHM_SUPERBPE and S[CAPPED] else ST_STOP_VOCAB_SIZE
+        return -1, 0, 0
+    floor = min_frequency if min_frequency else 1
+    regular_left = S[ALGORITHM] == ST_ALGORITHM_BOUNDLESS and S[NEXT_MERGE] < S[MADE]
+    # a supermerge needs a count of at least floor, and above the next regular merge's
+    bound = floor - 1
+    if regular_left:
+        c = np.int64(M.counts[S[NEXT_MERGE]])
+        if c > bound:
+            bound = c
+    pi = pop_available(S, T, H, K, M, bound)
+    if pi == -2:
+        return -1, 0, -2
+    if pi >= 0:
+        nt = S[BASE] + S[MADE] + S[N_SUPER]
+        if nt >= ST_RULES_MAX_IDS:
+            S[OOM] = 1
+            return -1, 0, 0
+        x = np.int64(T.P[pi, P_LEFT])
+        y = np.int64(T.P[pi, P_RIGHT])
+        if not token_fits(S, K, x, y):
+            return -1, 0, 0
+        write_token(S, K, x, y, nt)
+        put_pair(M.sup, M.sup_counts, S[N_SUPER], x, y, T.PC[pi])
+        S[N_SUPER] += 1
+        return pi, nt, 1
+    if not regular_left:
+        # every live pair has a heap entry of its count and none is above the bound: a live pair
+        # left is below max(min_frequency, 1), else no candidate pair is left
+        S[STOP] = ST_STOP_NO_CANDIDATE
+        for i in range(S[N_PAIRS]):
+            if T.PC[i] > 0:
+                S[STOP] = ST_STOP_MIN_FREQUENCY
+                break
+        return -1, 0, 0
+    k = S[NEXT_MERGE]
+    # keeping regular merge k writes its token too: the same limit on the tokens' bytes as a
+    # supermerge's (make_token)
+    rules = S[NEXT_MERGE] + S[N_SUPER] + 1
+    if written_token_bytes(S, K) + np.int64(K.tok_len[S[BASE] + k]) > rules_token_bytes_limit(rules):
+        S[STOP] = ST_STOP_TOKEN_BYTES
+        return -1, 0, 0
+    # its token exists now: the pairs that waited for it compete again
+    waiting = 0
+    e = np.int64(M.wait_head[k])
+    while e:
+        waiting += 1
+        e = np.int64(M.wait_next[e - 1])
+    if S[HEAP_N] + waiting > H.hc.shape[0]:
+        return -1, S[HEAP_N] + waiting, -3
+    S[NEXT_MERGE] = k + 1
+    e = np.int64(M.wait_head[k])
+    while e:
+        q = np.int64(M.wait_pair[e - 1])
+        if T.PC[q] > 0:
+            heap_push(S, H, q, T.PC[q], T.P, K)
+        e = np.int64(M.wait_next[e - 1])
+    M.wait_head[k] = 0
+    return -1, 0, 1
+
+
+@_jit
+def grow_wait(M, need):
+    wp = grow(M.wait_pair, need)
+    return Lists(M.merges, M.counts, M.sup, M.sup_counts, M.wait_head, wp, grow(M.wait_next, wp.shape[0]), M.seeds)
+
+
+@_jit
+def phase2_steps(st, max_merges, min_frequency):
+    """st_trainer_step's loop in phase 2 (super_step of trainer.c): (steps made, the new state)."""
+    S, W, X, T, H, K, M, E = st
+    k = 0
+    while k < max_merges and not S[DONE]:
+        if not rooms_ok(S, T, K, M):
+            T, K, M = grow_rooms(S, T, K, M)
+        pi, nt, r = super_select(S, T, H, K, M, min_frequency)
+        if r == -2:
+            M = grow_wait(M, S[N_WAIT] + 1)
+            continue
+        if r == -3:
+            H = grow_heap(H, nt)
+            continue
+        if pi >= 0:
+            # apply_pair, written out (as in phase1_steps)
+            if log_full(S, T):
+                T = compact_log(S, T)
+            x, y = pair_parts(T, pi)
+            e = apply_begin(S, T, pi)
+            while True:
+                e = merge_words(S, W, X, T, e, x, y, nt)
+                if e == NIL:
+                    break
+                T = reserve(S, T, room_at(W, T, e))
+            need = apply_end(S, T, pi)
+            if not heap_room(H, need):
+                H = grow_heap(H, need)
+            push_touched(S, T, H, K)
+        if S[OOM]:
+            break
+        if r == 1:
+            k += 1
+        else:
+            S[DONE] = 1
+    return k, State(S, W, X, T, H, K, M, E)
+
+
+@_jit
+def layout_merged_tokens(seq, toff, tlen, merges, base, kept):
+    """candidates_spec.c's layout of the merged tokens after the base symbols (for st_candidates_new)."""
+    pos = np.int64(toff[base - 1]) + tlen[base - 1]
+    for i in range(kept):
+        l = np.int64(merges[2 * i])
+        r = np.int64(merges[2 * i + 1])
+        toff[base + i] = pos
+        ol = np.int64(toff[l])
+        orr = np.int64(toff[r])
+        for q in range(tlen[l]):
+            seq[pos + q] = seq[ol + q]
+        pos += tlen[l]
+        for q in range(tlen[r]):
+            seq[pos + q] = seq[orr + q]
+        pos += tlen[r]
+
+
+def trainer_kept(t, algorithm, supermerges):
+    """st__trainer_kept: the regular merges an algorithm keeps of a finished phase 1."""
+    S = t.S
+    if algorithm == ST_ALGORITHM_BOUNDLESS:
+        return int(S[N_MERGES])
+    room = int(S[TARGET]) - supermerges if S[TARGET] > supermerges else 0
+    return min(int(S[N_MERGES]), room)
+
+
+def superword_args_error(t, algorithm, supermerges):
+    """st__superword_args_error: why (algorithm, supermerges) cannot start from this trainer, or None."""
+    S = t.S
+    if S[MODE] == ST_TRAIN_HF:
+        return "superwords need mode paper: HuggingFace's trainer (mode hf) has no superwords to match"
+    if algorithm not in (ST_ALGORITHM_BOUNDLESS, ST_ALGORITHM_SUPERBPE):
+        return "algorithm must be ST_ALGORITHM_BOUNDLESS or ST_ALGORITHM_SUPERBPE"
+    if S[PHASE] != 1:
+        return "phase 2 has started already"
+    if not S[DONE]:
+        return "phase 1 is not finished (step until ST_TRAINER_DONE)"
+    if algorithm == ST_ALGORITHM_SUPERBPE and supermerges > S[TARGET]:
+        return "supermerges is more than the merges the vocabulary size leaves (ST_TRAINER_TARGET)"
+    if S[OOM]:
+        return "the trainer ran out of memory"
+    return None
+
+
+def _merges_fingerprint(t, kept):
+    return vocab_fingerprint(int(t.S[ALPHABET]), t.st.M.merges, kept)
+
+
+def counter_new_candidates(t, algorithm, supermerges, err):
+    """st__counter_new_candidates: (status, a candidates counter over the eligible vocabulary of
+    algorithm, or None)."""
+    clear(err)
+    if t is None:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer or out is NULL"), None
+    why = superword_args_error(t, algorithm, supermerges)
+    if why:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, why), None
+    kept = trainer_kept(t, algorithm, supermerges)
+    K = t.st.K
+    return counter_new_cand(t.pt, algorithm, int(t.S[ALPHABET]), supermerges, kept, _merges_fingerprint(t, kept),
+                            K.seq, K.tok_off.view(np.uint64), K.tok_len, int(t.S[BASE]) + kept, err)
+
+
+@_jit
+def build_candidate_words(arena, e_off, e_len, e_count, n, alphabet, seq, off, len_, slots, scratch):
+    """The candidates as words of phase-1 token ids (one per pretoken of a key): (Words, -1, 0, 0),
+    or (_, i, start, length) for the first pretoken that is no token (candidate i)."""
+    nsym = 0
+    for i in range(n):
+        nsym += cand_pieces(arena, np.int64(e_off[i]), np.int64(e_len[i]))
+    nw = n if n else 1
+    sym = np.zeros(nsym if nsym else 1, np.uint32)
+    woff = np.zeros(nw, np.int64)
+    wcount = np.zeros(nw, np.int64)
+    wlen = np.zeros(nw, np.uint32)
+    wstamp = np.zeros(nw, np.uint32)
+    pos = 0
+    for i in range(n):
+        p = np.int64(e_off[i])
+        ln = np.int64(e_len[i])
+        woff[i] = pos
+        wcount[i] = np.int64(e_count[i])
+        s0 = 0
+        for k in range(ln + 1):
+            if k < ln and arena[p + k] != ST__CAND_SEP:
+                continue
+            id_ = tokset_find_at(alphabet, seq, off, len_, slots, scratch, arena, p + s0, k - s0)
+            if id_ == ST__NO_TOKEN_ID:
+                return Words(sym, woff, wcount, wlen, wstamp), i, p + s0, k - s0
+            sym[pos] = id_
+            pos += 1
+            s0 = k + 1
+        wlen[i] = pos - woff[i]
+    return Words(sym, woff, wcount, wlen, wstamp), -1, 0, 0
+
+
+def trainer_start_superwords(t, cands, algorithm, supermerges, err):
+    """st__trainer_start_superwords: phase 2 from the candidates; a refusal leaves phase 1 as it was."""
+    clear(err)
+    if t is None or cands is None:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer or candidates is NULL")
+    why = superword_args_error(t, algorithm, supermerges)
+    if why:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, why)
+    cd = cands.cand
+    if cd is None:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "candidates: a pretoken counter, not a candidates counter (st_trainer_candidates_new)")
+    if cd.algorithm != algorithm:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the candidates were made for another algorithm")
+    if algorithm == ST_ALGORITHM_SUPERBPE and cd.supermerges != supermerges:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "the candidates were made for another number of supermerges")
+    S = t.S
+    kept = trainer_kept(t, algorithm, supermerges)
+    if cd.alphabet != S[ALPHABET] or cd.kept != kept or cd.fingerprint != _merges_fingerprint(t, kept):
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "the candidates were made from another vocabulary (another trainer or corpus)")
+    if not pretokenizers_equal(cands.pt, t.pt):
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the candidates were made with another pre-tokenizer")
+    n = cands.n
+    if n > 0xFFFFFFFE:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "more than 2^32 - 2 candidates")
+    # the candidates as token ids, built aside: a refusal leaves phase 1 as it was
+    K = t.st.K
+    ts = tokset_init(int(S[ALPHABET]), K.seq, K.tok_off, K.tok_len, int(S[BASE]) + kept)
+    longest = int(cands.e_len[:n].max()) if n else 0
+    scratch = np.zeros(max(2 * longest, 16), np.uint8)
+    W, bad, b0, bn = build_candidate_words(cands.arena, cands.e_off, cands.e_len, cands.e_count, n, ts.alphabet,
+                                           ts.seq, ts.off, ts.len, ts.slots, scratch)
+    if bad >= 0:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_INDEX, int(bad),
+                    "a candidate's pretoken is not a token of the vocabulary: "
+                    + quoted(bytes(cands.arena[b0:b0 + bn])))
+    made = int(S[N_MERGES])
+    S[N_WORDS] = n
+    S[N_PAIRS] = 0
+    S[HEAP_N] = 0
+    S[LOG_N] = 0
+    S[N_TOUCHED] = 0
+    S[N_DELTAS] = 0
+    S[MADE] = made
+    S[PHASE] = 2
+    S[DONE] = 0
+    S[STOP1] = S[STOP]
+    S[STOP] = ST_STOP_RUNNING
+    S[ALGORITHM] = algorithm
+    S[SUPERMERGES_ARG] = supermerges if algorithm == ST_ALGORITHM_SUPERBPE else 0
+    S[NEXT_MERGE] = kept if algorithm == ST_ALGORITHM_SUPERBPE else 0
+    S[STEPS] = supermerges if algorithm == ST_ALGORITHM_SUPERBPE else S[TARGET]
+    S[N_CANDIDATES] = n
+    S[NGRAM_CMIN] = cd.ngram_cmin
+    S[NGRAM_MAX_LEN] = cd.ngram_max_len
+    st = t.st
+    maxlen = int(W.wlen[:n].max()) if n else 2
+    t.st = None  # phase 1's words and pairs are dropped before phase 2's are counted
+    X, T, H = init_pairs(S, W, _empty_pair_tables(int(W.sym.shape[0]), max(maxlen, 2)), st.K)
+    M = st.M._replace(wait_head=np.zeros(made if made else 1, np.uint32), wait_pair=np.zeros(256, np.uint32),
+                      wait_next=np.zeros(256, np.uint32))
+    t.st = State(S, W, X, T, H, st.K, M, st.E)
+    return ST_OK
+
 
 def close_pass(t, err):
-    return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the numba trainer has no phase 2 yet")
+    """The step that closes the pass over the texts: the candidates (split into n-grams when asked)
+    start phase 2. A failure leaves the pass open, as it was."""
+    S = t.S
+    if t.pass_ is None:
+        st, c = counter_new_candidates(t, int(S[ALGORITHM]), int(S[SUPERMERGES_ARG]), err)
+        if st != ST_OK:
+            return st
+        t.pass_ = c
+    split = None
+    if S[NGRAM_SPLIT]:
+        st, split = counter_split_ngrams(t.pass_, st_trainer_stat(t, ST_TRAINER_NGRAM_CMIN), ST__NGRAM_MAX_LEN, err)
+        if st != ST_OK:
+            return st
+    st = trainer_start_superwords(t, split if split is not None else t.pass_, int(S[ALGORITHM]),
+                                  int(S[SUPERMERGES_ARG]), err)
+    if st != ST_OK:
+        return st
+    S[PASS_DOCUMENTS] = int(t.pass_.stats[ST_COUNTER_DOCUMENTS])
+    S[PASS_BYTES] = int(t.pass_.stats[ST_COUNTER_BYTES])
+    t.pass_ = None
+    return ST_OK
 
 
-def phase2_steps(st, max_merges, min_frequency):
-    raise NotImplementedError
+@export
+def st_trainer_set_superwords(t, algorithm, supermerges, flags, err):
+    clear(err)
+    if t is None:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer is NULL")
+    S = t.S
+    if S[STEPPED] or S[PHASE] != 1:
+        return _out_of_order(err, "the algorithm is set before the first step")
+    if algorithm not in (ST_ALGORITHM_BPE, ST_ALGORITHM_BOUNDLESS, ST_ALGORITHM_SUPERBPE):
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "algorithm must be ST_ALGORITHM_BPE, ST_ALGORITHM_BOUNDLESS or ST_ALGORITHM_SUPERBPE")
+    if flags & ~ST_SUPERWORDS_NGRAM_SPLIT:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "unknown flags (ST_SUPERWORDS_*)")
+    if algorithm != ST_ALGORITHM_BPE and S[MODE] == ST_TRAIN_HF:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "superwords need mode paper: HuggingFace's trainer (mode hf) has no superwords to match")
+    if algorithm != ST_ALGORITHM_SUPERBPE and supermerges:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "supermerges applies only to ST_ALGORITHM_SUPERBPE")
+    if algorithm == ST_ALGORITHM_BPE and flags:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "the n-gram split applies to superwords (BOUNDLESS or SUPERBPE), not to BPE")
+    if algorithm == ST_ALGORITHM_SUPERBPE and supermerges > S[TARGET]:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "supermerges is more than the merges the vocabulary size leaves (ST_TRAINER_TARGET)")
+    if algorithm != ST_ALGORITHM_BPE and S[EXTEND]:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "an extension (seed merges) trains BPE merges, not superwords")
+    S[ALGORITHM] = algorithm
+    S[SUPERMERGES_ARG] = supermerges
+    S[NGRAM_SPLIT] = 1 if flags & ST_SUPERWORDS_NGRAM_SPLIT else 0
+    return ST_OK
+
+
+@export
+def st_trainer_candidates_new(t, alloc, out, err):
+    clear(err)
+    if out is None or t is None:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer or out is NULL")
+    out.v = None
+    state = _state_of(t)
+    if state != ST_TRAINING_CANDIDATES:
+        return _out_of_order(err, "phase 1 is not finished: the texts are wanted again after it (ST_TRAINING_CANDIDATES)"
+                             if state == ST_TRAINING_MERGES else
+                             "the algorithm is BPE: training reads the texts once (st_trainer_set_superwords)"
+                             if t.S[ALGORITHM] == ST_ALGORITHM_BPE else
+                             "the pass over the texts is closed (phase 2 has started)")
+    st, c = counter_new_candidates(t, int(t.S[ALGORITHM]), int(t.S[SUPERMERGES_ARG]), err)
+    if st == ST_OK:
+        out.v = c
+    return st
+
+
+@export
+def st_trainer_candidates_add(t, c, err):
+    clear(err)
+    if t is None or c is None:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer or candidates is NULL")
+    if _state_of(t) != ST_TRAINING_CANDIDATES:
+        return _out_of_order(err, "the pass over the texts is closed (phase 2 has started)" if t.S[PHASE] == 2
+                             else "the trainer does not want the texts now (ST_TRAINER_STATE)")
+    if c.cand is None or c.cand.ngram_max_len:
+        return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
+                    "not a candidates counter of the trainer (st_trainer_candidates_new)")
+    if c.cand.given_back:
+        return _out_of_order(err, "the candidates counter was given back already")
+    if t.pass_ is None:
+        st, p = counter_new_candidates(t, int(t.S[ALGORITHM]), int(t.S[SUPERMERGES_ARG]), err)
+        if st != ST_OK:
+            return st
+        t.pass_ = p
+    st = st_counter_merge(t.pass_, c, err)  # refuses another vocabulary or pre-tokenizer
+    if st != ST_OK:
+        return st
+    c.cand.given_back = 1
+    return ST_OK
 
 
 def trainer_supermerges_arrays(t):
-    raise NotImplementedError
+    """The supermerges in written ids (a cache rebuilt when stale: the written ids depend on the
+    regular merges kept, which BOUNDLESS still grows), and their counts."""
+    S = t.S
+    n = int(S[N_SUPER])
+    kept = int(S[NEXT_MERGE])
+    if t.super_out is None or t.super_out_n != n or t.super_out_kept != kept:
+        sup = t.st.M.sup[:2 * n].astype(np.int64)
+        first = int(S[BASE]) + int(S[MADE])
+        shift = int(S[MADE]) - kept
+        out = np.where(sup >= first, sup - shift, sup).astype(np.uint32)
+        t.super_out, t.super_out_n, t.super_out_kept = out, n, kept
+    return t.super_out, t.st.M.sup_counts
+
+
+@export
+def st_trainer_supermerges(t, pairs, counts):
+    if pairs is not None:
+        pairs.v = None
+    if counts is not None:
+        counts.v = None
+    if t is None or not t.S[N_SUPER]:
+        return 0
+    p, c = trainer_supermerges_arrays(t)
+    if pairs is not None:
+        pairs.v = p
+    if counts is not None:
+        counts.v = c
+    return int(t.S[N_SUPER])
+
+
