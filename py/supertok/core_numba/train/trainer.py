@@ -99,8 +99,8 @@ ST__DELTAS = 32
  HF_VOCAB, SPECIALS_SET, REUSED, STEP_NO, OOM, N_MERGES, PHASE, ALGORITHM, NGRAM_SPLIT, STEPPED, N_WORDS,
  N_PAIRS, PMASK, HEAP_N, N_TOUCHED, LOG_N, N_DELTAS, SKIP_KEY, SEQ_LEN, N_STRS, STR_MASK, MADE, NEXT_MERGE,
  N_SUPER, N_WAIT, EXTEND, MAX_WORDS, COLON_SPACE, N_BLOCKED, N_SEEDS, STEPS, SUPERMERGES_ARG, N_CANDIDATES,
- NGRAM_CMIN, NGRAM_MAX_LEN, PASS_DOCUMENTS, PASS_BYTES, MAX_TOK_LEN) = range(50)
-N_SCALARS = 50
+ NGRAM_CMIN, NGRAM_MAX_LEN, PASS_DOCUMENTS, PASS_BYTES, MAX_TOK_LEN, LIVE, INIT) = range(52)
+N_SCALARS = 52
 
 # the columns of P (st__pair but its count, which is PC)
 P_LEFT, P_RIGHT, P_HEAD, P_TAIL, P_N, P_STAMP, P_BLOCKED = range(7)
@@ -126,7 +126,7 @@ def grow(a, need):
     c = n if n > 0 else 16
     while c < need:
         c *= 2
-    b = np.zeros(c, a.dtype)
+    b = np.empty(c, a.dtype)  # not zeroed: the pages past the copy stay untouched until used
     b[:n] = a
     return b
 
@@ -139,7 +139,7 @@ def grow_rows(a, need):
     c = n if n > 0 else 16
     while c < need:
         c *= 2
-    b = np.zeros((c, a.shape[1]), a.dtype)
+    b = np.empty((c, a.shape[1]), a.dtype)
     b[:n] = a
     return b
 
@@ -156,7 +156,7 @@ def rules_token_bytes_limit(n_rules):
 
 
 # ---- tokens ---------------------------------------------------------------------------------
-@_kernel
+@_inline
 def cmp_seq(K, a, b):
     if a == b:
         return 0
@@ -176,7 +176,7 @@ def cmp_seq(K, a, b):
     return 1 if an > bn else 0
 
 
-@_kernel
+@_inline
 def better(mode, P, K, ca, pa, cb, pb):
     """1 if heap entry (ca, pa) goes before (cb, pb): the higher count, then the smaller pair by the
     mode's order (paper: base-symbol sequences of left then right; hf: HF ids of left then right);
@@ -321,7 +321,8 @@ def pair_get(S, T, key):
 
 
 @_kernel
-def pair_free_words(P, pi):
+def pair_free_words(S, P, pi):
+    S[LIVE] -= np.int64(P[pi, P_N])
     P[pi, P_HEAD] = NIL
     P[pi, P_TAIL] = NIL
     P[pi, P_N] = 0
@@ -335,7 +336,7 @@ def apply_delta(S, W, T, key, d, w):
     c = T.PC[pi] + d * W.wcount[w]
     T.PC[pi] = c
     if c == 0:  # no word holds it any more: its list is all stale
-        pair_free_words(P, pi)
+        pair_free_words(S, P, pi)
         return
     if d > 0:
         tail = P[pi, P_TAIL]
@@ -343,13 +344,17 @@ def apply_delta(S, W, T, key, d, w):
             e = S[LOG_N]
             S[LOG_N] = e + 1
             T.lw[e] = w
-            T.ln[e] = NIL
-            if tail == NIL:
-                P[pi, P_HEAD] = e
+            if S[INIT]:  # init_pairs: the entry's pair, sorted into chains afterwards (sort_log)
+                T.ln[e] = pi
             else:
-                T.ln[tail] = e
+                T.ln[e] = NIL
+                if tail == NIL:
+                    P[pi, P_HEAD] = e
+                else:
+                    T.ln[tail] = e
             P[pi, P_TAIL] = e
             P[pi, P_N] += 1
+            S[LIVE] += 1
         if P[pi, P_STAMP] != S[STEP_NO]:
             P[pi, P_STAMP] = S[STEP_NO]
             T.touched[S[N_TOUCHED]] = pi
@@ -429,7 +434,7 @@ def window_end(mode, s, off, L, i, known):
     return b
 
 
-@_kernel
+@_inline
 def merge_word(S, W, T, X, w, x, y, nt):
     """Merge (x, y) -> nt in word w, updating the pair counts: for each cluster of sites whose
     windows touch, the old window's contributions out, the new window's in."""
@@ -498,8 +503,9 @@ def needs_room(S, T, B):
 
 
 @_jit
-def reserve(S, T, B):
-    """Room for B more pairs and word-list entries (what one word's merge may add)."""
+def reserve(S, T, B, e):
+    """Room for B more pairs and word-list entries (what one word's merge may add); e, an entry of
+    the word list being walked (or NIL), as it is after a compaction of the log. Returns (T, e)."""
     n = S[N_PAIRS] + B
     P, PC, touched = T.P, T.PC, T.touched
     if n > P.shape[0]:
@@ -513,41 +519,110 @@ def reserve(S, T, B):
             slots *= 2
         pk, pv = pair_rehash(P, S[N_PAIRS], slots)
         S[PMASK] = slots - 1
-    lw, ln = T.lw, T.ln
-    if S[LOG_N] + B > lw.shape[0]:
-        lw = grow(lw, S[LOG_N] + B)
-        ln = grow(ln, lw.shape[0])
-    return PairTables(P, PC, pk, pv, lw, ln, touched)
+    T = PairTables(P, PC, pk, pv, T.lw, T.ln, touched)
+    if S[LOG_N] + B > T.lw.shape[0]:
+        cap = T.lw.shape[0]
+        if S[LOG_N] > S[LIVE]:
+            e = compact_log(S, T, e)
+        if S[LIVE] + B > cap - cap // 8:  # less than an eighth free: grow by a quarter
+            c = cap + cap // 4
+            if c < S[LOG_N] + B:
+                c = S[LOG_N] + B
+            T = PairTables(P, PC, pk, pv, grow_to(T.lw, c), grow_to(T.ln, c), touched)
+    return T, e
 
 
 @_jit
-def compact_log(S, T):
-    """The word lists copied chain by chain into a fresh log (the dropped chains left out), of the
-    same size when they fill at most a quarter of it, else doubled until they do."""
+def grow_to(a, c):
+    b = np.empty(c, a.dtype)
+    b[:a.shape[0]] = a
+    return b
+
+
+@_jit
+def sort_log(S, T, cap):
+    """init_pairs' word lists into a new log of cap entries, each pair's chain contiguous: while
+    counting, an entry holds its pair in place of the next entry (S[INIT]), and a counting sort
+    by pair (stable: each list in the order the C appends it) makes the chains."""
     P = T.P
-    live = 0
-    for i in range(S[N_PAIRS]):
-        live += np.int64(P[i, P_N])
-    cap = T.lw.shape[0]
-    while 4 * live > cap:  # the next compaction after at least half the log's appends
-        cap *= 2
     lw = np.empty(cap, np.uint32)
     ln = np.empty(cap, np.uint32)
     o = 0
     for i in range(S[N_PAIRS]):
-        e = P[i, P_HEAD]
-        if e == NIL:
+        n = np.int64(P[i, P_N])
+        if n == 0:
+            P[i, P_HEAD] = NIL
+            P[i, P_TAIL] = NIL
             continue
         P[i, P_HEAD] = o
-        while e != NIL:
-            lw[o] = T.lw[e]
-            ln[o] = o + 1
-            o += 1
-            e = T.ln[e]
-        ln[o - 1] = NIL
-        P[i, P_TAIL] = o - 1
+        P[i, P_TAIL] = o  # the fill cursor
+        o += n
+    for e in range(S[LOG_N]):
+        pi = np.int64(T.ln[e])
+        pos = np.int64(P[pi, P_TAIL])
+        lw[pos] = T.lw[e]
+        ln[pos] = pos + 1
+        P[pi, P_TAIL] = pos + 1
+    for i in range(S[N_PAIRS]):
+        if P[i, P_HEAD] != NIL:
+            P[i, P_TAIL] -= 1
+            ln[P[i, P_TAIL]] = NIL
     S[LOG_N] = o
     return PairTables(P, T.PC, T.pk, T.pv, lw, ln, T.touched)
+
+
+@_kernel
+def popcount(x):
+    x = x - ((x >> U64(1)) & U64(0x5555555555555555))
+    x = (x & U64(0x3333333333333333)) + ((x >> U64(2)) & U64(0x3333333333333333))
+    x = (x + (x >> U64(4))) & U64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * U64(0x0101010101010101)) >> U64(56))
+
+
+@_kernel
+def log_rank(bits, base, i):
+    """The live entries of the log before entry i (bits: the live ones; base: per 64 entries)."""
+    b = i >> 6
+    return base[b] + popcount(bits[b] & ((U64(1) << U64(i & 63)) - U64(1)))
+
+
+@_jit
+def compact_log(S, T, e):
+    """Drop the dead entries of the word-list log in place (the C frees a pair's list when its
+    count drops to 0; here its chain is dropped and the space is won back here): the live entries
+    slide down in order, so each chain keeps its order (a chain's entries are in increasing order,
+    being appended at the log's end). Returns e (an entry, or NIL) renumbered."""
+    n = S[LOG_N]
+    nb = (n >> 6) + 1
+    bits = np.zeros(nb, np.uint64)
+    P = T.P
+    lw = T.lw
+    ln = T.ln
+    for i in range(S[N_PAIRS]):
+        x = np.int64(P[i, P_HEAD])
+        while x != NIL:
+            bits[x >> 6] |= U64(1) << U64(x & 63)
+            x = np.int64(ln[x])
+    base = np.zeros(nb, np.int64)
+    acc = 0
+    for b in range(nb):
+        base[b] = acc
+        acc += popcount(bits[b])
+    for i in range(S[N_PAIRS]):
+        if P[i, P_HEAD] != NIL:
+            P[i, P_HEAD] = log_rank(bits, base, np.int64(P[i, P_HEAD]))
+            P[i, P_TAIL] = log_rank(bits, base, np.int64(P[i, P_TAIL]))
+    j = 0
+    for i in range(n):
+        if (bits[i >> 6] >> U64(i & 63)) & U64(1):
+            nx = np.int64(ln[i])
+            lw[j] = lw[i]
+            ln[j] = NIL if nx == NIL else log_rank(bits, base, nx)
+            j += 1
+    S[LOG_N] = j
+    if e != NIL:
+        e = log_rank(bits, base, e)
+    return e
 
 
 @_kernel
@@ -586,7 +661,7 @@ def apply_end(S, T, pi):
     heap size those pushes need."""
     S[SKIP_KEY] = -1
     T.PC[pi] = 0
-    pair_free_words(T.P, pi)
+    pair_free_words(S, T.P, pi)
     return S[HEAP_N] + S[N_TOUCHED]
 
 
@@ -638,11 +713,14 @@ def init_pairs(S, W, T, K):
     T = PairTables(T.P, T.PC, pk, pv, T.lw, T.ln, T.touched)
     S[STEP_NO] = 1
     S[SKIP_KEY] = -1
+    S[INIT] = 1
     w = count_words(S, W, T, X, 0)
     while w < S[N_WORDS]:
-        T = reserve(S, T, 2 * np.int64(W.wlen[w]) + 2)
+        T, _ = reserve(S, T, 2 * np.int64(W.wlen[w]) + 2, NIL)
         w = count_words(S, W, T, X, w)
     S[N_TOUCHED] = 0
+    S[INIT] = 0
+    T = sort_log(S, T, S[LIVE] + S[LIVE] // 4 + 2 * maxlen + 2)
     n = S[N_PAIRS]
     H = Heap(np.zeros(n if n else 1, np.int64), np.zeros(n if n else 1, np.uint32))
     m = 0
@@ -863,21 +941,6 @@ def token_fits(S, K, x, y):
 
 
 @_kernel
-def token_room(S, K, x, y, id_):
-    return id_ < K.tok_off.shape[0] and S[SEQ_LEN] + np.int64(K.tok_len[x]) + np.int64(K.tok_len[y]) <= K.seq.shape[0]
-
-
-@_jit
-def grow_toks(S, K, x, y, id_):
-    """Room in the token table for id_ and its bytes."""
-    tok_off = grow(K.tok_off, id_ + 1)
-    tok_len = grow(K.tok_len, tok_off.shape[0])
-    hf_key = grow(K.hf_key, tok_off.shape[0])
-    seq = grow(K.seq, S[SEQ_LEN] + np.int64(K.tok_len[x]) + np.int64(K.tok_len[y]))
-    return Toks(seq, tok_off, tok_len, hf_key, K.str_slots)
-
-
-@_kernel
 def write_token(S, K, x, y, id_):
     """Token id_ spells x's base symbols then y's (the table has room)."""
     lx = np.int64(K.tok_len[x])
@@ -895,17 +958,6 @@ def write_token(S, K, x, y, id_):
     for q in range(ly):
         seq[n + lx + q] = seq[oy + q]
     S[SEQ_LEN] = n + lx + ly
-
-
-@_jit
-def make_token(S, K, x, y, id_):
-    """make_token of trainer.c: (False when past the limit, the token table)."""
-    if not token_fits(S, K, x, y):
-        return False, K
-    if not token_room(S, K, x, y, id_):
-        K = grow_toks(S, K, x, y, id_)
-    write_token(S, K, x, y, id_)
-    return True, K
 
 
 @_kernel
@@ -991,7 +1043,7 @@ def grow_rooms(S, T, K, M):
         sup, sup_counts = grow_pairs_list(sup, sup_counts, S[N_SUPER])
     M = Lists(merges, counts, sup, sup_counts, M.wait_head, M.wait_pair, M.wait_next, M.seeds)
     if needs_room(S, T, 1):
-        T = reserve(S, T, 1)
+        T, _ = reserve(S, T, 1, NIL)
     return T, K, M
 
 
@@ -1048,11 +1100,6 @@ def merge_select(S, T, H, K, M, E, vocab_size, min_frequency):
 
 
 @_kernel
-def log_full(S, T):
-    return S[LOG_N] * 4 > T.lw.shape[0] * 3
-
-
-@_kernel
 def heap_room(H, need):
     return need <= H.hc.shape[0]
 
@@ -1061,28 +1108,6 @@ def heap_room(H, need):
 def room_at(W, T, e):
     """The room the merge of the word at word-list entry e needs."""
     return 2 * np.int64(W.wlen[T.lw[e]]) + 2
-
-
-@_jit
-def apply_pair(S, W, X, T, H, K, pi, nt):
-    """Replace pair pi by token nt in the words listed for it (the list is stable: only pairs
-    holding nt gain words), then queue the pairs that gained occurrences: (T, H), grown if they
-    had to. Inlined in the drivers (a call would count references on every array of its
-    arguments, every merge)."""
-    if log_full(S, T):
-        T = compact_log(S, T)
-    x, y = pair_parts(T, pi)
-    e = apply_begin(S, T, pi)
-    while True:
-        e = merge_words(S, W, X, T, e, x, y, nt)
-        if e == NIL:
-            break
-        T = reserve(S, T, room_at(W, T, e))
-    need = apply_end(S, T, pi)
-    if not heap_room(H, need):
-        H = grow_heap(H, need)
-    push_touched(S, T, H, K)
-    return T, H
 
 
 @_kernel
@@ -1103,15 +1128,13 @@ def phase1_steps(st, max_merges, vocab_size, min_frequency):
         pi, nt, more = merge_select(S, T, H, K, M, E, vocab_size, min_frequency)
         if pi >= 0:
             # apply_pair, written out
-            if log_full(S, T):
-                T = compact_log(S, T)
             x, y = pair_parts(T, pi)
             e = apply_begin(S, T, pi)
             while True:
                 e = merge_words(S, W, X, T, e, x, y, nt)
                 if e == NIL:
                     break
-                T = reserve(S, T, room_at(W, T, e))
+                T, e = reserve(S, T, room_at(W, T, e), e)
             need = apply_end(S, T, pi)
             if not heap_room(H, need):
                 H = grow_heap(H, need)
@@ -1142,7 +1165,7 @@ def build_words(arena, e_off, e_len, e_count, n, ube):
         if e_len[i] >= 2:
             nw += 1
             nsym += np.int64(e_len[i])  # UBE gives at most one symbol per byte
-    sym = np.zeros(nsym if nsym else 1, np.uint32)
+    sym = np.empty(nsym if nsym else 1, np.uint32)
     woff = np.zeros(nw if nw else 1, np.int64)
     wcount = np.zeros(nw if nw else 1, np.int64)
     wlen = np.zeros(nw if nw else 1, np.uint32)
@@ -1958,15 +1981,13 @@ def phase2_steps(st, max_merges, min_frequency):
             continue
         if pi >= 0:
             # apply_pair, written out (as in phase1_steps)
-            if log_full(S, T):
-                T = compact_log(S, T)
             x, y = pair_parts(T, pi)
             e = apply_begin(S, T, pi)
             while True:
                 e = merge_words(S, W, X, T, e, x, y, nt)
                 if e == NIL:
                     break
-                T = reserve(S, T, room_at(W, T, e))
+                T, e = reserve(S, T, room_at(W, T, e), e)
             need = apply_end(S, T, pi)
             if not heap_room(H, need):
                 H = grow_heap(H, need)
@@ -2120,6 +2141,7 @@ def trainer_start_superwords(t, cands, algorithm, supermerges, err):
     S[N_PAIRS] = 0
     S[HEAP_N] = 0
     S[LOG_N] = 0
+    S[LIVE] = 0
     S[N_TOUCHED] = 0
     S[N_DELTAS] = 0
     S[MADE] = made
