@@ -1222,7 +1222,7 @@ def _empty_pair_tables(n_sym, maxlen):
 class Trainer:
     """struct st_trainer: the State of arrays the kernels take, and the fields Python keeps."""
     __slots__ = ("st", "vocab_size", "min_frequency", "pt", "pass_", "seed_min_count", "base_name",
-                 "super_out", "super_out_n", "super_out_kept", "__weakref__")
+                 "super_out", "super_out_n", "super_out_kept", "target_exact", "__weakref__")
 
     def __init__(self):
         self.st = None
@@ -1235,6 +1235,7 @@ class Trainer:
         self.super_out = None
         self.super_out_n = 0
         self.super_out_kept = 0
+        self.target_exact = None  # hf: a target past int64 (S[TARGET] holds it clamped)
 
     @property
     def S(self):
@@ -1243,6 +1244,12 @@ class Trainer:
 
 def _clamp(v):
     return min(int(v), INT64_MAX)
+
+
+def target_of(t):
+    """The trainer's target (uint64 in the C: hf mode's, from st_trainer_set_specials, can pass
+    int64 when vocab_size does)."""
+    return t.target_exact if t.target_exact is not None else int(t.S[TARGET])
 
 
 def _below_alphabet(err, vocab_size, alphabet_size, n_specials):
@@ -1406,7 +1413,9 @@ def st_trainer_set_specials(t, specials, ends, n, err):
             hf_key[b] = nxt
             nxt += 1
     S[HF_VOCAB] = nxt
-    S[TARGET] = t.vocab_size - nxt if t.vocab_size > nxt else 0
+    target = t.vocab_size - nxt if t.vocab_size > nxt else 0
+    S[TARGET] = _clamp(target)
+    t.target_exact = target if target > INT64_MAX else None
     S[SPECIALS_SET] = 1
     t.st = st._replace(E=E)
     heap_reorder(t.st)  # the heap was ordered with the old ids: order it again
@@ -1447,6 +1456,7 @@ def st_trainer_set_vocab_size(t, vocab_size, err):
         return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "vocab_size is below what this trainer has already made")
     t.vocab_size = int(vocab_size)
     S[TARGET] = target
+    t.target_exact = None
     S[CAPPED] = capped
     # a trainer that stopped at its size goes on; one that stopped for another reason would stop
     # there again at any size
@@ -1483,7 +1493,7 @@ def phase1_wanted(t):
     S = t.S
     if S[PHASE] == 2 and S[ALGORITHM] == ST_ALGORITHM_SUPERBPE:
         return int(S[TARGET] - S[SUPERMERGES_ARG])
-    return int(S[TARGET])
+    return target_of(t)
 
 
 def phase2_short(t):
@@ -1509,7 +1519,7 @@ def st_trainer_stat(t, what):
     if what == ST_TRAINER_ALPHABET:
         return int(S[ALPHABET_SIZE])
     if what == ST_TRAINER_TARGET:
-        return int(S[TARGET])
+        return target_of(t)
     if what == ST_TRAINER_MERGES:
         return int(S[N_MERGES])
     if what == ST_TRAINER_PHASE:
@@ -1595,7 +1605,7 @@ def append_stop(t):
     if S[PHASE] != 2:
         if done and stop == ST_STOP_VOCAB_SIZE:
             return ""
-        return "comment stopped at %d of %d merges: %s\n" % (S[N_MERGES], S[TARGET], why)
+        return "comment stopped at %d of %d merges: %s\n" % (S[N_MERGES], target_of(t), why)
     out = ""
     if S[ALGORITHM] == ST_ALGORITHM_SUPERBPE:
         if phase1_short(t):
