@@ -24,7 +24,7 @@ kernel that may grow one returns a new State):
                           counts), pk int64 / pv uint32 (the (left << 32 | right) -> pair + 1
                           open-addressing table), lw / ln uint32 (the word lists: one log of
                           (word, next) entries, a pair's list a chain from head to tail, in the
-                          order the C appends them), touched uint32[cap]
+                          order the C appends them; NIL ends a chain), touched uint32[cap]
   H  Heap                 hc int64 (count), hp uint32 (pair): the binary heap's entries
   K  Toks                 seq uint8 (the tokens' base-symbol sequences), tok_off int64, tok_len
                           uint32, hf_key uint32 (by internal id), str_slots uint32 (hf: the
@@ -35,13 +35,25 @@ kernel that may grow one returns a new State):
                           seeds uint32[2 n] (an extension's seed merges)
   E  Specials             spec_bytes uint8, spec_off int64, spec_len int64 (-1: the C's
                           SIZE_MAX, no byte-level form): hf's specials as byte-level bytes
+
 Where the C reallocates inside a merge (a pair, a word-list entry, a touched pair, a heap entry),
 the kernels make room first: before each word a merge visits, room for 2 * its length + 2 new
 pairs and list entries (a word's new windows add at most that many), and the heap before its
-pushes; so the kernels that do the per-word work (merge_word and below) allocate nothing and
-run without numba's reference counting (_nrt=False). The C frees a pair's word list when its
-count drops to 0; here its chain is dropped and the log is compacted (the live chains copied in
-order) when it fills. Neither changes a result: the lists hold the same words in the same order.
+pushes. So a merge runs in kernels without numba's reference counting (_nrt=False: every call
+that passes an array otherwise costs an atomic increment and decrement of its count), and only
+the growth, rare, calls kernels that allocate: the drivers phase1_steps and phase2_steps (one call
+of st_trainer_step) keep the State's parts in locals, check for room (rooms_ok, needs_room), grow
+what lacks it and call the per-merge kernels (merge_select / super_select, merge_words, ...).
+merge_word and what it calls are inlined at the numba level: a call passes every array of its
+tuples as separate arguments, which cost more than the work of a short word.
+
+The word lists: the C gives each pair an array (doubled when full) and frees it when the pair's
+count drops to 0. Here the lists are chains in one log, appended at its end (so a chain's entries
+are in increasing order); a dropped chain's entries are dead until the log fills, when the live
+ones slide down in place, in order (compact_log), and the log grows by a quarter only if that
+left less than an eighth of it free. init_pairs counts with each entry holding its pair instead
+of a link, then sorts the entries into contiguous chains (sort_log). The lists hold the same words
+in the same order as the C's, so every result is the C's.
 
 The port ignores st_allocator; allocation failure is not simulated (the C's "oom" is set only
 where the C sets it for a limit, e.g. a supermerge id past ST_RULES_MAX_IDS).
