@@ -36,7 +36,7 @@ FAST = [b for b in BACKENDS if b not in ("pywasm", "numba")]
 def be(request):
     if request.param == "pywasm":
         pytest.skip(PYWASM_TRAINS)
-    if request.param == "numba":
+    if request.param == "numba" and os.environ.get("SUPERTOK_NUMBA_NO_TRAIN"):
         pytest.skip(NUMBA_TRAINS_LATER)
     return request.param
 

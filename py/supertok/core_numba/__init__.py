@@ -33,6 +33,8 @@ MODULES = (
     "formats.json", "formats.tokenizer_json", "formats.hf_compact",
     "encode.encoding", "encode.model_encoding", "encode.hf_encoding", "encode.pipeline", "encode.cut", "encode.decoder",
     "encode.unstable",
+    "train.pretoken_counter", "train.token_counts", "train.candidates", "train.ngram",
+    "train.trainer", "train.candidates_spec",
 )
 
 
