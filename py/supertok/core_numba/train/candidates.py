@@ -106,15 +106,15 @@ def tokset_init(alphabet, seq, off, len_, n):
     return s
 
 
-@njit(cache=True, nogil=True)
-def tokset_find_at(alphabet, seq, off, len_, slots, scratch, p, pi, n):
+@njit(cache=True, nogil=True, _nrt=False)
+def tokset_find_sym(alphabet, seq, off, len_, slots, scratch, sy, p, pi, n):
     """st__tokset_find for the valid UTF-8 text p[pi .. pi + n): the smallest id whose symbols are
-    its own, ST__NO_TOKEN_ID when none is. UBE: scratch holds at least 2n bytes."""
+    its own, ST__NO_TOKEN_ID when none is. UBE: scratch holds at least 2n bytes; sy is a uint16
+    array of 4 (a character's symbols)."""
     if slots.size == 0:
         return np.int64(ST__NO_TOKEN_ID)
     if alphabet == ST_ALPHABET_UBE:
         # the text's UBE symbols, 2 big-endian bytes each: at most 2 bytes per text byte
-        sy = np.zeros(4, np.uint16)
         kn = np.int64(0)
         i = pi
         while i < pi + n:
@@ -128,6 +128,12 @@ def tokset_find_at(alphabet, seq, off, len_, slots, scratch, p, pi, n):
     else:
         v = slots[tok_slot(slots, seq, off, len_, p, pi, n, hash_bytes(p, pi, n))]
     return np.int64(v) - 1 if v else np.int64(ST__NO_TOKEN_ID)
+
+
+@njit(cache=True, nogil=True)
+def tokset_find_at(alphabet, seq, off, len_, slots, scratch, p, pi, n):
+    """tokset_find_sym with a symbols buffer of its own."""
+    return tokset_find_sym(alphabet, seq, off, len_, slots, scratch, np.zeros(4, np.uint16), p, pi, n)
 
 
 def tokset_find(s, p, n):
@@ -144,7 +150,7 @@ def tokset_find(s, p, n):
     return int(tokset_find_at(s.alphabet, s.seq, s.off, s.len, s.slots, s.scratch, p, 0, n))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def has_letter(p, pi, n):
     """st__has_letter: 1 if the valid UTF-8 text p[pi .. pi + n) holds a letter (\\p{L}: general
     category L*)."""
