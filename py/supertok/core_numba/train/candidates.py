@@ -17,8 +17,9 @@ Layout:
     key (uint8: the run being built), hot ((word uint64, len uint32, eligible uint32) arrays of
     1 << ST__CAND_HOT_BITS, empty until the counter has seen some text).
 
-Kernels for the other modules: has_letter(p, pi, n), tokset_find_at(alphabet, seq, off, len_,
-slots, scratch, p, pi, n) (scratch at least 2n bytes for UBE), cand_pieces(p, pi, n).
+Kernels for the other modules: has_letter(p, n) and has_letter_at(p, pi, n); tokset_find_at(alphabet,
+seq, off, len_, slots, scratch, p, pi, n) (scratch at least 2n bytes for UBE) and tokset_find_sym (the
+same with a uint16[4] symbols buffer passed in: no allocation); cand_pieces(p, pi, n).
 """
 import numpy as np
 from numba import njit
@@ -151,9 +152,8 @@ def tokset_find(s, p, n):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def has_letter(p, pi, n):
-    """st__has_letter: 1 if the valid UTF-8 text p[pi .. pi + n) holds a letter (\\p{L}: general
-    category L*)."""
+def has_letter_at(p, pi, n):
+    """st__has_letter of the valid UTF-8 text p[pi .. pi + n)."""
     i = pi
     end = pi + n
     while i < end:
@@ -169,6 +169,13 @@ def has_letter(p, pi, n):
         if cls >= ST_UCD_LU and cls <= ST_UCD_LO:
             return 1
     return 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def has_letter(p, n):
+    """st__has_letter: 1 if the valid UTF-8 text p[0..n) holds a letter (\\p{L}: general category
+    L*)."""
+    return has_letter_at(p, 0, n)
 
 
 @njit(cache=True, nogil=True)

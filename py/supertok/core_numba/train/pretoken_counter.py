@@ -38,8 +38,7 @@ from ..text.pretokenize import (pretokenizer_init, piece, pieces_next, Pretokeni
                                 ST_PATTERN_DEEPSEEK_V3)
 from ..text.utf8 import utf8_validate, validate
 from ..text.unicode import st_script_count
-from . import candidates as CD
-from .candidates import (has_letter, tokset_find_sym, ST__CAND_SEP, ST__CAND_HOT_BITS, ST__NO_TOKEN_ID,
+from .candidates import (has_letter_at, tokset_find_sym, ST__CAND_SEP, ST__CAND_HOT_BITS, ST__NO_TOKEN_ID,
                          ST_ALGORITHM_BOUNDLESS, ST_ALGORITHM_SUPERBPE, ST_ALPHABET_BYTES, ST_ALPHABET_UBE, Cand,
                          cand_compatible)
 
@@ -464,7 +463,7 @@ def count_documents(pt, t, stats, s, ends, n_docs, lines, length, rep):
 def eligible(alphabet, seq, off, len_, tslots, scratch, sy, p, pi, n):
     """eligible: 1 if the pretoken p[pi .. pi + n) has a letter and the symbols of a token of
     the candidates' vocabulary (scratch: at least 2n bytes for UBE; sy: uint16[4])."""
-    if not has_letter(p, pi, n):
+    if not has_letter_at(p, pi, n):
         return 0
     return 1 if tokset_find_sym(alphabet, seq, off, len_, tslots, scratch, sy, p, pi, n) != ST__NO_TOKEN_ID else 0
 
