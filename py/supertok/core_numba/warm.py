@@ -66,6 +66,13 @@ def workload():
     hf._encode_single_piece("hello")
     hf.decode(ids)
     supertok.load_model(hf.save_compact()).encode("hello <a>")  # the compact image: its writer and reader
+    # pretoken counters (train/pretoken_counter.py, token_counts.py): counting (lines and
+    # documents), save, load, merge, prune, token counts
+    docs = [text + "\n", "more text here\n"]
+    for script_aware in (False, True):
+        counts = supertok.count_pretokens(iter(docs), script_aware=script_aware, threads=1)
+        (counts + supertok.Counts.from_bytes(counts.to_bytes())).filtered(2)
+    counts.token_counts(supertok.get_encoding("o200k_base"))
 
 
 def tiny_tokenizer_json():
