@@ -7,6 +7,9 @@ superword training (BoundlessBPE, SuperBPE: both phases) beside HuggingFace's BP
     python bench/train.py --quick          # 10 MB slice, vocab 32,768, 1 round (a few minutes)
     python bench/train.py --sizes 10MB --vocab 32768 --threads 1,all --rounds 3 --tools rustbpe,bpeasy
     python bench/train.py --tools hf,supertok-paper,supertok-boundless,supertok-superbpe   # superwords
+    python bench/train.py --quick --threads 1 --tools supertok-paper,supertok-paper-numba,rustbpe,supertok-boundless,supertok-boundless-numba
+                                           # the numba backend (its kernels compiled beforehand:
+                                           # python -m supertok.core_numba.warm)
 
 Every tool trains on the same text with the same pre-tokenizer (tiktoken's o200k pat_str, from
 py/supertok/vocab/o200k_base.json), byte-level, to the same vocab_size V; each measurement is a
@@ -60,8 +63,8 @@ WORK = os.path.join(tempfile.gettempdir(), "supertok-bench-train")
 SLICE_BYTES = 10_000_000
 TOOLS = ["supertok-paper", "supertok-hf", "hf", "rustbpe", "bpeasy"]
 SUPERWORD_TOOLS = ["supertok-boundless", "supertok-superbpe"]
-EXTRA_TOOLS = SUPERWORD_TOOLS + ["supertok-paper-wasmtime", "supertok-hf-wasmtime", "supertok-boundless-wasmtime",
-                                 "supertok-superbpe-wasmtime"]
+EXTRA_TOOLS = SUPERWORD_TOOLS + ["supertok-%s-%s" % (kind, backend) for backend in ("wasmtime", "numba")
+                                 for kind in ("paper", "hf", "boundless", "superbpe")]
 # supertok.train's phases, in order (TrainProgress.phase)
 PHASES = ["count", "merge", "candidates", "split", "supermerge"]
 # bpeasy skips merges whose token would be longer than this many bytes; the other tools have no
@@ -237,6 +240,15 @@ def run_supertok(path, vocab, clock, pat, args, kind, backend):
         opts = {"mode": "paper", "algorithm": kind, "ngram_split": args.ngram_split}
         if kind == "superbpe":
             opts["supermerges"] = args.supermerges or vocab // 10
+    if backend == "numba":
+        # The port's kernels load from numba's cache on their first call (compiled beforehand by
+        # `python -m supertok.core_numba.warm`): a small training of the same kind first, so the
+        # clock times training and not loading, as for the other tools.
+        small = os.path.join(WORK, "numba-warm.txt")
+        with open(small, "w", encoding="utf-8") as f:
+            f.write("the warm-up text, a few words to count and merge; " * 200)
+        warm = dict(opts, supermerges=10) if "supermerges" in opts else opts
+        supertok.train(small, vocab_size=300, pattern="o200k", threads=args.threads_now, **warm)
     clock.__init__()
     enc = supertok.train(path, vocab_size=vocab, pattern="o200k", threads=args.threads_now, progress=progress,
                          **opts)

@@ -93,25 +93,12 @@ def _argnames(mark):
 def backend(request):
     """Switch supertok to one backend for the test (parametrized by pytest_generate_tests);
     yields its name."""
-    if request.param == "numba" and _trains(request) and os.environ.get("SUPERTOK_NUMBA_NO_TRAIN"):
-        pytest.skip(NUMBA_TRAINS_LATER)
     b = get_backend(request.param)
     prev = supertok._set_backend(b)
     try:
         yield request.param
     finally:
         supertok._set_backend(prev)
-
-
-#: why a training test skips on numba: the port covers the encoding protocol; its trainer comes
-#: next (the backend raises NotImplementedError naming the C function it lacks)
-NUMBA_TRAINS_LATER = "the numba backend does not train yet: training runs on native and wasm"
-
-
-def _trains(request):
-    """Whether the test trains: its module's name (tests/test_train_*.py) or a `trains` marker."""
-    return request.module.__name__.rsplit(".", 1)[-1].startswith("test_train") or \
-        request.node.get_closest_marker("trains") is not None
 
 
 #: the piece cache's size when a test turns it on (the core's default, ST_CACHE_DEFAULT_BYTES)

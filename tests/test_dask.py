@@ -47,8 +47,6 @@ def _text(seed, n_lines):
 def _runtime():
     """The process's backend (SUPERTOK_BACKEND, which the workers inherit too) counts and trains."""
     name = supertok.backend()
-    if name == "numba":
-        pytest.skip("the numba backend does not train yet: training runs on native and wasm")
     if name == "pywasm":
         pytest.skip("pywasm is an interpreter: supertok.dask runs on native and wasmtime")
 
@@ -203,7 +201,6 @@ def test_globs(client, corpus):
 
 # ---- models -------------------------------------------------------------------------------------
 
-@pytest.mark.trains
 @pytest.mark.parametrize("mode,alphabet,vocab_size", [("paper", "bytes", 400), ("paper", "ube", 660),
                                                       ("hf", "bytes", 420)])
 def test_model_identical(client, corpus, mode, alphabet, vocab_size):
@@ -227,7 +224,6 @@ def _shard_docs(path, start, end):
     return docs
 
 
-@pytest.mark.trains
 def test_min_count_filters_each_shard(client, corpus):
     shard_bytes = 12000
     files = corpus[:2]
@@ -247,7 +243,6 @@ def test_min_count_filters_each_shard(client, corpus):
             == supertok.train(expected, **kw)._model_data)
 
 
-@pytest.mark.trains
 @pytest.mark.parametrize("alphabet", ["bytes", "ube"])
 def test_extension_identical(client, corpus, alphabet):
     """extend= on the cluster: the shards counted with the superbpe pattern and filtered at min_count
@@ -278,7 +273,6 @@ _SUPERWORD_CASES = [("boundless", "bytes", 400, {}), ("superbpe", "ube", 660, {"
                     ("boundless", "ube", 640, {"ngram_split": True}), ("superbpe", "bytes", 420, {"supermerges": 40})]
 
 
-@pytest.mark.trains
 @pytest.mark.parametrize("algorithm,alphabet,vocab_size,extra", _SUPERWORD_CASES)
 def test_superword_model_identical(client, corpus, algorithm, alphabet, vocab_size, extra):
     kw = dict(vocab_size=vocab_size, alphabet=alphabet, algorithm=algorithm, special_tokens=["<|end|>"],
@@ -296,7 +290,6 @@ def test_superword_model_identical(client, corpus, algorithm, alphabet, vocab_si
     assert [r.phase for r in records] == ["count"] * (n + 1) + ["candidates"] * (n + 1)
 
 
-@pytest.mark.trains
 def test_superword_sweep(client, corpus):
     """A sweep: the candidates pass runs once a size, each model that size's own training."""
     kw = dict(vocab_size=[420, 380], algorithm="boundless", progress=False)
@@ -305,7 +298,6 @@ def test_superword_sweep(client, corpus):
     assert [e._model_data for e in got] == [e._model_data for e in ref]
 
 
-@pytest.mark.trains
 def test_superword_min_count(client, corpus):
     """min_count filters each shard's pretoken counts (phase 1 trains on their sum), never the
     candidates: the model is phase 1 on the filtered sum, the candidates of all the text."""
@@ -352,7 +344,6 @@ def _install_killer(marker):
     return True
 
 
-@pytest.mark.trains
 def test_worker_killed_in_a_task_is_retried(client, corpus, tmp_path):
     import cloudpickle
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this module
@@ -398,7 +389,6 @@ def _install_candidates_killer(marker, spare_the_spec=False):
     return True
 
 
-@pytest.mark.trains
 def test_worker_killed_in_the_candidates_pass(client, corpus, tmp_path):
     import cloudpickle
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -416,7 +406,6 @@ def test_worker_killed_in_the_candidates_pass(client, corpus, tmp_path):
     assert got._model_data == ref._model_data
 
 
-@pytest.mark.trains
 def test_the_only_worker_killed_in_the_candidates_pass(corpus, tmp_path):
     """The spec reaches the cluster as a task's result, not scattered: when the only worker holding it
     dies, the scheduler computes it again (scattered data would be lost, and the pass with it)."""
@@ -438,7 +427,6 @@ def test_the_only_worker_killed_in_the_candidates_pass(corpus, tmp_path):
 
 # ---- the command line ------------------------------------------------------------------------------
 
-@pytest.mark.trains
 def test_cli_dask(client, corpus, tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "py")] + [p for p in [env.get("PYTHONPATH")] if p])

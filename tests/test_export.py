@@ -79,7 +79,6 @@ def export(enc, path, fmt, sample):
     return r, [x for x in w if issubclass(x.category, supertok.ExportWarning)]
 
 
-@pytest.mark.trains
 @pytest.mark.parametrize("fmt", ["tiktoken", "hf"])
 def test_udhr_model_exports_give_our_ids(fmt, tmp_path, backend):
     _skip_pywasm(backend)
@@ -105,7 +104,6 @@ def test_udhr_model_exports_give_our_ids(fmt, tmp_path, backend):
     assert str(out) in result.summary() and "all %d sample texts" % len(texts) in result.summary()
 
 
-@pytest.mark.trains
 def test_built_in_sample(tmp_path, backend):
     _skip_pywasm(backend)
     result, _ = export(udhr_model(backend), tmp_path / "t.json", "hf", None)
@@ -161,7 +159,6 @@ def export_dir(tmp_path_factory):
     return str(tmp_path_factory.mktemp("exports"))
 
 
-@pytest.mark.trains
 @pytest.mark.parametrize("name", CORPUS_FILES)
 @pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_corpus_hf_gives_our_ids(name, backend, export_dir):
@@ -178,7 +175,6 @@ def test_corpus_hf_gives_our_ids(name, backend, export_dir):
                 name, k, i, want[i:i + 5], got[i:i + 5], enc.decode(want[max(0, i - 3):i + 5])))
 
 
-@pytest.mark.trains
 @pytest.mark.parametrize("name", CORPUS_FILES)
 @pytest.mark.slow  # a corpus run (../shared/corpora, absent from a fresh clone)
 def test_corpus_tiktoken_differences_are_reported(name, backend, export_dir):
@@ -243,7 +239,6 @@ def test_duplicate_token_bytes_are_reported(tmp_path, backend):
     assert vocab["abc"] == 258 and 259 not in vocab.values()
 
 
-@pytest.mark.trains
 def test_refusals(tmp_path, backend):
     _skip_pywasm(backend)
     ube = supertok.load_model(os.path.join(ROOT, "vectors", "models", "ube_small.stmodel"))
@@ -260,7 +255,6 @@ def test_refusals(tmp_path, backend):
     assert not os.listdir(tmp_path)  # nothing written
 
 
-@pytest.mark.trains
 def test_superword_model_is_refused(tmp_path, backend):
     _skip_pywasm(backend)
     enc = supertok.train(iter(superword_docs()), vocab_size=600, algorithm="boundless", progress=False)
@@ -341,7 +335,6 @@ def test_cli_export_errors(tmp_path, fast):
 
 # ---- the files as written ------------------------------------------------------------------------
 
-@pytest.mark.trains
 def test_tokenizer_json_is_what_python_json_writes(tmp_path, backend):
     """The core writes tokenizer.json as Python's json.dumps(obj, ensure_ascii=False, indent=1) + "\\n"
     writes it (parsed and dumped again by the json module, the bytes are the same), with the model's

@@ -58,7 +58,6 @@ def test_train_integers_past_uint64_are_a_value_error(backend, kw, name):
     assert "2**64 - 1" in msg and str(kw[name]) in msg
 
 
-@pytest.mark.trains
 def test_train_largest_uint64_still_trains(backend):
     # the edge of the range is taken, on every backend alike (not wrapped to something small)
     a = supertok.train(iter(DOCS), vocab_size=U64_MAX)
@@ -67,7 +66,6 @@ def test_train_largest_uint64_still_trains(backend):
     assert supertok.train(iter(DOCS), vocab_size=300, min_frequency=U64_MAX).merges == []
 
 
-@pytest.mark.trains
 def test_backend_calls_never_wrap_integers(backend):
     """The backends' own calls check what crosses into the core: the wasm module's parameters
     are 32 or 64 bits wide and a wider value used to be taken modulo 2**32 or 2**64."""
@@ -142,7 +140,6 @@ def test_deeply_nested_json_model_is_a_value_error(backend, tmp_path):
         supertok.load_model(b'{"a": ' * 100000 + b"1" + b"}" * 100000)
 
 
-@pytest.mark.trains
 def test_bom_and_damaged_model_files_say_what_they_are(backend, tmp_path):
     enc = supertok.train(iter(DOCS), vocab_size=270)
     text = enc._model_data
@@ -288,7 +285,6 @@ def test_incremental_decoder_refuses_an_unknown_error_handler(backend):
 
 # ---- surrogate pairs in training text ------------------------------------------------------
 
-@pytest.mark.trains
 def test_train_joins_surrogate_pairs_as_encode_does(backend):
     pair = "\ud83d\ude00"  # U+1F600 written as UTF-16 halves
     joined = "\U0001F600"

@@ -39,7 +39,6 @@ CASES = [
 ]
 
 
-@pytest.mark.trains
 @pytest.mark.slow_on_pywasm("specials1", "specials2", "specials3")  # a training each there: the fast lane takes one
 @pytest.mark.parametrize("vocab_size,specials", CASES)
 def test_colliding_special_shares_the_token_id(backend, vocab_size, specials):
@@ -75,7 +74,6 @@ def test_colliding_special_shares_the_token_id(backend, vocab_size, specials):
     assert enc2.encode(text, allowed_special="all") == ids
 
 
-@pytest.mark.trains
 def test_a_byte_special_shares_the_byte_id(backend):
     enc = _hf(258, ["a", "<|x|>"])
     assert enc.n_vocab == 258
@@ -84,7 +82,6 @@ def test_a_byte_special_shares_the_byte_id(backend):
     assert b"specials 2\n97 a\n257 <|x|>\n" in enc._model_data
 
 
-@pytest.mark.trains
 def test_merge_string_special_shares_the_merge_id(backend):
     enc = _hf(264, ["<|endoftext|>", "the"])
     merged = {}
@@ -96,7 +93,6 @@ def test_merge_string_special_shares_the_merge_id(backend):
     assert enc.n_vocab == 264
 
 
-@pytest.mark.trains
 @pytest.mark.slow_on_pywasm("specials1", "specials2", "specials3")  # a training each there: the fast lane takes one
 @pytest.mark.parametrize("vocab_size,specials", CASES)
 def test_export_to_tokenizers_and_tiktoken_gives_equal_ids(backend, tmp_path, vocab_size, specials):
@@ -118,7 +114,6 @@ def test_export_to_tokenizers_and_tiktoken_gives_equal_ids(backend, tmp_path, vo
         assert data["model"]["vocab"]["a"] == 97
 
 
-@pytest.mark.trains
 def test_same_vocabulary_as_huggingface(backend):
     """HuggingFace's own tokenizer after BpeTrainer: the same strings, as many ids."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
@@ -155,14 +150,12 @@ def _gpt2_byte_chars():
     return [chr(table[b]) for b in range(256)]
 
 
-@pytest.mark.trains
 def test_mergeable_ranks_keep_the_shared_token(backend):
     enc = _hf(258, ["a", "<|x|>"])
     ranks = enc._mergeable_ranks
     assert ranks[b"a"] == 97 and len(ranks) == 257
 
 
-@pytest.mark.trains
 def test_paper_mode_special_keeps_its_own_id(backend):
     enc = supertok.train(iter(DOCS), vocab_size=250, special_tokens=["a"], mode="paper")
     assert enc._special_tokens["a"] == 256 + len(enc.merges)
@@ -209,7 +202,6 @@ def test_merges_constructor_checks_shared_special(backend):
         supertok.Encoding(name="m", pat_str=pat, merges=[(97, 98)], special_tokens={"ba": 256})
 
 
-@pytest.mark.trains
 @pytest.mark.parametrize("special,byte", [("é", 0xE9), ("Ġ", 0x20)])
 def test_byte_level_only_collision_keeps_its_own_id(backend, special, byte):
     """HuggingFace's vocabulary puts "é" at the byte 0xE9's id (its byte-level character), but

@@ -461,7 +461,6 @@ def token_bytes_total(enc):
     return sum(len(enc.decode_single_token_bytes(i)) for i in range(256, enc.n_vocab))
 
 
-@pytest.mark.trains
 def test_trainer_stops_at_the_limit_on_one_byte(backend):
     """hf mode on 17 MB of one byte makes doubling tokens; the trainer stops before the token
     that would take its model past the limit, so the model it writes loads again."""
@@ -482,7 +481,6 @@ def test_trainer_stops_at_the_limit_on_one_byte(backend):
     assert again.encode("a" * 1000) == enc.encode("a" * 1000)
 
 
-@pytest.mark.trains
 @pytest.mark.parametrize("algorithm", ["boundless", "superbpe"])
 def test_trainer_stops_at_the_limit_in_phase_two(backend, algorithm):
     """Supermerges over a line of one long word repeated double like merges do: phase 2 stops

@@ -28,7 +28,6 @@ import pytest
 import supertok
 from conftest import ROOT
 
-pytestmark = pytest.mark.trains  # every test trains a model first
 
 sys.path.insert(0, os.path.join(ROOT, "vectors"))
 import train_reference as ref  # noqa: E402

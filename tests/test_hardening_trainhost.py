@@ -297,7 +297,6 @@ def test_second_ctrl_c_waits_for_the_threads(native, monkeypatch, tmp_path):
 PHASES = ["count", "merge", "candidates", "split", "supermerge"]
 
 
-@pytest.mark.trains
 @pytest.mark.parametrize("phase", PHASES)
 def test_ctrl_c_in_each_phase(trains, phase, monkeypatch):
     """KeyboardInterrupt at the first progress record of each phase (counting, merging, the
@@ -400,7 +399,6 @@ def _comments(enc):
     return [line[len("comment "):] for line in enc._model_data.decode().splitlines() if line.startswith("comment ")]
 
 
-@pytest.mark.trains
 def test_no_warning_when_the_size_is_reached(trains):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -409,7 +407,6 @@ def test_no_warning_when_the_size_is_reached(trains):
     assert len(_comments(enc)) == 1
 
 
-@pytest.mark.trains
 def test_stop_no_pair(trains):
     enc, ws = _train_warned(iter(["ab ab ab cd\n"] * 5), vocab_size=1000)
     assert len(enc.merges) == 4
@@ -420,7 +417,6 @@ def test_stop_no_pair(trains):
     assert _comments(enc)[1] == "stopped at 4 of 757 merges: no pair left (every pretoken is a single token)"
 
 
-@pytest.mark.trains
 def test_stop_min_frequency(trains):
     enc, ws = _train_warned(iter(["ab ab ab cd\n"] * 5), vocab_size=1000, min_frequency=6)
     (w,) = ws
@@ -429,7 +425,6 @@ def test_stop_min_frequency(trains):
     assert _comments(enc)[1] == "stopped at 2 of 757 merges: the best pair left occurs fewer than min_frequency times"
 
 
-@pytest.mark.trains
 def test_stop_no_candidate_superbpe(trains):
     enc, ws = _train_warned(iter(["hello\n", "world\n"] * 5), vocab_size=270, algorithm="superbpe", supermerges=5)
     assert [(w.reason, w.phase, w.made, w.wanted) for w in ws] == [("no_pair", "merge", 8, 22),
@@ -441,7 +436,6 @@ def test_stop_no_candidate_superbpe(trains):
         "a single token)", "stopped at 0 of 5 supermerges: no supermerge candidate pair left"]
 
 
-@pytest.mark.trains
 def test_stop_no_candidate_boundless(trains):
     enc, ws = _train_warned(iter(["hello\n", "world\n"] * 5), vocab_size=270, algorithm="boundless",
                             ngram_split=True)
@@ -452,7 +446,6 @@ def test_stop_no_candidate_boundless(trains):
                                  "left; phase 1 stopped at 8 merges: no pair left (every pretoken is a single token)")
 
 
-@pytest.mark.trains
 def test_stop_min_frequency_in_phase_2(trains):
     """Phase 1 makes all SuperBPE keeps; the one candidate pair ("hello" + " world", 2 times) is
     below min_frequency."""
@@ -464,7 +457,6 @@ def test_stop_min_frequency_in_phase_2(trains):
     assert ws == [] and len(enc.supermerges) == 1
 
 
-@pytest.mark.trains
 def test_superbpe_progress_shows_the_regular_merges_kept(trains):
     """SuperBPE's phase 1 trains toward vocab_size's target (as the reference does: the n-gram
     split's c_min is the count of its last merge), and the progress says how many the model keeps:

@@ -217,7 +217,6 @@ def _reference_encode(text, name, merges):
     return out
 
 
-@pytest.mark.trains
 def test_model_loads_and_encodes_as_merge_rank_bpe(backend, trained, tmp_path):
     """The model file names the pattern; loaded back it encodes each piece as a merge-rank BPE."""
     texts = _training_docs()[:30] + ["x  y   z\n\n!! 12345 ok //\r\n", "\u65e5\u672c\u8a9e 2024\u5e74 it's",
@@ -234,7 +233,6 @@ def test_model_loads_and_encodes_as_merge_rank_bpe(backend, trained, tmp_path):
             assert enc.decode(want) == t
 
 
-@pytest.mark.trains
 def test_exports(backend, trained, tmp_path):
     """Each pattern exports to a tokenizer.json whose pre-tokenizer is the model's (llama3, qwen2:
     its Split; deepseek_v3: its three Splits in sequence) then ByteLevel, and tokenizers gives our

@@ -295,7 +295,6 @@ def test_prepare(backend):
 
 
 
-@pytest.mark.trains
 @pytest.mark.parametrize("name", SUPER_MODELS)
 def test_superword_models_are_what_train_writes(backend, name, tmp_path):
     """supertok.train on the superword model's corpora with its options writes the same model file

@@ -346,8 +346,6 @@ def _numba_cand(spec):
     seq = np.frombuffer(b"".join(toks), np.uint8)
     lens = np.array([len(x) for x in toks], np.uint32)
     off = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.uint64)
-    if not (flags & 1):
-        scripts = np.zeros(8, np.uint32) if False else scripts
     from supertok.core_numba.text.pretokenize import pretokenizer_init
     _, dflt = pretokenizer_init(pattern, flags)
     if not (flags & 1):
@@ -554,3 +552,25 @@ def test_ngram_split_is_appendix_b(c_min, max_len):
         assert counter_split_ngrams(mine, *bad, err)[0] == 1
         assert err.message == b"c_min must be at least 1, max_len at least 2"
     assert counter_split_ngrams(_port_counter((3, 0, None)), 15, 30, err)[0] == 1
+
+
+def test_eligibility_helpers():
+    """candidates.py's helpers as the trainer calls them (has_letter, tokset_find)."""
+    import numpy as np
+    from supertok.core_numba.train.candidates import has_letter, tokset_init, tokset_find, ST__NO_TOKEN_ID
+
+    def arr(b):
+        return np.frombuffer(b + bytes(16), np.uint8).copy()
+    for text, want in ((b"abc", 1), (b"123 !", 0), ("é".encode(), 1), ("人".encode(), 1), ("١٢".encode(), 0),
+                       (b"", 0), ("\u0301".encode(), 0), ("𝒜".encode(), 1)):
+        assert has_letter(arr(text), len(text)) == want
+    toks = [b"ab", b"c", b"ab", "é".encode()]  # a sequence two ids spell: the smaller id is found
+    lens = np.array([len(t) for t in toks], np.uint32)
+    off = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.uint64)
+    s = tokset_init(0, np.frombuffer(b"".join(toks), np.uint8), off, lens, len(toks))
+    assert [tokset_find(s, arr(t), len(t)) for t in (b"ab", b"c", "é".encode(), b"x")] == [0, 1, 3, ST__NO_TOKEN_ID]
+    ube = [bytes([0, 0x61]), bytes([1, 0xBA, 1, 0x4E])]  # 'a', and 人 (U+4EBA): UBE symbols 256 + 0xBA, 256 + 0x4E
+    lens = np.array([len(t) for t in ube], np.uint32)
+    off = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.uint64)
+    s = tokset_init(1, np.frombuffer(b"".join(ube), np.uint8), off, lens, 2)
+    assert [tokset_find(s, arr(t), len(t)) for t in (b"a", "人".encode(), b"b")] == [0, 1, ST__NO_TOKEN_ID]

@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from conftest import BACKENDS, NUMBA_TRAINS_LATER, ROOT
+from conftest import BACKENDS, ROOT
 from vectors_util import load as load_vectors
 from test_train_api import superword_docs
 
@@ -36,8 +36,6 @@ FAST = [b for b in BACKENDS if b not in ("pywasm", "numba")]
 def be(request):
     if request.param == "pywasm":
         pytest.skip(PYWASM_TRAINS)
-    if request.param == "numba" and os.environ.get("SUPERTOK_NUMBA_NO_TRAIN"):
-        pytest.skip(NUMBA_TRAINS_LATER)
     return request.param
 
 

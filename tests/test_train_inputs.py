@@ -24,17 +24,16 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 import pyarrow.ipc  # noqa: E402,F401 (pa.ipc)
 
-pytestmark = pytest.mark.trains
 
-FAST = [b for b in BACKENDS if b not in ("pywasm", "numba")]
+FAST = [b for b in BACKENDS if b != "pywasm"]
 VOCAB = 300
 
 
 @pytest.fixture
 def be():
-    """One backend that trains in a moment (the first of native and wasmtime present)."""
+    """One backend that trains in a moment (the first of native, wasmtime and numba present)."""
     if not FAST:
-        pytest.skip("pywasm is an interpreter and numba does not train: these run on native and wasmtime")
+        pytest.skip("pywasm is an interpreter: these run on native, wasmtime or numba")
     prev = supertok._set_backend(get_backend(FAST[0]))
     try:
         yield FAST[0]

@@ -32,6 +32,7 @@
 
 #include "../src/formats/model.h"
 #include "supertok.h"
+#include "fuzz_support.h"
 
 static void fail(const char *what, const uint8_t *data, size_t size) {
     fprintf(stderr, "invariant broken: %s\ninput (%zu bytes):\n", what, size);
@@ -39,12 +40,6 @@ static void fail(const char *what, const uint8_t *data, size_t size) {
     fprintf(stderr, "\n");
     abort();
 }
-
-typedef struct budget {
-    long left; /* allocations that succeed; -1 = all */
-    long live;
-    size_t bytes, peak; /* bytes allocated and not freed, and their most */
-} budget;
 
 /* Memory stays proportional to the file (docs/formats/model-format.md, Limits): the most the parser
  * and the encoding built from the model hold at once is at most ALLOC_BASE + ALLOC_PER_BYTE per
@@ -57,26 +52,6 @@ typedef struct budget {
 #define ALLOC_PER_BYTE 256
 static size_t g_max_peak, g_max_peak_size; /* the largest peak seen and its file's size (the report) */
 
-static void *b_alloc(void *ctx, size_t size) {
-    budget *b = (budget *)ctx;
-    if (b->left == 0) return NULL;
-    if (b->left > 0) b->left--;
-    void *p = malloc(size ? size : 1);
-    if (p) {
-        b->live++;
-        b->bytes += size;
-        if (b->bytes > b->peak) b->peak = b->bytes;
-    }
-    return p;
-}
-static void b_free(void *ctx, void *p, size_t size) {
-    budget *b = (budget *)ctx;
-    if (p) {
-        b->live--;
-        b->bytes -= size;
-    }
-    free(p);
-}
 
 static void check_error(const st_error *err, st_status st, size_t size, int may_oom, const uint8_t *data) {
     if (st == ST_ERR_OUT_OF_MEMORY && may_oom) return;
@@ -88,7 +63,7 @@ static void check_error(const st_error *err, st_status st, size_t size, int may_
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    budget b = {-1, 0, 0, 0};
+    budget b = {-1, 0, 0, 0, 0};
     int may_oom = 0;
     if (size && data[0] != 's') { /* byte 0: an allocation to fail */
         b.left = data[0] % 16;
@@ -96,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         data++;
         size--;
     }
-    st_allocator a = {b_alloc, b_free, &b};
+    st_allocator a = {budget_alloc, budget_free, &b};
     char *file = (char *)malloc(size ? size : 1);
     if (size) memcpy(file, data, size);
     st_error err;
@@ -157,35 +132,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifdef ST_FUZZ_MAIN
-static uint8_t *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    uint8_t *d = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 4096;
-            uint8_t *q = (uint8_t *)realloc(d, cap);
-            if (!q) { free(d); fclose(f); return NULL; }
-            d = q;
-        }
-        size_t got = fread(d + n, 1, cap - n, f);
-        if (!got) break;
-        n += got;
-    }
-    fclose(f);
-    *len = n;
-    return d;
-}
-
-static uint64_t g_rng;
-static uint64_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-
 int main(int argc, char **argv) {
     long mutate = 0;
     int first = 1;

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "supertok.h"
+#include "fuzz_support.h"
 
 static void fail(const char *what, const uint8_t *data, size_t size) {
     fprintf(stderr, "invariant broken: %s\ninput (%zu bytes):", what, size);
@@ -79,14 +80,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifdef ST_FUZZ_MAIN
-static uint64_t g_rng;
-static uint64_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-
 static const uint32_t interesting[] = {
     'a', 'e', 'o', 'A', ' ', 0xC0, 0xE9, 0x300, 0x301, 0x308, 0x316, 0x327, 0x334, 0x344, 0x345, 0x5B0, 0x5BC,
     0x5C1, 0x653, 0x93C, 0x915, 0x958, 0xB3E, 0xB47, 0xB57, 0xCC2, 0xCC6, 0xCCA, 0xCCB, 0xCD5, 0xF71, 0xF72,

@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "supertok.h"
+#include "fuzz_support.h"
 
 static void fail(const char *what, const uint8_t *data, size_t size) {
     fprintf(stderr, "invariant broken: %s\ninput (%zu bytes):\n", what, size);
@@ -54,13 +55,6 @@ static void fail(const char *what, const uint8_t *data, size_t size) {
     }
     abort();
 }
-
-typedef struct budget {
-    long left; /* allocations that succeed; -1 = all */
-    long live;
-    int failed; /* an allocation was refused */
-    size_t bytes, peak; /* bytes allocated and not freed, and their most */
-} budget;
 
 /* Memory stays proportional to the input: the most held at once is at most ALLOC_BASE +
  * ALLOC_PER_BYTE per byte of the input. ALLOC_BASE: the fixed tables (the encoder's scratch, the
@@ -75,26 +69,6 @@ typedef struct budget {
 static size_t g_max_peak, g_max_peak_size, g_max_ratio_peak, g_max_ratio_size; /* the report */
 static long g_ok, g_refused, g_oom;
 
-static void *b_alloc(void *ctx, size_t size) {
-    budget *b = (budget *)ctx;
-    if (b->left == 0) { b->failed = 1; return NULL; }
-    if (b->left > 0) b->left--;
-    void *p = malloc(size ? size : 1);
-    if (p) {
-        b->live++;
-        b->bytes += size;
-        if (b->bytes > b->peak) b->peak = b->bytes;
-    }
-    return p;
-}
-static void b_free(void *ctx, void *p, size_t size) {
-    budget *b = (budget *)ctx;
-    if (p) {
-        b->live--;
-        b->bytes -= size;
-    }
-    free(p);
-}
 
 static void check_error(const st_error *err, st_status st, size_t size, const budget *b, const uint8_t *data) {
     if (getenv("ST_FUZZ_VERBOSE"))
@@ -217,7 +191,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         data++;
         size--;
     }
-    st_allocator a = {b_alloc, b_free, &b};
+    st_allocator a = {budget_alloc, budget_free, &b};
     char *file = (char *)malloc(size ? size : 1);
     if (size) memcpy(file, data, size);
     st_error err;
@@ -252,35 +226,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifdef ST_FUZZ_MAIN
-static uint8_t *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    uint8_t *d = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 4096;
-            uint8_t *q = (uint8_t *)realloc(d, cap);
-            if (!q) { free(d); fclose(f); return NULL; }
-            d = q;
-        }
-        size_t got = fread(d + n, 1, cap - n, f);
-        if (!got) break;
-        n += got;
-    }
-    fclose(f);
-    *len = n;
-    return d;
-}
-
-static uint64_t g_rng;
-static uint64_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-
 typedef struct pool {
     uint8_t **d;
     size_t *n;

@@ -43,6 +43,7 @@
  * st__trainer_start_superwords): the public calls run them only in the trainer's own order */
 #include "../src/train/trainer.h"
 #include "../src/train/candidates.h"
+#include "fuzz_support.h"
 
 static void fail(const char *what, const uint8_t *data, size_t size) {
     fprintf(stderr, "invariant broken: %s\ninput (%zu bytes):\n", what, size);
@@ -51,24 +52,6 @@ static void fail(const char *what, const uint8_t *data, size_t size) {
     abort();
 }
 
-typedef struct budget {
-    long left; /* allocations that succeed; -1 = all */
-    long live;
-} budget;
-
-static void *b_alloc(void *ctx, size_t size) {
-    budget *b = (budget *)ctx;
-    if (b->left == 0) return NULL;
-    if (b->left > 0) b->left--;
-    void *p = malloc(size ? size : 1);
-    if (p) b->live++;
-    return p;
-}
-static void b_free(void *ctx, void *p, size_t size) {
-    (void)size;
-    if (p) ((budget *)ctx)->live--;
-    free(p);
-}
 
 static uint8_t *saved(const st_counter *c, size_t *n) {
     *n = 0;
@@ -151,8 +134,8 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
         if (!same(ks, k)) fail("a spec's counter counts differently from the trainer's", data, size);
         st_counter_free(ks);
         if (fail_at >= 0) {
-            budget bg = {fail_at, 0};
-            st_allocator al = {b_alloc, b_free, &bg};
+            budget bg = {fail_at, 0, 0, 0, 0};
+            st_allocator al = {budget_alloc, budget_free, &bg};
             st_status st = st_candidates_new(sp, ln, &al, &ks, NULL);
             if (st == ST_OK) st_counter_free(ks);
             else if (st != ST_ERR_OUT_OF_MEMORY || ks) fail("oom candidates spec", data, size);
@@ -235,8 +218,8 @@ static void superwords(const st_trainer *t, const st_counter *c, const char *tex
         fail("BoundlessBPE != SuperBPE(r, s)", data, size);
     /* with an allocation failing */
     if (fail_at >= 0) {
-        budget bg = {fail_at, 0};
-        st_allocator al = {b_alloc, b_free, &bg};
+        budget bg = {fail_at, 0, 0, 0, 0};
+        st_allocator al = {budget_alloc, budget_free, &bg};
         st_counter *oc = NULL;
         st_trainer *ot = NULL;
         st_status st = st__counter_new_candidates(t, ST_ALGORITHM_BOUNDLESS, 0, &al, &oc, NULL);
@@ -352,8 +335,8 @@ static void extension(const st_counter *c, int alphabet, const uint32_t *seeds0,
     st_encoding_free(enc);
     free(model);
     if (fail_at >= 0) {
-        budget bg = {fail_at, 0};
-        st_allocator al = {b_alloc, b_free, &bg};
+        budget bg = {fail_at, 0, 0, 0, 0};
+        st_allocator al = {budget_alloc, budget_free, &bg};
         st_trainer *ot = NULL;
         st = st_trainer_new(c, ST_TRAIN_PAPER, alphabet, A + n + 64, size > 4 ? data[4] % 3 : 0, 0, &al, &ot, NULL);
         if (st == ST_OK) st = st_trainer_set_seed_merges(ot, seeds, n, "base", 4, max_words, ST_EXTEND_COLON_SPACE, 5, NULL);
@@ -482,8 +465,8 @@ static void stepwise(const st_counter *c, const char *text, size_t len, size_t c
     st_trainer_free(t);
     /* in order, with an allocation failing */
     if (fail_at >= 0) {
-        budget bg = {fail_at, 0};
-        st_allocator al = {b_alloc, b_free, &bg};
+        budget bg = {fail_at, 0, 0, 0, 0};
+        st_allocator al = {budget_alloc, budget_free, &bg};
         st_trainer *ot = NULL;
         st_status st = st_trainer_new(c, ST_TRAIN_PAPER, ST_ALPHABET_BYTES, 243 + 1 + data[1], 0, 0, &al, &ot, NULL);
         if (st == ST_OK) st = st_trainer_set_superwords(ot, algorithm, sm, flags, NULL);
@@ -638,8 +621,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     /* the same with an allocation failing: an error or success, and nothing leaks */
     if (fail_at >= 0) {
-        budget bg = {fail_at, 0};
-        st_allocator al = {b_alloc, b_free, &bg};
+        budget bg = {fail_at, 0, 0, 0, 0};
+        st_allocator al = {budget_alloc, budget_free, &bg};
         st_counter *oc = NULL;
         st = st_counter_new(pattern, flags, NULL, 0, &al, &oc, NULL);
         if (st == ST_OK) {
@@ -673,23 +656,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifdef ST_FUZZ_MAIN
-static uint64_t g_rng;
-static uint64_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-
-static uint8_t *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    uint8_t *d = (uint8_t *)malloc(1 << 16);
-    *len = fread(d, 1, 1 << 16, f);
-    fclose(f);
-    return d;
-}
-
 int main(int argc, char **argv) {
     long nrandom = 0;
     int first = 1;

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "supertok.h"
+#include "fuzz_support.h"
 
 static void fail(const char *what, const uint8_t *data, size_t size) {
     fprintf(stderr, "invariant broken: %s\ninput (%zu bytes):", what, size);
@@ -117,14 +118,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifdef ST_FUZZ_MAIN
-static uint64_t g_rng;
-static uint64_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-
 /* A symbol: mostly valid text's (ASCII, UTF-8 lead and continuation bytes, UTF-16 units and
  * surrogates), sometimes anything below 512, rarely above. */
 static uint16_t rnd_symbol(void) {

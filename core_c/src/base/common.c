@@ -127,11 +127,17 @@ void st__error_append(st_error *err, const char *s) {
     st__error_append_bytes(err, s, len);
 }
 
+size_t st__u64_decimal(uint64_t v, char out[20]) {
+    char t[20];
+    size_t k = 0;
+    do { t[k++] = (char)('0' + v % 10); v /= 10; } while (v);
+    for (size_t i = 0; i < k; i++) out[i] = t[k - 1 - i];
+    return k;
+}
+
 void st__error_append_u64(st_error *err, uint64_t x) {
-    char digits[24];
-    size_t n = 0;
-    do { digits[sizeof digits - 1 - n++] = (char)('0' + x % 10); x /= 10; } while (x);
-    st__error_append_bytes(err, digits + sizeof digits - n, n);
+    char digits[20];
+    st__error_append_bytes(err, digits, st__u64_decimal(x, digits));
 }
 
 /* Token bytes quoted for a message: printable ASCII as it is, everything else (and '"', '\\')

@@ -21,6 +21,8 @@ st_status st__error_set(st_error *err, st_status status, st_unit unit, uint64_t 
 void st__error_append(st_error *err, const char *s);
 void st__error_append_bytes(st_error *err, const char *s, size_t len);
 void st__error_append_u64(st_error *err, uint64_t x);
+/* The decimal digits of v into out (no NUL, no sign, no leading zero but "0"); their count (1..20). */
+size_t st__u64_decimal(uint64_t v, char out[20]);
 void st__error_append_quoted(st_error *err, const uint8_t *p, size_t len);
 /* The status of a return that sets no position (ST_ERR_BUFFER_TOO_SMALL, mostly). */
 ST_INLINE st_status st__error_status(st_error *err, st_status st) {

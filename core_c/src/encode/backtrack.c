@@ -1,5 +1,6 @@
 /* The linear encoder for rank vocabularies; backtrack.h explains the method and the tables. */
 #include "backtrack.h"
+#include "../text/utf8.h"
 
 #define BT_ID_MASK ((1u << 21) - 1)   /* pair slots pack three ids of 21 bits each */
 #define BT_MAX_NODES ((1u << 24) - 2) /* trie keys pack a node and a byte into 32 bits */
@@ -513,18 +514,8 @@ st_status st__backtrack_build(st_backtrack *bt, const st_vocab *v, const st_allo
 
     /* 5. the first-character table */
     for (uint32_t cp = 0; cp < 65536; cp++) {
-        uint8_t u[3];
-        size_t ulen = 0;
-        if (cp >= 0x80 && cp < 0x800) {
-            u[0] = (uint8_t)(0xC0 | (cp >> 6));
-            u[1] = (uint8_t)(0x80 | (cp & 0x3F));
-            ulen = 2;
-        } else if (cp >= 0x800 && (cp < 0xD800 || cp > 0xDFFF)) {
-            u[0] = (uint8_t)(0xE0 | (cp >> 12));
-            u[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-            u[2] = (uint8_t)(0x80 | (cp & 0x3F));
-            ulen = 3;
-        }
+        uint8_t u[4];
+        size_t ulen = cp >= 0x80 && (cp < 0xD800 || cp > 0xDFFF) ? st__utf8_encode(cp, u) : 0;
         uint32_t node = ulen ? root[u[0]] : ST_NO_TOKEN;
         for (size_t i = 1; i < ulen && node != ST_NO_TOKEN; i++) node = trie_child(bt, node, u[i]);
         by_char[cp] = node != ST_NO_TOKEN && is_reachable(bt, node & BT_NODE_MASK) ? node : ST_NO_TOKEN;

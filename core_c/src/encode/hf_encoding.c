@@ -6,14 +6,6 @@
 #include "../formats/base64.h"
 #include "../formats/tokenizer_json.h"
 
-static size_t decimal(uint32_t x, uint8_t *out) {
-    uint8_t d[10];
-    size_t n = 0;
-    do { d[n++] = (uint8_t)('0' + x % 10); x /= 10; } while (x);
-    for (size_t k = 0; k < n; k++) out[k] = d[n - 1 - k];
-    return n;
-}
-
 /* The ids of one kind as tiktoken lines ("base64 id\n"), which the store's loader takes: the
  * vocabulary's tokens as ranks, the added tokens as specials. */
 static st_status tiktoken_lines(const st__hf_model *m, uint8_t kind, const st_allocator *a, uint8_t **out, size_t *len,
@@ -31,7 +23,7 @@ static st_status tiktoken_lines(const st__hf_model *m, uint8_t kind, const st_al
         st__base64_encode(m->bytes + m->offsets[id], n, t + w);
         w += st__base64_encoded_len(n);
         t[w++] = ' ';
-        w += decimal(id, t + w);
+        w += st__u64_decimal(id, (char *)t + w);
         t[w++] = '\n';
     }
     *out = t;

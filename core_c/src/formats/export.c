@@ -37,11 +37,8 @@ static void put_s(out_buf *w, const char *s) {
 }
 
 static void put_u64(out_buf *w, uint64_t v) {
-    char t[20], b[20];
-    size_t k = 0;
-    do { t[k++] = (char)('0' + v % 10); v /= 10; } while (v);
-    for (size_t i = 0; i < k; i++) b[i] = t[k - 1 - i];
-    put(w, b, k);
+    char b[20];
+    put(w, b, st__u64_decimal(v, b));
 }
 
 static st_status finish(out_buf *w, size_t *out_len, st_error *err) {

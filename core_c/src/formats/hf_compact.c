@@ -230,25 +230,10 @@ st_status st__hf_compact_read(const uint8_t *s, size_t n, const st_allocator *a,
         return st;
     }
     /* the model: the same layout st__hf_model_parse makes */
-    size_t bytes_size = align8((size_t)total + 8), text_size = align8((size_t)text_total + 1);
-    size_t size = off_size + kind_size + bytes_size + merge_size + added_size + text_size;
-    uint8_t *block = (uint8_t *)st__alloc(a, size);
-    if (!block) {
+    if (!st__hf_model_alloc(m, a, n_ids, (size_t)total, n_merges, n_added, (size_t)text_total)) {
         st__free(a, scratch, len_size + off_size + kind_size + merge_size + added_size);
         return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     }
-    st__memset(block, 0, size);
-    m->block = block;
-    m->block_size = size;
-    m->n_ids = n_ids;
-    m->offsets = (uint32_t *)(void *)block;
-    m->id_kind = block + off_size;
-    m->bytes = block + off_size + kind_size;
-    m->merges = (uint32_t *)(void *)(m->bytes + bytes_size);
-    m->added = (st__hf_added *)(void *)((uint8_t *)m->merges + merge_size);
-    m->text = (uint8_t *)m->added + added_size;
-    m->n_merges = n_merges;
-    m->n_added = n_added;
     m->pattern = pattern;
     m->flags = flags;
     st__memcpy(m->id_kind, kind, n_ids);
@@ -286,8 +271,7 @@ st_status st__hf_compact_read(const uint8_t *s, size_t n, const st_allocator *a,
             if ((uint64_t)len[l] + len[rr] != len[t] || compared > derived_max ||
                 st__memcmp(tb, m->bytes + m->offsets[l], len[l]) || st__memcmp(tb + len[l], m->bytes + m->offsets[rr], len[rr])) {
                 st__free(a, scratch, len_size + off_size + kind_size + merge_size + added_size);
-                st__free(a, block, size);
-                st__memset(m, 0, sizeof *m);
+                st__hf_model_free(m, a);
                 return bad(err, 8, compared > derived_max ? "the merges' tokens hold more bytes than an image of this size may"
                                                           : "a merge does not make its parts' bytes joined");
             }

@@ -28,22 +28,6 @@ static int hex4(const uint8_t *p, uint32_t *out) {
     return 1;
 }
 
-static size_t put_utf8(uint32_t cp, uint8_t *b) {
-    if (cp < 0x80) { b[0] = (uint8_t)cp; return 1; }
-    if (cp < 0x800) { b[0] = (uint8_t)(0xC0 | cp >> 6); b[1] = (uint8_t)(0x80 | (cp & 0x3F)); return 2; }
-    if (cp < 0x10000) {
-        b[0] = (uint8_t)(0xE0 | cp >> 12);
-        b[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        b[2] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    b[0] = (uint8_t)(0xF0 | cp >> 18);
-    b[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-    b[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-    b[3] = (uint8_t)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 st_status st__json_string(const st__json *j, size_t *i, uint8_t *out, size_t cap, size_t *len) {
     size_t p = st__json_ws(j, *i), n = j->n, w = 0;
     const uint8_t *s = j->s;
@@ -90,7 +74,7 @@ st_status st__json_string(const st__json *j, size_t *i, uint8_t *out, size_t cap
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                 p += 6;
             }
-            k = put_utf8(cp, b);
+            k = st__utf8_encode(cp, b);
             p += 4;
             break;
         }

@@ -19,15 +19,6 @@ static int bytes_eq(const uint8_t *a, size_t an, const char *b) {
     return an == bn && (bn == 0 || st__memcmp(a, b, bn) == 0);
 }
 
-/* Decimal digits of v into buf (no NUL); returns the count (1..20). */
-static size_t u64_digits(uint64_t v, char *buf) {
-    char t[20];
-    size_t k = 0;
-    do { t[k++] = (char)('0' + v % 10); v /= 10; } while (v);
-    for (size_t i = 0; i < k; i++) buf[i] = t[k - 1 - i];
-    return k;
-}
-
 /* A decimal number: digits only, no sign, no leading zero (but "0"). 1 ok, 0 malformed,
  * -1 above max. */
 static int parse_u64(const uint8_t *s, size_t n, uint64_t max, uint64_t *v) {
@@ -58,7 +49,7 @@ static void msg_add(st_error *e, const char *s, size_t n) {
 static void ms(st_error *e, const char *s) { msg_add(e, s, cstr_len(s)); }
 static void mu(st_error *e, uint64_t v) {
     char b[20];
-    msg_add(e, b, u64_digits(v, b));
+    msg_add(e, b, st__u64_decimal(v, b));
 }
 /* A quoted excerpt of file bytes (at most 24, non-printable as '?'). */
 static void mq(st_error *e, const uint8_t *s, size_t n) {
@@ -1084,7 +1075,7 @@ static st_status written(const writer *w, size_t *out_len) {
 static void puts_(writer *w, const char *s) { put(w, s, cstr_len(s)); }
 static void putu(writer *w, uint64_t v) {
     char b[20];
-    put(w, b, u64_digits(v, b));
+    put(w, b, st__u64_decimal(v, b));
 }
 
 /* A special's text as the format writes it: \\, \n, \r, \t, the other control bytes and a space
@@ -1375,7 +1366,7 @@ st_status st__model_specials_ranks(const st_model *m, const st_allocator *a, uin
         st__base64_encode(m->special_text + m->specials[i].off, m->specials[i].len, spec + used);
         used += st__base64_encoded_len(m->specials[i].len);
         spec[used++] = ' ';
-        used += u64_digits(m->specials[i].id, (char *)spec + used);
+        used += st__u64_decimal(m->specials[i].id, (char *)spec + used);
         spec[used++] = '\n';
     }
     *len = used;

@@ -5,6 +5,7 @@
 #include "tokenizer_json.h"
 #include "json.h"
 #include "../base/hash.h"
+#include "../text/utf8.h"
 
 /* ---- GPT-2's byte-level alphabet ---------------------------------------------------------- */
 
@@ -29,17 +30,20 @@ static int byte_of_char(uint32_t cp) {
     return -1;
 }
 
+/* The byte that the byte-level character at p + *i stands for, advancing *i past it; -1 when the
+ * character is not in the alphabet. p is valid UTF-8 (the JSON reader's strings are). */
+static int alphabet_byte(const int16_t *table, const uint8_t *p, size_t *i) {
+    uint32_t cp;
+    *i += st__utf8_decode(p + *i, &cp);
+    return cp < 324 ? table[cp] : -1;
+}
+
 /* Decode UTF-8 p[0..n) (valid: the JSON reader checked it) as byte-level text into out (n bytes
  * of room); its length, or -1 when a character is outside the alphabet. */
 static long byte_level_decode(const uint8_t *p, size_t n, const int16_t *table, uint8_t *out) {
     size_t w = 0;
     for (size_t i = 0; i < n;) {
-        uint32_t cp;
-        uint8_t c = p[i];
-        if (c < 0x80) { cp = c; i += 1; }
-        else if (c < 0xE0 && i + 1 < n) { cp = (uint32_t)(c & 0x1F) << 6 | (p[i + 1] & 0x3F); i += 2; }
-        else return -1; /* three- and four-byte characters are never in the alphabet */
-        int b = cp < 324 ? table[cp] : -1;
+        int b = alphabet_byte(table, p, &i);
         if (b < 0) return -1;
         out[w++] = (uint8_t)b;
     }
@@ -732,6 +736,29 @@ void st__hf_model_free(st__hf_model *m, const st_allocator *a) {
 
 static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
 
+int st__hf_model_alloc(st__hf_model *m, const st_allocator *a, uint32_t n_ids, size_t bytes_len, uint32_t n_merges,
+                       uint32_t n_added, size_t text_len) {
+    size_t off_size = align8(((size_t)n_ids + 1) * 4), kind_size = align8(n_ids), bytes_size = align8(bytes_len + 8),
+           merge_size = align8((size_t)n_merges * 12), added_size = align8((size_t)n_added * sizeof(st__hf_added)),
+           text_size = align8(text_len + 1);
+    size_t total = off_size + kind_size + bytes_size + merge_size + added_size + text_size;
+    uint8_t *block = (uint8_t *)st__alloc(a, total);
+    if (!block) return 0;
+    st__memset(block, 0, total);
+    m->block = block;
+    m->block_size = total;
+    m->n_ids = n_ids;
+    m->offsets = (uint32_t *)(void *)block;
+    m->id_kind = block + off_size;
+    m->bytes = block + off_size + kind_size;
+    m->merges = (uint32_t *)(void *)(m->bytes + bytes_size);
+    m->added = (st__hf_added *)(void *)((uint8_t *)m->merges + merge_size);
+    m->text = (uint8_t *)m->added + added_size;
+    m->n_merges = n_merges;
+    m->n_added = n_added;
+    return 1;
+}
+
 static void reader_free(reader *r) {
     buf_free(&r->names, r->a);
     buf_free(&r->entries, r->a);
@@ -748,16 +775,10 @@ static void reader_free(reader *r) {
 static int decodes_otherwise(const reader *r, const uint8_t *p, size_t n) {
     int other = 0;
     for (size_t i = 0; i < n;) {
-        uint32_t cp;
-        uint8_t c = p[i];
-        size_t l = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-        if (l == 1) cp = c;
-        else if (l == 2) cp = (uint32_t)(c & 0x1F) << 6 | (p[i + 1] & 0x3F);
-        else return 0; /* outside the alphabet: its UTF-8 bytes are what it decodes to */
-        int b = cp < 324 ? r->byte_table[cp] : -1;
-        if (b < 0) return 0;
-        if (cp >= 0x80 || (uint32_t)b != cp) other = 1;
-        i += l;
+        size_t at = i;
+        int b = alphabet_byte(r->byte_table, p, &i);
+        if (b < 0) return 0; /* outside the alphabet: its UTF-8 bytes are what it decodes to */
+        if (i - at > 1 || b != p[at]) other = 1;
     }
     return other;
 }
@@ -772,24 +793,9 @@ static st_status assemble(reader *r, size_t n_entries, uint32_t max_vocab_id, st
     if ((uint64_t)top + 1 > 2 * ((uint64_t)n_entries + n_added) + 65536)
         return fail(r, r->at_vocab, "model.vocab", "the ids leave most numbers below the largest unused");
     uint32_t n_ids = top + 1;
-    size_t bytes_len = r->names.len + r->text.len;
-    size_t off_size = align8(((size_t)n_ids + 1) * 4), kind_size = align8(n_ids), bytes_size = align8(bytes_len + 8),
-           merge_size = align8(n_merges * 12), added_size = align8(n_added * sizeof *ad), text_size = align8(r->text.len + 1);
-    size_t total = off_size + kind_size + bytes_size + merge_size + added_size + text_size;
-    uint8_t *block = (uint8_t *)st__alloc(r->a, total);
-    if (!block) return st__error_set(r->err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-    st__memset(block, 0, total);
-    m->block = block;
-    m->block_size = total;
-    m->n_ids = n_ids;
-    m->offsets = (uint32_t *)(void *)block;
-    m->id_kind = block + off_size;
-    m->bytes = block + off_size + kind_size;
-    m->merges = (uint32_t *)(void *)(m->bytes + bytes_size);
-    m->added = (st__hf_added *)(void *)((uint8_t *)m->merges + merge_size);
-    m->text = (uint8_t *)m->added + added_size;
-    m->n_merges = (uint32_t)n_merges;
-    m->n_added = (uint32_t)n_added;
+    if (!st__hf_model_alloc(m, r->a, n_ids, r->names.len + r->text.len, (uint32_t)n_merges, (uint32_t)n_added,
+                            r->text.len))
+        return st__error_set(r->err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     m->pattern = r->pattern;
     m->flags = r->flags;
     if (n_merges) st__memcpy(m->merges, r->merges.p, n_merges * 12);

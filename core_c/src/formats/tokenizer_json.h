@@ -48,6 +48,12 @@ typedef struct st__hf_model {
 /* Parse tokenizer.json bytes. On success *m is filled (free it with st__hf_model_free). */
 st_status st__hf_model_parse(const uint8_t *s, size_t n, const st_allocator *a, st__hf_model *m, st_error *err);
 void st__hf_model_free(st__hf_model *m, const st_allocator *a);
+/* Allocate m's one block, zeroed, for n_ids ids, bytes_len bytes of tokens, n_merges merges,
+ * n_added added tokens and text_len bytes of their contents, and point m's arrays into it (the
+ * counts are set too): the layout both readers (the JSON, the compact image) fill. 0 when out of
+ * memory (m unchanged). */
+int st__hf_model_alloc(st__hf_model *m, const st_allocator *a, uint32_t n_ids, size_t bytes_len, uint32_t n_merges,
+                       uint32_t n_added, size_t text_len);
 
 /* The compact image (hf_compact.c): whether s holds one; the image of m into dst[0..cap) (its
  * whole size returned; known: n_ids bytes of scratch); a model from an image (free it with

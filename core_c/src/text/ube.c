@@ -50,16 +50,7 @@ typedef struct out_buf {
 
 static void put_cp(out_buf *o, uint32_t cp) {
     uint8_t b[4];
-    size_t l;
-    if (cp < 0x80) { b[0] = (uint8_t)cp; l = 1; }
-    else if (cp < 0x800) { b[0] = (uint8_t)(0xC0 | (cp >> 6)); b[1] = (uint8_t)(0x80 | (cp & 0x3F)); l = 2; }
-    else if (cp < 0x10000) {
-        b[0] = (uint8_t)(0xE0 | (cp >> 12)); b[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        b[2] = (uint8_t)(0x80 | (cp & 0x3F)); l = 3;
-    } else {
-        b[0] = (uint8_t)(0xF0 | (cp >> 18)); b[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-        b[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F)); b[3] = (uint8_t)(0x80 | (cp & 0x3F)); l = 4;
-    }
+    size_t l = st__utf8_encode(cp, b);
     for (size_t k = 0; k < l; k++) {
         if (o->n < o->cap) o->p[o->n] = b[k];
         o->n++;

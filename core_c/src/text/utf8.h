@@ -19,6 +19,24 @@ ST_INLINE size_t st__utf8_decode(const uint8_t *s, uint32_t *cp) {
     return 4;
 }
 
+/* Encode the scalar value cp (not a surrogate, at most U+10FFFF) as UTF-8 into b[0..4); returns
+ * its length. */
+ST_INLINE size_t st__utf8_encode(uint32_t cp, uint8_t b[4]) {
+    if (cp < 0x80) { b[0] = (uint8_t)cp; return 1; }
+    if (cp < 0x800) { b[0] = (uint8_t)(0xC0 | (cp >> 6)); b[1] = (uint8_t)(0x80 | (cp & 0x3F)); return 2; }
+    if (cp < 0x10000) {
+        b[0] = (uint8_t)(0xE0 | (cp >> 12));
+        b[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        b[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    b[0] = (uint8_t)(0xF0 | (cp >> 18));
+    b[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+    b[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+    b[3] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
 /* UBE routing of one character (docs/design.md §6): the symbols of the character at s (valid UTF-8)
  * into sym[0..4); returns how many and sets *len to its UTF-8 length. Below U+0800 its UTF-8
  * bytes (symbols 0-255), else its UTF-16LE bytes + 256 (2, or 4 for a surrogate pair). */

@@ -1,7 +1,7 @@
 """The Numba port of the C core: the one deliberate second implementation (docs/design.md §3).
 
 Each module mirrors one C file of core_c/src, in the same folder (base/, text/, formats/,
-encode/), and reads side by side with it: text/utf8.py is core_c/src/text/utf8.c (and its
+encode/, train/), and reads side by side with it: text/utf8.py is core_c/src/text/utf8.c (and its
 header), formats/vocab.py is core_c/src/formats/vocab.c, and so on. The golden vectors hold the
 two together. Conventions every module follows:
 

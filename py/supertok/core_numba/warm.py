@@ -66,6 +66,29 @@ def workload():
     hf._encode_single_piece("hello")
     hf.decode(ids)
     supertok.load_model(hf.save_compact()).encode("hello <a>")  # the compact image: its writer and reader
+    # pretoken counters (train/pretoken_counter.py, token_counts.py): counting (lines and
+    # documents), save, load, merge, prune, token counts
+    docs = [text + "\n", "more text here\n"]
+    for script_aware in (False, True):
+        counts = supertok.count_pretokens(iter(docs), script_aware=script_aware, threads=1)
+        (counts + supertok.Counts.from_bytes(counts.to_bytes())).filtered(2)
+    counts.token_counts(supertok.get_encoding("o200k_base"))
+    # training (train/trainer.py, candidates.py, candidates_spec.py, ngram.py): both modes, both
+    # alphabets, superwords with and without the n-gram split, an extension, specials, the model
+    # written; TrainWarnings (a tiny text stops early) are expected here
+    import warnings
+    words = ["the cat sat on the mat, and the dog sat on the log; " * 3 + "\n", "héllo wörld 123 ünd\n",
+             "\u4e16\u754c\u4f60\u597d and the cat\n"] * 20
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for mode, alphabet in (("paper", "bytes"), ("paper", "ube"), ("hf", "bytes")):
+            supertok.train(iter(words), vocab_size=320 if alphabet == "bytes" else 600, mode=mode,
+                           alphabet=alphabet, special_tokens=["<|end|>"], threads=1)
+        base = supertok.train(iter(words), vocab_size=300, script_aware=True, threads=1)
+        supertok.train(iter(words), vocab_size=320, extend=base, threads=1)
+        for algorithm, kw in (("boundless", {}), ("superbpe", {"supermerges": 10})):
+            for split in (False, True):
+                supertok.train(iter(words), vocab_size=330, algorithm=algorithm, ngram_split=split, threads=1, **kw)
 
 
 def tiny_tokenizer_json():

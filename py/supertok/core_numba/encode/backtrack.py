@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from ..base.common import ST_OK
+from ..text.utf8 import utf8_byte, utf8_length
 
 ST_NO_TOKEN = 0xFFFFFFFF
 BT_ID_MASK = (1 << 21) - 1     # pair slots pack three ids of 21 bits each
@@ -580,22 +581,12 @@ def backtrack_build_kernel(n, offsets, vb, special_ids, byte_ids):
         chars, cf, chars_cap, cf_words = build_char_edges(reach, n, up, via, inner, n_nodes)
 
     # 5. the first-character table
-    u = np.zeros(3, np.int64)
     for cp in range(65536):
-        ulen = 0
-        if cp >= 0x80 and cp < 0x800:
-            u[0] = 0xC0 | (cp >> 6)
-            u[1] = 0x80 | (cp & 0x3F)
-            ulen = 2
-        elif cp >= 0x800 and (cp < 0xD800 or cp > 0xDFFF):
-            u[0] = 0xE0 | (cp >> 12)
-            u[1] = 0x80 | ((cp >> 6) & 0x3F)
-            u[2] = 0x80 | (cp & 0x3F)
-            ulen = 3
-        node = np.int64(root[u[0]]) if ulen else ST_NO_TOKEN
+        ulen = utf8_length(cp) if cp >= 0x80 and (cp < 0xD800 or cp > 0xDFFF) else 0
+        node = np.int64(root[utf8_byte(cp, ulen, 0)]) if ulen else ST_NO_TOKEN
         i = 1
         while i < ulen and node != ST_NO_TOKEN:
-            node = trie_child(trie_t, node, u[i])
+            node = trie_child(trie_t, node, utf8_byte(cp, ulen, i))
             i += 1
         by_char[cp] = node if node != ST_NO_TOKEN and is_reachable(reach, n, node & BT_NODE_MASK) else ST_NO_TOKEN
     return Backtrack(1, n, tcap, pair_cap, root, by_char, trie, split, prefix, reach, pairs, tf, pair_filter,

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from ..base.common import ST_OK, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE
-from ..text.utf8 import utf8_validate
+from ..text.utf8 import utf8_byte, utf8_length, utf8_validate
 
 ST_JSON_MAX_DEPTH = 512
 
@@ -63,24 +63,11 @@ def hex4(s, p):
 
 @njit(cache=True, nogil=True)
 def put_utf8(cp, b, w, cap):
-    """The UTF-8 of cp written at b[w..] where below cap; the new w."""
-    if cp < 0x80:
-        if w < cap:
-            b[w] = cp
-        return w + 1
-    if cp < 0x800:
-        x0, x1, k = 0xC0 | (cp >> 6), 0x80 | (cp & 0x3F), 2
-        x2 = x3 = 0
-    elif cp < 0x10000:
-        x0, x1, x2, k = 0xE0 | (cp >> 12), 0x80 | ((cp >> 6) & 0x3F), 0x80 | (cp & 0x3F), 3
-        x3 = 0
-    else:
-        x0, x1, x2, x3, k = (0xF0 | (cp >> 18), 0x80 | ((cp >> 12) & 0x3F), 0x80 | ((cp >> 6) & 0x3F),
-                             0x80 | (cp & 0x3F), 4)
+    """The UTF-8 of cp (st__utf8_encode) written at b[w..] where below cap; the new w."""
+    k = utf8_length(cp)
     for j in range(k):
-        x = x0 if j == 0 else x1 if j == 1 else x2 if j == 2 else x3
         if w < cap:
-            b[w] = x
+            b[w] = utf8_byte(cp, k, j)
         w += 1
     return w
 

@@ -17,6 +17,7 @@ from numba import njit
 
 from ..base.common import ST_OK, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, Err, quoted
 from ..base.hash import hash_bytes, mix64
+from ..text.utf8 import utf8_decode
 from . import json as J
 from .json import json_ws, json_next_k, json_colon_k, json_string_k, json_u32_k, json_open_k, MESSAGES
 
@@ -70,23 +71,22 @@ def _byte_of_char(cp):
 BYTE_TABLE = np.array([_byte_of_char(cp) for cp in range(324)], np.int16)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def alphabet_byte(table, p, i):
+    """(the byte the byte-level character at p[i] stands for, or -1 when the character is not in
+    the alphabet; the index after it). p is valid UTF-8 (the JSON reader's strings are)."""
+    cp, ln = utf8_decode(p, i)
+    return (np.int64(table[cp]) if cp < 324 else np.int64(-1)), i + ln
+
+
 @njit(cache=True, nogil=True)
 def byte_level_decode(p, a, n, table, out, o):
-    """Decode UTF-8 p[a .. a + n) as byte-level text into out[o..] (when out has room); its
-    length, or -1 when a character is outside the alphabet."""
+    """Decode UTF-8 p[a .. a + n) (valid: the JSON reader checked it) as byte-level text into
+    out[o..] (when out has room); its length, or -1 when a character is outside the alphabet."""
     w = 0
-    i = 0
-    while i < n:
-        c = np.int64(p[a + i])
-        if c < 0x80:
-            cp = c
-            i += 1
-        elif c < 0xE0 and i + 1 < n:
-            cp = ((c & 0x1F) << 6) | (np.int64(p[a + i + 1]) & 0x3F)
-            i += 2
-        else:
-            return -1
-        b = table[cp] if cp < 324 else -1
+    i = a
+    while i < a + n:
+        b, i = alphabet_byte(table, p, i)
         if b < 0:
             return -1
         if o >= 0:
@@ -990,24 +990,18 @@ def read_post(r):
 # ---- putting it together ----
 
 def decodes_otherwise(p):
-    """The content decodes, under the ByteLevel decoder, to other bytes than its own."""
+    """The content decodes, under the ByteLevel decoder, to other bytes than its own: every
+    character is in the alphabet and one is not plain ASCII."""
     other = False
+    s = np.frombuffer(bytes(p) + b"\0" * 4, np.uint8)
     i, n = 0, len(p)
     while i < n:
-        c = p[i]
-        ln = 1 if c < 0x80 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
-        if ln == 1:
-            cp = c
-        elif ln == 2:
-            cp = ((c & 0x1F) << 6) | (p[i + 1] & 0x3F)
-        else:
-            return False
-        b = int(BYTE_TABLE[cp]) if cp < 324 else -1
+        at = i
+        b, i = alphabet_byte(BYTE_TABLE, s, i)
         if b < 0:
-            return False
-        if cp >= 0x80 or b != cp:
+            return False  # outside the alphabet: its UTF-8 bytes are what it decodes to
+        if i - at > 1 or b != p[at]:
             other = True
-        i += ln
     return other
 
 

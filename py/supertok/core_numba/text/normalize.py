@@ -22,7 +22,7 @@ from numba import njit
 
 from .. import export
 from ..base.common import ST_ERR_BUFFER_TOO_SMALL, ST_ERR_INVALID_ARGUMENT, ST_OK, clear, fail
-from .utf8 import utf8_decode, validate
+from .utf8 import utf8_byte, utf8_decode, utf8_length, validate
 
 # -- nfc_tables.h --
 ST_NFC_LIMIT = 0x30000
@@ -153,29 +153,11 @@ def nfc_item(s, pos, sub, d):
 
 @njit(cache=True, nogil=True)
 def nfc_put(c, out, omap, has_map, cp, src):
-    b = np.zeros(4, np.uint8)
-    if cp < 0x80:
-        b[0] = cp
-        ln = 1
-    elif cp < 0x800:
-        b[0] = 0xC0 | (cp >> 6)
-        b[1] = 0x80 | (cp & 0x3F)
-        ln = 2
-    elif cp < 0x10000:
-        b[0] = 0xE0 | (cp >> 12)
-        b[1] = 0x80 | ((cp >> 6) & 0x3F)
-        b[2] = 0x80 | (cp & 0x3F)
-        ln = 3
-    else:
-        b[0] = 0xF0 | (cp >> 18)
-        b[1] = 0x80 | ((cp >> 12) & 0x3F)
-        b[2] = 0x80 | ((cp >> 6) & 0x3F)
-        b[3] = 0x80 | (cp & 0x3F)
-        ln = 4
+    ln = utf8_length(cp)
     for k in range(ln):
         n = c[C_N]
         if n < c[C_CAP]:
-            out[n] = b[k]
+            out[n] = utf8_byte(cp, ln, k)
             if has_map:
                 omap[n] = src
         c[C_N] = n + 1

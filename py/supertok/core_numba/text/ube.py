@@ -25,7 +25,7 @@ from numba import njit
 from .. import export
 from ..base.common import (ST_ERR_BUFFER_TOO_SMALL, ST_ERR_INVALID_ARGUMENT, ST_ERR_INVALID_TOKEN,
                            ST_ERR_INVALID_UTF8, ST_OK, ST_UNIT_INDEX, clear, fail)
-from .utf8 import ube_char_symbols, validate
+from .utf8 import ube_char_symbols, utf8_byte, utf8_length, validate
 
 ST_UBE_UTF8, ST_UBE_UTF16 = 0, 1
 ST_UBE_FINAL, ST_UBE_STRICT = 1, 2
@@ -45,27 +45,10 @@ CHECK_MESSAGES = ("", "alphabet is neither 0 (UTF-8) nor 1 (UTF-16)", "n_pending
 @njit(cache=True, nogil=True)
 def put_cp(out, cap, o, cp):
     """cp as UTF-8 into out[0..cap) at o, counting past cap: the new length."""
-    if cp < 0x80:
-        if o < cap:
-            out[o] = cp
-        return o + 1
-    if cp < 0x800:
-        l = 2
-        b0 = 0xC0 | (cp >> 6)
-    elif cp < 0x10000:
-        l = 3
-        b0 = 0xE0 | (cp >> 12)
-    else:
-        l = 4
-        b0 = 0xF0 | (cp >> 18)
-    if o + l <= cap:
-        out[o] = b0
-        for k in range(1, l):
-            out[o + k] = 0x80 | ((cp >> (6 * (l - 1 - k))) & 0x3F)
-        return o + l
+    l = utf8_length(cp)
     for k in range(l):  # near cap: the bytes that fit are written, as C's put_cp does
         if o + k < cap:
-            out[o + k] = b0 if k == 0 else 0x80 | ((cp >> (6 * (l - 1 - k))) & 0x3F)
+            out[o + k] = utf8_byte(cp, l, k)
     return o + l
 
 

@@ -33,6 +33,23 @@ def utf8_decode(s, i):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def utf8_length(cp):
+    """The length st__utf8_encode gives the scalar value cp."""
+    return 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+
+
+@njit(cache=True, nogil=True, inline="always")
+def utf8_byte(cp, l, k):
+    """Byte k of cp's UTF-8 (l = utf8_length(cp)): st__utf8_encode's b[k], a byte at a time, so a
+    kernel needs no scratch array."""
+    if l == 1:
+        return cp
+    if k == 0:
+        return ((0xF00 >> l) & 0xFF) | (cp >> (6 * (l - 1)))
+    return 0x80 | ((cp >> (6 * (l - 1 - k))) & 0x3F)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def ube_char_symbols(s, i, sym):
     """st__ube_char_symbols: the UBE symbols of the character at s[i..] (valid UTF-8) into
     sym[0..4); returns (how many, its UTF-8 length). Below U+0800 its UTF-8 bytes, else its

@@ -17,8 +17,9 @@ Layout:
     key (uint8: the run being built), hot ((word uint64, len uint32, eligible uint32) arrays of
     1 << ST__CAND_HOT_BITS, empty until the counter has seen some text).
 
-Kernels for the other modules: has_letter(p, pi, n), tokset_find_at(alphabet, seq, off, len_,
-slots, scratch, p, pi, n) (scratch at least 2n bytes for UBE), cand_pieces(p, pi, n).
+Kernels for the other modules: has_letter(p, n) and has_letter_at(p, pi, n); tokset_find_at(alphabet,
+seq, off, len_, slots, scratch, p, pi, n) (scratch at least 2n bytes for UBE) and tokset_find_sym (the
+same with a uint16[4] symbols buffer passed in: no allocation); cand_pieces(p, pi, n).
 """
 import numpy as np
 from numba import njit
@@ -106,15 +107,15 @@ def tokset_init(alphabet, seq, off, len_, n):
     return s
 
 
-@njit(cache=True, nogil=True)
-def tokset_find_at(alphabet, seq, off, len_, slots, scratch, p, pi, n):
+@njit(cache=True, nogil=True, _nrt=False)
+def tokset_find_sym(alphabet, seq, off, len_, slots, scratch, sy, p, pi, n):
     """st__tokset_find for the valid UTF-8 text p[pi .. pi + n): the smallest id whose symbols are
-    its own, ST__NO_TOKEN_ID when none is. UBE: scratch holds at least 2n bytes."""
+    its own, ST__NO_TOKEN_ID when none is. UBE: scratch holds at least 2n bytes; sy is a uint16
+    array of 4 (a character's symbols)."""
     if slots.size == 0:
         return np.int64(ST__NO_TOKEN_ID)
     if alphabet == ST_ALPHABET_UBE:
         # the text's UBE symbols, 2 big-endian bytes each: at most 2 bytes per text byte
-        sy = np.zeros(4, np.uint16)
         kn = np.int64(0)
         i = pi
         while i < pi + n:
@@ -128,6 +129,12 @@ def tokset_find_at(alphabet, seq, off, len_, slots, scratch, p, pi, n):
     else:
         v = slots[tok_slot(slots, seq, off, len_, p, pi, n, hash_bytes(p, pi, n))]
     return np.int64(v) - 1 if v else np.int64(ST__NO_TOKEN_ID)
+
+
+@njit(cache=True, nogil=True)
+def tokset_find_at(alphabet, seq, off, len_, slots, scratch, p, pi, n):
+    """tokset_find_sym with a symbols buffer of its own."""
+    return tokset_find_sym(alphabet, seq, off, len_, slots, scratch, np.zeros(4, np.uint16), p, pi, n)
 
 
 def tokset_find(s, p, n):
@@ -144,10 +151,9 @@ def tokset_find(s, p, n):
     return int(tokset_find_at(s.alphabet, s.seq, s.off, s.len, s.slots, s.scratch, p, 0, n))
 
 
-@njit(cache=True, nogil=True)
-def has_letter(p, pi, n):
-    """st__has_letter: 1 if the valid UTF-8 text p[pi .. pi + n) holds a letter (\\p{L}: general
-    category L*)."""
+@njit(cache=True, nogil=True, _nrt=False)
+def has_letter_at(p, pi, n):
+    """st__has_letter of the valid UTF-8 text p[pi .. pi + n)."""
     i = pi
     end = pi + n
     while i < end:
@@ -163,6 +169,13 @@ def has_letter(p, pi, n):
         if cls >= ST_UCD_LU and cls <= ST_UCD_LO:
             return 1
     return 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def has_letter(p, n):
+    """st__has_letter: 1 if the valid UTF-8 text p[0..n) holds a letter (\\p{L}: general category
+    L*)."""
+    return has_letter_at(p, 0, n)
 
 
 @njit(cache=True, nogil=True)

@@ -38,8 +38,7 @@ from ..text.pretokenize import (pretokenizer_init, piece, pieces_next, Pretokeni
                                 ST_PATTERN_DEEPSEEK_V3)
 from ..text.utf8 import utf8_validate, validate
 from ..text.unicode import st_script_count
-from . import candidates as CD
-from .candidates import (has_letter, tokset_find_at, ST__CAND_SEP, ST__CAND_HOT_BITS, ST__NO_TOKEN_ID,
+from .candidates import (has_letter_at, tokset_find_sym, ST__CAND_SEP, ST__CAND_HOT_BITS, ST__NO_TOKEN_ID,
                          ST_ALGORITHM_BOUNDLESS, ST_ALGORITHM_SUPERBPE, ST_ALPHABET_BYTES, ST_ALPHABET_UBE, Cand,
                          cand_compatible)
 
@@ -460,18 +459,18 @@ def count_documents(pt, t, stats, s, ends, n_docs, lines, length, rep):
     return Table(slots, e_off, e_len, e_hash, e_count, arena, hot_word, hot_len, hot_entry, sc)
 
 
-@njit(cache=True, nogil=True)
-def eligible(alphabet, seq, off, len_, tslots, scratch, p, pi, n):
+@njit(cache=True, nogil=True, _nrt=False)
+def eligible(alphabet, seq, off, len_, tslots, scratch, sy, p, pi, n):
     """eligible: 1 if the pretoken p[pi .. pi + n) has a letter and the symbols of a token of
-    the candidates' vocabulary (scratch: at least 2n bytes for UBE)."""
-    if not has_letter(p, pi, n):
+    the candidates' vocabulary (scratch: at least 2n bytes for UBE; sy: uint16[4])."""
+    if not has_letter_at(p, pi, n):
         return 0
-    return 1 if tokset_find_at(alphabet, seq, off, len_, tslots, scratch, p, pi, n) != ST__NO_TOKEN_ID else 0
+    return 1 if tokset_find_sym(alphabet, seq, off, len_, tslots, scratch, sy, p, pi, n) != ST__NO_TOKEN_ID else 0
 
 
 @njit(cache=True, nogil=True)
 def cand_step(pt, slots, e_off, e_len, e_hash, e_count, arena, sc, stats, s, ends, n_docs, lines, length, pl, it,
-              rep, alphabet, seq, off, len_, tslots, scratch, key, ch_word, ch_len, ch_elig):
+              rep, alphabet, seq, off, len_, tslots, scratch, sy, key, ch_word, ch_len, ch_elig):
     """count_candidates over the documents of a call from the place pl (as count_step): returns
     _DONE, _FAILED, _HOT (the eligibility cache is due), or, with the piece pending and the
     size wanted in pl[P_NEED], _GROW (a run's key needs room in the table), _KEY (the key
@@ -515,12 +514,12 @@ def cand_step(pt, slots, e_off, e_len, e_hash, e_count, arena, sc, stats, s, end
                     if ch_len[x] == n and ch_word[x] == w:
                         el = np.int64(ch_elig[x])
                     else:
-                        el = eligible(alphabet, seq, off, len_, tslots, scratch, s, start, n)
+                        el = eligible(alphabet, seq, off, len_, tslots, scratch, sy, s, start, n)
                         ch_word[x] = w
                         ch_len[x] = n
                         ch_elig[x] = el
                 else:
-                    el = eligible(alphabet, seq, off, len_, tslots, scratch, s, start, n)
+                    el = eligible(alphabet, seq, off, len_, tslots, scratch, sy, s, start, n)
                 if el:
                     if kl + n + 1 > key.size:
                         pl[P_START], pl[P_I], pl[P_PIECES], pl[P_KL], pl[P_RUN] = start, i, found, kl, run
@@ -573,9 +572,10 @@ def count_candidates(pt, t, stats, s, ends, n_docs, lines, length, rep, alphabet
     slots, e_off, e_len, e_hash, e_count, arena, sc = t.slots, t.e_off, t.e_len, t.e_hash, t.e_count, t.arena, t.sc
     pl = np.zeros(P_FIELDS, np.int64)
     it = np.zeros(ITER_FIELDS, np.int64)
+    sy = np.zeros(4, np.uint16)
     while True:
         r = cand_step(pt, slots, e_off, e_len, e_hash, e_count, arena, sc, stats, s, ends, n_docs, lines, length, pl,
-                      it, rep, alphabet, seq, off, len_, tslots, scratch, key, ch_word, ch_len, ch_elig)
+                      it, rep, alphabet, seq, off, len_, tslots, scratch, sy, key, ch_word, ch_len, ch_elig)
         need = pl[P_NEED]
         if r == _GROW:
             slots, e_off, e_len, e_hash, e_count, arena = grow_for(slots, e_off, e_len, e_hash, e_count, arena, sc,
