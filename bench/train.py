@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 
-from encode import machine  # bench/encode.py's machine line (this folder is sys.path[0])
+from _results import machine  # the machine line of bench/RESULTS.md entries (this folder is sys.path[0])
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -268,3 +268,21 @@ def test_random_small_corpora_special_collisions():
     the special's id without growing the vocabulary; either way HuggingFace makes one merge
     more (vectors/train_reference.py; the .../special-collision cases of the vectors)."""
     _check_random_corpora(20261202, 200, colliding=True, paper=False)
+
+
+def test_target_past_the_id_limit_stays_capped_after_the_specials(backend):
+    """hf mode: a vocab_size past the rules model's id limit (2^21 - 1 ids) is capped by
+    st_trainer_new, and setting the special tokens (which recomputes the target from HuggingFace's
+    vocabulary) keeps it capped: every merge takes an id of the written model."""
+    b = get_backend(backend)
+    c = b.counter_new(3, 0, None)
+    t = None
+    try:
+        b.counter_add(c, b"a tiny text to count\n", 1)
+        t = b.trainer_new(c, 1, 0, 1 << 40, 0, 2)  # ST_TRAIN_HF, ST_ALPHABET_BYTES
+        b.trainer_set_specials(t, [b"a", b"<|b|>"])  # "a" takes byte a's place: HF's vocabulary is 257
+        assert b.trainer_stat(t, 1) == (1 << 21) - 2 - 256 - 2  # ST_TRAINER_TARGET
+    finally:
+        if t is not None:
+            b.trainer_free(t)
+        b.counter_free(c)

@@ -937,6 +937,14 @@ static void test_trainer_errors(void) {
     CHECK(st_trainer_set_specials(t, coll, cends, 2, &e) == ST_OK, "set_specials: %s", e.message);
     CHECK(st_trainer_stat(t, ST_TRAINER_TARGET) == 1000 - 255 - 2, "hf: special \"a\" is byte 'a' in HF's vocabulary");
     st_trainer_free(t);
+    /* a size past the rules model's id limit: the target stays capped at the limit after the
+     * specials are set (every hf merge takes an id of the written model), and training stops there */
+    CHECK(st_trainer_new(c, ST_TRAIN_HF, ST_ALPHABET_BYTES, (uint64_t)1 << 40, 0, 2, NULL, &t, &e) == ST_OK, "hf big");
+    CHECK(st_trainer_set_specials(t, coll, cends, 2, &e) == ST_OK, "set_specials: %s", e.message);
+    CHECK(st_trainer_stat(t, ST_TRAINER_TARGET) == (1u << 21) - 2 - 256 - 2,
+          "hf: the target past the id limit is capped after set_specials (%llu)",
+          (unsigned long long)st_trainer_stat(t, ST_TRAINER_TARGET));
+    st_trainer_free(t);
     st_counter_free(c);
 }
 

@@ -478,6 +478,12 @@ st_status st_trainer_set_specials(st_trainer *t, const char *specials, const siz
     }
     t->hf_vocab = next;
     t->target = t->vocab_size > next ? t->vocab_size - next : 0;
+    /* every merge still takes an id of the written rules model: its limit caps the target as
+     * st_trainer_new's does (else an hf trainer asked for more would train past the limit and
+     * fail only when the model is written) */
+    uint64_t limit = (1u << 21) - 2 - t->base - t->n_specials;
+    t->capped = t->target > limit;
+    if (t->capped) t->target = limit;
     t->specials_set = 1;
     /* the heap was ordered with the old ids: order it again */
     for (size_t i = t->heap_n / 2; i-- > 0;) heap_down(t, i);

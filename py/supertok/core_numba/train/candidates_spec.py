@@ -14,7 +14,7 @@ over numpy (the merges are read and their tokens laid out as whole arrays).
 import numpy as np
 
 from .. import export
-from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_OUT_OF_MEMORY, ST_ERR_BUFFER_TOO_SMALL,
+from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_BUFFER_TOO_SMALL,
                            ST_ERR_MALFORMED_MODEL, ST_UNIT_NONE, ST_UNIT_BYTE, ST_KIND_OUT_OF_ORDER, clear, fail)
 from ..text.pretokenize import pretokenizer_init, Pretokenizer, ST_PRETOK_SCRIPT_AWARE, ST_SCRIPT_WORDS
 from ..text.unicode import st_script_count

@@ -1234,7 +1234,7 @@ def _empty_pair_tables(n_sym, maxlen):
 class Trainer:
     """struct st_trainer: the State of arrays the kernels take, and the fields Python keeps."""
     __slots__ = ("st", "vocab_size", "min_frequency", "pt", "pass_", "seed_min_count", "base_name",
-                 "super_out", "super_out_n", "super_out_kept", "target_exact", "__weakref__")
+                 "super_out", "super_out_n", "super_out_kept", "__weakref__")
 
     def __init__(self):
         self.st = None
@@ -1247,7 +1247,6 @@ class Trainer:
         self.super_out = None
         self.super_out_n = 0
         self.super_out_kept = 0
-        self.target_exact = None  # hf: a target past int64 (S[TARGET] holds it clamped)
 
     @property
     def S(self):
@@ -1259,9 +1258,8 @@ def _clamp(v):
 
 
 def target_of(t):
-    """The trainer's target (uint64 in the C: hf mode's, from st_trainer_set_specials, can pass
-    int64 when vocab_size does)."""
-    return t.target_exact if t.target_exact is not None else int(t.S[TARGET])
+    """The trainer's target (merges wanted)."""
+    return int(t.S[TARGET])
 
 
 def _below_alphabet(err, vocab_size, alphabet_size, n_specials):
@@ -1426,8 +1424,11 @@ def st_trainer_set_specials(t, specials, ends, n, err):
             nxt += 1
     S[HF_VOCAB] = nxt
     target = t.vocab_size - nxt if t.vocab_size > nxt else 0
-    S[TARGET] = _clamp(target)
-    t.target_exact = target if target > INT64_MAX else None
+    # every merge still takes an id of the written rules model: its limit caps the target as
+    # st_trainer_new's does
+    limit = (1 << 21) - 2 - int(S[BASE]) - int(S[N_SPECIALS])
+    S[CAPPED] = 1 if target > limit else 0
+    S[TARGET] = limit if target > limit else target
     S[SPECIALS_SET] = 1
     t.st = st._replace(E=E)
     heap_reorder(t.st)  # the heap was ordered with the old ids: order it again
@@ -1468,7 +1469,6 @@ def st_trainer_set_vocab_size(t, vocab_size, err):
         return fail(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "vocab_size is below what this trainer has already made")
     t.vocab_size = int(vocab_size)
     S[TARGET] = target
-    t.target_exact = None
     S[CAPPED] = capped
     # a trainer that stopped at its size goes on; one that stopped for another reason would stop
     # there again at any size
