@@ -267,3 +267,20 @@ def test_a_wheel_built_without_a_compiler_ships_the_core_wasm(tmp_path):
         names = z.namelist()
         assert z.read("supertok/supertok.wasm") == _read(CORE_WASM)
     assert not [n for n in names if "_native" in n or n.endswith(("_copy_wasm.py", "_build_native.py"))], names
+
+
+def test_every_package_folder_is_listed_for_the_wheel():
+    """pyproject.toml lists the packages the wheel ships (no discovery: py/ holds build-only
+    files); a new folder of the package missing there installs without it, and the installed
+    package fails where it imports it (the numba backend's train/ once did)."""
+    import tomllib
+
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        listed = set(tomllib.load(f)["tool"]["setuptools"]["packages"])
+    py = os.path.join(ROOT, "py")
+    found = set()
+    for folder, dirs, files in os.walk(os.path.join(py, "supertok")):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        if "__init__.py" in files:
+            found.add(os.path.relpath(folder, py).replace(os.sep, "."))
+    assert found == listed, ("not listed: %s; listed but absent: %s" % (sorted(found - listed), sorted(listed - found)))
