@@ -32,7 +32,7 @@ from numba import njit
 from .. import export
 from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_BUFFER_TOO_SMALL, ST_ERR_MALFORMED_MODEL,
                            ST_UNIT_NONE, ST_UNIT_BYTE, ST_UNIT_INDEX, ST_KIND_OUT_OF_ORDER, clear, fail)
-from ..base.hash import hash_bytes, load_le64, ST_HASH_SEED, ST_HASH_LEN
+from ..base.hash import hash_bytes, load_le64, mix64, ST_HASH_SEED, ST_HASH_LEN
 from ..text.pretokenize import (pretokenizer_init, piece, pieces_next, Pretokenizer, ITER_FIELDS, IT_I,
                                 IT_CHUNK_END, IT_SCAN, ST_PRETOK_SCRIPT_AWARE, ST_SCRIPT_WORDS, ST_PATTERN_GPT2,
                                 ST_PATTERN_DEEPSEEK_V3)
@@ -48,8 +48,6 @@ _LO32 = U64(0xFFFFFFFF)
 _ONE = U64(1)
 _ZERO = U64(0)
 _ALL = U64(0xFFFFFFFFFFFFFFFF)
-_M1 = U64(0xBF58476D1CE4E5B9)
-_M2 = U64(0x94D049BB133111EB)
 
 LOAD_NUM, LOAD_DEN = 7, 10  # grow when entries exceed 7/10 of the slots
 MIN_SLOTS = 1024
@@ -320,14 +318,8 @@ def short_word(s, start, b, n):
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
 def short_hash(w, n):
-    """st__hash_bytes of the 1-8 bytes of the word w (mix64 inlined)."""
-    x = (ST_HASH_SEED ^ (U64(n) * ST_HASH_LEN)) ^ w
-    x ^= x >> U64(30)
-    x *= _M1
-    x ^= x >> U64(27)
-    x *= _M2
-    x ^= x >> U64(31)
-    return x
+    """st__hash_bytes of the 1-8 bytes of the word w: st__mix64 of the seeded word, as the C's."""
+    return mix64((ST_HASH_SEED ^ (U64(n) * ST_HASH_LEN)) ^ w)
 
 
 # The place of a counting loop (an int64 array) between the calls of its inner kernel

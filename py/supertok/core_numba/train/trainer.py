@@ -80,6 +80,7 @@ from .ngram import counter_split_ngrams
 U64 = np.uint64
 _kernel = njit(cache=True, nogil=True, _nrt=False)  # allocates nothing: no reference counting
 _jit = njit(cache=True, nogil=True)
+_jit_inline = njit(cache=True, nogil=True, inline="always")  # a part of a loop written once, compiled into it
 _inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
 
 # ---- constants (supertok.h) -----------------------------------------------------------------
@@ -1127,6 +1128,25 @@ def pair_parts(T, pi):
     return np.int64(T.P[pi, P_LEFT]), np.int64(T.P[pi, P_RIGHT])
 
 
+@_jit_inline
+def apply_pair(S, W, X, T, H, K, pi, nt):
+    """apply_pair: merge pair pi into token nt in every word that holds it, then queue the pairs it
+    touched; (T, H), grown where they had no room. Inlined into both step loops (a call would
+    pass every array of their tuples)."""
+    x, y = pair_parts(T, pi)
+    e = apply_begin(S, T, pi)
+    while True:
+        e = merge_words(S, W, X, T, e, x, y, nt)
+        if e == NIL:
+            break
+        T, e = reserve(S, T, room_at(W, T, e), e)
+    need = apply_end(S, T, pi)
+    if not heap_room(H, need):
+        H = grow_heap(H, need)
+    push_touched(S, T, H, K)
+    return T, H
+
+
 @_jit
 def phase1_steps(st, max_merges, vocab_size, min_frequency):
     """st_trainer_step's loop in phase 1: (merges made, the new state). Only growth calls kernels
@@ -1139,18 +1159,7 @@ def phase1_steps(st, max_merges, vocab_size, min_frequency):
             T, K, M = grow_rooms(S, T, K, M)
         pi, nt, more = merge_select(S, T, H, K, M, E, vocab_size, min_frequency)
         if pi >= 0:
-            # apply_pair, written out
-            x, y = pair_parts(T, pi)
-            e = apply_begin(S, T, pi)
-            while True:
-                e = merge_words(S, W, X, T, e, x, y, nt)
-                if e == NIL:
-                    break
-                T, e = reserve(S, T, room_at(W, T, e), e)
-            need = apply_end(S, T, pi)
-            if not heap_room(H, need):
-                H = grow_heap(H, need)
-            push_touched(S, T, H, K)
+            T, H = apply_pair(S, W, X, T, H, K, pi, nt)
             more = more and not S[OOM]
         if S[OOM]:
             break
@@ -2002,18 +2011,7 @@ def phase2_steps(st, max_merges, min_frequency):
             H = grow_heap(H, nt)
             continue
         if pi >= 0:
-            # apply_pair, written out (as in phase1_steps)
-            x, y = pair_parts(T, pi)
-            e = apply_begin(S, T, pi)
-            while True:
-                e = merge_words(S, W, X, T, e, x, y, nt)
-                if e == NIL:
-                    break
-                T, e = reserve(S, T, room_at(W, T, e), e)
-            need = apply_end(S, T, pi)
-            if not heap_room(H, need):
-                H = grow_heap(H, need)
-            push_touched(S, T, H, K)
+            T, H = apply_pair(S, W, X, T, H, K, pi, nt)
         if S[OOM]:
             break
         if r == 1:
