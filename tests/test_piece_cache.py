@@ -49,9 +49,9 @@ def fresh(backend):
 
 def test_same_text_twice(fresh, tmp_path):
     info = fresh.cache_info()
-    assert info["limit"] == int(os.environ.get("SUPERTOK_PIECE_CACHE") or 12 << 20)
+    assert info["limit"] == int(os.environ.get("SUPERTOK_PIECE_CACHE") or 24 << 20)
     assert info["max_piece"] == 240
-    fresh.set_cache_size(12 << 20)
+    fresh.set_cache_size(24 << 20)
     first = fresh.encode(TEXT)
     after_first = fresh.cache_info()
     second = fresh.encode(TEXT)
@@ -60,12 +60,21 @@ def test_same_text_twice(fresh, tmp_path):
     want = _oracle("o200k_base", TEXT, tmp_path)
     if want is not None:
         assert first == want
-    # the second call found every piece the first looked up (the text repeats 5 times: most of
-    # the first call's lookups were hits already)
+    # the first call looked its pieces up (the text repeats 5 times: most lookups were hits
+    # already); the second found every span of the text in the span cache and so looked up no
+    # piece
     looked_up = after_first["hits"] + after_first["misses"]
     assert looked_up > 0 and after_first["misses"] < looked_up
-    assert after_second["hits"] - after_first["hits"] == looked_up
-    assert after_second["misses"] == after_first["misses"]
+    spans = after_first["span_hits"] + after_first["span_misses"]
+    assert spans > 1
+    assert after_second["span_hits"] - after_first["span_hits"] == spans
+    assert after_second["span_misses"] == after_first["span_misses"]
+    assert (after_second["hits"], after_second["misses"]) == (after_first["hits"], after_first["misses"])
+    # a text none of whose spans was seen (every space doubled) finds none
+    shifted = TEXT.replace(" ", "  ")
+    fresh.encode(shifted)
+    after_third = fresh.cache_info()
+    assert after_third["span_hits"] == after_second["span_hits"]
     assert 0 < after_second["bytes"] <= after_second["limit"]
     # offsets replayed from the cache are the text's own
     ids, starts = fresh.encode_with_offsets("x " + TEXT)
@@ -197,14 +206,16 @@ def test_one_set_small_and_pair_entries(fresh, serial, tmp_path):
     want = [fresh.encode(t) for t in texts]
     oracle = [_oracle("o200k_base", t, tmp_path) for t in texts[:10]]
     want_off = [fresh.encode_with_offsets(t) for t in texts]
-    for limit in (3072, 6144, 12288):
+    for limit in (6144, 12288, 24576):  # too little for a span cache: the piece cache alone
         fresh.set_cache_size(limit)
         before = fresh.cache_info()
         assert [fresh.encode(t) for t in texts] == want, limit
         # offsets too: a replayed entry's starts (a pair's in its second line) are intact
         assert [fresh.encode_with_offsets(t) for t in texts] == want_off, limit
         info = fresh.cache_info()
-        assert 0 < info["bytes"] <= limit // 2, (limit, info)  # a lone caller: block 0, half the limit
+        # a lone caller: block 0, half the limit, half of that the piece cache's
+        assert 0 < info["bytes"] <= limit // 4, (limit, info)
+        assert info["span_hits"] + info["span_misses"] == 0, (limit, info)
         assert info["hits"] > before["hits"] and info["misses"] > before["misses"], (limit, info)
     for got, w in zip(want, oracle):
         if w is not None:
@@ -212,7 +223,7 @@ def test_one_set_small_and_pair_entries(fresh, serial, tmp_path):
     # a pair entry after a small one, and back, in the one set (or two) of 8 lines, filled first
     # with pieces hit once each: a's repeat is a hit (the first a may find every line hit since
     # the last insert and only clear the bits, the second then takes a place), and so is b's
-    fresh.set_cache_size(3072)
+    fresh.set_cache_size(6144)
     fill = "".join(w + w for w in _words(rng, 20, "bcdfghjklmnpqrstvwxz", 5, 9))
     for a, b in ((small[0], pair[0]), (pair[1], small[1]), (pair[0], pair[2]), (small[2], small[3])):
         before = fresh.cache_info()
@@ -242,7 +253,7 @@ def test_recurring_pieces_survive_one_offs(fresh, serial):
     hot = _words(rng, 150, letters, 6, 9)
     cold = _words(rng, 400, letters + "y", 10, 12)
     assert not set(hot) & set(cold)
-    fresh.set_cache_size(96 << 10)  # a lone caller: 48 KiB, 512 lines, 63 or 64 sets
+    fresh.set_cache_size(192 << 10)  # a lone caller: 96 KiB, half of it 512 lines, 63 or 64 sets (no span cache)
     hot_text = "".join(hot)
     fresh.encode(hot_text)
     fresh.encode(hot_text)  # every hot piece now hit once: its referenced bit set
@@ -296,7 +307,7 @@ def test_new_pieces_outlive_the_call_that_brought_them(fresh, serial):
     old = _words(rng, 480, letters, 6, 9)
     new = _words(rng, 150, letters + "y", 10, 12)
     assert not set(old) & set(new)
-    fresh.set_cache_size(96 << 10)  # a lone caller: 48 KiB, 512 lines
+    fresh.set_cache_size(192 << 10)  # a lone caller: 96 KiB, half of it 512 lines (no span cache)
     old_text, new_text = "".join(old), "".join(new)
     fresh.encode(old_text)
     fresh.encode(old_text)  # the table nearly full, its entries hit

@@ -308,41 +308,54 @@ ST_API int st_encoding_alphabet(const st_encoding *enc);
  * ran out of memory is ST_ERR_OUT_OF_MEMORY (the encoding still works, without them). */
 ST_API st_status st_encoding_prepare(const st_encoding *enc);
 
-/* The piece cache (docs/design.md §7): every encoding keeps the tokens of the pieces it has
- * encoded (pretoken bytes -> ids, for pieces of up to 240 bytes that are not one token), across
- * calls, so a word seen before costs a lookup instead of a merge. It is exact (a hit gives the
- * ids encoding the piece gives, offsets and superwords included), bounded (fixed tables: a text
- * of all-distinct pieces replaces entries, it never grows them), and safe to share: a handle
- * keeps one set of tables per concurrently running call, up to 4, each owned by one call at a
- * time (claimed with one atomic compare-and-swap per call, no lock), so threads never wait.
+/* The caches (docs/design.md §7). Every encoding keeps, across calls:
+ * - the piece cache: the tokens of the pieces it has encoded (pretoken bytes -> ids, for pieces
+ *   of up to 240 bytes that are not one token), so a word seen before costs a lookup instead of
+ *   a merge;
+ * - the span cache (rank vocabularies: tiktoken files and images): the ids of whole spans of text
+ *   it has encoded (a few hundred bytes each, cut where the pattern proves the pieces on each side
+ *   do not depend on the other: the places st_encoding_cut finds), so text encoded again (a
+ *   chat's history re-sent each turn, a document tokenized twice) costs a hash and a compare a
+ *   span instead of pre-tokenizing it.
+ * Both are exact (a hit gives the ids encoding gives, offsets and superwords included: an entry
+ * holds its bytes and is compared whole), bounded (fixed tables: input of all-distinct pieces or
+ * spans replaces entries, it never grows them), and safe to share: a handle keeps one set of
+ * tables per concurrently running call, up to 4, each owned by one call at a time (claimed with
+ * one atomic compare-and-swap per call, no lock), so threads never wait.
  *
- * st_encoding_set_cache_size: at most `bytes` of memory for the handle's piece caches, split
- * between its (up to 4) sets: half for the set a call takes when no other is running, a quarter
- * for the second, an eighth for each of the others; in each, two thirds for a table of 64-byte
- * lines (pieces up to 56 bytes: one line, or two for a piece of many tokens) and one third for one
- * of 512-byte entries (longer pieces: made only when such a piece first comes), each a power of
- * two lines or entries; 0, or too little for one entry, turns the cache off (every piece merged,
- * as the caller asked). Default ST_CACHE_DEFAULT_BYTES (a call at a time then holds up to 4 MiB,
- * growing with the text it has seen, and 2 MiB more once a piece over 56 bytes came). Safe to call
- * while other threads encode with the handle: tables no call is using are freed at once (the
- * next call makes them at the new size), ones in use when their call ends (until then the old
- * size holds). Changing the size empties the tables. A call beyond the fourth at once runs
- * without the cache, or, for a text of 8 KiB or more, with tables of its own for that call
- * only. Returns ST_OK, or ST_ERR_INVALID_ARGUMENT for a NULL enc. */
-#define ST_CACHE_DEFAULT_BYTES ((size_t)12 << 20)
+ * st_encoding_set_cache_size: at most `bytes` of memory for the handle's caches, split between its
+ * (up to 4) sets: half for the set a call takes when no other is running, a quarter for the
+ * second, an eighth for each of the others. In each set, half is the piece cache's: two thirds
+ * of that for a table of 64-byte lines (pieces up to 56 bytes: one line, or two for a piece of
+ * many tokens) and one third for one of 512-byte entries (longer pieces: made only when such a
+ * piece first comes), each a power of two lines or entries; the other half is the span cache's
+ * log (entries appended, the oldest overwritten) and its index, at least 64 KiB or none. 0, or
+ * too little for one entry, turns a cache off (every piece merged, as the caller asked). Default
+ * ST_CACHE_DEFAULT_BYTES (a call at a time then holds up to 4 MiB of piece tables, growing with
+ * the text it has seen, and 2 MiB more once a piece over 56 bytes came, and a span log of four
+ * times the text it has seen, up to 6 MiB). Safe to call while other threads encode with the
+ * handle: tables no call is using are freed at once (the next call makes them at the new size),
+ * ones in use when their call ends (until then the old size holds). Changing the size empties
+ * the tables. A call beyond the fourth at once runs without the caches, or, for a text of 8 KiB
+ * or more, with piece tables of its own for that call only. Returns ST_OK, or
+ * ST_ERR_INVALID_ARGUMENT for a NULL enc. */
+#define ST_CACHE_DEFAULT_BYTES ((size_t)24 << 20)
 ST_API st_status st_encoding_set_cache_size(const st_encoding *enc, size_t bytes);
 
-/* What st_encoding_cache_info reports. hits and misses count the pieces looked up in the cache
- * since the handle was made (a piece that is one token is found in the vocabulary first and is
- * not looked up; neither is a piece longer than max_piece); each call adds its own when it
- * ends. bytes: the memory the tables hold now (at most limit once the calls running when the
- * limit was set have ended, plus the tables of calls beyond the fourth while they run). */
+/* What st_encoding_cache_info reports. hits and misses count the pieces looked up in the piece
+ * cache since the handle was made (a piece that is one token is found in the vocabulary first and
+ * is not looked up; neither is a piece longer than max_piece, nor one in a span found in the span
+ * cache); span_hits and span_misses the spans looked up in the span cache; each call adds its
+ * own when it ends. bytes: the memory the tables hold now (at most limit once the calls running
+ * when the limit was set have ended, plus the tables of calls beyond the fourth while they run). */
 typedef struct st_cache_info {
-    uint64_t limit;     /* the bound set (st_encoding_set_cache_size), bytes; 0 = off */
-    uint64_t bytes;     /* memory held by the piece caches now */
-    uint64_t hits;      /* pieces found */
-    uint64_t misses;    /* pieces looked up and not found (then merged and remembered) */
-    uint64_t max_piece; /* the longest piece the cache holds, bytes (240) */
+    uint64_t limit;       /* the bound set (st_encoding_set_cache_size), bytes; 0 = off */
+    uint64_t bytes;       /* memory held by the caches now */
+    uint64_t hits;        /* pieces found */
+    uint64_t misses;      /* pieces looked up and not found (then merged and remembered) */
+    uint64_t max_piece;   /* the longest piece the cache holds, bytes (240) */
+    uint64_t span_hits;   /* spans found */
+    uint64_t span_misses; /* spans looked up and not found (then encoded and remembered) */
 } st_cache_info;
 /* Fill *info. Returns ST_OK, or ST_ERR_INVALID_ARGUMENT for a NULL enc or info. */
 ST_API st_status st_encoding_cache_info(const st_encoding *enc, st_cache_info *info);

@@ -2014,10 +2014,13 @@ static void test_allocator(void) {
     CHECK(n == wn && memcmp(ids, want, n * 4) == 0, "counting allocator: same ids");
     /* >= 8192 bytes: the piece cache too, in a scratch block the handle makes on the first such
      * call and keeps for the next (freed with the handle). The limit is set so that the tables
-     * reach their full size (1024 short lines, 64 long entries in block 0, the one a lone caller
-     * takes, with half the limit) on the first call of this text: they grow with the text seen
-     * (cache_fit), and the checks below count the bytes a call leaves behind. */
+     * reach their full size (512 short lines, 32 long entries in block 0, the one a lone caller
+     * takes, with half the limit, half of that the piece cache's; too little for a span cache)
+     * on the first call of this text: they grow with the text seen (cache_fit), and the checks
+     * below count the bytes a call leaves behind. Setting the limit frees the tables the calls
+     * above made (a span log among them). */
     CHECK(st_encoding_set_cache_size(enc, 196608) == ST_OK, "cache size for the allocation checks");
+    base_live = c.live;
     for (size_t i = 0; i < 20000; i++) s[i] = "abcdefgh xyzzy qwrtp "[i % 21];
     memset(s + 20000, 'b', 3000); /* and a long piece */
     size_t len = 23000;

@@ -174,26 +174,33 @@ static int cut_at(const cut_ctx *c, size_t p) {
     return ok && specials_clear(c, lo, hi);
 }
 
+/* The rules' context for the text s[0..len) of enc; 0 when the encoding's pattern has no proven
+ * rule (then no place is a cut). */
+static int ctx_init(cut_ctx *c, const st_encoding *enc, const uint8_t *s, size_t len) {
+    c->enc = enc;
+    c->s = s;
+    c->len = len;
+    c->script_aware = (enc->pt.flags & ST_PRETOK_SCRIPT_AWARE) != 0;
+    c->superwords = enc->kind == ST__KIND_RULES && enc->supers.n > 0;
+    c->crlf = enc->pt.pattern != ST_PATTERN_GPT2;
+    /* superbpe: letters, single spaces, single punctuation and line breaks all stay inside one
+     * piece (the text between the regex's matches), so neither rule proves a boundary: no cut,
+     * the text is encoded whole */
+    if (enc->pt.pattern == ST_PATTERN_SUPERBPE) return 0;
+    /* llama3, qwen2, deepseek_v3: the rules below are proved for the tiktoken patterns only
+     * (llama3's \s*[\r\n]+ and deepseek_v3's punctuation-before-letters and sequence of splits
+     * move boundaries they rely on); no proof is made for them, so no cut either */
+    if (enc->pt.pattern >= ST_PATTERN_LLAMA3) return 0;
+    return 1;
+}
+
 st_status st_encoding_cut(const st_encoding *enc, const char *text, size_t len, size_t from, size_t *at,
                           st_error *err) {
     st__error_clear(err);
     if (!enc || !at || (!text && len)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
     *at = len;
     cut_ctx c;
-    c.enc = enc;
-    c.s = (const uint8_t *)text;
-    c.len = len;
-    c.script_aware = (enc->pt.flags & ST_PRETOK_SCRIPT_AWARE) != 0;
-    c.superwords = enc->kind == ST__KIND_RULES && enc->supers.n > 0;
-    c.crlf = enc->pt.pattern != ST_PATTERN_GPT2;
-    /* superbpe: letters, single spaces, single punctuation and line breaks all stay inside one
-     * piece (the text between the regex's matches), so neither rule proves a boundary: no cut,
-     * the text is encoded whole */
-    if (enc->pt.pattern == ST_PATTERN_SUPERBPE) return ST_OK;
-    /* llama3, qwen2, deepseek_v3: the rules below are proved for the tiktoken patterns only
-     * (llama3's \s*[\r\n]+ and deepseek_v3's punctuation-before-letters and sequence of splits
-     * move boundaries they rely on); no proof is made for them, so no cut either */
-    if (enc->pt.pattern >= ST_PATTERN_LLAMA3) return ST_OK;
+    if (!ctx_init(&c, enc, (const uint8_t *)text, len)) return ST_OK;
     for (size_t p = from > 0 ? from : 1; p < len; p++) {
         if ((c.s[p] & 0xC0) == 0x80) continue; /* inside a character */
         if (cut_at(&c, p)) {
@@ -202,4 +209,30 @@ st_status st_encoding_cut(const st_encoding *enc, const char *text, size_t len, 
         }
     }
     return ST_OK;
+}
+
+int st__cut_supported(const st_encoding *enc) {
+    cut_ctx c;
+    return ctx_init(&c, enc, NULL, 0);
+}
+
+size_t st__cut_within(const st_encoding *enc, const uint8_t *s, size_t len, size_t from, size_t to) {
+    cut_ctx c;
+    if (!ctx_init(&c, enc, s, len)) return 0;
+    if (to > len) to = len;
+    /* only the bytes a rule starts from: a line feed before the place, or a space at it */
+    for (size_t p = from > 0 ? from : 1; p < to; p++) {
+        uint8_t x = s[p];
+        if (s[p - 1] != '\n' && x != ' ' && !c.script_aware) continue;
+        if ((x & 0xC0) == 0x80) continue;
+        size_t lo = 0, hi = 0;
+        int ok = 0;
+        if (s[p - 1] == '\n') ok = rule_newline(&c, p, &lo, &hi);
+        if (!ok && !c.superwords) {
+            if (x == ' ') ok = rule_letter_space(&c, p, &lo, &hi);
+            else if (c.script_aware) ok = rule_scripts(&c, p, &lo, &hi);
+        }
+        if (ok) return p;
+    }
+    return 0;
 }

@@ -57,7 +57,7 @@ typedef struct st__lazy {
     /* The piece cache (piece_cache.c): the bound on its memory that st_encoding_set_cache_size set
      * (or the default), the bytes its tables hold now, and the pieces looked up in it (each
      * call adds its own figures once, at its end). Atomic, as any thread may read or set them. */
-    size_t cache_limit, cache_held, cache_hits, cache_misses;
+    size_t cache_limit, cache_held, cache_hits, cache_misses, span_hits, span_misses;
 } st__lazy;
 
 enum { BT_NOT_BUILT, BT_BUILDING, BT_READY, BT_UNAVAILABLE };
@@ -88,6 +88,13 @@ st_status st__encoding_finish(st_encoding *enc, st_status st, st_encoding **out)
 
 /* hf_encoding.c: st_encoding_save_compact of an encoding from a tokenizer.json (its own image). */
 st_status st__hf_save_compact(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size, st_error *err);
+
+/* cut.c: 1 if the encoding's pattern has proven cut rules (st_encoding_cut finds places), else 0. */
+int st__cut_supported(const st_encoding *enc);
+/* cut.c: the first place p, from <= p < to, where the ordinary text s[0..len) (text between
+ * special tokens: no special-token check is made) may be cut by the rules of st_encoding_cut:
+ * the pieces of s[0..p) and of s[p..len), each pre-tokenized alone, are those of s. 0 if none. */
+size_t st__cut_within(const st_encoding *enc, const uint8_t *s, size_t len, size_t from, size_t to);
 
 /* piece_cache.c: free the scratch blocks of a handle being freed (no call may be running). */
 void st__scratch_pool_free(st__lazy *lazy, const st_allocator *a);

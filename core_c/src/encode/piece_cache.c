@@ -36,19 +36,94 @@ static size_t share_of(size_t limit, int k) {
     return limit >> (k < ST_SCRATCH_SLOTS - 1 ? k + 1 : ST_SCRATCH_SLOTS - 1);
 }
 
-/* The tables of one block under its share of the limit: two thirds for the short table and
- * one third for the long one, each a power of two lines or entries (so the share holds); 0 =
- * none (a short table has at least one set, whatever the allocator's alignment). */
+/* The tables of one block under its share of the limit: half for the piece cache, two thirds of
+ * it for the short table and one third for the long one, each a power of two lines or entries
+ * (so the share holds); 0 = none (a short table has at least one set, whatever the allocator's
+ * alignment). The other half is the span cache's (span_log_for). */
 static size_t cache_slots_for(size_t share) {
-    size_t lines = pow2_floor(share / 3 * 2 / sizeof(cache_entry));
+    size_t lines = pow2_floor(share / 2 / 3 * 2 / sizeof(cache_entry));
     return lines >= 2 * SET_LINES ? lines : 0;
 }
 static size_t long_slots_for(size_t share) {
-    return pow2_floor(share / 3 / sizeof(long_entry));
+    return pow2_floor(share / 2 / 3 / sizeof(long_entry));
 }
 
+/* The span cache (span_cache.h) under a block's share: half of it for the log and its index (a
+ * slot of 16 bytes per 512 bytes of log: a span of English, its bytes and ids, takes about 500),
+ * a power of two bytes, at least 64 KiB, or none. */
+#define SPAN_LOG_MIN ((size_t)64 << 10)
+#define SPAN_BYTES_PER_SLOT 128
+/* a span's ids as they are made, then the spans waiting to be remembered */
+#define SPAN_EXTRA (ST_SPAN_MAX * sizeof(uint32_t) + ST_SPAN_PENDING * sizeof(span_pending))
+_Static_assert(ST_SPAN_MAX * sizeof(uint32_t) % _Alignof(span_pending) == 0, "the pending list is aligned");
+static size_t span_log_for(size_t share) {
+    size_t log = pow2_floor(share / 2 / (SPAN_BYTES_PER_SLOT + sizeof(span_slot)) * SPAN_BYTES_PER_SLOT);
+    return log >= SPAN_LOG_MIN ? log : 0;
+}
 
-static void cache_drop(st__lazy *lz, st__scratch *s, const st_allocator *a) {
+static void span_drop(st__lazy *lz, st__span_cache *c, const st_allocator *a) {
+    if (!c->log) return;
+    size_t size = c->size + c->nslots * sizeof(span_slot) + SPAN_EXTRA;
+    st__free(a, c->log, c->size);
+    st__free(a, c->slots, c->nslots * sizeof(span_slot));
+    st__free(a, c->ids, SPAN_EXTRA);
+    st__atomic_add_size(&lz->cache_held, (size_t)0 - size);
+    st__memset(c, 0, sizeof *c);
+}
+
+/* Give block s, which has seen `seen` bytes of text, a span log of four times that (a text
+ * encoded again then finds its spans: a log that held less than a text's worth would have
+ * overwritten its first spans by the time it came round to them again), at least SPAN_LOG_MIN,
+ * at most what the share allows. A log that grows keeps its entries (each copied into the new
+ * log through the old index: a text encoded a few times while its handle grows would otherwise
+ * find an empty log each time); one the limit shrinks starts empty. Without memory, none (or
+ * the old one, kept). */
+static void span_fit(st__lazy *lz, st__span_cache *c, size_t share, size_t seen, const st_allocator *a) {
+    size_t most = span_log_for(share), want = SPAN_LOG_MIN;
+    while (want < most && want / 4 < seen) want *= 2;
+    if (want > most) want = most;
+    if (c->log && c->size >= want && c->size <= most) return;
+    if (!want) {
+        span_drop(lz, c, a);
+        return;
+    }
+    st__span_cache n;
+    st__memset(&n, 0, sizeof n);
+    n.nslots = want / SPAN_BYTES_PER_SLOT;
+    n.log = (uint8_t *)st__alloc(a, want);
+    n.slots = (span_slot *)st__alloc(a, n.nslots * sizeof(span_slot));
+    n.ids = c->ids ? c->ids : (uint32_t *)st__alloc(a, SPAN_EXTRA); /* the ids buffer, then the pending list */
+    if (!n.log || !n.slots || !n.ids) {
+        st__free(a, n.log, want);
+        st__free(a, n.slots, n.nslots * sizeof(span_slot));
+        if (n.ids != c->ids) st__free(a, n.ids, SPAN_EXTRA);
+        if (c->log && c->size > most) span_drop(lz, c, a);
+        return;
+    }
+    st__memset(n.slots, 0, n.nslots * sizeof(span_slot));
+    n.size = want;
+    n.pending = (span_pending *)(void *)(n.ids + ST_SPAN_MAX);
+    if (c->log && want > c->size) /* grown: the old log's entries, into the new one */
+        for (size_t k = 0; k < c->nslots; k++) {
+            const span_slot *sl = &c->slots[k];
+            if (!sl->at || c->end - (sl->at - 1) > c->size) continue;
+            const uint8_t *e = c->log + (size_t)((sl->at - 1) & (c->size - 1));
+            uint32_t len, ntok;
+            st__memcpy(&len, e + 8, 4);
+            st__memcpy(&ntok, e + 12, 4);
+            st__span_fill(&n, e + ST_SPAN_ENTRY, len, sl->hash, (const uint32_t *)(const void *)(e + ST_SPAN_ENTRY + span_bytes_room(len)), ntok);
+        }
+    size_t held = want + n.nslots * sizeof(span_slot) + (c->ids ? 0 : SPAN_EXTRA);
+    if (c->log) {
+        st__free(a, c->log, c->size);
+        st__free(a, c->slots, c->nslots * sizeof(span_slot));
+        held -= c->size + c->nslots * sizeof(span_slot);
+    }
+    *c = n;
+    st__atomic_add_size(&lz->cache_held, held);
+}
+
+static void piece_drop(st__lazy *lz, st__scratch *s, const st_allocator *a) {
     if (s->cache) {
         size_t size = s->cache_slots * sizeof(cache_entry);
         st__free(a, s->cache, size);
@@ -63,6 +138,12 @@ static void cache_drop(st__lazy *lz, st__scratch *s, const st_allocator *a) {
     s->tags = NULL;
     s->longc = NULL;
     s->cache_slots = s->sets = s->long_slots = 0;
+}
+
+/* Both caches of block s emptied and their memory freed. */
+static void cache_drop(st__lazy *lz, st__scratch *s, const st_allocator *a) {
+    piece_drop(lz, s, a);
+    span_drop(lz, &s->span, a);
 }
 
 /* The short table's lines for a block that has encoded `seen` bytes of text: one per 32 bytes
@@ -88,7 +169,7 @@ static void cache_fit(st__lazy *lz, st__scratch *s, size_t share, size_t seen, c
     cache_entry *t = slots ? (cache_entry *)st__alloc(a, size) : NULL;
     /* a table that cannot grow stays as it is (within the limit: a lower limit drops it) */
     if (slots && !t && s->cache && s->cache_slots <= most) return;
-    cache_drop(lz, s, a);
+    piece_drop(lz, s, a);
     if (!t) return;
     s->cache = t;
     s->cache_slots = slots;
@@ -149,6 +230,7 @@ static st__scratch *scratch_claim(const st_encoding *enc, size_t limit, size_t l
         st__scratch *s = lz->slot[k];
         s->seen = s->seen + len < s->seen ? (size_t)-1 : s->seen + len;
         cache_fit(lz, s, share_of(limit, k), s->seen, &enc->alloc);
+        span_fit(lz, &s->span, share_of(limit, k), s->seen, &enc->alloc);
         *slot = k;
         return lz->slot[k];
     }
@@ -167,7 +249,9 @@ static void scratch_release(const st_encoding *enc, st__scratch *s, int slot) {
     st__lazy *lz = enc->lazy;
     if (slot < 0) { scratch_free(lz, s, &enc->alloc); return; }
     size_t limit = st__atomic_load_size(&lz->cache_limit);
-    if (s->cache_slots > cache_slots_for(share_of(limit, slot)) || s->long_slots > long_slots_for(share_of(limit, slot)))
+    size_t share = share_of(limit, slot);
+    if (s->cache_slots > cache_slots_for(share) || s->long_slots > long_slots_for(share) ||
+        s->span.size > span_log_for(share))
         cache_drop(lz, s, &enc->alloc);
     st__atomic_store(&lz->slot_busy[slot], 0);
 }
@@ -222,6 +306,8 @@ void st__piece_cache_close(const st_encoding *enc, st__piece_cache *c) {
     c->scratch = NULL;
     if (c->hits) st__atomic_add_size(&enc->lazy->cache_hits, c->hits);
     if (c->misses) st__atomic_add_size(&enc->lazy->cache_misses, c->misses);
+    if (c->span_hits) st__atomic_add_size(&enc->lazy->span_hits, c->span_hits);
+    if (c->span_misses) st__atomic_add_size(&enc->lazy->span_misses, c->span_misses);
 }
 
 void st__scratch_pool_free(st__lazy *lz, const st_allocator *a) {
@@ -254,5 +340,7 @@ st_status st_encoding_cache_info(const st_encoding *enc, st_cache_info *info) {
     info->hits = st__atomic_load_size(&lz->cache_hits);
     info->misses = st__atomic_load_size(&lz->cache_misses);
     info->max_piece = ST_CACHE_LONG_PIECE;
+    info->span_hits = st__atomic_load_size(&lz->span_hits);
+    info->span_misses = st__atomic_load_size(&lz->span_misses);
     return ST_OK;
 }

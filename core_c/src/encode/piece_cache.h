@@ -9,6 +9,7 @@
 
 #include "encoding.h"
 #include "merge.h"
+#include "span_cache.h"
 
 /* The piece cache: pretoken bytes -> the tokens encoding that piece gives, kept across calls.
  * Words that are not one token recur (inflected forms, names; a service sees the same words in
@@ -118,6 +119,7 @@ struct st__scratch {
     st__pair_slot *pairs; /* 1 << ST_PAIR_CACHE_BITS entries */
     uint64_t *memo;       /* ST_BT_MEMO_SLOTS words, made when backtracking first wants it */
     size_t seen;          /* bytes of text encoded with this block (saturating): its tables' size */
+    st__span_cache span;  /* the span cache (span_cache.h); span.log NULL when there is none */
 };
 
 #define PAIRS_SIZE (((size_t)1 << ST_PAIR_CACHE_BITS) * sizeof(st__pair_slot))
@@ -131,6 +133,7 @@ typedef struct st__piece_cache {
     set_tags *tags;
     size_t sets;
     size_t hits, misses;  /* this call's lookups, added to the handle's at the end */
+    size_t span_hits, span_misses; /* the same, of the span cache */
     int slot;             /* the block's slot in the handle, -1 for a call's own block */
 } st__piece_cache;
 

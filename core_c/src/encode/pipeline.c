@@ -412,7 +412,125 @@ static st_status encode_ordinary_ranks(encoder *e, size_t from, size_t to, st_er
     return ST_OK;
 }
 
+#ifndef ST_SPANS_ON
+#define ST_SPANS_ON 1 /* bench/: 0 builds the pipeline without the span cache, to measure it */
+#endif
+
+/* A span's m ids (w: 4 bytes each) from the span cache to the sink, the span starting at text
+ * offset a: copied whole when the caller wants ids alone; else each put with its start, the
+ * next token starting where this one's bytes end (a rank vocabulary's tokens of a span spell
+ * its bytes; kept within the span, whatever an image's offsets say). */
+static void span_replay(encoder *e, const uint8_t *w, size_t m, size_t a, size_t b) {
+    sink *o = e->o;
+    if (!o->starts && !o->nmap) {
+        size_t room = o->n < o->cap ? o->cap - o->n : 0;
+        if (room) st__memcpy(o->ids + o->n, w, 4 * (m < room ? m : room));
+        o->n += m;
+        return;
+    }
+    const st_vocab *v = &e->enc->vocab;
+    for (size_t k = 0; k < m; k++) {
+        uint32_t id;
+        st__memcpy(&id, w + 4 * k, 4);
+        put(o, id, a);
+        a += v->offsets[id + 1] - v->offsets[id];
+        if (a >= b) a = b - 1;
+    }
+}
+
+/* The spans of this call waiting in the list, into the log (their ids are in the sink's buffer:
+ * the pending list holds only spans that were encoded there). */
+static void spans_remember(encoder *e, st__span_cache *sc) {
+    for (size_t k = 0; k < sc->npending; k++) {
+        const span_pending *q = &sc->pending[k];
+        st__span_fill(sc, e->text + q->at, q->len, q->hash, e->o->ids + q->first, q->m);
+    }
+    sc->npending = 0;
+}
+
+/* The span [a, b) of the text (hash h, its bucket prefetched) through the span cache: its ids from
+ * the cache, or encoded (in the caller's buffer when it has room for one id a byte, remembered
+ * when the call ends; else in the cache's own, remembered now) . */
+static st_status encode_span(encoder *e, st__span_cache *sc, size_t a, size_t b, uint64_t h, st_error *err) {
+    const uint8_t *p = e->text + a;
+    size_t n = b - a, m;
+    const uint8_t *w = st__span_find(sc, p, n, h, &m);
+    if (w) {
+        e->pc.span_hits++;
+        span_replay(e, w, m, a, b);
+        return ST_OK;
+    }
+    e->pc.span_misses++;
+    sink *o = e->o;
+    size_t n0 = o->n;
+    if (o->ids && !o->nmap && n0 <= o->cap && n <= o->cap - n0) {
+        st_status st = encode_ordinary_ranks(e, a, b, err);
+        if (st != ST_OK) return st;
+        if (sc->npending == ST_SPAN_PENDING) spans_remember(e, sc);
+        span_pending *q = &sc->pending[sc->npending++];
+        q->hash = h;
+        q->at = a;
+        q->len = n;
+        q->first = n0;
+        q->m = o->n - n0;
+        return ST_OK;
+    }
+    sink own = {sc->ids, NULL, ST_SPAN_MAX, 0, ST_OFFSETS_BYTES, e->text, 0, 0, 0, NULL, 0};
+    e->o = &own;
+    st_status st = encode_ordinary_ranks(e, a, b, err);
+    e->o = o;
+    if (st != ST_OK) return st;
+    st__span_fill(sc, p, n, h, sc->ids, own.n);
+    span_replay(e, (const uint8_t *)sc->ids, own.n, a, b);
+    return ST_OK;
+}
+
+/* Where the span starting at text offset a (a < to) ends: the first cut (cut.c) ST_SPAN_MIN
+ * bytes or more past a, or the end of the text, *cached 1; with no cut within ST_SPAN_MAX bytes,
+ * the next cut (or the end), *cached 0 (the stretch is encoded uncached). Each search starts
+ * where the last one stopped, so the work stays linear. */
+static size_t span_end(const encoder *e, size_t a, size_t to, int *cached) {
+    const uint8_t *s = e->text + a;
+    size_t rest = to - a, b;
+    *cached = 1;
+    if (rest <= ST_SPAN_MIN) return to;
+    b = st__cut_within(e->enc, s, rest, ST_SPAN_MIN, ST_SPAN_MAX);
+    if (b) return a + b;
+    if (rest <= ST_SPAN_MAX) return to;
+    *cached = 0;
+    b = st__cut_within(e->enc, s, rest, ST_SPAN_MAX, rest);
+    return b ? a + b : to;
+}
+
+/* A rank vocabulary's text between special tokens, a span at a time (span_cache.h). The next
+ * span's end and hash are found before this span is encoded and its index bucket prefetched, so
+ * the bucket's cache miss (the index is megabytes) overlaps this span's work. */
+static st_status encode_ordinary_spans(encoder *e, st__span_cache *sc, size_t from, size_t to, st_error *err) {
+    int cached, next_cached = 0;
+    size_t a = from, b = span_end(e, a, to, &cached);
+    uint64_t h = cached ? st__span_hash(e->text + a, b - a) : 0;
+    while (a < to) {
+        size_t c = b < to ? span_end(e, b, to, &next_cached) : to;
+        uint64_t g = 0;
+        if (b < to && next_cached) {
+            g = st__span_hash(e->text + b, c - b);
+            ST_PREFETCH(&sc->slots[g & (sc->nslots - SPAN_WAYS)]);
+        }
+        st_status st = cached ? encode_span(e, sc, a, b, h, err) : encode_ordinary_ranks(e, a, b, err);
+        if (st != ST_OK) return st;
+        a = b;
+        b = c;
+        h = g;
+        cached = next_cached;
+    }
+    return ST_OK;
+}
+
 static st_status encode_ordinary(encoder *e, size_t from, size_t to, st_error *err) {
+    /* a rank vocabulary's text long enough to hold a span, with a span cache: a span at a time */
+    if (ST_SPANS_ON && e->enc->kind == ST__KIND_RANKS && to - from >= ST_SPAN_MIN && e->pc.scratch &&
+        e->pc.scratch->span.log && st__cut_supported(e->enc))
+        return encode_ordinary_spans(e, &e->pc.scratch->span, from, to, err);
     /* a rank vocabulary, and a HuggingFace model whose pieces that are tokens are those tokens
      * (ignore_merges), look every piece up whole first, a batch at a time */
     if (e->enc->kind == ST__KIND_RANKS || (e->enc->kind == ST__KIND_HF && (e->enc->hf.flags & ST__HF_IGNORE_MERGES)))
@@ -594,6 +712,10 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
     if (e.pc.scratch) e.mg.pairs = e.pc.scratch->pairs;
     if (enc->kind == ST__KIND_RULES && enc->supers.n) st__run_init(&e.run, &enc->supers);
     st = encode_text(&e, len, &pl, err);
+    if (e.pc.scratch && e.pc.scratch->span.npending) { /* the spans encoded in the caller's buffer */
+        if (st == ST_OK) spans_remember(&e, &e.pc.scratch->span);
+        e.pc.scratch->span.npending = 0;
+    }
     st__run_release(&e.run, &enc->alloc);
     st__piece_cache_close(enc, &e.pc);
     st__policy_free(&pl, &enc->alloc);

@@ -61,7 +61,7 @@ def joined_with_ends(texts):
 
 
 #: the fields of st_cache_info, in order
-CACHE_INFO_FIELDS = ("limit", "bytes", "hits", "misses", "max_piece")
+CACHE_INFO_FIELDS = ("limit", "bytes", "hits", "misses", "max_piece", "span_hits", "span_misses")
 
 #: the sections st_model_pairs lists (docs/formats/model-format.md)
 PAIR_SECTIONS = ("merges", "supermerges")
@@ -264,8 +264,8 @@ class EncodingBackend(_CoreHost):
 
     @abc.abstractmethod
     def cache_info(self, enc):
-        """The piece cache's figures (st_encoding_cache_info) as a dict: limit, bytes, hits,
-        misses, max_piece."""
+        """The caches' figures (st_encoding_cache_info) as a dict: limit, bytes, hits,
+        misses, max_piece, span_hits, span_misses."""
 
     @abc.abstractmethod
     def n_vocab(self, enc):
