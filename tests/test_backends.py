@@ -59,7 +59,7 @@ def _backend_calls(module):
     return set(re.findall(r"(?<![\w.])(?:self\.)?_?backend\.(\w+)", src))
 
 
-_PROPERTIES = {"name", "parallel", "prefers_image", "size_max"}
+_PROPERTIES = {"name", "parallel", "prefers_image", "size_max", "takes_views"}
 
 
 def test_encoding_and_training_call_nothing_outside_their_protocols():
@@ -333,3 +333,20 @@ def test_multiprocessing_pool_encodes(tmp_path):
         else:
             os.environ["SUPERTOK_BACKEND"] = env
     assert got == [enc.encode_ordinary(t) for t in texts]
+
+
+def test_utf8_view_is_the_strs_utf8():
+    """_lists.utf8_view (the native backend's text bytes, no copy): the str's UTF-8, exactly; a lone
+    surrogate refused (encode then repairs it as tiktoken does); only a str."""
+    from supertok.backends import utf8_view
+    if utf8_view is None:
+        pytest.skip("supertok._lists is not built here (no C compiler at install time)")
+    for text in ("", "ascii only", "héllo wörld", "中文字符", "🙂 and 𝔘", "a\x00b", "é" * 10000):
+        assert bytes(utf8_view(text)) == text.encode("utf-8")
+        assert utf8_view(text).readonly
+    with pytest.raises(UnicodeEncodeError):
+        utf8_view("lone \ud800 surrogate")
+    with pytest.raises(TypeError):
+        utf8_view(b"bytes")
+    enc = supertok.get_encoding("o200k_base")
+    assert enc.encode("lone \ud800 surrogate") == enc.encode("lone \ufffd surrogate")

@@ -116,7 +116,26 @@ static PyObject *ids_to_list(PyObject *self, PyObject *args) {
     return list;
 }
 
+/* utf8_view(str) -> a read-only memoryview of the UTF-8 form CPython keeps with the str: made on
+ * the first request and cached in the object (PyUnicode_AsUTF8AndSize, as every extension that
+ * reads a str as UTF-8 does, tiktoken's among them), an ASCII str's being its own data. So a text
+ * encoded again is not converted again, and an ASCII one never is. The view does not keep the
+ * str alive: the caller holds the str for as long as it uses the view. UnicodeEncodeError for a
+ * str with lone surrogates (the caller then repairs them as tiktoken does). */
+static PyObject *utf8_view(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "utf8_view: a str, not %.100s", Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t n;
+    const char *p = PyUnicode_AsUTF8AndSize(arg, &n);
+    if (!p) return NULL;
+    return PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
+}
+
 static PyMethodDef methods[] = {
+    {"utf8_view", utf8_view, METH_O, "utf8_view(str) -> memoryview of the str's cached UTF-8 form"},
     {"ids_to_list", ids_to_list, METH_VARARGS, "ids_to_list(buffer, n) -> list of the first n uint32 values"},
     {"ids_to_lists", ids_to_lists, METH_VARARGS,
      "ids_to_lists(ids, counts, n) -> n lists of the uint32 ids, counts[k] (size_t values) in list k"},

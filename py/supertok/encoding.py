@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from . import _catalogue
 from ._status import SupertokError
+from . import backends as _backends
 from .backends import current as _current_backend
 from .backends.base import U32_MAX, check_int
 
@@ -133,7 +134,7 @@ def _raise_disallowed_special_token(token):
 def _text_index(text, data, at):
     """The index into text, as the caller gave it, of byte `at` of data, its UTF-8 from _to_utf8
     (where a surrogate pair of text is one character)."""
-    n = len(data[:at].decode("utf-8"))
+    n = len(bytes(data[:at]).decode("utf-8"))
     if not any("\ud800" <= ch <= "\udfff" for ch in text):
         return n
     i = 0
@@ -242,6 +243,19 @@ def _to_utf8(text):
     except UnicodeEncodeError:
         text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
         return text.encode("utf-8"), text
+
+
+def _utf8_data(text, backend):
+    """text's UTF-8 for one core call: on a backend that reads the caller's memory (native), a view
+    of the UTF-8 form CPython caches with the str (no copy, and none at all for ASCII text or a
+    text encoded before); else, or for a str with lone surrogates, _to_utf8's bytes. The caller
+    holds text for as long as it uses the view."""
+    if backend.takes_views and _backends.utf8_view is not None and type(text) is str:
+        try:
+            return _backends.utf8_view(text)
+        except UnicodeEncodeError:
+            pass
+    return _to_utf8(text)[0]
 
 
 def _env_cache_size():
@@ -590,7 +604,7 @@ class Encoding:
             if at < len(data):
                 break
             at -= len(data)
-        return _disallowed_special_error(data[at:at + exc.length].decode("utf-8"), _text_index(text, data, at),
+        return _disallowed_special_error(bytes(data[at:at + exc.length]).decode("utf-8"), _text_index(text, data, at),
                                          exc.token)
 
     def _core(self, text, fn, data, *args, **kw):
@@ -614,7 +628,7 @@ class Encoding:
 
     def encode(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
-        data, _ = _to_utf8(text)
+        data = _utf8_data(text, self._backend)
         if len(data) >= _par_min and self._backend.parallel:
             ids = self._encode_parallel(data, allowed, disallowed, flags)
             if ids is not None:
@@ -629,7 +643,7 @@ class Encoding:
     def encode_ordinary(self, text):
         if type(text) is not str:
             _check_text(text, False)
-        data, _ = _to_utf8(text)
+        data = _utf8_data(text, self._backend)
         if len(data) >= _par_min and self._backend.parallel:
             ids = self._encode_parallel(data, [], (), 0)
             if ids is not None:
@@ -662,7 +676,7 @@ class Encoding:
     def count(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
         """The number of tokens encode() would return, counted in the core with no list built."""
         allowed, disallowed, flags = self._policy(text, allowed_special, disallowed_special)
-        data, _ = _to_utf8(text)
+        data = _utf8_data(text, self._backend)
         if len(data) >= _par_min and self._backend.parallel:
             n = self._encode_parallel(data, allowed, disallowed, flags, count=True)
             if n is not None:

@@ -24,6 +24,10 @@ try:  # optional C helper, built with the package where a compiler is present (_
     from .._lists import ids_to_list as _ids_to_list
 except ImportError:
     _ids_to_list = None
+try:  # the str's own UTF-8, for the backends that read the caller's memory (utf8_view in _lists.c)
+    from .._lists import utf8_view
+except ImportError:
+    utf8_view = None
 try:  # a helper of a newer _lists than an installed build may hold
     from .._lists import ids_to_lists as _ids_to_lists
 except ImportError:

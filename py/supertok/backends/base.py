@@ -95,6 +95,9 @@ class _CoreHost(abc.ABC):
     #: True where calls from several threads run at once (the native core releases the GIL);
     #: False where they take turns (a wasm instance runs one call at a time)
     parallel = False
+    #: True where a memoryview of the str's cached UTF-8 may stand for a text's bytes (the native
+    #: core reads it in place); False where the bytes are copied anyway
+    takes_views = False
     #: the largest value of the core's size_t on this backend
     size_max = SIZE_MAX_NATIVE
 

@@ -143,6 +143,7 @@ def _policy(allowed, disallowed, flags):
 class CffiRuntime:
     name = "native"
     parallel = True  # the core runs without the GIL
+    takes_views = True  # the core reads any buffer in place (ffi.from_buffer)
     prefers_image = False
     size_max = SIZE_MAX_NATIVE
 

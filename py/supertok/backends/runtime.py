@@ -32,5 +32,6 @@ A runtime gives:
   `free` (then the blocks in `also`) when the handle goes or at release(handle); keep: a Python
   object the core object borrows, kept alive as long as the handle. handle.ptr is the argument.
 - release(handle): free now; idempotent.
-- NULL, name, parallel, prefers_image, size_max; memory_size() where a runtime has one memory.
+- NULL, name, parallel, prefers_image, size_max; memory_size() where a runtime has one memory;
+  takes_views where the core reads a memoryview of the caller's bytes in place (cffi).
 """
