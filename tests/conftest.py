@@ -102,7 +102,7 @@ def backend(request):
 
 
 #: the piece cache's size when a test turns it on (the core's default, ST_CACHE_DEFAULT_BYTES)
-PIECE_CACHE_ON = 12 << 20
+PIECE_CACHE_ON = 24 << 20
 
 
 @pytest.fixture(params=["cache-on", "cache-off"])

@@ -477,11 +477,12 @@ class Encoding:
         return self._backend.prepare(self._handle)
 
     def set_cache_size(self, size):
-        """Bound the memory of the piece cache (the tokens of pieces already encoded, kept
-        across calls: a word seen before costs a lookup instead of a merge; docs/python.md, "The
-        piece cache") to size bytes; 0 turns it off. The default is 12 MiB, or the
-        SUPERTOK_PIECE_CACHE environment variable's value (bytes) when set as the encoding is
-        made. Safe while other threads encode with this encoding; ids never change."""
+        """Bound the memory of the caches (the tokens of pieces already encoded and the ids of
+        spans of text already encoded, kept across calls: a word seen before costs a lookup
+        instead of a merge, a text seen before a lookup a span; docs/python.md, "The caches") to
+        size bytes; 0 turns them off. The default is 24 MiB, or the SUPERTOK_PIECE_CACHE
+        environment variable's value (bytes) when set as the encoding is made. Safe while other
+        threads encode with this encoding; ids never change."""
         if not isinstance(size, int) or isinstance(size, bool):
             raise TypeError("size must be an int (bytes), not %s" % type(size).__name__)
         if size < 0:
@@ -489,9 +490,10 @@ class Encoding:
         self._backend.set_cache_size(self._handle, size)
 
     def cache_info(self):
-        """The piece cache's figures as a dict: limit (the bound, bytes; 0 = off), bytes (memory
-        it holds now), hits and misses (pieces looked up since the encoding was made; a piece that
-        is one token is not looked up) and max_piece (the longest piece it holds, bytes)."""
+        """The caches' figures as a dict: limit (the bound, bytes; 0 = off), bytes (memory they
+        hold now), hits and misses (pieces looked up since the encoding was made; a piece that is
+        one token is not looked up, nor one in a span found), max_piece (the longest piece the
+        piece cache holds, bytes), span_hits and span_misses (spans of text looked up)."""
         return self._backend.cache_info(self._handle)
 
     # -- properties ---------------------------------------------------------------------------
