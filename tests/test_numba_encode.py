@@ -140,6 +140,70 @@ def test_encode_piece_bytes():
         assert _NB.encode_piece(nb._handle, data) == _NAT.encode_piece(nat._handle, data)
 
 
+MIXED = ("Unbelievable misunderstandings, Überraschungen und Kopfschmerzen. Привет, как дела? "
+         "مرحبا بالعالم. 中华人民共和国成立于一九四九年。 def tokenize(self, text): return []\n"
+         "東京都は日本の首都であり世界有数の大都市でもあります\n  indented line\n\n")
+
+
+def test_cache_figures_as_native():
+    """The caches' figures (st_encoding_cache_info: limit, bytes held, the piece cache's and the
+    span cache's hits and misses) are the C core's after the same calls, made serially (natively a
+    long text's parts would run in other blocks): spans found again, in other surroundings, with
+    offsets and counts; the span log growing with the text seen (its entries kept), and lapping
+    under a small limit. (Under 300 KiB the piece tables are 512 lines, whose number of sets C
+    takes from the allocation's alignment: there the span cache's figures and the bytes only.)"""
+    from supertok import encoding
+    from supertok.encoding import _load
+    prev = encoding.set_parallel(threads=1, force=False)
+    try:
+        rng = random.Random(5)
+        words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyzабвгдежзи") for _ in range(rng.randint(2, 12)))
+                 for _ in range(2000)]
+
+        def text(lines):
+            return "\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(5, 60)))
+                             for _ in range(lines)) + MIXED
+
+        texts = [text(rng.randint(60, 120)) for _ in range(10)]
+        assert len(texts[0]) >= 16384  # the first call makes piece tables of 1024 lines or more
+        for limit in (None, 1 << 20, 300 << 10):
+            nat, nb = [],  []
+            for b, into in ((_NAT, nat), (_NB, nb)):
+                p = supertok._set_backend(b)
+                try:
+                    into.append(_load("o200k_base"))
+                finally:
+                    supertok._set_backend(p)
+            nat, nb = nat[0], nb[0]
+            if limit is not None:
+                nat.set_cache_size(limit)
+                nb.set_cache_size(limit)
+            calls = [(0, "ids"), (0, "ids"), (1, "offsets"), (0, "count"), (2, "x"), (1, "special")]
+            calls += [(rng.randrange(len(texts)), rng.choice(("ids", "offsets", "count", "x", "special")))
+                      for _ in range(30)]
+            for k, how in calls:
+                t = texts[k]
+                if how == "ids":
+                    assert nb.encode(t) == nat.encode(t)
+                elif how == "offsets":
+                    assert nb.encode_with_offsets(t) == nat.encode_with_offsets(t)
+                elif how == "count":
+                    assert nb.count(t) == nat.count(t)
+                elif how == "x":
+                    assert nb.encode("x" + t + "y") == nat.encode("x" + t + "y")
+                else:
+                    u = t[:5000] + "<|endoftext|>" + t
+                    assert nb.encode(u, allowed_special="all") == nat.encode(u, allowed_special="all")
+                a, b = nat.cache_info(), nb.cache_info()
+                if limit == 300 << 10:
+                    a = {f: a[f] for f in ("limit", "bytes", "span_hits", "span_misses")}
+                    b = {f: b[f] for f in a}
+                assert a == b, (limit, k, how)
+            assert b["span_hits"] > 0
+    finally:
+        encoding.set_parallel(prev[0], force=prev[1], min_bytes=prev[2])
+
+
 def _cpu(f, repeat=3):
     best = None
     for _ in range(repeat):

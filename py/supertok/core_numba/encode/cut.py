@@ -4,7 +4,9 @@ parts (docs/design.md §7, "Caches and parallelism"; the C file says why each ru
 The scan over the candidates is one kernel, encoding_cut(): the text s is a uint8 array (not
 validated: characters are decoded here with bounds and validity checks), the vocabulary's
 special strings are read from its arrays (specials_clear), the pre-tokenizer's fields are
-passed as ints and its single-letter scripts as their uint32 words.
+passed as ints and its single-letter scripts as their uint32 words. cut_supported and
+cut_within (C: st__cut_supported, st__cut_within) are the span cache's (pipeline.py): kernels
+that take the encoding's Pretokenizer.
 """
 import numpy as np
 from numba import njit
@@ -225,6 +227,20 @@ def encoding_cut(v, scripts, s, length, frm, script_aware, superwords, crlf):
     return length
 
 
+@njit(cache=True, nogil=True)
+def ctx_init(pattern):
+    """ctx_init's verdict on the encoding's pattern: False when it has no proven rule (then no
+    place is a cut)."""
+    # superbpe: letters, single spaces, single punctuation and line breaks all stay inside one piece
+    # (the text between the regex's matches), so neither rule proves a boundary: no cut
+    if pattern == ST_PATTERN_SUPERBPE:
+        return False
+    # llama3, qwen2, deepseek_v3: the rules are proved for the tiktoken patterns only; no cut
+    if pattern >= ST_PATTERN_LLAMA3:
+        return False
+    return True
+
+
 @export
 def st_encoding_cut(enc, text, length, frm, at, err):
     clear(err)
@@ -237,13 +253,50 @@ def st_encoding_cut(enc, text, length, frm, at, err):
     script_aware = (pt.flags & ST_PRETOK_SCRIPT_AWARE) != 0
     superwords = enc.kind == ST__KIND_RULES and enc.supers is not None and enc.supers.n > 0
     crlf = pt.pattern != ST_PATTERN_GPT2
-    # superbpe: letters, single spaces, single punctuation and line breaks all stay inside one piece
-    # (the text between the regex's matches), so neither rule proves a boundary: no cut
-    if pt.pattern == ST_PATTERN_SUPERBPE:
-        return ST_OK
-    # llama3, qwen2, deepseek_v3: the rules are proved for the tiktoken patterns only; no cut
-    if pt.pattern >= ST_PATTERN_LLAMA3:
+    if not ctx_init(pt.pattern):
         return ST_OK
     at.v = int(encoding_cut(enc.vocab, np.asarray(pt.single_letter_scripts, np.uint32), text, np.int64(length),
                             np.int64(frm), script_aware, superwords, crlf))
     return ST_OK
+
+
+@njit(cache=True, nogil=True)
+def cut_supported(pt):
+    """st__cut_supported: the encoding's pattern (pt, its Pretokenizer) has proven cut rules
+    (st_encoding_cut finds places)."""
+    return ctx_init(pt.pattern)
+
+
+@njit(cache=True, nogil=True)
+def cut_within(pt, superwords, s, length, frm, to):
+    """st__cut_within: the first place p, frm <= p < to, where the ordinary text s[0 .. length)
+    (text between special tokens: no special-token check is made) may be cut by the rules of
+    st_encoding_cut: the pieces of s[0 .. p) and of s[p .. length), each pre-tokenized alone, are
+    those of s. 0 if none. pt: the encoding's Pretokenizer; superwords: a superword model's."""
+    if not ctx_init(pt.pattern):
+        return 0
+    script_aware = (pt.flags & ST_PRETOK_SCRIPT_AWARE) != 0
+    crlf = pt.pattern != ST_PATTERN_GPT2
+    if to > length:
+        to = length
+    p = frm if frm > 0 else 1
+    # only the bytes a rule starts from: a line feed before the place, or a space at it
+    while p < to:
+        x = s[p]
+        nl = s[p - 1] == 0x0A
+        if (not nl and x != 0x20 and not script_aware) or (x & 0xC0) == 0x80:
+            p += 1
+            continue
+        ok = False
+        lo = hi = 0
+        if nl:
+            ok, lo, hi = rule_newline(s, length, script_aware, crlf, p)
+        if not ok and not superwords:
+            if x == 0x20:
+                ok, lo, hi = rule_letter_space(s, length, script_aware, p)
+            elif script_aware:
+                ok, lo, hi = rule_scripts(s, length, pt.single_letter_scripts, p)
+        if ok:
+            return p
+        p += 1
+    return 0

@@ -4,8 +4,9 @@ st_encoding), its constructors, accessors, token lookups and decoding.
 Interface fixed for the other modules: an encoding handle is an Encoding (a Python object,
 never passed to a kernel whole): kind (ST__KIND_RANKS 0 / ST__KIND_RULES 1 / ST__KIND_HF 2), vocab (Vocab),
 rules (Rules), supers (Supers), hf (hf_encoding.Hf, ST__KIND_HF only), pt (Pretokenizer), lazy (Lazy: the backtracking tables, built on
-first want, bt_state, bt_debt, the piece cache and its figures cache_limit, cache_held,
-cache_hits, cache_misses, and the scratch arrays calls reuse).
+first want, bt_state, bt_debt, the caches (piece_cache.py, span_cache.py) and their figures
+cache_limit, cache_held, cache_hits, cache_misses, span_hits, span_misses, and the scratch arrays
+calls reuse).
 
 encoding_new_rules(alphabet, merges, n_merges, supers, n_super, specials, specials_len, pt, alloc,
 out, err) is st__encoding_new_rules (model_encoding.py calls it); backtrack_tables(enc) is
@@ -24,7 +25,7 @@ from ..text.ube import STREAM_FIELDS, stream_feed
 
 ST__KIND_RANKS, ST__KIND_RULES, ST__KIND_HF = 0, 1, 2  # ST__KIND_HF: hf_encoding.py (enc.hf)
 BT_NOT_BUILT, BT_BUILDING, BT_READY, BT_UNAVAILABLE = 0, 1, 2, 3
-ST_CACHE_DEFAULT_BYTES = 12 << 20
+ST_CACHE_DEFAULT_BYTES = 24 << 20
 ST_PRETOK_SCRIPT_AWARE = 1
 ST_UBE_FINAL, ST_UBE_STRICT = 1, 2
 
@@ -32,12 +33,13 @@ ST_UBE_FINAL, ST_UBE_STRICT = 1, 2
 class Lazy:
     """st__lazy: what a handle builds or keeps after it is made (calls take turns: no atomics)."""
     __slots__ = ("bt_state", "bt_failed", "bt", "bt_debt", "scratch", "cache_limit", "cache_held", "cache_hits",
-                 "cache_misses", "extra")
+                 "cache_misses", "span_hits", "span_misses", "extra")
 
     def __init__(self, cache_limit):
         self.bt_state, self.bt_failed, self.bt, self.bt_debt = BT_NOT_BUILT, 0, None, 0
         self.scratch = None
         self.cache_limit, self.cache_held, self.cache_hits, self.cache_misses = cache_limit, 0, 0, 0
+        self.span_hits, self.span_misses = 0, 0
         self.extra = {}
 
 

@@ -1,6 +1,6 @@
 """Mirrors core_c/src/encode/piece_cache.c and piece_cache.h: the piece cache (pretoken bytes ->
-its tokens, kept across calls), its memory under the host's limit, and
-st_encoding_set_cache_size / st_encoding_cache_info.
+its tokens, kept across calls), its memory and the span cache's (span_cache.py) under the host's
+limit, and st_encoding_set_cache_size / st_encoding_cache_info.
 
 The C scratch block (st__scratch) is a Scratch (Python object kept in enc.lazy.scratch; calls
 take turns, so a lone caller's slot 0 is the only block: it gets half the limit, as C's lone
@@ -8,7 +8,9 @@ caller does). Its tables are flat arrays with C's layout: the short table `lines
 64-byte lines: hash u32, len, ntok, joins, unused, then 56 data bytes; `lines32` the same bytes
 as uint32), the sets' tags fp and meta (uint8, SET_LINES a set), and the long table (lhash
 uint64, lmeta uint16 (len, ntok), lbytes, ltok, lrel). A kernel sees them as a PC namedtuple;
-the call's hits, misses and whether the long table was first used are in PC.st (int64[3]).
+the call's hits, misses, whether the long table was first used, and the span cache's hits and
+misses are in PC.st (int64[5]). The block's span cache (C: st__scratch.span) is Scratch.span, an
+SC (span_cache.py) or None, and PC.span for a kernel (NO_SPAN when there is none).
 """
 from collections import namedtuple
 
@@ -19,6 +21,8 @@ from .. import export
 from ..base.common import ST_OK, ST_ERR_INVALID_ARGUMENT
 from ..base.hash import hash_bytes
 from .merge import new_pair_cache
+from .span_cache import (NO_SPAN, ST_SPAN_MAX, ST_SPAN_PENDING, SPAN_SLOT_SIZE, SPAN_PENDING_SIZE, new_span_cache,
+                         span_refill)
 
 ST_CACHE_PIECE = 56
 SET_LINES = 8
@@ -35,9 +39,10 @@ TAGS_SIZE = 2 * SET_LINES
 LONG_SIZE = 512
 META_KIND, META_USE, META_USE1 = 3, 12, 4
 ST_BT_MEMO_SLOTS = 1 << 14
-PC_HITS, PC_MISSES, PC_LONG_USED = 0, 1, 2
+PC_HITS, PC_MISSES, PC_LONG_USED, PC_SPAN_HITS, PC_SPAN_MISSES = 0, 1, 2, 3, 4
+PC_FIELDS = 5
 
-PC = namedtuple("PC", "lines lines32 fp meta sets lhash lmeta lbytes ltok lrel long_slots st")
+PC = namedtuple("PC", "lines lines32 fp meta sets lhash lmeta lbytes ltok lrel long_slots st span")
 
 _E8 = np.zeros(64, np.uint8)
 _E32 = np.zeros(16, np.uint32)
@@ -45,14 +50,14 @@ _E64 = np.zeros(1, np.uint64)
 _E16 = np.zeros(2, np.uint16)
 
 
-def no_pc():
-    return PC(_E8, _E32, _E8, _E8, 0, _E64, _E16, _E8, _E32, _E16, 0, np.zeros(3, np.int64))
+def no_pc(span=NO_SPAN):
+    return PC(_E8, _E32, _E8, _E8, 0, _E64, _E16, _E8, _E32, _E16, 0, np.zeros(PC_FIELDS, np.int64), span)
 
 
 class Scratch:
     """st__scratch: the call's block of caches."""
     __slots__ = ("cache_slots", "lines", "lines32", "fp", "meta", "sets", "long_slots", "long_made", "lhash",
-                 "lmeta", "lbytes", "ltok", "lrel", "pairs", "memo", "seen")
+                 "lmeta", "lbytes", "ltok", "lrel", "pairs", "memo", "seen", "span")
 
     def __init__(self):
         self.cache_slots = self.sets = self.long_slots = self.seen = 0
@@ -61,6 +66,7 @@ class Scratch:
         self.lhash = self.lmeta = self.lbytes = self.ltok = self.lrel = None
         self.pairs = new_pair_cache()
         self.memo = None
+        self.span = None  # the span cache (span_cache.py): an SC, None when there is none
 
 
 def pow2_floor(x):
@@ -75,15 +81,66 @@ def share_of(limit, k):
 
 
 def cache_slots_for(share):
-    lines = pow2_floor(share // 3 * 2 // LINE_SIZE)
+    """The tables of one block under its share of the limit: half for the piece cache, two thirds
+    of it for the short table and one third for the long one; the other half is the span
+    cache's (span_log_for)."""
+    lines = pow2_floor(share // 2 // 3 * 2 // LINE_SIZE)
     return lines if lines >= 2 * SET_LINES else 0
 
 
 def long_slots_for(share):
-    return pow2_floor(share // 3 // LONG_SIZE)
+    return pow2_floor(share // 2 // 3 // LONG_SIZE)
 
 
-def cache_drop(lz, s):
+# The span cache under a block's share: half of it for the log and its index (a slot of 16 bytes
+# per SPAN_BYTES_PER_SLOT bytes of log), a power of two bytes, at least SPAN_LOG_MIN, or none.
+SPAN_LOG_MIN = 64 << 10
+SPAN_BYTES_PER_SLOT = 128
+# a span's ids as they are made, then the spans waiting to be remembered (C's one block)
+SPAN_EXTRA = ST_SPAN_MAX * 4 + ST_SPAN_PENDING * SPAN_PENDING_SIZE
+
+
+def span_log_for(share):
+    log = pow2_floor(share // 2 // (SPAN_BYTES_PER_SLOT + SPAN_SLOT_SIZE) * SPAN_BYTES_PER_SLOT)
+    return log if log >= SPAN_LOG_MIN else 0
+
+
+def span_drop(lz, s):
+    c = s.span
+    if c is None:
+        return
+    lz.cache_held -= c.size + c.nslots * SPAN_SLOT_SIZE + SPAN_EXTRA
+    s.span = None
+
+
+def span_fit(lz, s, share, seen):
+    """Give block s, which has seen `seen` bytes of text, a span log of four times that, at least
+    SPAN_LOG_MIN, at most what the share allows. A log that grows keeps its entries (each copied
+    into the new log through the old index, span_refill); one the limit shrinks starts empty."""
+    c = s.span
+    most = span_log_for(share)
+    want = SPAN_LOG_MIN
+    while want < most and want // 4 < seen:
+        want *= 2
+    if want > most:
+        want = most
+    if c is not None and most >= c.size >= want:
+        return
+    if not want:
+        span_drop(lz, s)
+        return
+    nslots = want // SPAN_BYTES_PER_SLOT
+    n = new_span_cache(want, nslots, *((c.ids, c.pending, c.own) if c is not None else ()))
+    if c is not None and want > c.size:  # grown: the old log's entries, into the new one
+        span_refill(n, c)
+    held = want + nslots * SPAN_SLOT_SIZE + (0 if c is not None else SPAN_EXTRA)
+    if c is not None:
+        held -= c.size + c.nslots * SPAN_SLOT_SIZE
+    s.span = n
+    lz.cache_held += held
+
+
+def piece_drop(lz, s):
     if s.lines is not None:
         lz.cache_held -= s.cache_slots * LINE_SIZE
     if s.long_made:
@@ -92,6 +149,12 @@ def cache_drop(lz, s):
     s.lhash = s.lmeta = s.lbytes = s.ltok = s.lrel = None
     s.long_made = False
     s.cache_slots = s.sets = s.long_slots = 0
+
+
+def cache_drop(lz, s):
+    """Both caches of block s emptied and their memory freed."""
+    piece_drop(lz, s)
+    span_drop(lz, s)
 
 
 def cache_slots_want(share, seen):
@@ -109,7 +172,7 @@ def cache_fit(lz, s, share, seen):
         return
     if s.lines is None and not slots:
         return
-    cache_drop(lz, s)
+    piece_drop(lz, s)
     if not slots:
         return
     size = slots * LINE_SIZE
@@ -148,13 +211,23 @@ def piece_cache_open(enc, length):
         s = lz.scratch = Scratch()
     s.seen += length
     cache_fit(lz, s, share_of(limit, 0), s.seen)
+    span_fit(lz, s, share_of(limit, 0), s.seen)
+    span = s.span if s.span is not None else NO_SPAN
     if not s.sets:
-        return s, no_pc()
+        return s, no_pc(span)
     long_table(lz, s)
     if s.lhash is None:
-        return s, PC(s.lines, s.lines32, s.fp, s.meta, s.sets, _E64, _E16, _E8, _E32, _E16, 0, np.zeros(3, np.int64))
+        return s, PC(s.lines, s.lines32, s.fp, s.meta, s.sets, _E64, _E16, _E8, _E32, _E16, 0,
+                     np.zeros(PC_FIELDS, np.int64), span)
     return s, PC(s.lines, s.lines32, s.fp, s.meta, s.sets, s.lhash, s.lmeta, s.lbytes, s.ltok, s.lrel, s.long_slots,
-                 np.zeros(3, np.int64))
+                 np.zeros(PC_FIELDS, np.int64), span)
+
+
+def piece_cache_restart(pc):
+    """A call run again from its start (pipeline.py: the backtracking tables were due): the
+    lookups of the run abandoned are not counted (C builds the tables in place and runs once)."""
+    st = pc.st
+    st[PC_HITS] = st[PC_MISSES] = st[PC_SPAN_HITS] = st[PC_SPAN_MISSES] = 0
 
 
 def piece_cache_close(enc, s, pc):
@@ -164,13 +237,16 @@ def piece_cache_close(enc, s, pc):
     st = pc.st
     lz.cache_hits += int(st[PC_HITS])
     lz.cache_misses += int(st[PC_MISSES])
+    lz.span_hits += int(st[PC_SPAN_HITS])
+    lz.span_misses += int(st[PC_SPAN_MISSES])
     if s is None:
         return
     if st[PC_LONG_USED] and not s.long_made and s.lhash is not None:
         s.long_made = True
         lz.cache_held += s.long_slots * LONG_SIZE
     share = share_of(lz.cache_limit, 0)
-    if s.cache_slots > cache_slots_for(share) or s.long_slots > long_slots_for(share):
+    if s.cache_slots > cache_slots_for(share) or s.long_slots > long_slots_for(share) or \
+            (s.span.size if s.span is not None else 0) > span_log_for(share):
         cache_drop(lz, s)
 
 
@@ -195,6 +271,8 @@ def st_encoding_cache_info(enc, info):
     info[2] = lz.cache_hits
     info[3] = lz.cache_misses
     info[4] = ST_CACHE_LONG_PIECE
+    info[5] = lz.span_hits
+    info[6] = lz.span_misses
     return ST_OK
 
 

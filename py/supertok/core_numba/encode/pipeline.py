@@ -9,7 +9,8 @@
      the merge of its base symbols by rule, and for a superword model the superword pass over
      the pieces' tokens (superword_pass.py);
   4. the sink (sink.py) writes ids and start offsets, in the unit the caller asked for.
-Pieces seen before are replayed from the piece cache (piece_cache.py).
+Pieces seen before are replayed from the piece cache (piece_cache.py), and a rank vocabulary's
+spans of text seen before from the span cache (span_cache.py; encode_ordinary_spans).
 
 The exports check their arguments, resolve the policy and validate the text in Python, then make
 ONE kernel call that walks the whole text (encode_text: pre-tokenizer iterator, specials, merge,
@@ -37,9 +38,13 @@ from .encoding import ST__KIND_RANKS, ST__KIND_RULES, ST__KIND_HF, BT_NOT_BUILT,
 from .backtrack import backtrack_encode, new_memo, NO_MEMO, _unsuitable
 from .merge import merge_short, merge_heap, ST_LINEAR_PIECE, ST_MERGE_MAX_PARTS, MODE_RANKS, MODE_RULES, MODE_HF, \
     NO_MADE
-from .piece_cache import (cache_find, cache_fill, piece_cache_open, piece_cache_close, no_pc, ST_CACHE_ID_BITS,
-                          ST_CACHE_LONG_TOKENS)
-from .sink import put, new_sink, map_starts, O_N, O_CAP, O_UNIT, ST_OFFSETS_UTF16, ST_OFFSETS_BYTES
+from .piece_cache import (cache_find, cache_fill, piece_cache_open, piece_cache_close, piece_cache_restart, no_pc,
+                          ST_CACHE_ID_BITS, ST_CACHE_LONG_TOKENS, PC_SPAN_HITS, PC_SPAN_MISSES)
+from .span_cache import (span_hash, span_find, span_fill, ST_SPAN_MIN, ST_SPAN_MAX, ST_SPAN_PENDING, PENDING_FIELDS,
+                         P_HASH, P_AT, P_LEN, P_FIRST, P_M, SC_NPENDING)
+from .cut import cut_supported, cut_within
+from .sink import put, new_sink, map_starts, O_N, O_CAP, O_UNIT, O_STARTS, ST_OFFSETS_UTF16, ST_OFFSETS_BYTES, \
+    SINK_FIELDS
 from .special_policy import policy_resolve, check_disallowed, check_disallowed_kernel, special_at, \
     special_first_bytes, special_allowed
 from ..text.normalize import nfc, ST_NFC_MAX_EXPANSION
@@ -407,10 +412,11 @@ def hf_core(e, c, s, a, n, where, rh, sym, tok, start, heap, nxt, prv, rank, tk)
 # ---- the pieces of a stretch of text ----
 
 @njit(cache=True, nogil=True, _nrt=False)
-def encode_ordinary(e, c, s, frm, to):
+def encode_ordinary_pieces(e, c, s, frm, to):
     """The pieces of s[frm .. to), a batch of ends at a time from the pre-tokenizer: for a rank
     vocabulary the whole-piece lookup inline (nearly every piece of real text is one token), one
-    call per piece that is not."""
+    call per piece that is not (C: encode_ordinary_ranks, and encode_ordinary's loop for the
+    other kinds)."""
     sub = s[frm:]
     sub_len = to - frm
     pt = e.pt
@@ -464,6 +470,145 @@ def encode_ordinary(e, c, s, frm, to):
                     return st
             a = b
     return ST_OK
+
+
+ST_SPANS_ON = True  # bench/: False builds the pipeline without the span cache, to measure it
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def span_replay(e, c, src, w, m, a, b, s):
+    """A span's m ids src[w .. w + m) to the sink, the span s[a .. b): copied whole when the
+    caller wants ids alone; else each put with its start, the next token starting where this
+    one's bytes end (a rank vocabulary's tokens of a span spell its bytes; kept within the
+    span, whatever an image's offsets say)."""
+    o, ids = c.o, c.ids
+    if not o[O_STARTS]:
+        n = o[O_N]
+        room = o[O_CAP] - n if n < o[O_CAP] else 0
+        for k in range(m if m < room else room):
+            ids[n + k] = src[w + k]
+        o[O_N] = n + m
+        return
+    offsets = e.v.offsets
+    for k in range(m):
+        tid = src[w + k]
+        put(o, ids, c.starts, s, tid, a)
+        a += np.int64(offsets[np.int64(tid) + 1]) - np.int64(offsets[np.int64(tid)])
+        if a >= b:
+            a = b - 1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def spans_remember(c, sc, s):
+    """The spans of this call waiting in the list, into the log (their ids are in the sink's
+    buffer: the pending list holds only spans that were encoded there)."""
+    q = sc.pending
+    for k in range(sc.st[SC_NPENDING]):
+        r = k * PENDING_FIELDS
+        span_fill(sc, s, np.int64(q[r + P_AT]), np.int64(q[r + P_LEN]), q[r + P_HASH], c.ids,
+                  np.int64(q[r + P_FIRST]), np.int64(q[r + P_M]))
+    sc.st[SC_NPENDING] = 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def encode_span(e, c, sc, s, a, b, h):
+    """The span s[a .. b) (hash h) through the span cache: its ids from the cache, or encoded (in
+    the caller's buffer when it has room for one id a byte, remembered when the call ends; else
+    in the cache's own, remembered now)."""
+    n = b - a
+    w, m = span_find(sc, s, a, n, h)
+    pst = c.pc.st
+    if w >= 0:
+        pst[PC_SPAN_HITS] += 1
+        span_replay(e, c, sc.log32, w, m, a, b, s)
+        return ST_OK
+    pst[PC_SPAN_MISSES] += 1
+    o = c.o
+    n0 = o[O_N]
+    if n0 <= o[O_CAP] and n <= o[O_CAP] - n0:  # (a NULL ids buffer has cap 0)
+        st = encode_ordinary_pieces(e, c, s, a, b)
+        if st != ST_OK:
+            return st
+        if sc.st[SC_NPENDING] == ST_SPAN_PENDING:
+            spans_remember(c, sc, s)
+        r = sc.st[SC_NPENDING] * PENDING_FIELDS
+        q = sc.pending
+        q[r + P_HASH] = h
+        q[r + P_AT] = a
+        q[r + P_LEN] = n
+        q[r + P_FIRST] = n0
+        q[r + P_M] = o[O_N] - n0
+        sc.st[SC_NPENDING] += 1
+        return ST_OK
+    own = sc.own  # C: a sink on the stack over the cache's ids, bytes, no starts
+    for k in range(SINK_FIELDS):
+        own[k] = 0
+    own[O_CAP] = ST_SPAN_MAX
+    own[O_UNIT] = ST_OFFSETS_BYTES
+    st = encode_ordinary_pieces(e, Call(c.w, c.pairs, c.pc, c.run, own, sc.ids, c.starts, c.report, c.big), s, a, b)
+    if st != ST_OK:
+        return st
+    span_fill(sc, s, a, n, h, sc.ids, 0, own[O_N])
+    span_replay(e, c, sc.ids, 0, own[O_N], a, b, s)
+    return ST_OK
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def span_end(e, s, a, to):
+    """Where the span starting at a (a < to) ends, and whether it is cached: the first cut
+    (cut.py) ST_SPAN_MIN bytes or more past a, or the end of the text, cached; with no cut
+    within ST_SPAN_MAX bytes, the next cut (or the end), uncached (the stretch is encoded
+    uncached). Each search starts where the last one stopped, so the work stays linear."""
+    rest = to - a
+    if rest <= ST_SPAN_MIN:
+        return to, True
+    sub = s[a:]
+    b = cut_within(e.pt, e.has_sup, sub, rest, ST_SPAN_MIN, ST_SPAN_MAX)
+    if b:
+        return a + b, True
+    if rest <= ST_SPAN_MAX:
+        return to, True
+    b = cut_within(e.pt, e.has_sup, sub, rest, ST_SPAN_MAX, rest)
+    return (a + b if b else to), False
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def encode_ordinary_spans(e, c, sc, s, frm, to):
+    """A rank vocabulary's text between special tokens, a span at a time (span_cache.py). The
+    next span's end and hash are found before this span is encoded (C prefetches its index
+    bucket then)."""
+    a = frm
+    b, cached = span_end(e, s, a, to)
+    h = span_hash(s, a, b - a) if cached else np.uint64(0)
+    while a < to:
+        next_cached = False
+        nb = to
+        if b < to:
+            nb, next_cached = span_end(e, s, b, to)
+        g = np.uint64(0)
+        if b < to and next_cached:
+            g = span_hash(s, b, nb - b)
+        if cached:
+            st = encode_span(e, c, sc, s, a, b, h)
+        else:
+            st = encode_ordinary_pieces(e, c, s, a, b)
+        if st != ST_OK:
+            return st
+        a = b
+        b = nb
+        h = g
+        cached = next_cached
+    return ST_OK
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def encode_ordinary(e, c, s, frm, to):
+    """The text s[frm .. to) between special tokens: a rank vocabulary's text long enough to hold
+    a span, with a span cache, a span at a time; else its pieces."""
+    sc = c.pc.span
+    if ST_SPANS_ON and e.kind == ST__KIND_RANKS and to - frm >= ST_SPAN_MIN and sc.size != 0 and cut_supported(e.pt):
+        return encode_ordinary_spans(e, c, sc, s, frm, to)
+    return encode_ordinary_pieces(e, c, s, frm, to)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -631,8 +776,9 @@ def special_pass0(e, c, s, frm, to, pl):
 def encode_all(e, c, s, length, pl):
     """The text: the strings of the first pass cut it (the allowed specials; a HuggingFace
     model's added tokens), the second pass's and the pre-tokenizer split the rest; then the last
-    run (a run never crosses a special token or the end of the text). Not _nrt=False: a
-    normalized stretch allocates its copy, as C does."""
+    run (a run never crosses a special token or the end of the text), and the spans waiting to
+    be remembered (C: encode_text, then st_encode's flush of the span cache's pending list). Not
+    _nrt=False: a normalized stretch allocates its copy, as C does."""
     c.run.rs[0] = 0
     if not pl.any_match:
         st = encode_stretch0(e, c, s, 0, length, pl)
@@ -640,6 +786,11 @@ def encode_all(e, c, s, length, pl):
         st = special_pass0(e, c, s, 0, length, pl)
     if st == ST_OK:
         flush_run(e, c, s)
+    sc = c.pc.span
+    if sc.st[SC_NPENDING]:  # the spans encoded in the caller's buffer (C: st_encode's end)
+        if st == ST_OK:
+            spans_remember(c, sc, s)
+        sc.st[SC_NPENDING] = 0
     return st
 
 
@@ -841,6 +992,7 @@ def st_encode(enc, text, length, specials, flags, ids, starts, cap, n_ids, err):
         if st != NEED_TABLES:
             break
         _build_tables(enc)  # then the call again, with them (or without, never due again)
+        piece_cache_restart(pc)
     piece_cache_close(enc, scratch, pc)
     return _ids_out(err, st, report, text, o, cap, n_ids)
 
@@ -940,6 +1092,7 @@ def _encode_many_run(enc, texts, offs, n_texts, pl, offsets, ids, cap, counts, n
         if st != NEED_TABLES:
             break
         _build_tables(enc)
+        piece_cache_restart(pc)
     piece_cache_close(enc, scratch, pc)
     if st == -1:  # text k holds a disallowed string: st_encode's report, from the start of texts
         a = offs[k]
