@@ -333,7 +333,7 @@ ST_API st_status st_encoding_prepare(const st_encoding *enc);
  * too little for one entry, turns a cache off (every piece merged, as the caller asked). Default
  * ST_CACHE_DEFAULT_BYTES (a call at a time then holds up to 4 MiB of piece tables, growing with
  * the text it has seen, and 2 MiB more once a piece over 56 bytes came, and a span log of four
- * times the text it has seen, up to 6 MiB). Safe to call while other threads encode with the
+ * times the text it has seen, up to 4 MiB, with its index and buffers within 6 MiB). Safe to call while other threads encode with the
  * handle: tables no call is using are freed at once (the next call makes them at the new size),
  * ones in use when their call ends (until then the old size holds). Changing the size empties
  * the tables. A call beyond the fourth at once runs without the caches, or, for a text of 8 KiB

@@ -49,8 +49,9 @@ static size_t long_slots_for(size_t share) {
 }
 
 /* The span cache (span_cache.h) under a block's share: half of it for the log and its index (a
- * slot of 16 bytes per 512 bytes of log: a span of English, its bytes and ids, takes about 500),
- * a power of two bytes, at least 64 KiB, or none. */
+ * slot of 16 bytes per 128 bytes of log, in buckets of four: a span of English, its bytes and
+ * ids, takes about 500, so a bucket rarely fills; at one slot per 512 bytes 2-4% of a text's
+ * spans were lost to full buckets), a power of two bytes, at least 64 KiB, or none. */
 #define SPAN_LOG_MIN ((size_t)64 << 10)
 #define SPAN_BYTES_PER_SLOT 128
 /* a span's ids as they are made, then the spans waiting to be remembered */
