@@ -998,8 +998,11 @@ st_status st__counter_new_candidates(const st_trainer *t, int algorithm, uint64_
                                 t->base + (uint32_t)kept, alloc, out, err);
 }
 
-st_status st__trainer_start_superwords(st_trainer *t, const st_counter *cands, int algorithm, uint64_t supermerges,
-                                       st_error *err) {
+/* Phase 2's words from the candidates, phase 1's words and pairs dropped (st__trainer_start_superwords
+ * without its pair table: close_pass frees the candidates before making it). A refusal leaves
+ * phase 1 as it was; ST_OK leaves init_pairs to the caller. */
+static st_status superwords_words(st_trainer *t, const st_counter *cands, int algorithm, uint64_t supermerges,
+                                  st_error *err) {
     st__error_clear(err);
     if (!t || !cands) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer or candidates is NULL");
     const char *why = st__superword_args_error(t, algorithm, supermerges);
@@ -1101,6 +1104,13 @@ st_status st__trainer_start_superwords(st_trainer *t, const st_counter *cands, i
     t->n_candidates = n;
     t->ngram_cmin = cd->ngram_cmin;
     t->ngram_max_len = cd->ngram_max_len;
+    return ST_OK;
+}
+
+st_status st__trainer_start_superwords(st_trainer *t, const st_counter *cands, int algorithm, uint64_t supermerges,
+                                       st_error *err) {
+    st_status st = superwords_words(t, cands, algorithm, supermerges, err);
+    if (st != ST_OK) return st;
     if (!init_pairs(t)) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     return ST_OK;
 }
@@ -1438,13 +1448,15 @@ static st_status close_pass(st_trainer *t, st_error *err) {
         (st = st__counter_split_ngrams(t->pass, st_trainer_stat(t, ST_TRAINER_NGRAM_CMIN), ST__NGRAM_MAX_LEN,
                                        &t->alloc, &split, err)) != ST_OK)
         return st;
-    st = st__trainer_start_superwords(t, split ? split : t->pass, t->algorithm, t->supermerges_arg, err);
+    st = superwords_words(t, split ? split : t->pass, t->algorithm, t->supermerges_arg, err);
     st_counter_free(split);
     if (st != ST_OK) return st;
+    /* the candidates are phase 2's words now: they go before the pair table is made */
     t->pass_documents = t->pass->stats[ST_COUNTER_DOCUMENTS];
     t->pass_bytes = t->pass->stats[ST_COUNTER_BYTES];
     st_counter_free(t->pass);
     t->pass = NULL;
+    if (!init_pairs(t)) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     return ST_OK;
 }
 
@@ -1471,7 +1483,13 @@ st_status st_trainer_step(st_trainer *t, size_t max_merges, size_t *made, st_err
         int more = merge_once(t);
         if (t->oom) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
         if (t->n_merges > before) k++;
-        if (!more) t->done = 1;
+        if (!more) {
+            t->done = 1;
+            /* superwords: phase 1 never goes on (st_trainer_set_vocab_size is BPE's), and phase 2
+             * needs only its merges and tokens: its words and pairs go before the pass over the
+             * texts, not after it */
+            if (t->algorithm != ST_ALGORITHM_BPE) free_words_and_pairs(t);
+        }
     }
     *made = k;
     return ST_OK;
