@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import CORPORA, ROOT
+from conftest import ROOT, corpus_path
 import sys
 
 sys.path.insert(0, os.path.join(ROOT, "vectors"))
@@ -38,7 +38,7 @@ def _oracle(name, text, tmp_path):
 
 def _new(backend, name="o200k_base"):
     if backend == "pywasm":
-        pytest.skip("pywasm interprets ~0.2M instructions/s: large inputs run on native, wasmtime and numba")
+        pytest.skip("pywasm is an interpreter: the span cache's texts run on native, wasmtime or numba")
     from supertok.encoding import _load
     return _load(name)
 
@@ -176,9 +176,7 @@ LANGS = ["en", "zh", "ja", "ru", "ar", "ko", "th", "de", "code"]
 @pytest.mark.parametrize("lang", LANGS)
 def test_corpora_warm_equal_tiktoken(backend, serial, lang, tmp_path):
     """Real text in 9 languages, 256 KB each, encoded three times: every call equals tiktoken's."""
-    path = os.path.join(CORPORA, lang + ".txt.xz")
-    if not os.path.exists(path):
-        pytest.skip("corpus %s is absent (../shared/corpora, or set SUPERTOK_CORPORA)" % path)
+    path = corpus_path(lang + ".txt.xz")
     with lzma.open(path) as f:
         text = f.read(256_000).decode("utf-8", "ignore")
     enc = _new(backend)
