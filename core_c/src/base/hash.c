@@ -7,7 +7,7 @@ uint64_t st__hash_bytes(const uint8_t *p, size_t n) {
     uint64_t h = ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN);
     if (n == 8) return st__mix64(h ^ st__load_le64(p)); /* the same as the short-key path */
     while (n >= 8) {
-        h = (h ^ st__load_le64(p)) * 0xFF51AFD7ED558CCDull;
+        h = (h ^ st__load_le64(p)) * ST_HASH_MUL;
         h ^= h >> 32;
         p += 8;
         n -= 8;

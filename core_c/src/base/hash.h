@@ -25,6 +25,7 @@ ST_INLINE uint64_t st__mix64(uint64_t x) { /* the splitmix64 finalizer: a strong
 
 #define ST_HASH_SEED 0x9E3779B97F4A7C15ull
 #define ST_HASH_LEN 0xD6E8FEB86659FD93ull
+#define ST_HASH_MUL 0xFF51AFD7ED558CCDull /* the word multiplier of st__hash_bytes (and the span hash) */
 
 /* st__hash_bytes of a key of 1..8 bytes read as one word (8 bytes at p readable), and of 9..16
  * bytes read as two (16 readable): the same values, without the loop. */
@@ -35,10 +36,10 @@ ST_INLINE uint64_t st__hash_short(const uint8_t *p, size_t n) { /* n is 1..8 */
 
 ST_INLINE uint64_t st__hash_mid(const uint8_t *p, size_t n) { /* n is 9..16: st__hash_bytes unrolled */
     uint64_t w1 = st__load_le64(p + 8) & (~0ull >> (8 * (16 - n)));
-    uint64_t h = ((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ st__load_le64(p)) * 0xFF51AFD7ED558CCDull;
+    uint64_t h = ((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ st__load_le64(p)) * ST_HASH_MUL;
     h ^= h >> 32;
     if (n < 16) return st__mix64(h ^ w1);
-    h = (h ^ w1) * 0xFF51AFD7ED558CCDull; /* a second whole word, then an empty tail */
+    h = (h ^ w1) * ST_HASH_MUL; /* a second whole word, then an empty tail */
     h ^= h >> 32;
     return st__mix64(h);
 }

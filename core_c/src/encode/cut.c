@@ -161,17 +161,36 @@ static int specials_clear(const cut_ctx *c, size_t lo, size_t hi) {
     return 1;
 }
 
+/* 1 if a rule holds at p (0 < p < len, on a character boundary), [*lo, *hi) the characters it
+ * looked at. */
+static int rule_at(const cut_ctx *c, size_t p, size_t *lo, size_t *hi) {
+    const uint8_t *s = c->s;
+    int ok = 0;
+    if (s[p - 1] == '\n') ok = rule_newline(c, p, lo, hi);
+    if (!ok && !c->superwords) {
+        if (s[p] == ' ') ok = rule_letter_space(c, p, lo, hi);
+        else if (c->script_aware) ok = rule_scripts(c, p, lo, hi);
+    }
+    return ok;
+}
+
 /* 1 if p (0 < p < len, on a character boundary) is a cut. */
 static int cut_at(const cut_ctx *c, size_t p) {
     size_t lo = 0, hi = 0;
-    const uint8_t *s = c->s;
-    int ok = 0;
-    if (s[p - 1] == '\n') ok = rule_newline(c, p, &lo, &hi);
-    if (!ok && !c->superwords) {
-        if (s[p] == ' ') ok = rule_letter_space(c, p, &lo, &hi);
-        else if (c->script_aware) ok = rule_scripts(c, p, &lo, &hi);
-    }
-    return ok && specials_clear(c, lo, hi);
+    return rule_at(c, p, &lo, &hi) && specials_clear(c, lo, hi);
+}
+
+/* 1 if the encoding's pattern has proven rules, else 0 (then no place is a cut). */
+static int has_rules(const st_encoding *enc) {
+    /* superbpe: letters, single spaces, single punctuation and line breaks all stay inside one
+     * piece (the text between the regex's matches), so neither rule proves a boundary: no cut,
+     * the text is encoded whole */
+    if (enc->pt.pattern == ST_PATTERN_SUPERBPE) return 0;
+    /* llama3, qwen2, deepseek_v3: the rules below are proved for the tiktoken patterns only
+     * (llama3's \s*[\r\n]+ and deepseek_v3's punctuation-before-letters and sequence of splits
+     * move boundaries they rely on); no proof is made for them, so no cut either */
+    if (enc->pt.pattern >= ST_PATTERN_LLAMA3) return 0;
+    return 1;
 }
 
 /* The rules' context for the text s[0..len) of enc; 0 when the encoding's pattern has no proven
@@ -183,15 +202,7 @@ static int ctx_init(cut_ctx *c, const st_encoding *enc, const uint8_t *s, size_t
     c->script_aware = (enc->pt.flags & ST_PRETOK_SCRIPT_AWARE) != 0;
     c->superwords = enc->kind == ST__KIND_RULES && enc->supers.n > 0;
     c->crlf = enc->pt.pattern != ST_PATTERN_GPT2;
-    /* superbpe: letters, single spaces, single punctuation and line breaks all stay inside one
-     * piece (the text between the regex's matches), so neither rule proves a boundary: no cut,
-     * the text is encoded whole */
-    if (enc->pt.pattern == ST_PATTERN_SUPERBPE) return 0;
-    /* llama3, qwen2, deepseek_v3: the rules below are proved for the tiktoken patterns only
-     * (llama3's \s*[\r\n]+ and deepseek_v3's punctuation-before-letters and sequence of splits
-     * move boundaries they rely on); no proof is made for them, so no cut either */
-    if (enc->pt.pattern >= ST_PATTERN_LLAMA3) return 0;
-    return 1;
+    return has_rules(enc);
 }
 
 st_status st_encoding_cut(const st_encoding *enc, const char *text, size_t len, size_t from, size_t *at,
@@ -211,10 +222,7 @@ st_status st_encoding_cut(const st_encoding *enc, const char *text, size_t len, 
     return ST_OK;
 }
 
-int st__cut_supported(const st_encoding *enc) {
-    cut_ctx c;
-    return ctx_init(&c, enc, NULL, 0);
-}
+int st__cut_supported(const st_encoding *enc) { return has_rules(enc); }
 
 size_t st__cut_within(const st_encoding *enc, const uint8_t *s, size_t len, size_t from, size_t to) {
     cut_ctx c;
@@ -224,15 +232,8 @@ size_t st__cut_within(const st_encoding *enc, const uint8_t *s, size_t len, size
     for (size_t p = from > 0 ? from : 1; p < to; p++) {
         uint8_t x = s[p];
         if (s[p - 1] != '\n' && x != ' ' && !c.script_aware) continue;
-        if ((x & 0xC0) == 0x80) continue;
-        size_t lo = 0, hi = 0;
-        int ok = 0;
-        if (s[p - 1] == '\n') ok = rule_newline(&c, p, &lo, &hi);
-        if (!ok && !c.superwords) {
-            if (x == ' ') ok = rule_letter_space(&c, p, &lo, &hi);
-            else if (c.script_aware) ok = rule_scripts(&c, p, &lo, &hi);
-        }
-        if (ok) return p;
+        size_t lo, hi;
+        if ((x & 0xC0) != 0x80 && rule_at(&c, p, &lo, &hi)) return p;
     }
     return 0;
 }

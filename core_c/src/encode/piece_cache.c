@@ -106,13 +106,11 @@ static void span_fit(st__lazy *lz, st__span_cache *c, size_t share, size_t seen,
     n.pending = (span_pending *)(void *)(n.ids + ST_SPAN_MAX);
     if (c->log && want > c->size) /* grown: the old log's entries, into the new one */
         for (size_t k = 0; k < c->nslots; k++) {
-            const span_slot *sl = &c->slots[k];
-            if (!sl->at || c->end - (sl->at - 1) > c->size) continue;
-            const uint8_t *e = c->log + (size_t)((sl->at - 1) & (c->size - 1));
             uint32_t len, ntok;
-            st__memcpy(&len, e + 8, 4);
-            st__memcpy(&ntok, e + 12, 4);
-            st__span_fill(&n, e + ST_SPAN_ENTRY, len, sl->hash, (const uint32_t *)(const void *)(e + ST_SPAN_ENTRY + span_bytes_room(len)), ntok);
+            const uint8_t *e = st__span_entry(c, &c->slots[k], &len, &ntok);
+            if (e)
+                st__span_fill(&n, e + ST_SPAN_ENTRY, len, c->slots[k].hash,
+                              (const uint32_t *)(const void *)(e + ST_SPAN_ENTRY + span_bytes_room(len)), ntok);
         }
     size_t held = want + n.nslots * sizeof(span_slot) + (c->ids ? 0 : SPAN_EXTRA);
     if (c->log) {

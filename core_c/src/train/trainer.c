@@ -415,6 +415,10 @@ static size_t special_with_bytes(const st_trainer *t, const uint8_t *p, size_t n
     return SIZE_MAX;
 }
 
+/* The most merges the written rules model has ids for (its limit of 2^21 - 2, less the base
+ * symbols and the special tokens): a trainer's target is capped there. */
+static size_t merges_limit(const st_trainer *t) { return ((size_t)1 << 21) - 2 - t->base - t->n_specials; }
+
 st_status st_trainer_set_specials(st_trainer *t, const char *specials, const size_t *ends, size_t n, st_error *err) {
     st__error_clear(err);
     if (!t || (n && (!specials || !ends)))
@@ -481,7 +485,7 @@ st_status st_trainer_set_specials(st_trainer *t, const char *specials, const siz
     /* every merge still takes an id of the written rules model: its limit caps the target as
      * st_trainer_new's does (else an hf trainer asked for more would train past the limit and
      * fail only when the model is written) */
-    uint64_t limit = (1u << 21) - 2 - t->base - t->n_specials;
+    uint64_t limit = merges_limit(t);
     t->capped = t->target > limit;
     if (t->capped) t->target = limit;
     t->specials_set = 1;
@@ -620,8 +624,8 @@ st_status st_trainer_new(const st_counter *counter, int mode, int alphabet, uint
         return ST_ERR_INVALID_ARGUMENT;
     }
     t->target = vocab_size - t->alphabet_size - n_specials;
-    if (t->target > (1u << 21) - 2 - t->base - n_specials) { /* the rules model's id limit */
-        t->target = (1u << 21) - 2 - t->base - n_specials > 0 ? (1u << 21) - 2 - t->base - n_specials : 0;
+    if (t->target > merges_limit(t)) {
+        t->target = merges_limit(t);
         t->capped = 1;
     }
 
@@ -1257,8 +1261,8 @@ st_status st_trainer_set_vocab_size(st_trainer *t, uint64_t vocab_size, st_error
     }
     uint64_t target = vocab_size - t->alphabet_size - t->n_specials;
     int capped = 0;
-    if (target > (1u << 21) - 2 - t->base - t->n_specials) {
-        target = (1u << 21) - 2 - t->base - t->n_specials > 0 ? (1u << 21) - 2 - t->base - t->n_specials : 0;
+    if (target > merges_limit(t)) {
+        target = merges_limit(t);
         capped = 1;
     }
     if (t->extend && target < t->n_seeds)

@@ -39,7 +39,7 @@ class CoreBackend(Backend):
         self.name = rt.name
         self.parallel = rt.parallel
         self.prefers_image = rt.prefers_image
-        self.takes_views = getattr(rt, "takes_views", False)
+        self.takes_views = rt.takes_views
         self.size_max = rt.size_max
         self._frame = rt.frame
         self._null = rt.NULL

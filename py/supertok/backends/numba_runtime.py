@@ -172,6 +172,7 @@ class NumbaRuntime:
     name = "numba"
     parallel = False  # calls take turns (see the module's docstring)
     prefers_image = False  # as native: a rank file's encoding builds the backtracking tables, an image's never
+    takes_views = False  # the kernels take a text as a numpy array of its bytes (padded: a copy)
     size_max = SIZE_MAX_NATIVE
     NULL = None
 

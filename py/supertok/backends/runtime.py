@@ -33,5 +33,5 @@ A runtime gives:
   object the core object borrows, kept alive as long as the handle. handle.ptr is the argument.
 - release(handle): free now; idempotent.
 - NULL, name, parallel, prefers_image, size_max; memory_size() where a runtime has one memory;
-  takes_views where the core reads a memoryview of the caller's bytes in place (cffi).
+  takes_views: True where the core reads a memoryview of the caller's bytes in place (cffi).
 """

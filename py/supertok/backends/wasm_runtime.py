@@ -513,6 +513,7 @@ class _WasmFrame:
 class WasmRuntime:
     NULL = 0
     parallel = False  # the module runs one call at a time
+    takes_views = False  # a text's bytes are copied into the module's memory anyway
     size_max = SIZE_MAX_WASM32
 
     def __init__(self, runner):

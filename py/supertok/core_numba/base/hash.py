@@ -14,7 +14,7 @@ ST_HASH_SEED = U64(0x9E3779B97F4A7C15)
 ST_HASH_LEN = U64(0xD6E8FEB86659FD93)
 _M1 = U64(0xBF58476D1CE4E5B9)
 _M2 = U64(0x94D049BB133111EB)
-_MW = U64(0xFF51AFD7ED558CCD)
+ST_HASH_MUL = U64(0xFF51AFD7ED558CCD)  # the word multiplier of hash_bytes (and the span hash)
 _ONES = U64(0xFFFFFFFFFFFFFFFF)
 
 
@@ -51,7 +51,7 @@ def hash_bytes(p, i, n):
     if n == 8:
         return mix64(h ^ load_le64(p, i))
     while n >= 8:
-        h = (h ^ load_le64(p, i)) * _MW
+        h = (h ^ load_le64(p, i)) * ST_HASH_MUL
         h ^= h >> U64(32)
         i += 8
         n -= 8
@@ -72,10 +72,10 @@ def hash_short(p, i, n):
 def hash_mid(p, i, n):
     """st__hash_mid: n is 9..16, 16 bytes at p[i] readable."""
     w1 = load_le64(p, i + 8) & low_mask(n - 8)
-    h = ((ST_HASH_SEED ^ (U64(n) * ST_HASH_LEN)) ^ load_le64(p, i)) * _MW
+    h = ((ST_HASH_SEED ^ (U64(n) * ST_HASH_LEN)) ^ load_le64(p, i)) * ST_HASH_MUL
     h ^= h >> U64(32)
     if n < 16:
         return mix64(h ^ w1)
-    h = (h ^ w1) * _MW
+    h = (h ^ w1) * ST_HASH_MUL
     h ^= h >> U64(32)
     return mix64(h)

@@ -202,8 +202,9 @@ def specials_clear(v, s, length, lo, hi):
 
 
 @njit(cache=True, nogil=True)
-def cut_at(v, scripts, s, length, script_aware, superwords, crlf, p):
-    """1 if p (0 < p < length, on a character boundary) is a cut."""
+def rule_at(scripts, s, length, script_aware, superwords, crlf, p):
+    """Whether a rule holds at p (0 < p < length, on a character boundary), and [lo, hi), the
+    characters it looked at."""
     ok = False
     lo = hi = 0
     if s[p - 1] == 0x0A:
@@ -213,6 +214,13 @@ def cut_at(v, scripts, s, length, script_aware, superwords, crlf, p):
             ok, lo, hi = rule_letter_space(s, length, script_aware, p)
         elif script_aware:
             ok, lo, hi = rule_scripts(s, length, scripts, p)
+    return ok, lo, hi
+
+
+@njit(cache=True, nogil=True)
+def cut_at(v, scripts, s, length, script_aware, superwords, crlf, p):
+    """1 if p (0 < p < length, on a character boundary) is a cut."""
+    ok, lo, hi = rule_at(scripts, s, length, script_aware, superwords, crlf, p)
     return ok and specials_clear(v, s, length, lo, hi)
 
 
@@ -283,20 +291,9 @@ def cut_within(pt, superwords, s, length, frm, to):
     # only the bytes a rule starts from: a line feed before the place, or a space at it
     while p < to:
         x = s[p]
-        nl = s[p - 1] == 0x0A
-        if (not nl and x != 0x20 and not script_aware) or (x & 0xC0) == 0x80:
-            p += 1
-            continue
-        ok = False
-        lo = hi = 0
-        if nl:
-            ok, lo, hi = rule_newline(s, length, script_aware, crlf, p)
-        if not ok and not superwords:
-            if x == 0x20:
-                ok, lo, hi = rule_letter_space(s, length, script_aware, p)
-            elif script_aware:
-                ok, lo, hi = rule_scripts(s, length, pt.single_letter_scripts, p)
-        if ok:
-            return p
+        if (s[p - 1] == 0x0A or x == 0x20 or script_aware) and (x & 0xC0) != 0x80:
+            ok, lo, hi = rule_at(pt.single_letter_scripts, s, length, script_aware, superwords, crlf, p)
+            if ok:
+                return p
         p += 1
     return 0

@@ -36,7 +36,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..base.hash import ST_HASH_SEED, ST_HASH_LEN, load_le64, mix64
+from ..base.hash import ST_HASH_SEED, ST_HASH_LEN, ST_HASH_MUL, load_le64, mix64
 from .sink import SINK_FIELDS
 
 ST_SPAN_MIN = 256    # a span ends at the first cut at least this far from its start
@@ -58,7 +58,6 @@ SC = namedtuple("SC", "log log32 log64 size slot_hash slot_at nslots ids pending
 U64 = np.uint64
 _K1 = U64(0x9E3779B185EBCA87)
 _K2 = U64(0xC2B2AE3D27D4EB4F)
-_MW = U64(0xFF51AFD7ED558CCD)
 _S29 = U64(29)
 _S31 = U64(31)
 
@@ -103,7 +102,7 @@ def span_hash(p, i, n):
         d = (d ^ load_le64(p, i + j + 24)) * _K1
         d ^= d >> _S29
         j += 32
-    h = a ^ (b * _K2) ^ ((c ^ (c >> _S31)) * _K1) ^ (d * _MW)
+    h = a ^ (b * _K2) ^ ((c ^ (c >> _S31)) * _K1) ^ (d * ST_HASH_MUL)
     while j + 8 <= n:
         h = (h ^ load_le64(p, i + j)) * _K2
         h ^= h >> _S31
@@ -127,6 +126,18 @@ def span_bucket(sc, h):
     return np.int64(h & U64(sc.nslots - SPAN_WAYS))
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def span_entry(sc, k):
+    """st__span_entry: the entry index slot k names, if the log still holds it: (its offset in
+    the log, its length, its token count); else (-1, 0, 0) (an empty slot, or one the log has come
+    round over)."""
+    at = sc.slot_at[k]
+    if not at or sc.st[SC_END] - (at - 1) > sc.size:
+        return -1, 0, 0
+    e = (at - 1) & (sc.size - 1)
+    return e, np.int64(sc.log32[(e >> 2) + 2]), np.int64(sc.log32[(e >> 2) + 3])
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def span_find(sc, p, i, n, h):
     """st__span_find: the ids of the span p[i .. i + n) (hash h) if the cache holds it: (w, m),
@@ -138,18 +149,15 @@ def span_find(sc, p, i, n, h):
             hit = s + k
     if hit < 0:
         return -1, 0
-    at = sc.slot_at[hit] - 1
-    if sc.st[SC_END] - at > sc.size:  # the log has come round over it
+    e, ln, ntok = span_entry(sc, hit)
+    if e < 0 or sc.log64[e >> 3] != h or ln != n:
         return -1, 0
-    e = at & (sc.size - 1)
     log = sc.log
-    if sc.log64[e >> 3] != h or np.int64(sc.log32[(e >> 2) + 2]) != n:
-        return -1, 0
     o = e + ST_SPAN_ENTRY
     for j in range(n):
         if log[o + j] != p[i + j]:
             return -1, 0
-    return (o + span_bytes_room(n)) >> 2, np.int64(sc.log32[(e >> 2) + 3])
+    return (o + span_bytes_room(n)) >> 2, ntok
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -193,11 +201,8 @@ def span_refill(n, c):
     """The entries of the cache c that its log still holds, into the (larger, empty) cache n
     through c's index (piece_cache.c's span_fit, a log that grows)."""
     for k in range(c.nslots):
-        at = c.slot_at[k]
-        if not at or c.st[SC_END] - (at - 1) > c.size:
+        e, ln, ntok = span_entry(c, k)
+        if e < 0:
             continue
-        e = (at - 1) & (c.size - 1)
-        ln = np.int64(c.log32[(e >> 2) + 2])
-        ntok = np.int64(c.log32[(e >> 2) + 3])
         span_fill(n, c.log, e + ST_SPAN_ENTRY, ln, c.slot_hash[k], c.log32,
                   (e + ST_SPAN_ENTRY + span_bytes_room(ln)) >> 2, ntok)

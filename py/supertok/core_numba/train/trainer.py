@@ -1277,10 +1277,16 @@ def _below_alphabet(err, vocab_size, alphabet_size, n_specials):
                 % (vocab_size, alphabet_size, n_specials))
 
 
+def _merges_limit(base, n_specials):
+    """The most merges the written rules model has ids for (its limit of 2^21 - 2, less the base
+    symbols and the special tokens): a trainer's target is capped there."""
+    return (1 << 21) - 2 - base - n_specials
+
+
 def _target(vocab_size, alphabet_size, n_specials, base):
     """The merges wanted, and whether the rules model's id limit lowered it."""
     target = vocab_size - alphabet_size - n_specials
-    limit = (1 << 21) - 2 - base - n_specials
+    limit = _merges_limit(base, n_specials)
     if target > limit:
         return (limit if limit > 0 else 0), 1
     return target, 0
@@ -1435,7 +1441,7 @@ def st_trainer_set_specials(t, specials, ends, n, err):
     target = t.vocab_size - nxt if t.vocab_size > nxt else 0
     # every merge still takes an id of the written rules model: its limit caps the target as
     # st_trainer_new's does
-    limit = (1 << 21) - 2 - int(S[BASE]) - int(S[N_SPECIALS])
+    limit = _merges_limit(int(S[BASE]), int(S[N_SPECIALS]))
     S[CAPPED] = 1 if target > limit else 0
     S[TARGET] = limit if target > limit else target
     S[SPECIALS_SET] = 1
