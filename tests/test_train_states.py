@@ -21,6 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MERGING, CANDIDATES, SUPERMERGING, DONE = 1, 2, 3, 4  # ST_TRAINING_*
 STATE, PASS_DOCUMENTS, PASS_BYTES, CANDIDATE_COUNT, SUPERMERGES, PHASE = 18, 19, 20, 8, 6, 5  # ST_TRAINER_*
 BOUNDLESS, SUPERBPE, NGRAM_SPLIT = 1, 2, 1
+COUNTER_STATS = (0, 1, 2, 3)  # ST_COUNTER_DOCUMENTS, _BYTES, _PRETOKENS, _UNIQUE
 DOCS = [d.encode() for d in ["the cat sat on the mat and the cat saw the dog",
                               "in order to see the cat, the dog sat on the mat",
                               "the dog and the cat sat in the sun in order to rest",
@@ -96,14 +97,24 @@ def test_the_states_in_order_and_misuse(trains):
     while b.trainer_stat(t, STATE) == MERGING:
         b.trainer_step(t, 1000)
     assert b.trainer_stat(t, STATE) == CANDIDATES and b.trainer_stat(t, PHASE) == 1
-    k, k2 = b.trainer_candidates_new(t), b.trainer_candidates_new(t)
+    k, k2, k3 = b.trainer_candidates_new(t), b.trainer_candidates_new(t), b.trainer_candidates_new(t)
     b.counter_add_documents(k, DOCS[:2])
+    b.counter_add_documents(k3, DOCS[2:3])
+    assert b.counter_stat(k, 0) == 2 and b.counter_stat(k, 1) == sum(len(d) for d in DOCS[:2])
+    assert b.counter_stat(k, 3) > 0
     b.trainer_candidates_add(t, k)
     unique = b.trainer_stat(t, CANDIDATE_COUNT)
     assert unique > 0 and b.trainer_stat(t, PASS_DOCUMENTS) == 2
+    # a counter given back is left empty: its counts moved to the trainer's, into an empty pass
+    # (k) or one that held counts already (k3)
+    assert [b.counter_stat(k, s) for s in COUNTER_STATS] == [0, 0, 0, 0]
+    b.trainer_candidates_add(t, k3)
+    assert [b.counter_stat(k3, s) for s in COUNTER_STATS] == [0, 0, 0, 0]
+    assert b.trainer_stat(t, PASS_DOCUMENTS) == 3 and b.trainer_stat(t, CANDIDATE_COUNT) >= unique
+    unique = b.trainer_stat(t, CANDIDATE_COUNT)
     _out_of_order(lambda: b.trainer_candidates_add(t, k))             # given back twice
     _out_of_order(lambda: b.counter_add_documents(k, DOCS[:1]))       # fed after it was given back
-    assert b.trainer_stat(t, PASS_DOCUMENTS) == 2 and b.trainer_stat(t, CANDIDATE_COUNT) == unique
+    assert b.trainer_stat(t, PASS_DOCUMENTS) == 3 and b.trainer_stat(t, CANDIDATE_COUNT) == unique
     assert b.trainer_step(t, 100) == 0                                 # closes the pass
     assert b.trainer_stat(t, STATE) == SUPERMERGING and b.trainer_stat(t, PHASE) == 2
     _out_of_order(lambda: b.trainer_candidates_new(t))
@@ -111,7 +122,7 @@ def test_the_states_in_order_and_misuse(trains):
     while b.trainer_stat(t, STATE) != DONE:
         b.trainer_step(t, 1000)
     assert b.trainer_step(t, 5) == 0
-    for c in (k, k2):
+    for c in (k, k2, k3):
         b.counter_free(c)
     b.trainer_free(t)
 

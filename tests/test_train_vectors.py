@@ -24,13 +24,14 @@ earlier ids, counts never increase, the vocabulary budget is respected), and
 `python vectors/generate_train.py --check` (the committed files are not stale; it runs the
 reference and the HuggingFace check, and needs only the vendored UDHR excerpts).
 """
+import lzma
 import os
 import subprocess
 import sys
 
 import pytest
 import supertok
-from conftest import BACKENDS, ROOT
+from conftest import BACKENDS, ROOT, corpus_path
 from vectors_util import load as load_vectors
 
 VEC_DIR = os.path.join(ROOT, "vectors", "train")
@@ -193,13 +194,17 @@ def test_train_case(case, backend):
 
 # The invariant through the API: BoundlessBPE ending with r regular merges and s supermerges
 # gives the same merges, supermerges and counts as SuperBPE(s) with the same vocab_size.
+# udhr_latin and the two udhr_mixed cases end phase 1 at its target, so BoundlessBPE drops the
+# pairs of phase 2 it can never choose (docs/design.md §8); SuperBPE drops none.
 INVARIANT_CORPORA = [("phrases", "bytes", False, 243 + 150), ("udhr_latin", "bytes", False, 243 + 150),
-                     ("han_words", "ube", True, 478 + 150)]
+                     ("han_words", "ube", True, 478 + 150), ("udhr_mixed", "bytes", False, 243 + 600),
+                     ("udhr_mixed", "ube", True, 478 + 300)]
+INVARIANT_IDS = ["%s-%s-%d" % (c[0], c[1], c[3]) for c in INVARIANT_CORPORA]
 
 
-@pytest.mark.slow_on_pywasm("phrases", "udhr_latin")  # 20 s each there; han_words takes 7 s
-@pytest.mark.parametrize("corpus,alphabet,script_aware,vocab_size", INVARIANT_CORPORA,
-                         ids=[c[0] for c in INVARIANT_CORPORA])
+@pytest.mark.slow_on_pywasm("phrases-bytes-393", "udhr_latin-bytes-393", "udhr_mixed-bytes-843",
+                            "udhr_mixed-ube-778")  # 20 s each there; han_words takes 7 s
+@pytest.mark.parametrize("corpus,alphabet,script_aware,vocab_size", INVARIANT_CORPORA, ids=INVARIANT_IDS)
 def test_boundless_equals_superbpe(backend, corpus, alphabet, script_aware, vocab_size):
     docs = _corpora()[corpus]
     train = supertok.train
@@ -228,3 +233,22 @@ def test_train_vectors_not_stale():
                           cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, "vectors/generate_train.py --check exited %d:\n%s%s" % (
         proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.mark.slow_on_pywasm("en")
+@pytest.mark.parametrize("lang", ["en"])
+def test_boundless_equals_superbpe_on_real_text(backend, lang):
+    """The same invariant on 2 MB of real text with phase 1 at its target (2,000 merges), where
+    BoundlessBPE's phase 2 drops most of its pairs as never to be chosen: the model is SuperBPE's
+    with as many supermerges, which keeps every pair."""
+    path = corpus_path(lang + ".txt.xz")
+    with lzma.open(path, "rt", encoding="utf-8") as f:
+        docs = f.read(2_000_000).splitlines(keepends=True)
+    opts = dict(vocab_size=243 + 2000, pattern="o200k")
+    assert len(supertok.train(iter(docs), **opts).merges) == 2000, "phase 1 should reach its target"
+    boundless = supertok.train(iter(docs), algorithm="boundless", **opts)
+    s = len(boundless.supermerges)
+    assert s > 100, "the text should make BoundlessBPE take supermerges"
+    superbpe = supertok.train(iter(docs), algorithm="superbpe", supermerges=s, **opts)
+    assert list(superbpe.merges) == list(boundless.merges)
+    assert list(superbpe.supermerges) == list(boundless.supermerges)

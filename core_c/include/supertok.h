@@ -982,8 +982,9 @@ ST_API st_status st_trainer_set_superwords(st_trainer *trainer, int algorithm, u
  * all phase-1 merges made for BOUNDLESS, the first r for SUPERBPE). The host takes one counter
  * per thread (st_trainer_candidates_new: it copies what it needs, and is used by one thread at
  * a time), feeds it every text of the first pass, each text once over all the counters, and
- * gives each back (st_trainer_candidates_add: its counts are added to the trainer's; the host
- * still frees it). Counts add, so the model is the same for any split of the texts. The next
+ * gives each back (st_trainer_candidates_add: its counts move to the trainer's, and it is left
+ * empty, statistics 0, so that the counts are never held twice; the host still frees it). Counts
+ * add, so the model is the same for any split of the texts. The next
  * st_trainer_step closes the pass. A counter has the trainer's pre-tokenizer and a fingerprint
  * of the eligible vocabulary: merging or loading candidates of another vocabulary, or merging
  * with a pretoken counter, is ST_ERR_INVALID_ARGUMENT. Out of order (another state, a counter

@@ -422,8 +422,8 @@ static int add_would_overflow(const st_counter *c, uint64_t docs, uint64_t bytes
            c->stats[ST_COUNTER_PRETOKENS] + pretokens < pretokens;
 }
 
-st_status st_counter_merge(st_counter *into, const st_counter *from, st_error *err) {
-    st__error_clear(err);
+/* Why from may not be added to into (st_counter_merge's refusals), or ST_OK. */
+static st_status merge_refusal(const st_counter *into, const st_counter *from, st_error *err) {
     if (!into || !from) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "a counter is NULL");
     if (!st__pretokenizers_equal(&into->pt, &from->pt))
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
@@ -438,6 +438,13 @@ st_status st_counter_merge(st_counter *into, const st_counter *from, st_error *e
     if (into->cand && (into->cand->given_back || from->cand->given_back)) return given_back(err);
     if (add_would_overflow(into, from->stats[0], from->stats[1], from->stats[2]))
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "the sum would overflow 64 bits");
+    return ST_OK;
+}
+
+st_status st_counter_merge(st_counter *into, const st_counter *from, st_error *err) {
+    st__error_clear(err);
+    st_status st = merge_refusal(into, from, err);
+    if (st != ST_OK) return st;
     /* every pretoken count is at most the pretoken total, which does not overflow */
     for (size_t i = 0; i < from->n; i++) {
         const st__count_entry *e = &from->entries[i];
@@ -448,6 +455,54 @@ st_status st_counter_merge(st_counter *into, const st_counter *from, st_error *e
     into->stats[ST_COUNTER_DOCUMENTS] += from->stats[ST_COUNTER_DOCUMENTS];
     into->stats[ST_COUNTER_BYTES] += from->stats[ST_COUNTER_BYTES];
     into->stats[ST_COUNTER_PRETOKENS] += from->stats[ST_COUNTER_PRETOKENS];
+    return ST_OK;
+}
+
+/* A counter's tables and statistics freed: empty, as when it was made. */
+static void counter_empty(st_counter *c) {
+    st__free(&c->alloc, c->slots, (c->mask + 1) * sizeof *c->slots);
+    st__free(&c->alloc, c->entries, c->cap * sizeof *c->entries);
+    st__free(&c->alloc, c->arena, c->arena_cap);
+    st__free(&c->alloc, c->hot, sizeof(st__count_hot) << ST__HOT_BITS);
+    c->slots = NULL;
+    c->mask = 0;
+    c->entries = NULL;
+    c->n = c->cap = 0;
+    c->arena = NULL;
+    c->arena_len = c->arena_cap = 0;
+    c->hot = NULL;
+    st__memset(c->stats, 0, sizeof c->stats);
+}
+
+st_status st__counter_hand_over(st_counter *into, st_counter *from, st_error *err) {
+    st__error_clear(err);
+    st_status st = merge_refusal(into, from, err);
+    if (st != ST_OK) return st;
+    if (into->n || into->stats[ST_COUNTER_DOCUMENTS] || into->stats[ST_COUNTER_BYTES] ||
+        into->stats[ST_COUNTER_PRETOKENS] || into->alloc.alloc != from->alloc.alloc ||
+        into->alloc.free != from->alloc.free || into->alloc.ctx != from->alloc.ctx) {
+        if ((st = st_counter_merge(into, from, err)) != ST_OK) return st;
+        counter_empty(from);
+        return ST_OK;
+    }
+    /* into is empty and both draw on one allocator: the tables change hands, no entry is copied */
+    counter_empty(into);
+    into->slots = from->slots;
+    into->mask = from->mask;
+    into->entries = from->entries;
+    into->n = from->n;
+    into->cap = from->cap;
+    into->arena = from->arena;
+    into->arena_len = from->arena_len;
+    into->arena_cap = from->arena_cap;
+    into->hot = from->hot;
+    st__memcpy(into->stats, from->stats, sizeof into->stats);
+    from->slots = NULL;
+    from->entries = NULL;
+    from->arena = NULL;
+    from->hot = NULL;
+    from->mask = from->n = from->cap = from->arena_len = from->arena_cap = 0;
+    st__memset(from->stats, 0, sizeof from->stats);
     return ST_OK;
 }
 

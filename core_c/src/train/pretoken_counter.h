@@ -73,6 +73,12 @@ ST_INLINE const uint8_t *st__counter_entry(const st_counter *c, size_t i, size_t
  * when out of memory (nothing changed). UNIQUE follows; the other statistics are the caller's. */
 size_t st__counter_add_key(st_counter *c, const uint8_t *p, size_t n, uint64_t h, uint64_t count);
 
+/* from's entries and statistics added to into (st_counter_merge's checks and result), from left
+ * empty: the trainer's pass taking a candidates counter given back, so that the counts are never
+ * held twice (the whole English file's candidates are some hundreds of MB). An empty into with
+ * the same allocator takes from's tables as they are. */
+st_status st__counter_hand_over(st_counter *into, st_counter *from, st_error *err);
+
 /* 1 if the two pre-tokenizers split every text the same way. */
 int st__pretokenizers_equal(const struct st_pretokenizer *a, const struct st_pretokenizer *b);
 

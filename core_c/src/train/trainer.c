@@ -162,9 +162,27 @@ static uint32_t pair_get(st_trainer *t, uint64_t key) {
 }
 
 static void pair_free_words(st_trainer *t, st__pair *p) {
-    if (p->words) tfree(t, p->words, p->cap * sizeof *p->words);
-    p->words = NULL;
-    p->n = p->cap = 0;
+    if (p->n > 2) tfree(t, p->words.list, st__pair_list_cap(p->n) * sizeof *p->words.list);
+    p->n = 0;
+}
+
+/* Append word w to p's list (made or doubled as it fills); 0 when out of memory. */
+static int pair_add_word(st_trainer *t, st__pair *p, uint32_t w) {
+    if (p->n < 2) {
+        p->words.two[p->n++] = w;
+        return 1;
+    }
+    size_t cap = p->n == 2 ? 2 : st__pair_list_cap(p->n);
+    if (p->n == cap) {
+        size_t grown = cap == 2 ? 4 : 2 * cap;
+        uint32_t *list = (uint32_t *)talloc(t, grown * sizeof *list);
+        if (!list) return 0;
+        st__memcpy(list, st__pair_words(p), p->n * sizeof *list);
+        if (p->n > 2) tfree(t, p->words.list, cap * sizeof *list);
+        p->words.list = list;
+    }
+    p->words.list[p->n++] = w;
+    return 1;
 }
 
 /* Apply d occurrences of pair key in word w (count wc). */
@@ -178,16 +196,7 @@ static void apply_delta(st_trainer *t, uint64_t key, int64_t d, uint32_t w) {
         return;
     }
     if (d > 0) {
-        if (!p->n || p->words[p->n - 1] != w) {
-            if (p->n == p->cap) {
-                size_t cap = p->cap;
-                void *arr = p->words;
-                if (!grow(t, &arr, &cap, (size_t)p->n + 1, sizeof(uint32_t), 2)) return;
-                p->words = (uint32_t *)arr;
-                p->cap = (uint32_t)cap;
-            }
-            p->words[p->n++] = w;
-        }
+        if ((!p->n || st__pair_words(p)[p->n - 1] != w) && !pair_add_word(t, p, w)) return;
         if (p->stamp != t->step_no) {
             p->stamp = t->step_no;
             if (!grow(t, (void **)&t->touched, &t->touched_cap, t->n_touched + 1, sizeof *t->touched, 256)) return;
@@ -494,6 +503,58 @@ st_status st_trainer_set_specials(st_trainer *t, const char *specials, const siz
     return ST_OK;
 }
 
+/* ---- phase 2: dropping the pairs no step can choose ---------------------------------------
+ * While BOUNDLESS has regular merges left to replay, a supermerge must beat the next one's count
+ * (super_step's bound), and when phase 1 made at least the target there are regular merges left
+ * at every step: no pair of a count at or below the smallest regular merge's count (prune_at) is
+ * ever chosen. A pair's count never rises in phase 2 once the pair exists: a supermerge joins
+ * two adjacent tokens into a new one, so the pairs it makes all hold the new token, and every
+ * other pair only loses occurrences. So such a pair can be forgotten for good: if a later
+ * merge's delta makes it again, its count is at most 0 (it was above 0 before) and it is never
+ * queued. On the whole English file (32,768) that is 98% of phase 2's 1.9 million starting pairs
+ * (the ones left have counts above 57), and most of the 2.4 million it makes: their records,
+ * table slots, word lists and heap entries were most of its memory. Pruning changes no step: the
+ * heap is rebuilt with one entry per pair kept (the entries it held were, per pair, its live
+ * count and stale ones above it), and a pair waiting for a regular merge that is dropped stays
+ * off the heap when that merge is replayed. */
+static int prune_pairs(st_trainer *t) {
+    size_t n = t->n_pairs, kept = 0;
+    uint32_t *to = (uint32_t *)talloc(t, (n ? n : 1) * sizeof *to);
+    if (!to) return 0;
+    for (size_t i = 0; i < n; i++) {
+        st__pair *p = &t->pairs[i];
+        if (p->count <= 0 || (uint64_t)p->count <= t->prune_at) {
+            pair_free_words(t, p);
+            to[i] = UINT32_MAX;
+            continue;
+        }
+        to[i] = (uint32_t)kept;
+        if (kept != i) t->pairs[kept] = *p;
+        kept++;
+    }
+    t->n_pairs = kept;
+    size_t slots = 64;
+    while (slots < 2 * kept) slots <<= 1; /* the table's load stays under 7/10, as pair_get keeps it */
+    if (!pair_rehash(t, slots)) {
+        tfree(t, to, (n ? n : 1) * sizeof *to);
+        return 0;
+    }
+    t->heap_n = 0;
+    if (!grow(t, (void **)&t->heap, &t->heap_cap, kept, sizeof *t->heap, 1024)) {
+        tfree(t, to, (n ? n : 1) * sizeof *to);
+        return 0;
+    }
+    for (size_t i = 0; i < kept; i++) {
+        t->heap[t->heap_n].count = (uint64_t)t->pairs[i].count;
+        t->heap[t->heap_n++].pair = (uint32_t)i;
+    }
+    for (size_t i = t->heap_n / 2; i-- > 0;) heap_down(t, i);
+    for (size_t e = 0; e < t->n_wait; e++) t->wait_pair[e] = to[t->wait_pair[e]];
+    tfree(t, to, (n ? n : 1) * sizeof *to);
+    t->pruned_n = kept;
+    return 1;
+}
+
 /* ---- the trainer ------------------------------------------------------------------------- */
 
 /* The scratch, the pair table and the heap of the words t->sym holds (phase 1's pretokens, or
@@ -521,6 +582,16 @@ static int init_pairs(st_trainer *t) {
         if (t->oom) return 0;
     }
     t->n_touched = 0;
+    /* BOUNDLESS with phase 1 at the target: every step's bound is at least the smallest regular
+     * merge's count, and min_frequency's (see prune_pairs) */
+    t->prune = t->phase == 2 && t->algorithm == ST_ALGORITHM_BOUNDLESS && t->made && t->made >= t->target;
+    if (t->prune) {
+        t->prune_at = t->min_frequency ? t->min_frequency - 1 : 0;
+        uint64_t least = UINT64_MAX;
+        for (size_t j = 0; j < t->made; j++)
+            if (t->counts[j] < least) least = t->counts[j];
+        if (least > t->prune_at) t->prune_at = least;
+    }
     t->heap_cap = t->n_pairs ? t->n_pairs : 1;
     t->heap = (st__heap_entry *)talloc(t, t->heap_cap * sizeof *t->heap);
     if (!t->heap) return 0;
@@ -530,7 +601,7 @@ static int init_pairs(st_trainer *t) {
         t->heap[t->heap_n++].pair = (uint32_t)i;
     }
     for (size_t i = t->heap_n / 2; i-- > 0;) heap_down(t, i);
-    return 1;
+    return !t->prune || prune_pairs(t);
 }
 
 
@@ -814,8 +885,14 @@ static void apply_pair(st_trainer *t, uint32_t pi, uint32_t nt) {
     t->step_no++;
     t->n_touched = 0;
     t->skip_key = ((uint64_t)x << 32) | y;
-    uint32_t *words = t->pairs[pi].words;
+    /* merging adds pairs, which may move the pair array: a list kept in the record is copied */
+    uint32_t two[2];
     uint32_t nwl = t->pairs[pi].n;
+    const uint32_t *words = st__pair_words(&t->pairs[pi]);
+    if (nwl <= 2) {
+        st__memcpy(two, words, nwl * sizeof *two);
+        words = two;
+    }
     for (uint32_t k = 0; k < nwl; k++) {
         uint32_t w = words[k];
         if (t->wstamp[w] == t->step_no) continue;
@@ -1183,6 +1260,7 @@ static int super_step(st_trainer *t) {
         t->stop = t->algorithm != ST_ALGORITHM_SUPERBPE && t->capped ? ST_STOP_LIMIT : ST_STOP_VOCAB_SIZE;
         return 0;
     }
+    if (t->prune && t->n_pairs >= 2 * t->pruned_n + 65536 && !prune_pairs(t)) return 0;
     uint64_t floor = t->min_frequency ? t->min_frequency : 1;
     int regular_left = t->algorithm == ST_ALGORITHM_BOUNDLESS && t->next_merge < t->made;
     /* a supermerge needs a count of at least floor, and above the next regular merge's */
@@ -1224,7 +1302,7 @@ static int super_step(st_trainer *t) {
     /* its token exists now: the pairs that waited for it compete again */
     for (uint32_t e = t->wait_head[k]; e; e = t->wait_next[e - 1]) {
         uint32_t q = t->wait_pair[e - 1];
-        if (t->pairs[q].count > 0) heap_push(t, q, (uint64_t)t->pairs[q].count);
+        if (q != UINT32_MAX && t->pairs[q].count > 0) heap_push(t, q, (uint64_t)t->pairs[q].count); /* MAX: pruned */
     }
     t->wait_head[k] = 0;
     return !t->oom;
@@ -1434,7 +1512,8 @@ st_status st_trainer_candidates_add(st_trainer *t, st_counter *c, st_error *err)
         st_status st = st__counter_new_candidates(t, t->algorithm, t->supermerges_arg, &t->alloc, &t->pass, err);
         if (st != ST_OK) return st;
     }
-    st_status st = st_counter_merge(t->pass, c, err); /* refuses another vocabulary or pre-tokenizer */
+    /* refuses another vocabulary or pre-tokenizer; c's counts move, c is left empty */
+    st_status st = st__counter_hand_over(t->pass, c, err);
     if (st != ST_OK) return st;
     c->cand->given_back = 1;
     return ST_OK;

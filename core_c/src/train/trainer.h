@@ -6,13 +6,31 @@
 
 typedef struct st__pair {
     uint32_t left, right;
-    int64_t count;   /* live count: the pair's occurrences in the current words, times their counts */
-    uint32_t *words; /* words that held the pair when it was counted or formed (a superset: a word
-                        listed may have lost it since; visited words are checked) */
-    uint32_t n, cap;
-    uint32_t stamp; /* last step that raised the count (to queue it once per step) */
-    uint32_t blocked; /* extension: the pair's token breaks a constraint (never chosen, never queued) */
+    int64_t count; /* live count: the pair's occurrences in the current words, times their counts */
+    /* The words that held the pair when it was counted or formed (a superset: a word listed may
+     * have lost it since; visited words are checked): n of them, up to two in place (most pairs
+     * of a superword run occur in one or two candidates, and a list of their own cost each of
+     * them an allocation), more in a list of st__pair_list_cap(n) from the allocator. */
+    union {
+        uint32_t two[2];
+        uint32_t *list;
+    } words;
+    uint32_t n;
+    uint32_t stamp : 31;  /* last step that raised the count (to queue it once per step; steps stay
+                             below 2^22: merges_limit) */
+    uint32_t blocked : 1; /* extension: the pair's token breaks a constraint (never chosen, never queued) */
 } st__pair;
+_Static_assert(sizeof(st__pair) == 32, "a pair record is 32 bytes");
+
+/* The room of a pair's word list once it left the record: 4, doubled as it fills. */
+ST_INLINE size_t st__pair_list_cap(uint32_t n) {
+    size_t c = 4;
+    while (c < n) c *= 2;
+    return c;
+}
+
+/* The words of a pair's list (n of them). */
+ST_INLINE const uint32_t *st__pair_words(const st__pair *p) { return p->n <= 2 ? p->words.two : p->words.list; }
 
 typedef struct st__heap_entry {
     uint64_t count; /* the pair's count when queued: stale entries are re-queued on pop */
@@ -102,6 +120,12 @@ struct st_trainer {
     size_t n_super, super_cap;
     uint32_t *super_out; /* the same in written ids, for st_trainer_supermerges (rebuilt lazily) */
     size_t super_out_n, super_out_cap, super_out_kept;
+    /* BOUNDLESS with every step bounded by a regular merge's count (prune_pairs): pairs of a count
+     * at or below prune_at are never chosen and are dropped, when the pairs have doubled since
+     * pruned_n */
+    int prune;
+    uint64_t prune_at;
+    size_t pruned_n;
     /* BOUNDLESS: pairs popped while a part was a regular merge not yet replayed, by that merge */
     uint32_t *wait_head; /* made entries: first waiting entry + 1, 0 for none */
     uint32_t *wait_pair, *wait_next;

@@ -538,8 +538,9 @@ class TrainingBackend(_CoreHost):
 
     @abc.abstractmethod
     def trainer_candidates_add(self, trainer, candidates):
-        """Give a candidates counter back: its counts are added to the trainer's pass
-        (st_trainer_candidates_add); it takes nothing more, and the caller still frees it."""
+        """Give a candidates counter back: its counts move to the trainer's pass
+        (st_trainer_candidates_add), leaving it empty; it takes nothing more, and the caller
+        still frees it."""
 
     @abc.abstractmethod
     def trainer_candidates_spec(self, trainer):

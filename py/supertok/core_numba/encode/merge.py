@@ -21,7 +21,7 @@ from numba import njit
 from ..formats.vocab import vocab_lookup_short, vocab_lookup, rule_find, supers_find
 
 ST_NO_TOKEN = 0xFFFFFFFF
-ST_LINEAR_PIECE = 10
+ST_LINEAR_PIECE = 24  # merge.h: the measurements there
 ST_PAD = 8
 ST_PAIR_CACHE_BITS = 14
 PAIR_CACHE_SLOTS = 1 << ST_PAIR_CACHE_BITS

@@ -772,6 +772,19 @@ def st_counter_merge(into, frm, err):
     return ST_OK
 
 
+def counter_hand_over(into, frm, err):
+    """st__counter_hand_over: frm's entries and statistics added to into, as st_counter_merge
+    adds them (its checks, its result), and frm left empty. (The C core hands an empty into frm's
+    tables as they are, with no copy: the counts are never held twice. Here frm's arrays are
+    given up all the same once added.)"""
+    st = st_counter_merge(into, frm, err)
+    if st != ST_OK:
+        return st
+    frm.t = table_new()
+    frm.stats[:] = 0
+    return ST_OK
+
+
 @njit(cache=True, nogil=True)
 def prune_table(slots, e_off, e_len, e_hash, e_count, arena, sc, min_count):
     """st_counter_prune's work: the entries counted at least min_count times kept, in order, with

@@ -74,7 +74,7 @@ from ..text.unicode import st_script_count, st_script_name
 from ..formats import model as FM
 from .candidates import (counter_new_cand, vocab_fingerprint, tokset_init, tokset_find_at, cand_pieces,
                          ST__CAND_SEP, ST__NO_TOKEN_ID)
-from .pretoken_counter import pretokenizers_equal, st_counter_merge
+from .pretoken_counter import counter_hand_over, pretokenizers_equal
 from .ngram import counter_split_ngrams
 
 U64 = np.uint64
@@ -2286,7 +2286,8 @@ def st_trainer_candidates_add(t, c, err):
         if st != ST_OK:
             return st
         t.pass_ = p
-    st = st_counter_merge(t.pass_, c, err)  # refuses another vocabulary or pre-tokenizer
+    # refuses another vocabulary or pre-tokenizer; c's counts move, c is left empty
+    st = counter_hand_over(t.pass_, c, err)
     if st != ST_OK:
         return st
     c.cand.given_back = 1
