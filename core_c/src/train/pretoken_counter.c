@@ -105,9 +105,23 @@ static int reserve_arena(st_counter *c, size_t extra) {
     return 1;
 }
 
+/* The slot index of a counter that has entries but none (st__counter_drop_index), rebuilt. */
+static int reindex(st_counter *c) {
+    size_t nslots = MIN_SLOTS;
+    while ((c->n + 1) * LOAD_DEN > nslots * LOAD_NUM) nslots *= 2;
+    return rehash(c, nslots);
+}
+
+void st__counter_drop_index(st_counter *c) {
+    st__free(&c->alloc, c->slots, (c->mask + 1) * sizeof *c->slots);
+    c->slots = NULL;
+    c->mask = 0;
+}
+
 /* Add count occurrences of the pretoken p[0..n) whose hash is h; returns its entry + 1, or 0
  * when out of memory (nothing changed). */
 static size_t add_piece(st_counter *c, const uint8_t *p, size_t n, uint64_t h, uint64_t count) {
+    if (!c->slots && c->n && !reindex(c)) return 0;
     uint64_t tag = h & 0xFFFFFFFF00000000ull;
     size_t k = (size_t)h & c->mask;
     if (c->slots) {

@@ -126,6 +126,12 @@ struct st_trainer {
     int prune;
     uint64_t prune_at;
     size_t pruned_n;
+    /* the first pass of a pruned phase 2's start (tally_pairs): each pair's count by its key + 1
+     * (0: an empty slot); while tally_keys is set, apply_delta counts into it (tally_filter 0)
+     * or makes only the pairs it counts above prune_at (tally_filter 1) */
+    uint64_t *tally_keys, *tally_counts;
+    size_t tally_mask, tally_n;
+    int tally_filter;
     /* BOUNDLESS: pairs popped while a part was a regular merge not yet replayed, by that merge */
     uint32_t *wait_head; /* made entries: first waiting entry + 1, 0 for none */
     uint32_t *wait_pair, *wait_next;
