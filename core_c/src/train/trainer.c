@@ -632,39 +632,54 @@ static int prune_pairs(st_trainer *t) {
 
 /* ---- the trainer ------------------------------------------------------------------------- */
 
-/* The scratch, the pair table and the heap of the words t->sym holds (phase 1's pretokens, or
- * phase 2's candidates); 0 when out of memory. */
-static int init_pairs(st_trainer *t) {
-    size_t maxlen = 2;
-    for (size_t w = 0; w < t->n_words; w++)
-        if (t->wlen[w] > maxlen) maxlen = t->wlen[w];
-    t->scratch_cap = maxlen;
-    t->sites = (uint32_t *)talloc(t, maxlen * sizeof *t->sites);
-    t->window = (uint32_t *)talloc(t, maxlen * sizeof *t->window);
-    if (t->oom) return 0;
+/* The pairs a pruned SuperBPE keeps made at a time: four per step left, and 65,536 (a few MB:
+ * the whole English file's 3,276 supermerges took them from 104,456 pairs above a count of 15, with
+ * no second pass). The test builds keep 2, so that the vectors' corpora run out of pairs above
+ * the threshold and make them again lower, step after step. */
+#ifdef ST_TEST_COUNTERS
+#define ST__KEEP_PAIRS(left) ((void)(left), 2)
+#else
+#define ST__KEEP_PAIRS(left) (4 * (left) + 65536)
+#endif
+static uint64_t keep_pairs(const st_trainer *t) { return ST__KEEP_PAIRS(t->steps - t->n_super); }
 
-    /* BOUNDLESS with phase 1 at the target: every step's bound is at least the smallest regular
-     * merge's count, and min_frequency's (see prune_pairs) */
-    t->prune = t->phase == 2 && t->algorithm == ST_ALGORITHM_BOUNDLESS && t->made && t->made >= t->target;
-    if (t->prune) {
-        t->prune_at = t->min_frequency ? t->min_frequency - 1 : 0;
-        uint64_t least = UINT64_MAX;
-        for (size_t j = 0; j < t->made; j++)
-            if (t->counts[j] < least) least = t->counts[j];
-        if (least > t->prune_at) t->prune_at = least;
+/* SuperBPE's threshold from the first pass's counts: the largest 2^k - 1 below the one before
+ * (below any, the first time) with at least keep_pairs pairs counted above it; 0 (every live pair
+ * made) when there is none, or when it would not be above the steps' own bound. */
+static void choose_prune_at(st_trainer *t, uint64_t before, uint64_t bound) {
+    size_t by_bits[65] = {0}; /* pairs by the bit length of their count */
+    for (size_t i = 0; i <= t->tally_mask; i++)
+        if (t->tally_keys[i]) {
+            unsigned bits = 0;
+            for (uint64_t c = t->tally_counts[i]; c; c >>= 1) bits++;
+            by_bits[bits]++;
+        }
+    uint64_t want = keep_pairs(t), above = 0, at = 0;
+    for (int k = 63; k >= 0; k--) {
+        above += by_bits[k + 1]; /* pairs with a count of 2^k or more */
+        uint64_t x = ((uint64_t)1 << k) - 1;
+        if (above >= want && x < before) {
+            at = x;
+            break;
+        }
     }
+    t->prune_at = at > bound ? at : 0;
+}
 
-    /* the pairs of every word (pruned: counted first, then made above prune_at only), and the
-     * heap of them all */
+/* The pairs of every word and the heap of them all; pruned: every pair counted first, then made
+ * above prune_at only (SuperBPE: prune_at chosen from those counts, below before). 0 when out of
+ * memory. */
+static int build_pairs(st_trainer *t, uint64_t before) {
     /* Distinct pairs are at most the symbols: a small corpus gets a small table (clearing 64K
      * slots costs an interpreter like pywasm seconds); the table grows as pairs come. */
     size_t slots = 64;
     while (slots < (1u << 16) && slots < 2 * (size_t)t->sym_cap) slots <<= 1;
     if (!pair_rehash(t, slots)) return 0;
-    t->step_no = 1;
     t->skip_key = UINT64_MAX;
     for (int pass = t->prune ? 0 : 1; pass < 2; pass++) {
         if (pass == 0 && !tally_grow(t, slots)) return 0;
+        if (pass == 1 && t->prune && t->algorithm == ST_ALGORITHM_SUPERBPE)
+            choose_prune_at(t, before, t->min_frequency ? t->min_frequency - 1 : 0);
         t->tally_filter = pass;
         for (size_t w = 0; w < t->n_words; w++) {
             contributions(t, t->sym + t->woff[w], 0, t->wlen[w], +1, (uint32_t)w);
@@ -677,9 +692,8 @@ static int init_pairs(st_trainer *t) {
     }
     tally_free(t);
     t->n_touched = 0;
-    t->heap_cap = t->n_pairs ? t->n_pairs : 1;
-    t->heap = (st__heap_entry *)talloc(t, t->heap_cap * sizeof *t->heap);
-    if (!t->heap) return 0;
+    if (!grow(t, (void **)&t->heap, &t->heap_cap, t->n_pairs ? t->n_pairs : 1, sizeof *t->heap, 1)) return 0;
+    t->heap_n = 0;
     for (size_t i = 0; i < t->n_pairs; i++) {
         if (t->pairs[i].count <= 0) continue;
         t->heap[t->heap_n].count = (uint64_t)t->pairs[i].count;
@@ -688,6 +702,41 @@ static int init_pairs(st_trainer *t) {
     for (size_t i = t->heap_n / 2; i-- > 0;) heap_down(t, i);
     t->pruned_n = t->n_pairs;
     return 1;
+}
+
+/* A pruned SuperBPE whose pairs above prune_at are all taken: every pair of the words as they are
+ * now, counted again, and made above a lower threshold. 0 when out of memory. */
+static int rebuild_pairs(st_trainer *t) {
+    for (size_t i = 0; i < t->n_pairs; i++) pair_free_words(t, &t->pairs[i]);
+    t->n_pairs = 0;
+    return build_pairs(t, t->prune_at);
+}
+
+/* The scratch, the pair table and the heap of the words t->sym holds (phase 1's pretokens, or
+ * phase 2's candidates); 0 when out of memory. */
+static int init_pairs(st_trainer *t) {
+    size_t maxlen = 2;
+    for (size_t w = 0; w < t->n_words; w++)
+        if (t->wlen[w] > maxlen) maxlen = t->wlen[w];
+    t->scratch_cap = maxlen;
+    t->sites = (uint32_t *)talloc(t, maxlen * sizeof *t->sites);
+    t->window = (uint32_t *)talloc(t, maxlen * sizeof *t->window);
+    if (t->oom) return 0;
+    /* phase 2 leaves out the pairs at or below prune_at (prune_pairs): BOUNDLESS with phase 1 at
+     * the target, below every step's bound (the smallest regular merge's count, and
+     * min_frequency's); SuperBPE, a threshold of its own chosen from the counts and lowered when
+     * the pairs above it are used up */
+    t->prune = t->phase == 2 && ((t->algorithm == ST_ALGORITHM_BOUNDLESS && t->made && t->made >= t->target) ||
+                                 t->algorithm == ST_ALGORITHM_SUPERBPE);
+    if (t->prune && t->algorithm == ST_ALGORITHM_BOUNDLESS) {
+        t->prune_at = t->min_frequency ? t->min_frequency - 1 : 0;
+        uint64_t least = UINT64_MAX;
+        for (size_t j = 0; j < t->made; j++)
+            if (t->counts[j] < least) least = t->counts[j];
+        if (least > t->prune_at) t->prune_at = least;
+    }
+    t->step_no = 1;
+    return build_pairs(t, UINT64_MAX);
 }
 
 
@@ -1362,8 +1411,14 @@ static int super_step(st_trainer *t) {
     /* a supermerge needs a count of at least floor, and above the next regular merge's */
     uint64_t bound = floor - 1;
     if (regular_left && t->counts[t->next_merge] > bound) bound = t->counts[t->next_merge];
-    uint32_t pi = pop_available(t, bound);
-    if (t->oom) return 0;
+    uint32_t pi;
+    for (;;) { /* a pruned SuperBPE: the best pair above prune_at, else the pairs made again lower */
+        uint64_t above = t->prune && t->prune_at > bound ? t->prune_at : bound;
+        pi = pop_available(t, above);
+        if (t->oom) return 0;
+        if (pi != UINT32_MAX || above == bound) break;
+        if (!rebuild_pairs(t)) return 0;
+    }
     uint64_t c = pi != UINT32_MAX ? (uint64_t)t->pairs[pi].count : 0;
     if (pi != UINT32_MAX) {
         uint32_t nt = t->base + (uint32_t)t->made + (uint32_t)t->n_super;
