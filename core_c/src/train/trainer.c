@@ -185,10 +185,10 @@ static int pair_add_word(st_trainer *t, st__pair *p, uint32_t w) {
     return 1;
 }
 
-/* Apply d occurrences of pair key in word w (count wc). */
 static int tally_add(st_trainer *t, uint64_t key, uint64_t count);
 static uint64_t tally_count(const st_trainer *t, uint64_t key);
 
+/* Apply d occurrences of pair key in word w (count wc). */
 static void apply_delta(st_trainer *t, uint64_t key, int64_t d, uint32_t w) {
     if (t->tally_keys) { /* a pruned phase 2's start: its first pass, or the second's filter */
         if (!t->tally_filter) {
@@ -624,7 +624,8 @@ static int prune_pairs(st_trainer *t) {
         t->heap[t->heap_n++].pair = (uint32_t)i;
     }
     for (size_t i = t->heap_n / 2; i-- > 0;) heap_down(t, i);
-    for (size_t e = 0; e < t->n_wait; e++) t->wait_pair[e] = to[t->wait_pair[e]];
+    for (size_t e = 0; e < t->n_wait; e++) /* UINT32_MAX: dropped by an earlier pruning */
+        if (t->wait_pair[e] != UINT32_MAX) t->wait_pair[e] = to[t->wait_pair[e]];
     tfree(t, to, (n ? n : 1) * sizeof *to);
     t->pruned_n = kept;
     return 1;
@@ -706,7 +707,7 @@ static int build_pairs(st_trainer *t, uint64_t before) {
 
 /* A pruned SuperBPE whose pairs above prune_at are all taken: every pair of the words as they are
  * now, counted again, and made above a lower threshold. 0 when out of memory. */
-static int rebuild_pairs(st_trainer *t) {
+static int rebuild_pairs(st_trainer *t) { /* SuperBPE's only: no pair waits for a merge there */
     for (size_t i = 0; i < t->n_pairs; i++) pair_free_words(t, &t->pairs[i]);
     t->n_pairs = 0;
     return build_pairs(t, t->prune_at);
@@ -1416,7 +1417,7 @@ static int super_step(st_trainer *t) {
         uint64_t above = t->prune && t->prune_at > bound ? t->prune_at : bound;
         pi = pop_available(t, above);
         if (t->oom) return 0;
-        if (pi != UINT32_MAX || above == bound) break;
+        if (pi != UINT32_MAX || above == bound || t->algorithm != ST_ALGORITHM_SUPERBPE) break;
         if (!rebuild_pairs(t)) return 0;
     }
     uint64_t c = pi != UINT32_MAX ? (uint64_t)t->pairs[pi].count : 0;
