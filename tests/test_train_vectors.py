@@ -194,17 +194,13 @@ def test_train_case(case, backend):
 
 # The invariant through the API: BoundlessBPE ending with r regular merges and s supermerges
 # gives the same merges, supermerges and counts as SuperBPE(s) with the same vocab_size.
-# udhr_latin and the two udhr_mixed cases end phase 1 at its target, so BoundlessBPE drops the
-# pairs of phase 2 it can never choose (docs/design.md §8); SuperBPE drops none.
 INVARIANT_CORPORA = [("phrases", "bytes", False, 243 + 150), ("udhr_latin", "bytes", False, 243 + 150),
-                     ("han_words", "ube", True, 478 + 150), ("udhr_mixed", "bytes", False, 243 + 600),
-                     ("udhr_mixed", "ube", True, 478 + 300)]
-INVARIANT_IDS = ["%s-%s-%d" % (c[0], c[1], c[3]) for c in INVARIANT_CORPORA]
+                     ("han_words", "ube", True, 478 + 150)]
 
 
-@pytest.mark.slow_on_pywasm("phrases-bytes-393", "udhr_latin-bytes-393", "udhr_mixed-bytes-843",
-                            "udhr_mixed-ube-778")  # 20 s each there; han_words takes 7 s
-@pytest.mark.parametrize("corpus,alphabet,script_aware,vocab_size", INVARIANT_CORPORA, ids=INVARIANT_IDS)
+@pytest.mark.slow_on_pywasm("phrases", "udhr_latin")  # 20 s each there; han_words takes 7 s
+@pytest.mark.parametrize("corpus,alphabet,script_aware,vocab_size", INVARIANT_CORPORA,
+                         ids=[c[0] for c in INVARIANT_CORPORA])
 def test_boundless_equals_superbpe(backend, corpus, alphabet, script_aware, vocab_size):
     docs = _corpora()[corpus]
     train = supertok.train
@@ -235,12 +231,14 @@ def test_train_vectors_not_stale():
         proc.returncode, proc.stdout, proc.stderr)
 
 
-@pytest.mark.slow_on_pywasm("en")
 @pytest.mark.parametrize("lang", ["en"])
 def test_boundless_equals_superbpe_on_real_text(backend, lang):
     """The same invariant on 2 MB of real text with phase 1 at its target (2,000 merges), where
-    BoundlessBPE's phase 2 drops most of its pairs as never to be chosen: the model is SuperBPE's
-    with as many supermerges, which keeps every pair."""
+    BoundlessBPE's phase 2 leaves out most of its pairs as never to be chosen (below the smallest
+    regular merge's count) and SuperBPE's by a threshold of its own: the models agree. (The vectors'
+    corpora are too small for either as shipped; the C tests' build leaves pairs out on them.)"""
+    if backend == "pywasm":
+        pytest.skip("pywasm is an interpreter: training 2 MB three times runs on native, wasmtime or numba")
     path = corpus_path(lang + ".txt.xz")
     with lzma.open(path, "rt", encoding="utf-8") as f:
         docs = f.read(2_000_000).splitlines(keepends=True)

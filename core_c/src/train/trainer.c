@@ -729,6 +729,9 @@ static int init_pairs(st_trainer *t) {
      * the pairs above it are used up */
     t->prune = t->phase == 2 && ((t->algorithm == ST_ALGORITHM_BOUNDLESS && t->made && t->made >= t->target) ||
                                  t->algorithm == ST_ALGORITHM_SUPERBPE);
+    /* not for words too few to make the pairs it keeps: the first pass would only cost time (an
+     * interpreter like pywasm trains the vectors' corpora) */
+    if (t->sym_cap <= (t->algorithm == ST_ALGORITHM_SUPERBPE ? keep_pairs(t) : ST__KEEP_PAIRS(0))) t->prune = 0;
     if (t->prune && t->algorithm == ST_ALGORITHM_BOUNDLESS) {
         t->prune_at = t->min_frequency ? t->min_frequency - 1 : 0;
         uint64_t least = UINT64_MAX;
