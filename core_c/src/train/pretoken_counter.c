@@ -46,13 +46,12 @@ st_status st_counter_new(int pattern, uint32_t flags, const char *scripts, size_
     return ST_OK;
 }
 
+static void counter_empty(st_counter *c);
+
 void st_counter_free(st_counter *c) {
     if (!c) return;
     st_allocator a = c->alloc;
-    st__free(&a, c->slots, (c->mask + 1) * sizeof *c->slots);
-    st__free(&a, c->entries, c->cap * sizeof *c->entries);
-    st__free(&a, c->arena, c->arena_cap);
-    st__free(&a, c->hot, sizeof(st__count_hot) << ST__HOT_BITS);
+    counter_empty(c);
     st__cand_free(c->cand, &a);
     st__free(&a, c, sizeof *c);
 }
@@ -472,12 +471,8 @@ st_status st_counter_merge(st_counter *into, const st_counter *from, st_error *e
     return ST_OK;
 }
 
-/* A counter's tables and statistics freed: empty, as when it was made. */
-static void counter_empty(st_counter *c) {
-    st__free(&c->alloc, c->slots, (c->mask + 1) * sizeof *c->slots);
-    st__free(&c->alloc, c->entries, c->cap * sizeof *c->entries);
-    st__free(&c->alloc, c->arena, c->arena_cap);
-    st__free(&c->alloc, c->hot, sizeof(st__count_hot) << ST__HOT_BITS);
+/* A counter's tables and statistics dropped without freeing (they were freed, or moved on). */
+static void counter_forget(st_counter *c) {
     c->slots = NULL;
     c->mask = 0;
     c->entries = NULL;
@@ -486,6 +481,15 @@ static void counter_empty(st_counter *c) {
     c->arena_len = c->arena_cap = 0;
     c->hot = NULL;
     st__memset(c->stats, 0, sizeof c->stats);
+}
+
+/* A counter's tables and statistics freed: empty, as when it was made. */
+static void counter_empty(st_counter *c) {
+    st__free(&c->alloc, c->slots, (c->mask + 1) * sizeof *c->slots);
+    st__free(&c->alloc, c->entries, c->cap * sizeof *c->entries);
+    st__free(&c->alloc, c->arena, c->arena_cap);
+    st__free(&c->alloc, c->hot, sizeof(st__count_hot) << ST__HOT_BITS);
+    counter_forget(c);
 }
 
 st_status st__counter_hand_over(st_counter *into, st_counter *from, st_error *err) {
@@ -511,12 +515,7 @@ st_status st__counter_hand_over(st_counter *into, st_counter *from, st_error *er
     into->arena_cap = from->arena_cap;
     into->hot = from->hot;
     st__memcpy(into->stats, from->stats, sizeof into->stats);
-    from->slots = NULL;
-    from->entries = NULL;
-    from->arena = NULL;
-    from->hot = NULL;
-    from->mask = from->n = from->cap = from->arena_len = from->arena_cap = 0;
-    st__memset(from->stats, 0, sizeof from->stats);
+    counter_forget(from);
     return ST_OK;
 }
 

@@ -513,6 +513,19 @@ st_status st_trainer_set_specials(st_trainer *t, const char *specials, const siz
     return ST_OK;
 }
 
+/* The heap made anew: one entry of its live count for each pair above 0; 0 when out of memory. */
+static int heap_of_pairs(st_trainer *t) {
+    if (!grow(t, (void **)&t->heap, &t->heap_cap, t->n_pairs ? t->n_pairs : 1, sizeof *t->heap, 1)) return 0;
+    t->heap_n = 0;
+    for (size_t i = 0; i < t->n_pairs; i++) {
+        if (t->pairs[i].count <= 0) continue;
+        t->heap[t->heap_n].count = (uint64_t)t->pairs[i].count;
+        t->heap[t->heap_n++].pair = (uint32_t)i;
+    }
+    for (size_t i = t->heap_n / 2; i-- > 0;) heap_down(t, i);
+    return 1;
+}
+
 /* ---- phase 2: a first pass counting the pairs ------------------------------------------------
  * Where phase 2 drops pairs (prune_pairs), its start counts every pair first in a table of keys
  * and counts alone (16 bytes a slot), then makes the records, word lists and heap entries of the
@@ -614,16 +627,10 @@ static int prune_pairs(st_trainer *t) {
         tfree(t, to, (n ? n : 1) * sizeof *to);
         return 0;
     }
-    t->heap_n = 0;
-    if (!grow(t, (void **)&t->heap, &t->heap_cap, kept, sizeof *t->heap, 1024)) {
+    if (!heap_of_pairs(t)) {
         tfree(t, to, (n ? n : 1) * sizeof *to);
         return 0;
     }
-    for (size_t i = 0; i < kept; i++) {
-        t->heap[t->heap_n].count = (uint64_t)t->pairs[i].count;
-        t->heap[t->heap_n++].pair = (uint32_t)i;
-    }
-    for (size_t i = t->heap_n / 2; i-- > 0;) heap_down(t, i);
     for (size_t e = 0; e < t->n_wait; e++) /* UINT32_MAX: dropped by an earlier pruning */
         if (t->wait_pair[e] != UINT32_MAX) t->wait_pair[e] = to[t->wait_pair[e]];
     tfree(t, to, (n ? n : 1) * sizeof *to);
@@ -693,14 +700,7 @@ static int build_pairs(st_trainer *t, uint64_t before) {
     }
     tally_free(t);
     t->n_touched = 0;
-    if (!grow(t, (void **)&t->heap, &t->heap_cap, t->n_pairs ? t->n_pairs : 1, sizeof *t->heap, 1)) return 0;
-    t->heap_n = 0;
-    for (size_t i = 0; i < t->n_pairs; i++) {
-        if (t->pairs[i].count <= 0) continue;
-        t->heap[t->heap_n].count = (uint64_t)t->pairs[i].count;
-        t->heap[t->heap_n++].pair = (uint32_t)i;
-    }
-    for (size_t i = t->heap_n / 2; i-- > 0;) heap_down(t, i);
+    if (!heap_of_pairs(t)) return 0;
     t->pruned_n = t->n_pairs;
     return 1;
 }
