@@ -39,6 +39,7 @@ static void encoding_release(st_encoding *enc) {
     st_allocator a = enc->alloc;
     st__backtrack_free(&enc->lazy->bt, &a);
     st__scratch_pool_free(enc->lazy, &a);
+    st__special_order_free(enc);
     /* every kind so far keeps its tables in the store's one allocation (a rule model's rules
      * too); a kind with tables of its own frees them here */
     st__vocab_free(&enc->vocab, &a);
@@ -47,7 +48,8 @@ static void encoding_release(st_encoding *enc) {
     st__free(&a, enc, sizeof *enc);
 }
 
-st_status st__encoding_finish(st_encoding *enc, st_status st, st_encoding **out) {
+st_status st__encoding_finish(st_encoding *enc, st_status st, st_encoding **out, st_error *err) {
+    if (st == ST_OK) st = st__special_order_build(enc, err);
     if (st != ST_OK) {
         encoding_release(enc);
         return st;
@@ -68,7 +70,7 @@ st_status st_encoding_new_tiktoken(const char *ranks, size_t ranks_len, const ch
     if (st != ST_OK) return st;
     enc->lazy->bt_state = BT_NOT_BUILT;
     st = st__vocab_parse_tiktoken(&enc->vocab, &enc->alloc, ranks, ranks_len, specials, specials_len, err);
-    return st__encoding_finish(enc, st, out);
+    return st__encoding_finish(enc, st, out, err);
 }
 
 st_status st_encoding_new_compact(const uint8_t *image, size_t len, const char *specials, size_t specials_len,
@@ -83,7 +85,7 @@ st_status st_encoding_new_compact(const uint8_t *image, size_t len, const char *
     if (st != ST_OK) return st;
     enc->lazy->bt_state = BT_NOT_BUILT; /* its own tables, as from the rank file */
     st = st__vocab_parse_compact(&enc->vocab, &enc->alloc, image, len, specials, specials_len, err);
-    return st__encoding_finish(enc, st, out);
+    return st__encoding_finish(enc, st, out, err);
 }
 
 st_status st__encoding_new_rules(int alphabet, const uint32_t *merges, size_t n_merges, const uint32_t *supers,
@@ -98,7 +100,7 @@ st_status st__encoding_new_rules(int alphabet, const uint32_t *merges, size_t n_
     if (st != ST_OK) return st;
     st = st__vocab_from_merges(&enc->vocab, &enc->rules, &enc->supers, &enc->alloc, alphabet, merges, n_merges,
                                supers, n_super, specials, specials_len, err);
-    return st__encoding_finish(enc, st, out);
+    return st__encoding_finish(enc, st, out, err);
 }
 
 st_status st_encoding_new_merges(int alphabet, const uint32_t *merges, size_t n_merges, const char *specials,
@@ -161,7 +163,7 @@ st_status st_encoding_from_image(const void *image, size_t len, const st_allocat
     st = st__vocab_image_borrow(&enc->vocab, (const uint8_t *)image, len, &pattern, err);
     if (st == ST_OK && st__pretokenizer_init(&enc->pt, (int)pattern, 0, "", 0, NULL) != ST_OK)
         st = st__error_set(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, 12, "image: unknown pattern");
-    return st__encoding_finish(enc, st, out);
+    return st__encoding_finish(enc, st, out, err);
 }
 
 /* ---- accessors ---------------------------------------------------------------------------- */

@@ -71,6 +71,10 @@ struct st_encoding {
     st__hf hf;                 /* ST__KIND_HF only */
     struct st_pretokenizer pt; /* a copy of the constructor's pre-tokenizer */
     st__lazy *lazy;            /* see st__lazy; never NULL in a made handle */
+    /* The special strings sorted by their bytes (special_policy.c), built when the handle is
+     * made: NULL when it has none. */
+    const struct st__special_entry *special_order;
+    uint32_t n_special_order, special_first_bytes; /* its entries; the distinct first bytes among them */
 };
 
 /* encoding.c: a rule model's encoding, with supermerges (supers[2j], supers[2j + 1]: the parts
@@ -84,7 +88,11 @@ st_status st__encoding_new_rules(int alphabet, const uint32_t *merges, size_t n_
  * caller fills its model, then st__encoding_finish hands it out (or frees it on failure). */
 st_status st__encoding_start(const st_allocator *alloc, const struct st_pretokenizer *pt, uint32_t kind,
                              st_encoding **enc, st_error *err);
-st_status st__encoding_finish(st_encoding *enc, st_status st, st_encoding **out);
+st_status st__encoding_finish(st_encoding *enc, st_status st, st_encoding **out, st_error *err);
+/* special_policy.c: enc->special_order from its store's special strings (st__encoding_finish
+ * calls it for every kind), and its free. */
+st_status st__special_order_build(st_encoding *enc, st_error *err);
+void st__special_order_free(st_encoding *enc);
 
 /* hf_encoding.c: st_encoding_save_compact of an encoding from a tokenizer.json (its own image). */
 st_status st__hf_save_compact(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size, st_error *err);

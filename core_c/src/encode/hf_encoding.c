@@ -117,7 +117,7 @@ static st_status encoding_from_hf(const st__hf_model *m, const st_allocator *all
     if (ranks) st__free(&a, ranks, ranks_size);
     if (specials) st__free(&a, specials, specials_size);
     if (st == ST_OK) st = build_tables(enc, m, err);
-    return st__encoding_finish(enc, st, out);
+    return st__encoding_finish(enc, st, out, err);
 }
 
 st_status st_encoding_new_tokenizer_json(const char *json, size_t len, const st_allocator *alloc, st_encoding **out,

@@ -580,16 +580,15 @@ static void strip_spaces(const encoder *e, uint8_t flags, size_t seg, size_t to,
  * longest at one place), and what lies between goes to encode_stretch. */
 static st_status special_pass(encoder *e, size_t from, size_t to, const st__policy *pl, const uint64_t *set, int pass,
                               st_error *err) {
-    const st_vocab *v = &e->enc->vocab;
     const uint8_t *s = e->text;
     uint8_t first[256];
-    st__special_first_bytes(v, set, first);
+    st__special_first_bytes(e->enc, set, first);
     size_t seg = from;
     for (size_t i = from; i < to; i++) {
         if (!first[s[i]] || (s[i] & 0xC0) == 0x80) continue; /* matches start on a character */
         size_t ml;
         uint32_t k;
-        uint32_t id = st__special_at(v, set, s, i, to, &ml, &k);
+        uint32_t id = st__special_at(e->enc, set, s, i, to, &ml, &k);
         if (id == ST_NO_TOKEN) continue;
         /* and end on one: a loaded special is valid UTF-8, but an image's is trusted for nothing */
         if (i + ml < to && (s[i + ml] & 0xC0) == 0x80) continue;
@@ -696,7 +695,7 @@ st_status st_encode(const st_encoding *enc, const char *text, size_t len, const 
     if (!text) text = empty; /* len is 0: no arithmetic on a NULL pointer below */
     st__policy pl;
     st = st__policy_resolve(enc, specials, &pl, err);
-    if (st == ST_OK) st = st__check_disallowed(&enc->vocab, &pl, (const uint8_t *)text, len, err);
+    if (st == ST_OK) st = st__check_disallowed(enc, &pl, (const uint8_t *)text, len, err);
     if (st != ST_OK) { st__policy_free(&pl, &enc->alloc); return st; }
 
     sink o = {ids, starts, cap, 0, flags, (const uint8_t *)text, 0, 0, 0, NULL, 0};

@@ -6,6 +6,7 @@
  * never per piece, and unstable.c asks it too (st__special_string_number). */
 #include "special_policy.h"
 #include "../formats/tokenizer_json.h"
+#include "../base/work_counter.h"
 
 /* The index of special id in the sorted special_ids, or -1. */
 static long special_index(const st_vocab *v, uint32_t id) {
@@ -22,6 +23,138 @@ ST_INLINE int bit_get(const uint64_t *bits, uint32_t k) { return (int)((bits[k >
 ST_INLINE void bit_put(uint64_t *bits, uint32_t k, int on) {
     if (on) bits[k >> 6] |= 1ull << (k & 63);
     else bits[k >> 6] &= ~(1ull << (k & 63));
+}
+
+/* ---- the special strings in the order of their bytes ------------------------------------
+ * Trying every special string at a place costs the number of specials at each byte that may
+ * start one: o200k_harmony has 1,100, all starting with '<', and a text of '<' took 265 times
+ * as long as plain text (tiktoken's search is an automaton). Sorted by their bytes, the strings
+ * that begin with the text's next d bytes are one run of the order, narrowed a byte at a time
+ * by two binary searches; a string that ends there is the run's first (a prefix sorts before
+ * what extends it). The longest match at a place costs its length times log2 of the number of
+ * specials. Strings with equal bytes (only an untrusted image has them) keep their numbers'
+ * order, so the first of them in a set wins, as it did when every string was tried. */
+struct st__special_entry {
+    uint32_t k, start, len; /* the string's number and its span in the store's bytes */
+};
+typedef struct st__special_entry special_entry;
+
+/* a before b: by bytes, a prefix first, then by number */
+static int entry_before(const uint8_t *bytes, const special_entry *a, const special_entry *b) {
+    uint32_t n = a->len < b->len ? a->len : b->len;
+    int c = st__memcmp(bytes + a->start, bytes + b->start, n);
+    if (c) return c < 0;
+    if (a->len != b->len) return a->len < b->len;
+    return a->k < b->k;
+}
+
+st_status st__special_order_build(st_encoding *enc, st_error *err) {
+    const st_vocab *v = &enc->vocab;
+    uint32_t n_str = st__vocab_n_strings(v), n = 0;
+    enc->special_order = NULL;
+    enc->n_special_order = enc->special_first_bytes = 0;
+    if (!n_str) return ST_OK;
+    size_t max_n = SIZE_MAX / sizeof(special_entry); /* wasm32: a hostile image's count may not fit */
+    if ((size_t)n_str > max_n) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    size_t size = (size_t)n_str * sizeof(special_entry);
+    special_entry *e = (special_entry *)st__alloc(&enc->alloc, size);
+    special_entry *tmp = (special_entry *)st__alloc(&enc->alloc, size);
+    if (!e || !tmp) {
+        st__free(&enc->alloc, e, size);
+        st__free(&enc->alloc, tmp, size);
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    }
+    for (uint32_t k = 0; k < n_str; k++) { /* a string with a bad span is never matched */
+        uint32_t id, a, tl;
+        if (st__vocab_special_string(v, k, &id, &a, &tl)) {
+            e[n].k = k;
+            e[n].start = a;
+            e[n].len = tl;
+            n++;
+        }
+    }
+    /* bottom-up merge sort: no libc qsort in the freestanding core */
+    special_entry *from = e, *to = tmp;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, a = lo, b = mid, o = lo;
+            /* halves already in order (tiktoken's numbered specials mostly are): one compare */
+            if (mid == hi || !entry_before(v->bytes, &from[mid], &from[mid - 1])) {
+                for (size_t x = lo; x < hi; x++) to[x] = from[x]; /* not memcpy: pywasm's is a call */
+                continue;
+            }
+            while (a < mid && b < hi) to[o++] = entry_before(v->bytes, &from[b], &from[a]) ? from[b++] : from[a++];
+            while (a < mid) to[o++] = from[a++];
+            while (b < hi) to[o++] = from[b++];
+        }
+        special_entry *t = from;
+        from = to;
+        to = t;
+    }
+    if (from != e) st__memcpy(e, from, (size_t)n * sizeof *e);
+    st__free(&enc->alloc, tmp, size);
+    enc->special_order = e;
+    enc->n_special_order = n;
+    for (uint32_t j = 0; j < n; j++) /* the runs of one first byte */
+        enc->special_first_bytes += j == 0 || v->bytes[e[j].start] != v->bytes[e[j - 1].start];
+    return ST_OK;
+}
+
+void st__special_order_free(st_encoding *enc) {
+    if (enc->special_order)
+        st__free(&enc->alloc, (void *)enc->special_order, (size_t)st__vocab_n_strings(&enc->vocab) * sizeof(special_entry));
+    enc->special_order = NULL;
+    enc->n_special_order = 0;
+}
+
+/* The longest string of `set` (NULL: any) at s[i..len): its entry, or NULL. */
+static const special_entry *longest_at(const st_encoding *enc, const uint64_t *set, const uint8_t *s, size_t i,
+                                       size_t len) {
+    const special_entry *o = enc->special_order, *best = NULL;
+    const uint8_t *b = enc->vocab.bytes;
+    size_t lo = 0, hi = enc->n_special_order;
+    for (size_t d = 0; lo < hi && d < len - i; d++) {
+        /* [lo, hi): the strings beginning with s[i..i+d); those of d bytes were looked at */
+        while (lo < hi && o[lo].len == d) lo++, ST_COUNT(1);
+        uint8_t c = s[i + d];
+        size_t a = lo, z = hi;
+        while (a < z) {
+            size_t m = a + (z - a) / 2;
+            ST_COUNT(1);
+            if (b[o[m].start + d] < c) a = m + 1;
+            else z = m;
+        }
+        lo = a;
+        z = hi;
+        while (a < z) {
+            size_t m = a + (z - a) / 2;
+            ST_COUNT(1);
+            if (b[o[m].start + d] <= c) a = m + 1;
+            else z = m;
+        }
+        hi = a;
+        for (size_t j = lo; j < hi && o[j].len == d + 1; j++, ST_COUNT(1))
+            if (!set || bit_get(set, o[j].k)) {
+                best = o + j;
+                break;
+            }
+    }
+    return best;
+}
+
+/* The entry whose bytes are p[0..n) (the first by number if several), or NULL. */
+static const special_entry *entry_of(const st_encoding *enc, const uint8_t *p, size_t n) {
+    const special_entry *o = enc->special_order;
+    size_t lo = 0, hi = enc->n_special_order;
+    while (lo < hi) { /* the first entry not before p */
+        size_t m = lo + (hi - lo) / 2, l = o[m].len < n ? o[m].len : n;
+        int c = st__memcmp(enc->vocab.bytes + o[m].start, p, l);
+        if (c < 0 || (c == 0 && o[m].len < n)) lo = m + 1;
+        else hi = m;
+    }
+    if (lo < enc->n_special_order && o[lo].len == n && st__memcmp(enc->vocab.bytes + o[lo].start, p, n) == 0)
+        return o + lo;
+    return NULL;
 }
 
 /* Set (on) or clear in bits the strings list[0..n) names: string numbers with
@@ -65,26 +198,19 @@ ST_INLINE const uint8_t *text_string(const st_special_policy *sp, size_t k, size
     return (const uint8_t *)sp->strings + a;
 }
 
-/* The number of the special string whose bytes are p[0..n), or -1. A linear look over the
- * special strings: a policy names a few, and an encoding has at most a few thousand. */
-long st__special_string_number(const st_vocab *v, const uint8_t *p, size_t n) {
-    uint32_t n_str = st__vocab_n_strings(v);
-    for (uint32_t k = 0; k < n_str; k++) {
-        uint32_t id, a, tl;
-        if (st__vocab_special_string(v, k, &id, &a, &tl) && tl == n && st__memcmp(v->bytes + a, p, n) == 0)
-            return (long)k;
-    }
-    return -1;
+long st__special_string_number(const st_encoding *enc, const uint8_t *p, size_t n) {
+    const special_entry *e = entry_of(enc, p, n);
+    return e ? (long)e->k : -1;
 }
 
 /* Set in bits the special strings among the ST_SPECIAL_BY_TEXT strings [from, to) of sp; the
  * others are no special token. Returns how many of them are none. */
-static size_t mark_text(const st_vocab *v, const st_special_policy *sp, size_t from, size_t to, uint64_t *bits) {
+static size_t mark_text(const st_encoding *enc, const st_special_policy *sp, size_t from, size_t to, uint64_t *bits) {
     size_t unknown = 0;
     for (size_t k = from; k < to; k++) {
         size_t n;
         const uint8_t *p = text_string(sp, k, &n);
-        long i = st__special_string_number(v, p, n);
+        long i = st__special_string_number(enc, p, n);
         if (i < 0) unknown++;
         else if (bits) bit_put(bits, (uint32_t)i, 1);
     }
@@ -145,7 +271,7 @@ static st_status resolve_caller(const st_encoding *enc, const st_special_policy 
         pl->ends = sp->ends;
         pl->first_disallowed = sp->n_allowed;
         pl->end_disallowed = sp->n_allowed + sp->n_disallowed;
-        pl->n_unknown = mark_text(v, sp, pl->first_disallowed, pl->end_disallowed, NULL);
+        pl->n_unknown = mark_text(enc, sp, pl->first_disallowed, pl->end_disallowed, NULL);
         for (size_t k = pl->first_disallowed; k < pl->end_disallowed && !pl->empty_unknown; k++)
             pl->empty_unknown = sp->ends[k] == (k ? sp->ends[k - 1] : 0); /* no special is empty */
         pl->any_disallowed = pl->n_unknown > 0;
@@ -183,7 +309,7 @@ static st_status resolve_caller(const st_encoding *enc, const st_special_policy 
     if (allow_all && (n_str & 63)) pl->allowed[words - 1] = (1ull << (n_str & 63)) - 1;
     if (allow_all) {
     } else if (by_text) {
-        mark_text(v, sp, 0, sp->n_allowed, pl->allowed);
+        mark_text(enc, sp, 0, sp->n_allowed, pl->allowed);
     } else {
         mark(v, sp->allowed, sp->n_allowed, by_string, pl->allowed, 1, 1, NULL);
     }
@@ -191,7 +317,7 @@ static st_status resolve_caller(const st_encoding *enc, const st_special_policy 
      * disallowed is refused, as tiktoken's search for the disallowed ones finds it) */
     for (size_t w = 0; w < words; w++) pl->disallowed[w] = rest ? ~pl->allowed[w] : 0;
     if (rest && (n_str & 63)) pl->disallowed[words - 1] &= (1ull << (n_str & 63)) - 1;
-    if (by_text) mark_text(v, sp, pl->first_disallowed, pl->end_disallowed, pl->disallowed);
+    if (by_text) mark_text(enc, sp, pl->first_disallowed, pl->end_disallowed, pl->disallowed);
     else mark(v, sp->disallowed, sp->n_disallowed, by_string, pl->disallowed, 1, 2, NULL);
     st__memcpy(pl->match, pl->allowed, words * 8); /* the first pass matches the allowed strings */
     /* an empty set skips its scan below */
@@ -243,26 +369,23 @@ static size_t find_byte(const uint8_t *s, size_t i, size_t len, uint8_t c) {
 /* The longest disallowed string at s[i..] (special strings first, so that one of them wins
  * over an equal unknown string): 1 and its bytes, length and id (0xFFFFFFFF for a string that
  * is no special token), or 0. */
-static int disallowed_at(const st_vocab *v, const st__policy *pl, const uint8_t *s, size_t i, size_t len,
+static int disallowed_at(const st_encoding *enc, const st__policy *pl, const uint8_t *s, size_t i, size_t len,
                          const uint8_t **found, uint32_t *found_len, uint32_t *found_id) {
     int any = 0;
-    uint32_t n_str = pl->disallowed ? st__vocab_n_strings(v) : 0;
-    for (uint32_t k = 0; k < n_str; k++) {
-        uint32_t id, a, tl;
-        if (!bit_get(pl->disallowed, k) || !st__vocab_special_string(v, k, &id, &a, &tl)) continue;
-        if ((!any || tl > *found_len) && tl <= len - i && st__memcmp(s + i, v->bytes + a, tl) == 0) {
-            any = 1;
-            *found = v->bytes + a;
-            *found_len = tl;
-            *found_id = id;
-        }
+    const special_entry *e = pl->disallowed ? longest_at(enc, pl->disallowed, s, i, len) : NULL;
+    if (e) {
+        any = 1;
+        *found = enc->vocab.bytes + e->start;
+        *found_len = e->len;
+        *found_id = e->k < enc->vocab.n_special ? enc->vocab.special_ids[e->k]
+                                                 : enc->vocab.extra[3 * (size_t)(e->k - enc->vocab.n_special)];
     }
     for (size_t k = pl->first_disallowed; pl->n_unknown && k < pl->end_disallowed; k++) {
         size_t a = k ? pl->ends[k - 1] : 0, tl = pl->ends[k] - a;
         const uint8_t *p = (const uint8_t *)pl->strings + a;
         /* a special string of that length here was found above, with its id */
         if ((!any || tl > *found_len) && tl <= len - i && tl <= UINT32_MAX &&
-            (tl == 0 || st__memcmp(s + i, p, tl) == 0) && st__special_string_number(v, p, tl) < 0) {
+            (tl == 0 || st__memcmp(s + i, p, tl) == 0) && !entry_of(enc, p, tl)) {
             any = 1;
             *found = p;
             *found_len = (uint32_t)tl;
@@ -276,18 +399,15 @@ static int disallowed_at(const st_vocab *v, const st__policy *pl, const uint8_t 
  * earliest; at one position the longest), as tiktoken's regex search over the raw text finds
  * it, whatever the allowed specials around it. The strings are the disallowed special strings
  * and the disallowed strings of a ST_SPECIAL_BY_TEXT policy that are no special token. */
-st_status st__check_disallowed(const st_vocab *v, const st__policy *pl, const uint8_t *s, size_t len, st_error *err) {
+st_status st__check_disallowed(const st_encoding *enc, const st__policy *pl, const uint8_t *s, size_t len,
+                               st_error *err) {
     if (!pl->any_disallowed) return ST_OK;
-    uint32_t n_str = pl->disallowed ? st__vocab_n_strings(v) : 0;
     uint8_t first[256];
-    st__memset(first, 0, sizeof first);
-    int distinct = 0;
+    int distinct = pl->disallowed ? st__special_first_bytes(enc, pl->disallowed, first) : 0;
+    if (!pl->disallowed) st__memset(first, 0, sizeof first);
     uint8_t only = 0;
-    for (uint32_t k = 0; k < n_str; k++) {
-        uint32_t id, a, tl;
-        if (!bit_get(pl->disallowed, k) || !st__vocab_special_string(v, k, &id, &a, &tl)) continue;
-        if (!first[v->bytes[a]]) { first[v->bytes[a]] = 1; distinct++; only = v->bytes[a]; }
-    }
+    for (int c = 0; c < 256 && distinct == 1; c++)
+        if (first[c]) only = (uint8_t)c;
     for (size_t k = pl->first_disallowed; pl->n_unknown && k < pl->end_disallowed; k++) {
         size_t a = k ? pl->ends[k - 1] : 0;
         uint8_t c = (uint8_t)pl->strings[a];
@@ -297,7 +417,7 @@ st_status st__check_disallowed(const st_vocab *v, const st__policy *pl, const ui
     uint32_t found_len = 0, found_id = ST__NO_TOKEN_ID;
     size_t at = 0;
     /* an empty string is found at once, at offset 0, unless a longer one starts there */
-    int any = pl->empty_unknown && disallowed_at(v, pl, s, 0, len, &found, &found_len, &found_id);
+    int any = pl->empty_unknown && disallowed_at(enc, pl, s, 0, len, &found, &found_len, &found_id);
     for (size_t i = 0; !any && distinct && i < len; i++) {
         if (distinct == 1) { /* every tiktoken special starts with '<' */
             i = find_byte(s, i, len, only);
@@ -305,7 +425,7 @@ st_status st__check_disallowed(const st_vocab *v, const st__policy *pl, const ui
         } else if (!first[s[i]]) {
             continue;
         }
-        any = disallowed_at(v, pl, s, i, len, &found, &found_len, &found_id);
+        any = disallowed_at(enc, pl, s, i, len, &found, &found_len, &found_id);
         at = i;
     }
     if (!any) return ST_OK;
@@ -321,31 +441,30 @@ st_status st__check_disallowed(const st_vocab *v, const st__policy *pl, const ui
     return ST_ERR_DISALLOWED_SPECIAL;
 }
 
-/* The allowed special string matching at s[i..], longest first: its id, ST_NO_TOKEN if none. */
-uint32_t st__special_at(const st_vocab *v, const uint64_t *allowed, const uint8_t *s, size_t i, size_t len,
+uint32_t st__special_at(const st_encoding *enc, const uint64_t *allowed, const uint8_t *s, size_t i, size_t len,
                         size_t *match_len, uint32_t *string) {
-    uint32_t best = ST_NO_TOKEN, best_k = 0, n_str = st__vocab_n_strings(v);
-    size_t best_len = 0;
-    for (uint32_t w = 0; w < (n_str + 63) / 64; w++) {
-        for (uint64_t m = allowed[w]; m; m &= m - 1) { /* the set bits of the word */
+    const special_entry *e = longest_at(enc, allowed, s, i, len);
+    *match_len = e ? e->len : 0;
+    if (string) *string = e ? e->k : 0;
+    if (!e) return ST_NO_TOKEN;
+    const st_vocab *v = &enc->vocab;
+    return e->k < v->n_special ? v->special_ids[e->k] : v->extra[3 * (size_t)(e->k - v->n_special)];
+}
+
+/* The set's strings by their numbers' order, until every first byte of the order is seen: the
+ * one first byte of tiktoken's specials is seen at once, whatever the size of the set. */
+int st__special_first_bytes(const st_encoding *enc, const uint64_t *set, uint8_t first[256]) {
+    int distinct = 0, groups = (int)enc->special_first_bytes;
+    st__memset(first, 0, 256);
+    uint32_t n_str = st__vocab_n_strings(&enc->vocab);
+    for (uint32_t w = 0; w < (n_str + 63) / 64 && distinct < groups; w++) {
+        for (uint64_t m = set[w]; m && distinct < groups; m &= m - 1) { /* the set bits of the word */
             uint32_t k = w * 64 + (uint32_t)__builtin_ctzll(m), id, a, tl;
-            if (!st__vocab_special_string(v, k, &id, &a, &tl)) continue;
-            if (tl > best_len && tl <= len - i && st__memcmp(s + i, v->bytes + a, tl) == 0) {
-                best = id;
-                best_k = k;
-                best_len = tl;
+            if (st__vocab_special_string(&enc->vocab, k, &id, &a, &tl) && !first[enc->vocab.bytes[a]]) {
+                first[enc->vocab.bytes[a]] = 1;
+                distinct++;
             }
         }
     }
-    *match_len = best_len;
-    if (string) *string = best_k;
-    return best;
-}
-
-void st__special_first_bytes(const st_vocab *v, const uint64_t *set, uint8_t first[256]) {
-    st__memset(first, 0, 256);
-    for (uint32_t k = 0; k < st__vocab_n_strings(v); k++) {
-        uint32_t id, a, tl;
-        if (bit_get(set, k) && st__vocab_special_string(v, k, &id, &a, &tl)) first[v->bytes[a]] = 1;
-    }
+    return distinct;
 }

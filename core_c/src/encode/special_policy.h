@@ -39,21 +39,21 @@ void st__policy_free(st__policy *pl, const st_allocator *a);
 
 /* If the text s[0..len) holds a disallowed string anywhere: ST_ERR_DISALLOWED_SPECIAL for the
  * first (the earliest; at one position the longest), else ST_OK. */
-st_status st__check_disallowed(const st_vocab *v, const st__policy *pl, const uint8_t *s, size_t len, st_error *err);
+st_status st__check_disallowed(const st_encoding *enc, const st__policy *pl, const uint8_t *s, size_t len, st_error *err);
 
 /* first[c] = 1 for each first byte c of a special string in the set (pl->allowed or
- * pl->normalized), else 0. */
-void st__special_first_bytes(const st_vocab *v, const uint64_t *set, uint8_t first[256]);
+ * pl->normalized), else 0; returns how many are 1. */
+int st__special_first_bytes(const st_encoding *enc, const uint64_t *set, uint8_t first[256]);
 /* The allowed special string matching at s[i..], longest first: its id, ST_NO_TOKEN if none;
  * *match_len its length, *string (if not NULL) its number. */
-uint32_t st__special_at(const st_vocab *v, const uint64_t *allowed, const uint8_t *s, size_t i, size_t len,
+uint32_t st__special_at(const st_encoding *enc, const uint64_t *allowed, const uint8_t *s, size_t i, size_t len,
                         size_t *match_len, uint32_t *string);
 /* Whether special string k is allowed by the policy. */
 ST_INLINE int st__special_allowed(const st__policy *pl, uint32_t k) {
     return pl->allowed && (int)((pl->allowed[k >> 6] >> (k & 63)) & 1);
 }
 
-/* The number of the special string whose bytes are p[0..n), or -1. */
-long st__special_string_number(const st_vocab *v, const uint8_t *p, size_t n);
+/* The number of the special string whose bytes are p[0..n) (the first if several), or -1. */
+long st__special_string_number(const st_encoding *enc, const uint8_t *p, size_t n);
 
 #endif

@@ -74,7 +74,7 @@ static int allowed_by(const st_encoding *enc, const st_special_policy *sp, uint3
     if (sp->flags & ST_SPECIAL_BY_TEXT) { /* the allowed strings: is one of them a string of id's? */
         for (size_t k = 0; k < sp->n_allowed; k++) {
             size_t a = k ? sp->ends[k - 1] : 0;
-            long i = st__special_string_number(&enc->vocab, (const uint8_t *)sp->strings + a, sp->ends[k] - a);
+            long i = st__special_string_number(enc, (const uint8_t *)sp->strings + a, sp->ends[k] - a);
             uint32_t sid, at, tl;
             if (i >= 0 && st__vocab_special_string(&enc->vocab, (uint32_t)i, &sid, &at, &tl) && sid == id) return 1;
         }
