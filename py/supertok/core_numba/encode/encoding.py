@@ -22,6 +22,7 @@ from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_OUT_OF_MEMORY,
 from ..formats import vocab as V
 from ..formats.vocab import ST_ALPHABET_BYTES, ST_ALPHABET_UBE, ST_NO_TOKEN
 from ..text.ube import STREAM_FIELDS, stream_feed
+from .special_policy import special_order_build
 
 ST__KIND_RANKS, ST__KIND_RULES, ST__KIND_HF = 0, 1, 2  # ST__KIND_HF: hf_encoding.py (enc.hf)
 BT_NOT_BUILT, BT_BUILDING, BT_READY, BT_UNAVAILABLE = 0, 1, 2, 3
@@ -69,6 +70,12 @@ def encoding_start(pt, kind):
     return Encoding(kind, None, no_rules(), no_supers(), _copy_pt(pt) if pt is not None else None, lazy)
 
 
+def encoding_finish(enc):
+    """st__encoding_finish on success: the handle with its special strings' order, handed out."""
+    enc.vocab = special_order_build(enc.vocab)
+    return enc
+
+
 def _pt_field(pt, name):
     return int(getattr(pt, name, 0) or 0) if pt is not None else 0
 
@@ -87,7 +94,7 @@ def st_encoding_new_tiktoken(ranks, ranks_len, specials, specials_len, pt, alloc
     if st != ST_OK:
         return st
     enc.vocab = v
-    out.v = enc
+    out.v = encoding_finish(enc)
     return ST_OK
 
 
@@ -103,7 +110,7 @@ def st_encoding_new_compact(image, length, specials, specials_len, pt, alloc, ou
     if st != ST_OK:
         return st
     enc.vocab = v
-    out.v = enc
+    out.v = encoding_finish(enc)
     return ST_OK
 
 
@@ -119,7 +126,7 @@ def encoding_new_rules(alphabet, merges, n_merges, supers, n_super, specials, sp
     if st != ST_OK:
         return st
     enc.vocab, enc.rules, enc.supers = v, rules, sup
-    out.v = enc
+    out.v = encoding_finish(enc)
     return ST_OK
 
 
@@ -244,7 +251,7 @@ def st_encoding_from_image(image, length, alloc, out, err):
     if pst != ST_OK:
         return fail(err, ST_ERR_MALFORMED_MODEL, ST_UNIT_BYTE, 12, "image: unknown pattern")
     enc.vocab, enc.pt = v, pt
-    out.v = enc
+    out.v = encoding_finish(enc)
     return ST_OK
 
 

@@ -18,7 +18,7 @@ from ..formats.base64 import base64_encode, base64_encoded_len
 from ..formats.tokenizer_json import (hf_model_parse, ST__HF_TOKEN, ST__HF_ADDED, ST__ADDED_SPECIAL,
                                       ST__ADDED_NORMALIZED)
 from ..formats.hf_compact import hf_compact_is, hf_compact_read, hf_compact_write_k
-from .encoding import encoding_start, ST__KIND_HF, _pt_field
+from .encoding import encoding_start, encoding_finish, ST__KIND_HF, _pt_field
 
 ST_ADDED_SPECIAL, ST_ADDED_NORMALIZED, ST_ADDED_ALWAYS = 1, 2, 4
 
@@ -141,7 +141,7 @@ def encoding_from_hf(m, alloc, out, err):
     st = build_tables(enc, m, err)
     if st != ST_OK:
         return st
-    out.v = enc
+    out.v = encoding_finish(enc)
     return ST_OK
 
 

@@ -48,20 +48,91 @@ def n_strings(v):
     return v.n_special + v.n_extra
 
 
+# ---- the special strings in the order of their bytes (special_policy.c: why) ----
+
+def special_order_build(v):
+    """st__special_order_build: v with special_order, its special strings sorted by their bytes
+    (a prefix first), equal bytes by number: (k, start, len) triples; and special_first_bytes,
+    the distinct first bytes among them. C keeps them on the handle."""
+    entries = []
+    for k in range(n_strings(v)):
+        ok, _, a, tl = special_string(v, k)
+        if ok:  # a string with a bad span is never matched
+            entries.append((v.bytes[a:a + tl].tobytes(), k, a, tl))
+    entries.sort()
+    order = np.array([x for e in entries for x in e[1:]], np.uint32) if entries else np.zeros(0, np.uint32)
+    firsts = len({e[0][0] for e in entries})
+    return v._replace(special_order=order, special_first_bytes=firsts)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def longest_at(v, bits, s, i, length):
+    """The longest string of the set bits at s[i .. length): its index in special_order, or -1.
+    [lo, hi) is the run of the order beginning with s[i .. i + d), narrowed a byte at a time."""
+    o = v.special_order
+    b = v.bytes
+    best = -1
+    lo, hi = 0, o.shape[0] // 3
+    d = 0
+    while lo < hi and d < length - i:
+        while lo < hi and o[3 * lo + 2] == d:  # those of d bytes were looked at
+            lo += 1
+        c = s[i + d]
+        a, z = lo, hi
+        while a < z:
+            m = a + (z - a) // 2
+            if b[o[3 * m + 1] + d] < c:
+                a = m + 1
+            else:
+                z = m
+        lo = a
+        z = hi
+        while a < z:
+            m = a + (z - a) // 2
+            if b[o[3 * m + 1] + d] <= c:
+                a = m + 1
+            else:
+                z = m
+        hi = a
+        j = lo
+        while j < hi and o[3 * j + 2] == d + 1:
+            if bit_get(bits, o[3 * j]):
+                best = j
+                break
+            j += 1
+        d += 1
+    return best
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def entry_of(v, p, a, n):
+    """The index in special_order of the string whose bytes are p[a .. a + n) (the first by
+    number if several), or -1."""
+    o = v.special_order
+    lo, hi = 0, o.shape[0] // 3
+    while lo < hi:  # the first entry not before p
+        m = lo + (hi - lo) // 2
+        st, ln = o[3 * m + 1], o[3 * m + 2]
+        c = 0
+        for j in range(min(ln, n)):
+            if v.bytes[st + j] != p[a + j]:
+                c = -1 if v.bytes[st + j] < p[a + j] else 1
+                break
+        if c < 0 or (c == 0 and ln < n):
+            lo = m + 1
+        else:
+            hi = m
+    if lo < o.shape[0] // 3 and o[3 * lo + 2] == n and _eq(p, a, v.bytes, o[3 * lo + 1], n):
+        return lo
+    return -1
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def special_string_number(v, p, a, n):
-    """The number of the special string whose bytes are p[a .. a + n), or -1."""
-    for k in range(v.n_special + v.n_extra):
-        ok, tid, b, tl = special_string(v, k)
-        if ok and tl == n:
-            same = True
-            for j in range(n):
-                if v.bytes[b + j] != p[a + j]:
-                    same = False
-                    break
-            if same:
-                return k
-    return -1
+    """The number of the special string whose bytes are p[a .. a + n) (the first if several),
+    or -1."""
+    j = entry_of(v, p, a, n)
+    return np.int64(v.special_order[3 * j]) if j >= 0 else -1
 
 
 def _special_index(v, tid):
@@ -246,25 +317,20 @@ def disallowed_at(v, pl, s, i, length):
     f_a = 0
     f_len = 0
     f_id = ST_NO_TOKEN
-    n_str = v.n_special + v.n_extra if pl.disallowed.shape[0] else 0
-    for k in range(n_str):
-        if not bit_get(pl.disallowed, k):
-            continue
-        ok, tid, a, tl = special_string(v, k)
-        if not ok:
-            continue
-        if (not any_ or tl > f_len) and tl <= length - i and _eq(s, i, v.bytes, a, tl):
-            any_ = True
-            src = 0
-            f_a = a
-            f_len = tl
-            f_id = tid
+    j = longest_at(v, pl.disallowed, s, i, length) if pl.disallowed.shape[0] else -1
+    if j >= 0:
+        ok, tid, a, tl = special_string(v, v.special_order[3 * j])
+        any_ = True
+        src = 0
+        f_a = a
+        f_len = tl
+        f_id = tid
     if pl.n_unknown:
         for k in range(pl.first_disallowed, pl.end_disallowed):
             a = np.int64(pl.ends[k - 1]) if k else 0
             tl = np.int64(pl.ends[k]) - a
             if (not any_ or tl > f_len) and tl <= length - i and tl <= 0xFFFFFFFF and (
-                    tl == 0 or _eq(s, i, pl.strings, a, tl)) and special_string_number(v, pl.strings, a, tl) < 0:
+                    tl == 0 or _eq(s, i, pl.strings, a, tl)) and entry_of(v, pl.strings, a, tl) < 0:
                 any_ = True
                 src = 1
                 f_a = a
@@ -285,21 +351,13 @@ def check_disallowed_kernel(v, pl, s, length, first):
     """The first disallowed string in s[0 .. length): (found, at, src, start, len, id)."""
     if not pl.any_disallowed:
         return False, 0, 0, 0, 0, ST_NO_TOKEN
-    n_str = v.n_special + v.n_extra if pl.disallowed.shape[0] else 0
     first[:] = 0
-    distinct = 0
+    distinct = special_first_bytes(v, pl.disallowed, first) if pl.disallowed.shape[0] else 0
     only = 0
-    for k in range(n_str):
-        if not bit_get(pl.disallowed, k):
-            continue
-        ok, tid, a, tl = special_string(v, k)
-        if not ok:
-            continue
-        c = v.bytes[a]
-        if not first[c]:
-            first[c] = 1
-            distinct += 1
-            only = c
+    if distinct == 1:
+        for c in range(256):
+            if first[c]:
+                only = c
     if pl.n_unknown:
         for k in range(pl.first_disallowed, pl.end_disallowed):
             a = np.int64(pl.ends[k - 1]) if k else 0
@@ -353,20 +411,12 @@ def check_disallowed(v, pl, s, length, err):
 def special_at(v, allowed, s, i, length):
     """The allowed special string matching at s[i..], longest first: (id or ST_NO_TOKEN, its
     length, its string number)."""
-    best = ST_NO_TOKEN
-    best_k = 0
-    best_len = 0
-    for k in range(v.n_special + v.n_extra):
-        if not bit_get(allowed, k):
-            continue
-        ok, tid, a, tl = special_string(v, k)
-        if not ok:
-            continue
-        if tl > best_len and tl <= length - i and _eq(s, i, v.bytes, a, tl):
-            best = tid
-            best_k = k
-            best_len = tl
-    return best, best_len, best_k
+    j = longest_at(v, allowed, s, i, length)
+    if j < 0:
+        return ST_NO_TOKEN, 0, 0
+    k = v.special_order[3 * j]
+    ok, tid, a, tl = special_string(v, k)
+    return tid, tl, k
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -377,9 +427,17 @@ def special_allowed(pl, k):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def special_first_bytes(v, allowed, first):
+    """first[c] = 1 for each first byte c of a string in the set; how many are 1. Stops once
+    every first byte of the order is seen (tiktoken's specials: at the first)."""
     first[:] = 0
-    for k in range(v.n_special + v.n_extra):
+    distinct = 0
+    k = 0
+    n = v.n_special + v.n_extra
+    while k < n and distinct < v.special_first_bytes:
         if bit_get(allowed, k):
             ok, tid, a, tl = special_string(v, k)
-            if ok:
+            if ok and not first[v.bytes[a]]:
                 first[v.bytes[a]] = 1
+                distinct += 1
+        k += 1
+    return distinct

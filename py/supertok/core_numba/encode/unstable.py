@@ -16,6 +16,7 @@ from .. import export, lookup
 from ..base.common import (ST_OK, ST_ERR_INVALID_ARGUMENT, ST_ERR_BUFFER_TOO_SMALL, ST_UNIT_NONE, clear, fail)
 from .encoding import ST__KIND_RULES, ST__KIND_HF
 from .cut import special_string
+from .special_policy import special_string_number
 
 PHASE_TOKENS, PHASE_SPACE, PHASE_DONE = 0, 1, 2
 
@@ -134,16 +135,6 @@ def is_shared(enc, id):
     return enc.kind == ST__KIND_RULES and id < enc.vocab.n_ordinary
 
 
-def special_string_number(v, p, n):
-    """st__special_string_number: the number of the special string whose bytes are p, or -1."""
-    p = bytes(p[:n])
-    for k in range(int(v.n_special) + int(v.n_extra)):
-        ok, sid, a, tl = special_string(v, k)
-        if ok and tl == n and v.bytes[a:a + tl].tobytes() == p:
-            return k
-    return -1
-
-
 def allowed_by(enc, sp, id):
     """Whether any string of special id is allowed by the policy."""
     if sp is None:
@@ -154,7 +145,7 @@ def allowed_by(enc, sp, id):
     if sp.flags & ST_SPECIAL_BY_TEXT:  # the allowed strings: is one of them a string of id's?
         for k in range(sp.n_allowed):
             a = int(sp.ends[k - 1]) if k else 0
-            i = special_string_number(v, sp.strings[a:], int(sp.ends[k]) - a)
+            i = int(special_string_number(v, sp.strings, a, int(sp.ends[k]) - a))
             if i >= 0:
                 ok, sid, _, _ = special_string(v, i)
                 if ok and sid == id:

@@ -6,7 +6,7 @@ empty where C has NULL; ints are Python ints):
   Vocab(n_ids, n_ordinary, n_special, table_mask, bytes_len, offsets uint32[n_ids + 1],
         bytes uint8[bytes_len + 16], table uint64[table_mask + 1], special_ids uint32[n_special],
         n_extra, extra uint32[3 * n_extra], byte_ids uint32[256], pair_ids uint32[65536] or [0],
-        alphabet)
+        alphabet, special_order uint32[3 * n] (k, start, len), special_first_bytes)
   Rules(slots uint64[mask + 1] (or [0] for none), mask, base)
   Supers(rules: Rules, n, shift, eligible uint64[], parts uint64[], filter uint64[])
 Kernels (njit): vocab_span, vocab_special_string, vocab_probe, vocab_lookup_short, vocab_find,
@@ -39,7 +39,10 @@ from ..text.utf8 import utf8_validate
 from .base64 import base64_decode, base64_decoded_length
 
 Vocab = namedtuple("Vocab", "n_ids n_ordinary n_special table_mask bytes_len offsets bytes table special_ids "
-                            "n_extra extra byte_ids pair_ids alphabet")
+                            "n_extra extra byte_ids pair_ids alphabet special_order special_first_bytes",
+                   defaults=(np.zeros(0, np.uint32), 0))
+# special_order, special_first_bytes: st_encoding's (encode/special_policy.py builds them when a
+# handle is made); they ride with the store here because every kernel already takes it.
 Rules = namedtuple("Rules", "slots mask base")
 Supers = namedtuple("Supers", "rules n shift eligible parts filter")
 
