@@ -170,6 +170,26 @@ def test_invalid_utf8_names_file_line_and_byte(backend, tmp_path, ext):
     assert str(p) in msg and "line 3" in msg and "byte 2 of the line" in msg and "byte %d" % off in msg
 
 
+@pytest.mark.parametrize("ext", ["", ".gz"])
+def test_invalid_utf8_past_the_first_read_names_its_line(backend, tmp_path, monkeypatch, ext):
+    """Lines are counted only for an error (from the start of the file): a bad byte in a later
+    read of a file many reads long is named by its line and byte all the same."""
+    from supertok import _train as T
+    monkeypatch.setattr(T, "CHUNK", 64)
+    monkeypatch.setattr(T, "PYWASM_CHUNK", 64)
+    lines = [b"line %d of the text, long enough to span reads\n" % k for k in range(40)]
+    lines[29] = b"line 29 has a bad \xff byte here\n"
+    raw = b"".join(lines)
+    p = tmp_path / ("late.txt" + ext)
+    with (gzip.open if ext else open)(p, "wb") as f:
+        f.write(raw)
+    with pytest.raises(SourceError) as ei:
+        _train(str(p), threads=1)
+    off = raw.index(b"\xff")
+    assert (ei.value.path, ei.value.line, ei.value.offset) == (str(p), 30, off), str(ei.value)
+    assert "line 30" in str(ei.value) and "byte 18 of the line" in str(ei.value), str(ei.value)
+
+
 def test_jsonl_errors_name_file_and_line(backend, tmp_path):
     cases = [
         (b'{"text": "a"}\n{"txt": "b"}\n', 2, "no 'text' field"),

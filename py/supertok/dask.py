@@ -104,20 +104,6 @@ def _range_bytes(f, start, end, size):
     return first, f.read(last - first)
 
 
-def _lines_before(path, offset, block=1 << 20):
-    """Lines that end before byte offset of the file: the 1-based number of the line at offset, minus 1."""
-    n = 0
-    with open(path, "rb") as f:
-        left = offset
-        while left > 0:
-            data = f.read(min(block, left))
-            if not data:
-                break
-            n += data.count(b"\n")
-            left -= len(data)
-    return n
-
-
 def _shards(paths, shard_bytes):
     """[(path, start, end, size)]: start None for a whole file."""
     out = []
@@ -195,12 +181,12 @@ def _shard_input(shard):
     with open(path, "rb") as f:
         first, data = _range_bytes(f, start, end, os.fstat(f.fileno()).st_size)
     if _T._kind(path)[1]:
-        return "documents", _jsonl_docs(path, first, data, lambda: _lines_before(path, first))
+        return "documents", _jsonl_docs(path, first, data, lambda: _T.lines_before(path, first))
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         off = first + exc.start
-        line = _lines_before(path, first) + data.count(b"\n", 0, exc.start) + 1
+        line = _T.lines_before(path, first) + data.count(b"\n", 0, exc.start) + 1
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1)
         raise ShardError("%s: line %d: invalid UTF-8 at byte %d of the line (byte %d of the file)"
                          % (path, line, col, off), path, line, off) from None

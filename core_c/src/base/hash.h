@@ -44,4 +44,21 @@ ST_INLINE uint64_t st__hash_mid(const uint8_t *p, size_t n) { /* n is 9..16: st_
     return st__mix64(h);
 }
 
+/* Whether a[0..n) and b[0..n) are equal, reading nothing outside them: two overlapping words
+ * (or halves) for keys up to 16 bytes, memcmp beyond. A hash table's key compare is short and
+ * almost always equal; a call to the library's memcmp was 4% of counting a corpus. */
+ST_INLINE uint32_t st__load_le32(const uint8_t *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+ST_INLINE int st__bytes_equal(const uint8_t *a, const uint8_t *b, size_t n) {
+    if (n >= 8) {
+        if (n > 16) return st__memcmp(a, b, n) == 0;
+        return st__load_le64(a) == st__load_le64(b) && st__load_le64(a + n - 8) == st__load_le64(b + n - 8);
+    }
+    if (n >= 4) return st__load_le32(a) == st__load_le32(b) && st__load_le32(a + n - 4) == st__load_le32(b + n - 4);
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
 #endif

@@ -129,7 +129,7 @@ static size_t add_piece(st_counter *c, const uint8_t *p, size_t n, uint64_t h, u
             if (!s) break;
             if ((s & 0xFFFFFFFF00000000ull) == tag) {
                 st__count_entry *e = &c->entries[(uint32_t)s - 1];
-                if (e->len == n && st__memcmp(c->arena + e->off, p, n) == 0) {
+                if (e->len == n && st__bytes_equal(c->arena + e->off, p, n)) {
                     e->count += count;
                     return (uint32_t)s;
                 }
