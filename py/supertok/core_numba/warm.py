@@ -6,8 +6,8 @@ long each module took.
 
 The work below calls every part of the encoding protocol once through the public API, with the
 argument types real calls have (a kernel compiles once per type signature), so a later process
-finds every kernel it needs in the cache. .ci/run runs it before pytest, and the backend runs it
-on first use (backends/numba_runtime.py) when the cache is cold.
+finds every kernel it needs in the cache. .ci/run runs it before pytest, its two parts side by
+side (--part encode, --part train); without it, each kernel compiles on its first call.
 """
 import argparse
 import os
@@ -15,12 +15,21 @@ import sys
 import time
 
 
-def workload():
-    """Every kind of call the encoding protocol makes, once (on the current backend)."""
+def workload(part="all"):
+    """Every kind of call the encoding protocol makes, once (on the current backend): `part`
+    "encode" the pre-tokenizers, encodings of every kind, their decoders, the UBE codec and NFC;
+    "train" the counters and the trainers; "all" both. (The encode pipeline is most of the
+    compile time: a split that has both halves encode compiles it twice.)"""
+    if part in ("all", "encode"):
+        encode_workload()
+    if part in ("all", "train"):
+        train_workload()
+
+
+def encode_workload():
     import supertok
     from supertok import ube
 
-    root = os.path.dirname(os.path.abspath(supertok.__file__))
     text = "Hello, world! 123 héllo\u4e16\u754c  \n\t<|endoftext|> \U0001F600"
     for pattern in ("gpt2", "cl100k", "o200k", "superbpe", "llama3", "qwen2", "deepseek_v3"):
         supertok.pretokenize(text, pattern)
@@ -50,6 +59,7 @@ def workload():
     symbols = ube.ube_encode_symbols(text)
     ube.ube_decode_symbols(symbols)
     supertok.normalize_nfc(text + "a\u0301\u0316\U0001D160")
+    root = os.path.dirname(os.path.abspath(supertok.__file__))
     models = os.path.join(os.path.dirname(root), "..", "vectors", "models")
     for f in ("bytes_small.stmodel", "ube_small.stmodel", "super_bytes_small.stmodel"):
         path = os.path.join(models, f)
@@ -71,6 +81,12 @@ def workload():
     hf._encode_single_piece("hello")
     hf.decode(ids)
     supertok.load_model(hf.save_compact()).encode("hello <a>")  # the compact image: its writer and reader
+
+
+def train_workload():
+    import supertok
+
+    text = "Hello, world! 123 héllo\u4e16\u754c  \n\t<|endoftext|> \U0001F600"
     # pretoken counters (train/pretoken_counter.py, token_counts.py): counting (lines and
     # documents), save, load, merge, prune, token counts
     docs = [text + "\n", "more text here\n"]
@@ -122,6 +138,9 @@ def tiny_tokenizer_json():
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m supertok.core_numba.warm", description=__doc__.split("\n\n")[0])
     ap.add_argument("--per-module", action="store_true", help="print each module's compile time")
+    ap.add_argument("--part", choices=("all", "encode", "train"), default="all",
+                    help="the calls to make: all (default), or one of two halves (two processes compile them "
+                         "side by side; numba's cache takes concurrent writers)")
     args = ap.parse_args(argv)
     from numba.core import event
 
@@ -147,11 +166,12 @@ def main(argv=None):
 
     t0, c0 = time.perf_counter(), time.process_time()
     with event.install_listener("numba:compile", Listener()):
-        workload()
+        workload(args.part)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     warm1, total, where = jit.cache_state()
-    print("numba backend: %d of %d kernels were in the cache before, %d after (%s); the work took %.1f s wall, "
-          "%.1f s CPU" % (warm0 or 0, total, warm1 or 0, where, wall, cpu))
+    print("numba backend%s: %d of %d kernels were in the cache before, %d after (%s); the work took %.1f s wall, "
+          "%.1f s CPU" % ("" if args.part == "all" else " (%s part)" % args.part, warm0 or 0, total, warm1 or 0, where,
+                          wall, cpu))
     if args.per_module:
         for mod, dt in sorted(spent.items(), key=lambda kv: -kv[1]):
             print("  %-45s %6.1f s compiling" % (mod, dt))
