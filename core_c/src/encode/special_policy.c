@@ -107,7 +107,7 @@ void st__special_order_free(st_encoding *enc) {
     enc->n_special_order = 0;
 }
 
-/* The longest string of `set` (NULL: any) at s[i..len): its entry, or NULL. */
+/* The longest string of `set` at s[i..len): its entry, or NULL. */
 static const special_entry *longest_at(const st_encoding *enc, const uint64_t *set, const uint8_t *s, size_t i,
                                        size_t len) {
     const special_entry *o = enc->special_order, *best = NULL;
@@ -134,7 +134,7 @@ static const special_entry *longest_at(const st_encoding *enc, const uint64_t *s
         }
         hi = a;
         for (size_t j = lo; j < hi && o[j].len == d + 1; j++, ST_COUNT(1))
-            if (!set || bit_get(set, o[j].k)) {
+            if (bit_get(set, o[j].k)) {
                 best = o + j;
                 break;
             }
@@ -373,12 +373,11 @@ static int disallowed_at(const st_encoding *enc, const st__policy *pl, const uin
                          const uint8_t **found, uint32_t *found_len, uint32_t *found_id) {
     int any = 0;
     const special_entry *e = pl->disallowed ? longest_at(enc, pl->disallowed, s, i, len) : NULL;
-    if (e) {
+    uint32_t a, tl;
+    if (e && st__vocab_special_string(&enc->vocab, e->k, found_id, &a, &tl)) {
         any = 1;
-        *found = enc->vocab.bytes + e->start;
-        *found_len = e->len;
-        *found_id = e->k < enc->vocab.n_special ? enc->vocab.special_ids[e->k]
-                                                 : enc->vocab.extra[3 * (size_t)(e->k - enc->vocab.n_special)];
+        *found = enc->vocab.bytes + a;
+        *found_len = tl;
     }
     for (size_t k = pl->first_disallowed; pl->n_unknown && k < pl->end_disallowed; k++) {
         size_t a = k ? pl->ends[k - 1] : 0, tl = pl->ends[k] - a;
@@ -403,8 +402,7 @@ st_status st__check_disallowed(const st_encoding *enc, const st__policy *pl, con
                                st_error *err) {
     if (!pl->any_disallowed) return ST_OK;
     uint8_t first[256];
-    int distinct = pl->disallowed ? st__special_first_bytes(enc, pl->disallowed, first) : 0;
-    if (!pl->disallowed) st__memset(first, 0, sizeof first);
+    int distinct = st__special_first_bytes(enc, pl->disallowed, first);
     uint8_t only = 0;
     for (int c = 0; c < 256 && distinct == 1; c++)
         if (first[c]) only = (uint8_t)c;
@@ -444,17 +442,17 @@ st_status st__check_disallowed(const st_encoding *enc, const st__policy *pl, con
 uint32_t st__special_at(const st_encoding *enc, const uint64_t *allowed, const uint8_t *s, size_t i, size_t len,
                         size_t *match_len, uint32_t *string) {
     const special_entry *e = longest_at(enc, allowed, s, i, len);
+    uint32_t id = ST_NO_TOKEN, a, tl;
+    if (e) st__vocab_special_string(&enc->vocab, e->k, &id, &a, &tl); /* the order holds good spans only */
     *match_len = e ? e->len : 0;
     if (string) *string = e ? e->k : 0;
-    if (!e) return ST_NO_TOKEN;
-    const st_vocab *v = &enc->vocab;
-    return e->k < v->n_special ? v->special_ids[e->k] : v->extra[3 * (size_t)(e->k - v->n_special)];
+    return id;
 }
 
 /* The set's strings by their numbers' order, until every first byte of the order is seen: the
  * one first byte of tiktoken's specials is seen at once, whatever the size of the set. */
 int st__special_first_bytes(const st_encoding *enc, const uint64_t *set, uint8_t first[256]) {
-    int distinct = 0, groups = (int)enc->special_first_bytes;
+    int distinct = 0, groups = set ? (int)enc->special_first_bytes : 0;
     st__memset(first, 0, 256);
     uint32_t n_str = st__vocab_n_strings(&enc->vocab);
     for (uint32_t w = 0; w < (n_str + 63) / 64 && distinct < groups; w++) {

@@ -41,8 +41,8 @@ void st__policy_free(st__policy *pl, const st_allocator *a);
  * first (the earliest; at one position the longest), else ST_OK. */
 st_status st__check_disallowed(const st_encoding *enc, const st__policy *pl, const uint8_t *s, size_t len, st_error *err);
 
-/* first[c] = 1 for each first byte c of a special string in the set (pl->allowed or
- * pl->normalized), else 0; returns how many are 1. */
+/* first[c] = 1 for each first byte c of a special string in the set (pl->allowed,
+ * pl->disallowed or pl->normalized; NULL: none), else 0; returns how many are 1. */
 int st__special_first_bytes(const st_encoding *enc, const uint64_t *set, uint8_t first[256]);
 /* The allowed special string matching at s[i..], longest first: its id, ST_NO_TOKEN if none;
  * *match_len its length, *string (if not NULL) its number. */
