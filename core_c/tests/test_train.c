@@ -818,6 +818,51 @@ static void test_token_counts(void) {
     st_counter_free(c);
 }
 
+/* st__counter_truncate, with which the trainer reads its pass into phase 2's words and gives the
+ * pass back behind the reading: the entries kept read as before, the statistics follow, and a
+ * counter whose keys are out of order is not truncated by the trainer (keys_in_order). */
+static void test_counter_truncate(void) {
+    st_counter *c = NULL;
+    CHECK(st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &c, NULL) == ST_OK, "counter");
+    const char *text = "the cat and the dog and a bird, 12345 and more words here\n";
+    CHECK(st_counter_add(c, text, strlen(text), ST_COUNT_LINES, NULL) == ST_OK, "add");
+    size_t n = st__counter_size(c);
+    CHECK(n >= 8, "%zu distinct pretokens", n);
+    CHECK(st__counter_keys_in_order(c), "a counted counter's keys lie in entry order");
+    size_t lens[64];
+    uint64_t counts[64];
+    char keys[64][32];
+    for (size_t i = 0; i < n && i < 64; i++) {
+        const uint8_t *p = st__counter_entry(c, i, &lens[i], &counts[i]);
+        memcpy(keys[i], p, lens[i] < 32 ? lens[i] : 32);
+    }
+    st__counter_truncate(c, n - 1); /* the index is still there: nothing happens */
+    CHECK(st__counter_size(c) == n, "truncate with the index kept: %zu entries", st__counter_size(c));
+    st__counter_drop_index(c);
+    for (size_t keep = n - 1;; keep = keep >= 3 ? keep - 3 : 0) {
+        st__counter_truncate(c, keep);
+        CHECK(st__counter_size(c) == keep && c->stats[ST_COUNTER_UNIQUE] == keep, "truncated to %zu", keep);
+        CHECK(c->arena_len == (keep ? c->entries[keep - 1].off + c->entries[keep - 1].len : 0), "arena length");
+        for (size_t i = 0; i < keep; i++) {
+            size_t len;
+            uint64_t count;
+            const uint8_t *p = st__counter_entry(c, i, &len, &count);
+            CHECK(len == lens[i] && count == counts[i] && memcmp(p, keys[i], len < 32 ? len : 32) == 0,
+                  "entry %zu after truncating to %zu", i, keep);
+        }
+        if (!keep) break;
+    }
+    st_counter_free(c);
+    /* out of order: a key placed before the one of the entry before it */
+    CHECK(st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &c, NULL) == ST_OK, "counter");
+    CHECK(st_counter_add(c, text, strlen(text), ST_COUNT_LINES, NULL) == ST_OK, "add");
+    uint64_t off = c->entries[1].off;
+    c->entries[1].off = c->entries[0].off;
+    CHECK(!st__counter_keys_in_order(c), "keys out of order are seen");
+    c->entries[1].off = off;
+    st_counter_free(c);
+}
+
 static void test_counter_cache_paths(void) {
     g_rng = 12345;
     size_t cap = 1 << 20, n = 0;
@@ -2118,6 +2163,7 @@ int main(int argc, char **argv) {
     test_token_counts();
     test_extension();
     test_counter_cache_paths();
+    test_counter_truncate();
     test_trainer_errors();
     for (int s = 0; s < n; s++) compare_with_reference((unsigned)s);
     test_superwords(n / 2 + 1);

@@ -48,6 +48,23 @@ void st__allocator_init(st_allocator *dst, const st_allocator *src) {
 
 void *st__alloc(const st_allocator *a, size_t size) { return a->alloc(a->ctx, size); }
 void st__free(const st_allocator *a, void *ptr, size_t size) { if (ptr) a->free(a->ctx, ptr, size); }
+void *st__realloc(const st_allocator *a, void *ptr, size_t old, size_t size) {
+    if (!ptr) return a->alloc(a->ctx, size);
+    if (a->alloc == default_alloc) return st__platform_realloc(ptr, old, size);
+    void *p = a->alloc(a->ctx, size);
+    if (!p) return NULL;
+    st__memcpy(p, ptr, old < size ? old : size);
+    a->free(a->ctx, ptr, old);
+    return p;
+}
+int st__realloc_gives_back(const st_allocator *a) {
+#if ST_FREESTANDING
+    (void)a;
+    return 0; /* wasm memory never shrinks */
+#else
+    return a->alloc == default_alloc;
+#endif
+}
 
 const char *st_status_name(int status) {
     switch (status) {

@@ -10,6 +10,13 @@
 void st__allocator_init(st_allocator *dst, const st_allocator *src);
 void *st__alloc(const st_allocator *a, size_t size);
 void st__free(const st_allocator *a, void *ptr, size_t size);
+/* ptr's block (old bytes, from a) resized to size, keeping its first min(old, size) bytes; NULL,
+ * ptr untouched, when out of memory. The platform allocator resizes in place where it can (a
+ * large native block is remapped, not copied); a host's allocator gets alloc, copy, free. */
+void *st__realloc(const st_allocator *a, void *ptr, size_t old, size_t size);
+/* 1 when st__realloc shrinking a block of a gives its tail back to the system without a copy
+ * (the native platform allocator); a host's allocator, or wasm's, would copy or keep it. */
+int st__realloc_gives_back(const st_allocator *a);
 
 #define ST__NO_TOKEN_ID 0xFFFFFFFFu
 

@@ -3,9 +3,21 @@
 
 #if !ST_FREESTANDING
 #include <stdlib.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 void *st__platform_alloc(size_t size) { return malloc(size ? size : 1); }
 void st__platform_free(void *ptr) { free(ptr); }
+void *st__platform_realloc(void *ptr, size_t old, size_t size) {
+    (void)old;
+    return realloc(ptr, size ? size : 1);
+}
+void st__platform_release_free(void) {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
 
 #else /* wasm32, freestanding */
 
@@ -106,5 +118,19 @@ void st__platform_free(void *ptr) {
     *(void **)ptr = free_lists[k];
     free_lists[k] = block;
 }
+
+void *st__platform_realloc(void *ptr, size_t old, size_t size) {
+    if (!ptr) return st__platform_alloc(size);
+    unsigned char *block = (unsigned char *)ptr - ST_HEADER;
+    uint32_t k = *(uint32_t *)(void *)block;
+    if (size + ST_HEADER <= ((size_t)1 << k)) return ptr; /* its size class holds it */
+    void *p = st__platform_alloc(size);
+    if (!p) return NULL;
+    memcpy(p, ptr, old < size ? old : size);
+    st__platform_free(ptr);
+    return p;
+}
+
+void st__platform_release_free(void) {}
 
 #endif

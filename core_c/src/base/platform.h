@@ -28,6 +28,14 @@ int memcmp(const void *a, const void *b, size_t n);
 /* The platform allocator (malloc/free natively, a size-class allocator in wasm). */
 void *st__platform_alloc(size_t size);
 void st__platform_free(void *ptr);
+/* ptr's block resized to size, its first min(old, size) bytes kept (realloc: natively a large
+ * block is moved by remapping its pages, never copied, so growing one never holds it twice); NULL,
+ * ptr untouched, when out of memory. old is its size as allocated (the wasm allocator copies). */
+void *st__platform_realloc(void *ptr, size_t old, size_t size);
+/* Freed memory handed back to the system where the C library keeps it (glibc holds freed heap
+ * pages resident until the heap's top is free): after a phase frees most of what it used, so
+ * the next phase's peak does not stand on it. Nothing elsewhere. */
+void st__platform_release_free(void);
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ST_LIKELY(x) __builtin_expect(!!(x), 1)

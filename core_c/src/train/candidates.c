@@ -63,20 +63,27 @@ void st__tokset_free(st__tokset *s, const st_allocator *a) {
     st__memset(s, 0, sizeof *s);
 }
 
+int st__tokset_reserve(st__tokset *s, const st_allocator *a, size_t n) {
+    /* the text's UBE symbols, 2 big-endian bytes each: at most 2 bytes per text byte */
+    if (s->alphabet != ST_ALPHABET_UBE || 2 * n <= s->scratch_cap) return 1;
+    size_t cap = s->scratch_cap ? s->scratch_cap : 256;
+    while (cap < 2 * n) cap *= 2;
+    uint8_t *b = (uint8_t *)st__alloc(a, cap);
+    if (!b) return 0;
+    if (s->scratch) st__free(a, s->scratch, s->scratch_cap);
+    s->scratch = b;
+    s->scratch_cap = cap;
+    return 1;
+}
+
 uint32_t st__tokset_find(st__tokset *s, const st_allocator *a, const uint8_t *p, size_t n, int *oom) {
     if (!s->slots) return ST__NO_TOKEN_ID;
     const uint8_t *k = p;
     size_t kn = n;
     if (s->alphabet == ST_ALPHABET_UBE) {
-        /* the text's UBE symbols, 2 big-endian bytes each: at most 2 bytes per text byte */
-        if (2 * n > s->scratch_cap) {
-            size_t cap = s->scratch_cap ? s->scratch_cap : 256;
-            while (cap < 2 * n) cap *= 2;
-            uint8_t *b = (uint8_t *)st__alloc(a, cap);
-            if (!b) { *oom = 1; return ST__NO_TOKEN_ID; }
-            if (s->scratch) st__free(a, s->scratch, s->scratch_cap);
-            s->scratch = b;
-            s->scratch_cap = cap;
+        if (!st__tokset_reserve(s, a, n)) {
+            *oom = 1;
+            return ST__NO_TOKEN_ID;
         }
         kn = 0;
         for (size_t i = 0; i < n;) {

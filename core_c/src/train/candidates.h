@@ -31,6 +31,9 @@ void st__tokset_free(st__tokset *s, const st_allocator *a);
 /* The smallest id whose symbols are those of the valid UTF-8 text p[0..n), ST__NO_TOKEN_ID when
  * none is; *oom is set when the UBE scratch could not grow. */
 uint32_t st__tokset_find(st__tokset *s, const st_allocator *a, const uint8_t *p, size_t n, int *oom);
+/* Room for st__tokset_find on keys of up to n bytes, so that it allocates nothing; 0 when out of
+ * memory. */
+int st__tokset_reserve(st__tokset *s, const st_allocator *a, size_t n);
 
 /* 1 if the valid UTF-8 text p[0..n) holds a letter (\p{L}: general category L*). */
 int st__has_letter(const uint8_t *p, size_t n);

@@ -62,10 +62,8 @@ static uint32_t ng_get(ngrams *g, const uint8_t *p, size_t len) {
     if (g->n == g->cap) {
         if (g->n >= 0xFFFFFFFEu) return UINT32_MAX;
         size_t cap = g->cap ? 2 * g->cap : 1024;
-        ngram *e = (ngram *)st__alloc(g->a, cap * sizeof *e);
+        ngram *e = (ngram *)st__realloc(g->a, g->e, g->cap * sizeof *e, cap * sizeof *e);
         if (!e) return UINT32_MAX;
-        if (g->n) st__memcpy(e, g->e, g->n * sizeof *e);
-        if (g->e) st__free(g->a, g->e, g->cap * sizeof *e);
         g->e = e;
         g->cap = cap;
     }

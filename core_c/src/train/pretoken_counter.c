@@ -82,10 +82,8 @@ static int reserve_entries(st_counter *c, size_t need) {
     while (cap < need) cap *= 2;
     if (cap > 0xFFFFFFFEu) cap = 0xFFFFFFFEu; /* entry numbers are 32-bit in the slots */
     if (need > cap) return 0;
-    st__count_entry *e = (st__count_entry *)st__alloc(&c->alloc, cap * sizeof *e);
+    st__count_entry *e = (st__count_entry *)st__realloc(&c->alloc, c->entries, c->cap * sizeof *e, cap * sizeof *e);
     if (!e) return 0;
-    if (c->n) st__memcpy(e, c->entries, c->n * sizeof *e);
-    st__free(&c->alloc, c->entries, c->cap * sizeof *c->entries);
     c->entries = e;
     c->cap = cap;
     return 1;
@@ -95,10 +93,10 @@ static int reserve_arena(st_counter *c, size_t extra) {
     if (extra <= c->arena_cap - c->arena_len) return 1;
     size_t cap = c->arena_cap ? c->arena_cap * 2 : 65536;
     while (cap - c->arena_len < extra) cap *= 2;
-    uint8_t *a = (uint8_t *)st__alloc(&c->alloc, cap);
+    /* resized in place where the allocator can: the arena is the counter's largest block, and a
+     * copy would hold it twice at the peak */
+    uint8_t *a = (uint8_t *)st__realloc(&c->alloc, c->arena, c->arena_cap, cap);
     if (!a) return 0;
-    if (c->arena_len) st__memcpy(a, c->arena, c->arena_len);
-    st__free(&c->alloc, c->arena, c->arena_cap);
     c->arena = a;
     c->arena_cap = cap;
     return 1;
@@ -490,6 +488,37 @@ static void counter_empty(st_counter *c) {
     st__free(&c->alloc, c->arena, c->arena_cap);
     st__free(&c->alloc, c->hot, sizeof(st__count_hot) << ST__HOT_BITS);
     counter_forget(c);
+}
+
+int st__counter_keys_in_order(const st_counter *c) {
+    uint64_t end = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->entries[i].off < end) return 0;
+        end = c->entries[i].off + c->entries[i].len;
+    }
+    return 1;
+}
+
+void st__counter_truncate(st_counter *c, size_t n) {
+    if (n >= c->n || c->slots) return;
+    size_t len = n ? (size_t)(c->entries[n - 1].off + c->entries[n - 1].len) : 0;
+    c->n = n;
+    c->arena_len = len;
+    c->stats[ST_COUNTER_UNIQUE] = n;
+    if (c->hot) st__memset(c->hot, 0, sizeof(st__count_hot) << ST__HOT_BITS);
+    if (c->cand && c->cand->hot) st__memset(c->cand->hot, 0, sizeof(st__cand_hot) << ST__CAND_HOT_BITS);
+    if (!st__realloc_gives_back(&c->alloc)) return;
+    size_t ecap = n ? n : 1, acap = len ? len : 1;
+    st__count_entry *e = (st__count_entry *)st__realloc(&c->alloc, c->entries, c->cap * sizeof *e, ecap * sizeof *e);
+    if (e) {
+        c->entries = e;
+        c->cap = ecap;
+    }
+    uint8_t *a = (uint8_t *)st__realloc(&c->alloc, c->arena, c->arena_cap, acap);
+    if (a) {
+        c->arena = a;
+        c->arena_cap = acap;
+    }
 }
 
 st_status st__counter_hand_over(st_counter *into, st_counter *from, st_error *err) {

@@ -84,6 +84,16 @@ st_status st__counter_hand_over(st_counter *into, st_counter *from, st_error *er
  * was a sixth of the pass's memory (34 MB of the whole English file's candidates). */
 void st__counter_drop_index(st_counter *c);
 
+/* 1 when c's keys lie in the arena in entry order (each after the one before), as counting
+ * and hand-overs leave them: the condition for st__counter_truncate. */
+int st__counter_keys_in_order(const st_counter *c);
+/* Keep c's first n entries (n <= its size) and the arena up to their keys' end, giving the rest
+ * back where the allocator can without a copy (st__realloc_gives_back). For the trainer, which
+ * reads its pass into phase 2's words from the last entry back and shrinks the pass as it goes:
+ * the candidates and the words are never both whole. The index must be dropped and the keys in
+ * order; the hot caches are cleared (they name entries). */
+void st__counter_truncate(st_counter *c, size_t n);
+
 /* 1 if the two pre-tokenizers split every text the same way. */
 int st__pretokenizers_equal(const struct st_pretokenizer *a, const struct st_pretokenizer *b);
 

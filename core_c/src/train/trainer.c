@@ -36,10 +36,12 @@ static int grow(st_trainer *t, void **arr, size_t *cap, size_t need, size_t elem
     if (need <= *cap) return 1;
     size_t c = *cap ? *cap : first;
     while (c < need) c *= 2;
-    void *p = talloc(t, c * elem);
-    if (!p) return 0;
-    if (*cap) st__memcpy(p, *arr, *cap * elem);
-    if (*arr) tfree(t, *arr, *cap * elem);
+    /* resized in place where the allocator can (a large block remapped, not held twice) */
+    void *p = st__realloc(&t->alloc, *arr, *cap * elem, c * elem);
+    if (!p) {
+        t->oom = 1;
+        return 0;
+    }
     *arr = p;
     *cap = c;
     return 1;
@@ -649,6 +651,14 @@ static int prune_pairs(st_trainer *t) {
 #else
 #define ST__KEEP_PAIRS(left) (4 * (left) + 65536)
 #endif
+/* Phase 2's words are read from the pass that counted them, and the pass shrinks behind the reading
+ * every this many bytes of its keys (superwords_words). The test builds shrink it at every key,
+ * so that their small corpora take that path. */
+#ifdef ST_TEST_COUNTERS
+#define ST__GIVE_BACK_BYTES 1
+#else
+#define ST__GIVE_BACK_BYTES ((size_t)4 << 20)
+#endif
 static uint64_t keep_pairs(const st_trainer *t) { return ST__KEEP_PAIRS(t->steps - t->n_super); }
 
 /* SuperBPE's threshold from the first pass's counts: the largest 2^k - 1 below the one before
@@ -689,8 +699,11 @@ static int build_pairs(st_trainer *t, uint64_t before) {
         if (pass == 1 && t->prune && t->algorithm == ST_ALGORITHM_SUPERBPE)
             choose_prune_at(t, before, t->min_frequency ? t->min_frequency - 1 : 0);
         t->tally_filter = pass;
+        /* phase 2 counts its pairs before the words' offsets are made (words_index): read in order */
+        uint64_t off = 0;
         for (size_t w = 0; w < t->n_words; w++) {
-            contributions(t, t->sym + t->woff[w], 0, t->wlen[w], +1, (uint32_t)w);
+            contributions(t, t->sym + (t->woff ? t->woff[w] : off), 0, t->wlen[w], +1, (uint32_t)w);
+            off += t->wlen[w];
             flush_deltas(t, (uint32_t)w);
             if (t->oom) {
                 tally_free(t);
@@ -1218,8 +1231,8 @@ st_status st__counter_new_candidates(const st_trainer *t, int algorithm, uint64_
                                 t->base + (uint32_t)kept, alloc, out, err);
 }
 
-/* Phase 2's word offsets (from the lengths) and stamps, once the candidates are freed; 0 when out
- * of memory. */
+/* Phase 2's word offsets (from the lengths) and stamps, once the candidates are freed and the
+ * pairs counted (build_pairs reads the words in order without them); 0 when out of memory. */
 static int words_index(st_trainer *t) {
     t->woff = (uint64_t *)talloc(t, t->words_cap * sizeof *t->woff);
     t->wstamp = (uint32_t *)talloc(t, t->words_cap * sizeof *t->wstamp);
@@ -1236,8 +1249,8 @@ static int words_index(st_trainer *t) {
 /* Phase 2's words from the candidates, phase 1's words and pairs dropped (st__trainer_start_superwords
  * without its pair table: close_pass frees the candidates before making it). A refusal leaves
  * phase 1 as it was; ST_OK leaves init_pairs to the caller. */
-static st_status superwords_words(st_trainer *t, const st_counter *cands, int algorithm, uint64_t supermerges,
-                                  st_error *err) {
+static st_status superwords_words(st_trainer *t, const st_counter *cands, st_counter *consume, int algorithm,
+                                  uint64_t supermerges, st_error *err) {
     st__error_clear(err);
     if (!t || !cands) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "trainer or candidates is NULL");
     const char *why = st__superword_args_error(t, algorithm, supermerges);
@@ -1260,17 +1273,26 @@ static st_status superwords_words(st_trainer *t, const st_counter *cands, int al
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
                              "the candidates were made with another pre-tokenizer");
     /* the candidates as token ids, built aside: a refusal leaves phase 1 as it was */
-    size_t n = st__counter_size(cands), nsym = 0;
+    size_t n = st__counter_size(cands), nsym = 0, maxlen = 0;
     if (n > 0xFFFFFFFEu) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "more than 2^32 - 2 candidates");
     for (size_t i = 0; i < n; i++) {
         size_t len;
         uint64_t c;
         const uint8_t *p = st__counter_entry(cands, i, &len, &c);
         nsym += st__cand_pieces(p, len);
+        if (len > maxlen) maxlen = len;
     }
+    /* consumed: read from the last candidate back, the counter shrunk behind the reading (where
+     * the allocator gives memory back), so the candidates and the words are never both whole */
+    if (consume && (consume != cands || !st__realloc_gives_back(&consume->alloc) || !st__counter_keys_in_order(consume)))
+        consume = NULL;
     st__tokset ts;
     if (!st__tokset_init(&ts, &t->alloc, t->alphabet, t->seq, t->tok_off, t->tok_len, t->base + (uint32_t)kept))
         return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    if (!st__tokset_reserve(&ts, &t->alloc, maxlen)) { /* no allocation once the reading starts */
+        st__tokset_free(&ts, &t->alloc);
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    }
     size_t nw = n ? n : 1;
     /* the words' offsets and stamps come after the candidates are gone (words_index): while the
      * candidates are read they would only add to the peak */
@@ -1282,11 +1304,15 @@ static st_status superwords_words(st_trainer *t, const st_counter *cands, int al
     st_status st = ST_OK;
     if (!sym || !wcount || !wlen || !wait_head)
         st = st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-    size_t pos = 0;
-    for (size_t i = 0; i < n && st == ST_OK; i++) {
-        size_t len;
+    size_t pos = 0, end = nsym, kept_from = n;
+    for (size_t r = 0; r < n && st == ST_OK; r++) {
+        size_t i = consume ? n - 1 - r : r, len;
         uint64_t c;
         const uint8_t *p = st__counter_entry(cands, i, &len, &c);
+        if (consume) { /* word i's symbols end where word i + 1's begin */
+            pos = end - st__cand_pieces(p, len);
+            end = pos;
+        }
         size_t start = pos;
         wcount[i] = c;
         for (size_t s0 = 0, k = 0; k <= len; k++) {
@@ -1304,8 +1330,15 @@ static st_status superwords_words(st_trainer *t, const st_counter *cands, int al
             s0 = k + 1;
         }
         wlen[i] = (uint32_t)(pos - start);
+        /* every few MiB of keys read, the counter gives them back */
+        if (consume && st == ST_OK && consume->arena_len - (size_t)consume->entries[i].off >= ST__GIVE_BACK_BYTES) {
+            st__counter_truncate(consume, i);
+            kept_from = i;
+        }
     }
     st__tokset_free(&ts, &t->alloc);
+    if (st != ST_OK && kept_from < n) /* the pass is partly read: no step can be taken again */
+        t->oom = 1;
     if (st != ST_OK) {
         if (sym) st__free(&t->alloc, sym, (nsym ? nsym : 1) * sizeof *sym);
         if (wcount) st__free(&t->alloc, wcount, nw * sizeof *wcount);
@@ -1339,9 +1372,9 @@ static st_status superwords_words(st_trainer *t, const st_counter *cands, int al
 
 st_status st__trainer_start_superwords(st_trainer *t, const st_counter *cands, int algorithm, uint64_t supermerges,
                                        st_error *err) {
-    st_status st = superwords_words(t, cands, algorithm, supermerges, err);
+    st_status st = superwords_words(t, cands, NULL, algorithm, supermerges, err);
     if (st != ST_OK) return st;
-    if (!words_index(t) || !init_pairs(t)) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    if (!init_pairs(t) || !words_index(t)) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     return ST_OK;
 }
 
@@ -1675,7 +1708,8 @@ st_status st_trainer_candidates_add(st_trainer *t, st_counter *c, st_error *err)
 }
 
 /* The step that closes the pass over the texts: the candidates (split into n-grams when asked)
- * start phase 2. A failure leaves the pass open, as it was. */
+ * start phase 2. A failure before the pass is read leaves it open, as it was; one after its
+ * reading began (superwords_words shrinks it behind the reading) fails every later step. */
 static st_status close_pass(st_trainer *t, st_error *err) {
     st_status st;
     if (!t->pass && (st = st__counter_new_candidates(t, t->algorithm, t->supermerges_arg, &t->alloc, &t->pass,
@@ -1687,7 +1721,7 @@ static st_status close_pass(st_trainer *t, st_error *err) {
         (st = st__counter_split_ngrams(t->pass, st_trainer_stat(t, ST_TRAINER_NGRAM_CMIN), ST__NGRAM_MAX_LEN,
                                        &t->alloc, &split, err)) != ST_OK)
         return st;
-    st = superwords_words(t, split ? split : t->pass, t->algorithm, t->supermerges_arg, err);
+    st = superwords_words(t, split ? split : t->pass, split ? split : t->pass, t->algorithm, t->supermerges_arg, err);
     st_counter_free(split);
     if (st != ST_OK) return st;
     /* the candidates are phase 2's words now: they go before the pair table is made */
@@ -1695,7 +1729,8 @@ static st_status close_pass(st_trainer *t, st_error *err) {
     t->pass_bytes = t->pass->stats[ST_COUNTER_BYTES];
     st_counter_free(t->pass);
     t->pass = NULL;
-    if (!words_index(t) || !init_pairs(t)) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    if (st__realloc_gives_back(&t->alloc)) st__platform_release_free(); /* the pass's index and tables */
+    if (!init_pairs(t) || !words_index(t)) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     return ST_OK;
 }
 
@@ -1727,7 +1762,10 @@ st_status st_trainer_step(st_trainer *t, size_t max_merges, size_t *made, st_err
             /* superwords: phase 1 never goes on (st_trainer_set_vocab_size is BPE's), and phase 2
              * needs only its merges and tokens: its words and pairs go before the pass over the
              * texts, not after it */
-            if (t->algorithm != ST_ALGORITHM_BPE) free_words_and_pairs(t);
+            if (t->algorithm != ST_ALGORITHM_BPE) {
+                free_words_and_pairs(t);
+                if (st__realloc_gives_back(&t->alloc)) st__platform_release_free();
+            }
         }
     }
     *made = k;
