@@ -528,7 +528,27 @@ st_status st__counter_hand_over(st_counter *into, st_counter *from, st_error *er
     if (into->n || into->stats[ST_COUNTER_DOCUMENTS] || into->stats[ST_COUNTER_BYTES] ||
         into->stats[ST_COUNTER_PRETOKENS] || into->alloc.alloc != from->alloc.alloc ||
         into->alloc.free != from->alloc.free || into->alloc.ctx != from->alloc.ctx) {
-        if ((st = st_counter_merge(into, from, err)) != ST_OK) return st;
+        if (!st__realloc_gives_back(&from->alloc) || !st__counter_keys_in_order(from)) {
+            if ((st = st_counter_merge(into, from, err)) != ST_OK) return st;
+            counter_empty(from);
+            return ST_OK;
+        }
+        /* added from the last entry back, from shrunk behind the adding (st__counter_truncate), so
+         * that the two are never both whole; out of memory, from keeps exactly the entries not
+         * added yet, so into and from still count the texts once between them */
+        st__counter_drop_index(from);
+        for (size_t i = from->n; i-- > 0;) {
+            const st__count_entry *e = &from->entries[i];
+            const uint8_t *p = from->arena + e->off;
+            if (!add_piece(into, p, e->len, st__hash_bytes(p, e->len), e->count)) {
+                st__counter_truncate(from, i + 1);
+                return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+            }
+            if (from->arena_len - (size_t)e->off >= ST__COUNTER_GIVE_BACK) st__counter_truncate(from, i);
+        }
+        into->stats[ST_COUNTER_DOCUMENTS] += from->stats[ST_COUNTER_DOCUMENTS];
+        into->stats[ST_COUNTER_BYTES] += from->stats[ST_COUNTER_BYTES];
+        into->stats[ST_COUNTER_PRETOKENS] += from->stats[ST_COUNTER_PRETOKENS];
         counter_empty(from);
         return ST_OK;
     }

@@ -93,6 +93,13 @@ int st__counter_keys_in_order(const st_counter *c);
  * the candidates and the words are never both whole. The index must be dropped and the keys in
  * order; the hot caches are cleared (they name entries). */
 void st__counter_truncate(st_counter *c, size_t n);
+/* How many bytes of keys a counter read from its end (the trainer's words, a hand-over) gives
+ * back at a time: every key in the test builds, so that their small corpora take that path. */
+#ifdef ST_TEST_COUNTERS
+#define ST__COUNTER_GIVE_BACK 1
+#else
+#define ST__COUNTER_GIVE_BACK ((size_t)4 << 20)
+#endif
 
 /* 1 if the two pre-tokenizers split every text the same way. */
 int st__pretokenizers_equal(const struct st_pretokenizer *a, const struct st_pretokenizer *b);

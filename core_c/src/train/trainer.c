@@ -651,14 +651,6 @@ static int prune_pairs(st_trainer *t) {
 #else
 #define ST__KEEP_PAIRS(left) (4 * (left) + 65536)
 #endif
-/* Phase 2's words are read from the pass that counted them, and the pass shrinks behind the reading
- * every this many bytes of its keys (superwords_words). The test builds shrink it at every key,
- * so that their small corpora take that path. */
-#ifdef ST_TEST_COUNTERS
-#define ST__GIVE_BACK_BYTES 1
-#else
-#define ST__GIVE_BACK_BYTES ((size_t)4 << 20)
-#endif
 static uint64_t keep_pairs(const st_trainer *t) { return ST__KEEP_PAIRS(t->steps - t->n_super); }
 
 /* SuperBPE's threshold from the first pass's counts: the largest 2^k - 1 below the one before
@@ -1331,7 +1323,7 @@ static st_status superwords_words(st_trainer *t, const st_counter *cands, st_cou
         }
         wlen[i] = (uint32_t)(pos - start);
         /* every few MiB of keys read, the counter gives them back */
-        if (consume && st == ST_OK && consume->arena_len - (size_t)consume->entries[i].off >= ST__GIVE_BACK_BYTES) {
+        if (consume && st == ST_OK && consume->arena_len - (size_t)consume->entries[i].off >= ST__COUNTER_GIVE_BACK) {
             st__counter_truncate(consume, i);
             kept_from = i;
         }
