@@ -842,7 +842,7 @@ static void test_counter_truncate(void) {
     for (size_t keep = n - 1;; keep = keep >= 3 ? keep - 3 : 0) {
         st__counter_truncate(c, keep);
         CHECK(st__counter_size(c) == keep && c->stats[ST_COUNTER_UNIQUE] == keep, "truncated to %zu", keep);
-        CHECK(c->arena_len == (keep ? c->entries[keep - 1].off + c->entries[keep - 1].len : 0), "arena length");
+        CHECK(c->arena_len == (keep ? st__entry_end(c->arena, &c->entries[keep - 1]) : 0), "arena length");
         for (size_t i = 0; i < keep; i++) {
             size_t len;
             uint64_t count;
@@ -856,11 +856,48 @@ static void test_counter_truncate(void) {
     /* out of order: a key placed before the one of the entry before it */
     CHECK(st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &c, NULL) == ST_OK, "counter");
     CHECK(st_counter_add(c, text, strlen(text), ST_COUNT_LINES, NULL) == ST_OK, "add");
-    uint64_t off = c->entries[1].off;
-    c->entries[1].off = c->entries[0].off;
+    uint64_t loc = c->entries[1].loc;
+    c->entries[1].loc = c->entries[0].loc;
     CHECK(!st__counter_keys_in_order(c), "keys out of order are seen");
-    c->entries[1].off = off;
+    c->entries[1].loc = loc;
     st_counter_free(c);
+    /* a key of 2^24 bytes or more keeps its length in its record: counted, found again, merged,
+     * saved, loaded and truncated like any other */
+    size_t big = ((size_t)1 << 24) + 5;
+    char *doc = malloc(big + 16);
+    memset(doc, 'a', big);
+    memcpy(doc + big, " b a\n", 5);
+    st_counter *d = NULL, *m = NULL;
+    CHECK(st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &c, NULL) == ST_OK, "counter");
+    CHECK(st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &m, NULL) == ST_OK, "counter");
+    CHECK(st_counter_add(c, doc, big + 5, ST_COUNT_LINES, NULL) == ST_OK, "add a long pretoken");
+    CHECK(st_counter_add(c, doc, big + 5, ST_COUNT_LINES, NULL) == ST_OK, "add it again");
+    CHECK(st__counter_size(c) == 4, "%zu distinct (the long key, ' b', ' a', newline)", st__counter_size(c));
+    int seen = 0;
+    for (size_t i = 0; i < st__counter_size(c); i++) {
+        size_t len;
+        uint64_t count;
+        const uint8_t *p = st__counter_entry(c, i, &len, &count);
+        if (len == big) seen = count == 2 && p[0] == 'a' && p[big - 1] == 'a';
+    }
+    CHECK(seen, "the long key, its length and its count");
+    CHECK(st_counter_merge(m, c, NULL) == ST_OK && st__counter_size(m) == 4, "merged");
+    size_t n1 = 0;
+    st_counter_save(m, NULL, 0, &n1, NULL);
+    uint8_t *buf = malloc(n1);
+    CHECK(st_counter_save(m, buf, n1, &n1, NULL) == ST_OK, "saved");
+    CHECK(st_counter_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &d, NULL) == ST_OK, "counter");
+    st_error e2;
+    CHECK(st_counter_load(d, buf, n1, &e2) == ST_OK && st__counter_size(d) == 4, "loaded: %s", e2.message);
+    CHECK(st__counter_keys_in_order(d), "in order");
+    st__counter_drop_index(d);
+    st__counter_truncate(d, 1);
+    CHECK(st__counter_size(d) == 1 && d->arena_len == st__entry_end(d->arena, &d->entries[0]), "truncated");
+    free(buf);
+    free(doc);
+    st_counter_free(c);
+    st_counter_free(m);
+    st_counter_free(d);
 }
 
 static void test_counter_cache_paths(void) {

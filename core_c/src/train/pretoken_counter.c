@@ -56,19 +56,31 @@ void st_counter_free(st_counter *c) {
     st__free(&a, c, sizeof *c);
 }
 
-/* Rebuild the slot table with nslots slots (a power of two). */
+/* Rebuild the slot table with nslots slots (a power of two). A slot's place comes from the high
+ * half of the key's hash, which the slot keeps beside the entry number: growing the table reads
+ * the old slots alone, no entry and no key; with no table (st__counter_drop_index) the keys are
+ * hashed again. */
 static int rehash(st_counter *c, size_t nslots) {
     uint64_t *s = (uint64_t *)st__alloc(&c->alloc, nslots * sizeof *s);
     if (!s) return 0;
     st__memset(s, 0, nslots * sizeof *s);
     size_t mask = nslots - 1;
-    for (size_t i = 0; i < c->n; i++) {
-        size_t k = c->entries[i].hash & mask;
-        while (s[k]) k = (k + 1) & mask;
-        /* the tag (high half of the hash) is not stored in the entry: recompute it */
-        const st__count_entry *e = &c->entries[i];
-        uint64_t h = st__hash_bytes(c->arena + e->off, e->len);
-        s[k] = (h & 0xFFFFFFFF00000000ull) | (uint64_t)(i + 1);
+    if (c->slots) {
+        for (size_t j = 0; j <= c->mask; j++) {
+            uint64_t v = c->slots[j];
+            if (!v) continue;
+            size_t k = (size_t)(v >> 32) & mask;
+            while (s[k]) k = (k + 1) & mask;
+            s[k] = v;
+        }
+    } else {
+        for (size_t i = 0; i < c->n; i++) {
+            const st__count_entry *e = &c->entries[i];
+            uint64_t h = st__hash_bytes(st__entry_key(c->arena, e), st__entry_len(c->arena, e));
+            size_t k = (size_t)(h >> 32) & mask;
+            while (s[k]) k = (k + 1) & mask;
+            s[k] = (h & 0xFFFFFFFF00000000ull) | (uint64_t)(i + 1);
+        }
     }
     if (c->slots) st__free(&c->alloc, c->slots, (c->mask + 1) * sizeof *c->slots);
     c->slots = s;
@@ -120,14 +132,14 @@ void st__counter_drop_index(st_counter *c) {
 static size_t add_piece(st_counter *c, const uint8_t *p, size_t n, uint64_t h, uint64_t count) {
     if (!c->slots && c->n && !reindex(c)) return 0;
     uint64_t tag = h & 0xFFFFFFFF00000000ull;
-    size_t k = (size_t)h & c->mask;
+    size_t k = (size_t)(h >> 32) & c->mask;
     if (c->slots) {
         for (;;) {
             uint64_t s = c->slots[k];
             if (!s) break;
             if ((s & 0xFFFFFFFF00000000ull) == tag) {
                 st__count_entry *e = &c->entries[(uint32_t)s - 1];
-                if (e->len == n && st__bytes_equal(c->arena + e->off, p, n)) {
+                if (st__entry_len(c->arena, e) == n && st__bytes_equal(st__entry_key(c->arena, e), p, n)) {
                     e->count += count;
                     return (uint32_t)s;
                 }
@@ -139,17 +151,19 @@ static size_t add_piece(st_counter *c, const uint8_t *p, size_t n, uint64_t h, u
     if (!c->slots || (c->n + 1) * LOAD_DEN > (c->mask + 1) * LOAD_NUM) {
         size_t nslots = c->slots ? (c->mask + 1) * 2 : MIN_SLOTS;
         if (!rehash(c, nslots)) return 0;
-        k = (size_t)h & c->mask;
+        k = (size_t)(h >> 32) & c->mask;
         while (c->slots[k]) k = (k + 1) & c->mask;
     }
-    if (!reserve_entries(c, c->n + 1) || !reserve_arena(c, n)) return 0;
+    size_t prefix = n >= ST__KEY_LONG ? 4 : 0; /* a long key's record holds its length first */
+    if (n > 0xFFFFFFFFu || (uint64_t)c->arena_len + prefix + n > ST__ARENA_MAX || !reserve_entries(c, c->n + 1) ||
+        !reserve_arena(c, prefix + n))
+        return 0;
     st__count_entry *e = &c->entries[c->n];
-    e->off = c->arena_len;
-    e->len = (uint32_t)n;
-    e->hash = (uint32_t)h;
     e->count = count;
-    st__memcpy(c->arena + c->arena_len, p, n);
-    c->arena_len += n;
+    e->loc = (uint64_t)c->arena_len << 24 | (prefix ? ST__KEY_LONG : (uint64_t)n);
+    if (prefix) st__put_le32(c->arena + c->arena_len, (uint32_t)n);
+    st__memcpy(c->arena + c->arena_len + prefix, p, n);
+    c->arena_len += prefix + n;
     c->n++;
     c->slots[k] = tag | (uint64_t)c->n;
     c->stats[ST_COUNTER_UNIQUE] = c->n;
@@ -459,8 +473,9 @@ st_status st_counter_merge(st_counter *into, const st_counter *from, st_error *e
     /* every pretoken count is at most the pretoken total, which does not overflow */
     for (size_t i = 0; i < from->n; i++) {
         const st__count_entry *e = &from->entries[i];
-        const uint8_t *p = from->arena + e->off;
-        if (!add_piece(into, p, e->len, st__hash_bytes(p, e->len), e->count))
+        const uint8_t *p = st__entry_key(from->arena, e);
+        size_t len = st__entry_len(from->arena, e);
+        if (!add_piece(into, p, len, st__hash_bytes(p, len), e->count))
             return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     }
     into->stats[ST_COUNTER_DOCUMENTS] += from->stats[ST_COUNTER_DOCUMENTS];
@@ -493,15 +508,15 @@ static void counter_empty(st_counter *c) {
 int st__counter_keys_in_order(const st_counter *c) {
     uint64_t end = 0;
     for (size_t i = 0; i < c->n; i++) {
-        if (c->entries[i].off < end) return 0;
-        end = c->entries[i].off + c->entries[i].len;
+        if (st__entry_start(&c->entries[i]) < end) return 0;
+        end = st__entry_end(c->arena, &c->entries[i]);
     }
     return 1;
 }
 
 void st__counter_truncate(st_counter *c, size_t n) {
     if (n >= c->n || c->slots) return;
-    size_t len = n ? (size_t)(c->entries[n - 1].off + c->entries[n - 1].len) : 0;
+    size_t len = n ? (size_t)st__entry_end(c->arena, &c->entries[n - 1]) : 0;
     c->n = n;
     c->arena_len = len;
     c->stats[ST_COUNTER_UNIQUE] = n;
@@ -539,12 +554,13 @@ st_status st__counter_hand_over(st_counter *into, st_counter *from, st_error *er
         st__counter_drop_index(from);
         for (size_t i = from->n; i-- > 0;) {
             const st__count_entry *e = &from->entries[i];
-            const uint8_t *p = from->arena + e->off;
-            if (!add_piece(into, p, e->len, st__hash_bytes(p, e->len), e->count)) {
+            const uint8_t *p = st__entry_key(from->arena, e);
+            size_t len = st__entry_len(from->arena, e);
+            if (!add_piece(into, p, len, st__hash_bytes(p, len), e->count)) {
                 st__counter_truncate(from, i + 1);
                 return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
             }
-            if (from->arena_len - (size_t)e->off >= ST__COUNTER_GIVE_BACK) st__counter_truncate(from, i);
+            if (from->arena_len - st__entry_start(e) >= ST__COUNTER_GIVE_BACK) st__counter_truncate(from, i);
         }
         into->stats[ST_COUNTER_DOCUMENTS] += from->stats[ST_COUNTER_DOCUMENTS];
         into->stats[ST_COUNTER_BYTES] += from->stats[ST_COUNTER_BYTES];
@@ -590,15 +606,16 @@ st_status st_counter_prune(st_counter *c, uint64_t min_count, st_error *err) {
             dropped += e.count;
             continue;
         }
-        if (e.off != arena) st__memmove(c->arena + arena, c->arena + e.off, e.len);
-        e.off = arena;
-        arena += e.len;
+        uint64_t start = st__entry_start(&e), bytes = st__entry_end(c->arena, &e) - start; /* a long key's length too */
+        if (start != arena) st__memmove(c->arena + arena, c->arena + start, (size_t)bytes);
+        e.loc = arena << 24 | (e.loc & ST__KEY_LONG);
+        arena += bytes;
         c->entries[kept++] = e;
     }
     for (size_t i = 0; i < kept; i++) {
         const st__count_entry *e = &c->entries[i];
-        uint64_t h = st__hash_bytes(c->arena + e->off, e->len);
-        size_t k = (size_t)h & c->mask;
+        uint64_t h = st__hash_bytes(st__entry_key(c->arena, e), st__entry_len(c->arena, e));
+        size_t k = (size_t)(h >> 32) & c->mask;
         while (s[k]) k = (k + 1) & c->mask;
         s[k] = (h & 0xFFFFFFFF00000000ull) | (uint64_t)(i + 1);
     }
@@ -630,7 +647,8 @@ static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
 
 static int entry_less(const st_counter *c, uint32_t x, uint32_t y) {
     const st__count_entry *a = &c->entries[x], *b = &c->entries[y];
-    return cmp_bytes(c->arena + a->off, a->len, c->arena + b->off, b->len) < 0;
+    return cmp_bytes(st__entry_key(c->arena, a), st__entry_len(c->arena, a), st__entry_key(c->arena, b),
+                     st__entry_len(c->arena, b)) < 0;
 }
 
 /* Bottom-up merge sort of entry numbers by bytes (no recursion, no libc qsort); returns the
@@ -676,6 +694,8 @@ st_status st_counter_save(const st_counter *c, uint8_t *out, size_t cap, size_t 
     if (!c || !out_len || (!out && cap)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
     size_t head = c->cand ? CAND_HEADER_SIZE : HEADER_SIZE;
     size_t size = head + c->n * ENTRY_HEAD + c->arena_len;
+    for (size_t i = 0; i < c->n; i++) /* a long key's record holds its length too: not saved there */
+        if ((c->entries[i].loc & ST__KEY_LONG) == ST__KEY_LONG) size -= 4;
     *out_len = size;
     if (cap < size) return st__error_status(err, ST_ERR_BUFFER_TOO_SMALL);
     uint32_t *idx = NULL, *tmp = NULL;
@@ -694,10 +714,11 @@ st_status st_counter_save(const st_counter *c, uint8_t *out, size_t cap, size_t 
     uint8_t *p = out + head;
     for (size_t i = 0; i < c->n; i++) {
         const st__count_entry *e = &c->entries[order[i]];
-        st__put_le32(p, e->len);
+        size_t len = st__entry_len(c->arena, e);
+        st__put_le32(p, (uint32_t)len);
         st__put_le64(p + 4, e->count);
-        st__memcpy(p + ENTRY_HEAD, c->arena + e->off, e->len);
-        p += ENTRY_HEAD + e->len;
+        st__memcpy(p + ENTRY_HEAD, st__entry_key(c->arena, e), len);
+        p += ENTRY_HEAD + len;
     }
     st__free(&c->alloc, idx, c->n * sizeof *idx);
     st__free(&c->alloc, tmp, c->n * sizeof *tmp);

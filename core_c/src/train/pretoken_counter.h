@@ -24,13 +24,29 @@ static inline uint64_t st__get_le64(const uint8_t *p) {
     return v;
 }
 
-/* One distinct pretoken: its bytes are arena[off .. off + len). */
+/* One distinct pretoken in 16 bytes (the entries are most of a big counter's memory): its count,
+ * and loc = (where its record starts in the arena) << 24 | its length. A key of 2^24 - 1 bytes or
+ * more has the length ST__KEY_LONG there, and its record holds the length (4 bytes, little-endian)
+ * before the key. The arena stays under 2^40 bytes. */
 typedef struct st__count_entry {
-    uint64_t off;
-    uint32_t len;
-    uint32_t hash; /* low 32 bits of its hash: the slot index when the table grows */
     uint64_t count;
+    uint64_t loc;
 } st__count_entry;
+#define ST__KEY_LONG 0xFFFFFFu
+#define ST__ARENA_MAX ((uint64_t)1 << 40)
+
+ST_INLINE uint64_t st__entry_start(const st__count_entry *e) { return e->loc >> 24; }
+ST_INLINE size_t st__entry_len(const uint8_t *arena, const st__count_entry *e) {
+    uint32_t l = (uint32_t)(e->loc & ST__KEY_LONG);
+    return l != ST__KEY_LONG ? l : st__get_le32(arena + (e->loc >> 24));
+}
+ST_INLINE const uint8_t *st__entry_key(const uint8_t *arena, const st__count_entry *e) {
+    return arena + (e->loc >> 24) + ((e->loc & ST__KEY_LONG) == ST__KEY_LONG ? 4 : 0);
+}
+/* where the record after it may start */
+ST_INLINE uint64_t st__entry_end(const uint8_t *arena, const st__count_entry *e) {
+    return (uint64_t)(st__entry_key(arena, e) - arena) + st__entry_len(arena, e);
+}
 
 struct st_counter {
     st_allocator alloc;
@@ -65,9 +81,9 @@ typedef struct st__count_hot {
 ST_INLINE size_t st__counter_size(const st_counter *c) { return c->n; }
 ST_INLINE const uint8_t *st__counter_entry(const st_counter *c, size_t i, size_t *len, uint64_t *count) {
     const st__count_entry *e = &c->entries[i];
-    *len = e->len;
+    *len = st__entry_len(c->arena, e);
     *count = e->count;
-    return c->arena + e->off;
+    return st__entry_key(c->arena, e);
 }
 /* Add count occurrences of the key p[0..n) whose hash is h (st__hash_bytes); its entry + 1, or 0
  * when out of memory (nothing changed). UNIQUE follows; the other statistics are the caller's. */

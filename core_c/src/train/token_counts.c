@@ -28,7 +28,7 @@ st_status st_counter_token_counts(const st_counter *c, const st_encoding *enc, u
     }
     size_t longest = 0;
     for (size_t i = 0; i < c->n; i++)
-        if (c->entries[i].len > longest) longest = c->entries[i].len;
+        if (st__entry_len(c->arena, &c->entries[i]) > longest) longest = st__entry_len(c->arena, &c->entries[i]);
     /* a piece of len bytes has at most len ids (a UBE piece: at most its symbols, at most len) */
     uint32_t *ids = longest ? (uint32_t *)st__alloc(&c->alloc, longest * sizeof *ids) : NULL;
     if (longest && !ids) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
@@ -37,7 +37,7 @@ st_status st_counter_token_counts(const st_counter *c, const st_encoding *enc, u
     for (size_t i = 0; i < c->n && st == ST_OK; i++) {
         const st__count_entry *e = &c->entries[i];
         size_t k = 0;
-        st = st_encode_piece(enc, c->arena + e->off, e->len, ids, longest, &k, err);
+        st = st_encode_piece(enc, st__entry_key(c->arena, e), st__entry_len(c->arena, e), ids, longest, &k, err);
         if (st != ST_OK) break;
         for (size_t j = 0; j < k; j++) {
             if (counts[ids[j]] + e->count < e->count) {

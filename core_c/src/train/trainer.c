@@ -1323,7 +1323,7 @@ static st_status superwords_words(st_trainer *t, const st_counter *cands, st_cou
         }
         wlen[i] = (uint32_t)(pos - start);
         /* every few MiB of keys read, the counter gives them back */
-        if (consume && st == ST_OK && consume->arena_len - (size_t)consume->entries[i].off >= ST__COUNTER_GIVE_BACK) {
+        if (consume && st == ST_OK && consume->arena_len - st__entry_start(&consume->entries[i]) >= ST__COUNTER_GIVE_BACK) {
             st__counter_truncate(consume, i);
             kept_from = i;
         }
