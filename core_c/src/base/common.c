@@ -57,6 +57,11 @@ void *st__realloc(const st_allocator *a, void *ptr, size_t old, size_t size) {
     a->free(a->ctx, ptr, old);
     return p;
 }
+size_t st__grow_elems(const st_allocator *a, size_t need, size_t elem) {
+    if (!st__realloc_gives_back(a) || need > (size_t)-1 / elem) return need;
+    size_t more = st__platform_grow_bytes(need * elem) / elem;
+    return more > need ? more : need;
+}
 int st__realloc_gives_back(const st_allocator *a) {
 #if ST_FREESTANDING
     (void)a;

@@ -17,6 +17,9 @@ void *st__realloc(const st_allocator *a, void *ptr, size_t old, size_t size);
 /* 1 when st__realloc shrinking a block of a gives its tail back to the system without a copy
  * (the native platform allocator); a host's allocator, or wasm's, would copy or keep it. */
 int st__realloc_gives_back(const st_allocator *a);
+/* The elements of elem bytes to make room for when a growing array of a's needs need: need, or
+ * more where the platform allocator grows a larger block without a copy (st__platform_grow_bytes). */
+size_t st__grow_elems(const st_allocator *a, size_t need, size_t elem);
 
 #define ST__NO_TOKEN_ID 0xFFFFFFFFu
 

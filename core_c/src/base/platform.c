@@ -18,6 +18,12 @@ void st__platform_release_free(void) {
     malloc_trim(0);
 #endif
 }
+size_t st__platform_grow_bytes(size_t want) {
+#if defined(__GLIBC__) && UINTPTR_MAX > 0xFFFFFFFFu
+    if (want >= ((size_t)1 << 20) && want < ((size_t)64 << 20)) return (size_t)64 << 20;
+#endif
+    return want;
+}
 
 #else /* wasm32, freestanding */
 
@@ -132,5 +138,6 @@ void *st__platform_realloc(void *ptr, size_t old, size_t size) {
 }
 
 void st__platform_release_free(void) {}
+size_t st__platform_grow_bytes(size_t want) { return want; }
 
 #endif

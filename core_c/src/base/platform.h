@@ -36,6 +36,12 @@ void *st__platform_realloc(void *ptr, size_t old, size_t size);
  * pages resident until the heap's top is free): after a phase frees most of what it used, so
  * the next phase's peak does not stand on it. Nothing elsewhere. */
 void st__platform_release_free(void);
+/* The bytes to ask for a block that grows (with st__platform_realloc) and now needs want: natively
+ * on 64-bit glibc a block of 1 MiB or more is asked at 64 MiB at once, above the largest size
+ * glibc serves from its heap (32 MiB), so it has pages of its own: only those written are
+ * resident, and realloc moves it by remapping them, where a heap block of 32 MiB or less is
+ * copied (held twice). Elsewhere want. */
+size_t st__platform_grow_bytes(size_t want);
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ST_LIKELY(x) __builtin_expect(!!(x), 1)
