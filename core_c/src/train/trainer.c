@@ -1266,14 +1266,18 @@ static st_status superwords_words(st_trainer *t, const st_counter *cands, st_cou
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
                              "the candidates were made with another pre-tokenizer");
     /* the candidates as token ids, built aside: a refusal leaves phase 1 as it was */
-    size_t n = st__counter_size(cands), nsym = 0, maxlen = 0;
+    size_t n = st__counter_size(cands), nsym = 0, maxlen = 0; /* maxlen: the longest pretoken of a candidate */
     if (n > 0xFFFFFFFEu) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "more than 2^32 - 2 candidates");
     for (size_t i = 0; i < n; i++) {
         size_t len;
         uint64_t c;
         const uint8_t *p = st__counter_entry(cands, i, &len, &c);
-        nsym += st__cand_pieces(p, len);
-        if (len > maxlen) maxlen = len;
+        for (size_t s0 = 0, k = 0; k <= len; k++) /* its pretokens: symbols, and the longest for UBE's scratch */
+            if (k == len || p[k] == ST__CAND_SEP) {
+                nsym++;
+                if (k - s0 > maxlen) maxlen = k - s0;
+                s0 = k + 1;
+            }
     }
     /* consumed: read from the last candidate back, the counter shrunk behind the reading (where
      * the allocator gives memory back), so the candidates and the words are never both whole */
@@ -1326,7 +1330,7 @@ static st_status superwords_words(st_trainer *t, const st_counter *cands, st_cou
         /* every few MiB of keys read, the counter gives them back */
         if (consume && st == ST_OK && consume->arena_len - st__entry_start(&consume->entries[i]) >= ST__COUNTER_GIVE_BACK) {
             st__counter_truncate(consume, i);
-            kept_from = i;
+            if (st__counter_size(consume) == i) kept_from = i; /* given back: no step can read it again */
         }
     }
     st__tokset_free(&ts, &t->alloc);
@@ -1714,6 +1718,7 @@ static st_status close_pass(st_trainer *t, st_error *err) {
         (st = st__counter_split_ngrams(t->pass, st_trainer_stat(t, ST_TRAINER_NGRAM_CMIN), ST__NGRAM_MAX_LEN,
                                        &t->alloc, &split, err)) != ST_OK)
         return st;
+    if (split) st__counter_drop_index(split); /* read once, in order, and given back as it is read */
     st = superwords_words(t, split ? split : t->pass, split ? split : t->pass, t->algorithm, t->supermerges_arg, err);
     st_counter_free(split);
     if (st != ST_OK) return st;
