@@ -831,6 +831,45 @@ static void test_training_line(void) {
     }
 }
 
+/* An allocator that keeps each block's size in front of it and counts a free given another size:
+ * a host allocator may rely on the size it is told. */
+static size_t g_wrong_sizes, g_live_blocks;
+static void *sized_alloc(void *ctx, size_t size) {
+    (void)ctx;
+    size_t *b = (size_t *)malloc(size + 16);
+    if (!b) return NULL;
+    b[0] = size;
+    g_live_blocks++;
+    return (char *)b + 16;
+}
+static void sized_free(void *ctx, void *p, size_t size) {
+    (void)ctx;
+    size_t *b = (size_t *)(void *)((char *)p - 16);
+    if (b[0] != size) g_wrong_sizes++;
+    g_live_blocks--;
+    free(b);
+}
+
+/* Every block a model holds is freed with the size it was allocated with, a section of 0 pairs
+ * included. */
+static void test_free_sizes(void) {
+    static const char ZERO[] = "supertok-model 1\nname zero\nkind rules\nalphabet bytes\npattern o200k\n"
+                               "script-aware no\nmerges 0\nsupermerges 0 counts\nspecials 0\nend\n";
+    const char *texts[] = {RULES, SUPER, ZERO};
+    size_t lens[] = {sizeof RULES - 1, sizeof SUPER - 1, sizeof ZERO - 1};
+    st_allocator al = {sized_alloc, sized_free, NULL};
+    for (int i = 0; i < 3; i++) {
+        st_model *m = NULL;
+        st_error err;
+        g_wrong_sizes = g_live_blocks = 0;
+        st_status st = st_model_parse(texts[i], lens[i], &al, &m, &err);
+        CHECK(st == ST_OK, "model %d parses: %s", i, err.message);
+        st_model_free(m);
+        CHECK(g_wrong_sizes == 0 && g_live_blocks == 0, "model %d: %zu frees of another size, %zu blocks left", i,
+              g_wrong_sizes, g_live_blocks);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) g_dir = argv[1];
     test_round_trips();
@@ -839,6 +878,7 @@ int main(int argc, char **argv) {
     test_many_specials_descending();
     test_malformed();
     test_training_line();
+    test_free_sizes();
     static const char *names[] = {"bytes_small", "ube_small"};
     for (int i = 0; i < 2; i++) {
         char path[4096];

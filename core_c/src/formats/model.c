@@ -906,9 +906,10 @@ void st_model_free(st_model *m) {
     if (m->src) st__free(&a, m->src, m->src_len ? m->src_len : 1);
     st__model_pairs *ps[2] = {&m->merges, &m->supermerges};
     for (int i = 0; i < 2; i++) {
-        size_t cap = ps[i]->cap ? ps[i]->cap : 1;
-        if (ps[i]->pairs) st__free(&a, ps[i]->pairs, 2 * cap * sizeof(uint32_t));
-        if (ps[i]->counts) st__free(&a, ps[i]->counts, cap * sizeof(uint64_t));
+        /* the sizes read_pairs asked for (alloc_array: a count of 0 is 1) */
+        size_t cap = ps[i]->cap, npairs = cap ? 2 * cap : 1;
+        if (ps[i]->pairs) st__free(&a, ps[i]->pairs, npairs * sizeof(uint32_t));
+        if (ps[i]->counts) st__free(&a, ps[i]->counts, (cap ? cap : 1) * sizeof(uint64_t));
     }
     if (m->ranks) st__free(&a, m->ranks, (m->ranks_cap ? m->ranks_cap : 1) * sizeof(uint32_t));
     if (m->specials) st__free(&a, m->specials, (m->specials_cap ? m->specials_cap : 1) * sizeof(st__model_special));
