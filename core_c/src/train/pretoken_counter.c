@@ -56,6 +56,17 @@ void st_counter_free(st_counter *c) {
     st__free(&a, c, sizeof *c);
 }
 
+/* The slots s (mask + 1, empty) filled from the entries, each key hashed again. */
+static void index_entries(const st_counter *c, uint64_t *s, size_t mask) {
+    for (size_t i = 0; i < c->n; i++) {
+        const st__count_entry *e = &c->entries[i];
+        uint64_t h = st__hash_bytes(st__entry_key(c->arena, e), st__entry_len(c->arena, e));
+        size_t k = (size_t)(h >> 32) & mask;
+        while (s[k]) k = (k + 1) & mask;
+        s[k] = (h & 0xFFFFFFFF00000000ull) | (uint64_t)(i + 1);
+    }
+}
+
 /* Rebuild the slot table with nslots slots (a power of two). A slot's place comes from the high
  * half of the key's hash, which the slot keeps beside the entry number: growing the table reads
  * the old slots alone, no entry and no key; with no table (st__counter_drop_index) the keys are
@@ -74,13 +85,7 @@ static int rehash(st_counter *c, size_t nslots) {
             s[k] = v;
         }
     } else {
-        for (size_t i = 0; i < c->n; i++) {
-            const st__count_entry *e = &c->entries[i];
-            uint64_t h = st__hash_bytes(st__entry_key(c->arena, e), st__entry_len(c->arena, e));
-            size_t k = (size_t)(h >> 32) & mask;
-            while (s[k]) k = (k + 1) & mask;
-            s[k] = (h & 0xFFFFFFFF00000000ull) | (uint64_t)(i + 1);
-        }
+        index_entries(c, s, mask);
     }
     if (c->slots) st__free(&c->alloc, c->slots, (c->mask + 1) * sizeof *c->slots);
     c->slots = s;
@@ -468,21 +473,29 @@ static st_status merge_refusal(const st_counter *into, const st_counter *from, s
     return ST_OK;
 }
 
+/* Entry i of from added to into (add_piece's result). */
+static size_t add_entry(st_counter *into, const st_counter *from, size_t i) {
+    const st__count_entry *e = &from->entries[i];
+    const uint8_t *p = st__entry_key(from->arena, e);
+    size_t len = st__entry_len(from->arena, e);
+    return add_piece(into, p, len, st__hash_bytes(p, len), e->count);
+}
+
+/* from's statistics added to into's once its entries are (UNIQUE follows into's entries). */
+static void add_stats(st_counter *into, const st_counter *from) {
+    into->stats[ST_COUNTER_DOCUMENTS] += from->stats[ST_COUNTER_DOCUMENTS];
+    into->stats[ST_COUNTER_BYTES] += from->stats[ST_COUNTER_BYTES];
+    into->stats[ST_COUNTER_PRETOKENS] += from->stats[ST_COUNTER_PRETOKENS];
+}
+
 st_status st_counter_merge(st_counter *into, const st_counter *from, st_error *err) {
     st__error_clear(err);
     st_status st = merge_refusal(into, from, err);
     if (st != ST_OK) return st;
     /* every pretoken count is at most the pretoken total, which does not overflow */
-    for (size_t i = 0; i < from->n; i++) {
-        const st__count_entry *e = &from->entries[i];
-        const uint8_t *p = st__entry_key(from->arena, e);
-        size_t len = st__entry_len(from->arena, e);
-        if (!add_piece(into, p, len, st__hash_bytes(p, len), e->count))
-            return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-    }
-    into->stats[ST_COUNTER_DOCUMENTS] += from->stats[ST_COUNTER_DOCUMENTS];
-    into->stats[ST_COUNTER_BYTES] += from->stats[ST_COUNTER_BYTES];
-    into->stats[ST_COUNTER_PRETOKENS] += from->stats[ST_COUNTER_PRETOKENS];
+    for (size_t i = 0; i < from->n; i++)
+        if (!add_entry(into, from, i)) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    add_stats(into, from);
     return ST_OK;
 }
 
@@ -522,8 +535,7 @@ void st__counter_truncate(st_counter *c, size_t n) {
     c->n = n;
     c->arena_len = len;
     c->stats[ST_COUNTER_UNIQUE] = n;
-    if (c->hot) st__memset(c->hot, 0, sizeof(st__count_hot) << ST__HOT_BITS);
-    if (c->cand && c->cand->hot) st__memset(c->cand->hot, 0, sizeof(st__cand_hot) << ST__CAND_HOT_BITS);
+    if (c->hot) st__memset(c->hot, 0, sizeof(st__count_hot) << ST__HOT_BITS); /* it names entries */
     if (!st__realloc_gives_back(&c->alloc)) return;
     size_t ecap = n ? n : 1, acap = len ? len : 1;
     st__count_entry *e = (st__count_entry *)st__realloc(&c->alloc, c->entries, c->cap * sizeof *e, ecap * sizeof *e);
@@ -555,18 +567,14 @@ st_status st__counter_hand_over(st_counter *into, st_counter *from, st_error *er
          * added yet, so into and from still count the texts once between them */
         st__counter_drop_index(from);
         for (size_t i = from->n; i-- > 0;) {
-            const st__count_entry *e = &from->entries[i];
-            const uint8_t *p = st__entry_key(from->arena, e);
-            size_t len = st__entry_len(from->arena, e);
-            if (!add_piece(into, p, len, st__hash_bytes(p, len), e->count)) {
+            if (!add_entry(into, from, i)) {
                 st__counter_truncate(from, i + 1);
                 return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
             }
-            if (from->arena_len - st__entry_start(e) >= ST__COUNTER_GIVE_BACK) st__counter_truncate(from, i);
+            if (from->arena_len - st__entry_start(&from->entries[i]) >= ST__COUNTER_GIVE_BACK)
+                st__counter_truncate(from, i);
         }
-        into->stats[ST_COUNTER_DOCUMENTS] += from->stats[ST_COUNTER_DOCUMENTS];
-        into->stats[ST_COUNTER_BYTES] += from->stats[ST_COUNTER_BYTES];
-        into->stats[ST_COUNTER_PRETOKENS] += from->stats[ST_COUNTER_PRETOKENS];
+        add_stats(into, from);
         counter_empty(from);
         return ST_OK;
     }
@@ -614,16 +622,10 @@ st_status st_counter_prune(st_counter *c, uint64_t min_count, st_error *err) {
         arena += bytes;
         c->entries[kept++] = e;
     }
-    for (size_t i = 0; i < kept; i++) {
-        const st__count_entry *e = &c->entries[i];
-        uint64_t h = st__hash_bytes(st__entry_key(c->arena, e), st__entry_len(c->arena, e));
-        size_t k = (size_t)(h >> 32) & c->mask;
-        while (s[k]) k = (k + 1) & c->mask;
-        s[k] = (h & 0xFFFFFFFF00000000ull) | (uint64_t)(i + 1);
-    }
+    c->n = kept;
+    index_entries(c, s, c->mask);
     st__free(&c->alloc, c->slots, nslots * sizeof *c->slots);
     c->slots = s;
-    c->n = kept;
     c->arena_len = (size_t)arena;
     if (c->hot) st__memset(c->hot, 0, sizeof(st__count_hot) << ST__HOT_BITS); /* it names entries */
     c->stats[ST_COUNTER_PRETOKENS] -= dropped;

@@ -107,7 +107,7 @@ int st__counter_keys_in_order(const st_counter *c);
  * back where the allocator can without a copy (st__realloc_gives_back). For the trainer, which
  * reads its pass into phase 2's words from the last entry back and shrinks the pass as it goes:
  * the candidates and the words are never both whole. The index must be dropped and the keys in
- * order; the hot caches are cleared (they name entries). */
+ * order; the hot cache is cleared (it names entries). */
 void st__counter_truncate(st_counter *c, size_t n);
 /* How many bytes of keys a counter read from its end (the trainer's words, a hand-over) gives
  * back at a time: every key in the test builds, so that their small corpora take that path. */

@@ -27,8 +27,10 @@ st_status st_counter_token_counts(const st_counter *c, const st_encoding *enc, u
         return ST_ERR_BUFFER_TOO_SMALL;
     }
     size_t longest = 0;
-    for (size_t i = 0; i < c->n; i++)
-        if (st__entry_len(c->arena, &c->entries[i]) > longest) longest = st__entry_len(c->arena, &c->entries[i]);
+    for (size_t i = 0; i < c->n; i++) {
+        size_t len = st__entry_len(c->arena, &c->entries[i]);
+        if (len > longest) longest = len;
+    }
     /* a piece of len bytes has at most len ids (a UBE piece: at most its symbols, at most len) */
     uint32_t *ids = longest ? (uint32_t *)st__alloc(&c->alloc, longest * sizeof *ids) : NULL;
     if (longest && !ids) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);

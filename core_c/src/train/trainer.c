@@ -1268,49 +1268,49 @@ static st_status superwords_words(st_trainer *t, const st_counter *cands, st_cou
     /* the candidates as token ids, built aside: a refusal leaves phase 1 as it was */
     size_t n = st__counter_size(cands), nsym = 0, maxlen = 0; /* maxlen: the longest pretoken of a candidate */
     if (n > 0xFFFFFFFEu) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "more than 2^32 - 2 candidates");
+    size_t nw = n ? n : 1;
+    uint32_t *wlen = (uint32_t *)st__alloc(&t->alloc, nw * sizeof *wlen);
+    if (!wlen) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     for (size_t i = 0; i < n; i++) {
         size_t len;
         uint64_t c;
         const uint8_t *p = st__counter_entry(cands, i, &len, &c);
+        wlen[i] = 0;
         for (size_t s0 = 0, k = 0; k <= len; k++) /* its pretokens: symbols, and the longest for UBE's scratch */
             if (k == len || p[k] == ST__CAND_SEP) {
-                nsym++;
+                wlen[i]++;
                 if (k - s0 > maxlen) maxlen = k - s0;
                 s0 = k + 1;
             }
+        nsym += wlen[i];
     }
     /* consumed: read from the last candidate back, the counter shrunk behind the reading (where
      * the allocator gives memory back), so the candidates and the words are never both whole */
     if (consume && (consume != cands || !st__realloc_gives_back(&consume->alloc) || !st__counter_keys_in_order(consume)))
         consume = NULL;
     st__tokset ts;
-    if (!st__tokset_init(&ts, &t->alloc, t->alphabet, t->seq, t->tok_off, t->tok_len, t->base + (uint32_t)kept))
-        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-    if (!st__tokset_reserve(&ts, &t->alloc, maxlen)) { /* no allocation once the reading starts */
+    if (!st__tokset_init(&ts, &t->alloc, t->alphabet, t->seq, t->tok_off, t->tok_len, t->base + (uint32_t)kept) ||
+        !st__tokset_reserve(&ts, &t->alloc, maxlen)) { /* no allocation once the reading starts */
         st__tokset_free(&ts, &t->alloc);
+        st__free(&t->alloc, wlen, nw * sizeof *wlen);
         return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     }
-    size_t nw = n ? n : 1;
     /* the words' offsets and stamps come after the candidates are gone (words_index): while the
      * candidates are read they would only add to the peak */
     uint32_t *sym = (uint32_t *)st__alloc(&t->alloc, (nsym ? nsym : 1) * sizeof *sym);
     uint64_t *wcount = (uint64_t *)st__alloc(&t->alloc, nw * sizeof *wcount);
-    uint32_t *wlen = (uint32_t *)st__alloc(&t->alloc, nw * sizeof *wlen);
     size_t made = t->n_merges;
     uint32_t *wait_head = (uint32_t *)st__alloc(&t->alloc, (made ? made : 1) * sizeof *wait_head);
     st_status st = ST_OK;
-    if (!sym || !wcount || !wlen || !wait_head)
+    if (!sym || !wcount || !wait_head)
         st = st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-    size_t pos = 0, end = nsym, kept_from = n;
+    size_t pos = 0, end = nsym;
     for (size_t r = 0; r < n && st == ST_OK; r++) {
         size_t i = consume ? n - 1 - r : r, len;
         uint64_t c;
         const uint8_t *p = st__counter_entry(cands, i, &len, &c);
-        if (consume) { /* word i's symbols end where word i + 1's begin */
-            pos = end - st__cand_pieces(p, len);
-            end = pos;
-        }
-        size_t start = pos;
+        if (consume) /* word i's symbols end where word i + 1's begin */
+            end = pos = end - wlen[i];
         wcount[i] = c;
         for (size_t s0 = 0, k = 0; k <= len; k++) {
             if (k < len && p[k] != ST__CAND_SEP) continue;
@@ -1326,20 +1326,17 @@ static st_status superwords_words(st_trainer *t, const st_counter *cands, st_cou
             sym[pos++] = id;
             s0 = k + 1;
         }
-        wlen[i] = (uint32_t)(pos - start);
         /* every few MiB of keys read, the counter gives them back */
-        if (consume && st == ST_OK && consume->arena_len - st__entry_start(&consume->entries[i]) >= ST__COUNTER_GIVE_BACK) {
+        if (consume && st == ST_OK && consume->arena_len - st__entry_start(&consume->entries[i]) >= ST__COUNTER_GIVE_BACK)
             st__counter_truncate(consume, i);
-            if (st__counter_size(consume) == i) kept_from = i; /* given back: no step can read it again */
-        }
     }
     st__tokset_free(&ts, &t->alloc);
-    if (st != ST_OK && kept_from < n) /* the pass is partly read: no step can be taken again */
+    if (st != ST_OK && consume && st__counter_size(consume) < n) /* partly given back: no step can read it again */
         t->oom = 1;
     if (st != ST_OK) {
         if (sym) st__free(&t->alloc, sym, (nsym ? nsym : 1) * sizeof *sym);
         if (wcount) st__free(&t->alloc, wcount, nw * sizeof *wcount);
-        if (wlen) st__free(&t->alloc, wlen, nw * sizeof *wlen);
+        st__free(&t->alloc, wlen, nw * sizeof *wlen);
         if (wait_head) st__free(&t->alloc, wait_head, (made ? made : 1) * sizeof *wait_head);
         return st;
     }
