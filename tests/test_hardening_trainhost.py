@@ -495,3 +495,39 @@ def test_cli_says_why_training_stopped(tmp_path):
     assert p.returncode == 0
     assert b"warning: training stopped at 2 of the 757 merges --vocab-size 1000 asks for: the best pair left occurs " \
            b"fewer than --min-frequency 6 times" in p.stderr
+
+
+RLIMIT_TRAIN = r"""
+import random, resource, sys
+import supertok
+rnd = random.Random(7)
+words = set()
+while len(words) < 300000:  # distinct pretokens: the counter's entries and key bytes pass 1 MiB
+    words.add("".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6)))
+with open(sys.argv[1], "w") as f:
+    f.write(" ".join(sorted(words)))
+if sys.argv[2] != "none":
+    vm = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+    resource.setrlimit(resource.RLIMIT_AS, (vm + int(sys.argv[2]) * (1 << 20), resource.RLIM_INFINITY))
+model = supertok.train(sys.argv[1], vocab_size=300, threads=1, mode="paper", progress=False)
+print(len(model.merges), repr(model.merges))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc/self/statm are Linux's")
+def test_training_under_an_address_space_limit(tmp_path):
+    """Natively a growing array of 1 MiB or more is asked at 64 MiB of address space (pages of its
+    own, resident only where written, never copied to grow); a process whose address space is
+    limited (RLIMIT_AS, or strict overcommit) cannot have that much, and training must then grow
+    by the size it needs. With 128 MiB of address space left, the build that asked for 64 MiB
+    only failed ("text: out of memory"); 300,000 distinct words need a few megabytes."""
+    env = _env()
+    env["MALLOC_ARENA_MAX"] = "1"  # one malloc arena: a thread's own arena reserves 64 MiB too
+    out = []
+    for limit in ("128", "none"):
+        p = subprocess.run([sys.executable, "-c", RLIMIT_TRAIN, str(tmp_path / "words.txt"), limit], env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr[-2000:]
+        out.append(p.stdout)
+    assert out[0].split()[0] == "57"  # 300 less the paper mode's 243 symbols
+    assert out[0] == out[1]

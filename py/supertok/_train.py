@@ -874,6 +874,8 @@ def _check_options(backend, counter, mode_id, alphabet_id, vocab_size, min_frequ
         probe = backend.trainer_new(counter, mode_id, alphabet_id, _BIG, min_frequency, len(specials))
         n_alphabet = backend.trainer_stat(probe, _TRAINER_ALPHABET)
     except SupertokError as exc:
+        if exc.name == "ST_ERR_OUT_OF_MEMORY":  # no fault of the options: the core's own error
+            raise
         raise argument_error("mode", "%s, %s: %s" % (_arg("mode", mode), _arg("alphabet", alphabet),
                                                      exc.message or exc)) from None
     finally:

@@ -57,10 +57,18 @@ void *st__realloc(const st_allocator *a, void *ptr, size_t old, size_t size) {
     a->free(a->ctx, ptr, old);
     return p;
 }
-size_t st__grow_elems(const st_allocator *a, size_t need, size_t elem) {
-    if (!st__realloc_gives_back(a) || need > (size_t)-1 / elem) return need;
-    size_t more = st__platform_grow_bytes(need * elem) / elem;
-    return more > need ? more : need;
+void *st__realloc_grow(const st_allocator *a, void *ptr, size_t *cap, size_t need, size_t most, size_t elem) {
+    if (need > most || need > (size_t)-1 / elem) return NULL;
+    size_t more = need;
+    if (st__realloc_gives_back(a)) {
+        more = st__platform_grow_bytes(need * elem) / elem;
+        if (more < need) more = need;
+        if (more > most) more = most;
+    }
+    void *p = st__realloc(a, ptr, *cap * elem, more * elem);
+    if (!p && more > need) p = st__realloc(a, ptr, *cap * elem, (more = need) * elem);
+    if (p) *cap = more;
+    return p;
 }
 int st__realloc_gives_back(const st_allocator *a) {
 #if ST_FREESTANDING

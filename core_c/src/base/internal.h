@@ -17,9 +17,12 @@ void *st__realloc(const st_allocator *a, void *ptr, size_t old, size_t size);
 /* 1 when st__realloc shrinking a block of a gives its tail back to the system without a copy
  * (the native platform allocator); a host's allocator, or wasm's, would copy or keep it. */
 int st__realloc_gives_back(const st_allocator *a);
-/* The elements of elem bytes to make room for when a growing array of a's needs need: need, or
- * more where the platform allocator grows a larger block without a copy (st__platform_grow_bytes). */
-size_t st__grow_elems(const st_allocator *a, size_t need, size_t elem);
+/* A growing array of a's (ptr, *cap elements of elem bytes) resized to hold need (need > *cap,
+ * need <= most): room for more where the platform allocator grows a larger block without a copy
+ * (st__platform_grow_bytes), up to most; if that much address space cannot be had (a process
+ * under RLIMIT_AS or strict overcommit), room for need alone. *cap is then the room made; NULL,
+ * ptr and *cap untouched, when even need cannot be had. */
+void *st__realloc_grow(const st_allocator *a, void *ptr, size_t *cap, size_t need, size_t most, size_t elem);
 
 #define ST__NO_TOKEN_ID 0xFFFFFFFFu
 

@@ -97,13 +97,12 @@ static int reserve_entries(st_counter *c, size_t need) {
     if (need <= c->cap) return 1;
     size_t cap = c->cap ? c->cap * 2 : 256;
     while (cap < need) cap *= 2;
-    cap = st__grow_elems(&c->alloc, cap, sizeof *c->entries);
     if (cap > 0xFFFFFFFEu) cap = 0xFFFFFFFEu; /* entry numbers are 32-bit in the slots */
     if (need > cap) return 0;
-    st__count_entry *e = (st__count_entry *)st__realloc(&c->alloc, c->entries, c->cap * sizeof *e, cap * sizeof *e);
+    st__count_entry *e = (st__count_entry *)st__realloc_grow(&c->alloc, c->entries, &c->cap, cap, 0xFFFFFFFEu,
+                                                              sizeof *e);
     if (!e) return 0;
     c->entries = e;
-    c->cap = cap;
     return 1;
 }
 
@@ -111,13 +110,11 @@ static int reserve_arena(st_counter *c, size_t extra) {
     if (extra <= c->arena_cap - c->arena_len) return 1;
     size_t cap = c->arena_cap ? c->arena_cap * 2 : 65536;
     while (cap - c->arena_len < extra) cap *= 2;
-    cap = st__grow_elems(&c->alloc, cap, 1);
     /* resized in place where the allocator can: the arena is the counter's largest block, and a
      * copy would hold it twice at the peak */
-    uint8_t *a = (uint8_t *)st__realloc(&c->alloc, c->arena, c->arena_cap, cap);
+    uint8_t *a = (uint8_t *)st__realloc_grow(&c->alloc, c->arena, &c->arena_cap, cap, (size_t)-1, 1);
     if (!a) return 0;
     c->arena = a;
-    c->arena_cap = cap;
     return 1;
 }
 

@@ -36,15 +36,13 @@ static int grow(st_trainer *t, void **arr, size_t *cap, size_t need, size_t elem
     if (need <= *cap) return 1;
     size_t c = *cap ? *cap : first;
     while (c < need) c *= 2;
-    c = st__grow_elems(&t->alloc, c, elem);
     /* resized in place where the allocator can (a large block remapped, not held twice) */
-    void *p = st__realloc(&t->alloc, *arr, *cap * elem, c * elem);
+    void *p = st__realloc_grow(&t->alloc, *arr, cap, c, (size_t)-1, elem);
     if (!p) {
         t->oom = 1;
         return 0;
     }
     *arr = p;
-    *cap = c;
     return 1;
 }
 
