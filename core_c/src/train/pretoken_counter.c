@@ -598,6 +598,9 @@ st_status st_counter_prune(st_counter *c, uint64_t min_count, st_error *err) {
         return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0,
                              "a candidates counter is not pruned: min_count applies to pretoken counts");
     if (min_count <= 1 || !c->n) return ST_OK;
+    /* a counter whose index was dropped (st__counter_drop_index) gets one first: the new table
+     * below is made the old one's size */
+    if (!c->slots && !reindex(c)) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     /* the new slot table first: failing there leaves the counter as it was */
     size_t nslots = c->mask + 1;
     uint64_t *s = (uint64_t *)st__alloc(&c->alloc, nslots * sizeof *s);
