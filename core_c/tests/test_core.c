@@ -13,6 +13,7 @@
 #include "supertok.h"
 #include "error_contract.h"
 #include "check.h"
+#include "../src/text/pretokenize.h" /* the encoder's batch scanner against the one-piece one */
 
 
 #define ST_CANARY_T ((size_t)0x5A5A5A5Au)
@@ -900,6 +901,58 @@ static void test_nfc(void) {
     free(bm);
 }
 
+/* The encoder reads pieces a batch at a time (st__pieces_fill, each pattern's loop with its
+ * scanner inlined), st_pretokenize and training one at a time (st__pieces_next, the scanner
+ * through a pointer, which the regex-differential tests hold to the pattern). The two must give
+ * the same ends for every text, whatever the batch size: random texts from
+ * fragments around the stretch's edges (case changes, spaces and runs of them, contractions,
+ * punctuation, digits, line breaks, combining marks and other letters that are not ASCII), each
+ * pattern, batches of 1, 2, 3, 7 and 128. */
+static void test_batch_scanner(void) {
+    static const char *const frag[] = {"a", "b", "z", "A", "B", "Z", "Q", " ", " ", " ", "  ", "   ", ",", ".",
+                                       "'", "'s", "'LL", "\n", "\r\n", "1", "123", "\xc3\xa9", "\xc3\x89",
+                                       "\xcc\x81", "\xce\xa9", "\xe4\xb8\xad", "\t", "/", "-", "the",
+                                       " the", "The", "camelCase", "HTTPServer", "abcdefghijklmnop",
+                                       "ABCDEFGHIJ"};
+    static const int pats[] = {ST_PATTERN_O200K, ST_PATTERN_CL100K, ST_PATTERN_GPT2, ST_PATTERN_LLAMA3};
+    static const size_t caps[] = {1, 2, 3, 7, 128};
+    uint64_t seed = 0x9E3779B97F4A7C15ull;
+    char text[600];
+    size_t want[600], got[600];
+    int bad = 0;
+    for (size_t pi = 0; pi < sizeof pats / sizeof *pats; pi++) {
+        st_pretokenizer *pt = NULL;
+        CHECK(st_pretokenizer_new(pats[pi], 0, NULL, 0, NULL, &pt, NULL) == ST_OK, "pretokenizer %d", pats[pi]);
+        for (int round = 0; round < 20000 && !bad; round++) {
+            size_t len = 0;
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            size_t nfrag = (size_t)(seed >> 33) % 60;
+            for (size_t k = 0; k < nfrag; k++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                const char *f = frag[(seed >> 33) % (sizeof frag / sizeof *frag)];
+                size_t fl = strlen(f);
+                if (len + fl >= sizeof text) break;
+                memcpy(text + len, f, fl);
+                len += fl;
+            }
+            st__piece_iter it;
+            st__pieces_init(&it, pt, (const uint8_t *)text, len);
+            size_t nw = 0;
+            while (it.i < len) want[nw++] = st__pieces_next(&it);
+            size_t cap = caps[round % 5], ng = 0;
+            st__pieces_init(&it, pt, (const uint8_t *)text, len);
+            for (size_t m; (m = st__pieces_fill(&it, got + ng, cap)) > 0;) ng += m;
+            if (ng != nw || memcmp(got, want, nw * sizeof *want) != 0) {
+                bad = 1;
+                CHECK(0, "pattern %d, batch %zu: %zu pieces against %zu one at a time for \"%.*s\"", pats[pi], cap, ng,
+                      nw, (int)len, text);
+            }
+        }
+        st_pretokenizer_free(pt);
+    }
+    CHECK(!bad, "the batch scanner gives the one-piece scanner's ends");
+}
+
 int main(void) {
     test_status_str();
     test_version();
@@ -912,6 +965,7 @@ int main(void) {
     test_allocators();
     test_scripts();
     test_nfc();
+    test_batch_scanner();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }
