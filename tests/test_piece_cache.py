@@ -354,3 +354,28 @@ def test_superword_runs_twice_and_in_other_texts(backend):
             gain = (after["hits"] - mid["hits"]) - (mid["hits"] - before["hits"])
             assert gain > 0 if k == 0 else gain >= 0, (name, t, before, mid, after)
             assert after["bytes"] <= 1 << 20
+
+
+def test_a_growing_table_keeps_its_pieces(fresh, serial, tmp_path):
+    """The short table starts at 512 lines and doubles with the text a handle has seen: a grown
+    table holds the old one's entries (an emptied one had the next call miss every piece seen
+    before). 250 new words (fewer than 512 lines hold) padded to 8 KB, then 64 KB of one-token
+    words (the table grows), then the same words last to first (other spans, so the span cache
+    holds none of them): nearly all are found, with the ids of the cache off; and a long piece
+    (over 56 bytes: the long table) is found after the growth too."""
+    rng = random.Random(11)
+    words = _words(rng, 250, "bcdfghjklmnpqrstvwxz", 6, 8)
+    han = " " + "".join(chr(0x4E00 + rng.randrange(3000)) for _ in range(30))  # 91 bytes: a long entry
+    pad = " the" * 2048
+    first = "".join(words) + han + pad
+    fresh.encode(first)
+    before = fresh.cache_info()
+    assert before["misses"] >= 240, before
+    fresh.encode(" the" * 16384)
+    grown = fresh.cache_info()
+    assert grown["bytes"] > before["bytes"], (before, grown)
+    again = han + "".join(reversed(words)) + pad
+    assert fresh.encode(again) == enc_off_cached(fresh, again)
+    after = fresh.cache_info()
+    hits, misses = after["hits"] - grown["hits"], after["misses"] - grown["misses"]
+    assert hits + misses >= 251 and hits >= 0.95 * (hits + misses), (hits, misses)

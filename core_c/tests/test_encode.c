@@ -2895,6 +2895,67 @@ static void test_scratch_reuse(void) {
 }
 
 
+/* A piece cache that grows keeps what it holds: a handle's short table starts at 512 lines and
+ * doubles with the text the handle has seen (piece_cache.c: cache_slots_want); a table made
+ * empty at each doubling missed, in the call after it, every piece seen before. Here a fresh
+ * handle (an image of o200k's) encodes 250 distinct multi-token words (fewer than its first
+ * table's 512 lines hold), then 64 KB of one-token words (the handle has then seen enough for
+ * its table to grow), then the first words in the opposite order (other spans, so the span cache
+ * holds none of them): nearly every piece is found (a set of 8 lines may have overflowed), where
+ * the table made empty found none, and the ids are those of the shared handle. */
+static void test_cache_grows_keeping_entries(void) {
+    st_error err;
+    size_t sz = 0;
+    st_encoding_save_image(g_enc[O200K], NULL, 0, &sz, NULL);
+    uint64_t *img = (uint64_t *)xmalloc(sz + 8);
+    st_encoding *enc = NULL;
+    CHECK(CHECKED(err, st_encoding_save_image(g_enc[O200K], (uint8_t *)img, sz, &sz, &err)) == ST_OK &&
+              CHECKED(err, st_encoding_from_image(img, sz, NULL, &enc, &err)) == ST_OK,
+          "an image of o200k_base");
+    if (!enc) { free(img); return; }
+    /* 250 words of 9 bytes, and the same words last to first, each text then " the" up to 8 KB
+     * (the piece cache serves texts of 8 KB and more) */
+    enum { WORDS = 250, LEN = 9, TEXT = 8192 };
+    char *words = (char *)xmalloc(TEXT + 1), *back = (char *)xmalloc(TEXT + 1);
+    char *filler = (char *)xmalloc(65536);
+    for (unsigned k = 0; k < WORDS; k++) {
+        snprintf(words + LEN * k, LEN + 1, " zq%cx%cvu%c", 'a' + k % 26, 'a' + k / 26 % 26, 'a' + k / 676 % 26);
+        memcpy(back + LEN * (WORDS - 1 - k), words + LEN * k, LEN);
+    }
+    size_t n = TEXT;
+    for (size_t i = 0; i < 65536; i++) filler[i] = " the"[i % 4];
+    memcpy(words + WORDS * LEN, filler, TEXT - WORDS * LEN);
+    memcpy(back + WORDS * LEN, filler, TEXT - WORDS * LEN);
+    uint32_t *a = (uint32_t *)xmalloc(4 * 65536), *b = (uint32_t *)xmalloc(4 * 65536);
+    size_t na = 0, nb = 0, nf = 0;
+    st_cache_info before, after, grown;
+    st_status st = st_encode(enc, words, n, NULL, 0, a, NULL, 65536, &na, NULL);
+    st_encoding_cache_info(enc, &before);
+    CHECK(st == ST_OK && before.misses > 240, "the words are pieces to merge: %llu misses",
+          (unsigned long long)before.misses);
+    st = st_encode(enc, filler, 65536, NULL, 0, b, NULL, 65536, &nf, NULL);
+    st_encoding_cache_info(enc, &grown);
+    CHECK(st == ST_OK && grown.bytes > before.bytes, "the tables grew: %llu -> %llu bytes",
+          (unsigned long long)before.bytes, (unsigned long long)grown.bytes);
+    st = st_encode(enc, back, n, NULL, 0, b, NULL, 65536, &nb, NULL);
+    st_encoding_cache_info(enc, &after);
+    CHECK(st == ST_OK && st_encode(g_enc[O200K], back, n, NULL, 0, a, NULL, 65536, &na, NULL) == ST_OK && na == nb &&
+              memcmp(a, b, 4 * na) == 0,
+          "the shared handle's ids after the growth");
+    CHECK(after.hits - grown.hits >= before.misses * 95 / 100 && after.hits - grown.hits + after.misses - grown.misses ==
+              before.misses,
+          "the pieces found after the growth: %llu misses, %llu hits of %llu pieces",
+          (unsigned long long)(after.misses - grown.misses), (unsigned long long)(after.hits - grown.hits),
+          (unsigned long long)before.misses);
+    st_encoding_free(enc);
+    free(img);
+    free(words);
+    free(back);
+    free(filler);
+    free(a);
+    free(b);
+}
+
 /* ---- superword models (docs/design.md §7) ---------------------------------------------------- */
 
 /* A byte-level superword model, ids derived by hand. Rules (ids 256-263):
@@ -3423,6 +3484,7 @@ int main(int argc, char **argv) {
         {"offset units", test_offset_units},
         {"token ids", test_token_id},
         {"scratch reuse", test_scratch_reuse},
+        {"a growing piece cache keeps its entries", test_cache_grows_keeping_entries},
         {"superwords", test_superwords},
         {"encode with unstable tokens", test_unstable},
     };

@@ -172,6 +172,8 @@ def cache_fit(lz, s, share, seen):
         return
     if s.lines is None and not slots:
         return
+    old = (s.lines, s.fp, s.meta, s.sets)
+    old_long = (s.lhash, s.lmeta, s.lbytes, s.ltok, s.lrel) if s.long_made else None
     piece_drop(lz, s)
     if not slots:
         return
@@ -186,6 +188,59 @@ def cache_fit(lz, s, share, seen):
     lwant = max(slots // 16, 16)
     s.long_slots = min(lwant, lmost)
     lz.cache_held += size
+    if old_long is not None:  # C makes the long table now when the old one had it
+        long_table(lz, s)
+        if s.lhash is not None:
+            s.long_made = True
+            lz.cache_held += s.long_slots * LONG_SIZE
+    if old[0] is not None:
+        cache_move(old[0], old[1], old[2], old[3], s.lines, s.fp, s.meta, s.sets)
+        if old_long is not None and s.lhash is not None:
+            long_move(*old_long, s.lhash, s.lmeta, s.lbytes, s.ltok, s.lrel)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def cache_move(lines, fp, meta, sets, to_lines, to_fp, to_meta, to_sets):
+    """The old short table's entries into the new one (C: cache_move), each to its set found
+    again from its piece's hash, with its use count."""
+    for st_set in range(sets):
+        base = st_set * SET_LINES
+        for k in range(SET_LINES):
+            kind = meta[base + k] & META_KIND
+            if kind != LINE_SMALL and kind != LINE_PAIR:
+                continue
+            o = (base + k) * LINE_SIZE
+            h = hash_bytes(lines, o + 8, np.int64(lines[o + 4])) | _U1
+            to = np.int64(((h >> _U32) * np.uint64(to_sets)) >> _U32)
+            tb = to * SET_LINES
+            pair = kind == LINE_PAIR
+            v = cache_pair_victim(to_meta, tb) if pair else cache_small_victim(to_meta, tb)
+            w = (tb + v) * LINE_SIZE
+            for j in range(LINE_SIZE * (2 if pair else 1)):
+                to_lines[w + j] = lines[o + j]
+            to_fp[tb + v] = fp[base + k]
+            meta_set(to_meta, tb, v, kind, (meta[base + k] & META_USE) // META_USE1)
+            if pair:
+                meta_set(to_meta, tb, v + 1, LINE_PAIR2, 0)
+            hand_set(to_meta, tb, v + (2 if pair else 1))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def long_move(lhash, lmeta, lbytes, ltok, lrel, to_hash, to_meta, to_bytes, to_tok, to_rel):
+    """The old long table's entries into the new one (C: cache_move), each at its new slot."""
+    slots = np.uint64(to_hash.shape[0] - 1)
+    for k in range(lhash.shape[0]):
+        if lhash[k] == 0:
+            continue
+        le = np.int64((lhash[k] >> _U20) & slots)
+        to_hash[le] = lhash[k]
+        to_meta[2 * le] = lmeta[2 * k]
+        to_meta[2 * le + 1] = lmeta[2 * k + 1]
+        for j in range(ST_CACHE_LONG_PIECE):
+            to_bytes[le * ST_CACHE_LONG_PIECE + j] = lbytes[k * ST_CACHE_LONG_PIECE + j]
+        for j in range(ST_CACHE_LONG_TOKENS):
+            to_tok[le * ST_CACHE_LONG_TOKENS + j] = ltok[k * ST_CACHE_LONG_TOKENS + j]
+            to_rel[le * ST_CACHE_LONG_TOKENS + j] = lrel[k * ST_CACHE_LONG_TOKENS + j]
 
 
 def long_table(lz, s):
