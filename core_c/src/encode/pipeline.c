@@ -528,7 +528,7 @@ static st_status encode_ordinary_spans(encoder *e, st__span_cache *sc, size_t fr
 
 static st_status encode_ordinary(encoder *e, size_t from, size_t to, st_error *err) {
     /* a rank vocabulary's text long enough to hold a span, with a span cache: a span at a time */
-    if (ST_SPANS_ON && e->enc->kind == ST__KIND_RANKS && to - from >= ST_SPAN_MIN && e->pc.scratch &&
+    if (ST_SPANS_ON && e->enc->kind == ST__KIND_RANKS && to - from >= ST_SPAN_TEXT && e->pc.scratch &&
         e->pc.scratch->span.log && st__cut_supported(e->enc))
         return encode_ordinary_spans(e, &e->pc.scratch->span, from, to, err);
     /* a rank vocabulary, and a HuggingFace model whose pieces that are tokens are those tokens

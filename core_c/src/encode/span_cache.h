@@ -26,7 +26,16 @@
 #include "encoding.h"
 #include "../base/hash.h"
 
-#define ST_SPAN_MIN 256   /* a span ends at the first cut at least this far from its start */
+/* A span ends at the first cut at least ST_SPAN_MIN bytes from its start; a text of ST_SPAN_TEXT
+ * bytes or more goes through the cache (one under ST_SPAN_MIN is one span). 1,024 against 256:
+ * each span costs a search for its end, a hash, a probe and, when new, a piece loop of its own
+ * and an entry, so fewer spans take 1-3% off a fresh call (en, de, ru, zh, code) and 20-48% off a
+ * warm one (bench/encode_driver.c, the two builds side by side, 500 KB slices); a chat's history
+ * growing by 300 bytes a turn, re-encoded each turn, took 45 us a call against 54 at 50 KB of
+ * English (171 against 203 in Chinese): the last span or two, re-encoded, cost less than the
+ * spans saved. 2,048 gained a little more on big texts but a 4 KB history took 29 us against 24. */
+#define ST_SPAN_MIN 1024
+#define ST_SPAN_TEXT 256
 #define ST_SPAN_MAX 8192  /* a span longer than this (no cut found before) is not cached */
 #define ST_SPAN_ENTRY 16  /* an entry's header: hash, length, token count */
 

@@ -46,7 +46,7 @@ def encode_workload():
         enc.encode_single_token("hello")
         enc.encode_with_unstable("hello wor")
         enc.token_byte_values()[:1]
-        # the span cache (a rank vocabulary's text of ST_SPAN_MIN bytes or more): spans encoded,
+        # the span cache (a rank vocabulary's text of ST_SPAN_TEXT bytes or more): spans encoded,
         # the log grown (its entries copied into the new one), then found
         long_text = "Hello, world! 123 h\u00e9llo \u4e16\u754c and a few more words\n" * 400
         enc.encode(long_text)

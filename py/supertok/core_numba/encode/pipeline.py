@@ -40,8 +40,8 @@ from .merge import merge_short, merge_heap, ST_LINEAR_PIECE, ST_MERGE_MAX_PARTS,
     NO_MADE
 from .piece_cache import (cache_find, cache_fill, piece_cache_open, piece_cache_close, piece_cache_restart, no_pc,
                           ST_CACHE_ID_BITS, ST_CACHE_LONG_TOKENS, PC_SPAN_HITS, PC_SPAN_MISSES)
-from .span_cache import (span_hash, span_find, span_fill, ST_SPAN_MIN, ST_SPAN_MAX, ST_SPAN_PENDING, PENDING_FIELDS,
-                         P_HASH, P_AT, P_LEN, P_FIRST, P_M, SC_NPENDING)
+from .span_cache import (span_hash, span_find, span_fill, ST_SPAN_MIN, ST_SPAN_TEXT, ST_SPAN_MAX, ST_SPAN_PENDING,
+                         PENDING_FIELDS, P_HASH, P_AT, P_LEN, P_FIRST, P_M, SC_NPENDING)
 from .cut import cut_supported, cut_within
 from .sink import put, new_sink, map_starts, O_N, O_CAP, O_UNIT, O_STARTS, ST_OFFSETS_UTF16, ST_OFFSETS_BYTES, \
     SINK_FIELDS
@@ -606,7 +606,7 @@ def encode_ordinary(e, c, s, frm, to):
     """The text s[frm .. to) between special tokens: a rank vocabulary's text long enough to hold
     a span, with a span cache, a span at a time; else its pieces."""
     sc = c.pc.span
-    if ST_SPANS_ON and e.kind == ST__KIND_RANKS and to - frm >= ST_SPAN_MIN and sc.size != 0 and cut_supported(e.pt):
+    if ST_SPANS_ON and e.kind == ST__KIND_RANKS and to - frm >= ST_SPAN_TEXT and sc.size != 0 and cut_supported(e.pt):
         return encode_ordinary_spans(e, c, sc, s, frm, to)
     return encode_ordinary_pieces(e, c, s, frm, to)
 

@@ -39,7 +39,8 @@ from numba import njit
 from ..base.hash import ST_HASH_SEED, ST_HASH_LEN, ST_HASH_MUL, load_le64, mix64
 from .sink import SINK_FIELDS
 
-ST_SPAN_MIN = 256    # a span ends at the first cut at least this far from its start
+ST_SPAN_MIN = 1024   # a span ends at the first cut at least this far from its start
+ST_SPAN_TEXT = 256   # a text this long or longer goes through the cache (one under ST_SPAN_MIN is one span)
 ST_SPAN_MAX = 8192   # a span longer than this (no cut found before) is not cached
 ST_SPAN_ENTRY = 16   # an entry's header: hash, length, token count
 SPAN_WAYS = 4        # an index bucket's slots: a hash's entry is in one of the four at h & ~3
