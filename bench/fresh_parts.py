@@ -23,7 +23,6 @@ import argparse
 import base64
 import hashlib
 import json
-import lzma
 import os
 import statistics
 import subprocess
@@ -32,35 +31,18 @@ import tempfile
 import time
 from array import array
 
+import encode  # the corpora, the tools' loaders and thread knobs of the encode benchmark
+from encode import THREAD_VARS, corpus_bytes, load_tool
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-CORPORA = os.environ.get("SUPERTOK_CORPORA") or os.path.join(ROOT, "..", "shared", "corpora")
 VOCAB = os.path.join(ROOT, "py", "supertok", "vocab")
-THREAD_VARS = ["FASTOKENS_BPE_THREADS", "RAYON_NUM_THREADS", "OMP_NUM_THREADS", "SUPERTOK_THREADS",
-               "SUPERTOK_ENCODE_THREADS"]
 TOOLS = ["supertok", "fastokens"]
-
-
-def load_tool(tool):
-    if tool == "tiktoken":
-        from encode import tiktoken_env  # offline, from the shipped rank files
-        tiktoken_env()
-        import tiktoken
-        return tiktoken.get_encoding("o200k_base").encode_ordinary
-    if tool == "supertok":
-        os.environ["SUPERTOK_BACKEND"] = "native"
-        import supertok
-        return supertok.get_encoding("o200k_base").encode_ordinary
-    if tool == "fastokens":
-        import fastokens
-        tok = fastokens.Tokenizer.from_tiktoken(os.path.join(VOCAB, "o200k_base.tiktoken"), encoding="o200k_base")
-        return lambda text: tok.encode_ordinary(text).ids
-    raise ValueError(tool)
 
 
 def worker(tool, text_path, warm_path):
     """One process: setup call, then the text twice; JSON on standard output."""
-    fn = load_tool(tool)
+    fn = load_tool(tool, "o200k_base")
     with open(warm_path, encoding="utf-8") as f:
         fn(f.read())
     with open(text_path, encoding="utf-8") as f:
@@ -77,16 +59,9 @@ def worker(tool, text_path, warm_path):
 
 
 def corpus_text(lang, mb):
-    if lang == "udhr":
-        with open(os.path.join(ROOT, "vectors", "texts", "udhr.jsonl"), encoding="utf-8") as f:
-            recs = [json.loads(ln) for ln in f if ln.strip()]
-        data = "\n".join(r["text"] for r in recs if "text" in r).encode("utf-8")
-    else:
-        with lzma.open(os.path.join(CORPORA, lang + ".txt.xz")) as f:
-            data = f.read()
-    head = data[:int(mb * 1e6)].decode("utf-8", "ignore")
-    tail = data[-16000:].decode("utf-8", "ignore")
-    return head, tail
+    """The first mb MB of the language file (from a character's start) and its last 16 KB."""
+    data = corpus_bytes(lang)
+    return data[:int(mb * 1e6)].decode("utf-8", "ignore"), data[-16000:].decode("utf-8", "ignore")
 
 
 def texts_of(head):
@@ -153,7 +128,7 @@ def main():
     print("|---|---|---:|---:|---|" + "---:|" * len(tools) + "---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for lang in langs:
-            if lang != "udhr" and not os.path.exists(os.path.join(CORPORA, lang + ".txt.xz")):
+            if lang != "udhr" and not os.path.exists(os.path.join(encode.CORPORA, lang + ".txt.xz")):
                 print("  %s: no corpus file, skipped" % lang, file=sys.stderr)
                 continue
             head, tail = corpus_text(lang, args.mb)

@@ -171,16 +171,9 @@ static void cache_move(st__scratch *s, const cache_entry *lines, const set_tags 
             unsigned kind = ot->meta[k] & META_KIND;
             if (kind != LINE_SMALL && kind != LINE_PAIR) continue;
             const cache_entry *c = &lines[set * SET_LINES + k];
-            uint64_t h = st__hash_bytes(c->data, c->len) | 1;
-            size_t to = (size_t)(((h >> 32) * s->sets) >> 32);
-            set_tags *t = &s->tags[to];
-            int pair = kind == LINE_PAIR;
-            size_t v = pair ? st__cache_pair_victim(t) : st__cache_small_victim(t);
-            st__memcpy(&s->lines[to * SET_LINES + v], c, (pair ? 2 : 1) * sizeof *c);
-            t->fp[v] = ot->fp[k];
-            meta_set(t, v, kind, (ot->meta[k] & META_USE) / META_USE1);
-            if (pair) meta_set(t, v + 1, LINE_PAIR2, 0);
-            hand_set(t, v + (pair ? 2 : 1));
+            size_t to = set_of(st__hash_bytes(c->data, c->len) | 1, s->sets);
+            size_t v = line_claim(&s->tags[to], kind, ot->fp[k], (ot->meta[k] & META_USE) / META_USE1);
+            st__memcpy(&s->lines[to * SET_LINES + v], c, (kind == LINE_PAIR ? 2 : 1) * sizeof *c);
         }
     }
     if (!longc || !s->longc) return;

@@ -164,6 +164,10 @@ ST_INLINE int line_holds(const cache_entry *c, uint32_t h, const uint8_t *p, siz
 
 ST_INLINE uint8_t fp_of(uint64_t h) { return (uint8_t)(h >> 24); }
 
+/* The set of a short table of `sets` sets where the piece of hash h (| 1) goes: the hash's high
+ * half, scaled to the sets (a line keeps only the low half, so a moved entry is hashed again). */
+ST_INLINE size_t set_of(uint64_t h, size_t sets) { return (size_t)(((h >> 32) * sets) >> 32); }
+
 /* Look p[0..n) up, h its st__hash_bytes if known (else 0); 1 on a hit. A small entry may sit in
  * either line of its set, a pair entry takes both; whichever holds the piece's bytes is it. */
 static inline int cache_find(st__piece_cache *c, const st_encoding *enc, const uint8_t *p, size_t n, uint64_t h,
@@ -174,7 +178,7 @@ static inline int cache_find(st__piece_cache *c, const st_encoding *enc, const u
     r->h = (h ? h : st__hash_bytes(p, n)) | 1;
     int hit;
     if (n <= ST_CACHE_PIECE) {
-        size_t set = (size_t)(((r->h >> 32) * c->sets) >> 32);
+        size_t set = set_of(r->h, c->sets);
         cache_entry *line = r->s = &c->lines[SET_LINES * set];
         set_tags *t = r->t = &c->tags[set];
         uint32_t h32 = (uint32_t)r->h;
@@ -243,6 +247,19 @@ ST_INLINE int use_spent(set_tags *t, size_t k) {
 size_t st__cache_small_victim(set_tags *t);
 size_t st__cache_pair_victim(set_tags *t);
 
+/* The line of set t a new entry of the kind (LINE_SMALL, or LINE_PAIR and the line after it)
+ * takes, its tags set: the hash byte fp, the use count, the clock hand moved past it. The
+ * caller writes the line(s). */
+ST_INLINE size_t line_claim(set_tags *t, unsigned kind, uint8_t fp, unsigned use) {
+    int pair = kind == LINE_PAIR;
+    size_t v = pair ? st__cache_pair_victim(t) : st__cache_small_victim(t);
+    t->fp[v] = fp;
+    meta_set(t, v, kind, use);
+    if (pair) meta_set(t, v + 1, LINE_PAIR2, 0);
+    hand_set(t, v + (pair ? 2 : 1));
+    return v;
+}
+
 /* Remember the m tokens (starts rel[k] in the piece, through map when given) of the piece
  * p[0..n). A piece of more tokens than an entry holds (or of an id past the token word's
  * field) leaves the table as it was. */
@@ -253,18 +270,11 @@ ST_INLINE void cache_fill(const cache_ref *r, const uint8_t *p, size_t n, size_t
         if (need > PAIR_DATA) return;
         for (size_t k = 0; k < m; k++)
             if (tok[k] >> ST_CACHE_ID_BITS) return;
-        set_tags *t = r->t;
-        int pair = need > LINE_DATA;
-        size_t v = pair ? st__cache_pair_victim(t) : st__cache_small_victim(t);
-        cache_entry *c = r->s + v;
+        cache_entry *c = r->s + line_claim(r->t, need > LINE_DATA ? LINE_PAIR : LINE_SMALL, fp_of(r->h), 1);
         c->hash = (uint32_t)r->h;
         c->len = (uint8_t)n;
         c->ntok = (uint8_t)m;
         c->joins = (uint8_t)joins;
-        t->fp[v] = fp_of(r->h);
-        meta_set(t, v, pair ? LINE_PAIR : LINE_SMALL, 1);
-        if (pair) meta_set(t, v + 1, LINE_PAIR2, 0);
-        hand_set(t, v + (pair ? 2 : 1));
         st__memcpy(c->data, p, n);
         uint8_t *w = line_data(c) + ((n + 3) & ~(size_t)3);
         for (size_t k = 0; k < m; k++) {

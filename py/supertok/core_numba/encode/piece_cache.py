@@ -210,19 +210,11 @@ def cache_move(lines, fp, meta, sets, to_lines, to_fp, to_meta, to_sets):
             if kind != LINE_SMALL and kind != LINE_PAIR:
                 continue
             o = (base + k) * LINE_SIZE
-            h = hash_bytes(lines, o + 8, np.int64(lines[o + 4])) | _U1
-            to = np.int64(((h >> _U32) * np.uint64(to_sets)) >> _U32)
-            tb = to * SET_LINES
-            pair = kind == LINE_PAIR
-            v = cache_pair_victim(to_meta, tb) if pair else cache_small_victim(to_meta, tb)
+            tb = SET_LINES * set_of(hash_bytes(lines, o + 8, np.int64(lines[o + 4])) | _U1, to_sets)
+            v = line_claim(to_fp, to_meta, tb, kind, fp[base + k], (meta[base + k] & META_USE) // META_USE1)
             w = (tb + v) * LINE_SIZE
-            for j in range(LINE_SIZE * (2 if pair else 1)):
+            for j in range(LINE_SIZE * (2 if kind == LINE_PAIR else 1)):
                 to_lines[w + j] = lines[o + j]
-            to_fp[tb + v] = fp[base + k]
-            meta_set(to_meta, tb, v, kind, (meta[base + k] & META_USE) // META_USE1)
-            if pair:
-                meta_set(to_meta, tb, v + 1, LINE_PAIR2, 0)
-            hand_set(to_meta, tb, v + (2 if pair else 1))
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -351,7 +343,7 @@ def cache_find(pc, s, a, n, h):
     rh = (h if h != 0 else hash_bytes(s, a, n)) | _U1
     st = pc.st
     if n <= ST_CACHE_PIECE:
-        st_set = np.int64(((rh >> _U32) * np.uint64(pc.sets)) >> _U32)
+        st_set = set_of(rh, pc.sets)
         h32 = np.uint32(rh & _LOW32)
         f = np.uint8((rh >> _U24) & _FF)
         base = SET_LINES * st_set
@@ -453,6 +445,25 @@ def cache_pair_victim(meta, base):
         k = (k + 2) & (SET_LINES - 1)
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def set_of(h, sets):
+    """The set of a short table of `sets` sets where the piece of hash h (| 1) goes (C: set_of)."""
+    return np.int64(((h >> _U32) * np.uint64(sets)) >> _U32)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def line_claim(fp, meta, base, kind, f, use):
+    """The line of the set at base a new entry of the kind takes, its tags set (C: line_claim)."""
+    pair = kind == LINE_PAIR
+    v = cache_pair_victim(meta, base) if pair else cache_small_victim(meta, base)
+    fp[base + v] = f
+    meta_set(meta, base, v, kind, use)
+    if pair:
+        meta_set(meta, base, v + 1, LINE_PAIR2, 0)
+    hand_set(meta, base, v + (2 if pair else 1))
+    return v
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def cache_fill(pc, where, rh, s, a, n, m, tok, rel, mp, use_map, joins):
     """Remember the m tokens (starts rel[k] in the piece, through mp when use_map) of the piece
@@ -467,9 +478,8 @@ def cache_fill(pc, where, rh, s, a, n, m, tok, rel, mp, use_map, joins):
             if tok[k] >> ST_CACHE_ID_BITS:
                 return
         base = SET_LINES * where
-        meta = pc.meta
-        pair = need > LINE_DATA
-        vk = cache_pair_victim(meta, base) if pair else cache_small_victim(meta, base)
+        vk = line_claim(pc.fp, pc.meta, base, LINE_PAIR if need > LINE_DATA else LINE_SMALL,
+                        np.uint8((rh >> _U24) & _FF), 1)
         ln = base + vk
         lines = pc.lines
         pc.lines32[ln * 16] = np.uint32(rh & _LOW32)
@@ -477,11 +487,6 @@ def cache_fill(pc, where, rh, s, a, n, m, tok, rel, mp, use_map, joins):
         lines[o + 4] = n
         lines[o + 5] = m
         lines[o + 6] = joins
-        pc.fp[ln] = np.uint8((rh >> _U24) & _FF)
-        meta_set(meta, base, vk, LINE_PAIR if pair else LINE_SMALL, 1)
-        if pair:
-            meta_set(meta, base, vk + 1, LINE_PAIR2, 0)
-        hand_set(meta, base, vk + (2 if pair else 1))
         for j in range(n):
             lines[o + 8 + j] = s[a + j]
         w = (o + 8 + ((n + 3) & ~3)) >> 2
