@@ -319,7 +319,8 @@ def _adversarial_pieces(rng):
 @pytest.mark.slow_on_pywasm  # pywasm merges the adversarial pieces for tens of seconds
 def test_encode_single_piece_matches_tiktoken(backend, tk):
     rng = random.Random(1234)
-    for name in ("cl100k_base", "o200k_base"):
+    # pywasm: one encoding (the other differs only in data; native and wasmtime run both)
+    for name in ("cl100k_base",) if backend == "pywasm" else ("cl100k_base", "o200k_base"):
         ours, theirs = supertok.get_encoding(name), tk[name]
         ours.prepare()  # with the backtracking encoder's tables built too (they are for UTF-8 pretokens)
         for piece in _adversarial_pieces(rng):
