@@ -953,6 +953,63 @@ static void test_batch_scanner(void) {
     CHECK(!bad, "the batch scanner gives the one-piece scanner's ends");
 }
 
+/* o200k's block scanner (64 ASCII bytes at a time, classified a byte at a time and with the
+ * build's SIMD kernel) gives the one-piece scanner's ends: random texts of every ASCII byte, the
+ * pattern's hard cases (contractions, CR/LF and '/' after punctuation, \s runs with and without
+ * CR/LF, runs longer than a block) and non-ASCII characters that end a block (a letter, a mark,
+ * a long s that folds to 's', no-break space, Arabic digits), at batch sizes that cut blocks. */
+static void test_o200k_blocks(void) {
+    static const char *const frag[] = {
+        " ", " ", " ", "  ", "\t", "\n", "\r\n", "\n\n", " \n", "\n ", "\v", "\f", "a", "e", "s", "t",
+        "A", "S", "Z", "the", " the", "The", "camelCase", "HTTPServer", "'", "'s", "'S", "'t", "'re", "'VE",
+        "'ll", "'Ll", "'m", "'d", "'x", "it's", "don't", "'s's", ".", ",", "(", ")", "/", "//", ".\n", ".\n/",
+        "-", "\"", "1", "12", "123", "1234", "\x01", "\x1c", "\x1f", "\x7f", "\xc3\xa9", "\xc3\x89",
+        "\xcc\x81", "\xc5\xbf", "\xc2\xa0", "\xd9\xa3", "\xe4\xb8\xad", "\xe2\x80\xa8",
+        "                                                                      ",
+        "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz",
+        "0123456789012345678901234567890123456789012345678901234567890123456789",
+        "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n",
+        ".................................................................."};
+    static const size_t caps[] = {1, 2, 3, 7, 64, 128};
+    uint64_t seed = 0x2545F4914F6CDD1Dull;
+    char text[1200];
+    size_t want[1200], got[1200];
+    int bad = 0;
+    for (int round = 0; round < 60000 && !bad; round++) {
+        size_t len = 0;
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        int bytes = (seed >> 60) < 4; /* a quarter: random ASCII bytes, no fragments */
+        size_t nfrag = (size_t)(seed >> 33) % (bytes ? 300 : 120);
+        for (size_t k = 0; k < nfrag; k++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            char one[2] = {(char)((seed >> 33) % 128), 0};
+            const char *f = bytes ? one : frag[(seed >> 33) % (sizeof frag / sizeof *frag)];
+            size_t fl = bytes ? 1 : strlen(f);
+            if (len + fl >= sizeof text) break;
+            memcpy(text + len, f, fl);
+            len += fl;
+        }
+        const uint8_t *t = (const uint8_t *)text;
+        size_t nw = 0;
+        for (size_t i = 0; i < len; i = want[nw++]) st__fill_o200k_kernel(t, len, i, want + nw, 1, ST_O200K_PIECES);
+        for (int kernel = ST_O200K_BLOCKS_PORTABLE; kernel <= ST_O200K_BLOCKS && !bad; kernel++) {
+            size_t cap = caps[round % 6], ng = 0, i = 0, m;
+            while (i < len && (m = st__fill_o200k_kernel(t, len, i, got + ng, cap, kernel)) > 0) {
+                ng += m;
+                i = got[ng - 1];
+            }
+            if (ng != nw || memcmp(got, want, nw * sizeof *want) != 0) {
+                size_t k = 0;
+                while (k < ng && k < nw && got[k] == want[k]) k++;
+                bad = 1;
+                CHECK(0, "kernel %d, batch %zu: %zu pieces against %zu, first difference at piece %zu (end %zu against %zu) in \"%.*s\"",
+                      kernel, cap, ng, nw, k, k < ng ? got[k] : 0, k < nw ? want[k] : 0, (int)len, text);
+            }
+        }
+    }
+    CHECK(!bad, "o200k's block scanner gives the one-piece scanner's ends, with either classifier");
+}
+
 int main(void) {
     test_status_str();
     test_version();
@@ -966,6 +1023,7 @@ int main(void) {
     test_scripts();
     test_nfc();
     test_batch_scanner();
+    test_o200k_blocks();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

@@ -55,6 +55,31 @@ size_t st__platform_grow_bytes(size_t want);
 #define ST_PREFETCH(p) ((void)(p))
 #endif
 
+/* Bit scans of a nonzero 64-bit word: the index of its lowest and of its highest set bit. */
+#if defined(__GNUC__) || defined(__clang__)
+ST_INLINE unsigned st__lowest_bit(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
+ST_INLINE unsigned st__highest_bit(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
+#else
+ST_INLINE unsigned st__lowest_bit(uint64_t x) {
+    unsigned k = 0;
+    while (!(x & 1)) { x >>= 1; k++; }
+    return k;
+}
+ST_INLINE unsigned st__highest_bit(uint64_t x) {
+    unsigned k = 0;
+    while (x >>= 1) k++;
+    return k;
+}
+#endif
+
+/* SIMD kernels: x86-64 always has SSE2 (the ASCII block classifier of the pre-tokenizer,
+ * text/pretokenize.c, uses it); other targets, wasm32 among them, take the portable code.
+ * -DST_NO_SIMD builds without it (tests compare the two). */
+#if defined(__SSE2__) && !defined(ST_NO_SIMD)
+#include <emmintrin.h>
+#define ST_SSE2 1
+#endif
+
 /* Atomics for one-time initialisation shared by threads (a loaded tokenizer builds its
  * backtracking tables on first need, from whichever thread needs them first). */
 #if defined(__GNUC__) || defined(__clang__)
