@@ -11,7 +11,8 @@
  *       For a profiler: PASSES passes over FILE's slices with one build, the caches emptied before
  *       each pass (st_encoding_set_cache_size), each slice encoded once and then three times more;
  *       the profiler samples the first calls (fresh) or the three after them (warm) alone.
- * RANKS: a tiktoken rank file (o200k_base's); the pre-tokenizer is o200k's. */
+ * RANKS: a tiktoken rank file (o200k_base's); the pre-tokenizer is o200k's, or cl100k's when
+ * ENCODE_PATTERN=cl100k is set (with cl100k_base's rank file). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -67,7 +68,9 @@ static void load(build *b, const char *lib, const char *ranks, size_t ranks_len)
     b->set_cache_size = (size_fn)dlsym(h, "st_encoding_set_cache_size");
     st_pretokenizer *pt = NULL;
     st_error err;
-    if (!pt_new || !enc_new || !b->encode || !b->set_cache_size || pt_new(ST_PATTERN_O200K, 0, NULL, 0, NULL, &pt, &err) ||
+    const char *pattern = getenv("ENCODE_PATTERN");
+    int pat = pattern && !strcmp(pattern, "cl100k") ? ST_PATTERN_CL100K : ST_PATTERN_O200K;
+    if (!pt_new || !enc_new || !b->encode || !b->set_cache_size || pt_new(pat, 0, NULL, 0, NULL, &pt, &err) ||
         enc_new(ranks, ranks_len, "", 0, pt, NULL, &b->enc, &err)) {
         fprintf(stderr, "%s: cannot load the encoding\n", lib);
         exit(2);

@@ -953,12 +953,13 @@ static void test_batch_scanner(void) {
     CHECK(!bad, "the batch scanner gives the one-piece scanner's ends");
 }
 
-/* o200k's block scanner (64 ASCII bytes at a time, classified a byte at a time and with the
- * build's SIMD kernel) gives the one-piece scanner's ends: random texts of every ASCII byte, the
- * pattern's hard cases (contractions, CR/LF and '/' after punctuation, \s runs with and without
- * CR/LF, runs longer than a block) and non-ASCII characters that end a block (a letter, a mark,
- * a long s that folds to 's', no-break space, Arabic digits), at batch sizes that cut blocks. */
-static void test_o200k_blocks(void) {
+/* The block scanners of o200k, cl100k, llama3 and qwen2 (64 ASCII bytes at a time, classified a
+ * byte at a time and with the build's SIMD kernel) give the one-piece scanners' ends: random
+ * texts of every ASCII byte, the patterns' hard cases (contractions, CR/LF and '/' after
+ * punctuation, \s runs with and without CR/LF, runs longer than a block) and non-ASCII
+ * characters that end a block (a letter, a mark, a long s that folds to 's', no-break space,
+ * Arabic digits), at batch sizes that cut blocks. */
+static void test_block_scanners(void) {
     static const char *const frag[] = {
         " ", " ", " ", "  ", "\t", "\n", "\r\n", "\n\n", " \n", "\n ", "\v", "\f", "a", "e", "s", "t",
         "A", "S", "Z", "the", " the", "The", "camelCase", "HTTPServer", "'", "'s", "'S", "'t", "'re", "'VE",
@@ -975,7 +976,9 @@ static void test_o200k_blocks(void) {
     char text[1200];
     size_t want[1200], got[1200];
     int bad = 0;
-    for (int round = 0; round < 60000 && !bad; round++) {
+    static const int pats[] = {ST_PATTERN_O200K, ST_PATTERN_CL100K, ST_PATTERN_LLAMA3, ST_PATTERN_QWEN2};
+    for (int round = 0; round < 120000 && !bad; round++) {
+        int pat = pats[round % 4];
         size_t len = 0;
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
         int bytes = (seed >> 60) < 4; /* a quarter: random ASCII bytes, no fragments */
@@ -991,10 +994,10 @@ static void test_o200k_blocks(void) {
         }
         const uint8_t *t = (const uint8_t *)text;
         size_t nw = 0;
-        for (size_t i = 0; i < len; i = want[nw++]) st__fill_o200k_kernel(t, len, i, want + nw, 1, ST_O200K_PIECES);
-        for (int kernel = ST_O200K_BLOCKS_PORTABLE; kernel <= ST_O200K_BLOCKS && !bad; kernel++) {
-            size_t cap = caps[round % 6], ng = 0, i = 0, m;
-            while (i < len && (m = st__fill_o200k_kernel(t, len, i, got + ng, cap, kernel)) > 0) {
+        for (size_t i = 0; i < len; i = want[nw++]) st__fill_blocks_kernel(pat, t, len, i, want + nw, 1, ST_BLOCKS_NONE);
+        for (int kernel = ST_BLOCKS_PORTABLE; kernel <= ST_BLOCKS && !bad; kernel++) {
+            size_t cap = caps[(round / 4) % 6], ng = 0, i = 0, m;
+            while (i < len && (m = st__fill_blocks_kernel(pat, t, len, i, got + ng, cap, kernel)) > 0) {
                 ng += m;
                 i = got[ng - 1];
             }
@@ -1002,12 +1005,12 @@ static void test_o200k_blocks(void) {
                 size_t k = 0;
                 while (k < ng && k < nw && got[k] == want[k]) k++;
                 bad = 1;
-                CHECK(0, "kernel %d, batch %zu: %zu pieces against %zu, first difference at piece %zu (end %zu against %zu) in \"%.*s\"",
-                      kernel, cap, ng, nw, k, k < ng ? got[k] : 0, k < nw ? want[k] : 0, (int)len, text);
+                CHECK(0, "pattern %d, kernel %d, batch %zu: %zu pieces against %zu, first difference at piece %zu (end %zu against %zu) in \"%.*s\"",
+                      pat, kernel, cap, ng, nw, k, k < ng ? got[k] : 0, k < nw ? want[k] : 0, (int)len, text);
             }
         }
     }
-    CHECK(!bad, "o200k's block scanner gives the one-piece scanner's ends, with either classifier");
+    CHECK(!bad, "the block scanners give the one-piece scanners' ends, each pattern with either classifier");
 }
 
 int main(void) {
@@ -1023,7 +1026,7 @@ int main(void) {
     test_scripts();
     test_nfc();
     test_batch_scanner();
-    test_o200k_blocks();
+    test_block_scanners();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

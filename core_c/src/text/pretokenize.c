@@ -437,208 +437,6 @@ ST_INLINE size_t piece_o200k(const uint8_t *s, size_t end, size_t i) {
     return ws_tail(&r, i, end);
 }
 
-/* ---- o200k over ASCII, 64 bytes at a time ---------------------------------------------------
- * Most of English, code and other Latin-script text is ASCII, and there the pattern's pieces
- * follow from a few byte classes: one bit a byte per class (A-Z, a-z, digits, \s, CR/LF, space,
- * apostrophe, '/') over a block of up to 64 bytes gives every piece start of the block with
- * whole-word operations, and the loop over pieces becomes a bit scan (piece_o200k's per-piece
- * branches were a quarter of encoding English). The rules, for ASCII text (U = A-Z, W = a-z,
- * O = any other byte that is no digit or \s; positions are bits, bit 0 the block's first byte,
- * which is a piece start; the pattern has no look-behind, so the pieces from there are those
- * of the text from there):
- * - letters: a run of letters is cut before each upper-case letter that follows a lower-case
- *   one (U*W+ then U+W*); the run's first piece starts one byte early when the byte before is
- *   a prefix ([^\r\n\p{L}\p{N}]) that starts a piece of its own: \s other than CR/LF, or an O
- *   alone between no O and no space (a space before it would take it: ` ?O+`);
- * - digits: a run is cut every three from its start (\p{N}{1,3});
- * - O: a run starts a piece, one byte early after a space; CR, LF and '/' right after it join
- *   it ([\r\n/]*), and those bytes are no longer \s for the rules below;
- * - \s: a run (what CR/LF an O run took aside) starts a piece; so does the byte after its last
- *   CR/LF (\s*[\r\n]+ ends there), and, when two or more bytes follow that CR/LF (or the run
- *   has none) and the text goes on, its last byte (\s+(?!\S) leaves it to the next piece);
- * - a contraction ('s, 't, 're, 've, 'm, 'll, 'd in any case) right after a word is the word's
- *   (contraction(), the scalar rule, decides each apostrophe that follows a letter).
- * A block ends at its first non-ASCII byte or at 64 bytes; what follows it is known when it is
- * an ASCII byte or the text's end, else unknown. Starts whose piece the rest of the text could
- * change are dropped (those inside a \s run that reaches an unknown next byte), the pieces up to
- * the last start kept are written, and the next block starts there: the same ends as
- * piece_o200k's, which takes any place where no block gives an end (a run longer than the
- * block, non-ASCII text). core_c/tests/test_core.c compares both on random text, with each
- * classifier. */
-typedef struct ascii_classes {
-    uint64_t up, lo, dg, ws, nl, sp, ap, sl, hi;
-} ascii_classes;
-
-enum { AFTER_END, AFTER_NOT_WS, AFTER_WS_OR_UNKNOWN };
-
-/* The classes of p[0..64), a byte at a time: the reference, and the kernel where no SIMD one is. */
-static void classify_portable(const uint8_t *p, ascii_classes *c) {
-    st__memset(c, 0, sizeof *c);
-    for (unsigned k = 0; k < 64; k++) {
-        uint8_t b = p[k];
-        uint64_t bit = 1ull << k;
-        if (b >= 0x80) { c->hi |= bit; continue; }
-        if ((uint8_t)(b - 'A') < 26) c->up |= bit;
-        if ((uint8_t)(b - 'a') < 26) c->lo |= bit;
-        if ((uint8_t)(b - '0') < 10) c->dg |= bit;
-        if ((uint8_t)(b - 9) < 5 || b == ' ') c->ws |= bit;
-        if (b == '\n' || b == '\r') c->nl |= bit;
-        if (b == ' ') c->sp |= bit;
-        if (b == '\'') c->ap |= bit;
-        if (b == '/') c->sl |= bit;
-    }
-}
-
-#ifdef ST_SSE2
-/* The same with SSE2, 16 bytes a step (signed compares: a byte >= 0x80 is negative, in no range). */
-ST_INLINE uint64_t sse2_bits(__m128i m) { return (uint64_t)(uint32_t)_mm_movemask_epi8(m); }
-ST_INLINE __m128i sse2_in(__m128i v, char lo, char hi) {
-    return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8((char)(lo - 1))), _mm_cmplt_epi8(v, _mm_set1_epi8((char)(hi + 1))));
-}
-static void classify_sse2(const uint8_t *p, ascii_classes *c) {
-    *c = (ascii_classes){0, 0, 0, 0, 0, 0, 0, 0, 0};
-    for (unsigned k = 0; k < 64; k += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + k));
-        __m128i sp = _mm_cmpeq_epi8(v, _mm_set1_epi8(' '));
-        __m128i nl = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')));
-        c->hi |= sse2_bits(v) << k;
-        c->up |= sse2_bits(sse2_in(v, 'A', 'Z')) << k;
-        c->lo |= sse2_bits(sse2_in(v, 'a', 'z')) << k;
-        c->dg |= sse2_bits(sse2_in(v, '0', '9')) << k;
-        c->ws |= sse2_bits(_mm_or_si128(sse2_in(v, 9, 13), sp)) << k;
-        c->nl |= sse2_bits(nl) << k;
-        c->sp |= sse2_bits(sp) << k;
-        c->ap |= sse2_bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('\''))) << k;
-        c->sl |= sse2_bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('/'))) << k;
-    }
-}
-#define classify_fast classify_sse2
-#define O200K_CLASSIFY classify_sse2
-#else
-/* a byte at a time the blocks cost more than they save (1.1-1.3x the time on English, German
- * and code): builds without a SIMD kernel keep piece_o200k alone */
-#define classify_fast classify_portable
-#define O200K_CLASSIFY NULL
-#endif
-
-/* The ends of the pieces of the block s[i..i+len) (ASCII, classes c; after: what follows it), up
- * to cap of them, in ends; their number (0: the block gives no end it can vouch for). */
-static size_t o200k_block(const uint8_t *s, size_t end, size_t i, const ascii_classes *c, unsigned len, int after,
-                          size_t *ends, size_t cap) {
-    uint64_t valid = len >= 64 ? ~0ull : (1ull << len) - 1;
-    uint64_t up = c->up & valid, lo = c->lo & valid, dg = c->dg & valid, ws = c->ws & valid, nl = c->nl & valid;
-    uint64_t sp = c->sp & valid, le = up | lo, o = valid & ~(le | dg | ws), t = nl | (c->sl & valid);
-    /* the CR/LF/'/' runs O runs take: from each CR or LF right after an O byte */
-    uint64_t taken = 0;
-    for (uint64_t from = nl & (o << 1) ; from;) {
-        unsigned k = st__lowest_bit(from);
-        uint64_t rest = ~t >> k;
-        unsigned n = rest ? st__lowest_bit(rest) : 64 - k;
-        uint64_t run = (n >= 64 ? ~0ull : (1ull << n) - 1) << k;
-        taken |= run;
-        from &= ~run;
-    }
-    uint64_t op = o & ~taken, wsp = ws & ~taken;
-    /* letters: run starts, case cuts, and the prefix a run's first piece takes */
-    uint64_t run_start = le & ~(le << 1), case_cut = up & (lo << 1);
-    uint64_t lone_o = op & ~(op << 1) & ~(sp << 1);
-    uint64_t prefixed = run_start & (((wsp & ~nl) | lone_o) << 1);
-    uint64_t starts = (run_start & ~prefixed) | case_cut | (prefixed >> 1);
-    /* digits: every third from a run's start */
-    uint64_t digits = dg & ~(dg << 1), four = dg & (dg << 1) & (dg << 2) & (dg << 3);
-    for (uint64_t g = digits; (g = (g << 3) & four) != 0;) digits |= g;
-    /* O runs, a space before one taking it */
-    uint64_t o_start = op & ~(op << 1), spaced = o_start & (sp << 1);
-    starts |= digits | (o_start & ~spaced) | (spaced >> 1);
-    /* \s runs: `crlf` marks each byte at or before a CR/LF of its run (a suffix OR within the
-     * runs, doubling its reach each step); the rest of a run follows its last CR/LF */
-    uint64_t crlf = wsp & nl, reach = wsp;
-    crlf |= reach & (crlf >> 1); reach &= reach >> 1;
-    crlf |= reach & (crlf >> 2); reach &= reach >> 2;
-    crlf |= reach & (crlf >> 4); reach &= reach >> 4;
-    crlf |= reach & (crlf >> 8); reach &= reach >> 8;
-    crlf |= reach & (crlf >> 16); reach &= reach >> 16;
-    crlf |= reach & (crlf >> 32);
-    uint64_t rest = wsp & ~crlf, ws_start = wsp & ~(wsp << 1);
-    uint64_t ws_next = (wsp >> 1) | (after != AFTER_NOT_WS ? 1ull << (len - 1) : 0);
-    starts |= ws_start | (rest & (crlf << 1)) | (rest & (rest << 1) & ~ws_next);
-    /* contractions: each apostrophe after a letter that is no contraction's own */
-    unsigned last = 0;
-    for (uint64_t a = c->ap & valid & (le << 1); a; a &= a - 1) {
-        unsigned k = st__lowest_bit(a);
-        if (k == last) continue; /* the letter before is the previous contraction's */
-        size_t e = contraction(s, end, i + k, 1);
-        if (!e) continue;
-        size_t stop = k + (e - (i + k));
-        starts &= stop >= 64 ? (1ull << k) - 1 : ~(((1ull << stop) - 1) & ~((1ull << k) - 1));
-        if (stop < len) starts |= 1ull << stop;
-        last = stop < 64 ? (unsigned)stop : 64;
-    }
-    /* a \s run that may go on past the block: only its start is sure */
-    if (after == AFTER_WS_OR_UNKNOWN && ((wsp >> (len - 1)) & 1)) {
-        unsigned a = st__highest_bit(ws_start);
-        starts &= a >= 63 ? ~0ull : (2ull << a) - 1;
-    }
-    size_t n = 0;
-    uint64_t x = starts & valid & ~1ull;
-    for (; x && n < cap; x &= x - 1) ends[n++] = i + st__lowest_bit(x);
-    if (!x && after == AFTER_END && n < cap) ends[n++] = i + len; /* the last piece ends with the text */
-    return n;
-}
-
-/* The block at i (up to 64 ASCII bytes, fewer at a non-ASCII byte or the text's end) through
- * `classify`; the number of ends written, 0 when it gives none (the caller then takes one piece
- * with piece_o200k). A block is tried only where the next O200K_BLOCK_MIN bytes are ASCII (two
- * word loads tell): in non-ASCII text a piece at a time is cheaper. */
-#define O200K_BLOCK_MIN 16
-ST_INLINE size_t o200k_block_at(const uint8_t *s, size_t end, size_t i, size_t *ends, size_t cap,
-                                void (*classify)(const uint8_t *, ascii_classes *)) {
-    ascii_classes c;
-    size_t left = end - i;
-    if (left < O200K_BLOCK_MIN || ((load8(s + i) | load8(s + i + 8)) & ST_BYTES(0x80))) return 0;
-    unsigned len;
-    int after;
-    if (left > 64) {
-        classify(s + i, &c);
-        len = c.hi ? st__lowest_bit(c.hi) : 64;
-        after = len < 64 || s[i + 64] >= 0x80                       ? AFTER_WS_OR_UNKNOWN
-              : (uint8_t)(s[i + 64] - 9) < 5 || s[i + 64] == ' ' ? AFTER_WS_OR_UNKNOWN
-                                                                    : AFTER_NOT_WS;
-    } else {
-        uint8_t pad[64];
-        st__memcpy(pad, s + i, left);
-        st__memset(pad + left, 0, 64 - left);
-        classify(pad, &c);
-        len = c.hi ? st__lowest_bit(c.hi) : (unsigned)left;
-        after = len == left ? AFTER_END : AFTER_WS_OR_UNKNOWN;
-    }
-    return o200k_block(s, end, i, &c, len, after, ends, cap);
-}
-
-/* o200k's batch scanner: blocks where the text is ASCII, piece_o200k elsewhere. */
-ST_INLINE size_t fill_o200k_with(const uint8_t *s, size_t end, size_t i, size_t *ends, size_t cap,
-                                 void (*classify)(const uint8_t *, ascii_classes *)) {
-    size_t n = 0;
-    while (n < cap && i < end) {
-        size_t k = classify ? o200k_block_at(s, end, i, ends + n, cap - n, classify) : 0;
-        if (k) {
-            n += k;
-            i = ends[n - 1];
-        } else {
-            ends[n++] = i = piece_o200k(s, end, i);
-        }
-    }
-    return n;
-}
-
-size_t st__fill_o200k_kernel(const uint8_t *s, size_t end, size_t i, size_t *ends, size_t cap, int kernel) {
-    switch (kernel) {
-    case ST_O200K_BLOCKS_PORTABLE: return fill_o200k_with(s, end, i, ends, cap, classify_portable);
-    case ST_O200K_BLOCKS: return fill_o200k_with(s, end, i, ends, cap, classify_fast);
-    default: return fill_o200k_with(s, end, i, ends, cap, NULL);
-    }
-}
-
 /* ---- script-specific variant (Faster Superword paper, Appendix A) --------------------------
  *  ?\p{L}\p{M}*|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+              */
 static size_t scan_single_letter(const uint8_t *s, size_t end, size_t i) {
@@ -760,6 +558,258 @@ ST_INLINE size_t piece_hf_words(const uint8_t *s, size_t end, size_t i, int thre
 ST_INLINE size_t piece_llama3(const uint8_t *s, size_t end, size_t i) { return piece_hf_words(s, end, i, 1); }
 ST_INLINE size_t piece_qwen2(const uint8_t *s, size_t end, size_t i) { return piece_hf_words(s, end, i, 0); }
 
+/* ---- o200k, cl100k, llama3 and qwen2 over ASCII, 64 bytes at a time -------------------------
+ * Most of English, code and other Latin-script text is ASCII, and there these patterns' pieces
+ * follow from a few byte classes: one bit a byte per class (A-Z, a-z, digits, \s, CR/LF, space,
+ * apostrophe, '/') over a block of up to 64 bytes gives every piece start of the block with
+ * whole-word operations, and the loop over pieces becomes a bit scan (the one-piece scanners'
+ * per-piece branches were a quarter of encoding English). The rules, for ASCII text (U = A-Z,
+ * W = a-z, O = any other byte that is no digit or \s; positions are bits, bit 0 the block's first
+ * byte, which is a piece start; the patterns have no look-behind, so the pieces from there are
+ * those of the text from there):
+ * - letters: a run of letters is one word; o200k cuts it before each upper-case letter that
+ *   follows a lower-case one (U*W+ then U+W*). The run's first piece starts one byte early when
+ *   the byte before is a prefix ([^\r\n\p{L}\p{N}]) that starts a piece of its own: \s other than
+ *   CR/LF, or an O alone between no O and no space (a space before it would take it: ` ?O+`);
+ * - digits: a run is cut every three from its start (\p{N}{1,3}), qwen2 at every digit (\p{N});
+ * - O: a run starts a piece, one byte early after a space; CR and LF right after it join it
+ *   ([\r\n]*; o200k's [\r\n/]* takes '/' too), and those bytes are no longer \s for the rules
+ *   below;
+ * - \s: a run (what CR/LF an O run took aside) starts a piece; so does the byte after its last
+ *   CR/LF (\s*[\r\n]+ ends there), and, when two or more bytes follow that CR/LF (or the run
+ *   has none) and the text goes on, its last byte (\s+(?!\S) leaves it to the next piece);
+ *   cl100k takes a run that ends the text whole (\s++$ comes first);
+ * - a contraction ('s, 't, 're, 've, 'm, 'll, 'd in any case): o200k's is the end of the word it
+ *   follows; the others' is a piece of its own where an apostrophe starts a piece (their first
+ *   alternative). contraction(), the scalar rule, decides each apostrophe.
+ * A block ends at its first non-ASCII byte or at 64 bytes; what follows it is known when it is
+ * an ASCII byte or the text's end, else unknown. Starts whose piece the rest of the text could
+ * change are dropped (those inside a \s run that reaches an unknown next byte), the pieces up to
+ * the last start kept are written, and the next block starts there: the same ends as the
+ * pattern's one-piece scanner, which takes any place where no block gives an end (a run longer
+ * than the block, non-ASCII text). core_c/tests/test_core.c compares both on random text, for
+ * each pattern and classifier. */
+typedef struct ascii_classes {
+    uint64_t up, lo, dg, ws, nl, sp, ap, sl, hi;
+} ascii_classes;
+
+enum { AFTER_END, AFTER_NOT_WS, AFTER_WS_OR_UNKNOWN };
+
+/* The classes of p[0..64), a byte at a time: the reference, and the kernel where no SIMD one is. */
+static void classify_portable(const uint8_t *p, ascii_classes *c) {
+    st__memset(c, 0, sizeof *c);
+    for (unsigned k = 0; k < 64; k++) {
+        uint8_t b = p[k];
+        uint64_t bit = 1ull << k;
+        if (b >= 0x80) { c->hi |= bit; continue; }
+        if ((uint8_t)(b - 'A') < 26) c->up |= bit;
+        if ((uint8_t)(b - 'a') < 26) c->lo |= bit;
+        if ((uint8_t)(b - '0') < 10) c->dg |= bit;
+        if ((uint8_t)(b - 9) < 5 || b == ' ') c->ws |= bit;
+        if (b == '\n' || b == '\r') c->nl |= bit;
+        if (b == ' ') c->sp |= bit;
+        if (b == '\'') c->ap |= bit;
+        if (b == '/') c->sl |= bit;
+    }
+}
+
+#ifdef ST_SSE2
+/* The same with SSE2, 16 bytes a step (signed compares: a byte >= 0x80 is negative, in no range). */
+ST_INLINE uint64_t sse2_bits(__m128i m) { return (uint64_t)(uint32_t)_mm_movemask_epi8(m); }
+ST_INLINE __m128i sse2_in(__m128i v, char lo, char hi) {
+    return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8((char)(lo - 1))), _mm_cmplt_epi8(v, _mm_set1_epi8((char)(hi + 1))));
+}
+static void classify_sse2(const uint8_t *p, ascii_classes *c) {
+    *c = (ascii_classes){0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (unsigned k = 0; k < 64; k += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + k));
+        __m128i sp = _mm_cmpeq_epi8(v, _mm_set1_epi8(' '));
+        __m128i nl = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')));
+        c->hi |= sse2_bits(v) << k;
+        c->up |= sse2_bits(sse2_in(v, 'A', 'Z')) << k;
+        c->lo |= sse2_bits(sse2_in(v, 'a', 'z')) << k;
+        c->dg |= sse2_bits(sse2_in(v, '0', '9')) << k;
+        c->ws |= sse2_bits(_mm_or_si128(sse2_in(v, 9, 13), sp)) << k;
+        c->nl |= sse2_bits(nl) << k;
+        c->sp |= sse2_bits(sp) << k;
+        c->ap |= sse2_bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('\''))) << k;
+        c->sl |= sse2_bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('/'))) << k;
+    }
+}
+#define classify_fast classify_sse2
+#define BLOCKS_CLASSIFY classify_sse2
+#else
+/* a byte at a time the blocks cost more than they save (1.1-1.3x the time on English, German
+ * and code): builds without a SIMD kernel keep the one-piece scanners alone */
+#define classify_fast classify_portable
+#define BLOCKS_CLASSIFY NULL
+#endif
+
+/* What sets the patterns apart inside a block. */
+enum {
+    WB_CASE_CUTS = 1,      /* o200k: a word is cut before an upper-case letter after a lower-case one */
+    WB_WORD_CONTRACTION = 2, /* o200k: a contraction ends the word before it (else its own piece) */
+    WB_SLASH = 4,          /* o200k: '/' joins the CR/LF after an O run */
+    WB_DIGIT_EACH = 8,     /* qwen2: \p{N}, a piece a digit (else \p{N}{1,3}) */
+    WB_END_WS_WHOLE = 16   /* cl100k: \s++$, a run that ends the text is one piece */
+};
+
+/* The ends of the pieces of the block s[i..i+len) (ASCII, classes c; after: what follows it) under
+ * the pattern's rules (WB_* flags), up to cap of them, in ends; their number (0: the block gives
+ * no end it can vouch for). */
+ST_INLINE size_t words_block(const uint8_t *s, size_t end, size_t i, const ascii_classes *c, unsigned len, int after,
+                             unsigned flags, size_t *ends, size_t cap) {
+    uint64_t valid = len >= 64 ? ~0ull : (1ull << len) - 1;
+    uint64_t up = c->up & valid, lo = c->lo & valid, dg = c->dg & valid, ws = c->ws & valid, nl = c->nl & valid;
+    uint64_t sp = c->sp & valid, le = up | lo, o = valid & ~(le | dg | ws);
+    uint64_t t = nl | ((flags & WB_SLASH) ? c->sl & valid : 0);
+    /* the CR/LF (and '/') runs O runs take: from each CR or LF right after an O byte */
+    uint64_t taken = 0;
+    for (uint64_t from = nl & (o << 1); from;) {
+        unsigned k = st__lowest_bit(from);
+        uint64_t rest = ~t >> k;
+        unsigned n = rest ? st__lowest_bit(rest) : 64 - k;
+        uint64_t run = (n >= 64 ? ~0ull : (1ull << n) - 1) << k;
+        taken |= run;
+        from &= ~run;
+    }
+    uint64_t op = o & ~taken, wsp = ws & ~taken;
+    /* letters: run starts, case cuts, and the prefix a run's first piece takes */
+    uint64_t run_start = le & ~(le << 1);
+    uint64_t lone_o = op & ~(op << 1) & ~(sp << 1);
+    uint64_t prefixed = run_start & (((wsp & ~nl) | lone_o) << 1);
+    uint64_t starts = (run_start & ~prefixed) | (prefixed >> 1);
+    if (flags & WB_CASE_CUTS) starts |= up & (lo << 1);
+    /* digits: every third from a run's start, or every one */
+    uint64_t digits = dg;
+    if (!(flags & WB_DIGIT_EACH)) {
+        uint64_t four = dg & (dg << 1) & (dg << 2) & (dg << 3);
+        digits = dg & ~(dg << 1);
+        for (uint64_t g = digits; (g = (g << 3) & four) != 0;) digits |= g;
+    }
+    /* O runs, a space before one taking it */
+    uint64_t o_start = op & ~(op << 1), spaced = o_start & (sp << 1);
+    starts |= digits | (o_start & ~spaced) | (spaced >> 1);
+    /* \s runs: `crlf` marks each byte at or before a CR/LF of its run (a suffix OR within the
+     * runs, doubling its reach each step); the rest of a run follows its last CR/LF */
+    uint64_t crlf = wsp & nl, reach = wsp;
+    crlf |= reach & (crlf >> 1); reach &= reach >> 1;
+    crlf |= reach & (crlf >> 2); reach &= reach >> 2;
+    crlf |= reach & (crlf >> 4); reach &= reach >> 4;
+    crlf |= reach & (crlf >> 8); reach &= reach >> 8;
+    crlf |= reach & (crlf >> 16); reach &= reach >> 16;
+    crlf |= reach & (crlf >> 32);
+    uint64_t rest = wsp & ~crlf, ws_start = wsp & ~(wsp << 1);
+    uint64_t ws_next = (wsp >> 1) | (after != AFTER_NOT_WS ? 1ull << (len - 1) : 0);
+    starts |= ws_start | (rest & (crlf << 1)) | (rest & (rest << 1) & ~ws_next);
+    /* contractions */
+    if (flags & WB_WORD_CONTRACTION) {
+        /* each apostrophe after a letter that is no contraction's own */
+        unsigned last = 0;
+        for (uint64_t a = c->ap & valid & (le << 1); a; a &= a - 1) {
+            unsigned k = st__lowest_bit(a);
+            if (k == last) continue; /* the letter before is the previous contraction's */
+            size_t e = contraction(s, end, i + k, 1);
+            if (!e) continue;
+            size_t stop = e - i;
+            starts &= stop >= 64 ? (1ull << k) - 1 : ~(((1ull << stop) - 1) & ~((1ull << k) - 1));
+            if (stop < len) starts |= 1ull << stop;
+            last = stop < 64 ? (unsigned)stop : 64;
+        }
+    } else {
+        /* each apostrophe that starts a piece (its O run's first byte, no space before) */
+        for (uint64_t a = c->ap & valid & o_start & ~spaced; a; a &= a - 1) {
+            unsigned k = st__lowest_bit(a);
+            size_t e = contraction(s, end, i + k, 1);
+            if (!e) continue;
+            size_t stop = e - i;
+            starts &= stop >= 64 ? (2ull << k) - 1 : ~(((1ull << stop) - 1) & ~((2ull << k) - 1));
+            if (stop < len) starts |= 1ull << stop;
+        }
+    }
+    /* a \s run that may go on past the block (or, for cl100k, ends the text): only its start is
+     * sure (is its piece) */
+    if ((after == AFTER_WS_OR_UNKNOWN || (after == AFTER_END && (flags & WB_END_WS_WHOLE))) &&
+        ((wsp >> (len - 1)) & 1)) {
+        unsigned a = st__highest_bit(ws_start);
+        starts &= a >= 63 ? ~0ull : (2ull << a) - 1;
+    }
+    size_t n = 0;
+    uint64_t x = starts & valid & ~1ull;
+    for (; x && n < cap; x &= x - 1) ends[n++] = i + st__lowest_bit(x);
+    if (!x && after == AFTER_END && n < cap) ends[n++] = i + len; /* the last piece ends with the text */
+    return n;
+}
+
+/* The block at i (up to 64 ASCII bytes, fewer at a non-ASCII byte or the text's end) through
+ * `classify`; the number of ends written, 0 when it gives none (the caller then takes one piece
+ * with the one-piece scanner). A block is tried only where the next WB_MIN bytes are ASCII (two
+ * word loads tell): in non-ASCII text a piece at a time is cheaper. */
+#define WB_MIN 16
+ST_INLINE size_t words_block_at(const uint8_t *s, size_t end, size_t i, size_t *ends, size_t cap, unsigned flags,
+                                void (*classify)(const uint8_t *, ascii_classes *)) {
+    ascii_classes c;
+    size_t left = end - i;
+    if (left < WB_MIN || ((load8(s + i) | load8(s + i + 8)) & ST_BYTES(0x80))) return 0;
+    unsigned len;
+    int after;
+    if (left > 64) {
+        classify(s + i, &c);
+        len = c.hi ? st__lowest_bit(c.hi) : 64;
+        after = len < 64 || s[i + 64] >= 0x80                       ? AFTER_WS_OR_UNKNOWN
+              : (uint8_t)(s[i + 64] - 9) < 5 || s[i + 64] == ' ' ? AFTER_WS_OR_UNKNOWN
+                                                                    : AFTER_NOT_WS;
+    } else {
+        uint8_t pad[64];
+        st__memcpy(pad, s + i, left);
+        st__memset(pad + left, 0, 64 - left);
+        classify(pad, &c);
+        len = c.hi ? st__lowest_bit(c.hi) : (unsigned)left;
+        after = len == left ? AFTER_END : AFTER_WS_OR_UNKNOWN;
+    }
+    return words_block(s, end, i, &c, len, after, flags, ends, cap);
+}
+
+#define WB_O200K (WB_CASE_CUTS | WB_WORD_CONTRACTION | WB_SLASH)
+#define WB_CL100K WB_END_WS_WHOLE
+#define WB_LLAMA3 0
+#define WB_QWEN2 WB_DIGIT_EACH
+
+/* A pattern's batch scanner: blocks where the text is ASCII (with a classifier), the one-piece
+ * scanner elsewhere. */
+#define WORDS_FILL(name, FLAGS)                                                                    \
+    ST_INLINE size_t fill_##name##_with(const uint8_t *s, size_t end, size_t i, size_t *ends, size_t cap, \
+                                        void (*classify)(const uint8_t *, ascii_classes *)) {      \
+        size_t n = 0;                                                                              \
+        while (n < cap && i < end) {                                                               \
+            size_t k = classify ? words_block_at(s, end, i, ends + n, cap - n, FLAGS, classify) : 0; \
+            if (k) {                                                                               \
+                n += k;                                                                            \
+                i = ends[n - 1];                                                                   \
+            } else {                                                                               \
+                ends[n++] = i = piece_##name(s, end, i);                                           \
+            }                                                                                      \
+        }                                                                                          \
+        return n;                                                                                  \
+    }
+WORDS_FILL(o200k, WB_O200K)
+WORDS_FILL(cl100k, WB_CL100K)
+WORDS_FILL(llama3, WB_LLAMA3)
+WORDS_FILL(qwen2, WB_QWEN2)
+#undef WORDS_FILL
+
+size_t st__fill_blocks_kernel(int pattern, const uint8_t *s, size_t end, size_t i, size_t *ends, size_t cap,
+                              int kernel) {
+    void (*classify)(const uint8_t *, ascii_classes *) =
+        kernel == ST_BLOCKS_PORTABLE ? classify_portable : kernel == ST_BLOCKS ? classify_fast : NULL;
+    switch (pattern) {
+    case ST_PATTERN_CL100K: return fill_cl100k_with(s, end, i, ends, cap, classify);
+    case ST_PATTERN_LLAMA3: return fill_llama3_with(s, end, i, ends, cap, classify);
+    case ST_PATTERN_QWEN2: return fill_qwen2_with(s, end, i, ends, cap, classify);
+    default: return fill_o200k_with(s, end, i, ends, cap, classify);
+    }
+}
+
 /* ---- deepseek_v3 (HuggingFace tokenizers' Sequence of three Splits, each "isolated") -------
  * (a) \p{N}{1,3}; (b) [\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]+ on each piece of (a);
  * (c) on each piece of (b):
@@ -862,16 +912,20 @@ ST_INLINE size_t piece_deepseek_v3(const uint8_t *s, size_t end, size_t i) {
         while (n < cap && i < end) ends[n++] = i = piece_##name(s, end, i);                        \
         return n;                                                                                  \
     }
+/* the patterns with ASCII blocks: their one-piece scanners, and batch scanners with blocks */
+#define BLOCK_SCANNER(name)                                                                        \
+    static size_t scan_##name(const uint8_t *s, size_t end, size_t i) { return piece_##name(s, end, i); } \
+    static size_t fill_##name(const uint8_t *s, size_t end, size_t i, size_t *ends, size_t cap) {      \
+        return fill_##name##_with(s, end, i, ends, cap, BLOCKS_CLASSIFY);                          \
+    }
 SCANNER(gpt2)
-SCANNER(cl100k)
-static size_t scan_o200k(const uint8_t *s, size_t end, size_t i) { return piece_o200k(s, end, i); }
-static size_t fill_o200k(const uint8_t *s, size_t end, size_t i, size_t *ends, size_t cap) {
-    return fill_o200k_with(s, end, i, ends, cap, O200K_CLASSIFY);
-}
+BLOCK_SCANNER(cl100k)
+BLOCK_SCANNER(o200k)
 SCANNER(superbpe)
-SCANNER(llama3)
-SCANNER(qwen2)
+BLOCK_SCANNER(llama3)
+BLOCK_SCANNER(qwen2)
 SCANNER(deepseek_v3)
+#undef BLOCK_SCANNER
 #undef SCANNER
 
 typedef st__scan_fn scan_fn;

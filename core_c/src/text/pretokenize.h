@@ -30,11 +30,12 @@ size_t st__pieces_next(st__piece_iter *it);
  * of the text). The same pieces as st__pieces_next gives, with no call per piece. */
 size_t st__pieces_fill(st__piece_iter *it, size_t *ends, size_t cap);
 
-/* o200k's batch scanner (st__pieces_fill's) with a chosen kernel, for the tests: the one-piece
- * scanner, or 64-byte ASCII blocks classified a byte at a time or with the build's SIMD kernel
- * (the same as the portable one where the build has none). */
-enum { ST_O200K_PIECES, ST_O200K_BLOCKS_PORTABLE, ST_O200K_BLOCKS };
-size_t st__fill_o200k_kernel(const uint8_t *s, size_t end, size_t i, size_t *ends, size_t cap, int kernel);
+/* The batch scanner of a pattern with ASCII blocks (o200k, cl100k, llama3, qwen2) with a chosen
+ * kernel, for the tests: the one-piece scanner alone, or 64-byte ASCII blocks classified a byte at
+ * a time or with the build's SIMD kernel (the same as the portable one where the build has none). */
+enum { ST_BLOCKS_NONE, ST_BLOCKS_PORTABLE, ST_BLOCKS };
+size_t st__fill_blocks_kernel(int pattern, const uint8_t *s, size_t end, size_t i, size_t *ends, size_t cap,
+                              int kernel);
 
 /* Fill a pre-tokenizer in place (no allocation): used by handles that embed one. */
 st_status st__pretokenizer_init(struct st_pretokenizer *pt, int pattern, uint32_t flags, const char *scripts,
