@@ -326,6 +326,61 @@ def test_node_open_models_on_every_corpus_file(open_model):
         assert all_ids == want, "Node, %s: %r..." % (name, text[:80])
 
 
+# ---- the span cache -----------------------------------------------------------------------------
+
+@pytest.fixture
+def serial_encode():
+    """One thread: a call's spans are its own (a text cut for threads is encoded in parts)."""
+    from supertok import encoding
+    prev = encoding.set_parallel(threads=1, force=False)
+    yield
+    encoding.set_parallel(prev[0], force=prev[1], min_bytes=prev[2])
+
+
+#: Patterns whose ordinary text is cut into spans that the span cache remembers (cut.c's rules
+#: hold for them); deepseek_v3's is encoded whole.
+SPAN_PATTERNS = {"gpt2", "llama3", "qwen2"}
+
+
+@pytest.mark.parametrize("pattern,nfc,ignore_merges", VARIANTS)
+def test_spans_of_small_models(backend, serial_encode, pattern, nfc, ignore_merges):
+    """A text of several kilobytes, with added tokens inside, encoded three times: each call's ids
+    and offsets are tokenizers' (the second and third found in the span cache for the patterns
+    with cut rules), and the same again among other text."""
+    _interpreted(backend)
+    tk = _train(PRE[pattern](), normalizers.NFC() if nfc else None, ignore_merges)
+    enc = supertok.load_model(tk.to_str().encode("utf-8"))
+    body = " ".join(SAMPLE) + "\n" + " ".join(adversarial(random.Random(4), 30))
+    text = (body + " <|s|> " + body + "<L>  word <R> x\n") * 4
+    want_ids, want_starts = _ids(tk, text), [a for a, _ in tk.encode(text, add_special_tokens=False).offsets]
+    for call in range(3):
+        assert enc.encode(text, allowed_special="all") == want_ids, (pattern, call)
+        assert enc.encode_with_offsets(text, allowed_special="all")[1] == want_starts, (pattern, call)
+    hits = enc.cache_info()["span_hits"]
+    assert (hits > 0) == (pattern in SPAN_PATTERNS), (pattern, enc.cache_info())
+    for before in ("x", " ", "\n", "<|e|>", "中文 "):
+        other = before + text[: len(text) // 2] + before
+        assert enc.encode(other, allowed_special="all") == _ids(tk, other), (pattern, before)
+
+
+def test_spans_of_open_models(backend, serial_encode, open_model):
+    """An open model's text from the corpora (or the samples), twice: tokenizers' ids both times,
+    the second from the span cache (all but deepseek_v3, whose pattern has no cut rules)."""
+    _interpreted(backend)
+    name, path, tk = open_model
+    enc = supertok.load_model(path)
+    text = "\n".join(SAMPLE) * 30
+    want = _ids(tk, text)
+    assert enc.encode(text, allowed_special="all") == want
+    first = enc.cache_info()
+    assert enc.encode(text, allowed_special="all") == want
+    again = enc.cache_info()
+    if name != "deepseek_v3":
+        assert again["span_hits"] > first["span_hits"] and again["span_misses"] == first["span_misses"], (name, again)
+    else:
+        assert again["span_hits"] + again["span_misses"] == 0, again
+
+
 # ---- the compact form ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("pattern,nfc,ignore_merges", VARIANTS[::2])

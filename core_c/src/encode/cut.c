@@ -193,16 +193,29 @@ static int has_rules(const st_encoding *enc) {
     return 1;
 }
 
+/* 1 if the rules hold within ordinary text of the encoding (between its special tokens and past
+ * its normalization: what st__cut_within is given): those of has_rules, and llama3's and qwen2's.
+ * Their alternatives for letters, spaces and line breaks are cl100k's (a word is a maximal run of
+ * letters after an optional prefix that is no CR or LF; a contraction piece ends within the
+ * letters; an O run takes the CR/LF after it) with o200k's \s alternatives (\s*[\r\n]+|\s+(?!\S)|
+ * \s+), so "letter | space" and "newline | letter" hold as they do for cl100k and o200k, and
+ * qwen2's single digits touch neither. Across a whole text a HuggingFace model's added tokens
+ * (stripping, matched after normalization) would need their own proof: st_encoding_cut keeps
+ * has_rules. */
+static int has_rules_within(const st_encoding *enc) {
+    return has_rules(enc) || enc->pt.pattern == ST_PATTERN_LLAMA3 || enc->pt.pattern == ST_PATTERN_QWEN2;
+}
+
 /* The rules' context for the text s[0..len) of enc; 0 when the encoding's pattern has no proven
  * rule (then no place is a cut). */
-static int ctx_init(cut_ctx *c, const st_encoding *enc, const uint8_t *s, size_t len) {
+static int ctx_init(cut_ctx *c, const st_encoding *enc, const uint8_t *s, size_t len, int within) {
     c->enc = enc;
     c->s = s;
     c->len = len;
     c->script_aware = (enc->pt.flags & ST_PRETOK_SCRIPT_AWARE) != 0;
     c->superwords = enc->kind == ST__KIND_RULES && enc->supers.n > 0;
     c->crlf = enc->pt.pattern != ST_PATTERN_GPT2;
-    return has_rules(enc);
+    return within ? has_rules_within(enc) : has_rules(enc);
 }
 
 st_status st_encoding_cut(const st_encoding *enc, const char *text, size_t len, size_t from, size_t *at,
@@ -211,7 +224,7 @@ st_status st_encoding_cut(const st_encoding *enc, const char *text, size_t len, 
     if (!enc || !at || (!text && len)) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, NULL);
     *at = len;
     cut_ctx c;
-    if (!ctx_init(&c, enc, (const uint8_t *)text, len)) return ST_OK;
+    if (!ctx_init(&c, enc, (const uint8_t *)text, len, 0)) return ST_OK;
     for (size_t p = from > 0 ? from : 1; p < len; p++) {
         if ((c.s[p] & 0xC0) == 0x80) continue; /* inside a character */
         if (cut_at(&c, p)) {
@@ -222,11 +235,11 @@ st_status st_encoding_cut(const st_encoding *enc, const char *text, size_t len, 
     return ST_OK;
 }
 
-int st__cut_supported(const st_encoding *enc) { return has_rules(enc); }
+int st__cut_supported(const st_encoding *enc) { return has_rules_within(enc); }
 
 size_t st__cut_within(const st_encoding *enc, const uint8_t *s, size_t len, size_t from, size_t to) {
     cut_ctx c;
-    if (!ctx_init(&c, enc, s, len)) return 0;
+    if (!ctx_init(&c, enc, s, len, 1)) return 0;
     if (to > len) to = len;
     /* only the bytes a rule starts from: a line feed before the place, or a space at it */
     for (size_t p = from > 0 ? from : 1; p < to; p++) {

@@ -97,11 +97,13 @@ void st__special_order_free(st_encoding *enc);
 /* hf_encoding.c: st_encoding_save_compact of an encoding from a tokenizer.json (its own image). */
 st_status st__hf_save_compact(const st_encoding *enc, uint8_t *out, size_t cap, size_t *size, st_error *err);
 
-/* cut.c: 1 if the encoding's pattern has proven cut rules (st_encoding_cut finds places), else 0. */
+/* cut.c: 1 if the encoding's pattern has cut rules proven within ordinary text (st__cut_within
+ * finds places: those of st_encoding_cut's patterns, and llama3's and qwen2's), else 0. */
 int st__cut_supported(const st_encoding *enc);
 /* cut.c: the first place p, from <= p < to, where the ordinary text s[0..len) (text between
- * special tokens: no special-token check is made) may be cut by the rules of st_encoding_cut:
- * the pieces of s[0..p) and of s[p..len), each pre-tokenized alone, are those of s. 0 if none. */
+ * special tokens, past normalization: no special-token check is made) may be cut by the rules of
+ * st_encoding_cut: the pieces of s[0..p) and of s[p..len), each pre-tokenized alone, are those
+ * of s. 0 if none. */
 size_t st__cut_within(const st_encoding *enc, const uint8_t *s, size_t len, size_t from, size_t to);
 
 /* piece_cache.c: free the scratch blocks of a handle being freed (no call may be running). */

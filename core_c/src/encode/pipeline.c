@@ -412,6 +412,24 @@ static st_status encode_ordinary_ranks(encoder *e, size_t from, size_t to, st_er
     return ST_OK;
 }
 
+/* Text between special tokens, piece by piece (no span cache): a rank vocabulary, and a
+ * HuggingFace model whose pieces that are tokens are those tokens (ignore_merges), look every
+ * piece up whole first, a batch at a time; other models merge each piece. */
+static st_status encode_ordinary_pieces(encoder *e, size_t from, size_t to, st_error *err) {
+    if (e->enc->kind == ST__KIND_RANKS || (e->enc->kind == ST__KIND_HF && (e->enc->hf.flags & ST__HF_IGNORE_MERGES)))
+        return encode_ordinary_ranks(e, from, to, err);
+    st__piece_iter it;
+    st__pieces_init(&it, &e->enc->pt, e->text + from, to - from);
+    size_t start = 0;
+    while (it.i < it.len) {
+        size_t end = st__pieces_next(&it);
+        st_status st = encode_piece(e, from + start, from + end, err);
+        if (st != ST_OK) return st;
+        start = end;
+    }
+    return ST_OK;
+}
+
 #ifndef ST_SPANS_ON
 #define ST_SPANS_ON 1 /* bench/: 0 builds the pipeline without the span cache, to measure it */
 #endif
@@ -464,7 +482,7 @@ static st_status encode_span(encoder *e, st__span_cache *sc, size_t a, size_t b,
     sink *o = e->o;
     size_t n0 = o->n;
     if (o->ids && !o->nmap && n0 <= o->cap && n <= o->cap - n0) {
-        st_status st = encode_ordinary_ranks(e, a, b, err);
+        st_status st = encode_ordinary_pieces(e, a, b, err);
         if (st != ST_OK) return st;
         if (sc->npending == ST_SPAN_PENDING) spans_remember(e, sc);
         span_pending *q = &sc->pending[sc->npending++];
@@ -477,7 +495,7 @@ static st_status encode_span(encoder *e, st__span_cache *sc, size_t a, size_t b,
     }
     sink own = {sc->ids, NULL, ST_SPAN_MAX, 0, ST_OFFSETS_BYTES, e->text, 0, 0, 0, NULL, 0};
     e->o = &own;
-    st_status st = encode_ordinary_ranks(e, a, b, err);
+    st_status st = encode_ordinary_pieces(e, a, b, err);
     e->o = o;
     if (st != ST_OK) return st;
     st__span_fill(sc, p, n, h, sc->ids, own.n);
@@ -516,7 +534,7 @@ static st_status encode_ordinary_spans(encoder *e, st__span_cache *sc, size_t fr
             g = st__span_hash(e->text + b, c - b);
             ST_PREFETCH(&sc->slots[g & (sc->nslots - SPAN_WAYS)]);
         }
-        st_status st = cached ? encode_span(e, sc, a, b, h, err) : encode_ordinary_ranks(e, a, b, err);
+        st_status st = cached ? encode_span(e, sc, a, b, h, err) : encode_ordinary_pieces(e, a, b, err);
         if (st != ST_OK) return st;
         a = b;
         b = c;
@@ -527,24 +545,12 @@ static st_status encode_ordinary_spans(encoder *e, st__span_cache *sc, size_t fr
 }
 
 static st_status encode_ordinary(encoder *e, size_t from, size_t to, st_error *err) {
-    /* a rank vocabulary's text long enough to hold a span, with a span cache: a span at a time */
-    if (ST_SPANS_ON && e->enc->kind == ST__KIND_RANKS && to - from >= ST_SPAN_TEXT && e->pc.scratch &&
-        e->pc.scratch->span.log && st__cut_supported(e->enc))
+    /* a rank vocabulary's or HuggingFace model's text long enough to hold a span, with a span
+     * cache and a pattern with cut rules: a span at a time */
+    if (ST_SPANS_ON && (e->enc->kind == ST__KIND_RANKS || e->enc->kind == ST__KIND_HF) && to - from >= ST_SPAN_TEXT &&
+        e->pc.scratch && e->pc.scratch->span.log && st__cut_supported(e->enc))
         return encode_ordinary_spans(e, &e->pc.scratch->span, from, to, err);
-    /* a rank vocabulary, and a HuggingFace model whose pieces that are tokens are those tokens
-     * (ignore_merges), look every piece up whole first, a batch at a time */
-    if (e->enc->kind == ST__KIND_RANKS || (e->enc->kind == ST__KIND_HF && (e->enc->hf.flags & ST__HF_IGNORE_MERGES)))
-        return encode_ordinary_ranks(e, from, to, err);
-    st__piece_iter it;
-    st__pieces_init(&it, &e->enc->pt, e->text + from, to - from);
-    size_t start = 0;
-    while (it.i < it.len) {
-        size_t end = st__pieces_next(&it);
-        st_status st = encode_piece(e, from + start, from + end, err);
-        if (st != ST_OK) return st;
-        start = end;
-    }
-    return ST_OK;
+    return encode_ordinary_pieces(e, from, to, err);
 }
 
 /* ---- the text: special tokens cut it, the pretokenizer splits the rest ------------------------ */

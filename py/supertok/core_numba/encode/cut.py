@@ -16,7 +16,8 @@ from ..base.common import ST_OK, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, clear, f
 from ..formats.vocab import vocab_special_string
 from ..text.unicode import ucd_class, ucd_script, ST_UCD_CLASS_MASK, ST_UCD_WHITE_SPACE, ST_UCD_LU, ST_UCD_LO, \
     ST_SCRIPT_UNKNOWN, ST_SCRIPT_COMMON, ST_SCRIPT_INHERITED
-from ..text.pretokenize import ST_PATTERN_GPT2, ST_PATTERN_SUPERBPE, ST_PATTERN_LLAMA3, ST_PRETOK_SCRIPT_AWARE
+from ..text.pretokenize import ST_PATTERN_GPT2, ST_PATTERN_SUPERBPE, ST_PATTERN_LLAMA3, ST_PATTERN_QWEN2, \
+    ST_PRETOK_SCRIPT_AWARE
 from .encoding import ST__KIND_RULES
 
 # How many characters the script-aware newline rule looks back for the line's last real-script
@@ -236,14 +237,18 @@ def encoding_cut(v, scripts, s, length, frm, script_aware, superwords, crlf):
 
 
 @njit(cache=True, nogil=True)
-def ctx_init(pattern):
+def ctx_init(pattern, within=False):
     """ctx_init's verdict on the encoding's pattern: False when it has no proven rule (then no
-    place is a cut)."""
+    place is a cut). within: for ordinary text (st__cut_within), where llama3's and qwen2's
+    rules hold too (C: has_rules_within)."""
     # superbpe: letters, single spaces, single punctuation and line breaks all stay inside one piece
     # (the text between the regex's matches), so neither rule proves a boundary: no cut
     if pattern == ST_PATTERN_SUPERBPE:
         return False
-    # llama3, qwen2, deepseek_v3: the rules are proved for the tiktoken patterns only; no cut
+    if within and (pattern == ST_PATTERN_LLAMA3 or pattern == ST_PATTERN_QWEN2):
+        return True
+    # llama3, qwen2, deepseek_v3 across a whole text: the rules are proved for the tiktoken
+    # patterns only; no cut
     if pattern >= ST_PATTERN_LLAMA3:
         return False
     return True
@@ -271,8 +276,8 @@ def st_encoding_cut(enc, text, length, frm, at, err):
 @njit(cache=True, nogil=True)
 def cut_supported(pt):
     """st__cut_supported: the encoding's pattern (pt, its Pretokenizer) has proven cut rules
-    (st_encoding_cut finds places)."""
-    return ctx_init(pt.pattern)
+    (st__cut_within finds places)."""
+    return ctx_init(pt.pattern, True)
 
 
 @njit(cache=True, nogil=True)
@@ -281,7 +286,7 @@ def cut_within(pt, superwords, s, length, frm, to):
     (text between special tokens: no special-token check is made) may be cut by the rules of
     st_encoding_cut: the pieces of s[0 .. p) and of s[p .. length), each pre-tokenized alone, are
     those of s. 0 if none. pt: the encoding's Pretokenizer; superwords: a superword model's."""
-    if not ctx_init(pt.pattern):
+    if not ctx_init(pt.pattern, True):
         return 0
     script_aware = (pt.flags & ST_PRETOK_SCRIPT_AWARE) != 0
     crlf = pt.pattern != ST_PATTERN_GPT2

@@ -43,8 +43,8 @@ from .piece_cache import (cache_find, cache_fill, piece_cache_open, piece_cache_
 from .span_cache import (span_hash, span_find, span_fill, ST_SPAN_MIN, ST_SPAN_TEXT, ST_SPAN_MAX, ST_SPAN_PENDING,
                          PENDING_FIELDS, P_HASH, P_AT, P_LEN, P_FIRST, P_M, SC_NPENDING)
 from .cut import cut_supported, cut_within
-from .sink import put, new_sink, map_starts, O_N, O_CAP, O_UNIT, O_STARTS, ST_OFFSETS_UTF16, ST_OFFSETS_BYTES, \
-    SINK_FIELDS
+from .sink import put, new_sink, map_starts, O_N, O_CAP, O_UNIT, O_STARTS, O_COPY, ST_OFFSETS_UTF16, \
+    ST_OFFSETS_BYTES, SINK_FIELDS
 from .special_policy import policy_resolve, check_disallowed, check_disallowed_kernel, special_at, \
     special_first_bytes, special_allowed
 from ..text.normalize import nfc, ST_NFC_MAX_EXPANSION
@@ -525,7 +525,7 @@ def encode_span(e, c, sc, s, a, b, h):
     pst[PC_SPAN_MISSES] += 1
     o = c.o
     n0 = o[O_N]
-    if n0 <= o[O_CAP] and n <= o[O_CAP] - n0:  # (a NULL ids buffer has cap 0)
+    if not o[O_COPY] and n0 <= o[O_CAP] and n <= o[O_CAP] - n0:  # (a NULL ids buffer has cap 0)
         st = encode_ordinary_pieces(e, c, s, a, b)
         if st != ST_OK:
             return st
@@ -603,10 +603,12 @@ def encode_ordinary_spans(e, c, sc, s, frm, to):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def encode_ordinary(e, c, s, frm, to):
-    """The text s[frm .. to) between special tokens: a rank vocabulary's text long enough to hold
-    a span, with a span cache, a span at a time; else its pieces."""
+    """The text s[frm .. to) between special tokens: a rank vocabulary's or HuggingFace model's text
+    long enough to hold a span, with a span cache and a pattern with cut rules, a span at a time;
+    else its pieces."""
     sc = c.pc.span
-    if ST_SPANS_ON and e.kind == ST__KIND_RANKS and to - frm >= ST_SPAN_TEXT and sc.size != 0 and cut_supported(e.pt):
+    if ST_SPANS_ON and (e.kind == ST__KIND_RANKS or e.kind == ST__KIND_HF) and to - frm >= ST_SPAN_TEXT \
+            and sc.size != 0 and cut_supported(e.pt):
         return encode_ordinary_spans(e, c, sc, s, frm, to)
     return encode_ordinary_pieces(e, c, s, frm, to)
 
@@ -730,7 +732,10 @@ def normalized_stretch(e, c, s, frm, to, pl):
     n0 = o[O_N]
     unit = o[O_UNIT]
     o[O_UNIT] = ST_OFFSETS_BYTES
+    copying = o[O_COPY]
+    o[O_COPY] = 1
     st = pass1_or_ordinary(e, c, copy, 0, m, pl)
+    o[O_COPY] = copying
     o[O_UNIT] = unit
     map_starts(o, c.starts, s, n0, frm, nmap)
     return st

@@ -14,14 +14,16 @@ pass the copy): the stretch is encoded into the sink in bytes of the copy (O_UNI
 ST_OFFSETS_BYTES), then map_starts puts each of its starts back in the text's offsets and the
 caller's unit. A start in the copy is first moved to its character's start, which nmap maps to
 the same place in the text as any byte of that character (NFC writes a character's bytes from
-one source), so the starts are C's.
+one source), so the starts are C's. O_COPY is 1 while the encoder works on such a copy (C: nmap
+is not NULL): the span cache then remembers a span at once, never from the caller's buffer at the
+call's end, when the copy is gone.
 """
 import numpy as np
 from numba import njit
 
 ST_OFFSETS_BYTES, ST_OFFSETS_CODEPOINTS, ST_OFFSETS_UTF16 = 0, 1, 2
-O_CAP, O_N, O_UNIT, O_POS, O_UNITS, O_LAST, O_STARTS = 0, 1, 2, 3, 4, 5, 6
-SINK_FIELDS = 7
+O_CAP, O_N, O_UNIT, O_POS, O_UNITS, O_LAST, O_STARTS, O_COPY = 0, 1, 2, 3, 4, 5, 6, 7
+SINK_FIELDS = 8
 
 
 def new_sink(cap, unit, with_starts):
