@@ -304,3 +304,13 @@ def test_megabyte_runs_linear(nat, nb, kind):
                 if times[1] < 0.05 or times[1] < 3.2 * times[0]:
                     break
             assert times[1] < 0.05 or times[1] < 3.2 * times[0], (kind, pattern, flags, times)
+
+
+def test_nfc_starter_seconds_are_the_tables():
+    """The NFC fast path's list of starters that compose as a second is the tables' (the C list
+    is checked the same way in core_c/tests/test_core.c)."""
+    from supertok.core_numba.text import normalize as nz
+    want = [int(x) for x in nz.NFC_COMP_SECOND if nz.nfc_ccc(int(x)) == 0]
+    assert list(nz.NFC_STARTER_SECONDS) == want
+    assert all(nz.nfc_starter_second(x) for x in want)
+    assert not any(nz.nfc_starter_second(x) for x in (0x300, 0x4E00, 0x0430, 0x09BF, 0x115B0))

@@ -14,6 +14,8 @@
 #include "error_contract.h"
 #include "check.h"
 #include "../src/text/pretokenize.h" /* the encoder's batch scanner against the one-piece one */
+#include "../src/text/normalize.h"   /* the NFC fast path's list against the tables */
+#include "../src/text/nfc_tables.h"
 
 
 #define ST_CANARY_T ((size_t)0x5A5A5A5Au)
@@ -1013,6 +1015,25 @@ static void test_block_scanners(void) {
     CHECK(!bad, "the block scanners give the one-piece scanners' ends, each pattern with either classifier");
 }
 
+/* normalize.c's list of starters that compose as a second (its fast path's test) is the tables'
+ * st_nfc_comp_second entries of class 0, no more and no fewer. */
+static void test_nfc_starter_seconds(void) {
+    int bad = 0;
+    for (uint32_t cp = 0; cp < ST_NFC_LIMIT; cp++) {
+        int second = 0;
+        for (size_t k = 0; k < st_nfc_comp_second_count; k++)
+            if (st_nfc_comp_second[k] == cp) second = 1;
+        uint8_t ccc = st_nfc_ccc_blocks[((size_t)st_nfc_ccc_index[cp >> ST_NFC_CCC_SHIFT] << ST_NFC_CCC_SHIFT) |
+                                        (cp & ((1u << ST_NFC_CCC_SHIFT) - 1))];
+        if ((second && ccc == 0) != st__nfc_starter_second(cp)) {
+            if (!bad) CHECK(0, "U+%04X: a starter second in the tables %d, in normalize.c's list %d", (unsigned)cp,
+                            second && ccc == 0, st__nfc_starter_second(cp));
+            bad = 1;
+        }
+    }
+    CHECK(!bad, "normalize.c's starter seconds are the tables'");
+}
+
 int main(void) {
     test_status_str();
     test_version();
@@ -1027,6 +1048,7 @@ int main(void) {
     test_nfc();
     test_batch_scanner();
     test_block_scanners();
+    test_nfc_starter_seconds();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

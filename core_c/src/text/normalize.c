@@ -43,6 +43,39 @@ static size_t nfc_decompose(uint32_t cp, uint32_t d[4]) {
     return 1;
 }
 
+/* 1 if cp has a canonical decomposition other than itself (nfc_decompose would give more than cp). */
+ST_INLINE int nfc_decomposes(uint32_t cp) {
+    return cp >= 0xC0 && cp < ST_NFC_LIMIT &&
+           st_nfc_dec_blocks[((size_t)st_nfc_dec_index[cp >> ST_NFC_DEC_SHIFT] << ST_NFC_DEC_SHIFT) |
+                             (cp & ((1u << ST_NFC_DEC_SHIFT) - 1))] != 0;
+}
+
+/* The starters (class 0) that are the second of a primary composite (st_nfc_comp_second's entries
+ * of class 0: vowel and length marks of Indic scripts, Myanmar, Balinese and some historic
+ * scripts), sorted; core_c/tests/test_core.c checks the list against the tables. The Hangul
+ * jamo V and T compose by formula and are tested apart. */
+static const uint32_t nfc_starter_seconds[] = {
+    0x09BE, 0x09D7, 0x0B3E, 0x0B56, 0x0B57, 0x0BBE, 0x0BD7, 0x0CC2, 0x0CD5, 0x0CD6, 0x0D3E, 0x0D57,
+    0x0DCF, 0x0DDF, 0x102E, 0x1B35, 0x11127, 0x1133E, 0x11357, 0x114B0, 0x114BA, 0x114BD, 0x115AF};
+
+int st__nfc_starter_second(uint32_t cp) {
+    switch (cp >> 8) { /* the blocks that hold one: most text's characters are in none */
+    case 0x09: case 0x0B: case 0x0C: case 0x0D: case 0x10: case 0x1B: case 0x111: case 0x113: case 0x114:
+    case 0x115: break;
+    default: return 0;
+    }
+    for (size_t k = 0; k < sizeof nfc_starter_seconds / sizeof *nfc_starter_seconds; k++)
+        if (nfc_starter_seconds[k] == cp) return 1;
+    return 0;
+}
+
+/* 0 if the starter cp composes with no character before it: neither a Hangul vowel or trailing
+ * consonant jamo nor one of the starters above (a character of class 0 that nfc_compose takes as
+ * a second is one of them). */
+ST_INLINE int nfc_starter_may_compose(uint32_t cp) {
+    return cp >= 0x300 && (cp - 0x1161u < 21 || cp - 0x11A8u < 27 || st__nfc_starter_second(cp));
+}
+
 /* The primary composite of a + b, or 0. */
 static uint32_t nfc_compose(uint32_t a, uint32_t b) {
     if (a - 0x1100u < 19 && b - 0x1161u < 21) return 0xAC00 + ((a - 0x1100) * 21 + (b - 0x1161)) * 28;
@@ -199,12 +232,31 @@ size_t st__nfc(const uint8_t *s, size_t len, uint8_t *out, size_t *map, size_t c
             continue;
         }
         /* The fast path of most other text (CJK, Cyrillic, ...): a starter that is its own
-         * decomposition, followed by the end or by a starter it does not compose with. */
+         * decomposition, followed by the end or by a starter it does not compose with (a starter
+         * that composes with nothing before it, as nearly all do, is told by a test or two:
+         * nfc_compose's binary search was most of the time of normalizing Cyrillic). */
+        if (p.sub == 0) { /* the common case, from the bytes: the next character is no mark, does
+                             not decompose and is no starter that composes */
+            uint32_t cp, cp2;
+            size_t j = i + st__utf8_decode(s + i, &cp);
+            if (nfc_ccc(cp) == 0 && !nfc_decomposes(cp) &&
+                (j >= len || (st__utf8_decode(s + j, &cp2), nfc_ccc(cp2) == 0 && !nfc_decomposes(cp2) &&
+                                                              !nfc_starter_may_compose(cp2)))) {
+                for (; i < j; i++, c.n++)
+                    if (c.n < cap) {
+                        out[c.n] = s[i];
+                        if (map) map[c.n] = p.pos;
+                    }
+                p.pos = j;
+                continue;
+            }
+        }
         if (p.sub == 0) {
             nfc_pos q = p, nx;
             uint32_t cp, cp2, d[4];
             if (nfc_item(&c, q, &cp, &nx) == 0 && nfc_decompose(cp, d) == 1 &&
-                (nx.pos >= len || (nfc_item(&c, nx, &cp2, &q) == 0 && nfc_compose(cp, cp2) == 0))) {
+                (nx.pos >= len || (nfc_item(&c, nx, &cp2, &q) == 0 &&
+                                   (!nfc_starter_may_compose(cp2) || nfc_compose(cp, cp2) == 0)))) {
                 nfc_put(&c, cp, i);
                 p = nx;
                 continue;

@@ -110,6 +110,41 @@ def nfc_decompose(cp, d):
 
 
 @njit(cache=True, nogil=True)
+def nfc_decomposes(cp):
+    """cp has a canonical decomposition other than itself."""
+    if 0xC0 <= cp < ST_NFC_LIMIT:
+        return NFC_DEC_BLOCKS[(np.int64(NFC_DEC_INDEX[cp >> ST_NFC_DEC_SHIFT]) << ST_NFC_DEC_SHIFT)
+                              | (cp & ((1 << ST_NFC_DEC_SHIFT) - 1))] != 0
+    return False
+
+
+# The starters (class 0) that are the second of a primary composite, sorted (C: nfc_starter_seconds;
+# core_c/tests/test_core.c checks the list against the tables, tests/test_numba_text.py this copy).
+NFC_STARTER_SECONDS = np.array([
+    0x09BE, 0x09D7, 0x0B3E, 0x0B56, 0x0B57, 0x0BBE, 0x0BD7, 0x0CC2, 0x0CD5, 0x0CD6, 0x0D3E, 0x0D57,
+    0x0DCF, 0x0DDF, 0x102E, 0x1B35, 0x11127, 0x1133E, 0x11357, 0x114B0, 0x114BA, 0x114BD, 0x115AF], np.int64)
+
+
+@njit(cache=True, nogil=True)
+def nfc_starter_second(cp):
+    """st__nfc_starter_second: cp is one of NFC_STARTER_SECONDS."""
+    blk = cp >> 8
+    if not (blk == 0x09 or blk == 0x0B or blk == 0x0C or blk == 0x0D or blk == 0x10 or blk == 0x1B
+            or 0x111 <= blk <= 0x115):
+        return False
+    for k in range(NFC_STARTER_SECONDS.shape[0]):
+        if NFC_STARTER_SECONDS[k] == cp:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def nfc_starter_may_compose(cp):
+    """False if the starter cp composes with no character before it."""
+    return cp >= 0x300 and (0 <= cp - 0x1161 < 21 or 0 <= cp - 0x11A8 < 27 or nfc_starter_second(cp))
+
+
+@njit(cache=True, nogil=True)
 def nfc_compose(a, b):
     """The primary composite of a + b, or 0."""
     if 0 <= a - 0x1100 < 19 and 0 <= b - 0x1161 < 21:
@@ -265,7 +300,26 @@ def nfc(s, length, out, omap, has_map, cap):
             p += ln
             continue
         # the fast path of most other text: a starter that is its own decomposition, followed by
-        # the end or by a starter it does not compose with
+        # the end or by a starter it does not compose with; first from the bytes (the next
+        # character no mark, not decomposing, no starter that composes), then by the items
+        if psub == 0:
+            cp, ln1 = utf8_decode(s, p)
+            j = p + ln1
+            if nfc_ccc(cp) == 0 and not nfc_decomposes(cp):
+                quick = j >= length
+                if not quick:
+                    cp2, _ = utf8_decode(s, j)
+                    quick = nfc_ccc(cp2) == 0 and not nfc_decomposes(cp2) and not nfc_starter_may_compose(cp2)
+                if quick:
+                    for k in range(ln1):
+                        n = c[C_N]
+                        if n < cap:
+                            out[n] = s[i + k]
+                            if has_map:
+                                omap[n] = i
+                        c[C_N] = n + 1
+                    p = j
+                    continue
         if psub == 0:
             cp, cc, np_, ns = nfc_item(s, p, psub, d)
             if cc == 0 and nfc_decompose(cp, d) == 1:
@@ -273,7 +327,7 @@ def nfc(s, length, out, omap, has_map, cap):
                     quick = True
                 else:
                     cp2, cc2, _, _ = nfc_item(s, np_, ns, d)
-                    quick = cc2 == 0 and nfc_compose(cp, cp2) == 0
+                    quick = cc2 == 0 and (not nfc_starter_may_compose(cp2) or nfc_compose(cp, cp2) == 0)
                 if quick:
                     nfc_put(c, out, omap, has_map, cp, i)
                     p, psub = np_, ns  # ns: the character's next item when it decomposes
