@@ -97,6 +97,29 @@ static uint32_t nfc_compose(uint32_t a, uint32_t b) {
     return i < st_nfc_comp_start[lo + 1] && st_nfc_comp_first[i] == a ? st_nfc_comp_result[i] : 0;
 }
 
+/* The first item of cp's canonical decomposition (cp itself when it has none). */
+ST_INLINE uint32_t nfc_first_item(uint32_t cp) {
+    uint32_t d[4];
+    nfc_decompose(cp, d);
+    return d[0];
+}
+
+/* 1 if NFC gives cp back when it stands alone (no mark after it, nothing before composing with
+ * it): a starter with no decomposition, or one whose decomposition starts with a starter and
+ * composes back into cp item by item (a precomposed letter that is no composition exclusion:
+ * Greek with tonos, Vietnamese, Cyrillic й). */
+ST_INLINE int nfc_stable_alone(uint32_t cp) {
+    if (nfc_ccc(cp) != 0) return 0;
+    if (!nfc_decomposes(cp)) return 1;
+    uint32_t d[4], x;
+    size_t n = nfc_decompose(cp, d);
+    if (nfc_ccc(d[0]) != 0) return 0;
+    x = d[0];
+    for (size_t k = 1; k < n; k++)
+        if (!(x = nfc_compose(x, d[k]))) return 0;
+    return x == cp;
+}
+
 /* A position in the decomposed text: the input character at pos, item sub of its decomposition. */
 typedef struct nfc_pos {
     size_t pos;
@@ -235,13 +258,14 @@ size_t st__nfc(const uint8_t *s, size_t len, uint8_t *out, size_t *map, size_t c
          * decomposition, followed by the end or by a starter it does not compose with (a starter
          * that composes with nothing before it, as nearly all do, is told by a test or two:
          * nfc_compose's binary search was most of the time of normalizing Cyrillic). */
-        if (p.sub == 0) { /* the common case, from the bytes: the next character is no mark, does
-                             not decompose and is no starter that composes */
+        if (p.sub == 0) { /* the common case, from the bytes: a character NFC gives back alone,
+                             and after it one that starts with a starter composing with nothing
+                             before it */
             uint32_t cp, cp2;
             size_t j = i + st__utf8_decode(s + i, &cp);
-            if (nfc_ccc(cp) == 0 && !nfc_decomposes(cp) &&
-                (j >= len || (st__utf8_decode(s + j, &cp2), nfc_ccc(cp2) == 0 && !nfc_decomposes(cp2) &&
-                                                              !nfc_starter_may_compose(cp2)))) {
+            if (nfc_stable_alone(cp) &&
+                (j >= len || (st__utf8_decode(s + j, &cp2), cp2 = nfc_first_item(cp2),
+                              nfc_ccc(cp2) == 0 && !nfc_starter_may_compose(cp2)))) {
                 for (; i < j; i++, c.n++)
                     if (c.n < cap) {
                         out[c.n] = s[i];

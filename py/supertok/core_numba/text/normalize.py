@@ -176,6 +176,32 @@ def nfc_compose(a, b):
 
 
 @njit(cache=True, nogil=True)
+def nfc_first_item(cp, d):
+    """The first item of cp's canonical decomposition (cp itself when it has none)."""
+    nfc_decompose(cp, d)
+    return np.int64(d[0])
+
+
+@njit(cache=True, nogil=True)
+def nfc_stable_alone(cp, d):
+    """C: nfc_stable_alone: NFC gives cp back when it stands alone (a starter with no
+    decomposition, or one whose decomposition starts with a starter and composes back into cp)."""
+    if nfc_ccc(cp) != 0:
+        return False
+    if not nfc_decomposes(cp):
+        return True
+    n = nfc_decompose(cp, d)
+    if nfc_ccc(np.int64(d[0])) != 0:
+        return False
+    x = np.int64(d[0])
+    for k in range(1, n):
+        x = nfc_compose(x, np.int64(d[k]))
+        if x == 0:
+            return False
+    return x == cp
+
+
+@njit(cache=True, nogil=True)
 def nfc_item(s, pos, sub, d):
     """The item at (pos, sub): (code point, class, next pos, next sub)."""
     ch, ln = utf8_decode(s, pos)
@@ -299,17 +325,18 @@ def nfc(s, length, out, omap, has_map, cap):
                 c[C_N] = n + 1
             p += ln
             continue
-        # the fast path of most other text: a starter that is its own decomposition, followed by
-        # the end or by a starter it does not compose with; first from the bytes (the next
-        # character no mark, not decomposing, no starter that composes), then by the items
+        # the fast path of most other text: a character NFC gives back alone, followed by the end
+        # or by one whose first item is a starter composing with nothing before it (from the
+        # bytes); then a starter that is its own decomposition, by the items
         if psub == 0:
             cp, ln1 = utf8_decode(s, p)
             j = p + ln1
-            if nfc_ccc(cp) == 0 and not nfc_decomposes(cp):
+            if nfc_stable_alone(np.int64(cp), d):
                 quick = j >= length
                 if not quick:
                     cp2, _ = utf8_decode(s, j)
-                    quick = nfc_ccc(cp2) == 0 and not nfc_decomposes(cp2) and not nfc_starter_may_compose(cp2)
+                    f = nfc_first_item(np.int64(cp2), d)
+                    quick = nfc_ccc(f) == 0 and not nfc_starter_may_compose(f)
                 if quick:
                     for k in range(ln1):
                         n = c[C_N]
