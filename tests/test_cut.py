@@ -124,9 +124,10 @@ def test_cuts_on_generated_text(backend, pattern, script_aware):
 @pytest.mark.parametrize("pattern", ["superbpe", "llama3", "qwen2", "deepseek_v3"])
 @pytest.mark.parametrize("script_aware", [False, True])
 def test_no_cut_for_split_patterns(backend, script_aware, pattern):
-    """superbpe's pieces run through letters, spaces and line breaks; the rules are not proved for
-    llama3, qwen2 and deepseek_v3: the core gives no cut for them (docs/design.md §7) and the text
-    is encoded whole."""
+    """superbpe's pieces run through letters, spaces and line breaks; across a whole text the
+    rules are not proved for llama3, qwen2 (a tokenizer.json model's added tokens) and
+    deepseek_v3: st_encoding_cut gives no cut for them (docs/design.md §7) and the text is
+    encoded whole."""
     _native_only(backend)
     b = supertok.backends.current()
     h = b.encoding_new_merges(0, [], b"", supertok.PATTERNS[pattern], 1 if script_aware else 0)
@@ -135,6 +136,29 @@ def test_no_cut_for_split_patterns(backend, script_aware, pattern):
         data = _random_text(rng, rng.randrange(1, 80)).encode("utf-8")
         assert all_cuts(b, h, data) == []
     assert all_cuts(b, h, ("Hello world.\nNext line here\n" * 50).encode()) == []
+
+
+@pytest.mark.parametrize("pattern", ["llama3", "qwen2"])
+def test_rules_hold_within_text_for_llama3_and_qwen2(backend, pattern):
+    """llama3's and qwen2's ordinary text (between special tokens) is cut into spans by the same
+    two rules (cut.c: has_rules_within), which o200k's handle finds (the same code, CR/LF before a
+    letter included): every such place is a piece boundary of llama3's and qwen2's regex too, on
+    generated text and the first part of the corpus files at hand."""
+    _native_only(backend)
+    b, h = _pretokenizer_handle("o200k", False)
+    rng = random.Random(4100 + len(pattern))
+    found = 0
+    for _ in range(1500 if backend == "native" else 150):
+        text = _random_text(rng, rng.randrange(1, 80))
+        cuts = all_cuts(b, h, text.encode("utf-8"))
+        found += len(cuts)
+        check_cuts(text, cuts, pattern, False)
+    assert found > 1500 if backend == "native" else found > 150, found
+    if backend == "native":
+        for name in CORPUS_FILES[:4]:
+            if os.path.exists(os.path.join(CORPORA, name)):
+                text = corpus_text(name, 50_000)
+                check_cuts(text, all_cuts(b, h, text.encode("utf-8")), pattern, False)
 
 
 def test_cut_arguments(backend):

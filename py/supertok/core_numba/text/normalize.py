@@ -130,7 +130,7 @@ def nfc_starter_second(cp):
     """st__nfc_starter_second: cp is one of NFC_STARTER_SECONDS."""
     blk = cp >> 8
     if not (blk == 0x09 or blk == 0x0B or blk == 0x0C or blk == 0x0D or blk == 0x10 or blk == 0x1B
-            or 0x111 <= blk <= 0x115):
+            or blk == 0x111 or blk == 0x113 or blk == 0x114 or blk == 0x115):
         return False
     for k in range(NFC_STARTER_SECONDS.shape[0]):
         if NFC_STARTER_SECONDS[k] == cp:
