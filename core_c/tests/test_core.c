@@ -1034,6 +1034,44 @@ static void test_nfc_starter_seconds(void) {
     CHECK(!bad, "normalize.c's starter seconds are the tables'");
 }
 
+/* st__nfc_unchanged never says "unchanged" of a text NFC changes (random mixtures of letters,
+ * marks, precomposed and decomposed letters, starters that compose as a second, Hangul jamo and
+ * syllables, composition exclusions), and says it of most text that is NFC. */
+static void test_nfc_unchanged(void) {
+    static const char *const pool[] = {
+        "a", "e", " ", "\n", "\xc3\xa9", "e\xcc\x81", "\xcc\x81", "\xcc\xa3", "\xcd\x84", "\xd0\xb9",
+        "\xd0\xb8\xcc\x86", "\xd0\xb6", "\xce\xac", "\xce\xb1\xcc\x81", "\xe1\xbe\x82", "\xe4\xb8\xad",
+        "\xe1\x84\x80", "\xe1\x85\xa1", "\xe1\x86\xa8", "\xea\xb0\x80", "\xea\xb0\x81", "\xe0\xad\x87",
+        "\xe0\xac\xbe", "\xe0\xad\x97", "\xe0\xa5\x98", "\xe2\x84\xab", "\xe2\x84\xa6", "\xcd\xb4",
+        "\xe0\xbd\xb3", "\xe0\xbd\xb1", "\xd9\x8e", "\xd8\xb9", "\xe0\xa4\x95", "\xe0\xa4\xbc",
+        "\xf0\x9d\x85\x9e", "\xf0\x9d\x85\xa5", "\xe1\xba\xa1", "\xe1\xbb\x87"};
+    uint64_t seed = 0xA0761D6478BD642Full;
+    char text[200];
+    uint8_t out[700];
+    int bad = 0, said = 0;
+    for (int round = 0; round < 200000 && !bad; round++) {
+        size_t len = 0;
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        size_t nfrag = 1 + (size_t)(seed >> 33) % 12;
+        for (size_t k = 0; k < nfrag; k++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            const char *f = pool[(seed >> 33) % (sizeof pool / sizeof *pool)];
+            size_t fl = strlen(f);
+            if (len + fl > sizeof text) break;
+            memcpy(text + len, f, fl);
+            len += fl;
+        }
+        if (!st__nfc_unchanged((const uint8_t *)text, len)) continue;
+        said++;
+        size_t m = st__nfc((const uint8_t *)text, len, out, NULL, sizeof out);
+        if (m != len || memcmp(out, text, len) != 0) {
+            bad = 1;
+            CHECK(0, "st__nfc_unchanged says NFC leaves \"%.*s\" as it is, but NFC changes it", (int)len, text);
+        }
+    }
+    CHECK(!bad && said > 1000, "st__nfc_unchanged is never wrong (%d texts it passed)", said);
+}
+
 int main(void) {
     test_status_str();
     test_version();
@@ -1049,6 +1087,7 @@ int main(void) {
     test_batch_scanner();
     test_block_scanners();
     test_nfc_starter_seconds();
+    test_nfc_unchanged();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

@@ -629,7 +629,7 @@ static st_status normalized_stretch(encoder *e, size_t from, size_t to, const st
     const uint8_t *s = e->text + from;
     size_t n = to - from, k = 0;
     while (k < n && s[k] < 0xCC) k++;
-    if (k == n) return normalized_rest(e, from, to, pl, err);
+    if (k == n || st__nfc_unchanged(s, n)) return normalized_rest(e, from, to, pl, err); /* NFC already */
     size_t cap = n * ST__NFC_MAX_EXPANSION;
     if (cap / ST__NFC_MAX_EXPANSION != n || cap > ((size_t)-1 - 16) / (1 + sizeof(size_t))) return ST_ERR_OUT_OF_MEMORY;
     size_t size = cap + 16 + cap * sizeof(size_t); /* the copy (+16 readable bytes past it), its map */

@@ -238,6 +238,27 @@ static nfc_pos nfc_walk(nfc_ctx *c, nfc_unit *u, nfc_pos p) {
     return p;
 }
 
+int st__nfc_unchanged(const uint8_t *s, size_t len) {
+    for (size_t i = 0; i < len;) {
+        size_t l = s[i] < 0x80 ? 1 : s[i] < 0xE0 ? 2 : s[i] < 0xF0 ? 3 : 4;
+        ST_COUNT(1);
+        if (s[i] < 0xCC && (i + l >= len || s[i + l] < 0xCC)) { /* st__nfc's first fast path */
+            i += l;
+            continue;
+        }
+        uint32_t cp, cp2;
+        size_t j = i + st__utf8_decode(s + i, &cp);
+        if (!nfc_stable_alone(cp)) return 0; /* and its second */
+        if (j < len) {
+            st__utf8_decode(s + j, &cp2);
+            cp2 = nfc_first_item(cp2);
+            if (nfc_ccc(cp2) != 0 || nfc_starter_may_compose(cp2)) return 0;
+        }
+        i = j;
+    }
+    return 1;
+}
+
 size_t st__nfc(const uint8_t *s, size_t len, uint8_t *out, size_t *map, size_t cap) {
     nfc_ctx c = {s, len, out, map, cap, 0};
     nfc_pos p = {0, 0};

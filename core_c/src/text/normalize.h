@@ -16,6 +16,11 @@
  * Writes nothing at or past cap; returns the full output length. Text with no code point at or
  * above U+0300 comes back unchanged. Linear time: O(len) for any input (see normalize.c). */
 size_t st__nfc(const uint8_t *s, size_t len, uint8_t *out, size_t *map, size_t cap);
+/* 1 if NFC leaves s[0..len) (valid UTF-8) as it is by st__nfc's fast paths alone (every character
+ * one NFC gives back, none composing with the one before): a check that writes nothing, for a
+ * caller that would otherwise normalize into a copy to compare; 0 also for text that is NFC
+ * but needs the full walk to tell. */
+int st__nfc_unchanged(const uint8_t *s, size_t len);
 /* 1 if cp is a starter (class 0) that is the second of a primary composite (for the tests: the
  * list normalize.c keeps against the tables). */
 int st__nfc_starter_second(uint32_t cp);

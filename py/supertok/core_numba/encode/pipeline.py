@@ -47,7 +47,7 @@ from .sink import put, new_sink, map_starts, O_N, O_CAP, O_UNIT, O_STARTS, O_COP
     ST_OFFSETS_BYTES, SINK_FIELDS
 from .special_policy import policy_resolve, check_disallowed, check_disallowed_kernel, special_at, \
     special_first_bytes, special_allowed
-from ..text.normalize import nfc, ST_NFC_MAX_EXPANSION
+from ..text.normalize import nfc, nfc_unchanged, ST_NFC_MAX_EXPANSION
 from ..formats.tokenizer_json import ST__HF_IGNORE_MERGES, ST__HF_NFC, ST__ADDED_LSTRIP, ST__ADDED_RSTRIP
 from ..text.unicode import ucd_class, ST_UCD_WHITE_SPACE
 from ..text.utf8 import utf8_decode
@@ -714,7 +714,7 @@ def normalized_stretch(e, c, s, frm, to, pl):
     k = 0
     while k < n and s[frm + k] < 0xCC:
         k += 1
-    if k == n:
+    if k == n or nfc_unchanged(s[frm:], n):  # NFC already
         return pass1_or_ordinary(e, c, s, frm, to, pl)
     cap = n * ST_NFC_MAX_EXPANSION
     copy = np.zeros(cap + 16, np.uint8)  # the copy (+16 readable bytes past it)

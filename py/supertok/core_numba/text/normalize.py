@@ -302,6 +302,31 @@ def nfc_walk(c, u, s, length, out, omap, has_map, pos, sub, d):
 
 
 @njit(cache=True, nogil=True)
+def nfc_unchanged(s, length):
+    """st__nfc_unchanged: NFC leaves s[0..length) as it is by nfc's fast paths alone (False also
+    for text that is NFC but needs the full walk to tell)."""
+    d = np.zeros(4, np.int64)
+    i = np.int64(0)
+    while i < length:
+        b0 = s[i]
+        ln = 1 if b0 < 0x80 else 2 if b0 < 0xE0 else 3 if b0 < 0xF0 else 4
+        if b0 < 0xCC and (i + ln >= length or s[i + ln] < 0xCC):
+            i += ln
+            continue
+        cp, ln1 = utf8_decode(s, i)
+        j = i + ln1
+        if not nfc_stable_alone(np.int64(cp), d):
+            return False
+        if j < length:
+            cp2, _ = utf8_decode(s, j)
+            f = nfc_first_item(np.int64(cp2), d)
+            if nfc_ccc(f) != 0 or nfc_starter_may_compose(f):
+                return False
+        i = j
+    return True
+
+
+@njit(cache=True, nogil=True)
 def nfc(s, length, out, omap, has_map, cap):
     """st__nfc: NFC of valid UTF-8 s[0..length) into out[0..cap) (and omap when has_map); the full
     output length."""
