@@ -105,6 +105,16 @@ def backend(request):
 PIECE_CACHE_ON = 24 << 20
 
 
+@pytest.fixture
+def serial():
+    """One call at a time on one thread: a long text is not cut into parts for threads, so a call's
+    caches (its block, its spans) are its own."""
+    from supertok import encoding
+    prev = encoding.set_parallel(threads=1, force=False)
+    yield
+    encoding.set_parallel(prev[0], force=prev[1], min_bytes=prev[2])
+
+
 @pytest.fixture(params=["cache-on", "cache-off"])
 def piece_cache(request):
     """Runs the test twice: with the encodings' piece cache on (the default size) and off (every

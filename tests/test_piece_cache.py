@@ -172,15 +172,6 @@ def test_env_var(backend):
     assert out.returncode != 0 and "SUPERTOK_PIECE_CACHE must be a number of bytes" in out.stderr
 
 
-@pytest.fixture
-def serial():
-    """One call at a time (a long text not cut for threads), so every call takes block 0."""
-    from supertok import encoding
-    prev = encoding.set_parallel(threads=1, force=False)
-    yield
-    encoding.set_parallel(prev[0], force=prev[1], min_bytes=prev[2])
-
-
 def _words(rng, n, letters, lo, hi, prefix=" "):
     out, seen = [], set()
     while len(out) < n:

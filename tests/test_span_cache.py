@@ -49,14 +49,6 @@ def _off(backend, name="o200k_base"):
     return enc
 
 
-@pytest.fixture
-def serial():
-    from supertok import encoding
-    prev = encoding.set_parallel(threads=1, force=False)
-    yield
-    encoding.set_parallel(prev[0], force=prev[1], min_bytes=prev[2])
-
-
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "r50k_base"])
 def test_twice_thrice(backend, serial, name, tmp_path):
     """The same text again finds every span the first call looked up, and looks up no piece."""

@@ -328,22 +328,13 @@ def test_node_open_models_on_every_corpus_file(open_model):
 
 # ---- the span cache -----------------------------------------------------------------------------
 
-@pytest.fixture
-def serial_encode():
-    """One thread: a call's spans are its own (a text cut for threads is encoded in parts)."""
-    from supertok import encoding
-    prev = encoding.set_parallel(threads=1, force=False)
-    yield
-    encoding.set_parallel(prev[0], force=prev[1], min_bytes=prev[2])
-
-
 #: Patterns whose ordinary text is cut into spans that the span cache remembers (cut.c's rules
 #: hold for them); deepseek_v3's is encoded whole.
 SPAN_PATTERNS = {"gpt2", "llama3", "qwen2"}
 
 
 @pytest.mark.parametrize("pattern,nfc,ignore_merges", VARIANTS)
-def test_spans_of_small_models(backend, serial_encode, pattern, nfc, ignore_merges):
+def test_spans_of_small_models(backend, serial, pattern, nfc, ignore_merges):
     """A text of several kilobytes, with added tokens inside, encoded three times: each call's ids
     and offsets are tokenizers' (the second and third found in the span cache for the patterns
     with cut rules), and the same again among other text."""
@@ -363,7 +354,7 @@ def test_spans_of_small_models(backend, serial_encode, pattern, nfc, ignore_merg
         assert enc.encode(other, allowed_special="all") == _ids(tk, other), (pattern, before)
 
 
-def test_spans_of_open_models(backend, serial_encode, open_model):
+def test_spans_of_open_models(backend, serial, open_model):
     """An open model's text from the corpora (or the samples), twice: tokenizers' ids both times,
     the second from the span cache (all but deepseek_v3, whose pattern has no cut rules)."""
     _interpreted(backend)

@@ -903,6 +903,9 @@ static void test_nfc(void) {
     free(bm);
 }
 
+
+/* The random tests' generator: one step of a 64-bit LCG (use its high bits). */
+static void lcg_step(uint64_t *seed) { *seed = *seed * 6364136223846793005ull + 1442695040888963407ull; }
 /* The encoder reads pieces a batch at a time (st__pieces_fill, each pattern's loop with its
  * scanner inlined), st_pretokenize and training one at a time (st__pieces_next, the scanner
  * through a pointer, which the regex-differential tests hold to the pattern). The two must give
@@ -927,10 +930,10 @@ static void test_batch_scanner(void) {
         CHECK(st_pretokenizer_new(pats[pi], 0, NULL, 0, NULL, &pt, NULL) == ST_OK, "pretokenizer %d", pats[pi]);
         for (int round = 0; round < 20000 && !bad; round++) {
             size_t len = 0;
-            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            lcg_step(&seed);
             size_t nfrag = (size_t)(seed >> 33) % 60;
             for (size_t k = 0; k < nfrag; k++) {
-                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                lcg_step(&seed);
                 const char *f = frag[(seed >> 33) % (sizeof frag / sizeof *frag)];
                 size_t fl = strlen(f);
                 if (len + fl >= sizeof text) break;
@@ -982,11 +985,11 @@ static void test_block_scanners(void) {
     for (int round = 0; round < 120000 && !bad; round++) {
         int pat = pats[round % 4];
         size_t len = 0;
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        lcg_step(&seed);
         int bytes = (seed >> 60) < 4; /* a quarter: random ASCII bytes, no fragments */
         size_t nfrag = (size_t)(seed >> 33) % (bytes ? 300 : 120);
         for (size_t k = 0; k < nfrag; k++) {
-            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            lcg_step(&seed);
             char one[2] = {(char)((seed >> 33) % 128), 0};
             const char *f = bytes ? one : frag[(seed >> 33) % (sizeof frag / sizeof *frag)];
             size_t fl = bytes ? 1 : strlen(f);
@@ -1051,10 +1054,10 @@ static void test_nfc_unchanged(void) {
     int bad = 0, said = 0;
     for (int round = 0; round < 200000 && !bad; round++) {
         size_t len = 0;
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        lcg_step(&seed);
         size_t nfrag = 1 + (size_t)(seed >> 33) % 12;
         for (size_t k = 0; k < nfrag; k++) {
-            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            lcg_step(&seed);
             const char *f = pool[(seed >> 33) % (sizeof pool / sizeof *pool)];
             size_t fl = strlen(f);
             if (len + fl > sizeof text) break;

@@ -238,22 +238,31 @@ static nfc_pos nfc_walk(nfc_ctx *c, nfc_unit *u, nfc_pos p) {
     return p;
 }
 
+/* The end of the character at s[i] when NFC gives it back as it is, told from the bytes (i is
+ * where a unit may start: nothing before composes with this character); 0 when only the walk can
+ * tell. Either a character below U+0300 followed by another below it (or the end), or a
+ * character NFC gives back alone followed by one whose first item is a starter that composes
+ * with nothing before it (a test or two: nfc_compose's binary search was most of the time of
+ * normalizing Cyrillic). */
+ST_INLINE size_t nfc_as_is(const uint8_t *s, size_t len, size_t i) {
+    size_t l = s[i] < 0x80 ? 1 : s[i] < 0xE0 ? 2 : s[i] < 0xF0 ? 3 : 4;
+    if (s[i] < 0xCC && (i + l >= len || s[i + l] < 0xCC)) return i + l;
+    uint32_t cp, cp2;
+    size_t j = i + st__utf8_decode(s + i, &cp);
+    if (!nfc_stable_alone(cp)) return 0;
+    if (j < len) {
+        st__utf8_decode(s + j, &cp2);
+        cp2 = nfc_first_item(cp2);
+        if (nfc_ccc(cp2) != 0 || nfc_starter_may_compose(cp2)) return 0;
+    }
+    return j;
+}
+
 int st__nfc_unchanged(const uint8_t *s, size_t len) {
     for (size_t i = 0; i < len;) {
-        size_t l = s[i] < 0x80 ? 1 : s[i] < 0xE0 ? 2 : s[i] < 0xF0 ? 3 : 4;
         ST_COUNT(1);
-        if (s[i] < 0xCC && (i + l >= len || s[i + l] < 0xCC)) { /* st__nfc's first fast path */
-            i += l;
-            continue;
-        }
-        uint32_t cp, cp2;
-        size_t j = i + st__utf8_decode(s + i, &cp);
-        if (!nfc_stable_alone(cp)) return 0; /* and its second */
-        if (j < len) {
-            st__utf8_decode(s + j, &cp2);
-            cp2 = nfc_first_item(cp2);
-            if (nfc_ccc(cp2) != 0 || nfc_starter_may_compose(cp2)) return 0;
-        }
+        size_t j = nfc_as_is(s, len, i);
+        if (!j) return 0;
         i = j;
     }
     return 1;
@@ -263,38 +272,19 @@ size_t st__nfc(const uint8_t *s, size_t len, uint8_t *out, size_t *map, size_t c
     nfc_ctx c = {s, len, out, map, cap, 0};
     nfc_pos p = {0, 0};
     while (p.pos < len) {
-        /* The fast path: a character below U+0300 followed by another (or the end) is itself. */
-        size_t i = p.pos, l = s[i] < 0x80 ? 1 : s[i] < 0xE0 ? 2 : s[i] < 0xF0 ? 3 : 4;
+        /* The fast paths: a character NFC gives back as it is, told from the bytes (nfc_as_is),
+         * then a starter that is its own decomposition followed by the end or by a starter it
+         * does not compose with, told from the items. */
+        size_t i = p.pos, j;
         ST_COUNT(1);
-        if (p.sub == 0 && s[i] < 0xCC && (i + l >= len || s[i + l] < 0xCC)) {
-            for (size_t k = 0; k < l; k++, c.n++)
+        if (p.sub == 0 && (j = nfc_as_is(s, len, i)) != 0) {
+            for (size_t k = i; k < j; k++, c.n++)
                 if (c.n < cap) {
-                    out[c.n] = s[i + k];
+                    out[c.n] = s[k];
                     if (map) map[c.n] = i;
                 }
-            p.pos += l;
+            p.pos = j;
             continue;
-        }
-        /* The fast path of most other text (CJK, Cyrillic, ...): a starter that is its own
-         * decomposition, followed by the end or by a starter it does not compose with (a starter
-         * that composes with nothing before it, as nearly all do, is told by a test or two:
-         * nfc_compose's binary search was most of the time of normalizing Cyrillic). */
-        if (p.sub == 0) { /* the common case, from the bytes: a character NFC gives back alone,
-                             and after it one that starts with a starter composing with nothing
-                             before it */
-            uint32_t cp, cp2;
-            size_t j = i + st__utf8_decode(s + i, &cp);
-            if (nfc_stable_alone(cp) &&
-                (j >= len || (st__utf8_decode(s + j, &cp2), cp2 = nfc_first_item(cp2),
-                              nfc_ccc(cp2) == 0 && !nfc_starter_may_compose(cp2)))) {
-                for (; i < j; i++, c.n++)
-                    if (c.n < cap) {
-                        out[c.n] = s[i];
-                        if (map) map[c.n] = p.pos;
-                    }
-                p.pos = j;
-                continue;
-            }
         }
         if (p.sub == 0) {
             nfc_pos q = p, nx;

@@ -302,26 +302,37 @@ def nfc_walk(c, u, s, length, out, omap, has_map, pos, sub, d):
 
 
 @njit(cache=True, nogil=True)
+def nfc_as_is(s, length, i, d):
+    """C: nfc_as_is: the end of the character at s[i] when NFC gives it back as it is, told from
+    the bytes (a character below U+0300 followed by another below it or the end, or one NFC gives
+    back alone followed by one whose first item is a starter composing with nothing before it);
+    0 when only the walk can tell."""
+    b0 = s[i]
+    ln = 1 if b0 < 0x80 else 2 if b0 < 0xE0 else 3 if b0 < 0xF0 else 4
+    if b0 < 0xCC and (i + ln >= length or s[i + ln] < 0xCC):
+        return i + ln
+    cp, ln1 = utf8_decode(s, i)
+    j = i + ln1
+    if not nfc_stable_alone(np.int64(cp), d):
+        return np.int64(0)
+    if j < length:
+        cp2, _ = utf8_decode(s, j)
+        f = nfc_first_item(np.int64(cp2), d)
+        if nfc_ccc(f) != 0 or nfc_starter_may_compose(f):
+            return np.int64(0)
+    return j
+
+
+@njit(cache=True, nogil=True)
 def nfc_unchanged(s, length):
     """st__nfc_unchanged: NFC leaves s[0..length) as it is by nfc's fast paths alone (False also
     for text that is NFC but needs the full walk to tell)."""
     d = np.zeros(4, np.int64)
     i = np.int64(0)
     while i < length:
-        b0 = s[i]
-        ln = 1 if b0 < 0x80 else 2 if b0 < 0xE0 else 3 if b0 < 0xF0 else 4
-        if b0 < 0xCC and (i + ln >= length or s[i + ln] < 0xCC):
-            i += ln
-            continue
-        cp, ln1 = utf8_decode(s, i)
-        j = i + ln1
-        if not nfc_stable_alone(np.int64(cp), d):
+        j = nfc_as_is(s, length, i, d)
+        if j == 0:
             return False
-        if j < length:
-            cp2, _ = utf8_decode(s, j)
-            f = nfc_first_item(np.int64(cp2), d)
-            if nfc_ccc(f) != 0 or nfc_starter_may_compose(f):
-                return False
         i = j
     return True
 
@@ -338,40 +349,19 @@ def nfc(s, length, out, omap, has_map, cap):
     p, psub = np.int64(0), np.int64(0)
     while p < length:
         i = p
-        b0 = s[i]
-        ln = 1 if b0 < 0x80 else 2 if b0 < 0xE0 else 3 if b0 < 0xF0 else 4
-        if psub == 0 and b0 < 0xCC and (i + ln >= length or s[i + ln] < 0xCC):
-            for k in range(ln):
+        # the fast paths: a character NFC gives back as it is, told from the bytes (nfc_as_is),
+        # then a starter that is its own decomposition, by the items
+        j = nfc_as_is(s, length, i, d) if psub == 0 else np.int64(0)
+        if j != 0:
+            for k in range(i, j):
                 n = c[C_N]
                 if n < cap:
-                    out[n] = s[i + k]
+                    out[n] = s[k]
                     if has_map:
                         omap[n] = i
                 c[C_N] = n + 1
-            p += ln
+            p = j
             continue
-        # the fast path of most other text: a character NFC gives back alone, followed by the end
-        # or by one whose first item is a starter composing with nothing before it (from the
-        # bytes); then a starter that is its own decomposition, by the items
-        if psub == 0:
-            cp, ln1 = utf8_decode(s, p)
-            j = p + ln1
-            if nfc_stable_alone(np.int64(cp), d):
-                quick = j >= length
-                if not quick:
-                    cp2, _ = utf8_decode(s, j)
-                    f = nfc_first_item(np.int64(cp2), d)
-                    quick = nfc_ccc(f) == 0 and not nfc_starter_may_compose(f)
-                if quick:
-                    for k in range(ln1):
-                        n = c[C_N]
-                        if n < cap:
-                            out[n] = s[i + k]
-                            if has_map:
-                                omap[n] = i
-                        c[C_N] = n + 1
-                    p = j
-                    continue
         if psub == 0:
             cp, cc, np_, ns = nfc_item(s, p, psub, d)
             if cc == 0 and nfc_decompose(cp, d) == 1:
