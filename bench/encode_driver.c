@@ -75,6 +75,15 @@ static void load(build *b, const char *lib, const char *ranks, size_t ranks_len)
         fprintf(stderr, "%s: cannot load the encoding\n", lib);
         exit(2);
     }
+    /* ENCODE_PREPARE=1: the backtracking tables built before any timing (else the first slices
+     * of a fresh process pay the merge loop until the encoder decides to build them) */
+    const char *prepare = getenv("ENCODE_PREPARE");
+    typedef st_status (*prepare_fn)(const st_encoding *);
+    prepare_fn prep = (prepare_fn)dlsym(h, "st_encoding_prepare");
+    if (prepare && !strcmp(prepare, "1") && (!prep || prep(b->enc))) {
+        fprintf(stderr, "%s: st_encoding_prepare failed\n", lib);
+        exit(2);
+    }
 }
 
 /* The warm-up text: the last 16 KB of t[0..len), from a character's start (never in a slice). */

@@ -138,18 +138,22 @@ def test_no_cut_for_split_patterns(backend, script_aware, pattern):
     assert all_cuts(b, h, ("Hello world.\nNext line here\n" * 50).encode()) == []
 
 
-@pytest.mark.parametrize("pattern", ["llama3", "qwen2"])
-def test_rules_hold_within_text_for_llama3_and_qwen2(backend, pattern):
-    """llama3's and qwen2's ordinary text (between special tokens) is cut into spans by the same
-    two rules (cut.c: has_rules_within), which o200k's handle finds (the same code, CR/LF before a
-    letter included): every such place is a piece boundary of llama3's and qwen2's regex too, on
-    generated text and the first part of the corpus files at hand."""
+@pytest.mark.parametrize("pattern", ["llama3", "qwen2", "deepseek_v3"])
+def test_rules_hold_within_text_for_tokenizer_json_patterns(backend, pattern):
+    """llama3's, qwen2's and deepseek_v3's ordinary text (between special tokens) is cut into spans
+    by the same two rules (cut.c: has_rules_within), which o200k's handle finds (the same code,
+    CR/LF before a letter included): every such place is a piece boundary of llama3's and qwen2's
+    regex and of DeepSeek's three splits too, on generated text (with DeepSeek's punctuation
+    before letters, digit groups and kana among it) and the first part of the corpus files at
+    hand."""
     _native_only(backend)
     b, h = _pretokenizer_handle("o200k", False)
     rng = random.Random(4100 + len(pattern))
+    atoms = _ATOMS + ["゠", "・", "\u3099", "#x", ".Ab", "@B", "_a", "a.b", "x,\nY", " \r\nZ", "\t\nq", "$", "€",
+                      "中a", "a中", "٣", "²", "\x00", "\u0085", "\u2028", "A'", "'a"]
     found = 0
     for _ in range(1500 if backend == "native" else 150):
-        text = _random_text(rng, rng.randrange(1, 80))
+        text = "".join(rng.choice(atoms) for _ in range(rng.randrange(1, 80)))
         cuts = all_cuts(b, h, text.encode("utf-8"))
         found += len(cuts)
         check_cuts(text, cuts, pattern, False)

@@ -194,16 +194,20 @@ static int has_rules(const st_encoding *enc) {
 }
 
 /* 1 if the rules hold within ordinary text of the encoding (between its special tokens and past
- * its normalization: what st__cut_within is given): those of has_rules, and llama3's and qwen2's.
- * Their alternatives for letters, spaces and line breaks are cl100k's (a word is a maximal run of
- * letters after an optional prefix that is no CR or LF; a contraction piece ends within the
- * letters; an O run takes the CR/LF after it) with o200k's \s alternatives (\s*[\r\n]+|\s+(?!\S)|
- * \s+), so "letter | space" and "newline | letter" hold as they do for cl100k and o200k, and
- * qwen2's single digits touch neither. Across a whole text a HuggingFace model's added tokens
- * (stripping, matched after normalization) would need their own proof: st_encoding_cut keeps
- * has_rules. */
+ * its normalization: what st__cut_within is given): those of has_rules, and llama3's, qwen2's and
+ * deepseek_v3's. llama3's and qwen2's alternatives for letters, spaces and line breaks are
+ * cl100k's (a word is a maximal run of letters after an optional prefix that is no CR or LF; a
+ * contraction piece ends within the letters; an O run takes the CR/LF after it) with o200k's \s
+ * alternatives (\s*[\r\n]+|\s+(?!\S)|\s+), so "letter | space" and "newline | letter" hold as
+ * they do for cl100k and o200k, and qwen2's single digits touch neither. deepseek_v3's digit
+ * groups and CJK runs never hold a space or a line break, so neither rule's place is inside one;
+ * in the rest its letter alternatives end at the first character that is no letter (or mark),
+ * the prefix before letters is never CR or LF, and its line breaks end the piece that holds them
+ * (docs/design.md §7). Across a whole text a HuggingFace model's added tokens (stripping,
+ * matched after normalization) would need their own proof: st_encoding_cut keeps has_rules. */
 static int has_rules_within(const st_encoding *enc) {
-    return has_rules(enc) || enc->pt.pattern == ST_PATTERN_LLAMA3 || enc->pt.pattern == ST_PATTERN_QWEN2;
+    return has_rules(enc) || enc->pt.pattern == ST_PATTERN_LLAMA3 || enc->pt.pattern == ST_PATTERN_QWEN2 ||
+           enc->pt.pattern == ST_PATTERN_DEEPSEEK_V3;
 }
 
 /* The rules' context for the text s[0..len) of enc; 0 when the encoding's pattern has no proven

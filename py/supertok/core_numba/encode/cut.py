@@ -17,7 +17,7 @@ from ..formats.vocab import vocab_special_string
 from ..text.unicode import ucd_class, ucd_script, ST_UCD_CLASS_MASK, ST_UCD_WHITE_SPACE, ST_UCD_LU, ST_UCD_LO, \
     ST_SCRIPT_UNKNOWN, ST_SCRIPT_COMMON, ST_SCRIPT_INHERITED
 from ..text.pretokenize import ST_PATTERN_GPT2, ST_PATTERN_SUPERBPE, ST_PATTERN_LLAMA3, ST_PATTERN_QWEN2, \
-    ST_PRETOK_SCRIPT_AWARE
+    ST_PATTERN_DEEPSEEK_V3, ST_PRETOK_SCRIPT_AWARE
 from .encoding import ST__KIND_RULES
 
 # How many characters the script-aware newline rule looks back for the line's last real-script
@@ -239,13 +239,13 @@ def encoding_cut(v, scripts, s, length, frm, script_aware, superwords, crlf):
 @njit(cache=True, nogil=True)
 def ctx_init(pattern, within=False):
     """ctx_init's verdict on the encoding's pattern: False when it has no proven rule (then no
-    place is a cut). within: for ordinary text (st__cut_within), where llama3's and qwen2's
-    rules hold too (C: has_rules_within)."""
+    place is a cut). within: for ordinary text (st__cut_within), where llama3's, qwen2's and
+    deepseek_v3's rules hold too (C: has_rules_within)."""
     # superbpe: letters, single spaces, single punctuation and line breaks all stay inside one piece
     # (the text between the regex's matches), so neither rule proves a boundary: no cut
     if pattern == ST_PATTERN_SUPERBPE:
         return False
-    if within and (pattern == ST_PATTERN_LLAMA3 or pattern == ST_PATTERN_QWEN2):
+    if within and (pattern == ST_PATTERN_LLAMA3 or pattern == ST_PATTERN_QWEN2 or pattern == ST_PATTERN_DEEPSEEK_V3):
         return True
     # llama3, qwen2, deepseek_v3 across a whole text: the rules are proved for the tiktoken
     # patterns only; no cut
