@@ -11,7 +11,8 @@
  *       For a profiler: PASSES passes over FILE's slices with one build, the caches emptied before
  *       each pass (st_encoding_set_cache_size), each slice encoded once and then three times more;
  *       the profiler samples the first calls (fresh) or the three after them (warm) alone.
- * RANKS: a tiktoken rank file (o200k_base's); the pre-tokenizer is o200k's, or cl100k's when
+ * RANKS: a tiktoken rank file (o200k_base's), or a tokenizer.json model (a name ending in .json); for a
+ * rank file the pre-tokenizer is o200k's, or cl100k's when
  * ENCODE_PATTERN=cl100k is set (with cl100k_base's rank file). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -59,7 +60,7 @@ static int by_value(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static void load(build *b, const char *lib, const char *ranks, size_t ranks_len) {
+static void load(build *b, const char *lib, const char *ranks_path, const char *ranks, size_t ranks_len) {
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) { fprintf(stderr, "%s\n", dlerror()); exit(2); }
     pt_new_fn pt_new = (pt_new_fn)dlsym(h, "st_pretokenizer_new");
@@ -70,8 +71,13 @@ static void load(build *b, const char *lib, const char *ranks, size_t ranks_len)
     st_error err;
     const char *pattern = getenv("ENCODE_PATTERN");
     int pat = pattern && !strcmp(pattern, "cl100k") ? ST_PATTERN_CL100K : ST_PATTERN_O200K;
-    if (!pt_new || !enc_new || !b->encode || !b->set_cache_size || pt_new(pat, 0, NULL, 0, NULL, &pt, &err) ||
-        enc_new(ranks, ranks_len, "", 0, pt, NULL, &b->enc, &err)) {
+    typedef st_status (*json_new_fn)(const char *, size_t, const st_allocator *, st_encoding **, st_error *);
+    json_new_fn json_new = (json_new_fn)dlsym(h, "st_encoding_new_tokenizer_json");
+    size_t name_len = strlen(ranks_path);
+    int is_json = name_len > 5 && !strcmp(ranks_path + name_len - 5, ".json"); /* a tokenizer.json model */
+    if (!pt_new || !enc_new || !json_new || !b->encode || !b->set_cache_size ||
+        (is_json ? json_new(ranks, ranks_len, NULL, &b->enc, &err)
+                 : (pt_new(pat, 0, NULL, 0, NULL, &pt, &err) || enc_new(ranks, ranks_len, "", 0, pt, NULL, &b->enc, &err)))) {
         fprintf(stderr, "%s: cannot load the encoding\n", lib);
         exit(2);
     }
@@ -145,7 +151,7 @@ int main(int argc, char **argv) {
     uint32_t *ids = malloc(4 * (size + 16));
     build bs[2];
     int nb = strcmp(argv[3], "-") ? 2 : 1;
-    for (int k = 0; k < nb; k++) load(&bs[k], argv[2 + k], ranks, ranks_len);
+    for (int k = 0; k < nb; k++) load(&bs[k], argv[2 + k], argv[1], ranks, ranks_len);
     if (strcmp(mode, "ab") != 0) { /* one build, for a profiler */
         int passes = atoi(argv[6]), warm = strcmp(mode, "warm") == 0;
         const char *ctl = getenv("PERF_CTL_FIFO"), *ack = getenv("PERF_ACK_FIFO");

@@ -79,6 +79,34 @@ size_t st__merge_short(const st__merger *mg, const uint8_t *p, size_t n, uint32_
     return m;
 }
 
+size_t st__merge_short_syms(const st__merger *mg, const uint32_t *sym, size_t n, uint32_t *tok_out,
+                            uint32_t *start_out) {
+    uint32_t rank[ST_LINEAR_PIECE];
+    uint32_t *start = start_out, *tok = tok_out; /* worked on in place */
+    size_t m = n;
+    for (size_t k = 0; k < n; k++) {
+        start[k] = (uint32_t)k;
+        tok[k] = sym[k];
+    }
+    for (size_t k = 0; k + 1 < n; k++) rank[k] = st__merge_pair_rank(mg, tok[k], tok[k + 1], NULL, 0, 0);
+    for (;;) {
+        ST_COUNT(m); /* test builds only: the scan below reads m ranks */
+        uint32_t best = ST_NO_TOKEN;
+        size_t at = 0;
+        for (size_t k = 0; k + 1 < m; k++)
+            if (rank[k] < best) { best = rank[k]; at = k; }
+        if (best == ST_NO_TOKEN) break;
+        /* join parts at and at+1 into the token rule `best` makes */
+        tok[at] = mg->made ? mg->made[best] : best;
+        for (size_t k = at + 1; k + 1 < m; k++) { start[k] = start[k + 1]; tok[k] = tok[k + 1]; }
+        for (size_t k = at + 1; k + 2 < m; k++) rank[k] = rank[k + 1];
+        m--;
+        if (at + 1 < m) rank[at] = st__merge_pair_rank(mg, tok[at], tok[at + 1], NULL, 0, 0);
+        if (at > 0) rank[at - 1] = st__merge_pair_rank(mg, tok[at - 1], tok[at], NULL, 0, 0);
+    }
+    return m;
+}
+
 /* ---- the heap merge for long pieces --------------------------------------------------------- */
 
 ST_INLINE void heap_push(uint64_t *h, size_t *len, uint64_t key) {

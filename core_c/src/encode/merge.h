@@ -55,6 +55,13 @@ typedef struct st__merger {
  * starts to start_out (n + 1 entries each) and returns m. */
 size_t st__merge_short(const st__merger *m, const uint8_t *p, size_t n, uint32_t *tok_out, uint32_t *start_out);
 
+/* The merge of a rule model's n base symbols sym[0..n) (n <= ST_LINEAR_PIECE), on stack arrays
+ * as st__merge_short: writes the m final parts' tokens and their symbol starts to tok_out and
+ * start_out (n entries each; sym is not written) and returns m. The same merges, in the same
+ * order, as st__merge_heap. */
+size_t st__merge_short_syms(const st__merger *m, const uint32_t *sym, size_t n, uint32_t *tok_out,
+                            uint32_t *start_out);
+
 /* Bytes of scratch st__merge_heap needs for n parts. */
 size_t st__merge_heap_scratch_size(size_t n);
 

@@ -1,7 +1,8 @@
 """Mirrors core_c/src/encode/merge.c and merge.h: the two byte-pair merge loops.
 
   - merge_short: tiktoken's loop, for pieces up to ST_LINEAR_PIECE bytes, the rank of every
-    adjacent pair kept and only the two pairs touching a merge looked up again;
+    adjacent pair kept and only the two pairs touching a merge looked up again (merge_short_syms:
+    the same loop over a rule model's symbols);
   - merge_heap: the same merges in the same order from a binary heap keyed by (rank, start), so a
     megabyte of one letter costs O(n log n).
 Both pick the lowest rank and, among equal ranks, the leftmost pair (tiktoken's order).
@@ -133,6 +134,42 @@ def merge_short(v, pairs, p, a, n, tok, start, rank):
         if at > 0:
             s0 = np.int64(start[at - 1])
             rank[at - 1] = join_rank(v, pairs, tok[at - 1], tok[at], p, a + s0, np.int64(start[at + 1]) - s0)
+    return m
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def merge_short_syms(mode, v, rules, sup, pairs, p, sym, n, tok, start, rank, made):
+    """The merge of a rule model's n base symbols sym[0 .. n) (n <= ST_LINEAR_PIECE; MODE_RULES or
+    MODE_HF; p: the text, unused but for the type) as merge_short's loop: writes the final
+    parts' tokens and symbol starts to tok and start (n entries each; sym is not written) and
+    returns their number. rank: scratch of ST_LINEAR_PIECE entries; made: MODE_HF's rank -> id
+    (NO_MADE otherwise). The same merges, in the same order, as merge_heap."""
+    m = n
+    for k in range(n):
+        start[k] = k
+        tok[k] = sym[k]
+    for k in range(n - 1):
+        rank[k] = merge_pair_rank(mode, v, rules, sup, pairs, tok[k], tok[k + 1], p, 0, 0)
+    while True:
+        best = _NO
+        at = 0
+        for k in range(m - 1):
+            if rank[k] < best:
+                best = rank[k]
+                at = k
+        if best == _NO:
+            break
+        tok[at] = made[best] if mode == MODE_HF else best
+        for k in range(at + 1, m - 1):
+            start[k] = start[k + 1]
+            tok[k] = tok[k + 1]
+        for k in range(at + 1, m - 2):
+            rank[k] = rank[k + 1]
+        m -= 1
+        if at + 1 < m:
+            rank[at] = merge_pair_rank(mode, v, rules, sup, pairs, tok[at], tok[at + 1], p, 0, 0)
+        if at > 0:
+            rank[at - 1] = merge_pair_rank(mode, v, rules, sup, pairs, tok[at - 1], tok[at], p, 0, 0)
     return m
 
 
