@@ -228,6 +228,22 @@ static st_status given_back(st_error *err) {
     return ST_ERR_INVALID_ARGUMENT;
 }
 
+/* Pieces the pre-tokenizer hands the counter at a time (their ends, on the stack). */
+#define ST__COUNT_BATCH 128
+
+/* The end of a run of eligible pretokens (key[0..kl), run of them): counted as one candidate
+ * when it has two or more; at: where the run ends in the document (for the error). */
+static st_status end_run(st_counter *c, const uint8_t *key, size_t kl, size_t run, size_t at, uint64_t *found,
+                         st_error *err) {
+    if (run < 2) return ST_OK;
+    if (ST_UNLIKELY(kl > 0xFFFFFFFFu))
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, at, "a candidate longer than 4 GiB");
+    if (!add_piece(c, key, kl, st__hash_bytes(key, kl), 1))
+        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+    (*found)++;
+    return ST_OK;
+}
+
 static st_status count_candidates(st_counter *c, const uint8_t *s, size_t len, st_error *err) {
     st__cand *cd = c->cand;
     if (cd->given_back) return given_back(err);
@@ -238,22 +254,22 @@ static st_status count_candidates(st_counter *c, const uint8_t *s, size_t len, s
         return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
     st__piece_iter it;
     st__pieces_init(&it, &c->pt, s, len);
-    st__scan_fn scan = (c->pt.flags & ST_PRETOK_SCRIPT_AWARE) ? NULL : it.scan;
     size_t start = 0, kl = 0, run = 0;
     uint64_t found = 0;
-    for (;;) {
-        int el = 0;
-        size_t e = start;
-        if (it.i < len) {
-            e = scan ? (it.i = scan(s, len, it.i)) : st__pieces_next(&it);
+    size_t ends[ST__COUNT_BATCH];
+    while (it.i < len) {
+        size_t m = st__pieces_fill(&it, ends, ST__COUNT_BATCH);
+        for (size_t k = 0; k < m; k++) {
+            size_t e = ends[k];
             const uint8_t *p = s + start;
             size_t n = e - start;
+            int el;
             if (n <= 8 && cd->hot) {
                 uint64_t w;
                 if (len - start >= 8) w = st__load_le64(p) & (n == 8 ? ~0ull : (1ull << (8 * n)) - 1);
                 else {
                     w = 0;
-                    for (size_t k = 0; k < n; k++) w |= (uint64_t)p[k] << (8 * k);
+                    for (size_t q = 0; q < n; q++) w |= (uint64_t)p[q] << (8 * q);
                 }
                 uint64_t h = st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
                 st__cand_hot *hc = &cd->hot[h >> (64 - ST__CAND_HOT_BITS)];
@@ -274,29 +290,25 @@ static st_status count_candidates(st_counter *c, const uint8_t *s, size_t len, s
                 st__memcpy(key + kl, p, n);
                 kl += n;
                 run++;
+            } else { /* the run ends at an ineligible pretoken */
+                st_status st = end_run(c, cd->key, kl, run, start, &found, err);
+                if (st != ST_OK) return st;
+                run = 0;
+                kl = 0;
             }
+            start = e;
         }
-        if (!el) { /* the run ends: an ineligible pretoken, or the document's end */
-            if (run >= 2) {
-                if (ST_UNLIKELY(kl > 0xFFFFFFFFu))
-                    return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, start, "a candidate longer than 4 GiB");
-                if (!add_piece(c, cd->key, kl, st__hash_bytes(cd->key, kl), 1))
-                    return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-                found++;
-            }
-            run = 0;
-            kl = 0;
-        }
-        if (e == start) break; /* no piece was read: the end */
-        start = e;
     }
+    st_status st = end_run(c, cd->key, kl, run, start, &found, err); /* the document's end */
+    if (st != ST_OK) return st;
     c->stats[ST_COUNTER_DOCUMENTS]++;
     c->stats[ST_COUNTER_BYTES] += len;
     c->stats[ST_COUNTER_PRETOKENS] += found;
     return ST_OK;
 }
 
-/* Count the pieces of one validated document. */
+/* Count the pieces of one validated document, a batch of piece ends at a time (st__pieces_fill:
+ * the ASCII block scanners of o200k, cl100k, llama3 and qwen2 where the build has them). */
 static st_status count_document(st_counter *c, const uint8_t *s, size_t len, st_error *err) {
     if (c->cand) return count_candidates(c, s, len, err);
     if (!c->hot && hot_due(c, len) && !(c->hot = (st__count_hot *)zalloc(c, sizeof(st__count_hot) << ST__HOT_BITS)))
@@ -305,45 +317,47 @@ static st_status count_document(st_counter *c, const uint8_t *s, size_t len, st_
     st__pieces_init(&it, &c->pt, s, len);
     size_t start = 0;
     uint64_t pieces = 0;
-    /* one chunk (not script-aware): call its scanner directly, no chunk bookkeeping per piece */
-    st__scan_fn scan = (c->pt.flags & ST_PRETOK_SCRIPT_AWARE) ? NULL : it.scan;
+    size_t ends[ST__COUNT_BATCH];
     while (it.i < len) {
-        size_t e = scan ? (it.i = scan(s, len, it.i)) : st__pieces_next(&it);
-        const uint8_t *p = s + start;
-        size_t n = e - start;
-        if (n <= 8) {
-            /* the piece as one word (its hash is st__hash_bytes's for 1-8 bytes) */
-            uint64_t w;
-            if (len - start >= 8) w = st__load_le64(p) & (n == 8 ? ~0ull : (1ull << (8 * n)) - 1);
-            else {
-                w = 0;
-                for (size_t k = 0; k < n; k++) w |= (uint64_t)p[k] << (8 * k);
-            }
-            uint64_t h = st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
-            if (!c->hot) {
-                if (!add_piece(c, p, n, h, 1)) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-                pieces++;
-                start = e;
-                continue;
-            }
-            st__count_hot *hc = &c->hot[h >> (64 - ST__HOT_BITS)];
-            if (hc->len == n && hc->word == w) {
-                c->entries[hc->entry].count++;
+        size_t m = st__pieces_fill(&it, ends, ST__COUNT_BATCH);
+        for (size_t k = 0; k < m; k++) {
+            size_t e = ends[k];
+            const uint8_t *p = s + start;
+            size_t n = e - start;
+            if (n <= 8) {
+                /* the piece as one word (its hash is st__hash_bytes's for 1-8 bytes) */
+                uint64_t w;
+                if (len - start >= 8) w = st__load_le64(p) & (n == 8 ? ~0ull : (1ull << (8 * n)) - 1);
+                else {
+                    w = 0;
+                    for (size_t q = 0; q < n; q++) w |= (uint64_t)p[q] << (8 * q);
+                }
+                uint64_t h = st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
+                if (!c->hot) {
+                    if (!add_piece(c, p, n, h, 1))
+                        return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+                } else {
+                    st__count_hot *hc = &c->hot[h >> (64 - ST__HOT_BITS)];
+                    if (hc->len == n && hc->word == w) {
+                        c->entries[hc->entry].count++;
+                    } else {
+                        size_t id = add_piece(c, p, n, h, 1);
+                        if (!id) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+                        hc->word = w;
+                        hc->len = (uint32_t)n;
+                        hc->entry = (uint32_t)(id - 1);
+                    }
+                }
             } else {
-                size_t id = add_piece(c, p, n, h, 1);
-                if (!id) return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
-                hc->word = w;
-                hc->len = (uint32_t)n;
-                hc->entry = (uint32_t)(id - 1);
+                if (ST_UNLIKELY(n > 0xFFFFFFFFu))
+                    return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, start,
+                                         "a pretoken longer than 4 GiB");
+                if (!add_piece(c, p, n, st__hash_bytes(p, n), 1))
+                    return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
             }
-        } else {
-            if (ST_UNLIKELY(n > 0xFFFFFFFFu))
-                return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_BYTE, start, "a pretoken longer than 4 GiB");
-            if (!add_piece(c, p, n, st__hash_bytes(p, n), 1))
-                return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
+            pieces++;
+            start = e;
         }
-        pieces++;
-        start = e;
     }
     c->stats[ST_COUNTER_DOCUMENTS]++;
     c->stats[ST_COUNTER_BYTES] += len;
