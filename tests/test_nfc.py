@@ -109,6 +109,21 @@ def test_random_sequences(backend):
         check_batch(backend, texts[i:i + 500], "random")
 
 
+def test_runs_of_marks_after_letters(backend):
+    """Letters followed by runs of marks, as Hindi's conjuncts are (the fast path takes a starter
+    with no decomposition and marks that compose with nothing, in canonical order, as they are):
+    marks in and out of order, marks that compose (nukta, acute) or decompose (U+0344), letters
+    that compose with them or decompose, against the reference."""
+    pool = ["\u0915", "\u0928", "\u0930", "\u093F", "\u094D", "\u093C", "\u0951", "\u0952", "\u0301",
+            "\u0316", "\u0300", "\u0344", "\u05B0", "a", "\u00E9", " ", "\u0958", "\u0929", "\u0BBE",
+            "\u0B95\u0BCD", "\u0645\u064E\u0651", "\u0E01\u0E34\u0E48"]
+    rng = random.Random(17)
+    texts = ["".join(rng.choice(pool) for _ in range(rng.randint(1, 12)))
+             for _ in range(300 if backend == "pywasm" else 20000)]
+    for i in range(0, len(texts), 500):
+        check_batch(backend, texts[i:i + 500], "marks after letters")
+
+
 @pytest.mark.parametrize("base", ["a", "\u1100", "\u0301"])
 def test_long_runs_of_marks(backend, base):
     """100,000 marks after one base (or none): tokenizers sorts and composes the whole run (no

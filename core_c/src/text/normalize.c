@@ -59,9 +59,10 @@ static const uint32_t nfc_starter_seconds[] = {
     0x0DCF, 0x0DDF, 0x102E, 0x1B35, 0x11127, 0x1133E, 0x11357, 0x114B0, 0x114BA, 0x114BD, 0x115AF};
 
 int st__nfc_starter_second(uint32_t cp) {
-    switch (cp >> 8) { /* the blocks that hold one: most text's characters are in none */
-    case 0x09: case 0x0B: case 0x0C: case 0x0D: case 0x10: case 0x1B: case 0x111: case 0x113: case 0x114:
-    case 0x115: break;
+    switch (cp >> 7) { /* the 128-character ranges that hold one: most text's characters (Devanagari's
+                          among them) are in none */
+    case 0x13: case 0x16: case 0x17: case 0x19: case 0x1A: case 0x1B: case 0x20: case 0x36: case 0x222:
+    case 0x226: case 0x229: case 0x22B: break;
     default: return 0;
     }
     for (size_t k = 0; k < sizeof nfc_starter_seconds / sizeof *nfc_starter_seconds; k++)
@@ -76,18 +77,25 @@ ST_INLINE int nfc_starter_may_compose(uint32_t cp) {
     return cp >= 0x300 && (cp - 0x1161u < 21 || cp - 0x11A8u < 27 || st__nfc_starter_second(cp));
 }
 
-/* The primary composite of a + b, or 0. */
-static uint32_t nfc_compose(uint32_t a, uint32_t b) {
-    if (a - 0x1100u < 19 && b - 0x1161u < 21) return 0xAC00 + ((a - 0x1100) * 21 + (b - 0x1161)) * 28;
-    if (a - 0xAC00u < 11172 && (a - 0xAC00) % 28 == 0 && b - 0x11A8u < 27) return a + (b - 0x11A7);
+/* The row of st_nfc_comp_second holding b (the second of some primary composite from the
+ * tables), or st_nfc_comp_second_count if none. */
+static size_t nfc_second_row(uint32_t b) {
     size_t lo = 0, hi = st_nfc_comp_second_count;
-    if (b < st_nfc_comp_second[0]) return 0;
+    if (b < st_nfc_comp_second[0]) return st_nfc_comp_second_count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (st_nfc_comp_second[mid] < b) lo = mid + 1;
         else hi = mid;
     }
-    if (lo == st_nfc_comp_second_count || st_nfc_comp_second[lo] != b) return 0;
+    return lo < st_nfc_comp_second_count && st_nfc_comp_second[lo] == b ? lo : st_nfc_comp_second_count;
+}
+
+/* The primary composite of a + b, or 0. */
+static uint32_t nfc_compose(uint32_t a, uint32_t b) {
+    if (a - 0x1100u < 19 && b - 0x1161u < 21) return 0xAC00 + ((a - 0x1100) * 21 + (b - 0x1161)) * 28;
+    if (a - 0xAC00u < 11172 && (a - 0xAC00) % 28 == 0 && b - 0x11A8u < 27) return a + (b - 0x11A7);
+    size_t lo = nfc_second_row(b);
+    if (lo == st_nfc_comp_second_count) return 0;
     size_t i = st_nfc_comp_start[lo], j = st_nfc_comp_start[lo + 1];
     while (i < j) {
         size_t mid = i + (j - i) / 2;
@@ -238,12 +246,24 @@ static nfc_pos nfc_walk(nfc_ctx *c, nfc_unit *u, nfc_pos p) {
     return p;
 }
 
+/* 1 if NFC leaves the mark m (class not 0) as it is after the starter s, which has no
+ * decomposition, in a run of marks in canonical order: m has no decomposition and composes with
+ * no starter or not with s (Devanagari's virama, most marks of most scripts; the nukta after
+ * most letters; not the acute after a vowel). Each mark of the run passing, none composes and s
+ * stays the run's starter. */
+ST_INLINE int nfc_mark_inert(uint32_t s, uint32_t m) {
+    return !nfc_decomposes(m) && (nfc_second_row(m) == st_nfc_comp_second_count || nfc_compose(s, m) == 0);
+}
+
 /* The end of the character at s[i] when NFC gives it back as it is, told from the bytes (i is
  * where a unit may start: nothing before composes with this character); 0 when only the walk can
  * tell. Either a character below U+0300 followed by another below it (or the end), or a
  * character NFC gives back alone followed by one whose first item is a starter that composes
  * with nothing before it (a test or two: nfc_compose's binary search was most of the time of
- * normalizing Cyrillic). */
+ * normalizing Cyrillic); or a starter with no decomposition followed by marks it leaves as they
+ * are (nfc_mark_inert) in canonical order (nondecreasing classes) and then the end or such a
+ * starter: the end of the marks (the conjuncts of Hindi, whose virama otherwise sent every word
+ * to the walk). */
 ST_INLINE size_t nfc_as_is(const uint8_t *s, size_t len, size_t i) {
     size_t l = s[i] < 0x80 ? 1 : s[i] < 0xE0 ? 2 : s[i] < 0xF0 ? 3 : 4;
     if (s[i] < 0xCC && (i + l >= len || s[i + l] < 0xCC)) return i + l;
@@ -251,9 +271,21 @@ ST_INLINE size_t nfc_as_is(const uint8_t *s, size_t len, size_t i) {
     size_t j = i + st__utf8_decode(s + i, &cp);
     if (!nfc_stable_alone(cp)) return 0;
     if (j < len) {
-        st__utf8_decode(s + j, &cp2);
-        cp2 = nfc_first_item(cp2);
-        if (nfc_ccc(cp2) != 0 || nfc_starter_may_compose(cp2)) return 0;
+        size_t l2 = st__utf8_decode(s + j, &cp2);
+        uint32_t first = nfc_first_item(cp2), last = 0;
+        if (nfc_ccc(first) != 0) { /* marks: only after a starter with no decomposition */
+            if (nfc_decomposes(cp)) return 0;
+            for (uint32_t c; (c = nfc_ccc(cp2)) != 0;) {
+                if (c < last || !nfc_mark_inert(cp, cp2)) return 0;
+                last = c;
+                j += l2;
+                if (j >= len) return j;
+                l2 = st__utf8_decode(s + j, &cp2);
+            }
+            first = nfc_first_item(cp2);
+            if (nfc_ccc(first) != 0) return 0;
+        }
+        if (nfc_starter_may_compose(first)) return 0;
     }
     return j;
 }
@@ -278,11 +310,13 @@ size_t st__nfc(const uint8_t *s, size_t len, uint8_t *out, size_t *map, size_t c
         size_t i = p.pos, j;
         ST_COUNT(1);
         if (p.sub == 0 && (j = nfc_as_is(s, len, i)) != 0) {
-            for (size_t k = i; k < j; k++, c.n++)
+            for (size_t k = i, at = i; k < j; k++, c.n++) {
+                if ((s[k] & 0xC0) != 0x80) at = k; /* each character's bytes map to its start */
                 if (c.n < cap) {
                     out[c.n] = s[k];
-                    if (map) map[c.n] = i;
+                    if (map) map[c.n] = at;
                 }
+            }
             p.pos = j;
             continue;
         }

@@ -128,9 +128,9 @@ NFC_STARTER_SECONDS = np.array([
 @njit(cache=True, nogil=True)
 def nfc_starter_second(cp):
     """st__nfc_starter_second: cp is one of NFC_STARTER_SECONDS."""
-    blk = cp >> 8
-    if not (blk == 0x09 or blk == 0x0B or blk == 0x0C or blk == 0x0D or blk == 0x10 or blk == 0x1B
-            or blk == 0x111 or blk == 0x113 or blk == 0x114 or blk == 0x115):
+    blk = cp >> 7  # C: the 128-character ranges that hold one
+    if not (blk == 0x13 or blk == 0x16 or blk == 0x17 or blk == 0x19 or blk == 0x1A or blk == 0x1B
+            or blk == 0x20 or blk == 0x36 or blk == 0x222 or blk == 0x226 or blk == 0x229 or blk == 0x22B):
         return False
     for k in range(NFC_STARTER_SECONDS.shape[0]):
         if NFC_STARTER_SECONDS[k] == cp:
@@ -145,14 +145,10 @@ def nfc_starter_may_compose(cp):
 
 
 @njit(cache=True, nogil=True)
-def nfc_compose(a, b):
-    """The primary composite of a + b, or 0."""
-    if 0 <= a - 0x1100 < 19 and 0 <= b - 0x1161 < 21:
-        return np.int64(0xAC00 + ((a - 0x1100) * 21 + (b - 0x1161)) * 28)
-    if 0 <= a - 0xAC00 < 11172 and (a - 0xAC00) % 28 == 0 and 0 <= b - 0x11A8 < 27:
-        return np.int64(a + (b - 0x11A7))
+def nfc_second_row(b):
+    """C: nfc_second_row: the row of NFC_COMP_SECOND holding b, NFC_COMP_SECOND_COUNT if none."""
     if b < NFC_COMP_SECOND[0]:
-        return np.int64(0)
+        return np.int64(NFC_COMP_SECOND_COUNT)
     lo, hi = 0, NFC_COMP_SECOND_COUNT
     while lo < hi:
         mid = lo + (hi - lo) // 2
@@ -160,7 +156,20 @@ def nfc_compose(a, b):
             lo = mid + 1
         else:
             hi = mid
-    if lo == NFC_COMP_SECOND_COUNT or NFC_COMP_SECOND[lo] != b:
+    if lo < NFC_COMP_SECOND_COUNT and NFC_COMP_SECOND[lo] == b:
+        return np.int64(lo)
+    return np.int64(NFC_COMP_SECOND_COUNT)
+
+
+@njit(cache=True, nogil=True)
+def nfc_compose(a, b):
+    """The primary composite of a + b, or 0."""
+    if 0 <= a - 0x1100 < 19 and 0 <= b - 0x1161 < 21:
+        return np.int64(0xAC00 + ((a - 0x1100) * 21 + (b - 0x1161)) * 28)
+    if 0 <= a - 0xAC00 < 11172 and (a - 0xAC00) % 28 == 0 and 0 <= b - 0x11A8 < 27:
+        return np.int64(a + (b - 0x11A7))
+    lo = nfc_second_row(b)
+    if lo == NFC_COMP_SECOND_COUNT:
         return np.int64(0)
     i, j = np.int64(NFC_COMP_START[lo]), np.int64(NFC_COMP_START[lo + 1])
     end = j
@@ -305,8 +314,10 @@ def nfc_walk(c, u, s, length, out, omap, has_map, pos, sub, d):
 def nfc_as_is(s, length, i, d):
     """C: nfc_as_is: the end of the character at s[i] when NFC gives it back as it is, told from
     the bytes (a character below U+0300 followed by another below it or the end, or one NFC gives
-    back alone followed by one whose first item is a starter composing with nothing before it);
-    0 when only the walk can tell."""
+    back alone followed by one whose first item is a starter composing with nothing before it;
+    or a starter with no decomposition followed by marks it leaves as they are (nfc_mark_inert)
+    in canonical order and then the end or such a starter: the end of the marks); 0 when only
+    the walk can tell."""
     b0 = s[i]
     ln = 1 if b0 < 0x80 else 2 if b0 < 0xE0 else 3 if b0 < 0xF0 else 4
     if b0 < 0xCC and (i + ln >= length or s[i + ln] < 0xCC):
@@ -316,11 +327,37 @@ def nfc_as_is(s, length, i, d):
     if not nfc_stable_alone(np.int64(cp), d):
         return np.int64(0)
     if j < length:
-        cp2, _ = utf8_decode(s, j)
+        cp2, ln2 = utf8_decode(s, j)
         f = nfc_first_item(np.int64(cp2), d)
-        if nfc_ccc(f) != 0 or nfc_starter_may_compose(f):
+        if nfc_ccc(f) != 0:  # marks: only after a starter with no decomposition
+            if nfc_decomposes(np.int64(cp)):
+                return np.int64(0)
+            last = 0
+            while True:
+                c = nfc_ccc(np.int64(cp2))
+                if c == 0:
+                    break
+                if c < last or not nfc_mark_inert(np.int64(cp), np.int64(cp2)):
+                    return np.int64(0)
+                last = c
+                j += ln2
+                if j >= length:
+                    return j
+                cp2, ln2 = utf8_decode(s, j)
+            f = nfc_first_item(np.int64(cp2), d)
+            if nfc_ccc(f) != 0:
+                return np.int64(0)
+        if nfc_starter_may_compose(f):
             return np.int64(0)
     return j
+
+
+@njit(cache=True, nogil=True)
+def nfc_mark_inert(st, m):
+    """C: nfc_mark_inert: NFC leaves the mark m (class not 0) as it is after the starter st, which
+    has no decomposition, in a run of marks in canonical order (m has no decomposition and composes
+    with no starter or not with st)."""
+    return not nfc_decomposes(m) and (nfc_second_row(m) == NFC_COMP_SECOND_COUNT or nfc_compose(st, m) == 0)
 
 
 @njit(cache=True, nogil=True)
@@ -353,12 +390,15 @@ def nfc(s, length, out, omap, has_map, cap):
         # then a starter that is its own decomposition, by the items
         j = nfc_as_is(s, length, i, d) if psub == 0 else np.int64(0)
         if j != 0:
+            at = i
             for k in range(i, j):
+                if (s[k] & 0xC0) != 0x80:  # each character's bytes map to its start
+                    at = k
                 n = c[C_N]
                 if n < cap:
                     out[n] = s[k]
                     if has_map:
-                        omap[n] = i
+                        omap[n] = at
                 c[C_N] = n + 1
             p = j
             continue
