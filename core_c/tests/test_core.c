@@ -16,6 +16,7 @@
 #include "../src/text/pretokenize.h" /* the encoder's batch scanner against the one-piece one */
 #include "../src/text/normalize.h"   /* the NFC fast path's list against the tables */
 #include "../src/text/nfc_tables.h"
+#include "../src/text/utf8.h"        /* the word-at-a-time scans against a byte loop */
 
 
 #define ST_CANARY_T ((size_t)0x5A5A5A5Au)
@@ -1078,6 +1079,34 @@ static void test_nfc_unchanged(void) {
     CHECK(!bad && said > 1000, "st__nfc_unchanged is never wrong (%d texts it passed)", said);
 }
 
+/* st__ascii_end and st__find_byte give what a byte loop gives, from every start, in buffers of
+ * every length up to 40 (the word loop's ends and tails), with the byte sought (or a non-ASCII
+ * byte) at every place and with 0x80 and 0xFF around it. */
+static void test_byte_scans(void) {
+    uint8_t buf[48];
+    int bad = 0;
+    for (size_t len = 0; len <= 40 && !bad; len++)
+        for (size_t at = 0; at <= len && !bad; at++)
+            for (int fill = 0; fill < 3 && !bad; fill++) {
+                for (size_t k = 0; k < len; k++) buf[k] = fill == 0 ? 'a' : fill == 1 ? (uint8_t)('a' + k % 26) : '<' + 1;
+                uint8_t keep = at < len ? buf[at] : 0;
+                if (at < len) buf[at] = '<';
+                for (size_t from = 0; from <= len; from++) {
+                    size_t want = from;
+                    while (want < len && buf[want] != '<') want++;
+                    if (st__find_byte(buf, from, len, '<') != want) bad = 1;
+                }
+                if (at < len) buf[at] = fill == 2 ? 0xFF : 0x80;
+                for (size_t from = 0; from <= len; from++) {
+                    size_t want = from;
+                    while (want < len && buf[want] < 0x80) want++;
+                    if (st__ascii_end(buf, from, len) != want) bad = 1;
+                }
+                if (at < len) buf[at] = keep;
+            }
+    CHECK(!bad, "st__find_byte and st__ascii_end agree with a byte loop");
+}
+
 int main(void) {
     test_status_str();
     test_version();
@@ -1094,6 +1123,7 @@ int main(void) {
     test_block_scanners();
     test_nfc_starter_seconds();
     test_nfc_unchanged();
+    test_byte_scans();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

@@ -292,8 +292,13 @@ ST_INLINE size_t nfc_as_is(const uint8_t *s, size_t len, size_t i) {
 
 int st__nfc_unchanged(const uint8_t *s, size_t len) {
     for (size_t i = 0; i < len;) {
+        size_t j = st__ascii_end(s, i, len);
+        if (j > i) { /* ASCII, each character as it is: but the last when a mark may follow it */
+            i = j < len && s[j] >= 0xCC ? j - 1 : j;
+            if (i == j) continue;
+        }
         ST_COUNT(1);
-        size_t j = nfc_as_is(s, len, i);
+        j = nfc_as_is(s, len, i);
         if (!j) return 0;
         i = j;
     }

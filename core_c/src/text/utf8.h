@@ -1,8 +1,30 @@
-/* Decoding valid UTF-8 (utf8.c validates it), and UBE's routing of a character to its symbols. */
+/* Decoding valid UTF-8 (utf8.c validates it), scanning text for its first non-ASCII byte or for one
+ * byte value, and UBE's routing of a character to its symbols. */
 #ifndef ST_UTF8_H
 #define ST_UTF8_H
 
+#include "../base/hash.h"
 #include "../base/internal.h"
+
+/* The first index j >= i with s[j] >= 0x80, or end: eight bytes at a time. */
+ST_INLINE size_t st__ascii_end(const uint8_t *s, size_t i, size_t end) {
+    while (end - i >= 8 && !(st__load_le64(s + i) & 0x8080808080808080ull)) i += 8;
+    while (i < end && s[i] < 0x80) i++;
+    return i;
+}
+
+/* The first index j >= i with s[j] == b, or end: eight bytes at a time (no memchr in the
+ * freestanding build). */
+ST_INLINE size_t st__find_byte(const uint8_t *s, size_t i, size_t end, uint8_t b) {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull, pat = ones * b;
+    while (end - i >= 8) {
+        uint64_t w = st__load_le64(s + i) ^ pat;
+        if ((w - ones) & ~w & highs) break; /* some byte of the word is b */
+        i += 8;
+    }
+    while (i < end && s[i] != b) i++;
+    return i;
+}
 
 /* Decode one code point from valid UTF-8 at s[0..] (the caller has validated the text).
  * Returns the sequence length. */

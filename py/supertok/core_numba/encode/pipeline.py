@@ -725,7 +725,14 @@ def normalized_stretch(e, c, s, frm, to, pl):
     k = 0
     while k < n and s[frm + k] < 0xCC:
         k += 1
-    if k == n or nfc_unchanged(s[frm:], n):  # NFC already
+    # NFC already: all below U+0300, or vouched for from the character before the first at or
+    # above it (a character below U+0300 composes with nothing before it)
+    j = k
+    while j > 0:
+        j -= 1
+        if (s[frm + j] & 0xC0) != 0x80:
+            break
+    if k == n or nfc_unchanged(s[frm + j:], n - j):
         return pass1_or_ordinary(e, c, s, frm, to, pl)
     cap = n * ST_NFC_MAX_EXPANSION
     copy = np.zeros(cap + 16, np.uint8)  # the copy (+16 readable bytes past it)

@@ -367,6 +367,13 @@ def nfc_unchanged(s, length):
     d = np.zeros(4, np.int64)
     i = np.int64(0)
     while i < length:
+        j = i
+        while j < length and s[j] < 0x80:
+            j += 1
+        if j > i:  # ASCII, each character as it is: but the last when a mark may follow it
+            i = j - 1 if j < length and s[j] >= 0xCC else j
+            if i == j:
+                continue
         j = nfc_as_is(s, length, i, d)
         if j == 0:
             return False
