@@ -47,17 +47,12 @@ ST_INLINE uint32_t st__merge_pair_rank(const st__merger *m, uint32_t left, uint3
     return m->rules ? rule_rank(m, left, right) : join_rank(m, left, right, p + a, b - a);
 }
 
-size_t st__merge_short(const st__merger *mg, const uint8_t *p, size_t n, uint32_t *tok_out, uint32_t *start_out) {
-    const st_vocab *v = mg->v;
-    uint32_t rank[ST_LINEAR_PIECE];
-    uint32_t *start = start_out, *tok = tok_out; /* worked on in place */
+/* The linear loop over n parts: tok, start (byte offsets in p for a rank vocabulary, symbol
+ * indexes with p NULL for rules) and rank (of each adjacent pair) set for them; the lowest rank,
+ * leftmost of equal ones, joined until none is left. Returns the parts left. */
+ST_INLINE size_t merge_linear(const st__merger *mg, const uint8_t *p, size_t n, uint32_t *tok, uint32_t *start,
+                              uint32_t *rank) {
     size_t m = n;
-    for (size_t k = 0; k < n; k++) {
-        start[k] = (uint32_t)k;
-        tok[k] = v->byte_ids[p[k]];
-        rank[k] = k + 1 < n ? v->pair_ids[((uint32_t)p[k] << 8) | p[k + 1]] : ST_NO_TOKEN;
-    }
-    start[n] = (uint32_t)n;
     for (;;) {
         ST_COUNT(m); /* test builds only: the scan below reads m ranks */
         uint32_t best = ST_NO_TOKEN;
@@ -65,46 +60,42 @@ size_t st__merge_short(const st__merger *mg, const uint8_t *p, size_t n, uint32_
         for (size_t k = 0; k + 1 < m; k++)
             if (rank[k] < best) { best = rank[k]; at = k; }
         if (best == ST_NO_TOKEN) break;
-        /* join parts at and at+1: the joined part is the token whose rank was best */
-        tok[at] = best;
-        for (size_t k = at + 1; k < m; k++) { start[k] = start[k + 1]; tok[k] = tok[k + 1]; }
-        for (size_t k = at + 1; k + 1 < m; k++) rank[k] = rank[k + 1];
+        /* join parts at and at+1: the joined part is the token rank (or rule) best makes */
+        tok[at] = mg->made ? mg->made[best] : best;
+        for (size_t k = at + 1; k + 1 < m; k++) { start[k] = start[k + 1]; tok[k] = tok[k + 1]; }
+        for (size_t k = at + 1; k + 2 < m; k++) rank[k] = rank[k + 1];
         m--;
-        start[m] = (uint32_t)n;
-        rank[at] = at + 1 < m ? join_rank(mg, tok[at], tok[at + 1], p + start[at], start[at + 2] - start[at])
-                              : ST_NO_TOKEN;
-        if (at > 0)
-            rank[at - 1] = join_rank(mg, tok[at - 1], tok[at], p + start[at - 1], start[at + 1] - start[at - 1]);
+        /* the joined pairs' bytes end where the part after them starts, or at the piece's end */
+        if (at + 1 < m)
+            rank[at] = st__merge_pair_rank(mg, tok[at], tok[at + 1], p, start[at], at + 2 < m ? start[at + 2] : n);
+        if (at > 0) {
+            size_t end = at + 1 < m ? start[at + 1] : n;
+            rank[at - 1] = st__merge_pair_rank(mg, tok[at - 1], tok[at], p, start[at - 1], end);
+        }
     }
     return m;
+}
+
+size_t st__merge_short(const st__merger *mg, const uint8_t *p, size_t n, uint32_t *tok_out, uint32_t *start_out) {
+    const st_vocab *v = mg->v;
+    uint32_t rank[ST_LINEAR_PIECE];
+    for (size_t k = 0; k < n; k++) {
+        start_out[k] = (uint32_t)k;
+        tok_out[k] = v->byte_ids[p[k]];
+        rank[k] = k + 1 < n ? v->pair_ids[((uint32_t)p[k] << 8) | p[k + 1]] : ST_NO_TOKEN; /* one read */
+    }
+    return merge_linear(mg, p, n, tok_out, start_out, rank);
 }
 
 size_t st__merge_short_syms(const st__merger *mg, const uint32_t *sym, size_t n, uint32_t *tok_out,
                             uint32_t *start_out) {
     uint32_t rank[ST_LINEAR_PIECE];
-    uint32_t *start = start_out, *tok = tok_out; /* worked on in place */
-    size_t m = n;
     for (size_t k = 0; k < n; k++) {
-        start[k] = (uint32_t)k;
-        tok[k] = sym[k];
+        start_out[k] = (uint32_t)k;
+        tok_out[k] = sym[k];
     }
-    for (size_t k = 0; k + 1 < n; k++) rank[k] = st__merge_pair_rank(mg, tok[k], tok[k + 1], NULL, 0, 0);
-    for (;;) {
-        ST_COUNT(m); /* test builds only: the scan below reads m ranks */
-        uint32_t best = ST_NO_TOKEN;
-        size_t at = 0;
-        for (size_t k = 0; k + 1 < m; k++)
-            if (rank[k] < best) { best = rank[k]; at = k; }
-        if (best == ST_NO_TOKEN) break;
-        /* join parts at and at+1 into the token rule `best` makes */
-        tok[at] = mg->made ? mg->made[best] : best;
-        for (size_t k = at + 1; k + 1 < m; k++) { start[k] = start[k + 1]; tok[k] = tok[k + 1]; }
-        for (size_t k = at + 1; k + 2 < m; k++) rank[k] = rank[k + 1];
-        m--;
-        if (at + 1 < m) rank[at] = st__merge_pair_rank(mg, tok[at], tok[at + 1], NULL, 0, 0);
-        if (at > 0) rank[at - 1] = st__merge_pair_rank(mg, tok[at - 1], tok[at], NULL, 0, 0);
-    }
-    return m;
+    for (size_t k = 0; k + 1 < n; k++) rank[k] = st__merge_pair_rank(mg, tok_out[k], tok_out[k + 1], NULL, 0, 0);
+    return merge_linear(mg, NULL, n, tok_out, start_out, rank);
 }
 
 /* ---- the heap merge for long pieces --------------------------------------------------------- */

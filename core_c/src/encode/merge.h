@@ -52,7 +52,7 @@ typedef struct st__merger {
 
 /* tiktoken's merge of the piece p[0..n) (n <= ST_LINEAR_PIECE, ST_PAD readable bytes after
  * it; rank vocabularies only). Writes the m final parts' tokens to tok_out and their byte
- * starts to start_out (n + 1 entries each) and returns m. */
+ * starts to start_out (n entries each) and returns m. */
 size_t st__merge_short(const st__merger *m, const uint8_t *p, size_t n, uint32_t *tok_out, uint32_t *start_out);
 
 /* The merge of a rule model's n base symbols sym[0..n) (n <= ST_LINEAR_PIECE), on stack arrays

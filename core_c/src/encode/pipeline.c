@@ -600,12 +600,7 @@ static st_status special_pass(encoder *e, size_t from, size_t to, const st__poli
                               st_error *err) {
     const uint8_t *s = e->text;
     uint8_t first[256];
-    st__special_first_bytes(e->enc, set, first);
-    /* the one byte every special starts with, when there is one ('<' for most models): the text
-     * is searched for it a word at a time */
-    int only = -1;
-    for (int b = 0; b < 256; b++)
-        if (first[b]) only = only == -1 ? b : -2;
+    int only = st__special_only_byte(first, st__special_first_bytes(e->enc, set, first));
     size_t seg = from;
     for (size_t i = from; i < to; i++) {
         if (only >= 0 && (i = st__find_byte(s, i, to, (uint8_t)only)) == to) break;
@@ -645,13 +640,8 @@ static st_status normalized_rest(encoder *e, size_t from, size_t to, const st__p
 
 static st_status normalized_stretch(encoder *e, size_t from, size_t to, const st__policy *pl, st_error *err) {
     const uint8_t *s = e->text + from;
-    size_t n = to - from, k = st__ascii_end(s, 0, n);
-    while (k < n && s[k] < 0xCC) k++;
-    /* NFC already: all below U+0300, or vouched for from the character before the first at or
-     * above it (a character below U+0300 composes with nothing before it) */
-    size_t j = k;
-    while (j > 0 && (s[--j] & 0xC0) == 0x80) {}
-    if (k == n || st__nfc_unchanged(s + j, n - j)) return normalized_rest(e, from, to, pl, err);
+    size_t n = to - from;
+    if (st__nfc_unchanged(s, n)) return normalized_rest(e, from, to, pl, err); /* NFC already */
     size_t cap = n * ST__NFC_MAX_EXPANSION;
     if (cap / ST__NFC_MAX_EXPANSION != n || cap > ((size_t)-1 - 16) / (1 + sizeof(size_t))) return ST_ERR_OUT_OF_MEMORY;
     size_t size = cap + 16 + cap * sizeof(size_t); /* the copy (+16 readable bytes past it), its map */

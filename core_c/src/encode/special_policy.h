@@ -44,6 +44,14 @@ st_status st__check_disallowed(const st_encoding *enc, const st__policy *pl, con
 /* first[c] = 1 for each first byte c of a special string in the set (pl->allowed,
  * pl->disallowed or pl->normalized; NULL: none), else 0; returns how many are 1. */
 int st__special_first_bytes(const st_encoding *enc, const uint64_t *set, uint8_t first[256]);
+/* The one first byte of first[] when distinct (st__special_first_bytes's count) is 1 ('<' for
+ * nearly every model's specials: the text is then searched for it a word at a time), else -1. */
+ST_INLINE int st__special_only_byte(const uint8_t first[256], int distinct) {
+    if (distinct != 1) return -1;
+    for (int c = 0; c < 256; c++)
+        if (first[c]) return c;
+    return -1;
+}
 /* The allowed special string matching at s[i..], longest first: its id, ST_NO_TOKEN if none;
  * *match_len its length, *string (if not NULL) its number. */
 uint32_t st__special_at(const st_encoding *enc, const uint64_t *allowed, const uint8_t *s, size_t i, size_t len,

@@ -292,10 +292,14 @@ ST_INLINE size_t nfc_as_is(const uint8_t *s, size_t len, size_t i) {
 
 int st__nfc_unchanged(const uint8_t *s, size_t len) {
     for (size_t i = 0; i < len;) {
+        /* characters below U+0300 (ASCII a word at a time), each as it is: but the last one when
+         * a character at or above U+0300 follows, which it may compose with */
         size_t j = st__ascii_end(s, i, len);
-        if (j > i) { /* ASCII, each character as it is: but the last when a mark may follow it */
-            i = j < len && s[j] >= 0xCC ? j - 1 : j;
-            if (i == j) continue;
+        while (j < len && s[j] < 0xCC) j++;
+        if (j == len) return 1;
+        if (j > i) {
+            i = j;
+            while ((s[--i] & 0xC0) == 0x80) {}
         }
         ST_COUNT(1);
         j = nfc_as_is(s, len, i);

@@ -5,6 +5,7 @@
 #include "pretoken_counter.h"
 #include "candidates.h"
 #include "../base/hash.h"
+#include "../text/utf8.h"
 
 #define LOAD_NUM 7 /* grow when entries exceed 7/10 of the slots */
 #define LOAD_DEN 10
@@ -228,6 +229,17 @@ static st_status given_back(st_error *err) {
     return ST_ERR_INVALID_ARGUMENT;
 }
 
+/* A piece of 1-8 bytes at p (avail bytes readable there) as one word *w, and its hash (st__hash_bytes's
+ * for 1-8 bytes): the key of the counters' hot caches. */
+ST_INLINE uint64_t short_key(const uint8_t *p, size_t n, size_t avail, uint64_t *w) {
+    if (avail >= 8) *w = st__load_le64(p) & (n == 8 ? ~0ull : (1ull << (8 * n)) - 1);
+    else {
+        *w = 0;
+        for (size_t q = 0; q < n; q++) *w |= (uint64_t)p[q] << (8 * q);
+    }
+    return st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ *w);
+}
+
 /* Pieces the pre-tokenizer hands the counter at a time (their ends, on the stack). */
 #define ST__COUNT_BATCH 128
 
@@ -265,13 +277,7 @@ static st_status count_candidates(st_counter *c, const uint8_t *s, size_t len, s
             size_t n = e - start;
             int el;
             if (n <= 8 && cd->hot) {
-                uint64_t w;
-                if (len - start >= 8) w = st__load_le64(p) & (n == 8 ? ~0ull : (1ull << (8 * n)) - 1);
-                else {
-                    w = 0;
-                    for (size_t q = 0; q < n; q++) w |= (uint64_t)p[q] << (8 * q);
-                }
-                uint64_t h = st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
+                uint64_t w, h = short_key(p, n, len - start, &w);
                 st__cand_hot *hc = &cd->hot[h >> (64 - ST__CAND_HOT_BITS)];
                 if (hc->len == n && hc->word == w) el = (int)hc->eligible;
                 else {
@@ -325,14 +331,7 @@ static st_status count_document(st_counter *c, const uint8_t *s, size_t len, st_
             const uint8_t *p = s + start;
             size_t n = e - start;
             if (n <= 8) {
-                /* the piece as one word (its hash is st__hash_bytes's for 1-8 bytes) */
-                uint64_t w;
-                if (len - start >= 8) w = st__load_le64(p) & (n == 8 ? ~0ull : (1ull << (8 * n)) - 1);
-                else {
-                    w = 0;
-                    for (size_t q = 0; q < n; q++) w |= (uint64_t)p[q] << (8 * q);
-                }
-                uint64_t h = st__mix64((ST_HASH_SEED ^ ((uint64_t)n * ST_HASH_LEN)) ^ w);
+                uint64_t w, h = short_key(p, n, len - start, &w);
                 if (!c->hot) {
                     if (!add_piece(c, p, n, h, 1))
                         return st__error_set(err, ST_ERR_OUT_OF_MEMORY, ST_UNIT_NONE, 0, NULL);
@@ -365,20 +364,10 @@ static st_status count_document(st_counter *c, const uint8_t *s, size_t len, st_
     return ST_OK;
 }
 
-/* The end of the line starting at i: after its '\n', or len. Eight bytes at a time (no memchr in
- * the freestanding build). */
+/* The end of the line starting at i: after its '\n', or len. */
 static size_t line_end(const uint8_t *s, size_t i, size_t len) {
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull, nl = ones * '\n';
-    while (i + 8 <= len) {
-        uint64_t w;
-        st__memcpy(&w, s + i, 8);
-        w ^= nl;
-        if ((w - ones) & ~w & highs) break; /* some byte of the word is '\n' */
-        i += 8;
-    }
-    while (i < len)
-        if (s[i++] == '\n') return i;
-    return len;
+    size_t e = st__find_byte(s, i, len, '\n');
+    return e < len ? e + 1 : len;
 }
 
 static uint64_t line_of(const uint8_t *s, size_t off) {

@@ -94,62 +94,11 @@ def merge_pair_rank(mode, v, rules, sup, pairs, left, right, p, a, b):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def merge_short(v, pairs, p, a, n, tok, start, rank):
-    """tiktoken's merge of p[a .. a + n) (n <= ST_LINEAR_PIECE; rank vocabularies). Writes the
-    final parts' tokens to tok and their starts (relative to a) to start (n + 1 entries each);
-    rank: scratch of ST_LINEAR_PIECE entries. Returns the number of parts."""
-    byte_ids = v.byte_ids
-    pair_ids = v.pair_ids
+def merge_linear(mode, v, rules, sup, pairs, p, a, n, tok, start, rank, made):
+    """C: merge_linear: the linear loop over n parts, tok, start (byte offsets from a in p for
+    MODE_RANKS, symbol indexes otherwise) and rank (of each adjacent pair) set; the lowest rank,
+    leftmost of equal ones, joined until none is left. Returns the parts left."""
     m = n
-    for k in range(n):
-        start[k] = k
-        tok[k] = byte_ids[p[a + k]]
-        if k + 1 < n:
-            rank[k] = pair_ids[(np.int64(p[a + k]) << 8) | np.int64(p[a + k + 1])]
-        else:
-            rank[k] = _NO
-    start[n] = n
-    while True:
-        best = _NO
-        at = 0
-        for k in range(m - 1):
-            if rank[k] < best:
-                best = rank[k]
-                at = k
-        if best == _NO:
-            break
-        tok[at] = best
-        for k in range(at + 1, m):
-            start[k] = start[k + 1]
-            tok[k] = tok[k + 1]
-        for k in range(at + 1, m - 1):
-            rank[k] = rank[k + 1]
-        m -= 1
-        start[m] = n
-        if at + 1 < m:
-            s0 = np.int64(start[at])
-            rank[at] = join_rank(v, pairs, tok[at], tok[at + 1], p, a + s0, np.int64(start[at + 2]) - s0)
-        else:
-            rank[at] = _NO
-        if at > 0:
-            s0 = np.int64(start[at - 1])
-            rank[at - 1] = join_rank(v, pairs, tok[at - 1], tok[at], p, a + s0, np.int64(start[at + 1]) - s0)
-    return m
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def merge_short_syms(mode, v, rules, sup, pairs, p, sym, n, tok, start, rank, made):
-    """The merge of a rule model's n base symbols sym[0 .. n) (n <= ST_LINEAR_PIECE; MODE_RULES or
-    MODE_HF; p: the text, unused but for the type) as merge_short's loop: writes the final
-    parts' tokens and symbol starts to tok and start (n entries each; sym is not written) and
-    returns their number. rank: scratch of ST_LINEAR_PIECE entries; made: MODE_HF's rank -> id
-    (NO_MADE otherwise). The same merges, in the same order, as merge_heap."""
-    m = n
-    for k in range(n):
-        start[k] = k
-        tok[k] = sym[k]
-    for k in range(n - 1):
-        rank[k] = merge_pair_rank(mode, v, rules, sup, pairs, tok[k], tok[k + 1], p, 0, 0)
     while True:
         best = _NO
         at = 0
@@ -166,11 +115,49 @@ def merge_short_syms(mode, v, rules, sup, pairs, p, sym, n, tok, start, rank, ma
         for k in range(at + 1, m - 2):
             rank[k] = rank[k + 1]
         m -= 1
+        # the joined pairs' bytes end where the part after them starts, or at the piece's end
         if at + 1 < m:
-            rank[at] = merge_pair_rank(mode, v, rules, sup, pairs, tok[at], tok[at + 1], p, 0, 0)
+            end = np.int64(start[at + 2]) if at + 2 < m else np.int64(n)
+            rank[at] = merge_pair_rank(mode, v, rules, sup, pairs, tok[at], tok[at + 1], p, a + np.int64(start[at]),
+                                       a + end)
         if at > 0:
-            rank[at - 1] = merge_pair_rank(mode, v, rules, sup, pairs, tok[at - 1], tok[at], p, 0, 0)
+            end = np.int64(start[at + 1]) if at + 1 < m else np.int64(n)
+            rank[at - 1] = merge_pair_rank(mode, v, rules, sup, pairs, tok[at - 1], tok[at], p,
+                                           a + np.int64(start[at - 1]), a + end)
     return m
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def merge_short(v, rules, sup, pairs, p, a, n, tok, start, rank):
+    """tiktoken's merge of p[a .. a + n) (n <= ST_LINEAR_PIECE; rank vocabularies; rules and sup
+    unused but for the types, as merge_heap's). Writes the
+    final parts' tokens to tok and their starts (relative to a) to start (n entries each);
+    rank: scratch of ST_LINEAR_PIECE entries. Returns the number of parts."""
+    byte_ids = v.byte_ids
+    pair_ids = v.pair_ids
+    for k in range(n):
+        start[k] = k
+        tok[k] = byte_ids[p[a + k]]
+        if k + 1 < n:
+            rank[k] = pair_ids[(np.int64(p[a + k]) << 8) | np.int64(p[a + k + 1])]
+        else:
+            rank[k] = _NO
+    return merge_linear(MODE_RANKS, v, rules, sup, pairs, p, a, n, tok, start, rank, NO_MADE)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def merge_short_syms(mode, v, rules, sup, pairs, p, sym, n, tok, start, rank, made):
+    """The merge of a rule model's n base symbols sym[0 .. n) (n <= ST_LINEAR_PIECE; MODE_RULES or
+    MODE_HF; p: the text, unused but for the type) as merge_short's loop: writes the final
+    parts' tokens and symbol starts to tok and start (n entries each; sym is not written) and
+    returns their number. rank: scratch of ST_LINEAR_PIECE entries; made: MODE_HF's rank -> id
+    (NO_MADE otherwise). The same merges, in the same order, as merge_heap."""
+    for k in range(n):
+        start[k] = k
+        tok[k] = sym[k]
+    for k in range(n - 1):
+        rank[k] = merge_pair_rank(mode, v, rules, sup, pairs, tok[k], tok[k + 1], p, 0, 0)
+    return merge_linear(mode, v, rules, sup, pairs, p, 0, n, tok, start, rank, made)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)

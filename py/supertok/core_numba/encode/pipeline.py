@@ -338,7 +338,7 @@ def encode_piece_ranks(e, c, s, a, b, looked, h, merge_only):
         m = bt_encode(e.bt, v, s, a, n, tok, start, w.opn, e.memo) if use_bt == 1 else 0
         if not m:
             if n <= ST_LINEAR_PIECE:
-                m = merge_short(v, pairs, s, a, n, tok, start, w.rank10)
+                m = merge_short(v, rules, sup, pairs, s, a, n, tok, start, w.rank10)
             else:
                 m = merge_heap(MODE_RANKS, v, rules, sup, pairs, s, a, tok, n, tok, start, w.heap, w.nxt, w.prv,
                                w.rank, w.tk, NO_MADE)
@@ -722,17 +722,7 @@ def normalized_stretch(e, c, s, frm, to, pl):
     mapped back to the text's (C: sink.h's nmap; here the sink writes the copy's byte offsets,
     which sink.py's map_starts then maps and puts in the caller's unit)."""
     n = to - frm
-    k = 0
-    while k < n and s[frm + k] < 0xCC:
-        k += 1
-    # NFC already: all below U+0300, or vouched for from the character before the first at or
-    # above it (a character below U+0300 composes with nothing before it)
-    j = k
-    while j > 0:
-        j -= 1
-        if (s[frm + j] & 0xC0) != 0x80:
-            break
-    if k == n or nfc_unchanged(s[frm + j:], n - j):
+    if nfc_unchanged(s[frm:], n):  # NFC already
         return pass1_or_ordinary(e, c, s, frm, to, pl)
     cap = n * ST_NFC_MAX_EXPANSION
     copy = np.zeros(cap + 16, np.uint8)  # the copy (+16 readable bytes past it)

@@ -367,13 +367,17 @@ def nfc_unchanged(s, length):
     d = np.zeros(4, np.int64)
     i = np.int64(0)
     while i < length:
+        # characters below U+0300, each as it is: but the last one when a character at or above
+        # U+0300 follows, which it may compose with
         j = i
-        while j < length and s[j] < 0x80:
+        while j < length and s[j] < 0xCC:
             j += 1
-        if j > i:  # ASCII, each character as it is: but the last when a mark may follow it
-            i = j - 1 if j < length and s[j] >= 0xCC else j
-            if i == j:
-                continue
+        if j == length:
+            return True
+        if j > i:
+            i = j - 1
+            while (s[i] & 0xC0) == 0x80:
+                i -= 1
         j = nfc_as_is(s, length, i, d)
         if j == 0:
             return False
