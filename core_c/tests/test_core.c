@@ -1107,6 +1107,82 @@ static void test_byte_scans(void) {
     CHECK(!bad, "st__find_byte and st__ascii_end agree with a byte loop");
 }
 
+/* The SIMD validator (where this processor runs one) against the scalar one: on valid text of
+ * every character length and on every kind of error at every place across its block edges, the
+ * same status, offset and message, and the prefix it vouches for is valid (a character cut at
+ * its end would not be) and, on valid text, reaches the last block. */
+static int kernel_case_ok(const uint8_t *t, size_t n, int *reached) {
+    st_error a, b;
+    st_status sa = st_utf8_validate((const char *)t, n, &a), sb = st__utf8_validate_from((const char *)t, n, 0, &b);
+    if (sa != sb || a.offset != b.offset || a.unit != b.unit || strcmp(a.message, b.message) != 0) return 0;
+    size_t p = st__utf8_valid_prefix(t, n);
+    /* s[0..p) valid (so p cuts no character: a cut one would be truncated) */
+    if (p > n || st__utf8_validate_from((const char *)t, p, 0, NULL) != ST_OK) return 0;
+    if (sb == ST_OK && n >= 64 && p + 35 < n) *reached = 0;
+    return 1;
+}
+
+static void test_utf8_kernels(void) {
+#if ST_X86_DISPATCH
+    if (!st__cpu_has_avx2()) {
+        printf("test_utf8_kernels: skipped, no AVX2 kernel runs on this processor\n");
+        return;
+    }
+    static const char *chars[] = {"a", " ", "\n", "\xC3\xA9", "\xD0\xB6", "\xDF\xBF", "\xC2\x80", "\xE4\xB8\xAD",
+                                  "\xE0\xA0\x80", "\xED\x9F\xBF", "\xEE\x80\x80", "\xEF\xBF\xBF", "\xF0\x90\x80\x80",
+                                  "\xF0\x9F\x98\x80", "\xF4\x8F\xBF\xBF", "\xF3\xA0\x80\x81"};
+    static const char *bad[] = {"\xC0\x80", "\xC1\xBF", "\xE0\x80\x80", "\xE0\x9F\xBF", "\xED\xA0\x80", "\xED\xBF\xBF",
+                                "\xF0\x80\x80\x80", "\xF0\x8F\xBF\xBF", "\xF4\x90\x80\x80", "\xF5\x80\x80\x80",
+                                "\xF8\x88\x80\x80\x80", "\xFF", "\xFE", "\x80", "\xBF", "\xC2", "\xE2\x82", "\xF0\x9F\x98",
+                                "\xC2\x41", "\xE2\x41\x41", "\xE2\x82\x41", "\xF0\x9F\x41", "\xF0\x9F\x98\x41",
+                                "\xC3\xA9\x80", "\xE4\xB8\xAD\xAD", "\xF0\x9F\x98\x80\x80", "\xC2\xC2\x80"};
+    const size_t nchars = sizeof chars / sizeof chars[0], nbad = sizeof bad / sizeof bad[0];
+    uint8_t t[600];
+    int wrong = 0, reached = 1, cases = 0;
+    uint64_t r = 12345;
+    for (int round = 0; round < 3000 && wrong < 3; round++) {
+        /* a valid text of mixed characters (runs of one kind, as in real text, and ASCII blocks) */
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        size_t n = 0, target = (size_t)(r >> 33) % 520;
+        while (n + 8 < target) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            const char *c = (r >> 60) < 5 ? "a" : chars[(r >> 40) % nchars];
+            size_t run = 1 + (size_t)((r >> 20) % 12), l = strlen(c);
+            for (size_t k = 0; k < run && n + l <= target; k++, n += l) memcpy(t + n, c, l);
+        }
+        cases++;
+        if (!kernel_case_ok(t, n, &reached)) wrong++, printf("valid text %d (%zu bytes) differs\n", round, n);
+        if (n < 8) continue;
+        /* an error at each place from 0 to n, over the character there */
+        for (size_t at = 0; at + 8 <= n && wrong < 3; at += 1 + (size_t)(round % 3)) {
+            uint8_t keep[8];
+            const char *e = bad[(at + (size_t)round) % nbad];
+            size_t l = strlen(e);
+            memcpy(keep, t + at, l);
+            memcpy(t + at, e, l);
+            cases++;
+            if (!kernel_case_ok(t, n, &reached)) wrong++, printf("round %d: error %zu at %zu of %zu differs\n", round, (at + (size_t)round) % nbad, at, n);
+            memcpy(t + at, keep, l);
+        }
+    }
+    /* a character cut by a block's end, then ASCII blocks (which the kernel reads in steps of
+     * four without a check of their own: the cut one must still be seen) */
+    static const char *cut[] = {"\xC2", "\xE2\x82", "\xF0\x9F\x98", "\xE4", "\xF0", "\xF4\x8F"};
+    for (size_t g = 32; g <= 512; g += 32)
+        for (size_t c = 0; c < sizeof cut / sizeof cut[0]; c++) {
+            size_t l = strlen(cut[c]);
+            memset(t, 'a', sizeof t);
+            memcpy(t + g - l, cut[c], l);
+            cases++;
+            if (!kernel_case_ok(t, sizeof t, &reached)) wrong++, printf("cut character %zu before %zu differs\n", c, g);
+        }
+    CHECK(!wrong && cases > 100000, "the AVX2 UTF-8 validator agrees with the scalar one (%d cases)", cases);
+    CHECK(reached, "the AVX2 UTF-8 validator reads valid text to its last block");
+#else
+    printf("test_utf8_kernels: skipped, this build has no run-time kernels\n");
+#endif
+}
+
 int main(void) {
     test_status_str();
     test_version();
@@ -1124,6 +1200,7 @@ int main(void) {
     test_nfc_starter_seconds();
     test_nfc_unchanged();
     test_byte_scans();
+    test_utf8_kernels();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

@@ -1,6 +1,15 @@
 /* Platform services: see platform.h. */
 #include "platform.h"
 
+#if ST_X86_DISPATCH
+/* Asked at each call, not kept (the core holds no global state): libgcc or compiler-rt reads the
+ * processor's flags once, at load, and these read what it found. */
+int st__cpu_has_avx2(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2"); /* the CPU's flag, and the OS saving the YMM registers */
+}
+#endif
+
 #if !ST_FREESTANDING
 #include <stdlib.h>
 #if defined(__GLIBC__)

@@ -6,6 +6,14 @@
 #include "../base/hash.h"
 #include "../base/internal.h"
 
+/* The length of a prefix of s[0..len) that is valid UTF-8 and ends where a character starts,
+ * as far as a SIMD kernel of this processor reads (0 where none runs: other processors, short
+ * texts); st_utf8_validate checks the rest. */
+size_t st__utf8_valid_prefix(const uint8_t *s, size_t len);
+/* st_utf8_validate's checks from s[i] on, s[0..i) being valid and i a character's start: the
+ * scalar validator alone (from 0, the reference the tests hold the kernels to). */
+st_status st__utf8_validate_from(const char *text, size_t len, size_t i, st_error *err);
+
 /* The first index j >= i with s[j] >= 0x80, or end: eight bytes at a time. */
 ST_INLINE size_t st__ascii_end(const uint8_t *s, size_t i, size_t end) {
     while (end - i >= 8 && !(st__load_le64(s + i) & 0x8080808080808080ull)) i += 8;
