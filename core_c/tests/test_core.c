@@ -1096,6 +1096,12 @@ static void test_byte_scans(void) {
                     while (want < len && buf[want] != '<') want++;
                     if (st__find_byte(buf, from, len, '<') != want) bad = 1;
                 }
+                for (size_t from = 0; from <= len; from++) { /* '<' or '\n' (none in the fill) */
+                    size_t want = from;
+                    while (want < len && buf[want] != '<' && buf[want] != '\n') want++;
+                    if (st__find_either(buf, from, len, '\n', '<') != want) bad = 1;
+                    if (st__find_either(buf, from, len, '<', 0xFE) != want) bad = 1;
+                }
                 if (at < len) buf[at] = fill == 2 ? 0xFF : 0x80;
                 for (size_t from = 0; from <= len; from++) {
                     size_t want = from;
@@ -1104,7 +1110,7 @@ static void test_byte_scans(void) {
                 }
                 if (at < len) buf[at] = keep;
             }
-    CHECK(!bad, "st__find_byte and st__ascii_end agree with a byte loop");
+    CHECK(!bad, "st__find_byte, st__find_either and st__ascii_end agree with a byte loop");
 }
 
 /* The SIMD validator (where this processor runs one) against the scalar one: on valid text of

@@ -245,12 +245,17 @@ size_t st__cut_within(const st_encoding *enc, const uint8_t *s, size_t len, size
     cut_ctx c;
     if (!ctx_init(&c, enc, s, len, 1)) return 0;
     if (to > len) to = len;
-    /* only the bytes a rule starts from: a line feed before the place, or a space at it */
-    for (size_t p = from > 0 ? from : 1; p < to; p++) {
-        uint8_t x = s[p];
-        if (s[p - 1] != '\n' && x != ' ' && !c.script_aware) continue;
-        size_t lo, hi;
-        if ((x & 0xC0) != 0x80 && rule_at(&c, p, &lo, &hi)) return p;
+    size_t p = from > 0 ? from : 1, lo, hi;
+    if (c.script_aware) { /* a script's change is a rule's place too: every character */
+        for (; p < to; p++)
+            if ((s[p] & 0xC0) != 0x80 && rule_at(&c, p, &lo, &hi)) return p;
+        return 0;
+    }
+    /* only the places a rule starts from: after a line feed, or at a space; found a word at a
+     * time (Chinese or Japanese text goes hundreds of bytes without either) */
+    for (size_t q = p - 1; (q = st__find_either(s, q, to, '\n', ' ')) < to; q++) {
+        size_t at = s[q] == '\n' ? q + 1 : q;
+        if (at >= p && at < to && (s[at] & 0xC0) != 0x80 && rule_at(&c, at, &lo, &hi)) return at;
     }
     return 0;
 }

@@ -34,6 +34,18 @@ ST_INLINE size_t st__find_byte(const uint8_t *s, size_t i, size_t end, uint8_t b
     return i;
 }
 
+/* The first index j >= i with s[j] == a or s[j] == b, or end: eight bytes at a time. */
+ST_INLINE size_t st__find_either(const uint8_t *s, size_t i, size_t end, uint8_t a, uint8_t b) {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull, pa = ones * a, pb = ones * b;
+    while (end - i >= 8) {
+        uint64_t w = st__load_le64(s + i), x = w ^ pa, y = w ^ pb;
+        if (((x - ones) & ~x & highs) | ((y - ones) & ~y & highs)) break; /* some byte is a or b */
+        i += 8;
+    }
+    while (i < end && s[i] != a && s[i] != b) i++;
+    return i;
+}
+
 /* Decode one code point from valid UTF-8 at s[0..] (the caller has validated the text).
  * Returns the sequence length. */
 ST_INLINE size_t st__utf8_decode(const uint8_t *s, uint32_t *cp) {
