@@ -80,11 +80,12 @@ ST_INLINE unsigned st__highest_bit(uint64_t x) {
 #define ST_SSE2 1
 #endif
 
-/* Kernels chosen at run time: on x86-64 with GCC or Clang, a function marked ST_TARGET_AVX2 is
- * compiled for AVX2 whatever the build's -m flags, and runs only where st__cpu_has_avx2() says
- * the processor and the operating system support it (the first UTF-8 validator: text/utf8.c).
- * Every such kernel has a portable version, the reference the tests hold it to. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(ST_NO_SIMD)
+/* Kernels chosen at run time: on x86-64 with GCC or Clang (not clang-cl, whose default runtime
+ * lacks the CPU check), a function marked ST_TARGET_AVX2 is compiled for AVX2 whatever the
+ * build's -m flags, and runs only where st__cpu_has_avx2() says the processor and the operating
+ * system support it (the first: the UTF-8 validator, text/utf8.c). Every such kernel has a
+ * portable version, the reference the tests hold it to. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(_MSC_VER) && !defined(ST_NO_SIMD)
 #include <immintrin.h>
 #define ST_X86_DISPATCH 1
 #define ST_TARGET_AVX2 __attribute__((target("avx2")))

@@ -246,6 +246,7 @@ size_t st__cut_within(const st_encoding *enc, const uint8_t *s, size_t len, size
     if (!ctx_init(&c, enc, s, len, 1)) return 0;
     if (to > len) to = len;
     size_t p = from > 0 ? from : 1, lo, hi;
+    if (p >= to) return 0;
     if (c.script_aware) { /* a script's change is a rule's place too: every character */
         for (; p < to; p++)
             if ((s[p] & 0xC0) != 0x80 && rule_at(&c, p, &lo, &hi)) return p;
