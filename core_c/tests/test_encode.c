@@ -36,6 +36,7 @@
 #include "error_contract.h"
 #include "check.h"
 #include "../src/base/work_counter.h"
+#include "../src/encode/encoding.h" /* st__cut_within, the span cache's search */
 
 #ifndef ST_TEST_COUNTERS
 #error "test_encode.c needs the core's work counter: build the core and this file with -DST_TEST_COUNTERS"
@@ -3447,6 +3448,30 @@ static void test_unstable(void) {
     st_encoding_free(sw);
 }
 
+/* The span cache's search for a span's end (st__cut_within) finds the places st_encoding_cut
+ * finds in text with no special token, from every start; a search whose start lies past its end
+ * finds none and reads nothing past the text (it once read on: the sanitizers see it). */
+static void test_cut_within(void) {
+    st_encoding *enc = g_enc[O200K];
+    static const char t[] = "Hello world.\nThe next line  has  two spaces\n\n and \xE4\xB8\xAD\xE6\x96\x87 text\n  end\n";
+    size_t n = sizeof t - 1;
+    uint8_t *s = (uint8_t *)malloc(n); /* exactly the text: a read past it is the sanitizers' */
+    memcpy(s, t, n);
+    int bad = 0;
+    for (size_t from = 0; from <= n; from++)
+        for (size_t to = from; to <= n; to++) {
+            size_t at = n;
+            if (st_encoding_cut(enc, t, to, from, &at, NULL) != ST_OK) bad++;
+            size_t want = at < to ? at : 0;
+            if (st__cut_within(enc, s, to, from, to) != want && bad++ < 3)
+                printf("st__cut_within(from %zu, to %zu) != %zu\n", from, to, want);
+        }
+    CHECK(!bad, "st__cut_within finds st_encoding_cut's places at every start and end");
+    memset(s, 'a', n);
+    CHECK(st__cut_within(enc, s, n, n / 2, 10) == 0, "st__cut_within with its start past its end finds nothing");
+    free(s);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) g_dir = argv[1];
     const char *big = getenv("ST_ENCODE_BIG");
@@ -3487,6 +3512,7 @@ int main(int argc, char **argv) {
         {"a growing piece cache keeps its entries", test_cache_grows_keeping_entries},
         {"superwords", test_superwords},
         {"encode with unstable tokens", test_unstable},
+        {"the span cache's search for a span's end", test_cut_within},
     };
     double t_all = now_seconds();
     for (size_t k = 0; k < sizeof tests / sizeof tests[0]; k++) {

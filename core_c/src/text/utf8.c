@@ -67,8 +67,9 @@ static size_t u8_fast(const uint8_t *s, size_t i, size_t len) {
  * the three sets share one (two continuation bytes in a row being an error unless the byte two
  * or three back leads a three- or four-byte character, which flips that bit). It only says
  * where the valid text ends, never why: it reads 128 bytes a step (a step with an error again
- * by blocks), stops at the first block with an error, or before the last 32 bytes, and returns the start of the character that block (or the end) cuts, so
- * the scalar checks below go on from a character boundary and report any error themselves. */
+ * by blocks), stops at the first block with an error, or before the last 32 bytes, and returns
+ * the start of the character that block (or the end) cuts, so the scalar checks below go on
+ * from a character boundary and report any error themselves. */
 #define E_SHORT 0x01     /* a lead not followed by a continuation */
 #define E_LONG 0x02      /* a continuation after ASCII */
 #define E_OVERLONG3 0x04 /* E0 80-9F */
@@ -184,8 +185,10 @@ size_t st__utf8_valid_prefix(const uint8_t *s, size_t len) {
 }
 
 st_status st_utf8_validate(const char *text, size_t len, st_error *err) {
-    st__error_clear(err);
-    if (!text && len) return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "text is NULL");
+    if (!text && len) {
+        st__error_clear(err);
+        return st__error_set(err, ST_ERR_INVALID_ARGUMENT, ST_UNIT_NONE, 0, "text is NULL");
+    }
     return st__utf8_validate_from(text, len, st__utf8_valid_prefix((const uint8_t *)text, len), err);
 }
 

@@ -21,19 +21,6 @@ ST_INLINE size_t st__ascii_end(const uint8_t *s, size_t i, size_t end) {
     return i;
 }
 
-/* The first index j >= i with s[j] == b, or end: eight bytes at a time (no memchr in the
- * freestanding build). */
-ST_INLINE size_t st__find_byte(const uint8_t *s, size_t i, size_t end, uint8_t b) {
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull, pat = ones * b;
-    while (end - i >= 8) {
-        uint64_t w = st__load_le64(s + i) ^ pat;
-        if ((w - ones) & ~w & highs) break; /* some byte of the word is b */
-        i += 8;
-    }
-    while (i < end && s[i] != b) i++;
-    return i;
-}
-
 /* The first index j >= i with s[j] == a or s[j] == b, or end: eight bytes at a time. */
 ST_INLINE size_t st__find_either(const uint8_t *s, size_t i, size_t end, uint8_t a, uint8_t b) {
     const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull, pa = ones * a, pb = ones * b;
@@ -44,6 +31,12 @@ ST_INLINE size_t st__find_either(const uint8_t *s, size_t i, size_t end, uint8_t
     }
     while (i < end && s[i] != a && s[i] != b) i++;
     return i;
+}
+
+/* The first index j >= i with s[j] == b, or end: eight bytes at a time (no memchr in the
+ * freestanding build). */
+ST_INLINE size_t st__find_byte(const uint8_t *s, size_t i, size_t end, uint8_t b) {
+    return st__find_either(s, i, end, b, b); /* the compiler folds the two equal tests into one */
 }
 
 /* Decode one code point from valid UTF-8 at s[0..] (the caller has validated the text).
