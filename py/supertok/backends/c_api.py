@@ -472,7 +472,10 @@ class CoreBackend(Backend):
         if count:
             return sum(results)
         if not want_starts:
-            return [i for r in results for i in r]
+            ids = results[0]  # a new list of this call's: extended in place (C-level copies of the refs)
+            for r in results[1:]:
+                ids += r
+            return ids
         # each part's offsets count from its own start: add the characters before it
         ids, starts, chars = [], [], 0
         for k, (part_ids, part_starts) in enumerate(results):
